@@ -1,0 +1,44 @@
+#pragma once
+// CIFAR-10 binary format: records of 1 label byte + 3072 pixel bytes (1024 R, 1024 G, 1024 B,
+// row-major 32x32). Train: data_batch_1.bin .. data_batch_5.bin; test: test_batch.bin.
+// Torch-free.
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace trainsim::data {
+
+inline constexpr int kImageSide = 32;
+inline constexpr int kChannels = 3;
+inline constexpr int64_t kPixelsPerImage = kChannels * kImageSide * kImageSide;  // 3072
+inline constexpr int64_t kRecordBytes = 1 + kPixelsPerImage;                      // 3073
+inline constexpr int kNumClasses = 10;
+
+struct ImageSet {
+  std::vector<uint8_t> pixels;  // size() * 3072 bytes, CHW per image
+  std::vector<uint8_t> labels;  // 0..9
+  bool synthetic = false;       // true: generated, not real CIFAR-10
+  int64_t size() const { return static_cast<int64_t>(labels.size()); }
+  const uint8_t* image(int64_t i) const { return pixels.data() + i * kPixelsPerImage; }
+};
+
+// Error naming the file (and record where it applies), e.g.
+// "data_batch_3.bin: record 17: label 12 out of range 0..9" or
+// "data_batch_1.bin: truncated: 30730001 bytes is not a multiple of 3073".
+class DataError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+ImageSet read_cifar10_file(const std::string& path);
+ImageSet read_cifar10_train(const std::string& dir);  // the five data_batch_N.bin, in order
+ImageSet read_cifar10_test(const std::string& dir);   // test_batch.bin
+
+// Deterministic synthetic images in the same format, labelled synthetic.
+ImageSet synthetic_cifar10(int64_t n, uint64_t seed);
+// Writes the binary format (tests generate their input files with it).
+void write_cifar10_file(const ImageSet& set, const std::string& path);
+
+}  // namespace trainsim::data

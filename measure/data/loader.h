@@ -1,0 +1,61 @@
+#pragma once
+// The course's augmentation and a multi-threaded data loader (W workers building whole batches,
+// prefetch queue of 2W batches, in-order delivery, W = 0 loads in the calling thread).
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+
+#include "data/cifar.h"
+
+namespace trainsim::data {
+
+inline constexpr float kMean[3] = {0.4914f, 0.4822f, 0.4465f};
+inline constexpr float kStd[3] = {0.2023f, 0.1994f, 0.2010f};
+
+// RandomCrop(32, padding 4, zero fill) + RandomHorizontalFlip(0.5) + ToTensor + Normalize.
+// src: 3072 CHW bytes; dst: 3072 floats CHW. crop offsets dy, dx in [0, 8]; flip as given.
+void augment_image(const uint8_t* src, float* dst, int dy, int dx, bool flip);
+// ToTensor + Normalize only (test set).
+void normalize_image(const uint8_t* src, float* dst);
+
+struct Batch {
+  torch::Tensor images;  // float32 [b, 3, 32, 32]
+  torch::Tensor labels;  // int64 [b]
+  int64_t index = 0;     // batch number within the epoch
+};
+
+struct LoaderOptions {
+  int64_t batch_size = 128;
+  int workers = 2;          // 0: inline in the calling thread
+  bool shuffle = true;
+  bool augment = true;      // false: test-set transform
+  uint64_t seed = 0;        // shuffling and augmentation are reproducible from (seed, epoch)
+  bool pin_memory = false;  // allocate batches in pinned host memory (CUDA builds only)
+  // Optional subset: first `limit` samples of the (shuffled) order; 0 = all.
+  int64_t limit = 0;
+};
+
+// Yields ceil(n / batch_size) batches per epoch, the last one partial; a batch larger than the
+// data set is one batch. Batches arrive in order whatever the worker count.
+class DataLoader {
+ public:
+  DataLoader(const ImageSet& set, LoaderOptions options);
+  ~DataLoader();
+  DataLoader(const DataLoader&) = delete;
+  DataLoader& operator=(const DataLoader&) = delete;
+
+  void start_epoch(int64_t epoch);   // reshuffles with (seed, epoch); stops any running epoch
+  std::optional<Batch> next();       // nullopt at the end of the epoch
+  int64_t batches_per_epoch() const;
+  int64_t samples_per_epoch() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace trainsim::data

@@ -1,0 +1,143 @@
+#pragma once
+// The profile: the contract between `measure` (writes it) and `simulate` (reads it).
+// Plain structs only; parsing, validation and writing live in profile_io.h.
+// The on-disk format (YAML, schema_version 1) is documented in docs/PROFILE.md.
+// Units everywhere: seconds, bytes, samples.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainsim {
+
+inline constexpr int kProfileSchemaVersion = 1;
+
+// Where and with what the profile was measured.
+struct MachineInfo {
+  std::string name;               // directory name under reports/, e.g. "debian12-cpu-2core"
+  std::string host;               // hostname
+  std::string cpu;                // CPU model string
+  int cpu_cores = 0;              // logical cores visible to measure
+  double host_memory_bytes = 0;   // physical memory
+  std::string device_kind;        // "cpu" or "cuda"
+  std::string device_name;        // e.g. "NVIDIA H200" or the CPU model
+  int device_count = 0;           // devices used for collectives (ranks on CPU)
+  double device_memory_bytes = 0; // capacity used for the OOM boundary (host RAM on CPU)
+  std::string driver;             // CUDA driver version, "" on CPU
+  std::string cuda;               // CUDA runtime version, "" on CPU
+  std::string nccl;               // NCCL version, "" when not used
+  std::string libtorch;           // LibTorch version measured with
+  std::string date;               // ISO 8601 UTC time the measurement started
+  int threads = 0;                // intra-op threads used for compute timings
+};
+
+// How the measurement was taken (for humans and for --resume).
+struct MeasurementInfo {
+  std::string command;  // the command line that produced the profile
+  std::string data;     // "synthetic" or "cifar10" (real files)
+  int warmup = 0;       // warm-up iterations before timing
+  int repeats = 0;      // timed repeats; the median is recorded
+  bool quick = false;   // measure --quick
+};
+
+// One parameter tensor, in the model's registration (parameters()) order.
+struct ParamTensor {
+  std::string name;   // e.g. "layer1.0.conv1.weight"
+  int64_t bytes = 0;  // fp32 bytes
+};
+
+// One profiled layer: a leaf module or a block (ResNet: stem, layerX.Y blocks, head).
+// Torch-free description plus, aligned with ModelProfile::batches, the measured times.
+struct LayerProfile {
+  std::string name;                   // e.g. "layer2.0"
+  std::string kind;                   // e.g. "stem", "basic-block", "head"
+  std::vector<ParamTensor> params;    // registration order
+  int64_t buffer_bytes = 0;           // BatchNorm running stats etc. (broadcast by DDP/DP)
+  std::vector<int64_t> output_shape;  // per sample, e.g. {64, 32, 32}
+  double forward_flops = 0;           // per sample (multiply-add = 2 FLOPs)
+  std::vector<double> forward_s;      // per batch in ModelProfile::batches
+  std::vector<double> backward_s;     // per batch in ModelProfile::batches
+
+  int64_t param_bytes() const {
+    int64_t total = 0;
+    for (const auto& p : params) total += p.bytes;
+    return total;
+  }
+};
+
+// One model's description and compute measurements on one device.
+struct ModelProfile {
+  std::string name;                   // "resnet18-cifar" or "resnet18-imagenet"
+  int64_t parameters = 0;             // number of scalar parameters
+  int64_t input_bytes_per_sample = 0; // fp32 input tensor bytes per sample (H2D copy size)
+  int num_classes = 0;
+  std::vector<LayerProfile> layers;   // forward order
+
+  std::vector<int64_t> batches;       // ascending batch sizes that ran
+  std::vector<double> loss_s;         // loss forward + backward, per batch
+  std::vector<double> zero_grad_s;    // optimizer.zero_grad(), per batch
+  std::vector<double> optimizer_s;    // SGD step (lr 0.1, momentum 0.9, wd 5e-4), per batch
+  std::vector<double> iteration_s;    // whole fused iteration, for cross-checking the sum
+  std::vector<double> peak_memory_bytes;  // per batch
+  std::string memory_method;          // "cuda-allocator-peak" or "process-rss"
+  std::optional<int64_t> oom_batch;   // smallest batch that ran out of memory, if any
+  std::optional<int64_t> max_batch_tried;  // largest batch attempted (grid cap), if any
+
+  int64_t param_bytes() const {
+    int64_t total = 0;
+    for (const auto& l : layers) total += l.param_bytes();
+    return total;
+  }
+};
+
+// A measured time-vs-bytes curve (collective or copy), points ascending in bytes.
+struct CurvePoint {
+  double bytes = 0;
+  double time_s = 0;
+};
+
+// A collective's curve for one rank count. op: "all_reduce", "broadcast", "reduce".
+struct CollectiveCurve {
+  std::string op;
+  int ranks = 0;
+  std::vector<CurvePoint> points;
+};
+
+struct CollectivesProfile {
+  std::string backend;  // "nccl" or "gloo"
+  std::string source;   // "measured" or "nccl-tests:<file>" (all-reduce from a log)
+  std::vector<CollectiveCurve> curves;
+};
+
+// Host-to-device copies. On a CPU device there is no copy: applicable = false.
+struct CopyProfile {
+  bool applicable = false;
+  std::vector<CurvePoint> pinned;
+  std::vector<CurvePoint> pageable;
+};
+
+// Data-loader throughput (augmentation + collation) per worker count on this machine.
+struct LoaderPoint {
+  int workers = 0;            // 0 = loaded inline by the training thread
+  double samples_per_s = 0;   // measured throughput with that many workers
+};
+
+struct LoaderProfile {
+  std::string data;                  // "synthetic" or "cifar10"
+  int64_t batch = 0;                 // batch size used for the measurement
+  std::vector<LoaderPoint> points;   // ascending in workers
+};
+
+struct Profile {
+  int schema_version = kProfileSchemaVersion;
+  MachineInfo machine;
+  MeasurementInfo measurement;
+  std::map<std::string, ModelProfile> models;  // keyed by ModelProfile::name
+  CopyProfile h2d;
+  CollectivesProfile collectives;
+  LoaderProfile loader;
+};
+
+}  // namespace trainsim
