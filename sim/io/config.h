@@ -2,6 +2,7 @@
 // The sweep config (configs/sweep.yaml): plain struct + parser. Format in README "Config format".
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,15 @@ namespace trainsim {
 
 enum class Strategy { kDdp, kDp };
 const char* to_string(Strategy s);  // "ddp" / "dp"
+
+// An assumed interconnect, for rank counts the profile has no collective curve for (e.g. a
+// profile from a single-GPU machine). Optional `interconnect:` block; every output that used it
+// says "assumed".
+struct InterconnectAssumption {
+  double bus_bandwidth_gbs = 0;  // nccl-tests busbw, GB/s (1e9 bytes/s)
+  double latency_us = 0;         // per-step latency alpha
+  bool override_measured = false;  // true: use it even where the profile has a measured curve
+};
 
 struct SweepConfig {
   std::string file;          // path of the config as given
@@ -20,6 +30,7 @@ struct SweepConfig {
   std::vector<Strategy> strategies;
   std::vector<int> gpus;
   std::vector<int64_t> batch_per_gpu;
+  std::optional<InterconnectAssumption> interconnect;
 };
 
 // Parses and validates a sweep config. Throws InputError (file:line: key.path: message) on the

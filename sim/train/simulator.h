@@ -3,6 +3,7 @@
 // Everything below this header (event engine, resources, op graphs) is an implementation detail.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ struct RunSpec {
   int64_t batch_per_gpu = 128;
   int64_t train_samples = 50000;
   int loader_workers = 2;
+  std::optional<InterconnectAssumption> interconnect;  // from the config, if given
 };
 
 struct SimOptions {
