@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "io/config.h"
 #include "io/profile.h"
 
 namespace trainsim {
@@ -18,10 +19,12 @@ std::string profile_to_yaml(const Profile& profile);
 // Writes atomically: PATH.tmp.<pid> then rename(2), so a reader never sees a torn file.
 void write_profile_atomic(const Profile& profile, const std::string& path);
 
-// Checks that `profile` has what a sweep over `model` needs: the model with >= 1 measured batch,
-// a loader curve, and (when ranks > 1 are swept) an all-reduce curve or enough to fit one.
-// Throws InputError attributed to config_file:config_line, key "profile".
-void require_for_model(const Profile& profile, const std::string& model, int max_gpus,
-                       const std::string& config_file, int config_line);
+// Checks that `profile` has what a sweep described by `config` needs: config.model with >= 1
+// measured batch and its layers, the device memory capacity (OOM boundary), a loader curve, and,
+// when more than one GPU is swept and the config gives no `interconnect:` assumption, an
+// all_reduce curve for some rank count >= 2 (other rank counts are fitted from it; broadcast and
+// reduce may be derived from it too, so they are not required).
+// Throws InputError at config.file:config.profile_line, key "profile", naming config.profile_path.
+void require_for_model(const Profile& profile, const SweepConfig& config);
 
 }  // namespace trainsim

@@ -1,0 +1,147 @@
+#include "io/config.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <set>
+
+#include "io/errors.h"
+#include "io/yaml_reader.h"
+
+namespace trainsim {
+
+const char* to_string(Strategy s) {
+  switch (s) {
+    case Strategy::kDdp: return "ddp";
+    case Strategy::kDp: return "dp";
+  }
+  return "?";
+}
+
+namespace {
+
+using yaml_io::Map;
+using yaml_io::Value;
+
+// Models the simulator knows the layer layout of (ResNet-18, CIFAR and torchvision variants).
+constexpr const char* kKnownModels[] = {"resnet18-cifar", "resnet18-imagenet"};
+
+// A required list, a lone scalar taken as a one-element list; empty lists rejected.
+std::vector<Value> non_empty_list(const Value& value) {
+  std::vector<Value> items = value.as_list(/*scalar_as_list=*/true);
+  if (items.empty()) value.fail("must list at least one value");
+  return items;
+}
+
+// Rejects the second occurrence of a value already in `seen`.
+template <typename T>
+void reject_duplicate(std::set<T>& seen, const T& item, const Value& where) {
+  if (!seen.insert(item).second) where.fail("duplicate value " + where.describe());
+}
+
+std::vector<Strategy> parse_strategies(const Value& value) {
+  std::vector<Strategy> strategies;
+  std::set<std::string> seen;
+  for (const Value& item : non_empty_list(value)) {
+    const std::string name = item.as_string();
+    if (name == "ddp") {
+      strategies.push_back(Strategy::kDdp);
+    } else if (name == "dp") {
+      strategies.push_back(Strategy::kDp);
+    } else {
+      item.fail("unknown strategy '" + name + "' (expected dp or ddp)");
+    }
+    reject_duplicate(seen, name, item);
+  }
+  return strategies;
+}
+
+std::vector<int> parse_gpus(const Value& value) {
+  std::vector<int> gpus;
+  std::set<int> seen;
+  for (const Value& item : non_empty_list(value)) {
+    gpus.push_back(item.as_int(/*min=*/1));
+    reject_duplicate(seen, gpus.back(), item);
+  }
+  return gpus;
+}
+
+std::vector<int64_t> parse_batches(const Value& value) {
+  std::vector<int64_t> batches;
+  std::set<int64_t> seen;
+  for (const Value& item : non_empty_list(value)) {
+    batches.push_back(item.as_int64(/*min=*/1));
+    reject_duplicate(seen, batches.back(), item);
+  }
+  return batches;
+}
+
+InterconnectAssumption parse_interconnect(const Value& value) {
+  const Map map(value, {"bus_bandwidth_gbs", "latency_us", "override_measured"});
+  InterconnectAssumption link;
+  const Value bandwidth = map.required("bus_bandwidth_gbs");
+  link.bus_bandwidth_gbs = bandwidth.as_double(/*min=*/0);
+  if (link.bus_bandwidth_gbs <= 0) bandwidth.fail("must be > 0, got " + bandwidth.describe());
+  link.latency_us = map.required("latency_us").as_double(/*min=*/0);
+  if (auto override_measured = map.optional("override_measured")) {
+    link.override_measured = override_measured->as_bool();
+  }
+  return link;
+}
+
+// Relative profile paths are relative to the folder holding the config.
+std::string resolve_profile_path(const std::string& config_path, const std::string& profile) {
+  const std::filesystem::path given(profile);
+  if (given.is_absolute()) return given.lexically_normal().string();
+  const std::filesystem::path folder = std::filesystem::path(config_path).parent_path();
+  return (folder / given).lexically_normal().string();
+}
+
+}  // namespace
+
+SweepConfig load_sweep_config(const std::string& path) {
+  SweepConfig config;
+  config.file = path;
+  const Value root = Value::load_file(&config.file);
+  if (!root.is_map()) root.fail("the config must be a map of keys (profile, sweep, ...), got " + root.describe());
+  const Map top(root, {"profile", "model", "dataset", "loader", "sweep", "interconnect"});
+
+  const Value profile = top.required("profile");
+  const std::string profile_text = profile.as_string();
+  if (profile_text.empty()) profile.fail("must name the profile file");
+  config.profile_line = profile.line();
+  config.profile_path = resolve_profile_path(path, profile_text);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(config.profile_path, ec)) {
+    profile.fail("profile file " + config.profile_path + " does not exist");
+  }
+
+  if (auto model = top.optional("model")) {
+    config.model = model->as_string();
+    const bool known = std::any_of(std::begin(kKnownModels), std::end(kKnownModels),
+                                   [&](const char* m) { return config.model == m; });
+    if (!known) model->fail("unknown model '" + config.model + "' (expected resnet18-cifar or resnet18-imagenet)");
+  }
+
+  if (auto dataset = top.optional("dataset")) {
+    const Map map(*dataset, {"train_samples"});
+    if (auto samples = map.optional("train_samples")) config.train_samples = samples->as_int64(/*min=*/1);
+  }
+
+  if (auto loader = top.optional("loader")) {
+    const Map map(*loader, {"workers"});
+    if (auto workers = map.optional("workers")) config.loader_workers = workers->as_int(/*min=*/0);
+  }
+
+  const Map sweep(top.required("sweep"), {"strategy", "gpus", "batch_per_gpu"});
+  config.strategies = parse_strategies(sweep.required("strategy"));
+  config.gpus = parse_gpus(sweep.required("gpus"));
+  config.batch_per_gpu = parse_batches(sweep.required("batch_per_gpu"));
+
+  if (auto interconnect = top.optional("interconnect")) {
+    config.interconnect = parse_interconnect(*interconnect);
+  }
+  return config;
+}
+
+}  // namespace trainsim

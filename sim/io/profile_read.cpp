@@ -1,0 +1,288 @@
+// Reading and validating the profile (layout: docs/PROFILE.md), and the per-sweep check.
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "io/errors.h"
+#include "io/profile_io.h"
+#include "io/yaml_reader.h"
+
+namespace trainsim {
+namespace {
+
+using yaml_io::Map;
+using yaml_io::Value;
+
+constexpr double kNonNegative = 0.0;
+
+std::vector<double> parse_doubles(const Value& value, double min) {
+  std::vector<double> out;
+  for (const Value& item : value.as_list()) out.push_back(item.as_double(min));
+  return out;
+}
+
+// Arrays aligned with ModelProfile::batches must have one value per batch.
+std::vector<double> parse_per_batch(const Map& map, const char* key, size_t batch_count) {
+  const Value value = map.required(key);
+  std::vector<double> out = parse_doubles(value, kNonNegative);
+  if (out.size() != batch_count) {
+    value.fail("has " + std::to_string(out.size()) + " values but batches has " +
+               std::to_string(batch_count));
+  }
+  return out;
+}
+
+// Each element must exceed the previous one.
+template <typename T>
+void require_strictly_ascending(const std::vector<T>& values, const std::vector<Value>& nodes,
+                                const char* what) {
+  for (size_t i = 1; i < values.size(); ++i) {
+    if (!(values[i] > values[i - 1])) {
+      nodes[i].fail(std::string(what) + " must be strictly ascending: " + nodes[i].describe() +
+                    " follows " + nodes[i - 1].describe());
+    }
+  }
+}
+
+std::optional<int64_t> parse_optional_batch(const Map& map, const char* key) {
+  const std::optional<Value> value = map.optional(key);
+  if (!value || value->is_null()) return std::nullopt;
+  return value->as_int64(/*min=*/1);
+}
+
+MachineInfo parse_machine(const Value& value) {
+  const Map map(value, {"name", "host", "cpu", "cpu_cores", "host_memory_bytes", "device_kind",
+                        "device_name", "device_count", "device_memory_bytes", "driver", "cuda",
+                        "nccl", "libtorch", "date", "threads"});
+  MachineInfo m;
+  m.name = map.required("name").as_string();
+  m.host = map.required("host").as_string();
+  m.cpu = map.required("cpu").as_string();
+  m.cpu_cores = map.required("cpu_cores").as_int(/*min=*/0);
+  m.host_memory_bytes = map.required("host_memory_bytes").as_double(kNonNegative);
+  const Value kind = map.required("device_kind");
+  m.device_kind = kind.as_string();
+  if (m.device_kind != "cpu" && m.device_kind != "cuda") {
+    kind.fail("unknown device_kind '" + m.device_kind + "' (expected cpu or cuda)");
+  }
+  m.device_name = map.required("device_name").as_string();
+  m.device_count = map.required("device_count").as_int(/*min=*/0);
+  m.device_memory_bytes = map.required("device_memory_bytes").as_double(kNonNegative);
+  m.driver = map.required("driver").as_string();
+  m.cuda = map.required("cuda").as_string();
+  m.nccl = map.required("nccl").as_string();
+  m.libtorch = map.required("libtorch").as_string();
+  m.date = map.required("date").as_string();
+  m.threads = map.required("threads").as_int(/*min=*/0);
+  return m;
+}
+
+MeasurementInfo parse_measurement(const Value& value) {
+  const Map map(value, {"command", "data", "warmup", "repeats", "quick"});
+  MeasurementInfo m;
+  m.command = map.required("command").as_string();
+  m.data = map.required("data").as_string();
+  m.warmup = map.required("warmup").as_int(/*min=*/0);
+  m.repeats = map.required("repeats").as_int(/*min=*/0);
+  m.quick = map.required("quick").as_bool();
+  return m;
+}
+
+LayerProfile parse_layer(const Value& value, size_t batch_count) {
+  const Map map(value, {"name", "kind", "params", "buffer_bytes", "output_shape", "forward_flops",
+                        "forward_s", "backward_s"});
+  LayerProfile layer;
+  layer.name = map.required("name").as_string();
+  layer.kind = map.required("kind").as_string();
+  for (const Value& item : map.required("params").as_list()) {
+    const Map param(item, {"name", "bytes"});
+    layer.params.push_back({param.required("name").as_string(),
+                            param.required("bytes").as_int64(/*min=*/0)});
+  }
+  layer.buffer_bytes = map.required("buffer_bytes").as_int64(/*min=*/0);
+  for (const Value& dim : map.required("output_shape").as_list()) {
+    layer.output_shape.push_back(dim.as_int64(/*min=*/1));
+  }
+  layer.forward_flops = map.required("forward_flops").as_double(kNonNegative);
+  layer.forward_s = parse_per_batch(map, "forward_s", batch_count);
+  layer.backward_s = parse_per_batch(map, "backward_s", batch_count);
+  return layer;
+}
+
+ModelProfile parse_model(const std::string& name, const Value& value) {
+  const Map map(value, {"parameters", "input_bytes_per_sample", "num_classes", "batches",
+                        "loss_s", "zero_grad_s", "optimizer_s", "iteration_s",
+                        "peak_memory_bytes", "memory_method", "oom_batch", "max_batch_tried",
+                        "layers"});
+  ModelProfile model;
+  model.name = name;
+  model.parameters = map.required("parameters").as_int64(/*min=*/0);
+  model.input_bytes_per_sample = map.required("input_bytes_per_sample").as_int64(/*min=*/1);
+  model.num_classes = map.required("num_classes").as_int(/*min=*/1);
+
+  const std::vector<Value> batch_nodes = map.required("batches").as_list();
+  for (const Value& batch : batch_nodes) model.batches.push_back(batch.as_int64(/*min=*/1));
+  require_strictly_ascending(model.batches, batch_nodes, "batches");
+  const size_t n = model.batches.size();
+
+  model.loss_s = parse_per_batch(map, "loss_s", n);
+  model.zero_grad_s = parse_per_batch(map, "zero_grad_s", n);
+  model.optimizer_s = parse_per_batch(map, "optimizer_s", n);
+  model.iteration_s = parse_per_batch(map, "iteration_s", n);
+  model.peak_memory_bytes = parse_per_batch(map, "peak_memory_bytes", n);
+  model.memory_method = map.required("memory_method").as_string();
+  model.oom_batch = parse_optional_batch(map, "oom_batch");
+  model.max_batch_tried = parse_optional_batch(map, "max_batch_tried");
+
+  for (const Value& layer : map.required("layers").as_list()) {
+    model.layers.push_back(parse_layer(layer, n));
+  }
+  return model;
+}
+
+// bytes ascending, time_s the same length, both non-negative: {bytes: [...], time_s: [...]}.
+std::vector<CurvePoint> parse_points(const Map& map) {
+  const Value bytes_value = map.required("bytes");
+  const Value time_value = map.required("time_s");
+  const std::vector<Value> byte_nodes = bytes_value.as_list();
+  std::vector<double> bytes;
+  for (const Value& b : byte_nodes) bytes.push_back(b.as_double(kNonNegative));
+  require_strictly_ascending(bytes, byte_nodes, "bytes");
+  const std::vector<double> times = parse_doubles(time_value, kNonNegative);
+  if (times.size() != bytes.size()) {
+    time_value.fail("has " + std::to_string(times.size()) + " values but bytes has " +
+                    std::to_string(bytes.size()));
+  }
+  std::vector<CurvePoint> points;
+  for (size_t i = 0; i < bytes.size(); ++i) points.push_back({bytes[i], times[i]});
+  return points;
+}
+
+CopyProfile parse_h2d(const Value& value) {
+  const Map map(value, {"applicable", "pinned", "pageable"});
+  CopyProfile copy;
+  copy.applicable = map.required("applicable").as_bool();
+  copy.pinned = parse_points(Map(map.required("pinned"), {"bytes", "time_s"}));
+  copy.pageable = parse_points(Map(map.required("pageable"), {"bytes", "time_s"}));
+  return copy;
+}
+
+CollectivesProfile parse_collectives(const Value& value) {
+  const Map map(value, {"backend", "source", "curves"});
+  CollectivesProfile collectives;
+  collectives.backend = map.required("backend").as_string();
+  collectives.source = map.required("source").as_string();
+  std::set<std::pair<std::string, int>> seen;
+  for (const Value& item : map.required("curves").as_list()) {
+    const Map curve_map(item, {"op", "ranks", "bytes", "time_s"});
+    CollectiveCurve curve;
+    const Value op = curve_map.required("op");
+    curve.op = op.as_string();
+    if (curve.op != "all_reduce" && curve.op != "broadcast" && curve.op != "reduce") {
+      op.fail("unknown collective op '" + curve.op + "' (expected all_reduce, broadcast or reduce)");
+    }
+    curve.ranks = curve_map.required("ranks").as_int(/*min=*/1);
+    if (!seen.insert({curve.op, curve.ranks}).second) {
+      item.fail("second " + curve.op + " curve for " + std::to_string(curve.ranks) + " ranks");
+    }
+    curve.points = parse_points(curve_map);
+    collectives.curves.push_back(std::move(curve));
+  }
+  return collectives;
+}
+
+LoaderProfile parse_loader(const Value& value) {
+  const Map map(value, {"data", "batch", "points"});
+  LoaderProfile loader;
+  loader.data = map.required("data").as_string();
+  const Value batch = map.required("batch");
+  loader.batch = batch.as_int64(/*min=*/0);
+  const std::vector<Value> point_nodes = map.required("points").as_list();
+  for (const Value& item : point_nodes) {
+    const Map point(item, {"workers", "samples_per_s"});
+    LoaderPoint p;
+    p.workers = point.required("workers").as_int(/*min=*/0);
+    const Value rate = point.required("samples_per_s");
+    p.samples_per_s = rate.as_double(kNonNegative);
+    if (p.samples_per_s <= 0) rate.fail("must be > 0, got " + rate.describe());
+    if (!loader.points.empty() && p.workers <= loader.points.back().workers) {
+      item.fail("points must be strictly ascending in workers: " + std::to_string(p.workers) +
+                " follows " + std::to_string(loader.points.back().workers));
+    }
+    loader.points.push_back(p);
+  }
+  if (!loader.points.empty() && loader.batch < 1) {
+    batch.fail("must be >= 1 when points were measured, got " + batch.describe());
+  }
+  return loader;
+}
+
+}  // namespace
+
+Profile load_profile(const std::string& path) {
+  const Value root = Value::load_file(&path);
+  Profile profile;
+  {
+    // The version first: a newer file's unknown keys should read as "newer schema".
+    const Map any_keys(root);
+    const Value version = any_keys.required("schema_version");
+    profile.schema_version = version.as_int();
+    if (profile.schema_version != kProfileSchemaVersion) {
+      version.fail("unsupported schema_version " + std::to_string(profile.schema_version) +
+                   " (this trainsim reads schema_version " +
+                   std::to_string(kProfileSchemaVersion) + ")");
+    }
+  }
+  // Every section may be missing: `measure --resume` works from a partial profile.
+  const Map top(root, {"schema_version", "machine", "measurement", "models", "h2d", "collectives",
+                       "loader"});
+  if (auto v = top.optional("machine")) profile.machine = parse_machine(*v);
+  if (auto v = top.optional("measurement")) profile.measurement = parse_measurement(*v);
+  if (auto v = top.optional("models")) {
+    for (const auto& [name, model] : Map(*v).entries()) {
+      profile.models.emplace(name, parse_model(name, model));
+    }
+  }
+  if (auto v = top.optional("h2d")) profile.h2d = parse_h2d(*v);
+  if (auto v = top.optional("collectives")) profile.collectives = parse_collectives(*v);
+  if (auto v = top.optional("loader")) profile.loader = parse_loader(*v);
+  return profile;
+}
+
+void require_for_model(const Profile& profile, const SweepConfig& config) {
+  const auto fail = [&](const std::string& what) {
+    throw InputError(config.file, config.profile_line, "profile",
+                     "profile " + config.profile_path + " " + what);
+  };
+  const auto model_it = profile.models.find(config.model);
+  if (model_it == profile.models.end()) {
+    std::string names;
+    for (const auto& entry : profile.models) names += (names.empty() ? "" : ", ") + entry.first;
+    fail("has no model '" + config.model + "' (it has: " + (names.empty() ? "none" : names) + ")");
+  }
+  const ModelProfile& model = model_it->second;
+  if (model.batches.empty()) fail("has no measured batch sizes for '" + config.model + "'");
+  if (model.layers.empty()) fail("has no layers for '" + config.model + "'");
+  if (profile.machine.device_memory_bytes <= 0) {
+    fail("has no device memory capacity (machine.device_memory_bytes): cannot tell which batches fit");
+  }
+  if (profile.loader.points.empty()) fail("has no loader throughput (loader.points)");
+  if (profile.machine.device_kind == "cuda" &&
+      (!profile.h2d.applicable || (profile.h2d.pinned.empty() && profile.h2d.pageable.empty()))) {
+    fail("has no host-to-device copy curve (h2d) for its cuda device");
+  }
+
+  const int max_gpus = config.gpus.empty() ? 1 : *std::max_element(config.gpus.begin(), config.gpus.end());
+  if (max_gpus > 1 && !config.interconnect) {
+    const bool has_all_reduce = std::any_of(
+        profile.collectives.curves.begin(), profile.collectives.curves.end(),
+        [](const CollectiveCurve& c) { return c.op == "all_reduce" && c.ranks >= 2 && !c.points.empty(); });
+    if (!has_all_reduce) {
+      fail("has no all_reduce curve and the config gives no interconnect: cannot cost " +
+           std::to_string(max_gpus) + "-rank all-reduce");
+    }
+  }
+}
+
+}  // namespace trainsim

@@ -1,0 +1,274 @@
+// Writing the profile as YAML (layout: docs/PROFILE.md). Hand-written rather than through
+// YAML::Emitter so the layout is fixed (numeric arrays in flow style, one curve per line) and
+// every double is written with the shortest digits that read back to the same value.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include "io/profile_io.h"
+
+namespace trainsim {
+namespace {
+
+std::string format_double(double value) {
+  // Non-finite values are written in YAML's spelling; load_profile rejects them with a line.
+  if (std::isnan(value)) return ".nan";
+  if (std::isinf(value)) return value > 0 ? ".inf" : "-.inf";
+  char buffer[64];
+  // Shortest representation that round-trips exactly (std::to_chars without a precision).
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  std::string text(buffer, result.ptr);
+  // YAML 1.1 readers (e.g. PyYAML) need a '.' before an exponent to see a float: 1e-05 -> 1.0e-05.
+  const size_t exponent = text.find('e');
+  if (exponent != std::string::npos && text.find('.') == std::string::npos) {
+    text.insert(exponent, ".0");
+  }
+  return text;
+}
+
+// Every string is double-quoted, so no value can be mistaken for a number, bool or null.
+std::string quote(const std::string& text) {
+  std::string out = "\"";
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char escape[8];
+          std::snprintf(escape, sizeof escape, "\\x%02x", static_cast<unsigned>(c));
+          out += escape;
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string flow(const std::vector<double>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + format_double(values[i]);
+  return out + "]";
+}
+
+std::string flow(const std::vector<int64_t>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
+  return out + "]";
+}
+
+std::string optional_int(const std::optional<int64_t>& value) {
+  return value ? std::to_string(*value) : "null";
+}
+
+// "bytes: [...], time_s: [...]" for a curve kept as two aligned arrays.
+std::string curve_arrays(const std::vector<CurvePoint>& points) {
+  std::vector<double> bytes;
+  std::vector<double> times;
+  for (const CurvePoint& p : points) {
+    bytes.push_back(p.bytes);
+    times.push_back(p.time_s);
+  }
+  return "bytes: " + flow(bytes) + ", time_s: " + flow(times);
+}
+
+class YamlText {
+ public:
+  // One "key: value" (or "- ..." item) line at the given nesting depth (two spaces per level).
+  void line(int depth, const std::string& text) {
+    text_.append(static_cast<size_t>(depth) * 2, ' ');
+    text_ += text;
+    text_ += '\n';
+  }
+  std::string take() { return std::move(text_); }
+
+ private:
+  std::string text_;
+};
+
+void write_machine(YamlText& y, const MachineInfo& m) {
+  y.line(0, "machine:");
+  y.line(1, "name: " + quote(m.name));
+  y.line(1, "host: " + quote(m.host));
+  y.line(1, "cpu: " + quote(m.cpu));
+  y.line(1, "cpu_cores: " + std::to_string(m.cpu_cores));
+  y.line(1, "host_memory_bytes: " + format_double(m.host_memory_bytes));
+  y.line(1, "device_kind: " + quote(m.device_kind));
+  y.line(1, "device_name: " + quote(m.device_name));
+  y.line(1, "device_count: " + std::to_string(m.device_count));
+  y.line(1, "device_memory_bytes: " + format_double(m.device_memory_bytes));
+  y.line(1, "driver: " + quote(m.driver));
+  y.line(1, "cuda: " + quote(m.cuda));
+  y.line(1, "nccl: " + quote(m.nccl));
+  y.line(1, "libtorch: " + quote(m.libtorch));
+  y.line(1, "date: " + quote(m.date));
+  y.line(1, "threads: " + std::to_string(m.threads));
+}
+
+void write_measurement(YamlText& y, const MeasurementInfo& m) {
+  y.line(0, "measurement:");
+  y.line(1, "command: " + quote(m.command));
+  y.line(1, "data: " + quote(m.data));
+  y.line(1, "warmup: " + std::to_string(m.warmup));
+  y.line(1, "repeats: " + std::to_string(m.repeats));
+  y.line(1, std::string("quick: ") + (m.quick ? "true" : "false"));
+}
+
+void write_layer(YamlText& y, const LayerProfile& layer) {
+  y.line(3, "- name: " + quote(layer.name));
+  y.line(4, "kind: " + quote(layer.kind));
+  if (layer.params.empty()) {
+    y.line(4, "params: []");
+  } else {
+    y.line(4, "params:");
+    for (const ParamTensor& p : layer.params) {
+      y.line(5, "- {name: " + quote(p.name) + ", bytes: " + std::to_string(p.bytes) + "}");
+    }
+  }
+  y.line(4, "buffer_bytes: " + std::to_string(layer.buffer_bytes));
+  y.line(4, "output_shape: " + flow(layer.output_shape));
+  y.line(4, "forward_flops: " + format_double(layer.forward_flops));
+  y.line(4, "forward_s: " + flow(layer.forward_s));
+  y.line(4, "backward_s: " + flow(layer.backward_s));
+}
+
+void write_model(YamlText& y, const std::string& key, const ModelProfile& model) {
+  if (key != model.name) {
+    throw std::invalid_argument("profile_to_yaml: models key '" + key + "' holds model named '" +
+                                model.name + "'");
+  }
+  y.line(1, quote(key) + ":");
+  y.line(2, "parameters: " + std::to_string(model.parameters));
+  y.line(2, "input_bytes_per_sample: " + std::to_string(model.input_bytes_per_sample));
+  y.line(2, "num_classes: " + std::to_string(model.num_classes));
+  y.line(2, "batches: " + flow(model.batches));
+  y.line(2, "loss_s: " + flow(model.loss_s));
+  y.line(2, "zero_grad_s: " + flow(model.zero_grad_s));
+  y.line(2, "optimizer_s: " + flow(model.optimizer_s));
+  y.line(2, "iteration_s: " + flow(model.iteration_s));
+  y.line(2, "peak_memory_bytes: " + flow(model.peak_memory_bytes));
+  y.line(2, "memory_method: " + quote(model.memory_method));
+  y.line(2, "oom_batch: " + optional_int(model.oom_batch));
+  y.line(2, "max_batch_tried: " + optional_int(model.max_batch_tried));
+  if (model.layers.empty()) {
+    y.line(2, "layers: []");
+  } else {
+    y.line(2, "layers:");
+    for (const LayerProfile& layer : model.layers) write_layer(y, layer);
+  }
+}
+
+void write_h2d(YamlText& y, const CopyProfile& h2d) {
+  y.line(0, "h2d:");
+  y.line(1, std::string("applicable: ") + (h2d.applicable ? "true" : "false"));
+  y.line(1, "pinned: {" + curve_arrays(h2d.pinned) + "}");
+  y.line(1, "pageable: {" + curve_arrays(h2d.pageable) + "}");
+}
+
+void write_collectives(YamlText& y, const CollectivesProfile& c) {
+  y.line(0, "collectives:");
+  y.line(1, "backend: " + quote(c.backend));
+  y.line(1, "source: " + quote(c.source));
+  if (c.curves.empty()) {
+    y.line(1, "curves: []");
+    return;
+  }
+  y.line(1, "curves:");
+  for (const CollectiveCurve& curve : c.curves) {
+    y.line(2, "- {op: " + quote(curve.op) + ", ranks: " + std::to_string(curve.ranks) + ", " +
+                  curve_arrays(curve.points) + "}");
+  }
+}
+
+void write_loader(YamlText& y, const LoaderProfile& loader) {
+  y.line(0, "loader:");
+  y.line(1, "data: " + quote(loader.data));
+  y.line(1, "batch: " + std::to_string(loader.batch));
+  if (loader.points.empty()) {
+    y.line(1, "points: []");
+    return;
+  }
+  y.line(1, "points:");
+  for (const LoaderPoint& p : loader.points) {
+    y.line(2, "- {workers: " + std::to_string(p.workers) +
+                  ", samples_per_s: " + format_double(p.samples_per_s) + "}");
+  }
+}
+
+[[noreturn]] void throw_io_error(const std::string& what, const std::string& path, int error) {
+  throw std::runtime_error("cannot " + what + " " + path + ": " + std::strerror(error));
+}
+
+}  // namespace
+
+std::string profile_to_yaml(const Profile& profile) {
+  YamlText y;
+  y.line(0, "# trainsim profile: written by `measure`, read by `simulate`. Format: docs/PROFILE.md");
+  y.line(0, "# Units: seconds (*_s), bytes (*_bytes, bytes), samples; per-batch arrays align with batches.");
+  y.line(0, "schema_version: " + std::to_string(profile.schema_version));
+  write_machine(y, profile.machine);
+  write_measurement(y, profile.measurement);
+  if (profile.models.empty()) {
+    y.line(0, "models: {}");
+  } else {
+    y.line(0, "models:");
+    for (const auto& [key, model] : profile.models) write_model(y, key, model);
+  }
+  write_h2d(y, profile.h2d);
+  write_collectives(y, profile.collectives);
+  write_loader(y, profile.loader);
+  return y.take();
+}
+
+void write_profile_atomic(const Profile& profile, const std::string& path) {
+  const std::string text = profile_to_yaml(profile);
+  const std::filesystem::path target(path);
+  const std::filesystem::path folder = target.parent_path();
+  if (!folder.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(folder, ec);
+    if (ec) throw std::runtime_error("cannot create directory " + folder.string() + ": " + ec.message());
+  }
+
+  // Same folder as the target, so rename(2) replaces it in one step (same file system).
+  const std::string temp = path + ".tmp." + std::to_string(::getpid());
+  FILE* file = std::fopen(temp.c_str(), "wb");
+  if (file == nullptr) throw_io_error("create", temp, errno);
+  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size() &&
+                       std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
+  const int write_errno = errno;
+  const bool closed = std::fclose(file) == 0;
+  if (!written || !closed) {
+    const int error = written ? errno : write_errno;
+    std::remove(temp.c_str());
+    throw_io_error("write", temp, error);
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    std::remove(temp.c_str());
+    throw_io_error("rename " + temp + " to", path, error);
+  }
+  // Make the rename itself durable: fsync the folder's entry (best effort; some file systems
+  // refuse fsync on directories, and the file's data is already on disk).
+  const std::string folder_name = folder.empty() ? "." : folder.string();
+  const int dir = ::open(folder_name.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+}
+
+}  // namespace trainsim
