@@ -1,0 +1,301 @@
+// Sweep config parsing: defaults, path resolution, and one InputError per kind of bad input, each
+// pinned to the exact file, line and key path a user would be pointed at.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include "io/config.h"
+#include "io/errors.h"
+
+namespace trainsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh folder per test, removed afterwards.
+class ConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("trainsim-io-config-" + std::to_string(::getpid()) + "-" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Writes `text` to dir/relative and returns the full path.
+  std::string write(const std::string& relative, const std::string& text) {
+    const fs::path path = dir_ / relative;
+    fs::create_directories(path.parent_path());
+    std::ofstream(path) << text;
+    return path.string();
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ConfigTest, ToStringNamesEachStrategy) {
+  EXPECT_STREQ(to_string(Strategy::kDdp), "ddp");
+  EXPECT_STREQ(to_string(Strategy::kDp), "dp");
+}
+
+TEST_F(ConfigTest, ReadsEveryKeyAndResolvesProfileRelativeToConfigFolder) {
+  const std::string profile = write("reports/m1/profile.yaml", "schema_version: 1\n");
+  const std::string config = write("configs/sweep.yaml",
+                                   "# comment line\n"
+                                   "profile: ../reports/m1/profile.yaml\n"
+                                   "model: resnet18-imagenet\n"
+                                   "dataset: {train_samples: 1000}\n"
+                                   "loader: {workers: 0}\n"
+                                   "sweep:\n"
+                                   "  strategy: [dp, ddp]\n"
+                                   "  gpus: [1, 2, 4]\n"
+                                   "  batch_per_gpu: [32, 8192]\n"
+                                   "interconnect: {bus_bandwidth_gbs: 100, latency_us: 10,"
+                                   " override_measured: true}\n");
+  const SweepConfig c = load_sweep_config(config);
+  EXPECT_EQ(c.file, config);
+  // configs/../reports/m1/profile.yaml, normalised lexically.
+  EXPECT_EQ(c.profile_path, profile);
+  EXPECT_EQ(c.profile_line, 2);  // line 1 is the comment
+  EXPECT_EQ(c.model, "resnet18-imagenet");
+  EXPECT_EQ(c.train_samples, 1000);
+  EXPECT_EQ(c.loader_workers, 0);
+  EXPECT_EQ(c.strategies, (std::vector<Strategy>{Strategy::kDp, Strategy::kDdp}));
+  EXPECT_EQ(c.gpus, (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(c.batch_per_gpu, (std::vector<int64_t>{32, 8192}));
+  ASSERT_TRUE(c.interconnect.has_value());
+  EXPECT_EQ(c.interconnect->bus_bandwidth_gbs, 100.0);
+  EXPECT_EQ(c.interconnect->latency_us, 10.0);
+  EXPECT_TRUE(c.interconnect->override_measured);
+}
+
+TEST_F(ConfigTest, OptionalKeysTakeDocumentedDefaultsAndScalarsAreOneElementLists) {
+  write("profile.yaml", "schema_version: 1\n");
+  const std::string config = write("sweep.yaml",
+                                   "profile: profile.yaml\n"
+                                   "sweep:\n"
+                                   "  strategy: ddp\n"
+                                   "  gpus: 2\n"
+                                   "  batch_per_gpu: 128\n"
+                                   "interconnect: {bus_bandwidth_gbs: 12.5, latency_us: 0}\n");
+  const SweepConfig c = load_sweep_config(config);
+  EXPECT_EQ(c.profile_path, (dir_ / "profile.yaml").string());
+  EXPECT_EQ(c.model, "resnet18-cifar");
+  EXPECT_EQ(c.train_samples, 50000);
+  EXPECT_EQ(c.loader_workers, 2);
+  EXPECT_EQ(c.strategies, std::vector<Strategy>{Strategy::kDdp});
+  EXPECT_EQ(c.gpus, std::vector<int>{2});
+  EXPECT_EQ(c.batch_per_gpu, std::vector<int64_t>{128});
+  ASSERT_TRUE(c.interconnect.has_value());
+  EXPECT_FALSE(c.interconnect->override_measured);  // default false
+}
+
+TEST_F(ConfigTest, NoInterconnectBlockMeansNoAssumption) {
+  const std::string config = std::string(TRAINSIM_FIXTURES_DIR) + "/io/sweep-fixture.yaml";
+  const SweepConfig c = load_sweep_config(config);
+  EXPECT_EQ(c.profile_path, std::string(TRAINSIM_FIXTURES_DIR) + "/io/test-fixture-profile.yaml");
+  EXPECT_FALSE(c.interconnect.has_value());
+}
+
+TEST_F(ConfigTest, MissingFileIsLineZero) {
+  const std::string missing = (dir_ / "nope.yaml").string();
+  try {
+    load_sweep_config(missing);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), missing);
+    EXPECT_EQ(e.line(), 0);
+    EXPECT_EQ(e.key(), "");
+    EXPECT_NE(e.message().find("No such file"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ConfigTest, WhatIsTheOneLineUsersSee) {
+  write("profile.yaml", "schema_version: 1\n");
+  const std::string config = write("sweep.yaml",
+                                   "profile: profile.yaml\n"
+                                   "loader: {worker: 2}\n"
+                                   "sweep: {strategy: ddp, gpus: 1, batch_per_gpu: 1}\n");
+  try {
+    load_sweep_config(config);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              config + ":2: loader.worker: unknown key 'worker' (did you mean 'workers'?)");
+  }
+}
+
+// One bad config: the YAML after a valid `profile:` line, and where the error must point.
+struct BadConfig {
+  const char* name;
+  const char* yaml;     // appended after "profile: profile.yaml\n" (line 1)
+  int line;
+  const char* key;
+  const char* message;  // substring of InputError::message()
+};
+
+// gtest prints a parameter on failure; show its name, not its bytes.
+void PrintTo(const BadConfig& bad, std::ostream* out) { *out << bad.name; }
+
+class BadConfigTest : public ConfigTest, public ::testing::WithParamInterface<BadConfig> {};
+
+constexpr const char* kGoodSweep =
+    "sweep:\n"
+    "  strategy: [dp, ddp]\n"
+    "  gpus: [1, 2]\n"
+    "  batch_per_gpu: [32]\n";
+
+TEST_P(BadConfigTest, PointsAtTheOffendingNode) {
+  const BadConfig& bad = GetParam();
+  write("profile.yaml", "schema_version: 1\n");
+  const std::string config = write("sweep.yaml", std::string("profile: profile.yaml\n") + bad.yaml);
+  try {
+    const SweepConfig c = load_sweep_config(config);
+    FAIL() << "expected InputError for:\n" << bad.yaml;
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), config);
+    EXPECT_EQ(e.line(), bad.line) << e.what();
+    EXPECT_EQ(e.key(), bad.key) << e.what();
+    EXPECT_NE(e.message().find(bad.message), std::string::npos) << e.what();
+  }
+}
+
+// Line numbers: line 1 is always "profile: profile.yaml"; the YAML below starts on line 2.
+INSTANTIATE_TEST_SUITE_P(
+    Config, BadConfigTest,
+    ::testing::Values(
+        // The `[` on line 3 is never closed; the parser gives up on line 4, where it reports.
+        BadConfig{"SyntaxError", "sweep:\n  gpus: [1, 2\n  strategy: ddp\n", 4, "",
+                  "YAML syntax error"},
+        BadConfig{"UnknownTopLevelKeySuggestsClosest", "sweeps: {}\n", 2, "sweeps",
+                  "unknown key 'sweeps' (did you mean 'sweep'?)"},
+        BadConfig{"UnknownNestedKeySuggestsClosest",
+                  "sweep:\n  strategy: ddp\n  gpu: [1]\n  batch_per_gpu: [32]\n", 4, "sweep.gpu",
+                  "unknown key 'gpu' (did you mean 'gpus'?)"},
+        BadConfig{"UnknownKeyFarFromAnyListsKnownKeys", "dataset: {images: 5}\n", 2,
+                  "dataset.images", "unknown key 'images' (known keys: train_samples)"},
+        BadConfig{"IntegerGivenText", "dataset: {train_samples: abc}\n", 2,
+                  "dataset.train_samples", "expected an integer, got 'abc'"},
+        BadConfig{"IntegerGivenFraction",
+                  "sweep:\n  strategy: ddp\n  gpus: [1, 2, 1.5]\n  batch_per_gpu: [32]\n", 4,
+                  "sweep.gpus[2]", "expected an integer, got '1.5'"},
+        BadConfig{"IntegerWithTrailingText",
+                  "sweep:\n  strategy: ddp\n  gpus: [1]\n  batch_per_gpu:\n    - 32\n    - 12abc\n",
+                  7, "sweep.batch_per_gpu[1]", "expected an integer, got '12abc'"},
+        BadConfig{"QuotedNumberIsAString", "loader: {workers: \"2\"}\n", 2, "loader.workers",
+                  "expected an integer, got the string \"2\""},
+        BadConfig{"GpusOutOfIntRange",
+                  "sweep:\n  strategy: ddp\n  gpus: [3000000000]\n  batch_per_gpu: [32]\n", 4,
+                  "sweep.gpus[0]", "must be <= 2147483647"},
+        BadConfig{"MissingSweepReportedAtTopMap", "model: resnet18-cifar\n", 1, "sweep",
+                  "missing required key 'sweep'"},
+        BadConfig{"MissingNestedKeyReportedAtParentKeyLine",
+                  "dataset: {train_samples: 10}\nsweep:\n  strategy: ddp\n  batch_per_gpu: [32]\n",
+                  3, "sweep.gpus", "missing required key 'gpus'"},
+        BadConfig{"ZeroGpus", "sweep:\n  strategy: ddp\n  gpus: [0]\n  batch_per_gpu: [32]\n", 4,
+                  "sweep.gpus[0]", "must be >= 1, got 0"},
+        BadConfig{"NegativeBatch",
+                  "sweep:\n  strategy: ddp\n  gpus: [1]\n  batch_per_gpu: [32, -8]\n", 5,
+                  "sweep.batch_per_gpu[1]", "must be >= 1, got -8"},
+        BadConfig{"ZeroTrainSamples", "dataset:\n  train_samples: 0\n", 3,
+                  "dataset.train_samples", "must be >= 1, got 0"},
+        BadConfig{"NegativeWorkers", "loader: {workers: -1}\n", 2, "loader.workers",
+                  "must be >= 0, got -1"},
+        BadConfig{"UnknownStrategy",
+                  "sweep:\n  strategy: [ddp, fsdp]\n  gpus: [1]\n  batch_per_gpu: [32]\n", 3,
+                  "sweep.strategy[1]", "unknown strategy 'fsdp' (expected dp or ddp)"},
+        BadConfig{"DuplicateStrategy",
+                  "sweep:\n  strategy: [ddp, dp, ddp]\n  gpus: [1]\n  batch_per_gpu: [32]\n", 3,
+                  "sweep.strategy[2]", "duplicate value 'ddp'"},
+        BadConfig{"DuplicateGpus",
+                  "sweep:\n  strategy: ddp\n  gpus: [1, 2, 2]\n  batch_per_gpu: [32]\n", 4,
+                  "sweep.gpus[2]", "duplicate value '2'"},
+        BadConfig{"EmptyList", "sweep:\n  strategy: ddp\n  gpus: [1]\n  batch_per_gpu: []\n", 5,
+                  "sweep.batch_per_gpu", "must list at least one value"},
+        BadConfig{"EmptyValue", "sweep:\n  strategy:\n  gpus: [1]\n  batch_per_gpu: [32]\n", 3,
+                  "sweep.strategy", "expected a list, got nothing (null)"},
+        BadConfig{"ListGivenMap",
+                  "sweep:\n  strategy: ddp\n  gpus: {a: 1}\n  batch_per_gpu: [32]\n", 4,
+                  "sweep.gpus", "expected a list, got a map"},
+        BadConfig{"SectionGivenScalar", "loader: 4\n", 2, "loader", "expected a map, got '4'"},
+        BadConfig{"DuplicateKey", "model: resnet18-cifar\nmodel: resnet18-imagenet\n", 3,
+                  "model", "duplicate key 'model'"},
+        BadConfig{"UnknownModel", "model: resnet50\n", 2, "model",
+                  "unknown model 'resnet50' (expected resnet18-cifar or resnet18-imagenet)"},
+        // The interconnect cases put a valid sweep (lines 2-5) first; the block starts on line 6.
+        BadConfig{"InterconnectNeedsBandwidth",
+                  "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n\n\n\n"
+                  "interconnect:\n  latency_us: 5\n",
+                  6, "interconnect.bus_bandwidth_gbs", "missing required key 'bus_bandwidth_gbs'"},
+        BadConfig{"InterconnectZeroBandwidth",
+                  "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n\n\n\n"
+                  "interconnect: {bus_bandwidth_gbs: 0, latency_us: 5}\n",
+                  6, "interconnect.bus_bandwidth_gbs", "must be > 0"},
+        BadConfig{"BoolGivenWord",
+                  "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n\n\n\n"
+                  "interconnect: {bus_bandwidth_gbs: 1, latency_us: 5, override_measured: maybe}\n",
+                  6, "interconnect.override_measured", "expected true or false, got 'maybe'"}),
+    [](const ::testing::TestParamInfo<BadConfig>& info) { return std::string(info.param.name); });
+
+// Cases that need their own first line (the shared `profile:` line would not show them).
+TEST_F(ConfigTest, TopLevelNotAMap) {
+  const std::string config = write("sweep.yaml", "- profile.yaml\n- 4\n");
+  try {
+    load_sweep_config(config);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 1);
+    EXPECT_EQ(e.key(), "");
+    EXPECT_NE(e.message().find("must be a map"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ConfigTest, EmptyFileIsNotAMap) {
+  const std::string config = write("sweep.yaml", "");
+  try {
+    load_sweep_config(config);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 1);
+    EXPECT_NE(e.message().find("got nothing (null)"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ConfigTest, ProfileThatDoesNotExistIsReportedAtProfileLine) {
+  const std::string config = write("configs/sweep.yaml",
+                                   std::string("model: resnet18-cifar\n"
+                                               "profile: ../reports/none/profile.yaml\n") +
+                                       kGoodSweep);
+  try {
+    load_sweep_config(config);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), config);
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.key(), "profile");
+    // The message names the resolved path: configs/../reports/none -> reports/none.
+    const std::string resolved = (dir_ / "reports/none/profile.yaml").string();
+    EXPECT_NE(e.message().find(resolved + " does not exist"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ConfigTest, MissingProfileKey) {
+  const std::string config = write("sweep.yaml", std::string("\n") + kGoodSweep);
+  try {
+    load_sweep_config(config);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 2);  // the top map starts at `sweep:` on line 2
+    EXPECT_EQ(e.key(), "profile");
+    EXPECT_EQ(e.message(), "missing required key 'profile'");
+  }
+}
+
+}  // namespace
+}  // namespace trainsim

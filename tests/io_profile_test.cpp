@@ -1,0 +1,547 @@
+// Profile YAML: exact write -> load round trip, deterministic bytes, atomic writes, rejection of
+// malformed profiles at the right line and key, and require_for_model's per-sweep checks.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include "io/errors.h"
+#include "io/profile_io.h"
+
+namespace trainsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kFixture = std::string(TRAINSIM_FIXTURES_DIR) + "/io/test-fixture-profile.yaml";
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// 1-based line of the first occurrence of `needle` in `text` (0 if absent).
+int line_of(const std::string& text, const std::string& needle) {
+  const size_t at = text.find(needle);
+  if (at == std::string::npos) return 0;
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+}
+
+class ProfileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = std::string(info->test_suite_name()) + "-" + info->name();
+    for (char& c : name) {
+      if (c == '/') c = '_';
+    }
+    dir_ = fs::temp_directory_path() / ("trainsim-io-profile-" + std::to_string(::getpid()) + "-" + name);
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& relative, const std::string& text) {
+    const fs::path path = dir_ / relative;
+    std::ofstream(path, std::ios::binary) << text;
+    return path.string();
+  }
+
+  fs::path dir_;
+};
+
+// A small profile exercising every field: 2 layers, 3 batches, curves, awkward doubles and
+// strings that need quoting or escapes.
+Profile make_profile() {
+  Profile p;
+  p.machine.name = "test-machine";
+  p.machine.host = "host \"quoted\" # not a comment";
+  p.machine.cpu = "CPU: back\\slash, tab\there";
+  p.machine.cpu_cores = 2;
+  p.machine.host_memory_bytes = 25769803776.0;
+  p.machine.device_kind = "cuda";
+  p.machine.device_name = "line one\nline two \x01";
+  p.machine.device_count = 4;
+  p.machine.device_memory_bytes = 150.0e9;
+  p.machine.driver = "550.54";
+  p.machine.cuda = "12.4";
+  p.machine.nccl = "2.21.5";
+  p.machine.libtorch = "2.3.0";
+  p.machine.date = "2024-05-01T12:00:00Z";
+  p.machine.threads = 16;
+
+  p.measurement.command = "measure --device cuda --out 'reports/x'";
+  p.measurement.data = "synthetic";
+  p.measurement.warmup = 3;
+  p.measurement.repeats = 7;
+  p.measurement.quick = true;
+
+  ModelProfile m;
+  m.name = "resnet18-cifar";
+  m.parameters = 11173962;
+  m.input_bytes_per_sample = 12288;
+  m.num_classes = 10;
+  m.batches = {32, 64, 128};
+  m.loss_s = {0.1 + 0.2, 1.0 / 3.0, 2.0 / 3.0};  // neither has a short decimal form
+  m.zero_grad_s = {1e-7, 5e-324, 0.0};              // 5e-324: the smallest subnormal
+  m.optimizer_s = {1.7976931348623157e308, 123456789.123456789, 1e-300};
+  m.iteration_s = {0.25, 0.5, 1.0};
+  m.peak_memory_bytes = {1.0e9, 2.0e9, 4.0e9 + 1.0};
+  m.memory_method = "cuda-allocator-peak";
+  m.oom_batch = 256;
+  m.max_batch_tried = std::nullopt;
+
+  LayerProfile stem;
+  stem.name = "stem";
+  stem.kind = "stem";
+  stem.params = {{"conv1.weight", 6912}, {"bn1.weight", 256}, {"bn1.bias", 256}};
+  stem.buffer_bytes = 520;
+  stem.output_shape = {64, 32, 32};
+  stem.forward_flops = 7.0779e6;
+  stem.forward_s = {0.001, 0.002, 0.004};
+  stem.backward_s = {0.0021, 0.0042, 0.0084};
+  LayerProfile head;
+  head.name = "fc";
+  head.kind = "head";
+  head.params = {{"fc.weight", 20480}, {"fc.bias", 40}};
+  head.buffer_bytes = 0;
+  head.output_shape = {10};
+  head.forward_flops = 10240;
+  head.forward_s = {1e-5, 2e-5, 4e-5};
+  head.backward_s = {3e-5, 6e-5, 1.2e-4};
+  m.layers = {stem, head};
+  p.models[m.name] = m;
+
+  // A model entry whose measurement has not started yet (a partial profile under --resume).
+  ModelProfile empty;
+  empty.name = "resnet18-imagenet";
+  empty.parameters = 11689512;
+  empty.input_bytes_per_sample = 602112;
+  empty.num_classes = 1000;
+  empty.memory_method = "cuda-allocator-peak";
+  empty.max_batch_tried = 1024;
+  p.models[empty.name] = empty;
+
+  p.h2d.applicable = true;
+  p.h2d.pinned = {{4096, 1e-5}, {1048576, 4.5e-5}};
+  p.h2d.pageable = {{4096, 2e-5}, {1048576, 9.1e-5}};
+
+  p.collectives.backend = "nccl";
+  p.collectives.source = "nccl-tests:logs/all_reduce.txt";
+  p.collectives.curves = {
+      {"all_reduce", 2, {{8, 1.1e-5}, {1024, 1.2e-5}, {1 << 20, 3.3e-5}}},
+      {"all_reduce", 4, {{8, 1.4e-5}, {1024, 1.5e-5}, {1 << 20, 4.1e-5}}},
+      {"broadcast", 2, {{8, 0.9e-5}}},
+      {"reduce", 4, {}},
+  };
+
+  p.loader.data = "synthetic";
+  p.loader.batch = 128;
+  p.loader.points = {{0, 4100.5}, {1, 3900.25}, {4, 15000}};
+  return p;
+}
+
+void expect_points_equal(const std::vector<CurvePoint>& a, const std::vector<CurvePoint>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].bytes, b[i].bytes) << "point " << i;
+    EXPECT_EQ(a[i].time_s, b[i].time_s) << "point " << i;
+  }
+}
+
+// Every field, doubles compared exactly (==): the format must round-trip bit for bit.
+void expect_profiles_equal(const Profile& a, const Profile& b) {
+  EXPECT_EQ(a.schema_version, b.schema_version);
+  const MachineInfo& ma = a.machine;
+  const MachineInfo& mb = b.machine;
+  EXPECT_EQ(ma.name, mb.name);
+  EXPECT_EQ(ma.host, mb.host);
+  EXPECT_EQ(ma.cpu, mb.cpu);
+  EXPECT_EQ(ma.cpu_cores, mb.cpu_cores);
+  EXPECT_EQ(ma.host_memory_bytes, mb.host_memory_bytes);
+  EXPECT_EQ(ma.device_kind, mb.device_kind);
+  EXPECT_EQ(ma.device_name, mb.device_name);
+  EXPECT_EQ(ma.device_count, mb.device_count);
+  EXPECT_EQ(ma.device_memory_bytes, mb.device_memory_bytes);
+  EXPECT_EQ(ma.driver, mb.driver);
+  EXPECT_EQ(ma.cuda, mb.cuda);
+  EXPECT_EQ(ma.nccl, mb.nccl);
+  EXPECT_EQ(ma.libtorch, mb.libtorch);
+  EXPECT_EQ(ma.date, mb.date);
+  EXPECT_EQ(ma.threads, mb.threads);
+
+  EXPECT_EQ(a.measurement.command, b.measurement.command);
+  EXPECT_EQ(a.measurement.data, b.measurement.data);
+  EXPECT_EQ(a.measurement.warmup, b.measurement.warmup);
+  EXPECT_EQ(a.measurement.repeats, b.measurement.repeats);
+  EXPECT_EQ(a.measurement.quick, b.measurement.quick);
+
+  ASSERT_EQ(a.models.size(), b.models.size());
+  for (const auto& [key, x] : a.models) {
+    ASSERT_EQ(b.models.count(key), 1u) << key;
+    const ModelProfile& y = b.models.at(key);
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.parameters, y.parameters);
+    EXPECT_EQ(x.input_bytes_per_sample, y.input_bytes_per_sample);
+    EXPECT_EQ(x.num_classes, y.num_classes);
+    EXPECT_EQ(x.batches, y.batches);
+    EXPECT_EQ(x.loss_s, y.loss_s);
+    EXPECT_EQ(x.zero_grad_s, y.zero_grad_s);
+    EXPECT_EQ(x.optimizer_s, y.optimizer_s);
+    EXPECT_EQ(x.iteration_s, y.iteration_s);
+    EXPECT_EQ(x.peak_memory_bytes, y.peak_memory_bytes);
+    EXPECT_EQ(x.memory_method, y.memory_method);
+    EXPECT_EQ(x.oom_batch, y.oom_batch);
+    EXPECT_EQ(x.max_batch_tried, y.max_batch_tried);
+    ASSERT_EQ(x.layers.size(), y.layers.size());
+    for (size_t i = 0; i < x.layers.size(); ++i) {
+      const LayerProfile& la = x.layers[i];
+      const LayerProfile& lb = y.layers[i];
+      EXPECT_EQ(la.name, lb.name);
+      EXPECT_EQ(la.kind, lb.kind);
+      ASSERT_EQ(la.params.size(), lb.params.size());
+      for (size_t j = 0; j < la.params.size(); ++j) {
+        EXPECT_EQ(la.params[j].name, lb.params[j].name);
+        EXPECT_EQ(la.params[j].bytes, lb.params[j].bytes);
+      }
+      EXPECT_EQ(la.buffer_bytes, lb.buffer_bytes);
+      EXPECT_EQ(la.output_shape, lb.output_shape);
+      EXPECT_EQ(la.forward_flops, lb.forward_flops);
+      EXPECT_EQ(la.forward_s, lb.forward_s);
+      EXPECT_EQ(la.backward_s, lb.backward_s);
+    }
+  }
+
+  EXPECT_EQ(a.h2d.applicable, b.h2d.applicable);
+  expect_points_equal(a.h2d.pinned, b.h2d.pinned);
+  expect_points_equal(a.h2d.pageable, b.h2d.pageable);
+
+  EXPECT_EQ(a.collectives.backend, b.collectives.backend);
+  EXPECT_EQ(a.collectives.source, b.collectives.source);
+  ASSERT_EQ(a.collectives.curves.size(), b.collectives.curves.size());
+  for (size_t i = 0; i < a.collectives.curves.size(); ++i) {
+    EXPECT_EQ(a.collectives.curves[i].op, b.collectives.curves[i].op);
+    EXPECT_EQ(a.collectives.curves[i].ranks, b.collectives.curves[i].ranks);
+    expect_points_equal(a.collectives.curves[i].points, b.collectives.curves[i].points);
+  }
+
+  EXPECT_EQ(a.loader.data, b.loader.data);
+  EXPECT_EQ(a.loader.batch, b.loader.batch);
+  ASSERT_EQ(a.loader.points.size(), b.loader.points.size());
+  for (size_t i = 0; i < a.loader.points.size(); ++i) {
+    EXPECT_EQ(a.loader.points[i].workers, b.loader.points[i].workers);
+    EXPECT_EQ(a.loader.points[i].samples_per_s, b.loader.points[i].samples_per_s);
+  }
+}
+
+TEST_F(ProfileTest, WriteThenLoadGivesBackEveryFieldExactly) {
+  const Profile original = make_profile();
+  const std::string path = (dir_ / "profile.yaml").string();
+  write_profile_atomic(original, path);
+  const Profile loaded = load_profile(path);
+  expect_profiles_equal(original, loaded);
+}
+
+TEST_F(ProfileTest, SameProfileGivesSameBytes) {
+  const Profile profile = make_profile();
+  const std::string first = profile_to_yaml(profile);
+  EXPECT_EQ(first, profile_to_yaml(profile));
+  const std::string a = (dir_ / "a.yaml").string();
+  const std::string b = (dir_ / "b.yaml").string();
+  write_profile_atomic(profile, a);
+  write_profile_atomic(profile, b);
+  EXPECT_EQ(read_text(a), first);
+  EXPECT_EQ(read_text(b), first);
+  // Reading back and writing again is a fixed point too.
+  EXPECT_EQ(profile_to_yaml(load_profile(a)), first);
+}
+
+TEST_F(ProfileTest, LayoutIsCompactAndVersionedFirst) {
+  const std::string text = profile_to_yaml(make_profile());
+  // The first line that is not a comment is the version.
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line) && line.rfind("#", 0) == 0) {
+  }
+  EXPECT_EQ(line, "schema_version: 1");
+  EXPECT_NE(text.find("    batches: [32, 64, 128]\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    oom_batch: 256\n    max_batch_tried: null\n"), std::string::npos);
+  EXPECT_NE(text.find("    - {op: \"all_reduce\", ranks: 2, bytes: [8, 1024, 1048576], "
+                      "time_s: [1.1e-05, 1.2e-05, 3.3e-05]}\n"),
+            std::string::npos)
+      << text;
+  // 0.1 + 0.2 needs 17 significant digits to come back as the same double.
+  EXPECT_NE(text.find("0.30000000000000004"), std::string::npos);
+}
+
+TEST_F(ProfileTest, AtomicWriteCreatesFoldersReplacesAndLeavesNoTemporary) {
+  const fs::path target = dir_ / "reports" / "machine" / "profile.yaml";
+  Profile profile = make_profile();
+  write_profile_atomic(profile, target.string());
+  profile.loader.batch = 64;
+  write_profile_atomic(profile, target.string());  // replaces the existing file
+  EXPECT_EQ(load_profile(target.string()).loader.batch, 64);
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(target.parent_path())) {
+    names.push_back(entry.path().filename().string());
+  }
+  EXPECT_EQ(names, std::vector<std::string>{"profile.yaml"});
+}
+
+TEST_F(ProfileTest, AtomicWriteFailureNamesThePath) {
+  // A regular file where a folder should be: the folder cannot be created (even as root).
+  write("blocker", "x");
+  const std::string path = (dir_ / "blocker" / "profile.yaml").string();
+  try {
+    write_profile_atomic(make_profile(), path);
+    FAIL() << "expected std::runtime_error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find((dir_ / "blocker").string()), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ProfileTest, HandWrittenFixtureLoadsAndRoundTrips) {
+  const Profile p = load_profile(kFixture);
+  EXPECT_EQ(p.machine.name, "test-fixture");
+  ASSERT_EQ(p.models.count("resnet18-cifar"), 1u);
+  const ModelProfile& m = p.models.at("resnet18-cifar");
+  EXPECT_EQ(m.name, "resnet18-cifar");  // from the map key
+  EXPECT_EQ(m.batches, (std::vector<int64_t>{32, 64, 128}));
+  EXPECT_EQ(m.peak_memory_bytes, (std::vector<double>{1.0e8, 2.0e8, 4.0e8}));
+  EXPECT_FALSE(m.oom_batch.has_value());
+  EXPECT_EQ(m.max_batch_tried, 128);
+  ASSERT_EQ(m.layers.size(), 2u);
+  EXPECT_EQ(m.layers[0].param_bytes(), 3456 + 256);
+  EXPECT_TRUE(m.layers[1].params.empty());
+  ASSERT_EQ(p.collectives.curves.size(), 2u);
+  EXPECT_EQ(p.collectives.curves[1].op, "broadcast");
+  EXPECT_EQ(p.collectives.curves[1].points[1].bytes, 1048576);
+  ASSERT_EQ(p.loader.points.size(), 2u);
+  EXPECT_EQ(p.loader.points[1].samples_per_s, 9000);
+  const std::string path = (dir_ / "again.yaml").string();
+  write_profile_atomic(p, path);
+  expect_profiles_equal(p, load_profile(path));
+}
+
+TEST_F(ProfileTest, PartialProfileLoadsWithEmptySections) {
+  const Profile p = load_profile(write("partial.yaml", "schema_version: 1\nmodels: {}\n"));
+  EXPECT_TRUE(p.models.empty());
+  EXPECT_TRUE(p.collectives.curves.empty());
+  EXPECT_TRUE(p.loader.points.empty());
+  EXPECT_EQ(p.machine.device_kind, "");
+}
+
+TEST_F(ProfileTest, MissingFileIsLineZero) {
+  const std::string path = (dir_ / "none.yaml").string();
+  try {
+    load_profile(path);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), path);
+    EXPECT_EQ(e.line(), 0);
+  }
+}
+
+TEST_F(ProfileTest, MissingSchemaVersion) {
+  const std::string path = write("p.yaml", "# comment\nmodels: {}\n");
+  try {
+    load_profile(path);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 2);  // the top map starts at `models:`
+    EXPECT_EQ(e.key(), "schema_version");
+  }
+}
+
+// One edit of the hand-written fixture that must be rejected; the expected line is that of
+// `marker` in the edited text.
+struct BadProfile {
+  const char* name;
+  const char* find;     // text in the fixture
+  const char* replace;  // its replacement
+  const char* marker;   // text on the line the error must point at
+  const char* key;
+  const char* message;  // substring of InputError::message()
+};
+
+// gtest prints a parameter on failure; show its name, not its bytes.
+void PrintTo(const BadProfile& bad, std::ostream* out) { *out << bad.name; }
+
+class BadProfileTest : public ProfileTest, public ::testing::WithParamInterface<BadProfile> {};
+
+TEST_P(BadProfileTest, PointsAtTheOffendingNode) {
+  const BadProfile& bad = GetParam();
+  std::string text = read_text(kFixture);
+  const size_t at = text.find(bad.find);
+  ASSERT_NE(at, std::string::npos) << "fixture lacks: " << bad.find;
+  text.replace(at, std::string(bad.find).size(), bad.replace);
+  const int expected_line = line_of(text, bad.marker);
+  ASSERT_GT(expected_line, 0) << "edited text lacks marker: " << bad.marker;
+  const std::string path = write("bad.yaml", text);
+  try {
+    load_profile(path);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), path);
+    EXPECT_EQ(e.line(), expected_line) << e.what();
+    EXPECT_EQ(e.key(), bad.key) << e.what();
+    EXPECT_NE(e.message().find(bad.message), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Profile, BadProfileTest,
+    ::testing::Values(
+        BadProfile{"ModelArrayLengthMismatch", "loss_s: [0.001, 0.002, 0.004]",
+                   "loss_s: [0.001, 0.002]", "loss_s:", "models.resnet18-cifar.loss_s",
+                   "has 2 values but batches has 3"},
+        BadProfile{"LayerArrayLengthMismatch", "backward_s: [0.002, 0.004, 0.008]",
+                   "backward_s: [0.002, 0.004, 0.008, 0.016]", "0.016",
+                   "models.resnet18-cifar.layers[1].backward_s", "has 4 values but batches has 3"},
+        BadProfile{"UnknownKey", "num_classes: 10", "num_class: 10", "num_class:",
+                   "models.resnet18-cifar.num_class", "unknown key 'num_class' (did you mean 'num_classes'?)"},
+        BadProfile{"UnsupportedSchemaVersion", "schema_version: 1", "schema_version: 2",
+                   "schema_version:", "schema_version", "unsupported schema_version 2"},
+        BadProfile{"NegativeTime", "forward_s: [0.01, 0.02, 0.04]", "forward_s: [0.01, -0.02, 0.04]",
+                   "-0.02", "models.resnet18-cifar.layers[0].forward_s[1]", "must be >= 0, got -0.02"},
+        BadProfile{"NotANumberTime", "iteration_s: [0.05, 0.1, 0.2]", "iteration_s: [0.05, nan, 0.2]",
+                   "iteration_s:", "models.resnet18-cifar.iteration_s[1]", "expected a finite number"},
+        BadProfile{"BatchesNotAscending", "batches: [32, 64, 128]", "batches: [32, 128, 64]",
+                   "batches:", "models.resnet18-cifar.batches[2]", "must be strictly ascending"},
+        BadProfile{"ZeroBatch", "batches: [32, 64, 128]", "batches: [0, 64, 128]", "batches:",
+                   "models.resnet18-cifar.batches[0]", "must be >= 1, got 0"},
+        BadProfile{"NegativeOomBatch", "oom_batch: null", "oom_batch: -5", "oom_batch:",
+                   "models.resnet18-cifar.oom_batch", "must be >= 1"},
+        BadProfile{"NegativeParamBytes", "bytes: 3456}", "bytes: -1}", "bytes: -1",
+                   "models.resnet18-cifar.layers[0].params[0].bytes", "must be >= 0"},
+        BadProfile{"MissingModelKey", "    memory_method: \"process-rss\"\n", "",
+                   "\"resnet18-cifar\":", "models.resnet18-cifar.memory_method",
+                   "missing required key 'memory_method'"},
+        BadProfile{"CurveLengthMismatch", "time_s: [0.0001, 0.01]}", "time_s: [0.0001]}",
+                   "\"all_reduce\"", "collectives.curves[0].time_s", "has 1 values but bytes has 2"},
+        BadProfile{"CurveBytesNotAscending", "bytes: [1024, 1048576], time_s: [0.00005",
+                   "bytes: [1048576, 1024], time_s: [0.00005", "\"broadcast\"",
+                   "collectives.curves[1].bytes[1]", "must be strictly ascending"},
+        BadProfile{"UnknownCollectiveOp", "op: \"broadcast\"", "op: \"all_gather\"", "all_gather",
+                   "collectives.curves[1].op", "unknown collective op 'all_gather'"},
+        BadProfile{"ZeroRanks", "ranks: 2, bytes: [1024, 1048576], time_s: [0.0001,",
+                   "ranks: 0, bytes: [1024, 1048576], time_s: [0.0001,", "ranks: 0",
+                   "collectives.curves[0].ranks", "must be >= 1, got 0"},
+        BadProfile{"DuplicateCurve", "op: \"broadcast\"", "op: \"all_reduce\"",
+                   "ranks: 2, bytes: [1024, 1048576], time_s: [0.00005", "collectives.curves[1]",
+                   "second all_reduce curve for 2 ranks"},
+        BadProfile{"LoaderWorkersNotAscending", "{workers: 2, samples_per_s: 9000}",
+                   "{workers: 0, samples_per_s: 9000}", "samples_per_s: 9000", "loader.points[1]",
+                   "strictly ascending in workers"},
+        BadProfile{"LoaderZeroThroughput", "samples_per_s: 5000", "samples_per_s: 0",
+                   "samples_per_s: 0", "loader.points[0].samples_per_s", "must be > 0"},
+        BadProfile{"UnknownDeviceKind", "device_kind: \"cpu\"", "device_kind: \"tpu\"",
+                   "device_kind:", "machine.device_kind", "unknown device_kind 'tpu'"},
+        BadProfile{"WrongType", "cpu_cores: 2", "cpu_cores: two", "cpu_cores:",
+                   "machine.cpu_cores", "expected an integer, got 'two'"},
+        BadProfile{"BoolGivenNumber", "quick: true", "quick: 1", "quick:", "measurement.quick",
+                   "expected true or false, got '1'"}),
+    [](const ::testing::TestParamInfo<BadProfile>& info) { return std::string(info.param.name); });
+
+// require_for_model: what a sweep needs from a (possibly partial) profile.
+class RequireTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    profile_ = load_profile(kFixture);
+    config_.file = "configs/sweep.yaml";
+    config_.profile_path = "reports/x/profile.yaml";
+    config_.profile_line = 2;
+    config_.model = "resnet18-cifar";
+    config_.strategies = {Strategy::kDdp, Strategy::kDp};
+    config_.gpus = {1, 2, 4};
+    config_.batch_per_gpu = {32};
+  }
+
+  // The message of the InputError require_for_model throws, after checking where it points.
+  std::string error_message() {
+    try {
+      require_for_model(profile_, config_);
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), "configs/sweep.yaml");
+      EXPECT_EQ(e.line(), 2);
+      EXPECT_EQ(e.key(), "profile");
+      return e.message();
+    }
+    ADD_FAILURE() << "expected InputError";
+    return "";
+  }
+
+  Profile profile_;
+  SweepConfig config_;
+};
+
+TEST_F(RequireTest, FixtureHasWhatASweepNeeds) {
+  EXPECT_NO_THROW(require_for_model(profile_, config_));
+}
+
+TEST_F(RequireTest, MissingModelListsTheModelsThere) {
+  config_.model = "resnet18-imagenet";
+  EXPECT_EQ(error_message(),
+            "profile reports/x/profile.yaml has no model 'resnet18-imagenet' (it has: resnet18-cifar)");
+  profile_.models.clear();
+  EXPECT_EQ(error_message(),
+            "profile reports/x/profile.yaml has no model 'resnet18-imagenet' (it has: none)");
+}
+
+TEST_F(RequireTest, ModelWithoutBatchesOrLayers) {
+  ModelProfile& m = profile_.models.at("resnet18-cifar");
+  m.layers.clear();
+  EXPECT_EQ(error_message(), "profile reports/x/profile.yaml has no layers for 'resnet18-cifar'");
+  m.batches.clear();
+  EXPECT_EQ(error_message(),
+            "profile reports/x/profile.yaml has no measured batch sizes for 'resnet18-cifar'");
+}
+
+TEST_F(RequireTest, NoLoaderCurve) {
+  profile_.loader.points.clear();
+  EXPECT_EQ(error_message(), "profile reports/x/profile.yaml has no loader throughput (loader.points)");
+}
+
+TEST_F(RequireTest, NoDeviceMemory) {
+  profile_.machine.device_memory_bytes = 0;
+  EXPECT_NE(error_message().find("has no device memory capacity"), std::string::npos);
+}
+
+TEST_F(RequireTest, CudaDeviceNeedsCopyCurve) {
+  profile_.machine.device_kind = "cuda";
+  EXPECT_EQ(error_message(),
+            "profile reports/x/profile.yaml has no host-to-device copy curve (h2d) for its cuda device");
+  profile_.h2d.applicable = true;
+  profile_.h2d.pinned = {{1024, 1e-5}};
+  EXPECT_NO_THROW(require_for_model(profile_, config_));
+}
+
+TEST_F(RequireTest, MultiGpuSweepNeedsAllReduceCurveOrInterconnect) {
+  // Keep only the broadcast curve: broadcast/reduce can be derived, all-reduce cannot.
+  profile_.collectives.curves.erase(profile_.collectives.curves.begin());
+  ASSERT_EQ(profile_.collectives.curves.at(0).op, "broadcast");
+  EXPECT_EQ(error_message(),
+            "profile reports/x/profile.yaml has no all_reduce curve and the config gives no "
+            "interconnect: cannot cost 4-rank all-reduce");
+  config_.interconnect = InterconnectAssumption{100, 10, false};
+  EXPECT_NO_THROW(require_for_model(profile_, config_));
+  config_.interconnect.reset();
+  config_.gpus = {1};  // a single-GPU sweep has no collective to cost
+  EXPECT_NO_THROW(require_for_model(profile_, config_));
+}
+
+TEST_F(RequireTest, SingleRankAllReduceCurveIsNotEnough) {
+  profile_.collectives.curves = {{"all_reduce", 1, {{1024, 1e-6}}}};
+  EXPECT_NE(error_message().find("cannot cost 4-rank all-reduce"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainsim
