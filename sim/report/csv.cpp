@@ -1,0 +1,70 @@
+#include "report/csv.h"
+
+#include <cstdio>
+
+namespace trainsim::report {
+namespace {
+
+std::string number(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.9g", value);
+  return buffer;
+}
+
+// RFC 4180: quote a field holding a comma, quote or line break; double the quotes inside.
+std::string text(const std::string& value) {
+  if (value.find_first_of(",\"\r\n") == std::string::npos) return value;
+  std::string out = "\"";
+  for (char ch : value) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+std::string boolean(bool value) { return value ? "true" : "false"; }
+
+constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
+
+}  // namespace
+
+std::string predictions_csv_header() {
+  return "strategy,gpus,batch_per_gpu,global_batch,iterations,epoch_s,train_s,compute_s,comm_s,"
+         "exposed_comm_s,loader_stall_s,peak_mem_gib,fits,iteration_s,comm_bytes_per_rank,busbw_gbs,"
+         "device_mem_gib,loader_workers,train_samples,model,extrapolated,simulated_iterations";
+}
+
+std::string format_predictions_csv(const std::vector<SimResult>& results, const std::string& model) {
+  std::string out = predictions_csv_header() + "\n";
+  for (const auto& r : results) {
+    const std::vector<std::string> cells{
+        to_string(r.spec.strategy),
+        std::to_string(r.spec.gpus),
+        std::to_string(r.spec.batch_per_gpu),
+        std::to_string(r.global_batch),
+        std::to_string(r.iterations),
+        number(r.epoch_s),
+        number(r.train_s),
+        number(r.compute_s),
+        number(r.comm_s),
+        number(r.exposed_comm_s),
+        number(r.loader_stall_s),
+        number(r.peak_mem_bytes / kGib),
+        boolean(r.fits),
+        number(r.iteration_s),
+        number(r.comm_bytes_per_rank),
+        number(r.busbw_gbs),
+        number(r.device_memory_bytes / kGib),
+        std::to_string(r.spec.loader_workers),
+        std::to_string(r.spec.train_samples),
+        text(model),
+        boolean(r.extrapolated),
+        std::to_string(r.simulated_iterations),
+    };
+    for (size_t i = 0; i < cells.size(); ++i) out += (i == 0 ? "" : ",") + cells[i];
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace trainsim::report

@@ -1,0 +1,372 @@
+#include "report/report.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "report/format.h"
+
+namespace trainsim::report {
+namespace {
+
+// 44695848 -> "44,695,848": byte counts users compare with the documented parameter size.
+std::string with_thousands(int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return value < 0 ? "-" + out : out;
+}
+
+constexpr const char* kOom = "OOM";
+constexpr const char* kNone = "-";
+
+std::string seconds(double s) { return format_significant(s, 4); }
+std::string ratio(double r) { return format_fixed(r, 3); }
+std::string gbytes(double bytes) { return format_significant(bytes / 1e9, 4); }
+
+// The epoch time cell: "OOM" for a configuration that does not fit, "-" when not swept.
+std::string time_cell(const SimResult* r, double SimResult::*field) {
+  if (r == nullptr) return kNone;
+  if (!r->fits) return kOom;
+  return seconds(r->*field);
+}
+
+bool usable(const SimResult* r) { return r != nullptr && r->fits; }
+
+std::vector<int> multi_gpu_counts(const ReportContext& context) {
+  std::vector<int> out;
+  for (int n : context.gpus) {
+    if (n >= 2) out.push_back(n);
+  }
+  return out;
+}
+
+// Strong scaling at a fixed global batch B: T(1,B) / T(N,B/N), for the cells the sweep has
+// (B among the 1-GPU batches and B/N among the per-GPU batches).
+std::string format_strong_scaling(const ReportContext& c, const ResultGrid& grid) {
+  TextTable table({"strategy", "global batch B", "N", "b = B/N", "T(1,B) s", "T(N,B/N) s",
+                   "strong-scaling speedup"});
+  for (Strategy s : c.strategies) {
+    for (int64_t global : c.batches) {
+      const SimResult* base = grid.find(s, 1, global);
+      if (base == nullptr) continue;
+      for (int n : c.gpus) {
+        if (n < 2 || global % n != 0) continue;
+        const SimResult* r = grid.find(s, n, global / n);
+        if (r == nullptr) continue;
+        const bool both = usable(base) && usable(r);
+        table.add_row({to_string(s), std::to_string(global), std::to_string(n), std::to_string(global / n),
+                       time_cell(base, &SimResult::epoch_s), time_cell(r, &SimResult::epoch_s),
+                       both ? ratio(speedup(base->epoch_s, r->epoch_s)) : kNone});
+      }
+    }
+  }
+  std::string out = "### Strong scaling at a fixed global batch B: T(1,B) / T(N,B/N)\n\n";
+  if (table.empty()) {
+    return out + "The sweep has no such cells (they need B among the 1-GPU batches and B/N among "
+                 "batch_per_gpu).\n\n";
+  }
+  return out + table.to_markdown() + "\n";
+}
+
+}  // namespace
+
+ReportContext make_report_context(const SweepConfig& config, const Profile& profile, bool exact) {
+  ReportContext c;
+  c.config_file = config.file;
+  c.profile_path = config.profile_path;
+  c.machine_name = profile.machine.name;
+  c.host = profile.machine.host;
+  c.device_kind = profile.machine.device_kind;
+  c.device_name = profile.machine.device_name;
+  c.device_count = profile.machine.device_count;
+  c.device_memory_bytes = profile.machine.device_memory_bytes;
+  c.data = profile.loader.data.empty() ? profile.measurement.data : profile.loader.data;
+  c.measured_date = profile.machine.date;
+  c.model = config.model;
+  const auto model = profile.models.find(config.model);
+  c.param_bytes = model == profile.models.end() ? 0 : model->second.param_bytes();
+  c.train_samples = config.train_samples;
+  c.loader_workers = config.loader_workers;
+  c.interconnect = config.interconnect;
+  c.exact = exact;
+  c.strategies = config.strategies;
+  c.gpus = config.gpus;
+  c.batches = config.batch_per_gpu;
+  return c;
+}
+
+const SimResult* ResultGrid::find(Strategy strategy, int gpus, int64_t batch_per_gpu) const {
+  for (const auto& r : results_) {
+    if (r.spec.strategy == strategy && r.spec.gpus == gpus && r.spec.batch_per_gpu == batch_per_gpu) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+double speedup(double t1, double tn) { return t1 / tn; }
+double scaling_efficiency(double t1, double tn, int n) { return speedup(t1, tn) / n; }
+double weak_scaling_speedup(double t1, double tn, int n) { return n * t1 / tn; }
+double course_compute_s(double t1, int n) { return t1 / n; }
+double course_comm_s(double t1, double tn, int n) { return tn - course_compute_s(t1, n); }
+double course_bytes_per_epoch(int64_t iterations, int n, int64_t param_bytes) {
+  // Ring all-reduce: each rank sends 2(n-1)/n * S bytes per all-reduce of S bytes.
+  return static_cast<double>(iterations) * 2.0 * (n - 1) / n * static_cast<double>(param_bytes);
+}
+
+std::optional<Strategy> q1_strategy(const ReportContext& context) {
+  const bool one_gpu = std::find(context.gpus.begin(), context.gpus.end(), 1) != context.gpus.end();
+  if (!one_gpu) return std::nullopt;
+  for (Strategy preferred : {Strategy::kDp, Strategy::kDdp}) {
+    if (std::find(context.strategies.begin(), context.strategies.end(), preferred) !=
+        context.strategies.end()) {
+      return preferred;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string format_header(const ReportContext& c) {
+  std::string out = "# trainsim predictions: " + c.model + "\n\n";
+  out += "- config: " + c.config_file + "\n";
+  out += "- profile: " + c.profile_path + " (machine " + c.machine_name + ", measured on " + c.host +
+         " " + c.measured_date + ")\n";
+  out += "- device: " + c.device_kind + " " + c.device_name + " x" + std::to_string(c.device_count) +
+         ", " + format_gib(c.device_memory_bytes) + " GiB each\n";
+  out += "- data: " + c.data + (c.data == "synthetic" ? " (loader measured on synthetic samples)" : " (real files)") +
+         "\n";
+  out += "- model: " + c.model + ", " + with_thousands(c.param_bytes) + " parameter bytes (fp32)\n";
+  out += "- epoch: " + std::to_string(c.train_samples) + " samples; loader workers: " +
+         std::to_string(c.loader_workers) + "\n";
+  if (c.interconnect) {
+    out += "- interconnect: assumed busbw " + format_significant(c.interconnect->bus_bandwidth_gbs, 4) +
+           " GB/s, latency " + format_significant(c.interconnect->latency_us, 4) + " us" +
+           (c.interconnect->override_measured ? ", used instead of the profile's curves"
+                                              : ", used where the profile has no curve") +
+           "\n";
+  } else {
+    out += "- interconnect: the profile's measured collective curves\n";
+  }
+  out += std::string("- simulation: ") +
+         (c.exact ? "exact (every iteration simulated)" : "steady state extrapolated to the epoch") + "\n\n";
+  return out;
+}
+
+std::string format_q1(const ReportContext& c, const ResultGrid& grid) {
+  const auto strategy = q1_strategy(c);
+  if (!strategy) {
+    return "## Q1: 1-GPU epoch time per batch size\n\n"
+           "The sweep has no 1-GPU configuration (add 1 to sweep.gpus).\n\n";
+  }
+  std::string out = std::string("## Q1: 1-GPU epoch time per batch size (") + to_string(*strategy) +
+                    ", 1 GPU)\n\n";
+  out += *strategy == Strategy::kDp
+             ? "dp with 1 GPU: DataParallel on one device is the plain module call.\n"
+             : "ddp with 1 GPU (dp is not swept).\n";
+  out += "train_s is the course's Q1 time: the epoch without loader waits (H2D copy, forward, "
+         "backward and update included).\n\n";
+  TextTable table({"batch", "epoch_s", "train_s", "iterations", "peak_mem_gib", "fits"});
+  std::optional<int64_t> first_oom;
+  int64_t largest_fitting = 0;
+  for (int64_t b : c.batches) {
+    const SimResult* r = grid.find(*strategy, 1, b);
+    if (r == nullptr) continue;
+    table.add_row({std::to_string(b), time_cell(r, &SimResult::epoch_s), time_cell(r, &SimResult::train_s),
+                   std::to_string(r->iterations), format_gib(r->peak_mem_bytes), r->fits ? "yes" : "no"});
+    if (!r->fits && (!first_oom || b < *first_oom)) first_oom = b;
+    if (r->fits) largest_fitting = std::max(largest_fitting, b);
+  }
+  out += table.to_markdown() + "\n";
+  if (first_oom) {
+    const SimResult* r = grid.find(*strategy, 1, *first_oom);
+    out += "first batch that does not fit: " + std::to_string(*first_oom) + " (predicted peak " +
+           format_gib(r->peak_mem_bytes) + " GiB > " + format_gib(r->device_memory_bytes) + " GiB)\n\n";
+  } else {
+    out += "all fit up to " + std::to_string(largest_fitting) + "\n\n";
+  }
+  return out;
+}
+
+std::string format_table1(const ReportContext& c, const ResultGrid& grid) {
+  const std::vector<int> multi = multi_gpu_counts(c);
+  std::string out;
+  for (Strategy s : c.strategies) {
+    out += std::string("## Table 1 (") + to_string(s) + "): epoch time T(N,b) and speedup T(1,b)/T(N,b)\n\n";
+    std::vector<std::string> headers{"batch/GPU"};
+    for (int n : c.gpus) {
+      headers.push_back("T(" + std::to_string(n) + ",b) s");
+      if (n >= 2) headers.push_back("speedup " + std::to_string(n));
+    }
+    TextTable times(headers);
+    std::vector<std::string> scaling_headers{"batch/GPU"};
+    for (int n : multi) {
+      scaling_headers.push_back("efficiency " + std::to_string(n));
+      scaling_headers.push_back("weak-scaling speedup " + std::to_string(n));
+    }
+    TextTable scaling(scaling_headers);
+    for (int64_t b : c.batches) {
+      const SimResult* base = grid.find(s, 1, b);
+      std::vector<std::string> row{std::to_string(b)};
+      std::vector<std::string> scaling_row{std::to_string(b)};
+      for (int n : c.gpus) {
+        const SimResult* r = grid.find(s, n, b);
+        row.push_back(time_cell(r, &SimResult::epoch_s));
+        if (n < 2) continue;
+        const bool both = usable(base) && usable(r);
+        row.push_back(both ? ratio(speedup(base->epoch_s, r->epoch_s)) : kNone);
+        scaling_row.push_back(both ? ratio(scaling_efficiency(base->epoch_s, r->epoch_s, n)) : kNone);
+        scaling_row.push_back(both ? ratio(weak_scaling_speedup(base->epoch_s, r->epoch_s, n)) : kNone);
+      }
+      times.add_row(row);
+      scaling.add_row(scaling_row);
+    }
+    out += times.to_markdown() + "\n";
+    if (!multi.empty()) {
+      out += std::string("Scaling efficiency = speedup / N; weak-scaling speedup = N * T(1,b) / T(N,b) (") +
+             to_string(s) + "):\n\n";
+      out += scaling.to_markdown() + "\n";
+    }
+  }
+  out +=
+      "This sweep holds the per-GPU batch b fixed, so the global batch N*b grows with N: weak scaling "
+      "in the global batch, over a fixed epoch of " +
+      std::to_string(c.train_samples) +
+      " samples. Ideal speedup T(1,b)/T(N,b) is N (N times fewer iterations of the same per-GPU work), "
+      "ideal efficiency 1. The weak-scaling speedup N*T(1,b)/T(N,b) is Gustafson's scaled speedup: it "
+      "assumes T(N,b) does N times the work of T(1,b) (each GPU iterating over the whole data set). "
+      "Here every T is one epoch split across the GPUs, so its ideal is N^2 and it overstates scaling "
+      "by a factor N. Strong scaling keeps the global batch B fixed: T(1,B)/T(N,B/N), shown below where "
+      "the sweep has both cells. Speedups use the same strategy's 1-GPU time; OOM marks a "
+      "configuration that does not fit in device memory.\n\n";
+  out += format_strong_scaling(c, grid);
+  return out;
+}
+
+std::string format_table2(const ReportContext& c, const ResultGrid& grid) {
+  std::string out = "## Table 2: computation vs communication per epoch (N >= 2)\n\n";
+  const std::vector<int> multi = multi_gpu_counts(c);
+  if (multi.empty()) return out + "The sweep has no configuration with 2 or more GPUs.\n\n";
+  TextTable table({"strategy", "gpus", "batch/GPU", "T(1,b) s", "T(N,b) s", "course compute s",
+                   "course comm s", "sim compute_s", "sim comm_s", "sim exposed_comm_s",
+                   "sim loader_stall_s"});
+  for (Strategy s : c.strategies) {
+    for (int64_t b : c.batches) {
+      const SimResult* base = grid.find(s, 1, b);
+      for (int n : multi) {
+        const SimResult* r = grid.find(s, n, b);
+        if (r == nullptr) continue;
+        const bool both = usable(base) && usable(r);
+        table.add_row({to_string(s), std::to_string(n), std::to_string(b), time_cell(base, &SimResult::epoch_s),
+                       time_cell(r, &SimResult::epoch_s),
+                       both ? seconds(course_compute_s(base->epoch_s, n)) : kNone,
+                       both ? seconds(course_comm_s(base->epoch_s, r->epoch_s, n)) : kNone,
+                       time_cell(r, &SimResult::compute_s), time_cell(r, &SimResult::comm_s),
+                       time_cell(r, &SimResult::exposed_comm_s), time_cell(r, &SimResult::loader_stall_s)});
+      }
+    }
+  }
+  out += table.to_markdown() + "\n";
+  out +=
+      "Course method (Q3.1): compute(N) = T(1,b)/N, communication(N) = T(N,b) - T(1,b)/N. The "
+      "simulator's columns are GPU 0's busy times over the epoch: compute_s (compute stream and H2D "
+      "copies), comm_s (communication stream), exposed_comm_s (communication not overlapped by "
+      "compute), loader_stall_s (training loop waiting for a batch). They differ because the course "
+      "subtraction charges everything that does not shrink as 1/N to communication (loader stalls, "
+      "DataParallel's one loader for the global batch, its per-iteration replicate, scatter and gather, "
+      "per-replica launch overhead) and ignores overlap: DDP all-reduces gradient buckets while "
+      "backward runs, so only exposed_comm_s adds to the epoch time. A negative course communication "
+      "means T(N,b) < T(1,b)/N.\n\n";
+  return out;
+}
+
+std::string format_table3(const ReportContext& c, const ResultGrid& grid) {
+  std::string out = "## Table 3: bandwidth utilisation (N >= 2), GB = 1e9 bytes\n\n";
+  const std::vector<int> multi = multi_gpu_counts(c);
+  if (multi.empty()) return out + "The sweep has no configuration with 2 or more GPUs.\n\n";
+  TextTable table({"strategy", "gpus", "batch/GPU", "iterations", "course GB/epoch", "course comm s",
+                   "course utilisation GB/s", "sim comm GB/rank", "sim busbw GB/s"});
+  for (Strategy s : c.strategies) {
+    for (int64_t b : c.batches) {
+      const SimResult* base = grid.find(s, 1, b);
+      for (int n : multi) {
+        const SimResult* r = grid.find(s, n, b);
+        if (r == nullptr) continue;
+        const double bytes = course_bytes_per_epoch(r->iterations, n, c.param_bytes);
+        const bool both = usable(base) && usable(r);
+        const double comm = both ? course_comm_s(base->epoch_s, r->epoch_s, n) : 0;
+        std::string utilisation = kNone;
+        if (both) utilisation = comm > 0 ? format_significant(bytes / comm / 1e9, 4) : "n/a (comm <= 0)";
+        table.add_row({to_string(s), std::to_string(n), std::to_string(b), std::to_string(r->iterations),
+                       gbytes(bytes), both ? seconds(comm) : kNone, utilisation,
+                       r->fits ? gbytes(r->comm_bytes_per_rank) : kOom,
+                       r->fits ? format_significant(r->busbw_gbs, 4) : kOom});
+      }
+    }
+  }
+  out += table.to_markdown() + "\n";
+  out += "Ring all-reduce of S bytes on n ranks: 2(n-1) steps, each rank sending S/n bytes per step, so "
+         "t = 2(n-1)*alpha + 2(n-1)/n * S / B (alpha: per-step latency, B: per-rank link bandwidth) and "
+         "each rank sends 2(n-1)/n * S bytes. Course method (Q3.2): bytes per epoch = iterations * "
+         "2(n-1)/n * P with P = " +
+         with_thousands(c.param_bytes) +
+         " parameter bytes, utilisation = bytes per epoch / course communication time. It assumes one "
+         "ring all-reduce of all parameters per iteration, which DataParallel does not do (it "
+         "broadcasts parameters and reduces gradients to GPU 0). The simulator's columns count the "
+         "epoch's collectives as simulated: bytes each rank sends, and busbw = algbw * 2(n-1)/n with "
+         "algbw = S/t (the nccl-tests convention).\n\n";
+  return out;
+}
+
+std::string format_notes(const ResultGrid& grid) {
+  std::vector<std::string> notes;
+  for (const auto& r : grid.all()) {
+    for (const auto& note : r.notes) {
+      if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+    }
+  }
+  std::string out = "## Notes\n\n";
+  if (notes.empty()) return out + "(none)\n\n";
+  for (const auto& note : notes) out += "- " + note + "\n";
+  return out + "\n";
+}
+
+std::string format_metric_definitions() {
+  return
+      "## Metric definitions\n\n"
+      "- T(N,b): predicted wall time of one epoch on N GPUs with b samples per GPU per iteration "
+      "(epoch_s). iterations = ceil(train_samples / global batch), global batch = N*b (capped at the "
+      "data set size).\n"
+      "- train_s: epoch_s minus the time the training loop waited for the data loader (the course's Q1 "
+      "time: H2D copy, forward, backward and weight update included).\n"
+      "- Speedup at fixed per-GPU batch (what the course measures): T(1,b) / T(N,b). Scaling "
+      "efficiency: speedup / N.\n"
+      "- Weak-scaling speedup: N * T(1,b) / T(N,b) (Gustafson's scaled speedup, as some users write "
+      "it). It assumes T(N,b) does N times the work of T(1,b); with a fixed epoch split across the GPUs "
+      "its ideal is N^2, a factor N above the speedup.\n"
+      "- Strong scaling at a fixed global batch B: T(1,B) / T(N,B/N).\n"
+      "- Course method for Q3.1: compute(N) = T(1,b)/N, communication(N) = T(N,b) - T(1,b)/N.\n"
+      "- Simulator breakdown (GPU 0, seconds per epoch): compute_s = compute stream + H2D copies busy, "
+      "comm_s = communication stream busy, exposed_comm_s = communication not overlapped by compute, "
+      "loader_stall_s = time the training loop waited for a batch.\n"
+      "- Ring all-reduce of S bytes on n ranks: t = 2(n-1)*alpha + 2(n-1)/n * S / B; each rank sends "
+      "2(n-1)/n * S bytes. algbw = S / t; busbw = algbw * 2(n-1)/n (nccl-tests). GB = 1e9 bytes.\n"
+      "- Course method for Q3.2: bytes per epoch = iterations * 2(n-1)/n * parameter bytes; "
+      "utilisation = bytes per epoch / communication(N).\n"
+      "- Memory: peak_mem_gib is the predicted peak on the most loaded device (GPU 0 for dp), GiB = "
+      "2^30 bytes; fits = peak <= device memory. A configuration that does not fit shows OOM in the "
+      "tables (its predicted times remain in predictions.csv with fits=false).\n\n";
+}
+
+std::string format_report(const ReportContext& context, const ResultGrid& grid) {
+  return format_header(context) + format_q1(context, grid) + format_table1(context, grid) +
+         format_table2(context, grid) + format_table3(context, grid) + format_notes(grid);
+}
+
+std::string format_predictions_markdown(const ReportContext& context, const ResultGrid& grid) {
+  return format_report(context, grid) + format_metric_definitions();
+}
+
+}  // namespace trainsim::report

@@ -1,0 +1,86 @@
+#pragma once
+// The course's tables (Q1, Table 1-3) built from a sweep's SimResults, as Markdown text.
+// Metric definitions: docs/OUTPUT.md (and DESIGN.md "Metric definitions").
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/config.h"
+#include "io/profile.h"
+#include "train/simulator.h"
+
+namespace trainsim::report {
+
+// What the report says about its inputs (header) and the sweep's axes (table layout).
+struct ReportContext {
+  std::string config_file;
+  std::string profile_path;
+  std::string machine_name;
+  std::string host;
+  std::string device_kind;        // "cpu" / "cuda"
+  std::string device_name;
+  int device_count = 0;
+  double device_memory_bytes = 0;
+  std::string data;               // "synthetic" or "cifar10" (the profile's loader data)
+  std::string measured_date;      // ISO 8601 from the profile
+  std::string model;
+  int64_t param_bytes = 0;        // the model's fp32 parameter bytes (course Q3.2 message size)
+  int64_t train_samples = 0;
+  int loader_workers = 0;
+  std::optional<InterconnectAssumption> interconnect;
+  bool exact = false;             // --exact: every iteration simulated
+  // Sweep axes in config order (the config parser rejects duplicates).
+  std::vector<Strategy> strategies;
+  std::vector<int> gpus;
+  std::vector<int64_t> batches;
+};
+
+ReportContext make_report_context(const SweepConfig& config, const Profile& profile, bool exact);
+
+// The sweep's results with lookup by configuration.
+class ResultGrid {
+ public:
+  explicit ResultGrid(std::vector<SimResult> results) : results_(std::move(results)) {}
+  // nullptr when the sweep has no such configuration.
+  const SimResult* find(Strategy strategy, int gpus, int64_t batch_per_gpu) const;
+  const std::vector<SimResult>& all() const { return results_; }
+
+ private:
+  std::vector<SimResult> results_;
+};
+
+// Course arithmetic, one place (formulas in docs/OUTPUT.md).
+// speedup = T(1,b) / T(N,b)
+double speedup(double t1, double tn);
+// efficiency = speedup / N
+double scaling_efficiency(double t1, double tn, int n);
+// "weak scaling speedup" = N * T(1,b) / T(N,b)
+double weak_scaling_speedup(double t1, double tn, int n);
+// Q3.1 course method: compute(N) = T(1,b) / N, communication(N) = T(N,b) - T(1,b) / N
+double course_compute_s(double t1, int n);
+double course_comm_s(double t1, double tn, int n);
+// Q3.2 course method: bytes per epoch = iterations * 2(n-1)/n * parameter bytes
+double course_bytes_per_epoch(int64_t iterations, int n, int64_t param_bytes);
+
+// The 1-GPU baseline used for Q1: dp with 1 GPU if swept (DataParallel on one device is the
+// plain module call), else ddp with 1 GPU; nullopt when the sweep has no 1-GPU configuration.
+std::optional<Strategy> q1_strategy(const ReportContext& context);
+
+// Sections; each ends with a blank line.
+std::string format_header(const ReportContext& context);
+std::string format_q1(const ReportContext& context, const ResultGrid& grid);
+std::string format_table1(const ReportContext& context, const ResultGrid& grid);
+std::string format_table2(const ReportContext& context, const ResultGrid& grid);
+std::string format_table3(const ReportContext& context, const ResultGrid& grid);
+// The SimResult notes of the whole sweep, each once, in order of first appearance.
+std::string format_notes(const ResultGrid& grid);
+std::string format_metric_definitions();
+
+// What `simulate` prints: header, Q1, Tables 1-3, notes.
+std::string format_report(const ReportContext& context, const ResultGrid& grid);
+// DIR/predictions.md: a title, the same report, then the metric definitions.
+std::string format_predictions_markdown(const ReportContext& context, const ResultGrid& grid);
+
+}  // namespace trainsim::report

@@ -1,0 +1,90 @@
+#include "report/sweep.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+
+namespace trainsim::report {
+namespace {
+
+RunSpec spec_for(const SweepConfig& config, Strategy strategy, int gpus, int64_t batch) {
+  RunSpec spec;
+  spec.strategy = strategy;
+  spec.gpus = gpus;
+  spec.batch_per_gpu = batch;
+  spec.train_samples = config.train_samples;
+  spec.loader_workers = config.loader_workers;
+  spec.interconnect = config.interconnect;
+  return spec;
+}
+
+// A whole decimal integer >= 1 that fits in int64_t, else nullopt ("12x", "0", "-3", "" fail).
+std::optional<int64_t> positive_integer(const std::string& text) {
+  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  errno = 0;
+  const long long value = std::strtoll(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || value < 1) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::vector<RunSpec> sweep_specs(const SweepConfig& config) {
+  std::vector<RunSpec> specs;
+  for (Strategy strategy : config.strategies) {
+    for (int gpus : config.gpus) {
+      for (int64_t batch : config.batch_per_gpu) specs.push_back(spec_for(config, strategy, gpus, batch));
+    }
+  }
+  return specs;
+}
+
+std::vector<SimResult> run_sweep(const Profile& profile, const SweepConfig& config, const SimOptions& options,
+                                 const SweepProgress& progress) {
+  const std::vector<RunSpec> specs = sweep_specs(config);
+  std::vector<SimResult> results;
+  results.reserve(specs.size());
+  for (const RunSpec& spec : specs) {
+    results.push_back(simulate_run(profile, config.model, spec, options));
+    if (progress) progress(results.size(), specs.size());
+  }
+  return results;
+}
+
+RunSpec default_trace_spec(const SweepConfig& config) {
+  const auto has = [](const auto& list, const auto& value) {
+    return std::find(list.begin(), list.end(), value) != list.end();
+  };
+  const Strategy strategy = has(config.strategies, Strategy::kDdp) ? Strategy::kDdp : config.strategies.front();
+  const int gpus = *std::max_element(config.gpus.begin(), config.gpus.end());
+  const int64_t batch = has(config.batch_per_gpu, int64_t{128}) ? 128 : config.batch_per_gpu.front();
+  return spec_for(config, strategy, gpus, batch);
+}
+
+RunSpec parse_trace_config(const std::string& text, const SweepConfig& config) {
+  const std::string usage = "--trace-config '" + text + "': expected STRATEGY:GPUS:BATCH, e.g. ddp:4:128";
+  const size_t first = text.find(':');
+  const size_t second = first == std::string::npos ? first : text.find(':', first + 1);
+  if (second == std::string::npos || text.find(':', second + 1) != std::string::npos) throw UsageError(usage);
+  const std::string strategy_text = text.substr(0, first);
+  Strategy strategy;
+  if (strategy_text == "ddp") {
+    strategy = Strategy::kDdp;
+  } else if (strategy_text == "dp") {
+    strategy = Strategy::kDp;
+  } else {
+    throw UsageError("--trace-config '" + text + "': unknown strategy '" + strategy_text + "' (expected dp or ddp)");
+  }
+  const auto gpus = positive_integer(text.substr(first + 1, second - first - 1));
+  const auto batch = positive_integer(text.substr(second + 1));
+  if (!gpus || *gpus > std::numeric_limits<int>::max() || !batch) {
+    throw UsageError(usage + " (GPUS and BATCH are whole numbers >= 1)");
+  }
+  return spec_for(config, strategy, static_cast<int>(*gpus), *batch);
+}
+
+}  // namespace trainsim::report

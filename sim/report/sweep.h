@@ -1,0 +1,42 @@
+#pragma once
+// Running a sweep config: every strategy x gpus x batch_per_gpu, and choosing what to trace.
+
+#include <cstddef>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "io/config.h"
+#include "io/profile.h"
+#include "train/simulator.h"
+
+namespace trainsim::report {
+
+// A bad command-line value (not a file problem): main prints `error: what()` and exits 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One RunSpec per configuration, in the order strategy (as in the config), then gpus, then
+// batch_per_gpu; each with the config's train_samples, loader workers and interconnect.
+std::vector<RunSpec> sweep_specs(const SweepConfig& config);
+
+// Called after each simulated configuration with (done, total).
+using SweepProgress = std::function<void(size_t done, size_t total)>;
+
+// simulate_run for every spec of sweep_specs(config), in that order.
+std::vector<SimResult> run_sweep(const Profile& profile, const SweepConfig& config, const SimOptions& options,
+                                 const SweepProgress& progress = {});
+
+// The configuration --trace records by default: ddp if swept (else the first strategy), the
+// largest GPU count, batch 128 per GPU if swept, else the first batch of the sweep.
+RunSpec default_trace_spec(const SweepConfig& config);
+
+// Parses --trace-config "STRATEGY:GPUS:BATCH" (e.g. "ddp:4:128") into a spec with the config's
+// samples, workers and interconnect. The configuration need not be part of the sweep.
+// Throws UsageError on malformed text, an unknown strategy or a size < 1.
+RunSpec parse_trace_config(const std::string& text, const SweepConfig& config);
+
+}  // namespace trainsim::report

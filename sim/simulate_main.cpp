@@ -1,0 +1,181 @@
+// simulate CONFIG [--out DIR] [--trace FILE.json ...] [--exact] [--quiet]
+// Predicts the course's tables for every configuration of a sweep config (docs/OUTPUT.md).
+
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "io/config.h"
+#include "io/errors.h"
+#include "io/profile_io.h"
+#include "report/atomic_file.h"
+#include "report/csv.h"
+#include "report/report.h"
+#include "report/sweep.h"
+#include "report/trace.h"
+#include "train/simulator.h"
+
+namespace po = boost::program_options;
+using namespace trainsim;
+
+namespace {
+
+struct CommandLine {
+  std::string config;
+  std::string out_dir;
+  std::string trace_file;
+  std::optional<std::string> trace_config;
+  int trace_iterations = 3;
+  bool exact = false;
+  bool quiet = false;
+};
+
+po::options_description visible_options(CommandLine& cl) {
+  po::options_description options(
+      "Usage: simulate CONFIG [options]\n\n"
+      "Simulates every configuration (strategy x gpus x batch_per_gpu) of the sweep config CONFIG\n"
+      "with the profile it names, and prints Q1 and Tables 1-3 (docs/OUTPUT.md) to stdout.\n\n"
+      "Options");
+  options.add_options()
+      ("help,h", "print this help and exit")
+      ("out", po::value(&cl.out_dir)->value_name("DIR"),
+       "also write DIR/predictions.csv and DIR/predictions.md (DIR is created; files written "
+       "atomically). Default: no files")
+      ("trace", po::value(&cl.trace_file)->value_name("FILE.json"),
+       "write a Chrome trace / Perfetto timeline (ui.perfetto.dev) of one configuration. "
+       "Default: no trace")
+      ("trace-config", po::value<std::string>()->value_name("STRATEGY:GPUS:BATCH"),
+       "the configuration to trace, e.g. ddp:4:128 (need not be in the sweep). Default: ddp if "
+       "swept (else the first strategy), the largest gpus, batch 128 if swept else the first batch")
+      ("trace-iterations", po::value(&cl.trace_iterations)->value_name("N")->default_value(3),
+       "iterations recorded in the trace (>= 1)")
+      ("exact", po::bool_switch(&cl.exact),
+       "simulate every iteration of each epoch instead of extrapolating the steady state "
+       "(default: off; slower, same result within 0.1%)")
+      ("quiet,q", po::bool_switch(&cl.quiet),
+       "print nothing to stdout (use with --out or --trace); errors still go to stderr");
+  return options;
+}
+
+// Returns nullopt when --help was printed.
+std::optional<CommandLine> parse_command_line(int argc, char** argv) {
+  CommandLine cl;
+  po::options_description visible = visible_options(cl);
+  po::options_description all;
+  all.add(visible).add_options()("config", po::value(&cl.config));
+  po::positional_options_description positional;
+  positional.add("config", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+  if (vm.count("help")) {
+    std::cout << visible << "\nExit codes: 0 success, 2 bad input (config, profile, command line: one line\n"
+              << "`error: FILE:LINE: key: problem` on stderr), 1 output or internal error.\n";
+    return std::nullopt;
+  }
+  po::notify(vm);
+  if (cl.config.empty()) throw report::UsageError("missing CONFIG (see simulate --help)");
+  if (vm.count("trace-config")) cl.trace_config = vm["trace-config"].as<std::string>();
+  if (cl.trace_file.empty() && (cl.trace_config || !vm["trace-iterations"].defaulted())) {
+    throw report::UsageError("--trace-config and --trace-iterations need --trace FILE.json");
+  }
+  if (cl.trace_iterations < 1) {
+    throw report::UsageError("--trace-iterations must be >= 1, got " + std::to_string(cl.trace_iterations));
+  }
+  return cl;
+}
+
+// Reports progress on stderr, but only once the sweep has run for more than a second.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool quiet) : quiet_(quiet), start_(Clock::now()), last_(start_) {}
+  void operator()(size_t done, size_t total) {
+    const auto now = Clock::now();
+    if (quiet_ || now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::seconds(1)) return;
+    last_ = now;
+    std::fprintf(stderr, "simulate: %zu/%zu configurations, %.1f s\n", done, total,
+                 std::chrono::duration<double>(now - start_).count());
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool quiet_;
+  Clock::time_point start_;
+  Clock::time_point last_;
+};
+
+int run(int argc, char** argv) {
+  const std::optional<CommandLine> cl = parse_command_line(argc, argv);
+  if (!cl) return 0;
+
+  const SweepConfig config = load_sweep_config(cl->config);
+  const Profile profile = load_profile(config.profile_path);
+  std::optional<RunSpec> trace_spec;
+  if (!cl->trace_file.empty()) {
+    trace_spec = cl->trace_config ? report::parse_trace_config(*cl->trace_config, config)
+                                  : report::default_trace_spec(config);
+  }
+  // The profile must cover the sweep and the traced configuration (which may use more GPUs).
+  SweepConfig needed = config;
+  if (trace_spec) needed.gpus.push_back(trace_spec->gpus);
+  require_for_model(profile, needed);
+
+  SimOptions options;
+  options.exact = cl->exact;
+  ProgressLine progress(cl->quiet);
+  const report::ResultGrid grid(report::run_sweep(profile, config, options, std::ref(progress)));
+  const report::ReportContext context = report::make_report_context(config, profile, cl->exact);
+
+  if (!cl->quiet) std::cout << report::format_report(context, grid) << std::flush;
+
+  if (!cl->out_dir.empty()) {
+    report::create_directories(cl->out_dir);
+    const std::filesystem::path dir(cl->out_dir);
+    const std::string csv = (dir / "predictions.csv").string(), markdown = (dir / "predictions.md").string();
+    report::write_file_atomic(csv, report::format_predictions_csv(grid.all(), config.model));
+    report::write_file_atomic(markdown, report::format_predictions_markdown(context, grid));
+    if (!cl->quiet) std::cout << "wrote " << csv << " and " << markdown << "\n";
+  }
+  if (trace_spec) {
+    SimOptions trace_options = options;
+    trace_options.trace_iterations = cl->trace_iterations;
+    const SimResult traced = simulate_run(profile, config.model, *trace_spec, trace_options);
+    const std::filesystem::path parent = std::filesystem::path(cl->trace_file).parent_path();
+    if (!parent.empty()) report::create_directories(parent.string());
+    report::write_file_atomic(cl->trace_file, report::format_trace_json(traced, config.model));
+    if (!cl->quiet) {
+      std::cout << "wrote " << cl->trace_file << ": " << cl->trace_iterations << " iterations of "
+                << to_string(trace_spec->strategy) << " on " << trace_spec->gpus << " GPUs, batch "
+                << trace_spec->batch_per_gpu << " per GPU\n";
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const report::UsageError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const po::error& e) {
+    std::cerr << "error: " << e.what() << " (see simulate --help)\n";
+    return 2;
+  } catch (const report::OutputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "error: internal: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,220 @@
+// End-to-end tests of the `simulate` program on the hand-written fixture profile
+// (tests/fixtures/report/): exit codes, the printed tables, --out files, one-line errors.
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "report/csv.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kFixtureConfig = std::string(TRAINSIM_FIXTURES_DIR) + "/report/sweep.yaml";
+const std::string kFixtureProfile = std::string(TRAINSIM_FIXTURES_DIR) + "/report/profile.yaml";
+
+struct ProgramRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+class SimulateProgram : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("trainsim_report_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs `simulate ARGS` (ARGS already shell-quoted where needed), capturing stdout and stderr.
+  ProgramRun simulate(const std::string& args) const {
+    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    const std::string command = std::string(TRAINSIM_BIN_DIR) + "/simulate " + args + " > " + out.string() +
+                                " 2> " + err.string();
+    const int status = std::system(command.c_str());
+    ProgramRun run;
+    if (WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
+    run.out = read_file(out);
+    run.err = read_file(err);
+    return run;
+  }
+
+  // A config in the test's folder naming the fixture profile by absolute path.
+  fs::path write_config(const std::string& body) const {
+    const fs::path path = dir_ / "config.yaml";
+    std::ofstream(path) << body;
+    return path;
+  }
+
+  // Expects exit 2 and exactly one stderr line starting with `prefix`.
+  static void expect_one_line_error(const ProgramRun& run, const std::string& prefix) {
+    EXPECT_EQ(run.exit_code, 2) << run.err;
+    const auto lines = lines_of(run.err);
+    ASSERT_EQ(lines.size(), 1u) << run.err;
+    EXPECT_EQ(lines[0].rfind(prefix, 0), 0u) << "stderr: " << lines[0] << "\nexpected prefix: " << prefix;
+    EXPECT_TRUE(run.out.empty()) << run.out;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(SimulateProgram, PrintsEveryTableForTheFixtureSweep) {
+  const ProgramRun run = simulate(kFixtureConfig);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(run.err.empty()) << run.err;  // no progress: the sweep takes well under a second
+  for (const char* expected :
+       {"# trainsim predictions: resnet18-cifar", "machine report-fixture", "cuda Fixture GPU x4",
+        "2000-01-01T00:00:00Z", "data: synthetic", "1,228,072 parameter bytes", "50000 samples",
+        "loader workers: 2", "## Q1: 1-GPU epoch time per batch size (dp, 1 GPU)", "## Table 1 (dp)",
+        "## Table 1 (ddp)", "Scaling efficiency", "weak-scaling speedup 4", "### Strong scaling", "## Table 2",
+        "## Table 3", "## Notes",
+        // The fixture's peak memory grows ~9.4e6 B per sample: 512 fits in 8 GiB, 2048 (~1.9e10 B) does not.
+        "first batch that does not fit: 2048"}) {
+    EXPECT_NE(run.out.find(expected), std::string::npos) << expected << " missing in:\n" << run.out;
+  }
+  EXPECT_NE(run.out.find(" OOM |"), std::string::npos);  // the 2048 rows
+}
+
+TEST_F(SimulateProgram, OutWritesCsvAndMarkdownAndIsDeterministic) {
+  const fs::path out = dir_ / "new" / "folder";
+  const ProgramRun run = simulate(kFixtureConfig + " --out " + out.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string csv = read_file(out / "predictions.csv");
+  const auto rows = lines_of(csv);
+  ASSERT_EQ(rows.size(), 1u + 2 * 3 * 4);  // header + 2 strategies x 3 gpu counts x 4 batches
+  EXPECT_EQ(rows[0], trainsim::report::predictions_csv_header());
+  // Sweep order: strategy as in the config (dp first), then gpus, then batch.
+  EXPECT_EQ(rows[1].rfind("dp,1,32,32,1563,", 0), 0u) << rows[1];       // ceil(50000 / 32) = 1563
+  EXPECT_EQ(rows[24].rfind("ddp,4,2048,8192,7,", 0), 0u) << rows[24];  // ceil(50000 / 8192) = 7
+  const size_t columns = std::count(rows[0].begin(), rows[0].end(), ',');
+  for (const auto& row : rows) EXPECT_EQ(size_t(std::count(row.begin(), row.end(), ',')), columns) << row;
+  EXPECT_NE(csv.find(",false,"), std::string::npos);  // the OOM rows keep their predicted times
+
+  const std::string markdown = read_file(out / "predictions.md");
+  const std::string printed = run.out.substr(0, run.out.find("wrote "));
+  EXPECT_EQ(markdown.rfind(printed, 0), 0u) << "predictions.md does not start with the printed tables";
+  EXPECT_NE(markdown.find("## Metric definitions"), std::string::npos);
+  for (const auto& entry : fs::directory_iterator(out)) {
+    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << "leftover " << entry.path();
+  }
+
+  const ProgramRun again = simulate(kFixtureConfig + " --quiet --out " + (dir_ / "again").string());
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(read_file(dir_ / "again" / "predictions.csv"), csv);  // same input, same bytes
+  EXPECT_TRUE(again.out.empty()) << again.out;                     // --quiet
+}
+
+TEST_F(SimulateProgram, ExactSimulatesEveryIteration) {
+  const ProgramRun run = simulate(kFixtureConfig + " --exact --quiet --out " + dir_.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto rows = lines_of(read_file(dir_ / "predictions.csv"));
+  ASSERT_GT(rows.size(), 1u);
+  // Columns 4 (iterations), 20 (extrapolated) and 21 (simulated_iterations) of predictions_csv_header().
+  for (size_t i = 1; i < rows.size(); ++i) {
+    std::vector<std::string> cells;
+    std::stringstream in(rows[i]);
+    for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
+    ASSERT_EQ(cells.size(), 22u) << rows[i];
+    EXPECT_EQ(cells[20], "false") << rows[i];
+    EXPECT_EQ(cells[21], cells[4]) << rows[i];
+  }
+}
+
+TEST_F(SimulateProgram, HelpNamesEveryOption) {
+  const ProgramRun run = simulate("--help");
+  EXPECT_EQ(run.exit_code, 0);
+  for (const char* option : {"--out", "--trace", "--trace-config", "--trace-iterations", "--exact", "--quiet"}) {
+    EXPECT_NE(run.out.find(option), std::string::npos) << option;
+  }
+}
+
+TEST_F(SimulateProgram, BadCommandLinesExitTwoWithOneLine) {
+  expect_one_line_error(simulate(""), "error: missing CONFIG");
+  expect_one_line_error(simulate(kFixtureConfig + " --bogus"), "error: ");
+  expect_one_line_error(simulate(kFixtureConfig + " extra.yaml"), "error: ");
+  expect_one_line_error(simulate(kFixtureConfig + " --trace-config ddp:2:128"), "error: --trace-config");
+  expect_one_line_error(simulate(kFixtureConfig + " --trace t.json --trace-config ddp:x:128"),
+                        "error: --trace-config 'ddp:x:128'");
+  expect_one_line_error(simulate(kFixtureConfig + " --trace t.json --trace-iterations 0"),
+                        "error: --trace-iterations must be >= 1");
+}
+
+TEST_F(SimulateProgram, UnknownKeyIsOneLineWithFileAndLine) {
+  const fs::path config = write_config("profile: " + kFixtureProfile +
+                                       "\n"
+                                       "sweep:\n"
+                                       "  strategy: [ddp]\n"
+                                       "  gpus: [1]\n"
+                                       "  batch_per_gpu: [32]\n"
+                                       "loadr: {workers: 2}\n");  // line 6: typo of `loader`
+  expect_one_line_error(simulate(config.string()), "error: " + config.string() + ":6: loadr: ");
+}
+
+TEST_F(SimulateProgram, UnknownStrategyIsOneLineWithFileAndLine) {
+  const fs::path config = write_config("profile: " + kFixtureProfile +
+                                       "\n"
+                                       "sweep:\n"
+                                       "  strategy: [ddp, horovod]\n"  // line 3
+                                       "  gpus: [1]\n"
+                                       "  batch_per_gpu: [32]\n");
+  expect_one_line_error(simulate(config.string()), "error: " + config.string() + ":3: sweep.strategy[1]: ");
+}
+
+TEST_F(SimulateProgram, MissingProfileIsOneLineWithFileAndLine) {
+  const fs::path config = write_config("# a comment\n"
+                                       "profile: no-such-profile.yaml\n"  // line 2
+                                       "sweep: {strategy: [ddp], gpus: [1], batch_per_gpu: [32]}\n");
+  expect_one_line_error(simulate(config.string()), "error: " + config.string() + ":2: profile: ");
+}
+
+TEST_F(SimulateProgram, ProfileWithoutTheModelIsOneLineAtTheProfileKey) {
+  const fs::path config = write_config("profile: " + kFixtureProfile +
+                                       "\n"
+                                       "model: resnet18-imagenet\n"  // the fixture only has resnet18-cifar
+                                       "sweep: {strategy: [ddp], gpus: [1], batch_per_gpu: [32]}\n");
+  expect_one_line_error(simulate(config.string()), "error: " + config.string() + ":1: profile: ");
+}
+
+TEST_F(SimulateProgram, MissingConfigFileIsOneLine) {
+  const std::string missing = (dir_ / "nope.yaml").string();
+  expect_one_line_error(simulate(missing), "error: " + missing + ": ");
+}
+
+TEST_F(SimulateProgram, UnwritableOutputExitsOne) {
+  std::ofstream(dir_ / "a-file") << "x";
+  const ProgramRun run = simulate(kFixtureConfig + " --quiet --out " + (dir_ / "a-file" / "sub").string());
+  EXPECT_EQ(run.exit_code, 1);
+  const auto lines = lines_of(run.err);
+  ASSERT_EQ(lines.size(), 1u) << run.err;
+  EXPECT_EQ(lines[0].rfind("error: cannot create directory", 0), 0u) << lines[0];
+}
+
+}  // namespace

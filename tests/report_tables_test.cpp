@@ -1,0 +1,259 @@
+// The course's tables (Q1, Tables 1-3, notes, header) built from hand-made SimResults.
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "report/report.h"
+
+namespace trainsim::report {
+namespace {
+
+SimResult result(Strategy strategy, int gpus, int64_t batch, double epoch_s, bool fits = true) {
+  SimResult r;
+  r.spec.strategy = strategy;
+  r.spec.gpus = gpus;
+  r.spec.batch_per_gpu = batch;
+  r.global_batch = gpus * batch;
+  r.iterations = (50000 + r.global_batch - 1) / r.global_batch;  // ceil(50000 / global batch)
+  r.fits = fits;
+  r.epoch_s = epoch_s;
+  r.train_s = epoch_s;
+  r.device_memory_bytes = 8.0 * (1 << 30);
+  r.peak_mem_bytes = fits ? 2.0 * (1 << 30) : 9.0 * (1 << 30);
+  return r;
+}
+
+ReportContext context(std::vector<Strategy> strategies, std::vector<int> gpus, std::vector<int64_t> batches) {
+  ReportContext c;
+  c.config_file = "configs/test.yaml";
+  c.profile_path = "reports/test-machine/profile.yaml";
+  c.machine_name = "test-machine";
+  c.host = "node7";
+  c.device_kind = "cuda";
+  c.device_name = "Test GPU";
+  c.device_count = 4;
+  c.device_memory_bytes = 8.0 * (1 << 30);
+  c.data = "synthetic";
+  c.measured_date = "2000-01-01T00:00:00Z";
+  c.model = "resnet18-cifar";
+  c.param_bytes = 44695848;
+  c.train_samples = 50000;
+  c.loader_workers = 2;
+  c.strategies = std::move(strategies);
+  c.gpus = std::move(gpus);
+  c.batches = std::move(batches);
+  return c;
+}
+
+// Every Markdown table line of `text` as trimmed cells ("| a | b |" -> {"a", "b"}).
+std::vector<std::vector<std::string>> table_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] != '|') continue;
+    std::vector<std::string> cells;
+    size_t start = 1;
+    for (size_t bar = line.find('|', start); bar != std::string::npos; bar = line.find('|', start)) {
+      std::string cell = line.substr(start, bar - start);
+      cell.erase(0, cell.find_first_not_of(' '));
+      cell.erase(cell.find_last_not_of(' ') + 1);
+      cells.push_back(cell);
+      start = bar + 1;
+    }
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+// The first table row (in `text`) whose leading cells equal `key`.
+std::vector<std::string> row(const std::string& text, const std::vector<std::string>& key) {
+  for (const auto& r : table_rows(text)) {
+    if (r.size() >= key.size() && std::equal(key.begin(), key.end(), r.begin())) return r;
+  }
+  ADD_FAILURE() << "no row starting with " << key.front() << " in:\n" << text;
+  return {};
+}
+
+// A text between `begin` and the next "## " heading (or the end).
+std::string section(const std::string& text, const std::string& begin) {
+  const size_t start = text.find(begin);
+  if (start == std::string::npos) {
+    ADD_FAILURE() << "no section " << begin;
+    return "";
+  }
+  const size_t end = text.find("\n## ", start + 1);
+  return text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+TEST(Q1Table, UsesDpWithOneGpuAndNamesTheFirstBatchThatDoesNotFit) {
+  const auto c = context({Strategy::kDdp, Strategy::kDp}, {1, 2}, {128, 512, 2048});
+  const ResultGrid grid({result(Strategy::kDdp, 1, 128, 30.0), result(Strategy::kDp, 1, 128, 20.0),
+                         result(Strategy::kDp, 1, 512, 12.5), result(Strategy::kDp, 1, 2048, 11.0, false)});
+  const std::string q1 = format_q1(c, grid);
+  EXPECT_NE(q1.find("(dp, 1 GPU)"), std::string::npos) << q1;
+  // dp's 20 s, not ddp's 30 s; iterations ceil(50000 / 128) = 391; peak 2 GiB.
+  EXPECT_EQ(row(q1, {"128"}), (std::vector<std::string>{"128", "20.00", "20.00", "391", "2.00", "yes"}));
+  EXPECT_EQ(row(q1, {"512"}), (std::vector<std::string>{"512", "12.50", "12.50", "98", "2.00", "yes"}));
+  // OOM: time cells say OOM, the predicted peak (9 GiB) stays visible; ceil(50000 / 2048) = 25.
+  EXPECT_EQ(row(q1, {"2048"}), (std::vector<std::string>{"2048", "OOM", "OOM", "25", "9.00", "no"}));
+  EXPECT_NE(q1.find("first batch that does not fit: 2048 (predicted peak 9.00 GiB > 8.00 GiB)"),
+            std::string::npos)
+      << q1;
+}
+
+TEST(Q1Table, FallsBackToDdpAndSaysAllFit) {
+  const auto c = context({Strategy::kDdp}, {1}, {32, 128});
+  const ResultGrid grid({result(Strategy::kDdp, 1, 32, 40.0), result(Strategy::kDdp, 1, 128, 30.0)});
+  const std::string q1 = format_q1(c, grid);
+  EXPECT_NE(q1.find("(ddp, 1 GPU)"), std::string::npos) << q1;
+  EXPECT_NE(q1.find("all fit up to 128"), std::string::npos) << q1;
+  EXPECT_EQ(q1.find("does not fit"), std::string::npos) << q1;
+}
+
+TEST(Q1Table, SaysSoWhenTheSweepHasNoSingleGpu) {
+  const auto c = context({Strategy::kDdp}, {2, 4}, {128});
+  const std::string q1 = format_q1(c, ResultGrid({result(Strategy::kDdp, 2, 128, 10.0)}));
+  EXPECT_NE(q1.find("no 1-GPU configuration"), std::string::npos) << q1;
+  EXPECT_EQ(q1.find('|'), std::string::npos) << q1;
+}
+
+TEST(Table1, TimeSpeedupEfficiencyAndWeakScalingForm) {
+  const auto c = context({Strategy::kDdp}, {1, 2, 4}, {128, 256});
+  const ResultGrid grid({result(Strategy::kDdp, 1, 128, 100.0), result(Strategy::kDdp, 2, 128, 60.0),
+                         result(Strategy::kDdp, 4, 128, 40.0), result(Strategy::kDdp, 1, 256, 80.0, false),
+                         result(Strategy::kDdp, 2, 256, 50.0), result(Strategy::kDdp, 4, 256, 30.0, false)});
+  const std::string t1 = format_table1(c, grid);
+  // b = 128: speedup(2) = 100/60 = 1.667, speedup(4) = 100/40 = 2.5.
+  EXPECT_EQ(row(t1, {"128"}),
+            (std::vector<std::string>{"128", "100.0", "60.00", "1.667", "40.00", "2.500"}));
+  // b = 256: the 1-GPU baseline does not fit, so no speedup; the 4-GPU cell is OOM.
+  EXPECT_EQ(row(t1, {"256"}), (std::vector<std::string>{"256", "OOM", "50.00", "-", "OOM", "-"}));
+  // Second table: efficiency = speedup / N: 1.667/2 = 0.833, 2.5/4 = 0.625;
+  // weak-scaling speedup N*T(1)/T(N): 2*100/60 = 3.333, 4*100/40 = 10.
+  const auto efficiency_rows = table_rows(t1.substr(t1.find("Scaling efficiency")));
+  ASSERT_GE(efficiency_rows.size(), 3u);
+  EXPECT_EQ(efficiency_rows[0], (std::vector<std::string>{"batch/GPU", "efficiency 2", "weak-scaling speedup 2",
+                                                         "efficiency 4", "weak-scaling speedup 4"}));
+  EXPECT_EQ(efficiency_rows[2], (std::vector<std::string>{"128", "0.833", "3.333", "0.625", "10.000"}));
+  EXPECT_NE(t1.find("weak scaling in the global batch"), std::string::npos);
+  EXPECT_NE(t1.find("T(1,B)/T(N,B/N)"), std::string::npos);
+}
+
+TEST(Table1, StrongScalingWhereTheSweepHasBothCells) {
+  const auto c = context({Strategy::kDdp}, {1, 2}, {64, 128});
+  const ResultGrid grid({result(Strategy::kDdp, 1, 64, 120.0), result(Strategy::kDdp, 1, 128, 100.0),
+                         result(Strategy::kDdp, 2, 64, 70.0), result(Strategy::kDdp, 2, 128, 60.0)});
+  const std::string t1 = format_table1(c, grid);
+  const std::string strong = t1.substr(t1.find("### Strong scaling"));
+  // B = 128 on N = 2 uses b = 64: T(1,128) / T(2,64) = 100 / 70 = 1.429.
+  EXPECT_EQ(row(strong, {"ddp", "128"}),
+            (std::vector<std::string>{"ddp", "128", "2", "64", "100.0", "70.00", "1.429"}));
+  // B = 64 would need b = 32, which is not swept: only one data row (plus header and separator).
+  EXPECT_EQ(table_rows(strong).size(), 3u);
+}
+
+TEST(Table1, SaysWhenNoStrongScalingCellExists) {
+  const auto c = context({Strategy::kDdp}, {1, 2}, {128});
+  const ResultGrid grid({result(Strategy::kDdp, 1, 128, 100.0), result(Strategy::kDdp, 2, 128, 60.0)});
+  EXPECT_NE(format_table1(c, grid).find("The sweep has no such cells"), std::string::npos);
+}
+
+TEST(Table2, CourseSubtractionBesideTheSimulatorBreakdown) {
+  const auto c = context({Strategy::kDdp}, {1, 2}, {128});
+  SimResult two = result(Strategy::kDdp, 2, 128, 60.0);
+  two.compute_s = 48.5;
+  two.comm_s = 20.25;
+  two.exposed_comm_s = 3.125;
+  two.loader_stall_s = 7.0;
+  const ResultGrid grid({result(Strategy::kDdp, 1, 128, 100.0), two});
+  const std::string t2 = format_table2(c, grid);
+  // course compute = 100 / 2 = 50, course comm = 60 - 50 = 10; simulator columns copied.
+  EXPECT_EQ(row(t2, {"ddp", "2", "128"}),
+            (std::vector<std::string>{"ddp", "2", "128", "100.0", "60.00", "50.00", "10.00", "48.50", "20.25",
+                                      "3.125", "7.000"}));
+  EXPECT_NE(t2.find("ignores overlap"), std::string::npos);
+  // No 1-GPU rows in Table 2: header, separator and one data row.
+  EXPECT_EQ(table_rows(t2).size(), 3u);
+}
+
+TEST(Table2, OomCellsAndSingleGpuOnlySweeps) {
+  const auto c = context({Strategy::kDp}, {1, 2}, {2048});
+  const ResultGrid grid({result(Strategy::kDp, 1, 2048, 10.0), result(Strategy::kDp, 2, 2048, 8.0, false)});
+  EXPECT_EQ(row(format_table2(c, grid), {"dp"}),
+            (std::vector<std::string>{"dp", "2", "2048", "10.00", "OOM", "-", "-", "OOM", "OOM", "OOM", "OOM"}));
+  const auto single = context({Strategy::kDp}, {1}, {2048});
+  EXPECT_NE(format_table2(single, grid).find("no configuration with 2 or more GPUs"), std::string::npos);
+  EXPECT_NE(format_table3(single, grid).find("no configuration with 2 or more GPUs"), std::string::npos);
+}
+
+TEST(Table3, CourseUtilisationAndSimulatorBusBandwidth) {
+  const auto c = context({Strategy::kDdp}, {1, 2}, {64});
+  SimResult two = result(Strategy::kDdp, 2, 64, 60.0);
+  two.iterations = 391;  // ceil(50000 / 128)
+  two.comm_bytes_per_rank = 1.75e10;
+  two.busbw_gbs = 12.5;
+  const ResultGrid grid({result(Strategy::kDdp, 1, 64, 100.0), two});
+  const std::string t3 = format_table3(c, grid);
+  // bytes = 391 * 2(2-1)/2 * 44,695,848 = 17,476,076,568 B = 17.48 GB; course comm = 60 - 100/2 = 10 s;
+  // utilisation = 17.476 GB / 10 s = 1.748 GB/s; simulator: 1.75e10 B = 17.50 GB, busbw 12.50.
+  EXPECT_EQ(row(t3, {"ddp"}), (std::vector<std::string>{"ddp", "2", "64", "391", "17.48", "10.00", "1.748",
+                                                        "17.50", "12.50"}));
+  EXPECT_NE(t3.find("t = 2(n-1)*alpha + 2(n-1)/n * S / B"), std::string::npos);
+  EXPECT_NE(t3.find("44,695,848"), std::string::npos);
+}
+
+TEST(Table3, NoUtilisationWhenCourseCommunicationIsNotPositive) {
+  const auto c = context({Strategy::kDdp}, {1, 2}, {64});
+  // T(2) = 45 < T(1)/2 = 50: course communication = -5 s, utilisation undefined.
+  const ResultGrid grid({result(Strategy::kDdp, 1, 64, 100.0), result(Strategy::kDdp, 2, 64, 45.0)});
+  const auto r = row(format_table3(c, grid), {"ddp"});
+  ASSERT_EQ(r.size(), 9u);
+  EXPECT_EQ(r[5], "-5.000");
+  EXPECT_EQ(r[6], "n/a (comm <= 0)");
+}
+
+TEST(Notes, DeduplicatedInOrderOfFirstAppearance) {
+  SimResult a = result(Strategy::kDdp, 1, 64, 1.0), b = result(Strategy::kDdp, 2, 64, 1.0);
+  a.notes = {"all_reduce on 8 ranks: ring fit", "assumed interconnect: 100 GB/s"};
+  b.notes = {"assumed interconnect: 100 GB/s", "loader: 3 workers interpolated"};
+  EXPECT_EQ(format_notes(ResultGrid({a, b})),
+            "## Notes\n\n- all_reduce on 8 ranks: ring fit\n- assumed interconnect: 100 GB/s\n"
+            "- loader: 3 workers interpolated\n\n");
+  EXPECT_EQ(format_notes(ResultGrid({result(Strategy::kDdp, 1, 64, 1.0)})), "## Notes\n\n(none)\n\n");
+}
+
+TEST(Header, NamesProfileMachineDeviceDataModelAndDate) {
+  auto c = context({Strategy::kDdp}, {1}, {64});
+  c.interconnect = InterconnectAssumption{100.0, 5.0, false};
+  const std::string header = format_header(c);
+  for (const char* expected :
+       {"reports/test-machine/profile.yaml", "machine test-machine", "measured on node7 2000-01-01T00:00:00Z",
+        "cuda Test GPU x4, 8.00 GiB each", "data: synthetic", "resnet18-cifar, 44,695,848 parameter bytes",
+        "50000 samples", "loader workers: 2", "assumed busbw 100.0 GB/s, latency 5.000 us",
+        "steady state extrapolated"}) {
+    EXPECT_NE(header.find(expected), std::string::npos) << expected << " missing in:\n" << header;
+  }
+}
+
+TEST(Report, MarkdownIsTheReportPlusMetricDefinitions) {
+  const auto c = context({Strategy::kDp, Strategy::kDdp}, {1, 2}, {128});
+  const ResultGrid grid({result(Strategy::kDp, 1, 128, 100.0), result(Strategy::kDp, 2, 128, 70.0),
+                         result(Strategy::kDdp, 1, 128, 100.0), result(Strategy::kDdp, 2, 128, 55.0)});
+  const std::string report = format_report(c, grid);
+  for (const char* heading : {"## Q1", "## Table 1 (dp)", "## Table 1 (ddp)", "## Table 2", "## Table 3",
+                              "## Notes"}) {
+    EXPECT_NE(report.find(heading), std::string::npos) << heading;
+  }
+  // dp's table comes before ddp's (config order).
+  EXPECT_LT(report.find("## Table 1 (dp)"), report.find("## Table 1 (ddp)"));
+  const std::string markdown = format_predictions_markdown(c, grid);
+  EXPECT_EQ(markdown.rfind(report, 0), 0u);
+  EXPECT_NE(section(markdown, "## Metric definitions").find("busbw = algbw * 2(n-1)/n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainsim::report
