@@ -208,6 +208,27 @@ TEST_F(SimulateProgram, MissingConfigFileIsOneLine) {
   expect_one_line_error(simulate(missing), "error: " + missing + ": ");
 }
 
+// The example configs users copy: every key they use is valid and the sweep runs. Their `profile:`
+// line names a real machine's profile; here it is replaced by the fixture's.
+TEST_F(SimulateProgram, ExampleConfigsRunWithTheFixtureProfile) {
+  int examples = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(TRAINSIM_SOURCE_DIR) / "configs")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++examples;
+    std::string body = "profile: " + kFixtureProfile + "\n";
+    for (const auto& line : lines_of(read_file(entry.path()))) {
+      if (line.rfind("profile:", 0) != 0) body += line + "\n";
+    }
+    const ProgramRun run = simulate(write_config(body).string());
+    EXPECT_EQ(run.exit_code, 0) << entry.path() << ": " << run.err;
+    EXPECT_NE(run.out.find("## Table 3"), std::string::npos) << entry.path();
+    if (body.find("interconnect:") != std::string::npos) {
+      EXPECT_NE(run.out.find("- interconnect: assumed busbw"), std::string::npos) << entry.path();
+    }
+  }
+  EXPECT_GE(examples, 2);  // sweep.yaml and example-assumed-interconnect.yaml
+}
+
 TEST_F(SimulateProgram, UnwritableOutputExitsOne) {
   std::ofstream(dir_ / "a-file") << "x";
   const ProgramRun run = simulate(kFixtureConfig + " --quiet --out " + (dir_ / "a-file" / "sub").string());
