@@ -18,6 +18,8 @@ TEST(FormatSignificant, KeepsFourSignificantDigitsWithoutExponent) {
   EXPECT_EQ(format_significant(0), "0");
   EXPECT_EQ(format_significant(-2.5), "-2.500");
   EXPECT_EQ(format_significant(1.5e-9), "1.500e-09");  // below 1e-6: exponent form
+  EXPECT_EQ(format_significant(9.99996), "10.00");     // rounding carries: still 4 digits
+  EXPECT_EQ(format_significant(0.0999996), "0.1000");
 }
 
 TEST(FormatGib, DividesByTwoToTheThirty) {

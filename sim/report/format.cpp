@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace trainsim::report {
@@ -18,8 +19,12 @@ std::string format_significant(double value, int significant) {
   }
   // Digits before the point: floor(log10 |v|) + 1; decimals = significant - that (>= 0).
   const int integer_digits = static_cast<int>(std::floor(std::log10(magnitude))) + 1;
-  const int decimals = std::max(0, significant - integer_digits);
+  int decimals = std::max(0, significant - integer_digits);
   std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  // Rounding can carry into a new digit (9.99996 -> "10.000"): drop one decimal then.
+  if (decimals > 0 && std::fabs(std::atof(buffer)) >= std::pow(10.0, integer_digits)) {
+    std::snprintf(buffer, sizeof buffer, "%.*f", --decimals, value);
+  }
   return buffer;
 }
 
