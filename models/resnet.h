@@ -5,17 +5,34 @@
 
 #include <torch/torch.h>
 
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace trainsim::models {
+
+// The device argument of torch::nn::Module::clone (c10::optional<Device> in LibTorch 1.x,
+// std::optional<Device> in 2.x), taken from the signature so the override compiles with both.
+template <typename MemberFunction>
+struct CloneArgument;
+template <typename R, typename C, typename A>
+struct CloneArgument<R (C::*)(A) const> {
+  using type = std::decay_t<A>;
+};
+using CloneDevice = CloneArgument<decltype(&torch::nn::Module::clone)>::type;
 
 struct ResNet18Impl : torch::nn::Cloneable<ResNet18Impl> {
   explicit ResNet18Impl(std::string variant = "resnet18-cifar", int64_t num_classes = 10);
   void reset() override;  // (re)builds the stages; required by Cloneable / data_parallel
   torch::Tensor forward(torch::Tensor x);
+  // Cloneable::clone, then `stages` relinked to the copy's blocks (clone replaces the modules
+  // inside layer1..layer4, so the stage list built by reset() would point at stale blocks).
+  std::shared_ptr<torch::nn::Module> clone(const CloneDevice& device = CloneDevice()) const override;
 
-  // Stages in forward order; stage(i)(x) chains to the full forward.
+  // Stages in forward order; forward_stage chains to the full forward. stage_module(i) of a
+  // block is the block itself (parameter names relative to "layerX.Y."); of the stem and head it
+  // is a wrapper whose parameter names are the full model's ("conv1.weight", "linear.bias").
   size_t num_stages() const;
   const std::string& stage_name(size_t i) const;
   torch::Tensor forward_stage(size_t i, torch::Tensor x);
