@@ -1,0 +1,152 @@
+#include "des/op_scheduler.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace trainsim::des {
+
+ResourceId OpScheduler::add_resource() {
+  resources_.emplace_back();
+  return static_cast<ResourceId>(resources_.size() - 1);
+}
+
+OpId OpScheduler::add_op(SimTime duration, const ResourceId* resources,
+                         std::size_t resource_count, const OpId* deps, std::size_t dep_count,
+                         int32_t tag, uint32_t label) {
+  if (resource_count == 0) throw std::logic_error("an op needs at least one resource");
+  if (duration < 0) throw std::logic_error("negative op duration");
+  const OpId id = static_cast<OpId>(ops_.size());
+  Op op;
+  op.duration = duration;
+  op.tag = tag;
+  op.label = label;
+  op.resource_begin = static_cast<uint32_t>(op_resources_.size());
+  op.resource_count = static_cast<uint32_t>(resource_count);
+  for (std::size_t i = 0; i < resource_count; ++i) {
+    if (resources[i] >= resources_.size()) throw std::logic_error("unknown resource");
+    op_resources_.push_back(resources[i]);
+  }
+  for (std::size_t i = 0; i < dep_count; ++i) {
+    const OpId dep = deps[i];
+    if (dep == kNoOp) continue;
+    if (dep >= id) throw std::logic_error("an op may only depend on earlier ops");
+    Op& d = ops_[dep];
+    if (d.state == State::kDone) continue;
+    ++op.pending_deps;
+    const uint32_t edge = static_cast<uint32_t>(edges_.size());
+    edges_.push_back(Edge{id, kNoEdge});
+    if (d.last_successor == kNoEdge) {
+      d.first_successor = edge;
+    } else {
+      edges_[d.last_successor].next = edge;
+    }
+    d.last_successor = edge;
+  }
+  ops_.push_back(op);
+  if (ops_.back().pending_deps == 0) {
+    make_ready(id);
+    drain_instant_ops();
+  }
+  return id;
+}
+
+void OpScheduler::make_ready(OpId id) {
+  ops_[id].state = State::kQueued;
+  for (ResourceId r : resources(id)) resources_[r].queue.push_back(id);
+  // Copy the span bounds: starting an op never reallocates op_resources_.
+  const ResourceSpan span = resources(id);
+  for (ResourceId r : span) {
+    if (ops_[id].state != State::kQueued) break;
+    try_start_head(r);
+  }
+}
+
+void OpScheduler::try_start_head(ResourceId r) {
+  const Resource& res = resources_[r];
+  if (res.running != kNoOp || res.head == res.queue.size()) return;
+  const OpId candidate = res.queue[res.head];
+  for (ResourceId s : resources(candidate)) {
+    const Resource& other = resources_[s];
+    if (other.running != kNoOp || other.head == other.queue.size() ||
+        other.queue[other.head] != candidate) {
+      return;  // a collective waits until every one of its resources reaches it
+    }
+  }
+  start(candidate);
+}
+
+void OpScheduler::start(OpId id) {
+  Op& op = ops_[id];
+  op.state = State::kRunning;
+  op.start = engine_.now();
+  for (ResourceId r : resources(id)) {
+    Resource& res = resources_[r];
+    ++res.head;
+    res.running = id;
+  }
+  if (op.duration == 0) {
+    instant_.push_back(id);  // finished by drain_instant_ops, in start order, without an event
+  } else {
+    engine_.schedule_after(op.duration, [this, id] {
+      finish(id);
+      drain_instant_ops();
+    });
+  }
+}
+
+void OpScheduler::finish(OpId id) {
+  Op& op = ops_[id];
+  op.state = State::kDone;
+  op.end = engine_.now();
+  for (ResourceId r : resources(id)) {
+    Resource& res = resources_[r];
+    res.running = kNoOp;
+    if (res.head == res.queue.size()) {
+      res.queue.clear();
+      res.head = 0;
+    }
+  }
+  // Free resources first, so ops already queued on them start before newly ready successors.
+  for (ResourceId r : resources(id)) try_start_head(r);
+  for (uint32_t e = ops_[id].first_successor; e != kNoEdge; e = edges_[e].next) {
+    const OpId next = edges_[e].to;
+    if (--ops_[next].pending_deps == 0) make_ready(next);
+  }
+}
+
+void OpScheduler::drain_instant_ops() {
+  if (draining_) return;
+  draining_ = true;
+  while (instant_head_ < instant_.size()) finish(instant_[instant_head_++]);
+  instant_.clear();
+  instant_head_ = 0;
+  draining_ = false;
+}
+
+void OpScheduler::run_until_done(OpId id) {
+  while (ops_[id].state != State::kDone) {
+    if (!engine_.step()) {
+      throw std::logic_error("op " + std::to_string(id) +
+                             " can never run: the event queue is empty (missing dependency?)");
+    }
+  }
+}
+
+void OpScheduler::fast_forward(SimTime delta, int32_t first_tag, int32_t tag_offset) {
+  if (delta < 0 || tag_offset < 0) throw std::logic_error("fast_forward goes forward only");
+  for (Op& op : ops_) {
+    if (op.tag < first_tag) {
+      if (op.state != State::kDone) {
+        throw std::logic_error("fast_forward: an op with tag " + std::to_string(op.tag) +
+                               " < " + std::to_string(first_tag) + " is not done");
+      }
+      continue;
+    }
+    if (op.start >= 0) op.start += delta;
+    if (op.end >= 0) op.end += delta;
+    op.tag += tag_offset;
+  }
+  engine_.shift_time(delta);
+}
+
+}  // namespace trainsim::des

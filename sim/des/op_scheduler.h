@@ -1,0 +1,121 @@
+#pragma once
+// Ops on resources, on top of the event engine.
+//
+// A resource is a FIFO server: it serves one op at a time, and ops wait for it in the order in
+// which they became ready (ties: the order of the events that made them ready, which is the
+// engine's total order). An op becomes ready when all its dependencies are done. An op may need
+// several resources at once (a collective needs every rank's communication stream): it starts
+// when it is at the head of all of their queues and all of them are free, which is what
+// synchronises the ranks. Because an op joins all its queues at the same instant, any two ops
+// sharing resources are queued in the same order on each of them, so this cannot deadlock.
+//
+// Ops can be added while the simulation runs (the training layer builds one iteration ahead).
+
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
+
+#include "des/engine.h"
+#include "des/time.h"
+
+namespace trainsim::des {
+
+using ResourceId = uint32_t;
+using OpId = uint32_t;
+inline constexpr OpId kNoOp = UINT32_MAX;  // "no dependency": ignored in a dependency list
+
+struct ResourceSpan {
+  const ResourceId* first;
+  const ResourceId* last;
+  const ResourceId* begin() const { return first; }
+  const ResourceId* end() const { return last; }
+  std::size_t size() const { return static_cast<std::size_t>(last - first); }
+};
+
+class OpScheduler {
+ public:
+  explicit OpScheduler(Engine& engine) : engine_(engine) {}
+  OpScheduler(const OpScheduler&) = delete;
+  OpScheduler& operator=(const OpScheduler&) = delete;
+
+  ResourceId add_resource();
+  std::size_t resource_count() const { return resources_.size(); }
+
+  // Adds an op holding every resource in `resources` (at least one) for `duration` ns once every
+  // op in `deps` is done (kNoOp entries are ignored). `tag` and `label` are the caller's (the
+  // training layer uses the iteration index and an index into its table of op names).
+  OpId add_op(SimTime duration, const ResourceId* resources, std::size_t resource_count,
+              const OpId* deps, std::size_t dep_count, int32_t tag = 0, uint32_t label = 0);
+  OpId add_op(SimTime duration, std::initializer_list<ResourceId> resources,
+              std::initializer_list<OpId> deps, int32_t tag = 0, uint32_t label = 0) {
+    return add_op(duration, resources.begin(), resources.size(), deps.begin(), deps.size(), tag,
+                  label);
+  }
+
+  std::size_t op_count() const { return ops_.size(); }
+  bool done(OpId id) const { return ops_[id].state == State::kDone; }
+  SimTime start_time(OpId id) const { return ops_[id].start; }  // -1 until started
+  SimTime end_time(OpId id) const { return ops_[id].end; }      // -1 until done
+  SimTime duration(OpId id) const { return ops_[id].duration; }
+  int32_t tag(OpId id) const { return ops_[id].tag; }
+  uint32_t label(OpId id) const { return ops_[id].label; }
+  ResourceSpan resources(OpId id) const {
+    const ResourceId* first = op_resources_.data() + ops_[id].resource_begin;
+    return ResourceSpan{first, first + ops_[id].resource_count};
+  }
+
+  // Runs the engine until `id` is done. Throws std::logic_error if the event queue empties first
+  // (the op can never run: a missing dependency).
+  void run_until_done(OpId id);
+
+  // Skips time: every op with tag >= first_tag gets its tag increased by tag_offset and its start
+  // and end times (where already set) moved `delta` later, and the engine's clock and pending
+  // events move `delta` later too. Every op with a smaller tag must be done (std::logic_error
+  // otherwise). Valid when the skipped span is whole periods of a periodic schedule.
+  void fast_forward(SimTime delta, int32_t first_tag, int32_t tag_offset);
+
+  Engine& engine() { return engine_; }
+
+ private:
+  enum class State : uint8_t { kWaiting, kQueued, kRunning, kDone };
+  struct Op {
+    SimTime duration = 0;
+    SimTime start = -1;
+    SimTime end = -1;
+    int32_t tag = 0;
+    uint32_t label = 0;
+    uint32_t resource_begin = 0;  // index into op_resources_
+    uint32_t resource_count = 0;
+    uint32_t pending_deps = 0;
+    uint32_t first_successor = kNoEdge;  // singly linked list in edges_, in insertion order
+    uint32_t last_successor = kNoEdge;
+    State state = State::kWaiting;
+  };
+  struct Edge {
+    OpId to;
+    uint32_t next;
+  };
+  struct Resource {
+    std::vector<OpId> queue;  // ready ops, FIFO from `head`
+    std::size_t head = 0;
+    OpId running = kNoOp;
+  };
+  static constexpr uint32_t kNoEdge = UINT32_MAX;
+
+  void make_ready(OpId id);
+  void try_start_head(ResourceId r);
+  void start(OpId id);
+  void finish(OpId id);
+  void drain_instant_ops();
+
+  Engine& engine_;
+  std::vector<Op> ops_;
+  std::vector<ResourceId> op_resources_;
+  std::vector<Edge> edges_;
+  std::vector<Resource> resources_;
+  std::vector<OpId> instant_;  // zero-duration ops started but not yet finished (FIFO)
+  std::size_t instant_head_ = 0;
+  bool draining_ = false;
+};
+
+}  // namespace trainsim::des

@@ -1,0 +1,207 @@
+// The event engine and ops on FIFO resources.
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "des/engine.h"
+#include "des/op_scheduler.h"
+
+namespace trainsim::des {
+namespace {
+
+TEST(Engine, OrdersEventsByTimeThenPriorityThenInsertion) {
+  Engine engine;
+  std::string order;
+  // Scheduled out of order on purpose; expected run order:
+  //   t=5 prio 0 "a" (inserted 2nd) before t=5 prio 0 "b" (inserted 4th): same time and priority,
+  //   insertion order decides; t=5 prio -1 "c" runs before both (lower priority value);
+  //   t=3 "d" runs first of all; t=9 "e" last.
+  engine.schedule_at(9, [&] { order += 'e'; });
+  engine.schedule_at(5, [&] { order += 'a'; });
+  engine.schedule_at(3, [&] { order += 'd'; });
+  engine.schedule_at(5, [&] { order += 'b'; });
+  engine.schedule_at(5, [&] { order += 'c'; }, -1);
+  engine.run();
+  EXPECT_EQ(order, "dcabe");
+  EXPECT_EQ(engine.now(), 9);
+  EXPECT_EQ(engine.events_processed(), 5u);
+}
+
+TEST(Engine, HandlersMayScheduleMoreEventsAndMoveOnlyCaptures) {
+  Engine engine;
+  auto owned = std::make_unique<int>(41);  // move-only capture: std::function could not hold it
+  int seen = 0;
+  engine.schedule_at(1, [&engine, &seen, p = std::move(owned)] {
+    seen = *p;
+    engine.schedule_after(4, [&seen] { seen += 1; });
+  });
+  engine.run();
+  // 41 at t=1, then +1 at t=1+4.
+  EXPECT_EQ(seen, 42);
+  EXPECT_EQ(engine.now(), 5);
+}
+
+TEST(Engine, LargeCapturesStillRun) {
+  Engine engine;
+  std::vector<int> big(100, 1);
+  struct Payload {
+    char bytes[64];  // larger than the inline buffer: stored on the heap
+  } payload{};
+  payload.bytes[63] = 7;
+  int sum = 0;
+  engine.schedule_at(2, [&sum, big, payload] { sum = static_cast<int>(big.size()) + payload.bytes[63]; });
+  engine.run();
+  EXPECT_EQ(sum, 107);
+}
+
+TEST(Engine, RunUntilStopsAtTheGivenTime) {
+  Engine engine;
+  int ran = 0;
+  engine.schedule_at(10, [&] { ++ran; });
+  engine.schedule_at(20, [&] { ++ran; });
+  engine.schedule_at(30, [&] { ++ran; });
+  engine.run_until(20);  // events at t <= 20 run: two of them
+  EXPECT_EQ(ran, 2);
+  EXPECT_EQ(engine.now(), 20);
+  EXPECT_EQ(engine.pending(), 1u);
+  engine.run_until(25);  // nothing due; the clock still advances to 25
+  EXPECT_EQ(engine.now(), 25);
+  engine.run();
+  EXPECT_EQ(ran, 3);
+}
+
+TEST(Engine, RejectsEventsInThePast) {
+  Engine engine;
+  engine.schedule_at(5, [] {});
+  engine.run();
+  EXPECT_THROW(engine.schedule_at(4, [] {}), std::logic_error);
+}
+
+TEST(Engine, ShiftTimeMovesClockAndPendingEvents) {
+  Engine engine;
+  std::vector<SimTime> at;
+  engine.schedule_at(10, [&] { at.push_back(engine.now()); });
+  engine.schedule_at(12, [&] { at.push_back(engine.now()); });
+  engine.shift_time(100);
+  EXPECT_EQ(engine.now(), 100);
+  engine.run();
+  ASSERT_EQ(at.size(), 2u);
+  EXPECT_EQ(at[0], 110);
+  EXPECT_EQ(at[1], 112);
+}
+
+TEST(OpScheduler, ChainOfOpsSumsTheirDurations) {
+  Engine engine;
+  OpScheduler ops(engine);
+  const ResourceId r = ops.add_resource();
+  // Three dependent ops of 5, 7 and 11 ns on one resource end at 5 + 7 + 11 = 23.
+  const OpId a = ops.add_op(5, {r}, {});
+  const OpId b = ops.add_op(7, {r}, {a});
+  const OpId c = ops.add_op(11, {r}, {b});
+  engine.run();
+  EXPECT_EQ(ops.start_time(b), 5);
+  EXPECT_EQ(ops.end_time(c), 23);
+}
+
+TEST(OpScheduler, IndependentOpsOnTwoResourcesOverlap) {
+  Engine engine;
+  OpScheduler ops(engine);
+  const ResourceId r1 = ops.add_resource();
+  const ResourceId r2 = ops.add_resource();
+  // Both start at 0 on their own resources; the join waits for the longer: max(30, 40) = 40.
+  const OpId a = ops.add_op(30, {r1}, {});
+  const OpId b = ops.add_op(40, {r2}, {});
+  const OpId join = ops.add_op(0, {r1}, {a, b});
+  engine.run();
+  EXPECT_EQ(ops.start_time(a), 0);
+  EXPECT_EQ(ops.start_time(b), 0);
+  EXPECT_EQ(ops.end_time(join), 40);
+}
+
+TEST(OpScheduler, OneResourceServesReadyOpsInFifoOrder) {
+  Engine engine;
+  OpScheduler ops(engine);
+  const ResourceId r = ops.add_resource();
+  const ResourceId other = ops.add_resource();
+  // x (10 ns) holds r from 0. y is added before z but becomes ready only at 3 (after p on
+  // another resource); z is ready at 0, so z is queued first: r runs x, z, y.
+  const OpId x = ops.add_op(10, {r}, {});
+  const OpId p = ops.add_op(3, {other}, {});
+  const OpId y = ops.add_op(4, {r}, {p});
+  const OpId z = ops.add_op(6, {r}, {});
+  engine.run();
+  EXPECT_EQ(ops.start_time(x), 0);
+  EXPECT_EQ(ops.start_time(z), 10);  // queued at 0
+  EXPECT_EQ(ops.start_time(y), 16);  // queued at 3, behind z
+}
+
+TEST(OpScheduler, CollectiveStartsWhenEveryResourceIsFree) {
+  Engine engine;
+  OpScheduler ops(engine);
+  const ResourceId c0 = ops.add_resource();
+  const ResourceId c1 = ops.add_resource();
+  // Rank 1's stream is busy until 25; the collective on both streams starts at 25, not 0,
+  // although rank 0's stream is free, and lasts 10: it ends at 35.
+  const OpId busy = ops.add_op(25, {c1}, {});
+  const OpId coll = ops.add_op(10, {c0, c1}, {});
+  engine.run();
+  EXPECT_EQ(ops.end_time(busy), 25);
+  EXPECT_EQ(ops.start_time(coll), 25);
+  EXPECT_EQ(ops.end_time(coll), 35);
+}
+
+TEST(OpScheduler, ZeroDurationOpsFinishWithoutEvents) {
+  Engine engine;
+  OpScheduler ops(engine);
+  const ResourceId r = ops.add_resource();
+  const OpId a = ops.add_op(0, {r}, {});
+  const OpId b = ops.add_op(0, {r}, {a});
+  const OpId c = ops.add_op(8, {r}, {b});
+  engine.run();
+  EXPECT_TRUE(ops.done(b));
+  EXPECT_EQ(ops.end_time(c), 8);
+  EXPECT_EQ(engine.events_processed(), 1u);  // only c needed an event
+}
+
+TEST(OpScheduler, OpsAddedWhileRunningStartWhenTheirDependenciesFinish) {
+  Engine engine;
+  OpScheduler ops(engine);
+  const ResourceId r = ops.add_resource();
+  const OpId a = ops.add_op(10, {r}, {});
+  engine.run_until(4);
+  const OpId b = ops.add_op(5, {r}, {a});  // a still running: b follows it at 10
+  ops.run_until_done(b);
+  EXPECT_EQ(ops.start_time(b), 10);
+  EXPECT_EQ(ops.end_time(b), 15);
+}
+
+TEST(OpScheduler, FastForwardShiftsLaterOpsAndTheClock) {
+  Engine engine;
+  OpScheduler ops(engine);
+  const ResourceId r = ops.add_resource();
+  const OpId first = ops.add_op(10, {r}, {}, /*tag=*/0);
+  const OpId second = ops.add_op(10, {r}, {first}, /*tag=*/1);
+  ops.run_until_done(first);
+  // At t=10 `second` has just started. Skip 1000 ns and 5 tags: it runs 1010..1020 as tag 6.
+  ops.fast_forward(1000, /*first_tag=*/1, /*tag_offset=*/5);
+  engine.run();
+  EXPECT_EQ(ops.end_time(first), 10);
+  EXPECT_EQ(ops.start_time(second), 1010);
+  EXPECT_EQ(ops.end_time(second), 1020);
+  EXPECT_EQ(ops.tag(second), 6);
+}
+
+TEST(OpScheduler, FastForwardRefusesWhenEarlierOpsAreUnfinished) {
+  Engine engine;
+  OpScheduler ops(engine);
+  const ResourceId r = ops.add_resource();
+  ops.add_op(10, {r}, {}, /*tag=*/0);
+  EXPECT_THROW(ops.fast_forward(100, 1, 1), std::logic_error);
+}
+
+}  // namespace
+}  // namespace trainsim::des
