@@ -1,2 +1,3 @@
 # Tests of the simulator: event engine, hardware models, training iteration graphs, epochs.
 trainsim_add_test(sim_des_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_des_test.cpp LIBS trainsim_des)
+trainsim_add_test(sim_hw_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_hw_test.cpp LIBS trainsim_hw)

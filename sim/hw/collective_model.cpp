@@ -1,0 +1,128 @@
+#include "hw/collective_model.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace trainsim::hw {
+
+CollectiveModel::CollectiveModel(const CollectivesProfile& profile,
+                                 std::optional<InterconnectAssumption> assumption,
+                                 AllReduceAlgorithm algorithm)
+    : assumption_(std::move(assumption)), algorithm_(algorithm) {
+  for (const CollectiveCurve& c : profile.curves) {
+    try {
+      curves_.emplace(std::make_pair(c.op, c.ranks), MeasuredCurve(c.points));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("collective curve " + c.op + " on " +
+                                  std::to_string(c.ranks) + " ranks: " + e.what());
+    }
+  }
+  if (assumption_) alpha_beta_from_assumption(*assumption_);  // validates it
+}
+
+const MeasuredCurve* CollectiveModel::curve(CollectiveOp op, int ranks) const {
+  const auto it = curves_.find(std::make_pair(std::string(collective_name(op)), ranks));
+  return it == curves_.end() ? nullptr : &it->second;
+}
+
+std::optional<std::pair<int, const MeasuredCurve*>> CollectiveModel::nearest_curve(
+    CollectiveOp op, int ranks) const {
+  std::optional<std::pair<int, const MeasuredCurve*>> best;
+  for (const auto& [key, c] : curves_) {
+    if (key.first != collective_name(op) || key.second < 2) continue;
+    const int distance = std::abs(key.second - ranks);
+    // Ascending map order: a later candidate at equal distance has the larger rank count.
+    if (!best || distance <= std::abs(best->first - ranks)) best = std::make_pair(key.second, &c);
+  }
+  return best;
+}
+
+CollectiveModel::Method CollectiveModel::resolve(CollectiveOp op, int ranks) const {
+  if (ranks < 1) throw std::invalid_argument("collective on " + std::to_string(ranks) + " ranks");
+  const std::string prefix =
+      std::string(collective_name(op)) + " on " + std::to_string(ranks) + " ranks: ";
+  Method m;
+  const bool override_all = assumption_ && assumption_->override_measured;
+  if (ranks == 1) {
+    if (const MeasuredCurve* c = override_all ? nullptr : curve(op, 1)) {
+      m.source = Source::kMeasured;
+      m.curve = c;
+    }
+    return m;  // kFree when no 1-rank curve was measured
+  }
+  if (override_all) {
+    m.source = Source::kFormula;
+    m.alpha_beta = alpha_beta_from_assumption(*assumption_);
+    m.note = prefix + "assumed interconnect (" + describe(m.alpha_beta) +
+             "), overriding measured curves";
+    return m;
+  }
+  if (const MeasuredCurve* c = curve(op, ranks)) {
+    m.source = Source::kMeasured;
+    m.curve = c;
+    return m;
+  }
+  const char* shape = op == CollectiveOp::kAllReduce ? "ring" : "pipelined ring";
+  if (const auto near = nearest_curve(op, ranks)) {
+    m.source = Source::kFormula;
+    m.alpha_beta = op == CollectiveOp::kAllReduce
+                       ? alpha_beta_from_all_reduce_fit(near->second->fit(), near->first)
+                       : alpha_beta_from_pipeline_fit(near->second->fit(), near->first);
+    m.note = prefix + shape + " fit from " + std::to_string(near->first) + "-rank curve (" +
+             describe(m.alpha_beta) + ")";
+    return m;
+  }
+  if (op != CollectiveOp::kAllReduce) {
+    if (const auto near = nearest_curve(CollectiveOp::kAllReduce, ranks)) {
+      m.source = Source::kFormula;
+      m.alpha_beta = alpha_beta_from_all_reduce_fit(near->second->fit(), near->first);
+      m.note = prefix + shape + " with the alpha and busbw of the " +
+               std::to_string(near->first) + "-rank all_reduce fit (" + describe(m.alpha_beta) +
+               "; no " + collective_name(op) + " curve measured)";
+      return m;
+    }
+  }
+  if (assumption_) {
+    m.source = Source::kFormula;
+    m.alpha_beta = alpha_beta_from_assumption(*assumption_);
+    m.note = prefix + "assumed interconnect (" + describe(m.alpha_beta) + ")";
+    return m;
+  }
+  throw std::invalid_argument(prefix +
+                              "no measured curve to use or fit, and no interconnect assumption");
+}
+
+double CollectiveModel::formula_seconds(CollectiveOp op, int ranks, double bytes,
+                                        const AlphaBeta& ab) const {
+  if (op != CollectiveOp::kAllReduce) return pipelined_broadcast_seconds(bytes, ranks, ab);
+  switch (algorithm_) {
+    case AllReduceAlgorithm::kRing: return ring_all_reduce_seconds(bytes, ranks, ab);
+    case AllReduceAlgorithm::kTree: return tree_all_reduce_seconds(bytes, ranks, ab);
+    case AllReduceAlgorithm::kFastest:
+      return std::min(ring_all_reduce_seconds(bytes, ranks, ab),
+                      tree_all_reduce_seconds(bytes, ranks, ab));
+  }
+  return 0.0;
+}
+
+double CollectiveModel::seconds(CollectiveOp op, int ranks, double bytes) const {
+  if (!(bytes > 0)) return 0.0;
+  const Method m = resolve(op, ranks);
+  switch (m.source) {
+    case Source::kFree: return 0.0;
+    case Source::kMeasured: return m.curve->time_at(bytes);
+    case Source::kFormula: return formula_seconds(op, ranks, bytes, m.alpha_beta);
+  }
+  return 0.0;
+}
+
+std::string CollectiveModel::note(CollectiveOp op, int ranks) const {
+  std::string n = resolve(op, ranks).note;
+  if (!n.empty() && op == CollectiveOp::kAllReduce && algorithm_ != AllReduceAlgorithm::kRing) {
+    n += algorithm_ == AllReduceAlgorithm::kTree ? " [tree formula]" : " [faster of ring, tree]";
+  }
+  return n;
+}
+
+}  // namespace trainsim::hw

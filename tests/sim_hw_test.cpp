@@ -1,0 +1,154 @@
+// Measured curves, alpha-beta fits and collective cost models.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "hw/collective_cost.h"
+#include "hw/collective_model.h"
+#include "hw/curve.h"
+
+namespace trainsim::hw {
+namespace {
+
+// An exact ring all-reduce curve on n ranks: t = 2(n-1) alpha + 2(n-1)/n S / busbw.
+std::vector<CurvePoint> ring_curve(int n, double alpha, double busbw) {
+  std::vector<CurvePoint> pts;
+  for (double s = 1024; s <= 64.0 * 1024 * 1024; s *= 8) {
+    pts.push_back(CurvePoint{s, 2.0 * (n - 1) * alpha + 2.0 * (n - 1) / n * s / busbw});
+  }
+  return pts;
+}
+
+TEST(MeasuredCurve, HitsMeasuredPointsExactly) {
+  const std::vector<CurvePoint> pts = {{1000, 3e-6}, {8000, 5e-6}, {64000, 20e-6}, {512000, 90e-6}};
+  const MeasuredCurve curve(pts);
+  for (const CurvePoint& p : pts) EXPECT_EQ(curve.time_at(p.bytes), p.time_s);
+}
+
+TEST(MeasuredCurve, InterpolatesInLogLogSpace) {
+  // Between (1000 B, 1 us) and (100000 B, 100 us) the log-log line is t = S * 1e-9 s/B, so at the
+  // geometric midpoint 10000 B: 10 us (a linear interpolation would give 9.1 us).
+  const MeasuredCurve curve({{1000, 1e-6}, {100000, 100e-6}});
+  EXPECT_NEAR(curve.time_at(10000), 10e-6, 1e-15);
+}
+
+TEST(MeasuredCurve, ExtrapolatesWithTheFittedSlopeAndStaysContinuous) {
+  const std::vector<CurvePoint> pts = ring_curve(2, 5e-6, 10e9);
+  const MeasuredCurve curve(pts);
+  // An exact affine curve is fitted exactly (slope 2(n-1)/n / busbw = 1/10e9 s/B), so beyond the
+  // last point the curve continues the same line: t(4 x S_last) = t(S_last) + 3 S_last / 10e9.
+  const double s_last = pts.back().bytes;
+  EXPECT_NEAR(curve.time_at(4 * s_last), pts.back().time_s + 3 * s_last / 10e9, 1e-12);
+  // Below the first point it also follows the line (never below zero).
+  EXPECT_NEAR(curve.time_at(512), pts.front().time_s - 512 / 10e9, 1e-15);
+  EXPECT_EQ(curve.time_at(0), 0.0);
+}
+
+TEST(MeasuredCurve, RejectsMalformedPoints) {
+  EXPECT_THROW(MeasuredCurve({}), std::invalid_argument);
+  EXPECT_THROW(MeasuredCurve({{100, 1e-6}, {100, 2e-6}}), std::invalid_argument);
+  EXPECT_THROW(MeasuredCurve({{100, 0.0}}), std::invalid_argument);
+}
+
+TEST(AlphaBetaFit, RecoversAlphaAndBusBandwidthFromAnExactRingCurve) {
+  // 4 ranks, alpha 7 us, busbw 80 GB/s: the fit gives a = 2*3*7 us = 42 us and
+  // b = (2*3/4) / 80e9 s/B; mapped back: alpha = a / 6, busbw = 6 / (4 b).
+  const LinearFit fit = fit_time_vs_bytes(ring_curve(4, 7e-6, 80e9));
+  EXPECT_NEAR(fit.intercept_s, 42e-6, 1e-12);
+  const AlphaBeta ab = alpha_beta_from_all_reduce_fit(fit, 4);
+  EXPECT_NEAR(ab.alpha_s, 7e-6, 1e-12);
+  EXPECT_NEAR(ab.bus_bandwidth_Bps / 80e9, 1.0, 1e-9);
+}
+
+TEST(AlphaBetaFit, NegativeInterceptIsRefittedThroughTheOrigin) {
+  // t = S / 1e9 - 1 us (a curve that would fit a negative latency) gives a = 0 and a slope
+  // close to 1e-9 s/B.
+  std::vector<CurvePoint> pts;
+  for (double s = 1e5; s <= 1e8; s *= 10) pts.push_back(CurvePoint{s, s / 1e9 - 1e-6});
+  const LinearFit fit = fit_time_vs_bytes(pts);
+  EXPECT_EQ(fit.intercept_s, 0.0);
+  EXPECT_NEAR(fit.slope_s_per_byte, 1e-9, 0.02e-9);
+}
+
+TEST(CollectiveCost, RingAllReduceMatchesTwoNMinusOneOverNFormula) {
+  // n = 4, S = 100 MB, alpha = 10 us, busbw = 50 GB/s:
+  // 2*3*10 us + 2*3/4 * 1e8 / 5e10 s = 60 us + 3 ms = 3.06 ms.
+  const AlphaBeta ab{10e-6, 50e9};
+  EXPECT_NEAR(ring_all_reduce_seconds(1e8, 4, ab), 3.06e-3, 1e-12);
+  EXPECT_EQ(ring_all_reduce_seconds(1e8, 1, ab), 0.0);  // one rank exchanges nothing
+}
+
+TEST(CollectiveCost, TreeAndPipelinedBroadcastFormulas) {
+  const AlphaBeta ab{10e-6, 50e9};
+  // Tree on 8 ranks: 2*ceil(log2 8)*10 us + 2 * 1e8 / 5e10 = 60 us + 4 ms.
+  EXPECT_NEAR(tree_all_reduce_seconds(1e8, 8, ab), 4.06e-3, 1e-12);
+  // Broadcast on 4 ranks: 3*10 us + 1e8 / 5e10 = 30 us + 2 ms.
+  EXPECT_NEAR(pipelined_broadcast_seconds(1e8, 4, ab), 2.03e-3, 1e-12);
+}
+
+TEST(CollectiveCost, BusBytesFollowNcclTestsConventions) {
+  // all-reduce: 2(n-1)/n S = 2*3/4 * 1000 = 1500; broadcast, reduce: S; one rank: 0.
+  EXPECT_DOUBLE_EQ(bus_bytes(CollectiveOp::kAllReduce, 1000, 4), 1500);
+  EXPECT_DOUBLE_EQ(bus_bytes(CollectiveOp::kBroadcast, 1000, 4), 1000);
+  EXPECT_DOUBLE_EQ(bus_bytes(CollectiveOp::kReduce, 1000, 4), 1000);
+  EXPECT_DOUBLE_EQ(bus_bytes(CollectiveOp::kAllReduce, 1000, 1), 0);
+}
+
+CollectivesProfile two_rank_profile() {
+  CollectivesProfile p;
+  p.curves.push_back(CollectiveCurve{"all_reduce", 2, ring_curve(2, 5e-6, 20e9)});
+  return p;
+}
+
+TEST(CollectiveModel, UsesTheMeasuredCurveForAMeasuredRankCount) {
+  const CollectivesProfile p = two_rank_profile();
+  const CollectiveModel model(p, std::nullopt);
+  const CurvePoint& pt = p.curves[0].points[2];
+  EXPECT_EQ(model.seconds(CollectiveOp::kAllReduce, 2, pt.bytes), pt.time_s);
+  EXPECT_EQ(model.note(CollectiveOp::kAllReduce, 2), "");
+}
+
+TEST(CollectiveModel, FitsARingForAnUnmeasuredRankCount) {
+  const CollectiveModel model(two_rank_profile(), std::nullopt);
+  // From the 2-rank curve: alpha 5 us, busbw 20 GB/s; on 4 ranks, 1e8 B:
+  // 2*3*5 us + 2*3/4 * 1e8 / 2e10 = 30 us + 7.5 ms.
+  EXPECT_NEAR(model.seconds(CollectiveOp::kAllReduce, 4, 1e8), 7.53e-3, 1e-9);
+  EXPECT_EQ(model.note(CollectiveOp::kAllReduce, 4),
+            "all_reduce on 4 ranks: ring fit from 2-rank curve (alpha 5 us, busbw 20 GB/s)");
+  // Broadcast without a curve of its own: pipelined ring with the all-reduce's alpha and busbw:
+  // 3*5 us + 1e8 / 2e10 = 15 us + 5 ms.
+  EXPECT_NEAR(model.seconds(CollectiveOp::kBroadcast, 4, 1e8), 5.015e-3, 1e-9);
+}
+
+TEST(CollectiveModel, OneRankCostsNothingUnlessMeasured) {
+  CollectivesProfile p = two_rank_profile();
+  EXPECT_EQ(CollectiveModel(p, std::nullopt).seconds(CollectiveOp::kAllReduce, 1, 1e6), 0.0);
+  p.curves.push_back(CollectiveCurve{"all_reduce", 1, {{1e3, 2e-6}, {1e6, 30e-6}}});
+  EXPECT_EQ(CollectiveModel(p, std::nullopt).seconds(CollectiveOp::kAllReduce, 1, 1e6), 30e-6);
+}
+
+TEST(CollectiveModel, AssumedInterconnectFillsGapsAndCanOverride) {
+  const InterconnectAssumption assumed{/*bus_bandwidth_gbs=*/100, /*latency_us=*/2, false};
+  // A profile without curves: the assumption prices a broadcast on 8 ranks as a pipelined ring,
+  // 7*2 us + 1e9 / 1e11 s = 14 us + 10 ms.
+  const CollectiveModel bare(CollectivesProfile{}, assumed);
+  EXPECT_NEAR(bare.seconds(CollectiveOp::kBroadcast, 8, 1e9), 10.014e-3, 1e-9);
+  EXPECT_NE(bare.note(CollectiveOp::kBroadcast, 8).find("assumed"), std::string::npos);
+  // override_measured: the assumption wins over the measured 2-rank curve:
+  // 2*1*2 us + 2*1/2 * 1e9 / 1e11 = 4 us + 10 ms.
+  InterconnectAssumption override_all = assumed;
+  override_all.override_measured = true;
+  const CollectiveModel overridden(two_rank_profile(), override_all);
+  EXPECT_NEAR(overridden.seconds(CollectiveOp::kAllReduce, 2, 1e9), 10.004e-3, 1e-9);
+}
+
+TEST(CollectiveModel, NothingToPriceWithIsAnError) {
+  const CollectiveModel model(CollectivesProfile{}, std::nullopt);
+  EXPECT_THROW(model.seconds(CollectiveOp::kAllReduce, 2, 1e6), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace trainsim::hw
