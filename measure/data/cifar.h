@@ -24,9 +24,10 @@ struct ImageSet {
   const uint8_t* image(int64_t i) const { return pixels.data() + i * kPixelsPerImage; }
 };
 
-// Error naming the file (and record where it applies), e.g.
+// Error naming the file (and record, counted from 0, where it applies), e.g.
 // "data_batch_3.bin: record 17: label 12 out of range 0..9" or
-// "data_batch_1.bin: truncated: 30730001 bytes is not a multiple of 3073".
+// "data_batch_1.bin: truncated: 30730001 bytes is not a multiple of 3073 (record 10000 is
+// incomplete)". Also for a missing, unreadable or empty file.
 class DataError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

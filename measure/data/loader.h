@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <random>
 
 #include "data/cifar.h"
 
@@ -40,7 +39,10 @@ struct LoaderOptions {
 };
 
 // Yields ceil(n / batch_size) batches per epoch, the last one partial; a batch larger than the
-// data set is one batch. Batches arrive in order whatever the worker count.
+// data set is one batch. Batches arrive in order whatever the worker count, and their contents
+// depend only on (set, options without workers, epoch): W = 0, 1, 3 give identical batches.
+// `set` is not copied: it must outlive the loader. One consumer thread calls start_epoch/next.
+// Throws std::invalid_argument for batch_size < 1, workers < 0 or limit < 0.
 class DataLoader {
  public:
   DataLoader(const ImageSet& set, LoaderOptions options);
@@ -49,7 +51,8 @@ class DataLoader {
   DataLoader& operator=(const DataLoader&) = delete;
 
   void start_epoch(int64_t epoch);   // reshuffles with (seed, epoch); stops any running epoch
-  std::optional<Batch> next();       // nullopt at the end of the epoch
+  std::optional<Batch> next();       // nullopt at the end of the epoch; starts epoch 0 if none
+                                     // was started; rethrows an error raised by a worker
   int64_t batches_per_epoch() const;
   int64_t samples_per_epoch() const;
 
