@@ -1,0 +1,162 @@
+#include "train/ddp_graph.h"
+
+#include <algorithm>
+
+#include "train/format_bytes.h"
+
+namespace trainsim::train {
+
+using des::kNoOp;
+using des::OpId;
+
+DdpGraph::DdpGraph(TrainingGraph& graph, const GraphInputs& in)
+    : g_(graph), in_(in), durations_(in.steps) {
+  const int64_t n = in.gpus;
+  samples_per_rank_ = (in.train_samples + n - 1) / n;         // ceil(S / N)
+  rank_batch_ = std::min(in.batch_per_gpu, samples_per_rank_);  // a batch > the share is one batch
+  iterations_ = (samples_per_rank_ + rank_batch_ - 1) / rank_batch_;
+  last_rank_batch_ = samples_per_rank_ - (iterations_ - 1) * rank_batch_;
+  full_iterations_ = last_rank_batch_ == rank_batch_ ? iterations_ : iterations_ - 1;
+
+  for (int r = 0; r < in.gpus; ++r) {
+    const std::string gpu = "gpu" + std::to_string(r);
+    Rank rank;
+    rank.host = g_.add_resource(gpu + ".host");
+    rank.copy = g_.add_resource(gpu + ".copy");
+    rank.compute = g_.add_resource(gpu + ".compute");
+    rank.comm = g_.add_resource(gpu + ".comm");
+    if (in.workers > 0) {
+      rank.loader = std::make_unique<LoaderPipeline>(g_, gpu + ".loader", in.workers,
+                                                     in.loader_rate_per_worker);
+    }
+    comms_.push_back(rank.comm);
+    ranks_.push_back(std::move(rank));
+  }
+  g_.device0_compute = ranks_[0].compute;
+  g_.device0_copy = ranks_[0].copy;
+  g_.device0_comm = ranks_[0].comm;
+
+  labels_ = StepLabels::add(g_, in.model);
+
+  // Buffers (BatchNorm running statistics) broadcast from rank 0 at every forward.
+  double buffer_bytes = 0;
+  for (const LayerProfile& l : in.model.layers) buffer_bytes += static_cast<double>(l.buffer_bytes);
+  broadcast_buffers_ = in.gpus > 1 && buffer_bytes > 0;
+  if (broadcast_buffers_) {
+    buffer_broadcast_ns_ = des::to_ns(
+        in.collectives.seconds(hw::CollectiveOp::kBroadcast, in.gpus, buffer_bytes));
+    broadcast_label_ = g_.add_label(
+        OpLabel{"broadcast buffers (" + format_bytes(buffer_bytes) + ")", "comm", true,
+                hw::bus_bytes(hw::CollectiveOp::kBroadcast, buffer_bytes, in.gpus)});
+  }
+
+  buckets_ = ddp_buckets(in.model);
+  for (std::size_t j = 0; j < buckets_.size(); ++j) {
+    const double bytes = static_cast<double>(buckets_[j].bytes);
+    bucket_ns_.push_back(
+        des::to_ns(in.collectives.seconds(hw::CollectiveOp::kAllReduce, in.gpus, bytes)));
+    bucket_labels_.push_back(g_.add_label(
+        OpLabel{"allreduce bucket " + std::to_string(j) + " (" + format_bytes(bytes) + ")",
+                "comm", true, hw::bus_bytes(hw::CollectiveOp::kAllReduce, bytes, in.gpus)}));
+  }
+
+  // The first 2W batches start with the epoch.
+  if (in.workers > 0) {
+    const std::vector<OpId> none(ranks_.size(), kNoOp);
+    for (int64_t j = 0; j < std::min<int64_t>(2 * in.workers, iterations_); ++j) {
+      add_loader_batch(j, none);
+    }
+  }
+}
+
+void DdpGraph::add_loader_batch(int64_t j, const std::vector<OpId>& slot_freed_by) {
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    ranks_[r].loader->add_batch(j, batch_of(j), slot_freed_by[r]);
+  }
+  last_loader_batch_ = j;
+}
+
+IterationOps DdpGraph::add_iteration(int64_t k) {
+  const int64_t batch = batch_of(k);
+  const StepDurations& d = durations_.at(batch);
+  const int32_t tag = static_cast<int32_t>(k);
+  const std::size_t layers = d.forward.size();
+  auto& ops = g_.ops;
+  IterationOps out;
+
+  std::vector<OpId> batch_ops(ranks_.size());
+  std::vector<OpId> before_forward(ranks_.size());
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    Rank& rank = ranks_[r];
+    OpId prev;
+    if (rank.loader) {
+      prev = ops.add_op(0, {rank.host}, {rank.previous_end, rank.loader->take_next()}, tag,
+                        labels_.next_batch);
+    } else {
+      // Inline: the training loop builds the batch itself, B / samples_per_s(0).
+      prev = ops.add_op(des::to_ns(static_cast<double>(batch) / in_.inline_rate), {rank.host},
+                        {rank.previous_end}, tag, labels_.inline_load);
+    }
+    batch_ops[r] = prev;
+    if (d.overhead > 0) prev = ops.add_op(d.overhead, {rank.host}, {prev}, tag, labels_.overhead);
+    const des::SimTime h2d = in_.h2d_ns(static_cast<double>(batch * in_.model.input_bytes_per_sample));
+    if (h2d > 0) prev = ops.add_op(h2d, {rank.copy}, {prev}, tag, labels_.h2d);
+    before_forward[r] = prev;
+  }
+  out.batch_ready = batch_ops[0];
+  // Batch k was handed over: its prefetch slot goes to batch k + 2W.
+  if (in_.workers > 0 && k + 2 * in_.workers < iterations_) {
+    add_loader_batch(k + 2 * in_.workers, batch_ops);
+  }
+
+  if (broadcast_buffers_) {
+    const OpId bcast = ops.add_op(buffer_broadcast_ns_, comms_.data(), comms_.size(),
+                                  before_forward.data(), before_forward.size(), tag,
+                                  broadcast_label_);
+    std::fill(before_forward.begin(), before_forward.end(), bcast);
+  }
+
+  // Forward, loss, backward per rank; remember each layer's backward op.
+  std::vector<std::vector<OpId>> backward_op(ranks_.size(), std::vector<OpId>(layers));
+  std::vector<OpId> last_backward(ranks_.size());
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    const des::ResourceId compute = ranks_[r].compute;
+    OpId prev = before_forward[r];
+    for (std::size_t l = 0; l < layers; ++l) {
+      prev = ops.add_op(d.forward[l], {compute}, {prev}, tag,
+                        labels_.forward0 + static_cast<uint32_t>(l));
+    }
+    prev = ops.add_op(d.loss, {compute}, {prev}, tag, labels_.loss);
+    for (std::size_t l = layers; l-- > 0;) {
+      prev = ops.add_op(d.backward[l], {compute}, {prev}, tag,
+                        labels_.backward0 + static_cast<uint32_t>(l));
+      backward_op[r][l] = prev;
+    }
+    last_backward[r] = prev;
+  }
+
+  // Buckets: all-reduce j on every rank's comm stream once every rank's gradients are ready.
+  OpId last_bucket = kNoOp;
+  for (std::size_t j = 0; j < buckets_.size(); ++j) {
+    scratch_.clear();
+    for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      scratch_.push_back(
+          backward_op[r][static_cast<std::size_t>(buckets_[j].ready_after_layer)]);
+    }
+    last_bucket = ops.add_op(bucket_ns_[j], comms_.data(), comms_.size(), scratch_.data(),
+                             scratch_.size(), tag, bucket_labels_[j]);
+  }
+
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    Rank& rank = ranks_[r];
+    const OpId opt =
+        ops.add_op(d.optimizer, {rank.compute}, {last_backward[r], last_bucket}, tag,
+                   labels_.optimizer);
+    rank.previous_end = ops.add_op(d.zero_grad, {rank.compute}, {opt}, tag, labels_.zero_grad);
+    out.end_ops.push_back(rank.previous_end);
+  }
+  out.loop_end = ranks_[0].previous_end;
+  return out;
+}
+
+}  // namespace trainsim::train

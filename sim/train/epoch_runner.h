@@ -1,0 +1,52 @@
+#pragma once
+// Runs one epoch of an iteration graph, detecting the periodic steady state and skipping whole
+// periods of it.
+//
+// Steady state: iteration k's end e_k (every rank done) and batch-ready time r_k (rank 0 has its
+// batch) are recorded as simulated. The state is periodic with cycle c when, for every i in the
+// last window(c) = max(max(4, 2W + 2), 2c) iterations, e_i - e_{i-c} and r_i - r_{i-c} equal the
+// same P (integer ns): the window covers the loader's prefetch depth 2W, so the loader has settled
+// too. c is searched from 1 to max(2, 2W) (W workers deliver in waves, so the pattern may repeat
+// every few iterations rather than every one).
+// Extrapolation: with the schedule periodic, skipping m whole cycles is exact: every pending
+// event and every op of later iterations moves m*P later and m*c iterations on
+// (OpScheduler::fast_forward). m is the largest count that keeps every op already built (the
+// next iteration and the loader ops prefetched for later batches) on a full batch, so the last
+// iterations -- the partial last batch, the loader running dry -- are always simulated.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "des/time.h"
+#include "train/training_graph.h"
+
+namespace trainsim::train {
+
+struct Periodicity {
+  int cycle = 0;           // iterations per repeat
+  des::SimTime period = 0; // ns per repeat (one cycle)
+};
+
+// The smallest cycle c in [1, max_cycle] for which the iterations in (k - window(c), k] repeat
+// (see above), or nullopt. end and ready must be filled up to k.
+std::optional<Periodicity> detect_period(const std::vector<des::SimTime>& end,
+                                         const std::vector<des::SimTime>& ready, int64_t k,
+                                         int max_cycle, int min_window);
+
+struct EpochTimeline {
+  std::vector<des::SimTime> end;       // per iteration: every rank done
+  std::vector<des::SimTime> loop_end;  // per iteration: rank 0's training loop done
+  std::vector<des::SimTime> ready;     // per iteration: rank 0 has its batch
+  std::optional<Periodicity> steady;
+  int64_t steady_at = -1;       // iteration at which the steady state was recognised
+  int64_t skipped_from = -1;    // first skipped iteration
+  int64_t skipped = 0;          // iterations skipped (whole cycles)
+  int64_t simulated_iterations = 0;
+};
+
+// exact: never skip. trace_iterations: iterations [0, trace_iterations) are always simulated.
+EpochTimeline run_epoch(TrainingGraph& graph, IterationGraph& iterations, bool exact,
+                        int trace_iterations);
+
+}  // namespace trainsim::train

@@ -1,0 +1,55 @@
+#pragma once
+// What the strategies' iteration graphs are built from: the profile's models, ready to price ops.
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "des/time.h"
+#include "hw/collective_model.h"
+#include "hw/curve.h"
+#include "io/profile.h"
+#include "train/step_model.h"
+
+namespace trainsim::train {
+
+struct GraphInputs {
+  const ModelProfile& model;
+  const StepModel& steps;
+  const hw::CollectiveModel& collectives;
+  const hw::MeasuredCurve* h2d = nullptr;  // pinned host-to-device curve; nullptr: no copy (CPU)
+  int gpus = 1;
+  int64_t batch_per_gpu = 1;
+  int64_t train_samples = 1;
+  int workers = 0;
+  double loader_rate_per_worker = 0;  // samples/s of one worker of one loader (workers > 0)
+  double inline_rate = 0;             // samples/s loading inline in the training loop (workers == 0)
+
+  // Host-to-device copy of `bytes`; 0 without a copy engine.
+  des::SimTime h2d_ns(double bytes) const {
+    return h2d == nullptr ? 0 : des::to_ns(h2d->time_at(bytes));
+  }
+};
+
+// One step's durations in ns at one batch size.
+struct StepDurations {
+  std::vector<des::SimTime> forward;   // per layer
+  std::vector<des::SimTime> backward;  // per layer
+  des::SimTime loss = 0;
+  des::SimTime zero_grad = 0;
+  des::SimTime optimizer = 0;
+  des::SimTime overhead = 0;
+};
+
+// StepModel::at in ns, computed once per batch size (an epoch uses at most a few).
+class StepDurationCache {
+ public:
+  explicit StepDurationCache(const StepModel& steps) : steps_(steps) {}
+  const StepDurations& at(int64_t batch);
+
+ private:
+  const StepModel& steps_;
+  std::map<int64_t, StepDurations> cache_;
+};
+
+}  // namespace trainsim::train

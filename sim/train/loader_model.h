@@ -1,0 +1,34 @@
+#pragma once
+// Data-loader throughput on the profiled machine, for any worker count.
+
+#include <string>
+
+#include "io/profile.h"
+
+namespace trainsim::train {
+
+// samples_per_s(W), the total throughput of W workers (W = 0: loading inline in the training
+// thread), from the profile's loader points:
+//  - a measured worker count: as measured;
+//  - between two measured counts: linear in W;
+//  - above the largest measured count W_n: W * (sps(W_n) / W_n), capped at the largest measured
+//    total -- more workers than were measured never buy throughput nobody observed;
+//  - below the smallest measured count W_1 (W >= 1): W * (sps(W_1) / W_1), W_1's rate per worker;
+//  - W = 0 not measured: one worker's rate by the rules above (loading inline costs the same
+//    work as one worker, minus the inter-process transfer, which is not modelled).
+class LoaderModel {
+ public:
+  // Throws std::invalid_argument with no points, counts not ascending, or rates <= 0.
+  explicit LoaderModel(const LoaderProfile& profile);
+
+  double samples_per_s(int workers) const;
+  // Empty when `workers` was measured or lies between measured counts; else how it was derived.
+  std::string note(int workers) const;
+
+ private:
+  double measured_or_scaled(int workers) const;
+  const LoaderProfile& profile_;
+  double best_samples_per_s_ = 0;
+};
+
+}  // namespace trainsim::train

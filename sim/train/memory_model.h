@@ -1,0 +1,37 @@
+#pragma once
+// Peak memory of one model replica at any batch size, and what it takes to fit.
+
+#include <cstdint>
+
+#include "io/profile.h"
+
+namespace trainsim::train {
+
+// static(bytes) = parameters + gradients + SGD momentum + buffers = 3 * param_bytes + buffers.
+// Activations (everything else that grows with the batch, plus any constant the measurement
+// includes, e.g. a process's baseline RSS) are fitted to the measured peaks:
+//   y_i = peak_memory_bytes_i - static, a least-squares line y = c0 + c1 * b over the measured
+//   batches; with one measured batch, proportional: y = y_1 * b / b_1.
+// replica_peak(b) = static + max(0, c0 + c1 * b).
+class MemoryModel {
+ public:
+  // Throws std::invalid_argument when peak_memory_bytes is not aligned with batches.
+  explicit MemoryModel(const ModelProfile& model);
+
+  double static_bytes() const { return static_bytes_; }
+  double replica_peak_bytes(int64_t batch) const;
+  bool measured() const { return measured_; }  // false: no peaks measured, static only
+
+ private:
+  double static_bytes_ = 0;
+  double intercept_ = 0;  // c0
+  double slope_ = 0;      // c1, bytes per sample
+  bool measured_ = false;
+};
+
+// fits = peak <= device memory (when known, > 0) and, when the profile saw an out-of-memory at
+// batch oom_batch, batch < oom_batch.
+bool fits_in_memory(double peak_bytes, double device_memory_bytes, int64_t batch,
+                    const ModelProfile& model);
+
+}  // namespace trainsim::train

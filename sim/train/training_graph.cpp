@@ -1,0 +1,69 @@
+#include "train/training_graph.h"
+
+#include <stdexcept>
+
+namespace trainsim::train {
+
+des::ResourceId TrainingGraph::add_resource(std::string name) {
+  resource_names_.push_back(std::move(name));
+  return ops.add_resource();
+}
+
+uint32_t TrainingGraph::add_label(OpLabel label) {
+  labels_.push_back(std::move(label));
+  return static_cast<uint32_t>(labels_.size() - 1);
+}
+
+StepLabels StepLabels::add(TrainingGraph& graph, const ModelProfile& model) {
+  StepLabels s;
+  const auto& layers = model.layers;
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const uint32_t id = graph.add_label(OpLabel{"fwd " + layers[l].name, "compute", false, 0});
+    if (l == 0) s.forward0 = id;
+  }
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const uint32_t id = graph.add_label(OpLabel{"bwd " + layers[l].name, "compute", false, 0});
+    if (l == 0) s.backward0 = id;
+  }
+  s.loss = graph.add_label(OpLabel{"loss", "compute", false, 0});
+  s.optimizer = graph.add_label(OpLabel{"optimizer", "compute", false, 0});
+  s.zero_grad = graph.add_label(OpLabel{"zero_grad", "compute", false, 0});
+  s.overhead = graph.add_label(OpLabel{"framework overhead", "host", false, 0});
+  s.h2d = graph.add_label(OpLabel{"h2d", "copy", false, 0});
+  s.next_batch = graph.add_label(OpLabel{"next batch", "host", false, 0});
+  s.inline_load = graph.add_label(OpLabel{"load batch (inline)", "loader", false, 0});
+  return s;
+}
+
+LoaderPipeline::LoaderPipeline(TrainingGraph& graph, const std::string& prefix, int workers,
+                               double samples_per_s_per_worker)
+    : graph_(graph), samples_per_s_per_worker_(samples_per_s_per_worker) {
+  if (workers < 1 || !(samples_per_s_per_worker > 0)) {
+    throw std::logic_error("LoaderPipeline needs >= 1 worker and a positive rate");
+  }
+  for (int w = 0; w < workers; ++w) {
+    workers_.push_back(graph.add_resource(prefix + ".worker" + std::to_string(w)));
+  }
+  label_ = graph.add_label(OpLabel{"load batch", "loader", false, 0});
+}
+
+des::SimTime LoaderPipeline::batch_ns(int64_t samples) const {
+  // A worker builds a batch of B samples in B / (per-worker samples/s).
+  return des::to_ns(static_cast<double>(samples) / samples_per_s_per_worker_);
+}
+
+void LoaderPipeline::add_batch(int64_t batch_index, int64_t samples, des::OpId slot_freed_by) {
+  const des::ResourceId worker = workers_[next_worker_];
+  next_worker_ = (next_worker_ + 1) % workers_.size();
+  built_.push_back(graph_.ops.add_op(batch_ns(samples), {worker}, {slot_freed_by},
+                                     static_cast<int32_t>(batch_index), label_));
+}
+
+des::OpId LoaderPipeline::take_next() {
+  if (built_.empty()) throw std::logic_error("loader: batch taken before it was added");
+  const des::OpId op = built_.front();
+  built_.pop_front();
+  return op;
+}
+
+}  // namespace trainsim::train

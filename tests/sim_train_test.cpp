@@ -1,0 +1,161 @@
+// The training layer's building blocks: batch interpolation, step and memory models, the loader
+// model, DDP buckets and DataParallel's coalesced chunks.
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "sim_test_profiles.h"
+#include "train/batch_curve.h"
+#include "train/buckets.h"
+#include "train/loader_model.h"
+#include "train/memory_model.h"
+#include "train/step_model.h"
+
+namespace trainsim::train {
+namespace {
+
+TEST(BatchCurve, InterpolatesInsideAndExtendsOutsideWithAProportionalFloor) {
+  const std::vector<int64_t> b = {32, 128, 512};
+  const std::vector<double> v = {1, 2, 5};
+  const auto at = [&](double x, BatchExtrapolation m) { return interpolate_in_batch(b, v, x, m); };
+  const auto prop = BatchExtrapolation::kProportionalFloor;
+  EXPECT_EQ(at(128, prop), 2.0);  // measured points exactly
+  // 80 lies halfway between 32 and 128: 1 + (2 - 1) * 48/96 = 1.5.
+  EXPECT_DOUBLE_EQ(at(80, prop), 1.5);
+  // 1024: the last segment extended gives 5 + (3/384) * 512 = 9; the floor 5 * 1024/512 = 10 wins.
+  EXPECT_DOUBLE_EQ(at(1024, prop), 10.0);
+  // 16: the first segment extended gives 1 - (1/96) * 16 = 0.8333; the floor 1 * 16/32 = 0.5.
+  EXPECT_DOUBLE_EQ(at(16, prop), 1.0 - 16.0 / 96.0);
+  // Batch-independent work holds the nearest measured value.
+  EXPECT_EQ(at(1024, BatchExtrapolation::kHoldNearest), 5.0);
+  EXPECT_EQ(at(8, BatchExtrapolation::kHoldNearest), 1.0);
+}
+
+TEST(BatchCurve, OnePointScalesProportionally) {
+  // 3 at 100 -> 6 at 200 (floor = v * b / b_1).
+  EXPECT_DOUBLE_EQ(interpolate_in_batch({100}, {3.0}, 200, BatchExtrapolation::kProportionalFloor),
+                   6.0);
+}
+
+TEST(BatchCurve, RejectsMismatchedArrays) {
+  EXPECT_THROW(interpolate_in_batch({32, 64}, {1.0}, 40, BatchExtrapolation::kHoldNearest),
+               std::invalid_argument);
+  EXPECT_THROW(interpolate_in_batch({64, 32}, {1.0, 2.0}, 40, BatchExtrapolation::kHoldNearest),
+               std::invalid_argument);
+}
+
+TEST(StepModel, FrameworkOverheadIsTheFusedIterationMinusItsParts) {
+  testing::SyntheticKnobs knobs;
+  knobs.overhead_s = 1e-3;  // iteration_s = sum of parts + 1 ms at every measured batch
+  const Profile p = testing::synthetic_profile(knobs);
+  const StepModel steps(p.models.at("resnet18-cifar"));
+  EXPECT_NEAR(steps.at(128).overhead_s, 1e-3, 1e-12);
+  EXPECT_NEAR(steps.at(8192).overhead_s, 1e-3, 1e-12);  // held beyond the measured 2048
+  // Layer forward at 128 for a block: 20 us + 4 us * 128 = 532 us; backward twice that.
+  EXPECT_NEAR(steps.at(128).forward_s[1], 532e-6, 1e-12);
+  EXPECT_NEAR(steps.at(128).backward_s[1], 1064e-6, 1e-12);
+  // Optimizer is batch-independent: held at 400 us beyond the range, not scaled.
+  EXPECT_EQ(steps.at(8192).optimizer_s, 400e-6);
+}
+
+TEST(StepModel, RejectsArraysNotAlignedWithBatches) {
+  Profile p = testing::synthetic_profile();
+  ModelProfile m = p.models.at("resnet18-cifar");
+  m.loss_s.pop_back();
+  EXPECT_THROW(StepModel{m}, std::invalid_argument);
+}
+
+TEST(LoaderModel, FollowsMeasuredPointsAndCapsBeyondThem) {
+  LoaderProfile lp;
+  lp.points = {{1, 1000}, {3, 2400}};
+  const LoaderModel loader(lp);
+  EXPECT_EQ(loader.samples_per_s(3), 2400);
+  EXPECT_DOUBLE_EQ(loader.samples_per_s(2), 1700);  // linear between 1 and 3 workers
+  // Beyond 3: 6 x (2400 / 3) = 4800, capped at the best measured 2400.
+  EXPECT_DOUBLE_EQ(loader.samples_per_s(6), 2400);
+  EXPECT_NE(loader.note(6), "");
+  // Inline (0 workers) not measured: one worker's rate.
+  EXPECT_DOUBLE_EQ(loader.samples_per_s(0), 1000);
+  EXPECT_NE(loader.note(0), "");
+  EXPECT_EQ(loader.note(2), "");
+}
+
+TEST(MemoryModel, FitsAStraightLineOverMeasuredPeaks) {
+  const Profile p = testing::synthetic_profile();
+  const ModelProfile& m = p.models.at("resnet18-cifar");
+  const MemoryModel memory(m);
+  double buffers = 0;
+  for (const LayerProfile& l : m.layers) buffers += static_cast<double>(l.buffer_bytes);
+  // static = 3 x 44,695,848 + buffers; the synthetic peaks are static + 100 MB + 2 MB * b exactly.
+  EXPECT_DOUBLE_EQ(memory.static_bytes(), 3.0 * 44695848 + buffers);
+  EXPECT_NEAR(memory.replica_peak_bytes(10000), memory.static_bytes() + 100e6 + 2e6 * 10000, 1.0);
+}
+
+TEST(MemoryModel, OneMeasuredPeakScalesActivationsProportionally) {
+  ModelProfile m = testing::synthetic_profile().models.at("resnet18-cifar");
+  m.batches = {100};
+  m.peak_memory_bytes.clear();
+  const MemoryModel unfitted(m);  // static part only
+  EXPECT_FALSE(unfitted.measured());
+  m.peak_memory_bytes = {unfitted.static_bytes() + 5e8};  // 500 MB of activations at batch 100
+  for (LayerProfile& l : m.layers) {
+    l.forward_s.resize(1);
+    l.backward_s.resize(1);
+  }
+  const MemoryModel memory(m);
+  // 500 MB at 100 -> 1 GB at 200, on top of the static part.
+  EXPECT_NEAR(memory.replica_peak_bytes(200), memory.static_bytes() + 1e9, 1.0);
+}
+
+TEST(MemoryModel, FitsNeedsRoomAndABatchBelowTheMeasuredOom) {
+  ModelProfile m = testing::synthetic_profile().models.at("resnet18-cifar");
+  EXPECT_TRUE(fits_in_memory(1e9, 2e9, 512, m));
+  EXPECT_FALSE(fits_in_memory(3e9, 2e9, 512, m));
+  m.oom_batch = 512;
+  EXPECT_FALSE(fits_in_memory(1e9, 2e9, 512, m));
+  EXPECT_TRUE(fits_in_memory(1e9, 2e9, 511, m));
+}
+
+TEST(DdpBuckets, ResNet18CifarHasThreeBuckets) {
+  ModelProfile m;
+  m.layers = testing::resnet18_cifar_layers();
+  ASSERT_EQ(m.param_bytes(), 44695848);
+  const std::vector<GradientBucket> buckets = ddp_buckets(m);
+  // Reverse registration order, caps 1 MiB (1,048,576) then 25 MiB (26,214,400), a bucket
+  // closes once it reaches its cap:
+  //  bucket 0: linear.bias 40 + linear.weight 20,480 + layer4.1.bn2.bias 2,048 + bn2.weight
+  //            2,048 = 24,616 < 1 MiB; + layer4.1.conv2.weight 9,437,184 = 9,461,800 >= 1 MiB:
+  //            5 tensors, ready after layer4.1's backward.
+  //  bucket 1: layer4.1 bn1.bias, bn1.weight, conv1.weight (2,048 + 2,048 + 9,437,184) +
+  //            layer4.0 (shortcut.1 4,096 + shortcut.0 524,288 + bn2 4,096 + conv2 9,437,184 +
+  //            bn1 4,096 + conv1 4,718,592) = 24,133,632 < 25 MiB; + layer3.1 bn2 (1,024 +
+  //            1,024) + conv2.weight 2,359,296 = 26,494,976 >= 25 MiB: 3 + 9 + 3 = 15 tensors,
+  //            ready after layer3.1's backward.
+  //  bucket 2: the rest, 44,695,848 - 9,461,800 - 26,494,976 = 8,739,072 bytes, 62 - 20 = 42
+  //            tensors, ready after the stem's backward (layer 0).
+  ASSERT_EQ(buckets.size(), 3u);
+  EXPECT_EQ(buckets[0].bytes, 9461800);
+  EXPECT_EQ(buckets[0].tensors, 5);
+  EXPECT_EQ(buckets[0].ready_after_layer, 8);  // layer4.1 (stem 0, layer1.0 1, ..., head 9)
+  EXPECT_EQ(buckets[1].bytes, 26494976);
+  EXPECT_EQ(buckets[1].tensors, 15);
+  EXPECT_EQ(buckets[1].ready_after_layer, 6);  // layer3.1
+  EXPECT_EQ(buckets[2].bytes, 8739072);
+  EXPECT_EQ(buckets[2].tensors, 42);
+  EXPECT_EQ(buckets[2].ready_after_layer, 0);  // stem
+}
+
+TEST(Coalescing, TwoTakeTensorsRulesDiffer) {
+  // [6, 6, 6] with a limit of 10: closing at the limit gives 6+6 = 12 >= 10, then 6 -> [12, 6];
+  // never exceeding it gives [6, 6, 6] (6 + 6 > 10 each time).
+  EXPECT_EQ(coalesce_close_at_limit({6, 6, 6}, 10), (std::vector<int64_t>{12, 6}));
+  EXPECT_EQ(coalesce_before_exceeding({6, 6, 6}, 10), (std::vector<int64_t>{6, 6, 6}));
+  // Exactly at the limit: [5, 5, 3] -> close at 10 -> [10, 3] by both rules.
+  EXPECT_EQ(coalesce_close_at_limit({5, 5, 3}, 10), (std::vector<int64_t>{10, 3}));
+  EXPECT_EQ(coalesce_before_exceeding({5, 5, 3}, 10), (std::vector<int64_t>{10, 3}));
+}
+
+}  // namespace
+}  // namespace trainsim::train
