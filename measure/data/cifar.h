@@ -37,7 +37,9 @@ ImageSet read_cifar10_file(const std::string& path);
 ImageSet read_cifar10_train(const std::string& dir);  // the five data_batch_N.bin, in order
 ImageSet read_cifar10_test(const std::string& dir);   // test_batch.bin
 
-// Deterministic synthetic images in the same format, labelled synthetic.
+// Deterministic synthetic images in the same format, labelled synthetic. Each class has its own
+// tint and stripe pattern (plus per-image phase and noise), so a model can learn them. Image i
+// depends only on (seed, i). Uses SplitMix64 (data/splitmix64.h): identical on every platform.
 ImageSet synthetic_cifar10(int64_t n, uint64_t seed);
 // Writes the binary format (tests generate their input files with it).
 void write_cifar10_file(const ImageSet& set, const std::string& path);
