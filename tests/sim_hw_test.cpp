@@ -50,7 +50,15 @@ TEST(MeasuredCurve, ExtrapolatesWithTheFittedSlopeAndStaysContinuous) {
 TEST(MeasuredCurve, RejectsMalformedPoints) {
   EXPECT_THROW(MeasuredCurve({}), std::invalid_argument);
   EXPECT_THROW(MeasuredCurve({{100, 1e-6}, {100, 2e-6}}), std::invalid_argument);
-  EXPECT_THROW(MeasuredCurve({{100, 0.0}}), std::invalid_argument);
+  EXPECT_THROW(MeasuredCurve({{100, -1e-6}}), std::invalid_argument);
+}
+
+TEST(MeasuredCurve, SegmentsTouchingZeroAreLinear) {
+  // A 0-byte point (time 0) has no logarithm: from (0, 0) to (1000, 1 us) the curve is linear,
+  // 0.5 us at 500 B; the fit uses the points with bytes and time > 0 only.
+  const MeasuredCurve curve({{0, 0}, {1000, 1e-6}, {2000, 2e-6}});
+  EXPECT_DOUBLE_EQ(curve.time_at(500), 0.5e-6);
+  EXPECT_NEAR(curve.fit().slope_s_per_byte, 1e-9, 1e-21);
 }
 
 TEST(AlphaBetaFit, RecoversAlphaAndBusBandwidthFromAnExactRingCurve) {

@@ -13,6 +13,12 @@ void require_multi_rank(int ranks, const char* what) {
   }
 }
 
+void require_bandwidth(const LinearFit& fit) {
+  if (!(fit.slope_s_per_byte > 0)) {
+    throw std::invalid_argument("curve has no point with bytes > 0 and time > 0 to fit");
+  }
+}
+
 void require_ranks(int ranks) {
   if (ranks < 1) throw std::invalid_argument("collective on " + std::to_string(ranks) + " ranks");
 }
@@ -30,6 +36,7 @@ const char* collective_name(CollectiveOp op) {
 
 AlphaBeta alpha_beta_from_all_reduce_fit(const LinearFit& fit, int ranks) {
   require_multi_rank(ranks, "all-reduce fit");
+  require_bandwidth(fit);
   const double n = ranks;
   return AlphaBeta{fit.intercept_s / (2.0 * (n - 1.0)),
                    2.0 * (n - 1.0) / (n * fit.slope_s_per_byte)};
@@ -37,6 +44,7 @@ AlphaBeta alpha_beta_from_all_reduce_fit(const LinearFit& fit, int ranks) {
 
 AlphaBeta alpha_beta_from_pipeline_fit(const LinearFit& fit, int ranks) {
   require_multi_rank(ranks, "broadcast/reduce fit");
+  require_bandwidth(fit);
   return AlphaBeta{fit.intercept_s / (ranks - 1.0), 1.0 / fit.slope_s_per_byte};
 }
 

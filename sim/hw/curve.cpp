@@ -9,28 +9,26 @@
 namespace trainsim::hw {
 namespace {
 
-void check_point(const CurvePoint& p) {
-  if (!(p.bytes > 0) || !(p.time_s > 0)) {
-    throw std::invalid_argument("curve point needs bytes > 0 and time > 0 (got " +
-                                std::to_string(p.bytes) + " B, " + std::to_string(p.time_s) +
-                                " s)");
-  }
-}
+bool fittable(const CurvePoint& p) { return p.bytes > 0 && p.time_s > 0; }
 
-LinearFit proportional_to_largest(const std::vector<CurvePoint>& points) {
-  const CurvePoint& last = points.back();
-  return LinearFit{0.0, last.time_s / last.bytes};
+LinearFit proportional(const CurvePoint& largest) {
+  return LinearFit{0.0, largest.time_s / largest.bytes};
 }
 
 }  // namespace
 
-LinearFit fit_time_vs_bytes(const std::vector<CurvePoint>& points) {
-  if (points.empty()) throw std::invalid_argument("cannot fit an empty curve");
-  for (const CurvePoint& p : points) check_point(p);
+LinearFit fit_time_vs_bytes(const std::vector<CurvePoint>& all_points) {
+  std::vector<CurvePoint> points;
+  for (const CurvePoint& p : all_points) {
+    if (fittable(p)) points.push_back(p);
+  }
+  if (points.empty()) {
+    throw std::invalid_argument("no curve point with bytes > 0 and time > 0 to fit");
+  }
   const auto [min_it, max_it] = std::minmax_element(
       points.begin(), points.end(),
       [](const CurvePoint& a, const CurvePoint& b) { return a.bytes < b.bytes; });
-  if (min_it->bytes == max_it->bytes) return proportional_to_largest(points);
+  if (min_it->bytes == max_it->bytes) return proportional(*max_it);
 
   // Rows scaled by w_i^(1/2) = 1/t_i; bytes in MiB keep the two columns on similar scales.
   constexpr double kMiB = 1024.0 * 1024.0;
@@ -56,19 +54,24 @@ LinearFit fit_time_vs_bytes(const std::vector<CurvePoint>& points) {
     }
     fit = LinearFit{0.0, num / den};
   }
-  if (!(fit.slope_s_per_byte > 0)) return proportional_to_largest(points);
+  if (!(fit.slope_s_per_byte > 0)) return proportional(*max_it);
   return fit;
 }
 
 MeasuredCurve::MeasuredCurve(std::vector<CurvePoint> points) : points_(std::move(points)) {
   if (points_.empty()) throw std::invalid_argument("measured curve without points");
+  bool any_fittable = false;
   for (std::size_t i = 0; i < points_.size(); ++i) {
-    check_point(points_[i]);
-    if (i > 0 && !(points_[i].bytes > points_[i - 1].bytes)) {
+    const CurvePoint& p = points_[i];
+    if (!std::isfinite(p.bytes) || !std::isfinite(p.time_s) || p.bytes < 0 || p.time_s < 0) {
+      throw std::invalid_argument("measured curve: bytes and times must be finite and >= 0");
+    }
+    if (i > 0 && !(p.bytes > points_[i - 1].bytes)) {
       throw std::invalid_argument("measured curve: bytes must be strictly ascending");
     }
+    any_fittable |= fittable(p);
   }
-  fit_ = fit_time_vs_bytes(points_);
+  if (any_fittable) fit_ = fit_time_vs_bytes(points_);
 }
 
 double MeasuredCurve::time_at(double bytes) const {
@@ -85,6 +88,10 @@ double MeasuredCurve::time_at(double bytes) const {
   const CurvePoint& upper = *hi;
   const CurvePoint& lower = *(hi - 1);
   if (bytes == lower.bytes) return lower.time_s;  // measured points are returned as measured
+  if (!fittable(lower) || !fittable(upper)) {
+    return lower.time_s + (upper.time_s - lower.time_s) * (bytes - lower.bytes) /
+                              (upper.bytes - lower.bytes);
+  }
   const double f = (std::log(bytes) - std::log(lower.bytes)) /
                    (std::log(upper.bytes) - std::log(lower.bytes));
   return std::exp(std::log(lower.time_s) + f * (std::log(upper.time_s) - std::log(lower.time_s)));

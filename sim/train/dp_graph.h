@@ -15,7 +15,7 @@
 //          -> reduce-add of all gradients onto GPU 0 in coalesced chunks (reduce_add_coalesced,
 //          10 MiB, chunk never passes the limit) once EVERY replica finished backward ->
 //          optimizer and zero_grad on GPU 0 only.
-// Device-to-device copies are not in the profile: the pinned host-to-device curve stands in for
+// Device-to-device copies are not in the profile: the host-to-device curve stands in for
 // them (0 on a CPU profile).
 
 #include <map>

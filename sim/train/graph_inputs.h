@@ -17,7 +17,7 @@ struct GraphInputs {
   const ModelProfile& model;
   const StepModel& steps;
   const hw::CollectiveModel& collectives;
-  const hw::MeasuredCurve* h2d = nullptr;  // pinned host-to-device curve; nullptr: no copy (CPU)
+  const hw::MeasuredCurve* h2d = nullptr;  // host-to-device curve (pinned, else pageable); nullptr: none
   int gpus = 1;
   int64_t batch_per_gpu = 1;
   int64_t train_samples = 1;

@@ -142,7 +142,13 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   const hw::CollectiveModel collectives(profile.collectives, spec.interconnect);
   std::unique_ptr<hw::MeasuredCurve> h2d;
   if (profile.h2d.applicable) {
-    h2d = std::make_unique<hw::MeasuredCurve>(profile.h2d.pinned);
+    // Pinned memory (DataLoader pin_memory=True) when measured, else pageable.
+    const bool pinned = !profile.h2d.pinned.empty();
+    if (!pinned && profile.h2d.pageable.empty()) {
+      throw std::invalid_argument("profile has no host-to-device copy curve");
+    }
+    h2d = std::make_unique<hw::MeasuredCurve>(pinned ? profile.h2d.pinned : profile.h2d.pageable);
+    if (!pinned) add_note(notes, "h2d: no pinned-memory curve; the pageable one is used");
   } else {
     add_note(notes, "no host-to-device copy: the profile's device is the host (h2d not applicable)");
   }
@@ -203,7 +209,7 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
         add_note(notes, collectives.note(hw::CollectiveOp::kReduce, r));
       }
       add_note(notes, h2d ? "dp: device-to-device copies (gather outputs, scatter output grad) "
-                            "priced with the pinned h2d curve (not measured)"
+                            "priced with the h2d curve (not measured)"
                           : "dp: copies of outputs between replicas not priced (host memory)");
       // GPU 0 also holds every replica's gathered outputs and the reduced gradients.
       extra_device0_bytes = static_cast<double>(g->global_batch() * model.num_classes * 4) +
