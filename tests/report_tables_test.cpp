@@ -216,13 +216,18 @@ TEST(Table3, NoUtilisationWhenCourseCommunicationIsNotPositive) {
   EXPECT_EQ(r[6], "n/a (comm <= 0)");
 }
 
-TEST(Notes, DeduplicatedInOrderOfFirstAppearance) {
-  SimResult a = result(Strategy::kDdp, 1, 64, 1.0), b = result(Strategy::kDdp, 2, 64, 1.0);
-  a.notes = {"all_reduce on 8 ranks: ring fit", "assumed interconnect: 100 GB/s"};
-  b.notes = {"assumed interconnect: 100 GB/s", "loader: 3 workers interpolated"};
-  EXPECT_EQ(format_notes(ResultGrid({a, b})),
-            "## Notes\n\n- all_reduce on 8 ranks: ring fit\n- assumed interconnect: 100 GB/s\n"
-            "- loader: 3 workers interpolated\n\n");
+TEST(Notes, EachNoteOnceWithTheConfigurationsThatReportedIt) {
+  SimResult a = result(Strategy::kDdp, 1, 64, 1.0), b = result(Strategy::kDdp, 2, 64, 1.0),
+            c = result(Strategy::kDp, 2, 128, 1.0);
+  a.notes = {"all_reduce on 8 ranks: ring fit", "shared note"};
+  b.notes = {"shared note", "loader: 3 workers interpolated"};
+  c.notes = {"shared note", "all_reduce on 8 ranks: ring fit"};
+  const std::string notes = format_notes(ResultGrid({a, b, c}));
+  EXPECT_NE(notes.find("- all_reduce on 8 ranks: ring fit (ddp:1:64, dp:2:128)\n"
+                       "- shared note (all configurations)\n"
+                       "- loader: 3 workers interpolated (ddp:2:64)\n"),
+            std::string::npos)
+      << notes;
   EXPECT_EQ(format_notes(ResultGrid({result(Strategy::kDdp, 1, 64, 1.0)})), "## Notes\n\n(none)\n\n");
 }
 

@@ -107,6 +107,11 @@ const SimResult* ResultGrid::find(Strategy strategy, int gpus, int64_t batch_per
   return nullptr;
 }
 
+std::string config_label(const RunSpec& spec) {
+  return std::string(to_string(spec.strategy)) + ":" + std::to_string(spec.gpus) + ":" +
+         std::to_string(spec.batch_per_gpu);
+}
+
 double speedup(double t1, double tn) { return t1 / tn; }
 double scaling_efficiency(double t1, double tn, int n) { return speedup(t1, tn) / n; }
 double weak_scaling_speedup(double t1, double tn, int n) { return n * t1 / tn; }
@@ -321,15 +326,29 @@ std::string format_table3(const ReportContext& c, const ResultGrid& grid) {
 }
 
 std::string format_notes(const ResultGrid& grid) {
-  std::vector<std::string> notes;
+  // Each distinct note once, with the configurations that reported it.
+  std::vector<std::pair<std::string, std::vector<std::string>>> notes;
   for (const auto& r : grid.all()) {
     for (const auto& note : r.notes) {
-      if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+      auto it = std::find_if(notes.begin(), notes.end(), [&](const auto& n) { return n.first == note; });
+      if (it == notes.end()) it = notes.insert(notes.end(), {note, {}});
+      const std::string label = config_label(r.spec);
+      if (std::find(it->second.begin(), it->second.end(), label) == it->second.end()) it->second.push_back(label);
     }
   }
   std::string out = "## Notes\n\n";
   if (notes.empty()) return out + "(none)\n\n";
-  for (const auto& note : notes) out += "- " + note + "\n";
+  out += "Modelling notes from the simulator, each with the configurations (STRATEGY:GPUS:BATCH) it "
+         "applies to.\n\n";
+  for (const auto& [note, labels] : notes) {
+    std::string where;
+    if (labels.size() == grid.all().size() && labels.size() > 1) {
+      where = "all configurations";
+    } else {
+      for (const auto& label : labels) where += (where.empty() ? "" : ", ") + label;
+    }
+    out += "- " + note + " (" + where + ")\n";
+  }
   return out + "\n";
 }
 

@@ -51,6 +51,9 @@ class ResultGrid {
   std::vector<SimResult> results_;
 };
 
+// "ddp:4:128": STRATEGY:GPUS:BATCH, the same form as --trace-config.
+std::string config_label(const RunSpec& spec);
+
 // Course arithmetic, one place (formulas in docs/OUTPUT.md).
 // speedup = T(1,b) / T(N,b)
 double speedup(double t1, double tn);
@@ -74,7 +77,8 @@ std::string format_q1(const ReportContext& context, const ResultGrid& grid);
 std::string format_table1(const ReportContext& context, const ResultGrid& grid);
 std::string format_table2(const ReportContext& context, const ResultGrid& grid);
 std::string format_table3(const ReportContext& context, const ResultGrid& grid);
-// The SimResult notes of the whole sweep, each once, in order of first appearance.
+// The SimResult notes of the whole sweep, each once (in order of first appearance) with the
+// configurations that reported it, or "all configurations".
 std::string format_notes(const ResultGrid& grid);
 std::string format_metric_definitions();
 
