@@ -214,9 +214,9 @@ TEST(SimulateRun, ExtrapolatedSteadyStateAgreesWithExactSimulation) {
 }
 
 TEST(SimulateRun, PredictsTheOutOfMemoryBoundary) {
-  // peak(b) = static + 100 MB + 2 MB x b, static = 3 x 44,695,848 + buffers (38,480 B: 20
-  // BatchNorms, 2 x 4 x channels + 8 each, 4,800 channels in all) = 134,126,024 B. On 16e9 B:
-  // b <= (16e9 - 100e6 - 134,126,024) / 2e6 = 7882.9, so 7882 fits and 7883 does not.
+  // peak(b) = static + 100 MB + 2 MB x b, static = 3 x 44,695,848 + buffers (20 BatchNorms over
+  // 4,800 channels: 2 x 4 x 4,800 + 20 x 8 = 38,560 B) = 134,126,104 B. On 16e9 B:
+  // b <= (16e9 - 100e6 - 134,126,104) / 2e6 = 7882.9, so 7882 fits and 7883 does not.
   const Profile p = fast_loader_profile();
   EXPECT_TRUE(run(p, spec(Strategy::kDp, 1, 7882, 20000)).fits);
   EXPECT_FALSE(run(p, spec(Strategy::kDp, 1, 7883, 20000)).fits);
