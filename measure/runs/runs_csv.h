@@ -1,0 +1,54 @@
+#pragma once
+// reports/<machine>/runs.csv: one row per measured run, appended atomically by concurrent
+// writers. The first five columns are the join keys of `simulate --compare`. Torch-free.
+
+#include <cstdint>
+#include <string>
+
+namespace trainsim::measure {
+
+inline constexpr const char* kRunsHeader =
+    "strategy,gpus,batch_per_gpu,loader_workers,train_samples,epoch_s,train_s,loader_wait_s,"
+    "iterations,epochs,threads,device,data,final_loss,final_accuracy,samples_per_s,date";
+
+struct RunRow {
+  std::string strategy;  // ddp | dp
+  int gpus = 0;          // ranks (ddp) or devices (dp)
+  int64_t batch_per_gpu = 0;
+  int loader_workers = 0;     // per process
+  int64_t train_samples = 0;  // samples of the training subset (before sampler padding)
+  double epoch_s = 0;         // wall time of the timed (last) epoch; ddp: max over ranks
+  double train_s = 0;         // epoch_s minus the time inside loader.next() (rank 0 for ddp)
+  double loader_wait_s = 0;   // time inside loader.next() (rank 0 for ddp)
+  int64_t iterations = 0;     // optimizer steps in the timed epoch (per rank for ddp)
+  int epochs = 0;             // epochs run, the last one timed
+  int threads = 0;            // intra-op threads per process
+  std::string device;         // cpu | cuda
+  std::string data;           // synthetic | cifar10
+  double final_loss = 0;      // mean training loss over the timed epoch's samples (all ranks)
+  double final_accuracy = 0;  // fraction of the timed epoch's samples classified right (all ranks)
+  double samples_per_s = 0;   // samples processed in the timed epoch (all ranks) / epoch_s
+  std::string date;           // UTC, ISO 8601
+};
+
+// One CSV line (no newline), columns as kRunsHeader.
+std::string format_run_row(const RunRow& row);
+
+// Splits a line written by format_run_row back into a row. Throws std::invalid_argument when it
+// does not have the 17 columns or a number does not parse.
+RunRow parse_run_row(const std::string& line);
+
+// Throws trainsim::InputError when `path` exists, is not empty and its first line is not
+// kRunsHeader (checked before a run, so a long run never ends on a file it cannot append to).
+void check_runs_header(const std::string& path);
+
+// Appends `line` to the CSV at `path` (created with kRunsHeader, parent folders too): under an
+// exclusive flock on `path`.lock, reads the file, checks its header, writes header + rows + line
+// to a temporary file and renames it over `path`. A header that differs throws
+// trainsim::InputError naming the file and line 1.
+void append_run_line(const std::string& path, const std::string& line);
+
+// Now in UTC, "YYYY-MM-DDTHH:MM:SSZ".
+std::string utc_timestamp();
+
+}  // namespace trainsim::measure

@@ -1,0 +1,263 @@
+#include "runs/train_cli.h"
+
+#include <sched.h>
+#include <stdlib.h>
+
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "data/cifar.h"
+#include "device.h"
+#include "io/errors.h"
+#include "launch.h"
+#include "machine.h"
+#include "runs/communicator.h"
+#include "runs/runs_csv.h"
+#include "runs/train_options.h"
+#include "runs/trainer.h"
+
+namespace trainsim::measure {
+namespace {
+
+constexpr int64_t kCifarTrainImages = 50000;  // CIFAR-10 training set; also the synthetic size
+constexpr const char* kResultFile = "result.csv";  // rank 0 -> train_main, in the store folder
+// Ranks run whole training jobs: the launcher's timeout is only a safety net (7 days).
+constexpr double kRankTimeoutSeconds = 7 * 24 * 3600.0;
+
+std::vector<std::string> arguments(int argc, char** argv) { return {argv, argv + argc}; }
+
+// CPUs this process may run on (as detect_host counts them).
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// Device checks that need LibTorch; fills in the default device and thread count.
+void resolve_runtime(TrainOptions& o) {
+  o.device = resolve_device(o.device).kind_name();
+  if (o.device == "cuda") {
+    const int visible = cuda_device_count();
+    if (o.gpus > visible) {
+      throw UsageError("--gpus " + std::to_string(o.gpus) + ": only " + std::to_string(visible) +
+                       " CUDA device(s) visible");
+    }
+    if (o.strategy == "ddp" && !nccl_available()) {
+      throw UsageError("--strategy ddp --device cuda: this LibTorch has no c10d NCCL backend");
+    }
+  }
+  if (o.threads == 0) o.threads = default_threads(usable_cores(), processes_of(o));
+}
+
+// reports/<machine>/runs.csv, the machine named as `measure` names it for its profile.
+std::string default_runs_path(const TrainOptions& o) {
+  std::string machine_name = o.machine;
+  if (machine_name.empty()) {
+    MachineInfo machine = detect_host();
+    const Device device = resolve_device(o.device);
+    fill_device_info(machine, device, device.is_cuda() ? cuda_device_count() : 1);
+    machine_name = default_machine_name(machine);
+  }
+  return "reports/" + machine_name + "/runs.csv";
+}
+
+// The training set of every process: real CIFAR-10 or synthetic images, cut to --train-samples.
+data::ImageSet load_training_set(const TrainOptions& o) {
+  const int64_t n = o.train_samples.value_or(kCifarTrainImages);
+  if (o.data_dir.empty()) {
+    if (n > kCifarTrainImages) {
+      throw UsageError("--train-samples " + std::to_string(n) + " exceeds the " +
+                       std::to_string(kCifarTrainImages) + " images of the training set");
+    }
+    return data::synthetic_cifar10(n, o.seed);
+  }
+  const data::ImageSet all = data::read_cifar10_train(o.data_dir);
+  if (n > all.size()) {
+    throw UsageError("--train-samples " + std::to_string(n) + " exceeds the " +
+                     std::to_string(all.size()) + " images in " + o.data_dir);
+  }
+  return first_samples(all, n);
+}
+
+// The runs.csv row of a finished run. `timed` holds this process's timed epoch; the *_all values
+// are over all ranks (ddp) or this process (dp).
+RunRow make_row(const TrainOptions& o, const data::ImageSet& set, const EpochMeasurement& timed,
+                double epoch_s_max, double loss_sum_all, double correct_all, double samples_all) {
+  RunRow row;
+  row.strategy = o.strategy;
+  row.gpus = o.gpus;
+  row.batch_per_gpu = o.batch_per_gpu;
+  row.loader_workers = o.workers;
+  row.train_samples = set.size();
+  row.epoch_s = epoch_s_max;
+  row.train_s = timed.epoch_s - timed.loader_wait_s;  // Q1: epoch minus loader waits
+  row.loader_wait_s = timed.loader_wait_s;
+  row.iterations = timed.iterations;
+  row.epochs = o.epochs;
+  row.threads = o.threads;
+  row.device = o.device;
+  row.data = set.synthetic ? "synthetic" : "cifar10";
+  row.final_loss = loss_sum_all / samples_all;
+  row.final_accuracy = correct_all / samples_all;
+  row.samples_per_s = samples_all / epoch_s_max;
+  row.date = utc_timestamp();
+  return row;
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) throw std::runtime_error(tmp + ": cannot write");
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+std::string read_result(const std::string& store_dir) {
+  const std::string path = store_dir + "/" + kResultFile;
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line) || line.empty()) {
+    throw std::runtime_error("rank 0 finished without writing its result (" + path + ")");
+  }
+  return line;
+}
+
+// A private folder for the FileStore and the result, removed when the run ends.
+class TempDir {
+ public:
+  TempDir() {
+    const auto base = std::filesystem::temp_directory_path() / "trainsim-train-XXXXXX";
+    std::string pattern = base.string();
+    if (!mkdtemp(pattern.data())) {
+      throw std::runtime_error("cannot create a temporary folder like " + base.string());
+    }
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void print_summary(const RunRow& r, const std::string& runs_path) {
+  std::printf(
+      "train: %s, %d %s x %lld per device, %d loader workers, %lld samples (%s), %d threads\n"
+      "  timed epoch %d/%d: epoch_s %.3f, train_s %.3f, loader_wait_s %.3f, %lld iterations, "
+      "%.1f samples/s, loss %.4f, accuracy %.4f\n"
+      "  appended to %s\n",
+      r.strategy.c_str(), r.gpus, r.device.c_str(), static_cast<long long>(r.batch_per_gpu),
+      r.loader_workers, static_cast<long long>(r.train_samples), r.data.c_str(), r.threads,
+      r.epochs, r.epochs, r.epoch_s, r.train_s, r.loader_wait_s,
+      static_cast<long long>(r.iterations), r.samples_per_s, r.final_loss, r.final_accuracy,
+      runs_path.c_str());
+}
+
+int run_train(TrainOptions o) {
+  resolve_runtime(o);
+  const std::string runs_path = o.runs_path.empty() ? default_runs_path(o) : o.runs_path;
+  check_runs_header(runs_path);  // fail now, not after the epochs
+
+  std::string line;
+  if (o.strategy == "ddp") {
+    if (!o.data_dir.empty()) load_training_set(o);  // bad files: one clear error before launch
+    TempDir store;
+    std::vector<std::string> args = {"worker", "train"};
+    for (auto& a : to_worker_args(o)) args.push_back(std::move(a));
+    launch_ranks(self_executable(), args, o.gpus, store.path(), kRankTimeoutSeconds);
+    line = read_result(store.path());
+  } else {
+    torch::set_num_threads(o.threads);
+    const data::ImageSet set = load_training_set(o);
+    const auto epochs = train_epochs(o, set, nullptr, !o.quiet);
+    const EpochMeasurement& t = epochs.back();
+    line = format_run_row(make_row(o, set, t, t.epoch_s, t.loss_sum,
+                                   static_cast<double>(t.correct), static_cast<double>(t.samples)));
+  }
+  append_run_line(runs_path, line);
+  print_summary(parse_run_row(line), runs_path);
+  return 0;
+}
+
+int run_worker(const TrainOptions& o) {
+  torch::set_num_threads(o.threads);
+  const auto store = make_file_store(o.store_dir + "/filestore", o.world_size);
+  const auto communicator = o.device == "cuda" ? make_async_nccl(store, o.rank, o.world_size)
+                                               : make_async_gloo(store, o.rank, o.world_size);
+  const data::ImageSet set = load_training_set(o);
+  const auto epochs = train_epochs(o, set, communicator.get(), !o.quiet && o.rank == 0);
+  const EpochMeasurement& t = epochs.back();
+
+  // Wall epoch time: the slowest rank. Loss, accuracy and samples: over all ranks.
+  const auto on_device =
+      torch::TensorOptions().dtype(torch::kFloat64).device(o.device == "cuda"
+                                                               ? torch::Device(torch::kCUDA, o.rank)
+                                                               : torch::Device(torch::kCPU));
+  auto epoch_max = torch::tensor({t.epoch_s}, on_device);
+  auto sums = torch::tensor({t.loss_sum, static_cast<double>(t.correct),
+                             static_cast<double>(t.samples)},
+                            on_device);
+  communicator->all_reduce(epoch_max, c10d::ReduceOp::MAX)->wait();
+  communicator->all_reduce(sums, c10d::ReduceOp::SUM)->wait();
+  const auto max_cpu = epoch_max.cpu();
+  const auto sums_cpu = sums.cpu();
+  if (o.rank == 0) {
+    const RunRow row = make_row(o, set, t, max_cpu[0].item<double>(), sums_cpu[0].item<double>(),
+                                sums_cpu[1].item<double>(), sums_cpu[2].item<double>());
+    write_file_atomically(o.store_dir + "/" + kResultFile, format_run_row(row) + "\n");
+  }
+  return 0;
+}
+
+}  // namespace
+
+int train_main(int argc, char** argv) {
+  try {
+    const auto options = parse_train_options(arguments(argc, argv));
+    if (!options) return 0;  // --help
+    return run_train(*options);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const data::DataError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: train: %s\n", e.what());
+    return 1;
+  }
+}
+
+int train_worker_main(int argc, char** argv) {
+  int rank = -1;
+  try {
+    const TrainOptions options = parse_worker_options(arguments(argc, argv));
+    rank = options.rank;
+    return run_worker(options);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: train rank %d: %s\n", rank, e.what());
+    return 1;
+  }
+}
+
+}  // namespace trainsim::measure

@@ -1,0 +1,209 @@
+#include "runs/train_options.h"
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <iostream>
+#include <sstream>
+
+namespace trainsim::measure {
+namespace po = boost::program_options;
+
+namespace {
+
+// Values go through strings or int64 first so that "-3" or "abc" give our own message instead of
+// a wrapped-around unsigned value.
+struct RawOptions {
+  std::string strategy;
+  int64_t gpus = 0;
+  int64_t batch_per_gpu = 0;
+  int64_t workers = 0;
+  int64_t train_samples = 0;
+  int64_t epochs = 0;
+  std::string device;
+  std::string data_dir;
+  int64_t threads = 0;
+  int64_t seed = 0;
+  std::string runs_path;
+  std::string machine;
+  int64_t rank = -1;
+  int64_t world_size = 0;
+  std::string store_dir;
+};
+
+po::options_description train_flags(RawOptions& raw) {
+  const TrainOptions defaults;
+  po::options_description flags("measure train: real training epochs (ResNet-18, CIFAR-10)");
+  // clang-format off
+  flags.add_options()
+    ("help,h", "print this help")
+    ("strategy", po::value(&raw.strategy)->default_value(defaults.strategy),
+       "ddp (one process per device, bucketed all-reduce overlapping backward) or dp "
+       "(torch::nn::parallel::data_parallel in one process)")
+    ("gpus", po::value(&raw.gpus)->default_value(defaults.gpus),
+       "ranks (ddp) or devices (dp); on cpu, ddp ranks are processes and dp allows only 1")
+    ("batch-per-gpu", po::value(&raw.batch_per_gpu)->default_value(defaults.batch_per_gpu),
+       "samples per device per iteration (dp loads gpus * this per iteration)")
+    ("workers", po::value(&raw.workers)->default_value(defaults.workers),
+       "data-loader worker threads per process (0: load in the training thread)")
+    ("train-samples", po::value(&raw.train_samples),
+       "train on the first N samples of the training set (default: all 50000)")
+    ("epochs", po::value(&raw.epochs)->default_value(defaults.epochs),
+       "epochs to run; the last one is timed, the earlier ones are warm-up")
+    ("device", po::value(&raw.device), "cpu or cuda (default: cuda when available, else cpu)")
+    ("data", po::value(&raw.data_dir),
+       "folder with the CIFAR-10 binaries (data_batch_1..5.bin); default: synthetic images, "
+       "and every output says `synthetic`")
+    ("threads", po::value(&raw.threads),
+       "intra-op threads per process (default: cores / processes, at least 1)")
+    ("seed", po::value(&raw.seed)->default_value(0), "seed of initialisation, sampler and augmentation")
+    ("runs", po::value(&raw.runs_path),
+       "CSV the result row is appended to (default: reports/<machine>/runs.csv)")
+    ("machine", po::value(&raw.machine),
+       "machine name for the default --runs path (default: the same name `measure` uses)")
+    ("quiet", "no progress on stderr");
+  // clang-format on
+  return flags;
+}
+
+po::options_description rank_flags(RawOptions& raw) {
+  po::options_description flags("rank process (set by the launcher)");
+  // clang-format off
+  flags.add_options()
+    ("rank", po::value(&raw.rank)->required(), "rank of this process")
+    ("world-size", po::value(&raw.world_size)->required(), "number of ranks")
+    ("store", po::value(&raw.store_dir)->required(), "rendezvous folder (c10d FileStore)");
+  // clang-format on
+  return flags;
+}
+
+int64_t at_least(const char* flag, int64_t value, int64_t minimum) {
+  if (value < minimum) {
+    throw UsageError(std::string("--") + flag + ": " + std::to_string(value) +
+                     " is below the minimum " + std::to_string(minimum));
+  }
+  return value;
+}
+
+int checked_int(const char* flag, int64_t value, int64_t minimum) {
+  at_least(flag, value, minimum);
+  if (value > 1'000'000) {
+    throw UsageError(std::string("--") + flag + ": " + std::to_string(value) + " is too large");
+  }
+  return static_cast<int>(value);
+}
+
+TrainOptions validated(const RawOptions& raw, const po::variables_map& vm) {
+  TrainOptions o;
+  if (raw.strategy != "ddp" && raw.strategy != "dp") {
+    throw UsageError("--strategy: '" + raw.strategy + "' is not one of ddp, dp");
+  }
+  o.strategy = raw.strategy;
+  o.gpus = checked_int("gpus", raw.gpus, 1);
+  o.batch_per_gpu = at_least("batch-per-gpu", raw.batch_per_gpu, 1);
+  o.workers = checked_int("workers", raw.workers, 0);
+  if (vm.count("train-samples")) o.train_samples = at_least("train-samples", raw.train_samples, 1);
+  o.epochs = checked_int("epochs", raw.epochs, 1);
+  if (vm.count("device")) {
+    if (raw.device != "cpu" && raw.device != "cuda") {
+      throw UsageError("--device: '" + raw.device + "' is not one of cpu, cuda");
+    }
+    o.device = raw.device;
+  }
+  o.data_dir = raw.data_dir;
+  if (vm.count("threads")) o.threads = checked_int("threads", raw.threads, 1);
+  o.seed = static_cast<uint64_t>(at_least("seed", raw.seed, 0));
+  o.runs_path = raw.runs_path;
+  o.machine = raw.machine;
+  o.quiet = vm.count("quiet") > 0;
+  if (o.strategy == "dp" && o.device == "cpu" && o.gpus > 1) {
+    throw UsageError("--strategy dp --device cpu: DataParallel needs CUDA devices for --gpus " +
+                     std::to_string(o.gpus) +
+                     "; on cpu only --gpus 1 is possible (use "
+                     "--strategy ddp for several CPU ranks)");
+  }
+  return o;
+}
+
+// Runs Boost.Program_options and turns its exceptions into UsageError.
+po::variables_map parse(const std::vector<std::string>& args,
+                        const po::options_description& flags) {
+  if (args.empty()) throw UsageError("train: missing subcommand name");
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(rest).options(flags).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(std::string("train: ") + e.what());
+  }
+  return vm;
+}
+
+}  // namespace
+
+int processes_of(const TrainOptions& options) {
+  return options.strategy == "ddp" ? options.gpus : 1;
+}
+
+int default_threads(int cores, int processes) {
+  return std::max(1, cores / std::max(1, processes));
+}
+
+std::optional<TrainOptions> parse_train_options(const std::vector<std::string>& args) {
+  RawOptions raw;
+  const auto flags = train_flags(raw);
+  const auto vm = parse(args, flags);
+  if (vm.count("help")) {
+    std::cout << train_help();
+    return std::nullopt;
+  }
+  return validated(raw, vm);
+}
+
+TrainOptions parse_worker_options(const std::vector<std::string>& args) {
+  RawOptions raw;
+  po::options_description flags;
+  flags.add(train_flags(raw)).add(rank_flags(raw));
+  const auto vm = parse(args, flags);
+  TrainOptions o = validated(raw, vm);
+  o.world_size = checked_int("world-size", raw.world_size, 1);
+  o.rank = checked_int("rank", raw.rank, 0);
+  if (o.rank >= o.world_size) {
+    throw UsageError("--rank " + std::to_string(o.rank) + " is not below --world-size " +
+                     std::to_string(o.world_size));
+  }
+  o.store_dir = raw.store_dir;
+  return o;
+}
+
+std::vector<std::string> to_worker_args(const TrainOptions& o) {
+  std::vector<std::string> args = {"--strategy",      o.strategy,
+                                   "--gpus",          std::to_string(o.gpus),
+                                   "--batch-per-gpu", std::to_string(o.batch_per_gpu),
+                                   "--workers",       std::to_string(o.workers),
+                                   "--epochs",        std::to_string(o.epochs),
+                                   "--seed",          std::to_string(o.seed)};
+  if (o.train_samples) {
+    args.insert(args.end(), {"--train-samples", std::to_string(*o.train_samples)});
+  }
+  if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});
+  if (!o.data_dir.empty()) args.insert(args.end(), {"--data", o.data_dir});
+  if (o.threads > 0) args.insert(args.end(), {"--threads", std::to_string(o.threads)});
+  if (!o.runs_path.empty()) args.insert(args.end(), {"--runs", o.runs_path});
+  if (!o.machine.empty()) args.insert(args.end(), {"--machine", o.machine});
+  if (o.quiet) args.push_back("--quiet");
+  return args;
+}
+
+std::string train_help() {
+  RawOptions raw;
+  std::ostringstream out;
+  out << "Usage: measure train [flags]\n\n"
+         "Trains ResNet-18 (CIFAR variant) for --epochs epochs with SGD (lr 0.1, momentum 0.9,\n"
+         "weight decay 5e-4) and times the last epoch: epoch_s is its wall time, train_s the same\n"
+         "minus the time spent waiting for the data loader. Appends one row to runs.csv.\n\n"
+      << train_flags(raw);
+  return out.str();
+}
+
+}  // namespace trainsim::measure

@@ -1,0 +1,243 @@
+#include "runs/trainer.h"
+
+#ifdef TRAINSIM_HAVE_CUDA
+#include <torch/nn/parallel/data_parallel.h>  // includes CUDA headers
+#endif
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "data/loader.h"
+#include "models/describe.h"
+#include "models/resnet.h"
+#include "runs/ddp_reducer.h"
+#include "runs/distributed_sampler.h"
+
+namespace trainsim::measure {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point start, Clock::time_point end) {
+  return std::chrono::duration<double>(end - start).count();
+}
+
+// Course hyper-parameters (SGD, lr 0.1, momentum 0.9, weight decay 5e-4).
+constexpr double kLearningRate = 0.1;
+constexpr double kMomentum = 0.9;
+constexpr double kWeightDecay = 5e-4;
+
+// One line on stderr at most every kInterval, and at the end of every epoch.
+class Progress {
+ public:
+  static constexpr double kInterval = 2.0;  // seconds between progress lines
+
+  Progress(bool enabled, int rank, int epochs)
+      : enabled_(enabled), rank_(rank), epochs_(epochs), last_print_(Clock::now()) {}
+
+  bool due(int64_t batch, int64_t batches) const {
+    return enabled_ &&
+           (batch == batches || seconds_between(last_print_, Clock::now()) >= kInterval);
+  }
+
+  // ETA = batches left in the run * mean batch time of this epoch so far.
+  void print(int epoch, int64_t batch, int64_t batches, Clock::time_point epoch_start,
+             double loss) {
+    last_print_ = Clock::now();
+    const double elapsed = seconds_between(epoch_start, last_print_);
+    const int64_t left = (epochs_ - epoch - 1) * batches + (batches - batch);
+    const double eta = batch > 0 ? elapsed / static_cast<double>(batch) * left : 0.0;
+    std::fprintf(stderr,
+                 "train%s: epoch %d/%d batch %lld/%lld elapsed %.1f s ETA %.1f s loss %.4f\n",
+                 rank_label().c_str(), epoch + 1, epochs_, static_cast<long long>(batch),
+                 static_cast<long long>(batches), elapsed, eta, loss);
+  }
+
+  void epoch_done(int epoch, const EpochMeasurement& m) const {
+    if (!enabled_) return;
+    const double samples = static_cast<double>(std::max<int64_t>(1, m.samples));
+    std::fprintf(stderr,
+                 "train%s: epoch %d/%d%s: %.3f s (loader wait %.3f s, %lld iterations), "
+                 "loss %.4f, accuracy %.4f\n",
+                 rank_label().c_str(), epoch + 1, epochs_, epoch + 1 == epochs_ ? " (timed)" : "",
+                 m.epoch_s, m.loader_wait_s, static_cast<long long>(m.iterations),
+                 m.loss_sum / samples, static_cast<double>(m.correct) / samples);
+  }
+
+ private:
+  std::string rank_label() const { return rank_ >= 0 ? " rank " + std::to_string(rank_) : ""; }
+
+  bool enabled_;
+  int rank_;
+  int epochs_;
+  Clock::time_point last_print_;
+};
+
+// Every rank arrives before any leaves, so all ranks start the epoch clock together.
+void barrier(AsyncCommunicator& communicator, const torch::Device& device) {
+  auto token = torch::zeros({1}, torch::TensorOptions().device(device));
+  communicator.all_reduce(token)->wait();
+  (void)token.item<float>();  // on CUDA, wait() only orders streams: block the host too
+}
+
+// DataParallel over `devices` (two or more) or, with none, the plain module call (what
+// DataParallel does with one device).
+torch::Tensor forward(models::ResNet18& model, const torch::Tensor& images,
+                      const std::vector<torch::Device>& devices) {
+  if (devices.empty()) return model->forward(images);
+#ifdef TRAINSIM_HAVE_CUDA
+  return torch::nn::parallel::data_parallel(model, images, devices);
+#else
+  throw std::runtime_error("DataParallel over " + std::to_string(devices.size()) +
+                           " devices needs a LibTorch with CUDA");
+#endif
+}
+
+void synchronize(const torch::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+}
+
+}  // namespace
+
+data::ImageSet first_samples(const data::ImageSet& set, int64_t n) {
+  if (n > set.size()) {
+    throw std::invalid_argument("--train-samples " + std::to_string(n) + " exceeds the " +
+                                std::to_string(set.size()) + " images of the training set");
+  }
+  data::ImageSet subset;
+  subset.synthetic = set.synthetic;
+  subset.labels.assign(set.labels.begin(), set.labels.begin() + n);
+  subset.pixels.assign(set.pixels.begin(), set.pixels.begin() + n * data::kPixelsPerImage);
+  return subset;
+}
+
+data::ImageSet select_samples(const data::ImageSet& set, const std::vector<int64_t>& indices) {
+  data::ImageSet selected;
+  selected.synthetic = set.synthetic;
+  selected.labels.reserve(indices.size());
+  selected.pixels.reserve(indices.size() * data::kPixelsPerImage);
+  for (int64_t i : indices) {
+    if (i < 0 || i >= set.size()) {
+      throw std::out_of_range("select_samples: index " + std::to_string(i) + " outside a set of " +
+                              std::to_string(set.size()));
+    }
+    selected.labels.push_back(set.labels[static_cast<size_t>(i)]);
+    selected.pixels.insert(selected.pixels.end(), set.image(i),
+                           set.image(i) + data::kPixelsPerImage);
+  }
+  return selected;
+}
+
+std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
+                                           const data::ImageSet& train_set,
+                                           AsyncCommunicator* communicator, bool show_progress) {
+  const bool ddp = communicator != nullptr;
+  if (ddp != (options.strategy == "ddp")) {
+    throw std::logic_error("train_epochs: ddp needs a communicator and dp none");
+  }
+  const int rank = ddp ? communicator->rank() : 0;
+  const int world = ddp ? communicator->world_size() : 1;
+  const bool cuda = options.device == "cuda";
+  const torch::Device device = cuda ? torch::Device(torch::kCUDA, static_cast<int8_t>(rank))
+                                    : torch::Device(torch::kCPU);
+  if (cuda) at::globalContext().setBenchmarkCuDNN(true);  // the course sets cudnn.benchmark
+
+  torch::manual_seed(options.seed);  // same initial weights everywhere (DDP broadcasts anyway)
+  models::ResNet18 model(models::kResnet18Cifar);
+  model->to(device);
+  model->train();
+  std::unique_ptr<DdpReducer> reducer;
+  if (ddp) reducer = std::make_unique<DdpReducer>(*model, *communicator);
+  torch::optim::SGD optimizer(
+      model->parameters(),
+      torch::optim::SGDOptions(kLearningRate).momentum(kMomentum).weight_decay(kWeightDecay));
+
+  std::vector<torch::Device> dp_devices;
+  if (!ddp && options.gpus >= 2) {
+    for (int g = 0; g < options.gpus; ++g) {
+      dp_devices.emplace_back(torch::kCUDA, static_cast<int8_t>(g));
+    }
+  }
+
+  data::LoaderOptions loader_options;
+  loader_options.workers = options.workers;
+  loader_options.augment = true;
+  loader_options.pin_memory = false;  // the course's loader: pageable host memory
+  if (ddp) {
+    // The sampler decides the order; the loader's own seed only draws crops and flips, one
+    // stream per rank.
+    loader_options.batch_size = options.batch_per_gpu;
+    loader_options.shuffle = false;
+    loader_options.seed = options.seed + 1 + static_cast<uint64_t>(rank);
+  } else {
+    loader_options.batch_size = options.batch_per_gpu * options.gpus;
+    loader_options.shuffle = true;
+    loader_options.seed = options.seed;
+  }
+  std::optional<data::DataLoader> dp_loader;
+  if (!ddp) dp_loader.emplace(train_set, loader_options);
+
+  Progress progress(show_progress, ddp ? rank : -1, options.epochs);
+  std::vector<EpochMeasurement> epochs;
+  for (int epoch = 0; epoch < options.epochs; ++epoch) {
+    // DistributedSampler + a loader over this rank's share: built before the clock starts (in
+    // PyTorch the sampler only yields indices; the copy is an artefact of our loader's API).
+    data::ImageSet shard;
+    std::optional<data::DataLoader> rank_loader;
+    if (ddp) {
+      shard = select_samples(train_set, distributed_sampler_indices(train_set.size(), world, rank,
+                                                                    options.seed, epoch));
+      rank_loader.emplace(shard, loader_options);
+      barrier(*communicator, device);
+    }
+    data::DataLoader& loader = ddp ? *rank_loader : *dp_loader;
+    const int64_t batches = loader.batches_per_epoch();
+
+    EpochMeasurement m;
+    auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
+    auto correct = torch::zeros({}, torch::TensorOptions().dtype(torch::kInt64).device(device));
+    const auto epoch_start = Clock::now();
+    loader.start_epoch(epoch);
+    while (true) {
+      const auto wait_start = Clock::now();
+      std::optional<data::Batch> batch = loader.next();
+      m.loader_wait_s += seconds_between(wait_start, Clock::now());
+      if (!batch) break;
+
+      // The Q1 train time: H2D copy, forward, backward and update.
+      const auto images = batch->images.to(device);
+      const auto labels = batch->labels.to(device);
+      optimizer.zero_grad();
+      if (reducer) reducer->sync_buffers();
+      const auto output = forward(model, images, dp_devices);
+      const auto loss = torch::nn::functional::cross_entropy(output, labels);
+      if (reducer) reducer->prepare_for_backward();
+      loss.backward();
+      if (reducer) reducer->finalize_backward();
+      optimizer.step();
+
+      // Statistics stay on the device: no host synchronisation per step.
+      const int64_t b = labels.size(0);
+      loss_sum += loss.detach().to(torch::kFloat64) * static_cast<double>(b);
+      correct += output.detach().argmax(1).eq(labels).sum();
+      m.samples += b;
+      ++m.iterations;
+      if (progress.due(m.iterations, batches)) {
+        progress.print(epoch, m.iterations, batches, epoch_start, loss.item<double>());
+      }
+    }
+    synchronize(device);
+    m.epoch_s = seconds_between(epoch_start, Clock::now());
+    m.loss_sum = loss_sum.item<double>();
+    m.correct = correct.item<int64_t>();
+    progress.epoch_done(epoch, m);
+    epochs.push_back(m);
+  }
+  return epochs;
+}
+
+}  // namespace trainsim::measure

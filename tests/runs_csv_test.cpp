@@ -1,0 +1,169 @@
+// runs.csv (measure/runs/runs_csv.h): header, atomic append, header mismatch, concurrent writers.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "io/errors.h"
+#include "runs/runs_csv.h"
+
+namespace trainsim::measure {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RunsCsv : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "trainsim-runs-csv-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static std::vector<std::string> lines_of(const std::string& path) {
+    std::ifstream in(path);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  }
+
+  static RunRow sample_row() {
+    RunRow r;
+    r.strategy = "ddp";
+    r.gpus = 2;
+    r.batch_per_gpu = 32;
+    r.loader_workers = 0;
+    r.train_samples = 2048;
+    r.epoch_s = 41.25;
+    r.train_s = 40.5;
+    r.loader_wait_s = 0.75;
+    r.iterations = 32;
+    r.epochs = 2;
+    r.threads = 1;
+    r.device = "cpu";
+    r.data = "synthetic";
+    r.final_loss = 1.875;
+    r.final_accuracy = 0.3125;
+    r.samples_per_s = 49.6484;
+    r.date = "2025-01-31T12:00:00Z";
+    return r;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(RunsCsv, FormatsAndParsesTheSeventeenColumns) {
+  const RunRow r = sample_row();
+  const std::string line = format_run_row(r);
+  EXPECT_EQ(line,
+            "ddp,2,32,0,2048,41.25,40.5,0.75,32,2,1,cpu,synthetic,1.875,0.3125,49.6484,"
+            "2025-01-31T12:00:00Z");
+  const RunRow back = parse_run_row(line);
+  EXPECT_EQ(back.strategy, "ddp");
+  EXPECT_EQ(back.train_samples, 2048);
+  EXPECT_DOUBLE_EQ(back.train_s, 40.5);
+  EXPECT_EQ(back.date, r.date);
+  EXPECT_THROW(parse_run_row("ddp,2"), std::invalid_argument);
+  EXPECT_THROW(parse_run_row("ddp,x,32,0,2048,1,1,0,1,2,1,cpu,synthetic,1,1,1,d"),
+               std::invalid_argument);
+}
+
+TEST_F(RunsCsv, CreatesFoldersAndHeaderThenAppends) {
+  const std::string path = dir_ + "/reports/box/runs.csv";
+  append_run_line(path, "first");
+  append_run_line(path, "second");
+  const auto lines = lines_of(path);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], kRunsHeader);
+  EXPECT_EQ(lines[1], "first");
+  EXPECT_EQ(lines[2], "second");
+  // No temporary file is left beside it (only the lock file).
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir_ + "/reports/box")) {
+    names.insert(entry.path().filename().string());
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"runs.csv", "runs.csv.lock"}));
+}
+
+TEST_F(RunsCsv, AddsAMissingFinalNewline) {
+  const std::string path = dir_ + "/runs.csv";
+  std::ofstream(path) << kRunsHeader << "\nold-row";  // no newline after the last row
+  append_run_line(path, "new-row");
+  EXPECT_EQ(lines_of(path), (std::vector<std::string>{kRunsHeader, "old-row", "new-row"}));
+}
+
+TEST_F(RunsCsv, RejectsADifferentHeaderNamingFileAndLine) {
+  const std::string path = dir_ + "/runs.csv";
+  std::ofstream(path) << "strategy,gpus,batch\nddp,1,32\n";
+  try {
+    append_run_line(path, "row");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), path);
+    EXPECT_EQ(e.line(), 1);
+    EXPECT_EQ(e.key(), "header");
+    EXPECT_NE(std::string(e.what()).find(path + ":1: header: expected '"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(check_runs_header(path), InputError);
+  // The file is untouched.
+  EXPECT_EQ(lines_of(path), (std::vector<std::string>{"strategy,gpus,batch", "ddp,1,32"}));
+}
+
+TEST_F(RunsCsv, CheckAcceptsMissingEmptyAndGoodFiles) {
+  const std::string path = dir_ + "/runs.csv";
+  EXPECT_NO_THROW(check_runs_header(path));  // missing
+  std::ofstream(path).close();
+  EXPECT_NO_THROW(check_runs_header(path));  // empty
+  append_run_line(path, "row");
+  EXPECT_NO_THROW(check_runs_header(path));
+}
+
+TEST_F(RunsCsv, ConcurrentProcessesKeepEveryRow) {
+  // 4 processes x 15 appends each, all at once: the lock serialises the read-modify-rename, so
+  // the file ends with the header and all 60 rows.
+  const std::string path = dir_ + "/runs.csv";
+  constexpr int kWriters = 4;
+  constexpr int kRowsEach = 15;
+  std::vector<pid_t> children;
+  for (int w = 0; w < kWriters; ++w) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int status = 0;
+      try {
+        for (int k = 0; k < kRowsEach; ++k) {
+          append_run_line(path, "writer" + std::to_string(w) + "-row" + std::to_string(k));
+        }
+      } catch (...) {
+        status = 1;
+      }
+      _exit(status);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  const auto lines = lines_of(path);
+  ASSERT_EQ(lines.size(), 1u + kWriters * kRowsEach);
+  EXPECT_EQ(lines[0], kRunsHeader);
+  const std::set<std::string> rows(lines.begin() + 1, lines.end());
+  EXPECT_EQ(rows.size(), static_cast<size_t>(kWriters * kRowsEach));
+  for (int w = 0; w < kWriters; ++w) {
+    EXPECT_TRUE(rows.count("writer" + std::to_string(w) + "-row" + std::to_string(kRowsEach - 1)));
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::measure

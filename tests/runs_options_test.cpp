@@ -1,0 +1,120 @@
+// Flags of `measure train` and of its rank processes (measure/runs/train_options.h).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "runs/train_options.h"
+
+namespace trainsim::measure {
+namespace {
+
+using Args = std::vector<std::string>;
+
+TrainOptions parsed(const Args& args) {
+  auto o = parse_train_options(args);
+  EXPECT_TRUE(o.has_value());
+  return o.value_or(TrainOptions{});
+}
+
+TEST(TrainOptions, Defaults) {
+  const TrainOptions o = parsed({"train"});
+  EXPECT_EQ(o.strategy, "ddp");
+  EXPECT_EQ(o.gpus, 1);
+  EXPECT_EQ(o.epochs, 2);  // the course: two epochs, the second timed
+  EXPECT_FALSE(o.train_samples.has_value());
+  EXPECT_EQ(o.device, "");  // resolved later: cuda when available
+  EXPECT_EQ(o.threads, 0);  // resolved later: cores / processes
+  EXPECT_TRUE(o.data_dir.empty());
+  EXPECT_FALSE(o.quiet);
+}
+
+TEST(TrainOptions, ReadsEveryFlag) {
+  const TrainOptions o = parsed({"train", "--strategy", "dp", "--gpus", "1", "--batch-per-gpu",
+                                 "64", "--workers", "3", "--train-samples", "512", "--epochs",
+                                 "3", "--device", "cpu", "--data", "/d", "--threads", "2",
+                                 "--seed", "9", "--runs", "r.csv", "--machine", "m", "--quiet"});
+  EXPECT_EQ(o.strategy, "dp");
+  EXPECT_EQ(o.batch_per_gpu, 64);
+  EXPECT_EQ(o.workers, 3);
+  EXPECT_EQ(o.train_samples.value_or(0), 512);
+  EXPECT_EQ(o.epochs, 3);
+  EXPECT_EQ(o.device, "cpu");
+  EXPECT_EQ(o.data_dir, "/d");
+  EXPECT_EQ(o.threads, 2);
+  EXPECT_EQ(o.seed, 9u);
+  EXPECT_EQ(o.runs_path, "r.csv");
+  EXPECT_EQ(o.machine, "m");
+  EXPECT_TRUE(o.quiet);
+}
+
+TEST(TrainOptions, RejectsBadValuesWithTheFlagName) {
+  const std::vector<std::pair<Args, std::string>> cases = {
+      {{"train", "--strategy", "fsdp"}, "--strategy"},
+      {{"train", "--gpus", "0"}, "--gpus"},
+      {{"train", "--batch-per-gpu", "-1"}, "--batch-per-gpu"},
+      {{"train", "--workers", "-2"}, "--workers"},
+      {{"train", "--epochs", "0"}, "--epochs"},
+      {{"train", "--train-samples", "0"}, "--train-samples"},
+      {{"train", "--device", "tpu"}, "--device"},
+      {{"train", "--threads", "0"}, "--threads"},
+      {{"train", "--gpus", "two"}, "gpus"},
+      {{"train", "--no-such-flag"}, "no-such-flag"},
+      {{"train", "--lr-rule", "linear"}, "lr-rule"},  // not implemented: unknown flag
+  };
+  for (const auto& [args, flag] : cases) {
+    try {
+      parse_train_options(args);
+      ADD_FAILURE() << "accepted " << args.back();
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(flag), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(TrainOptions, DataParallelOnCpuAllowsOnlyOneDevice) {
+  EXPECT_NO_THROW(parsed({"train", "--strategy", "dp", "--device", "cpu", "--gpus", "1"}));
+  try {
+    parse_train_options({"train", "--strategy", "dp", "--device", "cpu", "--gpus", "2"});
+    ADD_FAILURE() << "dp with 2 CPU devices accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("DataParallel needs CUDA"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(TrainOptions, WorkerArgumentsRoundTrip) {
+  TrainOptions o = parsed({"train", "--gpus", "2", "--batch-per-gpu", "8", "--train-samples",
+                           "64", "--device", "cpu", "--threads", "1", "--seed", "5", "--quiet"});
+  Args args = {"train"};
+  for (const auto& a : to_worker_args(o)) args.push_back(a);
+  for (const char* a : {"--rank", "1", "--world-size", "2", "--store", "/tmp/s"}) args.push_back(a);
+  const TrainOptions w = parse_worker_options(args);
+  EXPECT_EQ(w.strategy, o.strategy);
+  EXPECT_EQ(w.gpus, 2);
+  EXPECT_EQ(w.batch_per_gpu, 8);
+  EXPECT_EQ(w.train_samples.value_or(0), 64);
+  EXPECT_EQ(w.device, "cpu");
+  EXPECT_EQ(w.threads, 1);
+  EXPECT_EQ(w.seed, 5u);
+  EXPECT_TRUE(w.quiet);
+  EXPECT_EQ(w.rank, 1);
+  EXPECT_EQ(w.world_size, 2);
+  EXPECT_EQ(w.store_dir, "/tmp/s");
+}
+
+TEST(TrainOptions, WorkerNeedsItsRank) {
+  EXPECT_THROW(parse_worker_options({"train", "--world-size", "2", "--store", "/s"}), UsageError);
+  EXPECT_THROW(parse_worker_options({"train", "--rank", "2", "--world-size", "2", "--store", "/s"}),
+               UsageError);
+}
+
+TEST(TrainOptions, DefaultThreadsShareTheCores) {
+  EXPECT_EQ(default_threads(16, 4), 4);
+  EXPECT_EQ(default_threads(2, 2), 1);
+  EXPECT_EQ(default_threads(2, 3), 1);  // never below one
+  EXPECT_EQ(default_threads(8, 1), 8);
+}
+
+}  // namespace
+}  // namespace trainsim::measure
