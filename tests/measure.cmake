@@ -1,0 +1,20 @@
+# measure/: the rank launcher, machine names, the nccl-tests log reader, the measurement plan,
+# recording timings; then through the measure binary: Gloo collectives with several rank
+# processes and an end-to-end CPU profile with --resume.
+trainsim_add_test(measure_unit_tests
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/measure_launch_test.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/measure_machine_test.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/measure_nccl_tests_log_test.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/measure_plan_test.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/measure_compute_record_test.cpp
+  LIBS trainsim_measure_profile)
+
+trainsim_add_test(measure_collectives_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/measure_collectives_test.cpp
+  LIBS trainsim_measure_profile)
+add_dependencies(measure_collectives_test measure)
+
+trainsim_add_test(measure_end_to_end_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/measure_end_to_end_test.cpp
+  LIBS trainsim_io)
+add_dependencies(measure_end_to_end_test measure)

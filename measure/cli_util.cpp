@@ -1,0 +1,55 @@
+#include "cli_util.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+
+#include "usage_error.h"
+
+namespace trainsim::measure {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ',')) {
+    const auto first = item.find_first_not_of(" \t");
+    const auto last = item.find_last_not_of(" \t");
+    if (first != std::string::npos) items.push_back(item.substr(first, last - first + 1));
+  }
+  return items;
+}
+
+std::vector<int64_t> parse_int_list(const std::string& text, const std::string& flag,
+                                    int64_t minimum) {
+  std::vector<int64_t> values;
+  for (const auto& item : split_list(text)) {
+    errno = 0;
+    char* end = nullptr;
+    const long long v = std::strtoll(item.c_str(), &end, 10);
+    if (errno != 0 || end == item.c_str() || *end != '\0' || v < minimum) {
+      throw UsageError(flag + ": '" + item + "' is not an integer >= " + std::to_string(minimum));
+    }
+    values.push_back(v);
+  }
+  if (values.empty()) throw UsageError(flag + ": empty list");
+  return values;
+}
+
+std::string join_ints(const std::vector<int64_t>& values) {
+  std::string s;
+  for (size_t i = 0; i < values.size(); ++i) s += (i ? "," : "") + std::to_string(values[i]);
+  return s;
+}
+
+std::string join_command_line(int argc, const char* const* argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i) s += ' ';
+    s += arg.find(' ') == std::string::npos ? arg : "'" + arg + "'";
+  }
+  return s;
+}
+
+}  // namespace trainsim::measure

@@ -1,0 +1,26 @@
+#pragma once
+// Reads the output of nccl-tests' all_reduce_perf as the source of the all_reduce curve.
+// Torch-free.
+//
+// Format (nccl-tests src/common.cu): lines starting with '#' are headers. The header
+// "#  Rank  R Group G Pid P on HOST device D [BUS] NAME" appears once per rank (how many
+// ranks ran), and the column header names the columns:
+//   size count type redop root time algbw busbw #wrong time algbw busbw #wrong
+// (older versions: no `root`, `error` for `#wrong`): out-of-place then in-place. Data lines
+// start with the size in bytes. Times are in microseconds. mpirun prefixes such as
+// "[1,0]<stdout>:" are stripped; other lines (NCCL INFO, warnings) are ignored.
+
+#include <string>
+
+#include "io/profile.h"
+
+namespace trainsim::measure::collectives {
+
+// The all_reduce curve of the log (out-of-place time per size), ranks = the number of distinct
+// "# Rank" headers. Throws InputError(path, line, "nccl-tests-log", what) on a data line that
+// does not parse, a line with wrong (#wrong > 0) elements, no rank header or no data line.
+CollectiveCurve parse_nccl_tests_log(const std::string& path);
+// The same on text already read; `name` is the file name used in errors.
+CollectiveCurve parse_nccl_tests_log_text(const std::string& text, const std::string& name);
+
+}  // namespace trainsim::measure::collectives

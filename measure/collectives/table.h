@@ -1,0 +1,18 @@
+#pragma once
+// The collectives as an nccl-tests style table (size, count, type, time, algbw, busbw), for
+// stderr and reports/<machine>/collectives.txt. Torch-free.
+//   algbw = bytes / time; busbw = algbw * bus_bandwidth_factor(op, ranks); GB/s = 1e9 B/s.
+
+#include <string>
+
+#include "io/profile.h"
+
+namespace trainsim::measure::collectives {
+
+// One block per curve: a '#' header naming op, ranks and the busbw factor, the column header,
+// then one line per point (float32 elements: count = bytes / 4).
+std::string curve_table(const CollectiveCurve& curve);
+// Every curve of the profile, after a header naming backend and source.
+std::string collectives_table(const CollectivesProfile& collectives);
+
+}  // namespace trainsim::measure::collectives

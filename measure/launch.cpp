@@ -1,0 +1,157 @@
+#include "launch.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace trainsim::measure {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kPollInterval = std::chrono::milliseconds(20);
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return "was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+  }
+  return "ended with wait status " + std::to_string(status);
+}
+
+struct Child {
+  pid_t pid = -1;
+  bool running = false;
+  int status = 0;
+};
+
+// Forks and execs one rank. Everything the child needs is prepared before fork(): between fork
+// and exec only async-signal-safe calls run (the parent is multi-threaded: LibTorch pools).
+pid_t spawn(const std::vector<std::string>& argv_strings) {
+  std::vector<char*> argv;
+  argv.reserve(argv_strings.size() + 1);
+  for (const auto& s : argv_strings) argv.push_back(const_cast<char*>(s.c_str()));
+  argv.push_back(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("launch_ranks: fork failed: ") + strerror(errno));
+  if (pid == 0) {
+    // A rank must not outlive an interrupted `measure` (it would hang in a collective forever).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);  // the parent died before prctl took effect
+    execv(argv[0], argv.data());
+    _exit(127);  // exec failed: reported as "exited with status 127"
+  }
+  return pid;
+}
+
+// Non-blocking reap of every running child; returns the index of the first one that failed.
+int reap(std::vector<Child>& children) {
+  int first_failed = -1;
+  for (size_t r = 0; r < children.size(); ++r) {
+    Child& c = children[r];
+    if (!c.running) continue;
+    int status = 0;
+    const pid_t got = waitpid(c.pid, &status, WNOHANG);
+    if (got == c.pid) {
+      c.running = false;
+      c.status = status;
+      const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      if (!ok && first_failed < 0) first_failed = static_cast<int>(r);
+    }
+  }
+  return first_failed;
+}
+
+bool any_running(const std::vector<Child>& children) {
+  for (const auto& c : children) {
+    if (c.running) return true;
+  }
+  return false;
+}
+
+// Waits up to `seconds` for the running children to end by themselves.
+void wait_for_exit(std::vector<Child>& children, double seconds) {
+  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+  while (any_running(children) && Clock::now() < deadline) {
+    reap(children);
+    if (any_running(children)) std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+// SIGKILL to the children still running, then reaps them (blocking: SIGKILL cannot be ignored).
+void kill_running(std::vector<Child>& children) {
+  for (auto& c : children) {
+    if (c.running) kill(c.pid, SIGKILL);
+  }
+  for (auto& c : children) {
+    if (!c.running) continue;
+    int status = 0;
+    while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    c.running = false;
+    c.status = status;
+  }
+}
+
+}  // namespace
+
+std::string self_executable() {
+  std::vector<char> buffer(4096);
+  const ssize_t n = readlink("/proc/self/exe", buffer.data(), buffer.size() - 1);
+  if (n <= 0) throw std::runtime_error(std::string("cannot read /proc/self/exe: ") + strerror(errno));
+  return std::string(buffer.data(), static_cast<size_t>(n));
+}
+
+void launch_ranks(const std::string& exe, const std::vector<std::string>& args, int world_size,
+                  const std::string& store_dir, double timeout_s, double grace_s) {
+  if (world_size < 1) throw std::invalid_argument("launch_ranks: world_size must be >= 1");
+  std::vector<Child> children(static_cast<size_t>(world_size));
+  for (int r = 0; r < world_size; ++r) {
+    std::vector<std::string> argv{exe};
+    argv.insert(argv.end(), args.begin(), args.end());
+    for (const std::string& s : {std::string("--rank"), std::to_string(r), std::string("--world-size"),
+                                 std::to_string(world_size), std::string("--store"), store_dir}) {
+      argv.push_back(s);
+    }
+    try {
+      children[static_cast<size_t>(r)].pid = spawn(argv);
+      children[static_cast<size_t>(r)].running = true;
+    } catch (...) {
+      kill_running(children);
+      throw;
+    }
+  }
+
+  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
+  while (any_running(children)) {
+    const int failed = reap(children);
+    if (failed >= 0) {
+      // The others are probably blocked in a collective with the dead rank: give them grace_s
+      // to notice (their own timeouts) and exit, then kill them.
+      wait_for_exit(children, grace_s);
+      kill_running(children);
+      throw std::runtime_error("rank " + std::to_string(failed) + " of " +
+                               std::to_string(world_size) + " (" + exe + ") " +
+                               describe_status(children[static_cast<size_t>(failed)].status));
+    }
+    if (Clock::now() >= deadline) {
+      kill_running(children);
+      throw std::runtime_error("ranks of " + exe + " still running after the " +
+                               std::to_string(timeout_s) + " s timeout: killed");
+    }
+    if (any_running(children)) std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+}  // namespace trainsim::measure

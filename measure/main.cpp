@@ -1,0 +1,79 @@
+// measure: profiles training on this machine for the simulator (see docs/MEASURE.md).
+//   measure [profile] [flags]   the profile (default subcommand)
+//   measure worker KIND ...      internal: one rank process started by launch_ranks
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "collectives/benchmark.h"
+#include "data/cifar.h"
+#include "io/errors.h"
+#include "profile_run.h"
+#include "usage_error.h"
+
+namespace {
+
+using trainsim::measure::UsageError;
+
+// Every entry point takes (argc, argv) with argv[0] = its subcommand name.
+using EntryPoint = int (*)(int argc, char** argv);
+
+struct Subcommand {
+  const char* name;
+  EntryPoint main;
+};
+
+int worker_main(int argc, char** argv);
+
+constexpr Subcommand kSubcommands[] = {
+    {"profile", trainsim::measure::profile_main},
+    {"worker", worker_main},
+};
+
+// Rank processes: `measure worker KIND ...`.
+constexpr Subcommand kWorkers[] = {
+    {"collective", trainsim::measure::collectives::collective_worker_main},
+};
+
+int dispatch(const Subcommand* begin, const Subcommand* end, const char* what, int argc, char** argv) {
+  for (const Subcommand* s = begin; s != end; ++s) {
+    if (std::strcmp(argv[0], s->name) == 0) return s->main(argc, argv);
+  }
+  std::string known;
+  for (const Subcommand* s = begin; s != end; ++s) known += (known.empty() ? "" : ", ") + std::string(s->name);
+  throw UsageError(std::string("unknown ") + what + " '" + argv[0] + "' (known: " + known + ")");
+}
+
+int worker_main(int argc, char** argv) {
+  if (argc < 2) throw UsageError("worker: missing the worker kind");
+  return dispatch(std::begin(kWorkers), std::end(kWorkers), "worker kind", argc - 1, argv + 1);
+}
+
+// The first line of a message (LibTorch errors carry multi-line backtraces).
+std::string first_line(const char* what) {
+  const std::string s = what;
+  return s.substr(0, s.find('\n'));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc > 1 && argv[1][0] != '-') {
+      return dispatch(std::begin(kSubcommands), std::end(kSubcommands), "subcommand", argc - 1, argv + 1);
+    }
+    return trainsim::measure::profile_main(argc, argv);
+  } catch (const UsageError& e) {
+    std::cerr << "error: " << e.what() << " (see measure --help)\n";
+    return 2;
+  } catch (const trainsim::InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const trainsim::data::DataError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << first_line(e.what()) << "\n";
+    return 1;
+  }
+}

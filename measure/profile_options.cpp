@@ -1,0 +1,231 @@
+#include "profile_options.h"
+
+#include <boost/program_options.hpp>
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+
+#include "cli_util.h"
+#include "collectives/collective_op.h"
+#include "models/describe.h"
+#include "profiler/loader_bench.h"
+#include "usage_error.h"
+
+namespace trainsim::measure {
+namespace {
+
+namespace po = boost::program_options;
+
+constexpr int64_t kKiB = 1024;
+constexpr int64_t kMiB = 1024 * kKiB;
+constexpr int kMaxRanks = 4;  // DataParallel/DDP on one node, as the course measures
+
+po::options_description profile_flags() {
+  po::options_description d("Flags");
+  d.add_options()
+      ("help,h", "print this help and exit")
+      ("device", po::value<std::string>()->value_name("cpu|cuda"),
+       "device to profile (default: cuda when a GPU is visible, else cpu)")
+      ("quick", "small grid for a smoke test: cpu batches 32,64 (cuda 32,128,512), warmup 1, "
+                "repeats 3, collectives up to 16 MiB with 5 repeats, only resnet18-cifar")
+      ("machine", po::value<std::string>()->value_name("NAME"),
+       "machine name, the reports/<NAME>/ folder (default from the hardware: cuda "
+       "'<gpu-name>-x<count>', e.g. nvidia-h200-x1; cpu 'cpu-<model>-<cores>c')")
+      ("out", po::value<std::string>()->value_name("FILE"),
+       "profile to write (default reports/<machine>/profile.yaml under the current folder); "
+       "collectives.txt is written beside it")
+      ("resume", "continue FILE: keep every finished case (model+batch, curve, h2d, loader) and "
+                 "measure only the missing ones. Without it an existing FILE is replaced")
+      ("models", po::value<std::string>()->value_name("A,B"),
+       "models to profile (default resnet18-cifar,resnet18-imagenet)")
+      ("batches", po::value<std::string>()->value_name("B1,B2"),
+       "batch sizes to profile (default 32,128,512,... x4 up to --max-batch)")
+      ("max-batch", po::value<int64_t>()->value_name("B"),
+       "largest batch of the default grid (default 8192 on cuda, 512 on cpu); the grid also "
+       "stops at the first batch that runs out of memory (recorded as the OOM boundary)")
+      ("warmup", po::value<int>()->value_name("N"), "untimed runs before each timing (default cuda 5, cpu 2)")
+      ("repeats", po::value<int>()->value_name("N"),
+       "timed runs per timing; the median is recorded (default cuda 20, cpu 5)")
+      ("threads", po::value<int>()->value_name("N"), "LibTorch intra-op threads (default: all cores)")
+      ("ranks", po::value<int>()->value_name("N"),
+       "largest rank count for collectives: one process per rank, measured for every count "
+       "from 2 (cuda: from 1) to N (default cuda min(GPUs, 4), cpu 2; at most 4)")
+      ("collectives-max-bytes", po::value<int64_t>()->value_name("BYTES"),
+       "largest collective message, sizes 1 KiB x4 up to it (default 256 MiB, --quick 16 MiB)")
+      ("collective-repeats", po::value<int>()->value_name("N"),
+       "timed runs per collective message size (default 20, --quick 5; fewer above 16 MiB)")
+      ("loader-samples", po::value<int64_t>()->value_name("N"),
+       "samples per timed loader epoch (default 12800, --quick 2560)")
+      ("data", po::value<std::string>()->value_name("DIR"),
+       "CIFAR-10 binary folder (data_batch_1.bin ...) for the loader benchmark (default: "
+       "synthetic images of the same format, said so in the profile)")
+      ("nccl-tests-log", po::value<std::string>()->value_name("FILE"),
+       "take the all_reduce curve from an nccl-tests all_reduce_perf log (out-of-place times) "
+       "instead of measuring it for that rank count")
+      ("skip", po::value<std::string>()->value_name("A,B"),
+       "parts not to measure: compute, h2d, loader, collectives")
+      ("seed", po::value<uint64_t>()->value_name("N"), "seed of the random inputs (default 0)");
+  return d;
+}
+
+int positive(const po::variables_map& vm, const char* flag, int minimum) {
+  const int v = vm[flag].as<int>();
+  if (v < minimum) {
+    throw UsageError(std::string("--") + flag + ": " + std::to_string(v) + " is below " +
+                     std::to_string(minimum));
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string profile_help() {
+  std::ostringstream s;
+  s << "usage: measure [profile] [flags]\n"
+       "\n"
+       "Profiles ResNet-18 training on this machine and writes the profile the simulator\n"
+       "reads (reports/<machine>/profile.yaml): per-stage forward and backward times, loss,\n"
+       "zero_grad, SGD step and the fused iteration per batch size, peak memory and the OOM\n"
+       "boundary; host-to-device copies (GPU); data-loader throughput per worker count;\n"
+       "all_reduce, broadcast and reduce time vs message size for every rank count (NCCL on\n"
+       "GPUs, Gloo on CPU, one process per rank). Every timing is the median of repeats after\n"
+       "warm-up (CUDA events on a GPU, a steady clock on CPU). The profile is rewritten\n"
+       "atomically after every finished case, so an interrupted run keeps what it measured;\n"
+       "--resume continues it. Progress goes to stderr.\n\n"
+    << profile_flags();
+  return s.str();
+}
+
+std::optional<ProfileOptions> parse_profile_options(const std::vector<std::string>& args) {
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(std::vector<std::string>(args.begin() + 1, args.end()))
+                  .options(profile_flags())
+                  .run(),
+              vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << profile_help();
+    return std::nullopt;
+  }
+  ProfileOptions o;
+  if (vm.count("device")) o.device = vm["device"].as<std::string>();
+  if (vm.count("machine")) {
+    o.machine = vm["machine"].as<std::string>();
+    if (o.machine.empty() || o.machine.find('/') != std::string::npos) {
+      throw UsageError("--machine: '" + o.machine + "' must be a non-empty folder name without '/'");
+    }
+  }
+  if (vm.count("out")) o.out = vm["out"].as<std::string>();
+  o.quick = vm.count("quick") > 0;
+  o.resume = vm.count("resume") > 0;
+  if (vm.count("models")) {
+    o.models = split_list(vm["models"].as<std::string>());
+    const auto known = models::known_models();
+    for (const auto& m : o.models) {
+      if (std::find(known.begin(), known.end(), m) == known.end()) {
+        std::string list;
+        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+        throw UsageError("--models: unknown model '" + m + "' (known: " + list + ")");
+      }
+    }
+    if (o.models.empty()) throw UsageError("--models: empty list");
+  }
+  if (vm.count("batches")) o.batches = parse_int_list(vm["batches"].as<std::string>(), "--batches");
+  if (vm.count("max-batch")) {
+    o.max_batch = vm["max-batch"].as<int64_t>();
+    if (*o.max_batch < 1) throw UsageError("--max-batch: must be >= 1");
+  }
+  if (vm.count("warmup")) o.warmup = positive(vm, "warmup", 0);
+  if (vm.count("repeats")) o.repeats = positive(vm, "repeats", 1);
+  if (vm.count("threads")) o.threads = positive(vm, "threads", 1);
+  if (vm.count("ranks")) o.ranks = positive(vm, "ranks", 1);
+  if (vm.count("collective-repeats")) o.collective_repeats = positive(vm, "collective-repeats", 1);
+  if (vm.count("collectives-max-bytes")) {
+    o.collectives_max_bytes = vm["collectives-max-bytes"].as<int64_t>();
+    if (*o.collectives_max_bytes < kKiB) throw UsageError("--collectives-max-bytes: must be >= 1024");
+  }
+  if (vm.count("loader-samples")) {
+    o.loader_samples = vm["loader-samples"].as<int64_t>();
+    if (*o.loader_samples < 1) throw UsageError("--loader-samples: must be >= 1");
+  }
+  if (vm.count("data")) o.data_dir = vm["data"].as<std::string>();
+  if (vm.count("nccl-tests-log")) o.nccl_tests_log = vm["nccl-tests-log"].as<std::string>();
+  if (vm.count("skip")) {
+    for (const auto& part : split_list(vm["skip"].as<std::string>())) {
+      if (part != "compute" && part != "h2d" && part != "loader" && part != "collectives") {
+        throw UsageError("--skip: unknown part '" + part + "' (expected compute, h2d, loader, collectives)");
+      }
+      o.skip.insert(part);
+    }
+  }
+  if (vm.count("seed")) o.seed = vm["seed"].as<uint64_t>();
+  return o;
+}
+
+ProfilePlan resolve_plan(const ProfileOptions& o, const PlanTarget& target) {
+  ProfilePlan p;
+  p.compute = o.skip.count("compute") == 0;
+  p.h2d = target.cuda && o.skip.count("h2d") == 0;
+  p.loader = o.skip.count("loader") == 0;
+  p.collectives = o.skip.count("collectives") == 0;
+
+  if (!o.models.empty()) {
+    p.models = o.models;
+  } else if (o.quick) {
+    p.models = {models::kResnet18Cifar};
+  } else {
+    p.models = {models::kResnet18Cifar, models::kResnet18Imagenet};
+  }
+
+  p.max_batch = o.max_batch.value_or(target.cuda ? 8192 : 512);
+  if (!o.batches.empty()) {
+    p.batches = o.batches;
+    std::sort(p.batches.begin(), p.batches.end());
+    p.batches.erase(std::unique(p.batches.begin(), p.batches.end()), p.batches.end());
+    p.max_batch = p.batches.back();
+  } else if (o.quick && !o.max_batch) {
+    p.batches = target.cuda ? std::vector<int64_t>{32, 128, 512} : std::vector<int64_t>{32, 64};
+  } else {
+    for (int64_t b = 32; b <= p.max_batch; b *= 4) p.batches.push_back(b);
+    if (p.batches.empty()) throw UsageError("--max-batch: below the smallest grid batch 32 (use --batches)");
+  }
+
+  p.warmup = o.warmup.value_or(o.quick ? 1 : (target.cuda ? 5 : 2));
+  p.repeats = o.repeats.value_or(o.quick ? 3 : (target.cuda ? 20 : 5));
+  p.threads = o.threads.value_or(std::max(1, target.cpu_cores));
+
+  if (target.cuda) {
+    const int available = std::min(target.cuda_devices, kMaxRanks);
+    const int ranks = o.ranks.value_or(available);
+    if (ranks > target.cuda_devices || ranks > kMaxRanks) {
+      throw UsageError("--ranks " + std::to_string(ranks) + ": " + std::to_string(target.cuda_devices) +
+                       " GPU(s) visible, at most " + std::to_string(kMaxRanks) + " ranks");
+    }
+    for (int n = 1; n <= ranks; ++n) p.rank_counts.push_back(n);  // 1: a communicator of size 1
+  } else {
+    const int ranks = o.ranks.value_or(2);
+    if (ranks < 2 || ranks > kMaxRanks) {
+      throw UsageError("--ranks " + std::to_string(ranks) + ": on cpu between 2 and " +
+                       std::to_string(kMaxRanks));
+    }
+    for (int n = 2; n <= ranks; ++n) p.rank_counts.push_back(n);
+  }
+  const int64_t collective_max = o.collectives_max_bytes.value_or(o.quick ? 16 * kMiB : 256 * kMiB);
+  p.collective_sizes = collectives::message_sizes(kKiB, collective_max);
+  p.collective_warmup = std::max(1, p.warmup);
+  p.collective_repeats = o.collective_repeats.value_or(o.quick ? 5 : 20);
+
+  p.h2d_sizes = collectives::message_sizes(4 * kKiB, 256 * kMiB);
+
+  p.loader_workers = profiler::loader_worker_counts(target.cpu_cores);
+  p.loader_batch = 128;
+  p.loader_samples = o.loader_samples.value_or(p.loader_batch * (o.quick ? 20 : 100));
+  p.loader_epochs = o.quick ? 2 : 3;
+  return p;
+}
+
+}  // namespace trainsim::measure

@@ -1,0 +1,449 @@
+#include "profile_run.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_util.h"
+#include "collectives/benchmark.h"
+#include "collectives/communicator.h"
+#include "collectives/nccl_tests_log.h"
+#include "collectives/table.h"
+#include "data/cifar.h"
+#include "device.h"
+#include "io/profile_io.h"
+#include "launch.h"
+#include "machine.h"
+#include "models/describe.h"
+#include "profile_options.h"
+#include "profiler/compute.h"
+#include "profiler/h2d.h"
+#include "profiler/loader_bench.h"
+#include "usage_error.h"
+
+namespace trainsim::measure {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// A rank process of a collective gets this long before it is killed (the backends' own
+// timeouts, kCollectiveTimeout, fire much earlier on a hang).
+constexpr double kLaunchTimeout = 3600;
+constexpr double kCollectiveTimeout = 600;
+
+// "42s", "3m05s", "1h02m"
+std::string format_duration(double seconds) {
+  const auto s = static_cast<long long>(std::llround(std::max(0.0, seconds)));
+  char buffer[32];
+  if (s < 60) {
+    std::snprintf(buffer, sizeof buffer, "%llds", s);
+  } else if (s < 3600) {
+    std::snprintf(buffer, sizeof buffer, "%lldm%02llds", s / 60, s % 60);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%lldh%02lldm", s / 3600, (s % 3600) / 60);
+  }
+  return buffer;
+}
+
+std::string format_ms(double seconds) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3f ms", seconds * 1e3);
+  return buffer;
+}
+
+std::string format_gib(double bytes) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buffer;
+}
+
+// The first line of an error message (LibTorch appends multi-line backtraces).
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+void log(const std::string& line) { std::cerr << "measure: " << line << std::endl; }
+
+void write_text_atomic(const std::string& text, const std::string& path) {
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw std::runtime_error("cannot rename " + tmp + " to " + path);
+  }
+}
+
+// One unit of work that ends with a profile write.
+struct Case {
+  std::string kind;   // "compute", "h2d", "loader", "collectives": progress estimates per kind
+  std::string label;
+  double weight = 1;  // relative cost within its kind (compute: batch x FLOPs per sample)
+  std::function<bool()> done;  // already in the profile
+  std::function<void()> run;
+};
+
+// Elapsed time and an estimate of the time left: each kind's seconds per unit of weight so
+// far, applied to its remaining weight (kinds not started yet: mean seconds per finished case).
+class Progress {
+ public:
+  explicit Progress(const std::vector<Case>& cases) : cases_(cases), start_(Clock::now()) {}
+
+  void finished(size_t index, double seconds) {
+    const Case& c = cases_[index];
+    seconds_[c.kind] += seconds;
+    weight_[c.kind] += c.weight;
+    total_seconds_ += seconds;
+    ++finished_cases_;
+  }
+
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  // Remaining cases are those after `index` (the one starting now included) that are not done.
+  std::string left(size_t index) const {
+    if (finished_cases_ == 0) return "?";
+    double left = 0;
+    for (size_t i = index; i < cases_.size(); ++i) {
+      const Case& c = cases_[i];
+      const auto w = weight_.find(c.kind);
+      if (w != weight_.end() && w->second > 0) {
+        left += c.weight * seconds_.at(c.kind) / w->second;
+      } else {
+        left += total_seconds_ / static_cast<double>(finished_cases_);
+      }
+    }
+    return "~" + format_duration(left);
+  }
+
+ private:
+  const std::vector<Case>& cases_;
+  Clock::time_point start_;
+  std::map<std::string, double> seconds_;
+  std::map<std::string, double> weight_;
+  double total_seconds_ = 0;
+  int finished_cases_ = 0;
+};
+
+class ProfileRun {
+ public:
+  explicit ProfileRun(ProfileOptions options) : options_(std::move(options)) {}
+
+  int run() {
+    setup();
+    plan_cases();
+    execute();
+    return 0;
+  }
+
+ private:
+  void setup() {
+    device_ = resolve_device(options_.device);
+    MachineInfo machine = detect_host();
+    PlanTarget target;
+    target.cuda = device_.is_cuda();
+    target.cuda_devices = cuda_device_count();
+    target.cpu_cores = machine.cpu_cores;
+    plan_ = resolve_plan(options_, target);
+    torch::set_num_threads(plan_.threads);
+
+    // The default name counts the visible GPUs (as `measure train` names the machine);
+    // device_count is what the collectives use: the largest rank count (ranks on CPU).
+    fill_device_info(machine, device_, device_.is_cuda() ? target.cuda_devices : plan_.rank_counts.back());
+    machine.name = options_.machine.empty() ? default_machine_name(machine) : options_.machine;
+    machine.device_count = plan_.rank_counts.back();
+    machine.threads = torch::get_num_threads();
+    out_ = options_.out.empty() ? "reports/" + machine.name + "/profile.yaml" : options_.out;
+    table_path_ = (fs::path(out_).parent_path() / "collectives.txt").string();
+
+    log("device " + device_.kind_name() + " (" + machine.device_name + "), " +
+        std::to_string(machine.threads) + " threads, LibTorch " + machine.libtorch + ", machine " +
+        machine.name);
+    if (options_.resume && fs::exists(out_)) {
+      profile_ = load_profile(out_);
+      if (profile_.machine.device_kind != machine.device_kind) {
+        throw UsageError("--resume: " + out_ + " was measured on " + profile_.machine.device_kind +
+                         ", this run is on " + machine.device_kind);
+      }
+      if (profile_.measurement.repeats != plan_.repeats || profile_.measurement.warmup != plan_.warmup) {
+        log("note: " + out_ + " was measured with warmup " + std::to_string(profile_.measurement.warmup) +
+            ", repeats " + std::to_string(profile_.measurement.repeats) + "; new cases use warmup " +
+            std::to_string(plan_.warmup) + ", repeats " + std::to_string(plan_.repeats));
+      }
+      log("resuming " + out_);
+    } else {
+      if (fs::exists(out_)) log("replacing " + out_ + " (--resume would continue it)");
+      profile_.machine = machine;
+    }
+    profile_.measurement.command = options_.command;
+    profile_.measurement.data = options_.data_dir.empty() ? "synthetic" : "cifar10";
+    profile_.measurement.warmup = plan_.warmup;
+    profile_.measurement.repeats = plan_.repeats;
+    profile_.measurement.quick = options_.quick;
+    if (!device_.is_cuda()) profile_.h2d = CopyProfile{};  // applicable: false, no copy on CPU
+  }
+
+  // ---- planning ----
+
+  void plan_cases() {
+    if (plan_.compute) plan_compute();
+    if (plan_.h2d) plan_h2d();
+    if (plan_.loader) plan_loader();
+    if (plan_.collectives) plan_collectives();
+  }
+
+  void plan_compute() {
+    for (const auto& name : plan_.models) {
+      const ModelProfile description = models::describe_model(name);
+      double flops_per_sample = 0;
+      for (const auto& layer : description.layers) flops_per_sample += layer.forward_flops;
+      for (int64_t batch : plan_.batches) {
+        Case c;
+        c.kind = "compute";
+        c.label = "compute " + name + " batch " + std::to_string(batch);
+        c.weight = static_cast<double>(batch) * flops_per_sample;
+        c.done = [this, name, batch] {
+          const auto it = profile_.models.find(name);
+          if (it == profile_.models.end()) return false;
+          const ModelProfile& m = it->second;
+          return profiler::has_batch(m, batch) || (m.oom_batch && batch >= *m.oom_batch);
+        };
+        c.run = [this, name, batch] { run_compute(name, batch); };
+        cases_.push_back(std::move(c));
+      }
+    }
+  }
+
+  void plan_h2d() {
+    Case c;
+    c.kind = "h2d";
+    c.label = "host-to-device copies, " + std::to_string(plan_.h2d_sizes.size()) + " sizes";
+    c.done = [this] { return profile_.h2d.applicable && !profile_.h2d.pinned.empty(); };
+    c.run = [this] {
+      profile_.h2d = profiler::measure_h2d(device_, plan_.h2d_sizes, {plan_.warmup, plan_.repeats});
+      for (size_t i = 0; i < profile_.h2d.pinned.size(); ++i) {
+        const auto& pinned = profile_.h2d.pinned[i];
+        const auto& pageable = profile_.h2d.pageable[i];
+        char line[160];
+        std::snprintf(line, sizeof line, "  %10.0f B: pinned %9.2f us (%6.2f GB/s), pageable %9.2f us (%6.2f GB/s)",
+                      pinned.bytes, pinned.time_s * 1e6, pinned.bytes / pinned.time_s / 1e9,
+                      pageable.time_s * 1e6, pageable.bytes / pageable.time_s / 1e9);
+        log(line);
+      }
+      save();
+    };
+    cases_.push_back(std::move(c));
+  }
+
+  void plan_loader() {
+    Case c;
+    c.kind = "loader";
+    c.label = "data loader, workers " + join_ints(std::vector<int64_t>(plan_.loader_workers.begin(),
+                                                                      plan_.loader_workers.end()));
+    c.done = [this] { return !profile_.loader.points.empty(); };
+    c.run = [this] { run_loader(); };
+    cases_.push_back(std::move(c));
+  }
+
+  void plan_collectives() {
+    backend_ = device_.is_cuda() ? "nccl" : "gloo";
+    if (!collectives::backend_available(backend_)) {
+      throw std::runtime_error("this build of measure has no " + backend_ +
+                               " backend (see measure/CMakeLists.txt): use --skip collectives");
+    }
+    if (!profile_.collectives.backend.empty() && profile_.collectives.backend != backend_) {
+      throw UsageError("--resume: the profile's collectives use " + profile_.collectives.backend +
+                       ", this run would use " + backend_);
+    }
+    profile_.collectives.backend = backend_;
+    if (profile_.collectives.source.empty()) profile_.collectives.source = "measured";
+    if (!options_.nccl_tests_log.empty()) {
+      const CollectiveCurve curve = collectives::parse_nccl_tests_log(options_.nccl_tests_log);
+      insert_curve(curve);
+      profile_.collectives.source = "nccl-tests:" + options_.nccl_tests_log;
+      log("all_reduce for " + std::to_string(curve.ranks) + " ranks from " + options_.nccl_tests_log +
+          " (" + std::to_string(curve.points.size()) + " sizes)");
+      save();
+    }
+    for (int ranks : plan_.rank_counts) {
+      for (collectives::CollectiveOp op : collectives::kAllCollectiveOps) {
+        Case c;
+        c.kind = "collectives";
+        const std::string name = collectives::op_name(op);
+        c.label = backend_ + " " + name + ", " + std::to_string(ranks) + " rank" + (ranks > 1 ? "s" : "") +
+                  ", " + std::to_string(plan_.collective_sizes.size()) + " sizes";
+        c.done = [this, name, ranks] { return find_curve(name, ranks) != nullptr; };
+        c.run = [this, op, ranks] { run_collective(op, ranks); };
+        cases_.push_back(std::move(c));
+      }
+    }
+  }
+
+  // ---- running ----
+
+  void execute() {
+    std::vector<size_t> pending;
+    for (size_t i = 0; i < cases_.size(); ++i) {
+      if (!cases_[i].done()) pending.push_back(i);
+    }
+    log(std::to_string(cases_.size()) + " cases planned, " +
+        std::to_string(cases_.size() - pending.size()) + " already in the profile, " +
+        std::to_string(pending.size()) + " to measure; writing " + out_);
+    if (pending.empty()) {
+      log("nothing left to measure");
+      return;
+    }
+    // Progress runs over the pending cases only.
+    std::vector<Case> todo;
+    for (size_t i : pending) todo.push_back(cases_[i]);
+    Progress progress(todo);
+    for (size_t i = 0; i < todo.size(); ++i) {
+      log("[" + std::to_string(i + 1) + "/" + std::to_string(todo.size()) + "] " + todo[i].label +
+          " (elapsed " + format_duration(progress.elapsed()) + ", left " + progress.left(i) + ")");
+      const auto t0 = Clock::now();
+      todo[i].run();
+      progress.finished(i, std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    log("done in " + format_duration(progress.elapsed()) + ": " + std::to_string(todo.size()) +
+        " cases measured; profile " + out_);
+  }
+
+  ModelProfile& model_entry(const std::string& name) {
+    auto it = profile_.models.find(name);
+    if (it == profile_.models.end()) {
+      ModelProfile m = models::describe_model(name);
+      m.memory_method = memory_method(device_);
+      it = profile_.models.emplace(name, std::move(m)).first;
+    }
+    return it->second;
+  }
+
+  void run_compute(const std::string& name, int64_t batch) {
+    ModelProfile& m = model_entry(name);
+    if (m.oom_batch && batch >= *m.oom_batch) {
+      log("  skipped: batch " + std::to_string(batch) + " is at or above the OOM boundary " +
+          std::to_string(*m.oom_batch));
+      return;
+    }
+    m.max_batch_tried = std::max<int64_t>(m.max_batch_tried.value_or(0), batch);
+    try {
+      const profiler::BatchTimings t = profiler::measure_batch(
+          m, batch, device_, {plan_.warmup, plan_.repeats}, options_.seed + static_cast<uint64_t>(batch));
+      profiler::record_batch(m, t);
+      char percent[32];
+      std::snprintf(percent, sizeof percent, "%.1f%%", 100.0 * t.sum_of_parts_s() / t.iteration_s);
+      log("  " + name + " batch " + std::to_string(batch) + ": sum of parts " +
+          format_ms(t.sum_of_parts_s()) + " vs fused iteration " + format_ms(t.iteration_s) + " (" +
+          percent + " of fused), peak memory " + format_gib(t.peak_memory_bytes));
+    } catch (const std::exception& e) {
+      if (!is_out_of_memory(e)) throw;
+      release_cached_memory(device_);
+      m.oom_batch = std::min<int64_t>(m.oom_batch.value_or(batch), batch);
+      log("  out of memory at batch " + std::to_string(batch) + " (" + first_line(e.what()) +
+          "): recorded as the OOM boundary; larger batches of " + name + " are skipped");
+    }
+    save();
+  }
+
+  void run_loader() {
+    data::ImageSet images;
+    if (options_.data_dir.empty()) {
+      log("  no --data DIR: synthetic images (CIFAR-10 format); the profile says data: synthetic");
+      images = data::synthetic_cifar10(plan_.loader_samples, options_.seed);
+    } else {
+      images = data::read_cifar10_train(options_.data_dir);
+      log("  CIFAR-10 from " + options_.data_dir + ": " + std::to_string(images.size()) + " images");
+    }
+    profiler::LoaderBenchOptions lo;
+    lo.batch = plan_.loader_batch;
+    lo.samples = std::min<int64_t>(plan_.loader_samples, images.size());
+    lo.epochs = plan_.loader_epochs;
+    lo.seed = options_.seed;
+    profile_.loader = profiler::measure_loader(images, plan_.loader_workers, lo, [](const LoaderPoint& p) {
+      char line[96];
+      std::snprintf(line, sizeof line, "  %d worker%s: %.0f samples/s", p.workers,
+                    p.workers == 1 ? "" : "s", p.samples_per_s);
+      log(line);
+    });
+    save();
+  }
+
+  void run_collective(collectives::CollectiveOp op, int ranks) {
+    if (device_.is_cuda()) release_cached_memory(device_);  // the rank processes need the memory
+    collectives::CollectiveJob job;
+    job.backend = backend_;
+    job.op = op;
+    job.sizes = plan_.collective_sizes;
+    job.warmup = plan_.collective_warmup;
+    job.repeats = plan_.collective_repeats;
+    job.threads = 1;  // the collective's own threads do the work
+    job.timeout_s = kCollectiveTimeout;
+    const collectives::CollectiveResult result =
+        collectives::run_collective(self_executable(), job, ranks, kLaunchTimeout);
+    insert_curve(result.curve);
+    std::cerr << collectives::curve_table(result.curve);
+    save();
+  }
+
+  const CollectiveCurve* find_curve(const std::string& op, int ranks) const {
+    for (const auto& c : profile_.collectives.curves) {
+      if (c.op == op && c.ranks == ranks) return &c;
+    }
+    return nullptr;
+  }
+
+  // Replaces the curve of the same op and ranks, or inserts it keeping the curves ordered by
+  // (ranks, op) whatever order the cases ran in.
+  void insert_curve(const CollectiveCurve& curve) {
+    auto& curves = profile_.collectives.curves;
+    const auto key = [](const CollectiveCurve& c) { return std::make_pair(c.ranks, c.op); };
+    curves.erase(std::remove_if(curves.begin(), curves.end(),
+                                [&](const CollectiveCurve& c) { return key(c) == key(curve); }),
+                 curves.end());
+    curves.insert(std::upper_bound(curves.begin(), curves.end(), curve,
+                                   [&](const CollectiveCurve& a, const CollectiveCurve& b) { return key(a) < key(b); }),
+                  curve);
+  }
+
+  void save() {
+    const fs::path parent = fs::path(out_).parent_path();
+    if (!parent.empty()) fs::create_directories(parent);
+    write_profile_atomic(profile_, out_);
+    if (!profile_.collectives.curves.empty()) {
+      write_text_atomic(collectives::collectives_table(profile_.collectives), table_path_);
+    }
+  }
+
+  ProfileOptions options_;
+  Device device_;
+  ProfilePlan plan_;
+  Profile profile_;
+  std::string out_;
+  std::string table_path_;
+  std::string backend_;
+  std::vector<Case> cases_;
+};
+
+}  // namespace
+
+int profile_main(int argc, char** argv) {
+  const std::vector<std::string> args(argv, argv + argc);
+  std::optional<ProfileOptions> options = parse_profile_options(args);
+  if (!options) return 0;
+  options->command = "measure " + join_command_line(argc - 1, argv + 1);
+  return ProfileRun(std::move(*options)).run();
+}
+
+}  // namespace trainsim::measure

@@ -1,0 +1,155 @@
+#include "profiler/compute.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+#include "data/cifar.h"
+#include "models/resnet.h"
+
+namespace trainsim::measure::profiler {
+namespace {
+
+// Gives every parameter a gradient (random, as after a backward) where it has none, so that
+// zero_grad and step are timed doing their real work whatever zero_grad's set_to_none default
+// is in this LibTorch version.
+void ensure_gradients(torch::nn::Module& model) {
+  for (auto& p : model.parameters()) {
+    if (!p.grad().defined()) p.mutable_grad() = torch::randn_like(p);
+  }
+}
+
+void check_stages(models::ResNet18& model, const ModelProfile& description) {
+  if (model->num_stages() != description.layers.size()) {
+    throw std::logic_error(description.name + ": the LibTorch model has " +
+                           std::to_string(model->num_stages()) + " stages, its description " +
+                           std::to_string(description.layers.size()) + " layers");
+  }
+  for (size_t i = 0; i < description.layers.size(); ++i) {
+    if (model->stage_name(i) != description.layers[i].name) {
+      throw std::logic_error(description.name + ": stage " + std::to_string(i) + " is '" +
+                             model->stage_name(i) + "' but the description says '" +
+                             description.layers[i].name + "'");
+    }
+  }
+}
+
+}  // namespace
+
+double BatchTimings::sum_of_parts_s() const {
+  return std::accumulate(forward_s.begin(), forward_s.end(), 0.0) +
+         std::accumulate(backward_s.begin(), backward_s.end(), 0.0) + loss_s + zero_grad_s +
+         optimizer_s;
+}
+
+BatchTimings measure_batch(const ModelProfile& description, int64_t batch, const Device& device,
+                           const Repetition& rep, uint64_t seed) {
+  torch::manual_seed(seed);
+  const torch::Device dev = device.torch_device();
+  models::ResNet18 model(description.name, description.num_classes);
+  check_stages(model, description);
+  model->to(dev);
+  model->train();
+  torch::optim::SGD optimizer(
+      model->parameters(),
+      torch::optim::SGDOptions(kLearningRate).momentum(kMomentum).weight_decay(kWeightDecay));
+
+  const auto float_options = torch::TensorOptions().dtype(torch::kFloat32).device(dev);
+  const torch::Tensor images =
+      torch::randn({batch, data::kChannels, data::kImageSide, data::kImageSide}, float_options);
+  const torch::Tensor labels = torch::randint(0, description.num_classes, {batch},
+                                              torch::TensorOptions().dtype(torch::kInt64).device(dev));
+
+  const auto fused_iteration = [&] {
+    optimizer.zero_grad();
+    const torch::Tensor logits = model->forward(images);
+    const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, labels);
+    loss.backward();
+    optimizer.step();
+  };
+
+  BatchTimings t;
+  t.batch = batch;
+
+  // Peak memory of one training iteration, first, while nothing else is alive: model,
+  // optimizer state (momentum, created by this first step), gradients, activations, inputs.
+  release_cached_memory(device);
+  reset_peak_memory(device);
+  fused_iteration();
+  t.peak_memory_bytes = peak_memory_bytes(device);
+
+  t.iteration_s = median_seconds(device, rep, nullptr, fused_iteration);
+
+  // The real input of every stage: the activations of one full forward.
+  const size_t stages = model->num_stages();
+  std::vector<torch::Tensor> inputs(stages + 1);
+  {
+    torch::NoGradGuard no_grad;
+    inputs[0] = images;
+    for (size_t i = 0; i < stages; ++i) inputs[i + 1] = model->forward_stage(i, inputs[i]);
+  }
+
+  for (size_t i = 0; i < stages; ++i) {
+    // Every stage but the stem receives an input that requires grad, as inside the full
+    // graph, so backward computes the gradient for the previous stage too.
+    torch::Tensor in = inputs[i].detach();
+    if (i > 0) in.requires_grad_(true);
+    t.forward_s.push_back(median_seconds(device, rep, nullptr, [&] { model->forward_stage(i, in); }));
+
+    const torch::Tensor grad = torch::randn_like(inputs[i + 1]);  // random upstream gradient
+    torch::Tensor out;
+    t.backward_s.push_back(median_seconds(
+        device, rep,
+        [&] {
+          optimizer.zero_grad();
+          if (in.requires_grad()) in.mutable_grad() = torch::Tensor();
+          out = model->forward_stage(i, in);
+        },
+        [&] { out.backward(grad); }));
+  }
+
+  torch::Tensor logits = inputs[stages].detach().requires_grad_(true);
+  t.loss_s = median_seconds(
+      device, rep, [&] { logits.mutable_grad() = torch::Tensor(); },
+      [&] { torch::nn::functional::cross_entropy(logits, labels).backward(); });
+
+  inputs.clear();  // the stage inputs are not part of the optimizer's working set
+  t.zero_grad_s = median_seconds(device, rep, [&] { ensure_gradients(*model); },
+                                 [&] { optimizer.zero_grad(); });
+  t.optimizer_s = median_seconds(device, rep, [&] { ensure_gradients(*model); },
+                                 [&] { optimizer.step(); });
+  return t;
+}
+
+bool has_batch(const ModelProfile& model, int64_t batch) {
+  return std::find(model.batches.begin(), model.batches.end(), batch) != model.batches.end();
+}
+
+void record_batch(ModelProfile& model, const BatchTimings& t) {
+  if (has_batch(model, t.batch)) {
+    throw std::invalid_argument(model.name + ": batch " + std::to_string(t.batch) + " recorded twice");
+  }
+  if (t.forward_s.size() != model.layers.size() || t.backward_s.size() != model.layers.size()) {
+    throw std::invalid_argument(model.name + ": timings for " + std::to_string(t.forward_s.size()) +
+                                " stages, the model has " + std::to_string(model.layers.size()));
+  }
+  const auto at = static_cast<size_t>(
+      std::upper_bound(model.batches.begin(), model.batches.end(), t.batch) - model.batches.begin());
+  const auto insert = [at](auto& values, auto value) {
+    values.insert(values.begin() + static_cast<std::ptrdiff_t>(at), value);
+  };
+  insert(model.batches, t.batch);
+  for (size_t i = 0; i < model.layers.size(); ++i) {
+    insert(model.layers[i].forward_s, t.forward_s[i]);
+    insert(model.layers[i].backward_s, t.backward_s[i]);
+  }
+  insert(model.loss_s, t.loss_s);
+  insert(model.zero_grad_s, t.zero_grad_s);
+  insert(model.optimizer_s, t.optimizer_s);
+  insert(model.iteration_s, t.iteration_s);
+  insert(model.peak_memory_bytes, t.peak_memory_bytes);
+}
+
+}  // namespace trainsim::measure::profiler

@@ -1,0 +1,46 @@
+#pragma once
+// Compute profile of one model at one batch size: per stage (stem, layerX.Y blocks, head)
+// forward and backward time, loss forward+backward, zero_grad, the SGD step, the whole fused
+// iteration and the peak memory of one iteration. model.train() mode, random non-zero inputs.
+
+#include <cstdint>
+#include <vector>
+
+#include "device.h"
+#include "io/profile.h"
+
+namespace trainsim::measure::profiler {
+
+// SGD as the course trains: lr 0.1, momentum 0.9, weight decay 5e-4.
+inline constexpr double kLearningRate = 0.1;
+inline constexpr double kMomentum = 0.9;
+inline constexpr double kWeightDecay = 5e-4;
+
+struct BatchTimings {
+  int64_t batch = 0;
+  std::vector<double> forward_s;   // per stage, forward order
+  std::vector<double> backward_s;  // per stage
+  double loss_s = 0;               // cross-entropy forward + backward
+  double zero_grad_s = 0;
+  double optimizer_s = 0;          // SGD step
+  double iteration_s = 0;          // zero_grad + forward + loss + backward + step, fused
+  double peak_memory_bytes = 0;    // see device.h: allocator peak (GPU) or process RSS (CPU)
+
+  // Sum of the parts the simulator adds up; compare with iteration_s.
+  double sum_of_parts_s() const;
+};
+
+// Measures `description.name` (its layers must match the LibTorch stages one to one) at
+// `batch` on `device`: warm-up then median of repeats for every timing. The inputs of each stage
+// are the real activations of a full forward. Random inputs and labels come from `seed`.
+// LibTorch errors propagate, out-of-memory included (see is_out_of_memory).
+BatchTimings measure_batch(const ModelProfile& description, int64_t batch, const Device& device,
+                           const Repetition& rep, uint64_t seed);
+
+// True when `model` already holds timings for `batch`.
+bool has_batch(const ModelProfile& model, int64_t batch);
+// Inserts `t` keeping model.batches ascending and every per-batch array aligned with it.
+// Throws std::invalid_argument if the batch is already there or the stage count differs.
+void record_batch(ModelProfile& model, const BatchTimings& t);
+
+}  // namespace trainsim::measure::profiler

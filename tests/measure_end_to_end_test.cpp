@@ -1,0 +1,125 @@
+// `measure --device cpu` end to end with a tiny grid: the profile it writes loads, has every
+// section, and --resume measures only what is missing (and nothing the second time).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "io/profile_io.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kMeasure = std::string(TRAINSIM_BIN_DIR) + "/measure";
+const std::string kLog = std::string(TRAINSIM_FIXTURES_DIR) + "/measure/all_reduce_perf_2ranks.log";
+// The tiny grid: batch 2, one timed run, 256 loader samples, collectives of 1 and 4 KiB.
+const std::string kTiny =
+    " --device cpu --models resnet18-cifar --batches 2 --warmup 0 --repeats 1 --threads 1"
+    " --loader-samples 256 --collectives-max-bytes 4096 --collective-repeats 2";
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class MeasureEndToEnd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "measure-e2e-XXXXXX").string();
+    dir_ = mkdtemp(pattern.data());
+    profile_ = dir_ + "/cpu-test/profile.yaml";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs measure with `flags`; returns its exit status, stderr in stderr_.
+  int measure(const std::string& flags) {
+    const std::string err = dir_ + "/stderr.txt";
+    const int status = std::system((kMeasure + kTiny + " --out " + profile_ + flags + " 2> " + err).c_str());
+    stderr_ = read_file(err);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  std::string dir_;
+  std::string profile_;
+  std::string stderr_;
+};
+
+TEST_F(MeasureEndToEnd, WritesAFullProfileAndResumesOnlyWhatIsMissing) {
+  ASSERT_TRUE(fs::exists(kMeasure)) << kMeasure;
+
+  // 1. Compute only.
+  ASSERT_EQ(measure(" --skip loader,collectives"), 0) << stderr_;
+  const trainsim::Profile first = trainsim::load_profile(profile_);
+  ASSERT_EQ(first.models.count("resnet18-cifar"), 1u);
+  const auto& m1 = first.models.at("resnet18-cifar");
+  EXPECT_EQ(m1.batches, std::vector<int64_t>{2});
+  EXPECT_EQ(m1.memory_method, "process-rss");
+  EXPECT_GT(m1.peak_memory_bytes.at(0), 0.0);
+  EXPECT_GT(m1.iteration_s.at(0), 0.0);
+  for (const auto& layer : m1.layers) {
+    ASSERT_EQ(layer.forward_s.size(), 1u) << layer.name;
+    EXPECT_GT(layer.forward_s[0], 0.0) << layer.name;
+    EXPECT_GT(layer.backward_s[0], 0.0) << layer.name;
+  }
+  EXPECT_TRUE(first.loader.points.empty());
+  EXPECT_TRUE(first.collectives.curves.empty());
+  EXPECT_NE(stderr_.find("sum of parts"), std::string::npos) << stderr_;
+
+  // 2. --resume with every part: the compute case is kept as it was (not re-measured), the
+  // loader and the broadcast/reduce curves are measured, all_reduce comes from the log.
+  ASSERT_EQ(measure(" --resume --nccl-tests-log " + kLog), 0) << stderr_;
+  // 1 compute + 1 loader + 3 collectives planned; compute done; all_reduce (2 ranks) from the log.
+  EXPECT_NE(stderr_.find("5 cases planned, 2 already in the profile, 3 to measure"), std::string::npos)
+      << stderr_;
+  EXPECT_NE(stderr_.find("synthetic"), std::string::npos) << stderr_;
+  const trainsim::Profile second = trainsim::load_profile(profile_);
+  const auto& m2 = second.models.at("resnet18-cifar");
+  EXPECT_EQ(m2.iteration_s, m1.iteration_s);  // identical numbers: not measured again
+  EXPECT_EQ(m2.layers.at(3).backward_s, m1.layers.at(3).backward_s);
+
+  EXPECT_EQ(second.machine.device_kind, "cpu");
+  EXPECT_EQ(second.machine.device_count, 2);  // ranks used for collectives
+  EXPECT_FALSE(second.machine.libtorch.empty());
+  EXPECT_FALSE(second.h2d.applicable);
+  EXPECT_EQ(second.measurement.data, "synthetic");
+  EXPECT_EQ(second.loader.data, "synthetic");
+  EXPECT_EQ(second.loader.batch, 128);
+  ASSERT_EQ(second.loader.points.size(), 3u);  // workers 0, 1, 2
+  for (const auto& p : second.loader.points) EXPECT_GT(p.samples_per_s, 0.0);
+
+  EXPECT_EQ(second.collectives.backend, "gloo");
+  EXPECT_EQ(second.collectives.source, "nccl-tests:" + kLog);
+  ASSERT_EQ(second.collectives.curves.size(), 3u);
+  for (const auto& c : second.collectives.curves) {
+    EXPECT_EQ(c.ranks, 2);
+    if (c.op == "all_reduce") {
+      ASSERT_EQ(c.points.size(), 4u);                 // the fixture's four sizes
+      EXPECT_DOUBLE_EQ(c.points[0].time_s, 10e-6);    // out-of-place 10 us
+    } else {
+      ASSERT_EQ(c.points.size(), 2u) << c.op;         // measured: 1 KiB and 4 KiB
+      EXPECT_DOUBLE_EQ(c.points[1].bytes, 4096);
+    }
+  }
+  EXPECT_TRUE(fs::exists(dir_ + "/cpu-test/collectives.txt"));
+
+  // 3. --resume again: nothing left, the file is untouched.
+  const std::string before = read_file(profile_);
+  ASSERT_EQ(measure(" --resume"), 0) << stderr_;
+  EXPECT_NE(stderr_.find("nothing left to measure"), std::string::npos) << stderr_;
+  EXPECT_EQ(read_file(profile_), before);
+}
+
+TEST_F(MeasureEndToEnd, BadFlagsExitTwoWithOneLine) {
+  EXPECT_EQ(measure(" --ranks 9"), 2);  // on CPU 2..4 ranks
+  EXPECT_EQ(stderr_.rfind("error: --ranks 9", 0), 0u) << stderr_;
+  EXPECT_EQ(std::count(stderr_.begin(), stderr_.end(), '\n'), 1) << stderr_;
+}
+
+}  // namespace

@@ -1,0 +1,81 @@
+// The nccl-tests all_reduce_perf log reader, on a hand-written fixture in nccl-tests' layout.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "collectives/nccl_tests_log.h"
+#include "io/errors.h"
+
+namespace {
+
+using trainsim::InputError;
+using trainsim::measure::collectives::parse_nccl_tests_log;
+using trainsim::measure::collectives::parse_nccl_tests_log_text;
+
+const std::string kFixture = std::string(TRAINSIM_FIXTURES_DIR) + "/measure/all_reduce_perf_2ranks.log";
+
+TEST(NcclTestsLog, ReadsOutOfPlaceTimesAndRankCount) {
+  const auto curve = parse_nccl_tests_log(kFixture);
+  EXPECT_EQ(curve.op, "all_reduce");
+  EXPECT_EQ(curve.ranks, 2);  // two "#  Rank N" headers
+  ASSERT_EQ(curve.points.size(), 4u);
+  // Fixture columns: size ... time(out-of-place, us) ... time(in-place): 10/11, 12/13, 16/17, 25/26.
+  const double bytes[] = {1024, 4096, 16384, 65536};
+  const double out_of_place_us[] = {10, 12, 16, 25};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_DOUBLE_EQ(curve.points[i].bytes, bytes[i]);
+    EXPECT_DOUBLE_EQ(curve.points[i].time_s, out_of_place_us[i] * 1e-6);
+  }
+}
+
+TEST(NcclTestsLog, StripsMpirunPrefixesAndReadsTheOlderLayout) {
+  // Older nccl-tests: no `root` column, so the out-of-place time is the 5th column.
+  const std::string text =
+      "[1,0]<stdout>:#  Rank  0 Pid 1 on a device  0 [0x1] GPU\n"
+      "[1,0]<stdout>:#  Rank  1 Pid 2 on a device  1 [0x2] GPU\n"
+      "[1,0]<stdout>:#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+      "[1,0]<stdout>:        8192          2048   float     sum    20.00    0.41    0.41  0e+00    21.00    0.39    0.39  0e+00\n";
+  const auto curve = parse_nccl_tests_log_text(text, "old.log");
+  EXPECT_EQ(curve.ranks, 2);
+  ASSERT_EQ(curve.points.size(), 1u);
+  EXPECT_DOUBLE_EQ(curve.points[0].bytes, 8192);
+  EXPECT_DOUBLE_EQ(curve.points[0].time_s, 20e-6);
+}
+
+TEST(NcclTestsLog, ATruncatedDataLineNamesFileAndLine) {
+  const std::string text =
+      "#  Rank  0 Group 0 Pid 1 on a device 0 [0x1] GPU\n"
+      "        1024   256   float   sum   -1\n";  // line 2: no time column
+  try {
+    parse_nccl_tests_log_text(text, "cut.log");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "cut.log");
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.key(), "nccl-tests-log");
+  }
+}
+
+TEST(NcclTestsLog, WrongElementsInvalidateTheLog) {
+  const std::string text =
+      "#  Rank  0 Group 0 Pid 1 on a device 0 [0x1] GPU\n"
+      "        1024   256   float   sum   -1   10.0   0.10   0.10   7   11.0   0.09   0.09   0\n";
+  EXPECT_THROW(parse_nccl_tests_log_text(text, "wrong.log"), InputError);
+}
+
+TEST(NcclTestsLog, NeedsRankHeadersAndData) {
+  EXPECT_THROW(parse_nccl_tests_log_text("        1024 256 float sum -1 10.0 0.1 0.1 0\n", "norank.log"),
+               InputError);
+  EXPECT_THROW(parse_nccl_tests_log_text("#  Rank  0 Group 0 Pid 1 on a\n", "nodata.log"), InputError);
+  EXPECT_THROW(parse_nccl_tests_log("/nonexistent/all_reduce.log"), InputError);
+}
+
+TEST(NcclTestsLog, SizesMustAscend) {
+  const std::string text =
+      "#  Rank  0 Group 0 Pid 1 on a device 0 [0x1] GPU\n"
+      "        4096   1024  float   sum   -1   10.0   0.4   0.4   0   11.0   0.4   0.4   0\n"
+      "        1024    256  float   sum   -1   10.0   0.1   0.1   0   11.0   0.1   0.1   0\n";
+  EXPECT_THROW(parse_nccl_tests_log_text(text, "order.log"), InputError);
+}
+
+}  // namespace

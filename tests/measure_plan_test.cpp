@@ -1,0 +1,125 @@
+// measure's flags and the plan they resolve to (grids, defaults per device, limits).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "collectives/collective_op.h"
+#include "profile_options.h"
+#include "profiler/loader_bench.h"
+#include "usage_error.h"
+
+namespace {
+
+using trainsim::measure::parse_profile_options;
+using trainsim::measure::PlanTarget;
+using trainsim::measure::ProfileOptions;
+using trainsim::measure::resolve_plan;
+using trainsim::measure::UsageError;
+namespace collectives = trainsim::measure::collectives;
+
+constexpr int64_t kKiB = 1024;
+constexpr int64_t kMiB = 1024 * kKiB;
+
+ProfileOptions parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "measure");
+  auto o = parse_profile_options(args);
+  EXPECT_TRUE(o.has_value());
+  return *o;
+}
+
+PlanTarget cpu(int cores) { return PlanTarget{false, 0, cores}; }
+PlanTarget gpus(int n) { return PlanTarget{true, n, 16}; }
+
+TEST(ProfilePlan, QuickOnCpuIsTheSmallGrid) {
+  const auto p = resolve_plan(parse({"--quick"}), cpu(2));
+  EXPECT_EQ(p.models, std::vector<std::string>{"resnet18-cifar"});
+  EXPECT_EQ(p.batches, (std::vector<int64_t>{32, 64}));
+  EXPECT_EQ(p.warmup, 1);
+  EXPECT_EQ(p.repeats, 3);
+  EXPECT_EQ(p.collective_sizes.back(), 16 * kMiB);  // 1 KiB x4^7 = 16 MiB
+  EXPECT_EQ(p.collective_sizes.size(), 8u);         // 1K 4K 16K 64K 256K 1M 4M 16M
+  EXPECT_EQ(p.rank_counts, std::vector<int>{2});
+  EXPECT_FALSE(p.h2d);  // no copies on CPU
+  EXPECT_EQ(p.threads, 2);
+}
+
+TEST(ProfilePlan, FullGridOnCpuStopsAt512) {
+  const auto p = resolve_plan(parse({}), cpu(8));
+  EXPECT_EQ(p.models, (std::vector<std::string>{"resnet18-cifar", "resnet18-imagenet"}));
+  EXPECT_EQ(p.batches, (std::vector<int64_t>{32, 128, 512}));
+  EXPECT_EQ(p.collective_sizes.back(), 256 * kMiB);  // 1 KiB x4^9
+  EXPECT_EQ(p.loader_workers, (std::vector<int>{0, 1, 2, 4, 8}));
+}
+
+TEST(ProfilePlan, OnGpusRanksStartAtOneAndStopAtFour) {
+  const auto one = resolve_plan(parse({}), gpus(1));
+  EXPECT_EQ(one.rank_counts, std::vector<int>{1});  // a communicator of size 1
+  EXPECT_EQ(one.batches, (std::vector<int64_t>{32, 128, 512, 2048, 8192}));
+  EXPECT_TRUE(one.h2d);
+  EXPECT_EQ(one.h2d_sizes.front(), 4 * kKiB);
+  EXPECT_EQ(one.h2d_sizes.back(), 256 * kMiB);
+  const auto eight = resolve_plan(parse({}), gpus(8));
+  EXPECT_EQ(eight.rank_counts, (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_THROW(resolve_plan(parse({"--ranks", "2"}), gpus(1)), UsageError);
+}
+
+TEST(ProfilePlan, CpuRanksBetweenTwoAndFour) {
+  EXPECT_EQ(resolve_plan(parse({"--ranks", "4"}), cpu(2)).rank_counts, (std::vector<int>{2, 3, 4}));
+  EXPECT_THROW(resolve_plan(parse({"--ranks", "5"}), cpu(2)), UsageError);
+  EXPECT_THROW(resolve_plan(parse({"--ranks", "1"}), cpu(2)), UsageError);
+}
+
+TEST(ProfilePlan, ExplicitFlagsWin) {
+  const auto p = resolve_plan(parse({"--batches", "64,2,2", "--repeats", "7", "--warmup", "0",
+                                     "--skip", "loader,collectives", "--collectives-max-bytes", "4096"}),
+                              cpu(2));
+  EXPECT_EQ(p.batches, (std::vector<int64_t>{2, 64}));  // sorted, duplicates dropped
+  EXPECT_EQ(p.repeats, 7);
+  EXPECT_EQ(p.warmup, 0);
+  EXPECT_FALSE(p.loader);
+  EXPECT_FALSE(p.collectives);
+  EXPECT_TRUE(p.compute);
+  EXPECT_EQ(p.collective_sizes, (std::vector<int64_t>{1024, 4096}));
+}
+
+TEST(ProfileOptions, RejectsBadFlags) {
+  const auto bad = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "measure");
+    return parse_profile_options(args);
+  };
+  EXPECT_THROW(bad({"--batches", "32,x"}), UsageError);
+  EXPECT_THROW(bad({"--batches", "0"}), UsageError);
+  EXPECT_THROW(bad({"--models", "resnet50"}), UsageError);
+  EXPECT_THROW(bad({"--skip", "everything"}), UsageError);
+  EXPECT_THROW(bad({"--repeats", "0"}), UsageError);
+  EXPECT_THROW(bad({"--no-such-flag"}), UsageError);
+  EXPECT_THROW(bad({"--machine", "a/b"}), UsageError);
+}
+
+TEST(CollectiveOp, BusBandwidthFactorsFollowNcclTests) {
+  // all_reduce 2(n-1)/n: n=2 -> 1, n=4 -> 1.5; broadcast and reduce: 1.
+  EXPECT_DOUBLE_EQ(collectives::bus_bandwidth_factor("all_reduce", 1), 0.0);
+  EXPECT_DOUBLE_EQ(collectives::bus_bandwidth_factor("all_reduce", 2), 1.0);
+  EXPECT_DOUBLE_EQ(collectives::bus_bandwidth_factor("all_reduce", 4), 1.5);
+  EXPECT_DOUBLE_EQ(collectives::bus_bandwidth_factor("broadcast", 4), 1.0);
+  EXPECT_DOUBLE_EQ(collectives::bus_bandwidth_factor("reduce", 3), 1.0);
+  EXPECT_THROW(collectives::bus_bandwidth_factor("all_gather", 2), std::invalid_argument);
+}
+
+TEST(CollectiveOp, RepeatsShrinkAbove16MiB) {
+  EXPECT_EQ(collectives::repeats_for_size(20, 16 * kMiB), 20);
+  EXPECT_EQ(collectives::repeats_for_size(20, 64 * kMiB), 5);   // 20 * 16/64
+  EXPECT_EQ(collectives::repeats_for_size(20, 256 * kMiB), 3);  // 20 * 16/256 = 1.25 -> floor 3
+  EXPECT_EQ(collectives::repeats_for_size(2, 256 * kMiB), 2);   // never above the asked repeats
+}
+
+TEST(LoaderWorkerCounts, ZeroOneTwoThenDoublingToTheCores) {
+  using trainsim::measure::profiler::loader_worker_counts;
+  EXPECT_EQ(loader_worker_counts(1), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(loader_worker_counts(2), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(loader_worker_counts(6), (std::vector<int>{0, 1, 2, 4, 6}));
+  EXPECT_EQ(loader_worker_counts(16), (std::vector<int>{0, 1, 2, 4, 8, 16}));
+}
+
+}  // namespace
