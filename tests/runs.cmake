@@ -14,3 +14,10 @@ trainsim_add_test(runs_csv_test
 trainsim_add_test(runs_options_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_options_test.cpp
   LIBS trainsim_runs)
+# Runs the real `measure` binary (skips while it lacks the `train` subcommand).
+trainsim_add_test(runs_cli_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_cli_test.cpp
+  LIBS trainsim_runs)
+if(TARGET measure)
+  add_dependencies(runs_cli_test measure)
+endif()

@@ -32,7 +32,8 @@ struct RawOptions {
 
 po::options_description train_flags(RawOptions& raw) {
   const TrainOptions defaults;
-  po::options_description flags("measure train: real training epochs (ResNet-18, CIFAR-10)");
+  po::options_description flags("measure train: real training epochs (ResNet-18, CIFAR-10)",
+                                /*line_length=*/100, /*min_description_length=*/50);
   // clang-format off
   flags.add_options()
     ("help,h", "print this help")

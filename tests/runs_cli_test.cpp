@@ -1,0 +1,145 @@
+// `measure train` end to end through the real binary (TRAINSIM_BIN_DIR/measure): tiny DDP and
+// DataParallel runs on CPU, their runs.csv rows, and the one-line errors. Skipped while the
+// binary does not dispatch `train`.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runs/runs_csv.h"
+
+namespace trainsim::measure {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kMeasure = std::string(TRAINSIM_BIN_DIR) + "/measure";
+
+struct Result {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+class MeasureTrain : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kMeasure)) GTEST_SKIP() << kMeasure << " is not built";
+    std::string pattern = (fs::temp_directory_path() / "trainsim-train-cli-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    if (run("train --help").status != 0) {
+      GTEST_SKIP() << kMeasure << " has no `train` subcommand yet";
+    }
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  Result run(const std::string& args) {
+    const std::string out = dir_ + "/stdout";
+    const std::string err = dir_ + "/stderr";
+    const std::string command = kMeasure + " " + args + " >" + out + " 2>" + err;
+    const int raw = std::system(command.c_str());
+    Result r;
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    r.out = read_text(out);
+    r.err = read_text(err);
+    return r;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(MeasureTrain, DdpTwoRanksOnCpuAppendsOneRow) {
+  const std::string runs = dir_ + "/reports/box/runs.csv";
+  const Result r = run("train --device cpu --strategy ddp --gpus 2 --batch-per-gpu 8 "
+                       "--train-samples 64 --epochs 2 --workers 0 --threads 1 --quiet --runs " +
+                       runs);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto lines = lines_of(read_text(runs));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], kRunsHeader);
+  const RunRow row = parse_run_row(lines[1]);
+  EXPECT_EQ(row.strategy, "ddp");
+  EXPECT_EQ(row.gpus, 2);
+  EXPECT_EQ(row.batch_per_gpu, 8);
+  EXPECT_EQ(row.loader_workers, 0);
+  EXPECT_EQ(row.train_samples, 64);
+  EXPECT_EQ(row.iterations, 4);  // ceil(64 / 2) = 32 samples per rank, / 8 per batch = 4
+  EXPECT_EQ(row.epochs, 2);
+  EXPECT_EQ(row.threads, 1);
+  EXPECT_EQ(row.device, "cpu");
+  EXPECT_EQ(row.data, "synthetic");
+  EXPECT_GT(row.epoch_s, 0);
+  // train_s = rank 0's epoch minus its loader waits; epoch_s is the slowest rank's epoch.
+  EXPECT_GT(row.train_s, 0);
+  EXPECT_LE(row.train_s + row.loader_wait_s, row.epoch_s * (1 + 1e-4));  // 6-digit rounding
+  // Both ranks train on 32 samples: 64 samples in epoch_s (printed with 6 digits).
+  EXPECT_NEAR(row.samples_per_s * row.epoch_s, 64.0, 64.0 * 1e-4);
+  EXPECT_TRUE(std::isfinite(row.final_loss));
+  EXPECT_GE(row.final_accuracy, 0.0);
+  EXPECT_LE(row.final_accuracy, 1.0);
+  EXPECT_NE(r.out.find("appended to " + runs), std::string::npos) << r.out;
+}
+
+TEST_F(MeasureTrain, DataParallelOnOneCpuDevice) {
+  const std::string runs = dir_ + "/runs.csv";
+  const Result r = run("train --device cpu --strategy dp --gpus 1 --batch-per-gpu 16 "
+                       "--train-samples 40 --epochs 1 --workers 1 --threads 1 --quiet --runs " +
+                       runs);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto lines = lines_of(read_text(runs));
+  ASSERT_EQ(lines.size(), 2u);
+  const RunRow row = parse_run_row(lines[1]);
+  EXPECT_EQ(row.strategy, "dp");
+  EXPECT_EQ(row.iterations, 3);  // ceil(40 / 16): 16, 16 and a partial batch of 8
+  EXPECT_EQ(row.epochs, 1);
+  // One process: the reported epoch is its own, so train_s + loader_wait_s = epoch_s.
+  EXPECT_NEAR(row.train_s + row.loader_wait_s, row.epoch_s, row.epoch_s * 1e-4);
+  EXPECT_NEAR(row.samples_per_s * row.epoch_s, 40.0, 40.0 * 1e-4);
+}
+
+TEST_F(MeasureTrain, BadFlagIsOneErrorLine) {
+  const Result r = run("train --device cpu --strategy dp --gpus 2");
+  EXPECT_EQ(r.status, 2);
+  const auto err = lines_of(r.err);
+  ASSERT_EQ(err.size(), 1u) << r.err;
+  EXPECT_EQ(err[0].rfind("error: --strategy dp --device cpu: DataParallel needs CUDA", 0), 0u)
+      << err[0];
+}
+
+TEST_F(MeasureTrain, ForeignRunsFileIsRejectedBeforeTraining) {
+  const std::string runs = dir_ + "/runs.csv";
+  std::ofstream(runs) << "a,b,c\n1,2,3\n";
+  const Result r = run("train --device cpu --strategy ddp --gpus 1 --batch-per-gpu 8 "
+                       "--train-samples 8 --epochs 1 --quiet --runs " + runs);
+  EXPECT_EQ(r.status, 2);
+  const auto err = lines_of(r.err);
+  ASSERT_EQ(err.size(), 1u) << r.err;
+  EXPECT_EQ(err[0].rfind("error: " + runs + ":1: header: expected '", 0), 0u) << err[0];
+  EXPECT_EQ(read_text(runs), "a,b,c\n1,2,3\n");
+}
+
+}  // namespace
+}  // namespace trainsim::measure
