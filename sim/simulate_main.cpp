@@ -1,5 +1,6 @@
-// simulate CONFIG [--out DIR] [--trace FILE.json ...] [--exact] [--quiet]
-// Predicts the course's tables for every configuration of a sweep config (docs/OUTPUT.md).
+// simulate CONFIG [--out DIR] [--compare RUNS.csv] [--trace FILE.json ...] [--exact] [--quiet]
+// Predicts the course's tables for every configuration of a sweep config (docs/OUTPUT.md) and,
+// with --compare, joins them with measured runs into DIR/report.md (docs/COMPARE.md).
 
 #include <boost/program_options.hpp>
 
@@ -15,7 +16,9 @@
 #include "io/errors.h"
 #include "io/profile_io.h"
 #include "report/atomic_file.h"
+#include "report/compare.h"
 #include "report/csv.h"
+#include "report/plots.h"
 #include "report/report.h"
 #include "report/sweep.h"
 #include "report/trace.h"
@@ -29,6 +32,7 @@ namespace {
 struct CommandLine {
   std::string config;
   std::string out_dir;
+  std::string compare_file;
   std::string trace_file;
   std::optional<std::string> trace_config;
   int trace_iterations = 3;
@@ -47,6 +51,11 @@ po::options_description visible_options(CommandLine& cl) {
       ("out", po::value(&cl.out_dir)->value_name("DIR"),
        "also write DIR/predictions.csv and DIR/predictions.md (DIR is created; files written "
        "atomically). Default: no files")
+      ("compare", po::value(&cl.compare_file)->value_name("RUNS.csv"),
+       "join the predictions with measured runs (reports/<machine>/runs.csv from `measure train`), "
+       "print the errors and MAPE; with --out also write DIR/report.md, DIR/comparison.csv and the "
+       "plots (gnuplot svg). The config must describe the runs (train_samples, loader workers). "
+       "The last line printed is `MAPE epoch_s: X.X% over N runs`")
       ("trace", po::value(&cl.trace_file)->value_name("FILE.json"),
        "write a Chrome trace / Perfetto timeline (ui.perfetto.dev) of one configuration. "
        "Default: no trace")
@@ -109,12 +118,69 @@ class ProgressLine {
   Clock::time_point last_;
 };
 
+// `simulate ARGS` as given, to reproduce a comparison report.
+std::string reproduce_command(const CommandLine& cl) {
+  std::string command = "simulate " + cl.config + " --compare " + cl.compare_file;
+  if (!cl.out_dir.empty()) command += " --out " + cl.out_dir;
+  if (cl.exact) command += " --exact";
+  return command;
+}
+
+// Joins the measured runs with the sweep's results; a measured configuration outside the sweep's
+// grid is simulated too when the profile covers it.
+report::Comparison join_runs(const SweepConfig& config, const Profile& profile, const report::RunsTable& runs,
+                             const report::ResultGrid& grid, const SimOptions& options) {
+  const report::Predictor predict = [&](const RunSpec& spec) {
+    SweepConfig one = config;
+    one.strategies = {spec.strategy};
+    one.gpus = {spec.gpus};
+    one.batch_per_gpu = {spec.batch_per_gpu};
+    require_for_model(profile, one);
+    return simulate_run(profile, config.model, spec, options);
+  };
+  const auto model = profile.models.find(config.model);
+  const std::vector<int64_t> profiled = model == profile.models.end() ? std::vector<int64_t>{} : model->second.batches;
+  return report::compare_runs(config, grid.all(), runs, profiled, predict);
+}
+
+// DIR/comparison.csv, the plots and DIR/report.md (last, so it can say whether the plots exist).
+// Returns the "wrote ..." line.
+std::string write_comparison(const CommandLine& cl, const report::ReportContext& context, const report::RunsTable& runs,
+                             const report::ResultGrid& grid, const report::Comparison& comparison) {
+  const std::filesystem::path dir(cl.out_dir);
+  const std::string csv = (dir / "comparison.csv").string(), markdown = (dir / "report.md").string();
+  report::write_file_atomic(csv, report::format_comparison_csv(comparison));
+
+  std::vector<SimResult> predictions = grid.all();
+  predictions.insert(predictions.end(), comparison.extra_predictions.begin(), comparison.extra_predictions.end());
+  const report::PlotScript script = report::build_plot_script(comparison, predictions);
+  const report::PlotOutcome outcome = report::draw_plots(cl.out_dir, script);
+  for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
+  report::PlotSection plots;
+  if (outcome.drawn) {
+    plots.drawn = script.plots;
+  } else {
+    std::cerr << "warning: plots skipped: " << outcome.problem << "\n";
+    plots.skipped.push_back("Plots were not drawn: " + outcome.problem +
+                            ". The gnuplot script plots.gp and its .dat files are in this folder: run "
+                            "`gnuplot plots.gp` here to draw them.");
+  }
+  plots.skipped.insert(plots.skipped.end(), script.skipped.begin(), script.skipped.end());
+  report::write_file_atomic(markdown, report::format_compare_report(context, runs, grid.all(), comparison, plots,
+                                                                    reproduce_command(cl)));
+  return "wrote " + markdown + ", " + csv +
+         (outcome.drawn ? " and " + std::to_string(script.plots.size()) + " SVG plots" : " (no plots)") + "\n";
+}
+
 int run(int argc, char** argv) {
   const std::optional<CommandLine> cl = parse_command_line(argc, argv);
   if (!cl) return 0;
 
   const SweepConfig config = load_sweep_config(cl->config);
   const Profile profile = load_profile(config.profile_path);
+  // A bad runs file fails before the sweep runs.
+  const std::optional<report::RunsTable> runs =
+      cl->compare_file.empty() ? std::nullopt : std::optional(report::load_runs_csv(cl->compare_file));
   std::optional<RunSpec> trace_spec;
   if (!cl->trace_file.empty()) {
     trace_spec = cl->trace_config ? report::parse_trace_config(*cl->trace_config, config)
@@ -133,13 +199,32 @@ int run(int argc, char** argv) {
 
   if (!cl->quiet) std::cout << report::format_report(context, grid) << std::flush;
 
+  std::optional<report::Comparison> comparison;
+  if (runs) {
+    comparison = join_runs(config, profile, *runs, grid, options);
+    if (!cl->quiet) std::cout << report::format_comparison(*comparison, *runs) << std::flush;
+    if (comparison->compared.empty()) {
+      std::cerr << "warning: no measured configuration of " << runs->file << " matches the config (train_samples "
+                << config.train_samples << ", loader workers " << config.loader_workers << "); MAPE is n/a\n";
+    }
+  }
+
   if (!cl->out_dir.empty()) {
     report::create_directories(cl->out_dir);
     const std::filesystem::path dir(cl->out_dir);
     const std::string csv = (dir / "predictions.csv").string(), markdown = (dir / "predictions.md").string();
-    report::write_file_atomic(csv, report::format_predictions_csv(grid.all(), config.model));
+    // With --compare, predictions.csv also holds the measured configurations simulated outside the sweep.
+    std::vector<SimResult> predictions = grid.all();
+    if (comparison) {
+      predictions.insert(predictions.end(), comparison->extra_predictions.begin(), comparison->extra_predictions.end());
+    }
+    report::write_file_atomic(csv, report::format_predictions_csv(predictions, config.model));
     report::write_file_atomic(markdown, report::format_predictions_markdown(context, grid));
     if (!cl->quiet) std::cout << "wrote " << csv << " and " << markdown << "\n";
+    if (comparison) {
+      const std::string wrote = write_comparison(*cl, context, *runs, grid, *comparison);
+      if (!cl->quiet) std::cout << wrote;
+    }
   }
   if (trace_spec) {
     SimOptions trace_options = options;
@@ -154,6 +239,8 @@ int run(int argc, char** argv) {
                 << trace_spec->batch_per_gpu << " per GPU\n";
     }
   }
+  // The last line printed: the headline of the comparison.
+  if (comparison && !cl->quiet) std::cout << report::format_mape_line(*comparison) << "\n";
   return 0;
 }
 

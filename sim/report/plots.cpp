@@ -1,0 +1,351 @@
+#include "report/plots.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "report/atomic_file.h"
+
+namespace trainsim::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kScriptName = "plots.gp";
+
+std::string number(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.9g", value);
+  return buffer;
+}
+
+std::string gpus_label(int gpus) { return std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs"); }
+
+// A .dat file of several data blocks (gnuplot `index i`: blocks separated by two blank lines),
+// and the plot clauses that read them. Empty blocks are never written (gnuplot rejects them).
+class DataFile {
+ public:
+  explicit DataFile(std::string name) : name_(std::move(name)) {}
+
+  // Adds a block of rows and the clause plotting it (`using ... with ... title ...`).
+  void add(const std::string& comment, const std::vector<std::vector<double>>& rows, const std::string& clause) {
+    if (rows.empty()) return;
+    if (blocks_ > 0) text_ += "\n\n";
+    text_ += "# " + comment + "\n";
+    for (const auto& row : rows) {
+      for (size_t i = 0; i < row.size(); ++i) text_ += (i == 0 ? "" : " ") + number(row[i]);
+      text_ += "\n";
+    }
+    clauses_.push_back("'" + name_ + "' index " + std::to_string(blocks_) + " " + clause);
+    ++blocks_;
+  }
+  bool empty() const { return blocks_ == 0; }
+  const std::vector<std::string>& clauses() const { return clauses_; }
+  TextFile file(const std::string& header) const { return {name_, header + text_}; }
+
+ private:
+  std::string name_;
+  std::string text_;
+  std::vector<std::string> clauses_;
+  int blocks_ = 0;
+};
+
+std::string plot_command(const std::vector<std::string>& clauses) {
+  std::string out = "plot ";
+  for (size_t i = 0; i < clauses.size(); ++i) out += (i == 0 ? "" : ", \\\n     ") + clauses[i];
+  return out + "\n";
+}
+
+// gnuplot string literal in single quotes (a quote inside is doubled).
+std::string quoted(const std::string& text) {
+  std::string out = "'";
+  for (char ch : text) out += ch == '\'' ? std::string("''") : std::string(1, ch);
+  return out + "'";
+}
+
+struct SeriesKey {
+  Strategy strategy;
+  int gpus;
+  bool operator<(const SeriesKey& other) const {
+    return strategy != other.strategy ? strategy < other.strategy : gpus < other.gpus;
+  }
+};
+
+// Epoch time vs per-GPU batch: per strategy x gpus a predicted line and measured points.
+void epoch_vs_batch(const Comparison& c, const std::vector<SimResult>& predictions, PlotScript& script,
+                    std::string& commands) {
+  std::vector<SeriesKey> series;
+  const auto add_series = [&series](SeriesKey key) {
+    if (std::none_of(series.begin(), series.end(), [&](const SeriesKey& k) { return !(k < key) && !(key < k); })) {
+      series.push_back(key);
+    }
+  };
+  for (const auto& r : predictions) add_series({r.spec.strategy, r.spec.gpus});
+  for (const auto& r : c.compared) add_series({r.measured.key.strategy, r.measured.key.gpus});
+  std::sort(series.begin(), series.end());
+
+  DataFile data("epoch_vs_batch.dat");
+  int color = 1;
+  for (const SeriesKey& key : series) {
+    std::vector<std::vector<double>> predicted, measured;
+    for (const auto& r : predictions) {
+      if (r.spec.strategy == key.strategy && r.spec.gpus == key.gpus && r.fits) {
+        predicted.push_back({static_cast<double>(r.spec.batch_per_gpu), r.epoch_s});
+      }
+    }
+    std::sort(predicted.begin(), predicted.end());
+    for (const auto& r : c.compared) {
+      const MeasuredConfig& m = r.measured;
+      if (m.key.strategy == key.strategy && m.key.gpus == key.gpus) {
+        measured.push_back({static_cast<double>(m.key.batch_per_gpu), m.epoch_s.mean, m.epoch_s.min, m.epoch_s.max});
+      }
+    }
+    std::sort(measured.begin(), measured.end());
+    const std::string label = std::string(to_string(key.strategy)) + " " + gpus_label(key.gpus);
+    const std::string lc = "lc " + std::to_string(color++);
+    data.add(label + " predicted: batch_per_gpu epoch_s", predicted,
+             "using 1:2 with linespoints " + lc + " pt 6 title " + quoted(label + " predicted"));
+    data.add(label + " measured: batch_per_gpu mean_epoch_s min max", measured,
+             "using 1:2:3:4 with yerrorbars " + lc + " pt 7 ps 1.2 title " + quoted(label + " measured"));
+  }
+  if (data.empty()) {
+    script.skipped.push_back("epoch time vs batch size: no prediction that fits and no measurement");
+    return;
+  }
+  script.files.push_back(data.file("# epoch time vs batch size per GPU (blocks: see the comments)\n"));
+  script.plots.push_back({"epoch_vs_batch.svg", "Epoch time vs batch size per GPU: predicted (lines, configurations "
+                                                "predicted to fit), measured (points, bars min..max over repeats)"});
+  commands +=
+      "\n# Epoch time vs batch size per GPU\n"
+      "set output outdir.'/epoch_vs_batch.svg'\n"
+      "set title 'Epoch time vs batch size per GPU: predicted (lines) and measured (points)'\n"
+      "set xlabel 'batch per GPU'\nset ylabel 'epoch time, s'\n"
+      "set logscale xy\nset format x '%g'\nset autoscale xy\n" +
+      plot_command(data.clauses());
+}
+
+// Speedup T(1,b)/T(N,b) vs N for every strategy and batch measured on 1 GPU and some N >= 2.
+void speedup_vs_gpus(const Comparison& c, const std::vector<SimResult>& predictions, PlotScript& script,
+                     std::string& commands) {
+  const ResultGrid grid(predictions);
+  DataFile data("speedup_vs_gpus.dat");
+  std::vector<std::pair<Strategy, int64_t>> measured_series;
+  for (const auto& base : c.compared) {
+    const RunKey& k = base.measured.key;
+    if (k.gpus != 1) continue;
+    const bool has_multi = std::any_of(c.compared.begin(), c.compared.end(), [&](const ComparedRun& r) {
+      return r.measured.key.strategy == k.strategy && r.measured.key.batch_per_gpu == k.batch_per_gpu &&
+             r.measured.key.gpus >= 2;
+    });
+    if (has_multi) measured_series.push_back({k.strategy, k.batch_per_gpu});
+  }
+  if (measured_series.empty()) {
+    script.skipped.push_back(
+        "speedup vs GPU count: not drawn, no strategy and batch was measured on 1 GPU and on 2 or more");
+    return;
+  }
+  int color = 1;
+  int max_gpus = 1;
+  for (const auto& [strategy, batch] : measured_series) {
+    const SimResult* base = grid.find(strategy, 1, batch);
+    std::vector<std::vector<double>> predicted, measured;
+    const ComparedRun* measured_base = nullptr;
+    for (const auto& r : c.compared) {
+      if (r.measured.key.strategy == strategy && r.measured.key.batch_per_gpu == batch && r.measured.key.gpus == 1) {
+        measured_base = &r;
+      }
+    }
+    for (const auto& r : predictions) {
+      if (r.spec.strategy != strategy || r.spec.batch_per_gpu != batch || !r.fits || base == nullptr || !base->fits) {
+        continue;
+      }
+      predicted.push_back({static_cast<double>(r.spec.gpus), speedup(base->epoch_s, r.epoch_s)});
+      max_gpus = std::max(max_gpus, r.spec.gpus);
+    }
+    for (const auto& r : c.compared) {
+      if (r.measured.key.strategy != strategy || r.measured.key.batch_per_gpu != batch) continue;
+      measured.push_back({static_cast<double>(r.measured.key.gpus),
+                          speedup(measured_base->measured.epoch_s.mean, r.measured.epoch_s.mean)});
+      max_gpus = std::max(max_gpus, r.measured.key.gpus);
+    }
+    std::sort(predicted.begin(), predicted.end());
+    std::sort(measured.begin(), measured.end());
+    const std::string label = std::string(to_string(strategy)) + " b=" + std::to_string(batch);
+    const std::string lc = "lc " + std::to_string(color++);
+    data.add(label + " predicted: gpus speedup", predicted,
+             "using 1:2 with linespoints " + lc + " pt 6 title " + quoted(label + " predicted"));
+    data.add(label + " measured: gpus speedup", measured,
+             "using 1:2 with points " + lc + " pt 7 ps 1.2 title " + quoted(label + " measured"));
+  }
+  std::vector<std::string> clauses = data.clauses();
+  clauses.push_back("x with lines dt 2 lc rgb 'gray40' title 'ideal (speedup = N)'");
+  script.files.push_back(data.file("# speedup T(1,b)/T(N,b) vs GPU count N (blocks: see the comments)\n"));
+  script.plots.push_back({"speedup_vs_gpus.svg", "Speedup T(1,b)/T(N,b) vs GPU count at a fixed per-GPU batch: "
+                                                 "predicted (lines), measured (points), ideal (dashed)"});
+  commands += "\n# Speedup vs GPU count\n"
+              "set output outdir.'/speedup_vs_gpus.svg'\n"
+              "set title 'Speedup T(1,b)/T(N,b) vs GPU count: predicted (lines) and measured (points)'\n"
+              "set xlabel 'GPUs N'\nset ylabel 'speedup'\n"
+              "unset logscale\nset format x '%g'\nset xrange [0.8:" +
+              std::to_string(max_gpus) + ".2]\nset yrange [0:*]\nset xtics 1\n" + plot_command(clauses) +
+              "set xtics autofreq\n";
+}
+
+// Predicted vs measured epoch_s and train_s, log-log, with the y = x line.
+void predicted_vs_measured(const Comparison& c, PlotScript& script, std::string& commands) {
+  if (c.compared.empty()) {
+    script.skipped.push_back("predicted vs measured: not drawn, no measured configuration has a prediction");
+    return;
+  }
+  std::vector<std::vector<double>> epoch, train;
+  double low = c.compared.front().measured.epoch_s.mean, high = low;
+  for (const auto& r : c.compared) {
+    epoch.push_back({r.measured.epoch_s.mean, r.predicted.epoch_s});
+    train.push_back({r.measured.train_s.mean, r.predicted.train_s});
+    for (double v : {r.measured.epoch_s.mean, r.predicted.epoch_s, r.measured.train_s.mean, r.predicted.train_s}) {
+      low = std::min(low, v);
+      high = std::max(high, v);
+    }
+  }
+  std::sort(epoch.begin(), epoch.end());
+  std::sort(train.begin(), train.end());
+  DataFile data("predicted_vs_measured.dat");
+  data.add("epoch_s: measured_mean predicted", epoch, "using 1:2 with points lc 1 pt 7 ps 1.2 title 'epoch_s'");
+  data.add("train_s: measured_mean predicted", train, "using 1:2 with points lc 2 pt 5 ps 1.0 title 'train_s'");
+  std::vector<std::string> clauses = data.clauses();
+  clauses.push_back("x with lines dt 2 lc rgb 'gray40' title 'y = x (exact prediction)'");
+  // Both axes span the same range, widened by a factor 1.25 so points do not sit on the frame.
+  const std::string range = "[" + number(low / 1.25) + ":" + number(high * 1.25) + "]";
+  script.files.push_back(data.file("# predicted vs measured seconds (blocks: see the comments)\n"));
+  script.plots.push_back({"predicted_vs_measured.svg",
+                          "Predicted vs measured epoch_s and train_s (log-log); points above y = x are predicted "
+                          "slower than measured"});
+  commands += "\n# Predicted vs measured\n"
+              "set output outdir.'/predicted_vs_measured.svg'\n"
+              "set title 'Predicted vs measured time per epoch'\n"
+              "set xlabel 'measured, s'\nset ylabel 'predicted, s'\n"
+              "set logscale xy\nset format x '%g'\nset xrange " +
+              range + "\nset yrange " + range + "\nset size ratio -1\n" + plot_command(clauses) + "set size noratio\n";
+}
+
+// Runs `gnuplot -e "outdir='OUTDIR'" SCRIPT` in `dir`; returns (exit status, stderr text).
+std::pair<int, std::string> run_gnuplot(const std::string& gnuplot, const std::string& dir, const std::string& outdir) {
+  const std::string log = (fs::path(dir) / (outdir + ".log")).string();
+  const std::string assignment = "outdir=" + quoted(outdir);
+  const pid_t child = ::fork();
+  if (child < 0) throw OutputError(std::string("cannot start gnuplot: fork: ") + std::strerror(errno));
+  if (child == 0) {
+    // Child: gnuplot's stdout and stderr go to the log, then exec.
+    const int fd = ::open(log.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    if (fd < 0 || ::chdir(dir.c_str()) != 0 || ::dup2(fd, STDOUT_FILENO) < 0 || ::dup2(fd, STDERR_FILENO) < 0) {
+      ::_exit(127);
+    }
+    ::execl(gnuplot.c_str(), "gnuplot", "-e", assignment.c_str(), kScriptName, static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) throw OutputError(std::string("cannot wait for gnuplot: ") + std::strerror(errno));
+  }
+  std::string messages;
+  if (FILE* in = std::fopen(log.c_str(), "rb")) {
+    char buffer[4096];
+    size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, in)) > 0) messages.append(buffer, n);
+    std::fclose(in);
+  }
+  std::remove(log.c_str());
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return {code, messages};
+}
+
+std::vector<std::string> non_empty_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(line);
+  }
+  return lines;
+}
+
+}  // namespace
+
+PlotScript build_plot_script(const Comparison& comparison, const std::vector<SimResult>& predictions) {
+  PlotScript script;
+  std::string commands;
+  epoch_vs_batch(comparison, predictions, script, commands);
+  speedup_vs_gpus(comparison, predictions, script, commands);
+  predicted_vs_measured(comparison, script, commands);
+  const std::string header =
+      "# trainsim `simulate --compare` plots. Redraw: run `gnuplot plots.gp` in this folder (gnuplot 5,\n"
+      "# svg terminal; Debian package gnuplot-nox). Data: the .dat files beside this script.\n"
+      "if (!exists('outdir')) outdir = '.'\n"
+      "set terminal svg size 900,600 dynamic noenhanced font 'sans,12' background rgb 'white'\n"
+      "set key outside right top\nset grid\nset bars small\n";
+  script.files.insert(script.files.begin(), {kScriptName, header + commands + "\nunset output\n"});
+  return script;
+}
+
+std::optional<std::string> find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return std::nullopt;
+  std::istringstream entries(path);
+  std::string entry;
+  while (std::getline(entries, entry, ':')) {
+    if (entry.empty()) continue;
+    const fs::path candidate = fs::path(entry) / name;
+    std::error_code error;
+    if (fs::is_regular_file(candidate, error) && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return std::nullopt;
+}
+
+PlotOutcome draw_plots(const std::string& dir, const PlotScript& script) {
+  for (const TextFile& file : script.files) write_file_atomic((fs::path(dir) / file.name).string(), file.content);
+  PlotOutcome outcome;
+  if (script.plots.empty()) {
+    outcome.problem = "nothing to plot";
+    return outcome;
+  }
+  const auto gnuplot = find_on_path("gnuplot");
+  if (!gnuplot) {
+    outcome.problem = "gnuplot not found on PATH (Debian: apt-get install gnuplot-nox)";
+    return outcome;
+  }
+  // gnuplot writes into a temporary folder; finished SVGs are renamed into `dir`.
+  const std::string outdir = ".plots.tmp." + std::to_string(::getpid());
+  const fs::path staging = fs::path(dir) / outdir;
+  create_directories(staging.string());
+  const auto [code, messages] = run_gnuplot(*gnuplot, dir, outdir);
+  outcome.gnuplot_messages = non_empty_lines(messages);
+  if (code != 0) {
+    outcome.problem = *gnuplot + " exited with status " + std::to_string(code) +
+                      (outcome.gnuplot_messages.empty() ? "" : ": " + outcome.gnuplot_messages.back());
+  } else {
+    for (const auto& [svg, caption] : script.plots) {
+      std::error_code error;
+      fs::rename(staging / svg, fs::path(dir) / svg, error);
+      if (error) {
+        outcome.problem = "gnuplot did not produce " + svg + " (" + error.message() + ")";
+        break;
+      }
+    }
+  }
+  std::error_code ignored;
+  fs::remove_all(staging, ignored);
+  outcome.drawn = outcome.problem.empty();
+  return outcome;
+}
+
+}  // namespace trainsim::report

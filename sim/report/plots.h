@@ -1,0 +1,50 @@
+#pragma once
+// The --compare report's plots: a gnuplot script and its data files (written into the report's
+// folder, so `gnuplot plots.gp` there redraws them), run with gnuplot's svg terminal.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/compare.h"
+#include "train/simulator.h"
+
+namespace trainsim::report {
+
+struct TextFile {
+  std::string name;     // file name inside the report folder
+  std::string content;
+};
+
+struct PlotScript {
+  std::vector<TextFile> files;  // plots.gp first, then the .dat files it reads
+  // The SVGs the script draws (file name, caption), in order. Empty when there is nothing to plot.
+  std::vector<std::pair<std::string, std::string>> plots;
+  std::vector<std::string> skipped;  // a plot left out and why, e.g. no measured speedup
+};
+
+// Plots of `comparison` against every prediction in `predictions` (the sweep plus the extra ones):
+//  - epoch_vs_batch.svg: epoch time vs per-GPU batch, one predicted line per strategy x gpus
+//    (configurations predicted to fit), measured means as points with min..max bars;
+//  - speedup_vs_gpus.svg: T(1,b)/T(N,b) vs N for each strategy and batch measured on 1 GPU and on
+//    at least one N >= 2, predicted line and measured points, with the ideal speedup = N;
+//  - predicted_vs_measured.svg: predicted vs measured epoch_s and train_s, log-log, with y = x.
+PlotScript build_plot_script(const Comparison& comparison, const std::vector<SimResult>& predictions);
+
+// The first executable `name` in $PATH, or nullopt.
+std::optional<std::string> find_on_path(const std::string& name);
+
+struct PlotOutcome {
+  bool drawn = false;   // every SVG of the script was written
+  std::string problem;  // why not: gnuplot missing or failing (empty when drawn)
+  std::vector<std::string> gnuplot_messages;  // what gnuplot printed on stderr (warnings)
+};
+
+// Writes the script and its data into `dir` (each atomically), then runs gnuplot in `dir`
+// (script variable `outdir` pointing at a temporary folder there) and renames each SVG into
+// `dir`, so a reader never sees a half-written SVG. Without gnuplot on PATH nothing is drawn
+// (problem says so); the script and data are still written. Throws OutputError when a file
+// cannot be written.
+PlotOutcome draw_plots(const std::string& dir, const PlotScript& script);
+
+}  // namespace trainsim::report
