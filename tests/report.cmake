@@ -8,3 +8,7 @@ trainsim_add_test(report_trace_test SOURCES report_trace_test.cpp LIBS trainsim_
 trainsim_add_test(report_simulate_test SOURCES report_simulate_test.cpp LIBS trainsim_report)
 add_dependencies(report_trace_test simulate)
 add_dependencies(report_simulate_test simulate)
+# `simulate --compare`: runs.csv reader, join, MAPE, plot script, and the program on
+# tests/fixtures/compare/ (the SVG checks are skipped where gnuplot is not on PATH).
+trainsim_add_test(report_compare_test SOURCES report_compare_test.cpp LIBS trainsim_report)
+add_dependencies(report_compare_test simulate)

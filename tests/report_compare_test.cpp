@@ -1,0 +1,597 @@
+// `simulate --compare`: the runs.csv reader, the join with its one-side listings and repeat
+// averaging, the MAPE arithmetic, the plot script, and the program end to end on the fixture in
+// tests/fixtures/compare/ (hand-written "measured" runs against the hand-written report profile).
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "io/errors.h"
+#include "report/compare.h"
+#include "report/plots.h"
+
+namespace trainsim::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kHeader = "strategy,gpus,batch_per_gpu,loader_workers,train_samples,epoch_s,train_s";
+
+// ---------------------------------------------------------------------------------------------
+// runs.csv reader
+
+TEST(RunsCsv, ReadsRequiredColumnsInAnyOrderAndKeepsDataAndDevice) {
+  // Columns shuffled, with extra ones (measure's full header has 17); a quoted field with a comma.
+  const RunsTable t = parse_runs_csv(
+      "date,train_s,epoch_s,data,strategy,batch_per_gpu,gpus,device,train_samples,loader_workers\n"
+      "\"2000-01-01, noon\",1.5,2.5,synthetic,ddp,128,2,cpu,2048,1\n"
+      "x,0.25,0.5,cifar10,dp,32,1,cuda,2048,0\r\n",  // a CRLF line end is accepted
+      "runs.csv");
+  EXPECT_EQ(t.file, "runs.csv");
+  EXPECT_EQ(t.rows, 2);
+  ASSERT_EQ(t.configs.size(), 2u);
+  const MeasuredConfig& a = t.configs[0];
+  EXPECT_EQ(a.key.strategy, Strategy::kDdp);
+  EXPECT_EQ(a.key.gpus, 2);
+  EXPECT_EQ(a.key.batch_per_gpu, 128);
+  EXPECT_EQ(a.key.loader_workers, 1);
+  EXPECT_EQ(a.key.train_samples, 2048);
+  EXPECT_EQ(a.runs, 1);
+  EXPECT_DOUBLE_EQ(a.epoch_s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(a.train_s.mean, 1.5);
+  EXPECT_EQ(a.lines, std::vector<int>{2});
+  EXPECT_EQ(t.configs[1].key.strategy, Strategy::kDp);
+  EXPECT_EQ(t.configs[1].key.loader_workers, 0);
+  EXPECT_EQ(t.data, (std::vector<std::string>{"synthetic", "cifar10"}));
+  EXPECT_EQ(t.devices, (std::vector<std::string>{"cpu", "cuda"}));
+}
+
+TEST(RunsCsv, RepeatsAreAveragedWithCountAndSpread) {
+  const RunsTable t = parse_runs_csv(kHeader +
+                                         "\n"
+                                         "ddp,1,64,2,1000,1.0,0.5\n"    // line 2
+                                         "ddp,1,64,2,1000,1.2,0.7\n"    // line 3
+                                         "ddp,2,64,2,1000,0.6,0.3\n"    // line 4: another key
+                                         "ddp,1,64,2,1000,1.1,0.6\n"    // line 5
+                                         "ddp,1,64,2,2000,9.0,8.0\n",   // line 6: other samples, other key
+                                     "runs.csv");
+  EXPECT_EQ(t.rows, 5);
+  ASSERT_EQ(t.configs.size(), 3u);  // in order of first appearance
+  const MeasuredConfig& m = t.configs[0];
+  EXPECT_EQ(m.runs, 3);
+  EXPECT_EQ(m.lines, (std::vector<int>{2, 3, 5}));
+  EXPECT_NEAR(m.epoch_s.mean, 1.1, 1e-12);  // (1.0 + 1.2 + 1.1) / 3
+  EXPECT_DOUBLE_EQ(m.epoch_s.min, 1.0);
+  EXPECT_DOUBLE_EQ(m.epoch_s.max, 1.2);
+  EXPECT_NEAR(m.train_s.mean, 0.6, 1e-12);  // (0.5 + 0.7 + 0.6) / 3
+  EXPECT_DOUBLE_EQ(m.train_s.min, 0.5);
+  EXPECT_DOUBLE_EQ(m.train_s.max, 0.7);
+  EXPECT_EQ(t.configs[1].key.gpus, 2);
+  EXPECT_EQ(t.configs[2].key.train_samples, 2000);
+  EXPECT_TRUE(t.data.empty());  // no data column
+}
+
+TEST(RunsCsv, AHeaderWithoutRowsIsAnEmptyTable) {
+  const RunsTable t = parse_runs_csv(kHeader + "\n\n", "runs.csv");  // a trailing blank line is fine
+  EXPECT_EQ(t.rows, 0);
+  EXPECT_TRUE(t.configs.empty());
+}
+
+struct BadCase {
+  std::string text;
+  int line;
+  std::string key;
+  std::string message_part;
+};
+
+TEST(RunsCsv, BadInputNamesFileLineAndColumn) {
+  const std::string h = kHeader + "\n";
+  const std::string good = "ddp,1,32,2,1000,1.0,0.5\n";
+  const std::vector<BadCase> cases{
+      {"", 1, "header", "empty file"},
+      {"strategy,gpus,batch_per_gpu,loader_workers,train_samples,epoch_s\n", 1, "train_s", "missing column"},
+      {kHeader + ",gpus\n", 1, "gpus", "named twice"},
+      {"strategy,,gpus\n", 1, "header", "no name"},
+      {h + "ddp,1,32,2,1000,1.0\n", 2, "row", "has 6 fields, the header has 7"},
+      {h + good + "horovod,1,32,2,1000,1.0,0.5\n", 3, "strategy", "'horovod' is not a strategy"},
+      {h + "ddp,0,32,2,1000,1.0,0.5\n", 2, "gpus", "must be >= 1"},
+      {h + "ddp,two,32,2,1000,1.0,0.5\n", 2, "gpus", "not a whole number"},
+      {h + "ddp,1.5,32,2,1000,1.0,0.5\n", 2, "gpus", "not a whole number"},
+      {h + "ddp,1,-4,2,1000,1.0,0.5\n", 2, "batch_per_gpu", "must be >= 1"},
+      {h + "ddp,1,32,-1,1000,1.0,0.5\n", 2, "loader_workers", "must be >= 0"},
+      {h + "ddp,1,32,2,0,1.0,0.5\n", 2, "train_samples", "must be >= 1"},
+      {h + "ddp,1,32,2,1000,abc,0.5\n", 2, "epoch_s", "not a number"},
+      {h + "ddp,1,32,2,1000,0,0.5\n", 2, "epoch_s", "> 0"},
+      {h + "ddp,1,32,2,1000,-1,0.5\n", 2, "epoch_s", "> 0"},
+      {h + "ddp,1,32,2,1000,nan,0.5\n", 2, "epoch_s", "finite"},
+      {h + "ddp,1,32,2,1000,inf,0.5\n", 2, "epoch_s", "finite"},
+      {h + "ddp,1,32,2,1000,1.0,\n", 2, "train_s", "not a number"},
+      {h + good + good + "ddp,1,32,2,1000,1.0,1.5\n", 4, "train_s", "exceeds epoch_s"},
+      {h + good + "\n" + good, 3, "row", "empty line"},
+      {h + "ddp,1,32,2,1000,1.0,\"0.5\n", 2, "row", "quoted field is not closed"},
+  };
+  for (const auto& c : cases) {
+    try {
+      parse_runs_csv(c.text, "dir/runs.csv");
+      ADD_FAILURE() << "accepted:\n" << c.text;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), "dir/runs.csv") << c.text;
+      EXPECT_EQ(e.line(), c.line) << c.text << "\n" << e.what();
+      EXPECT_EQ(e.key(), c.key) << c.text << "\n" << e.what();
+      EXPECT_NE(e.message().find(c.message_part), std::string::npos) << e.what() << "\nexpected: " << c.message_part;
+      // The one line users see: FILE:LINE: key: message.
+      EXPECT_EQ(std::string(e.what()).rfind("dir/runs.csv:" + std::to_string(c.line) + ": " + c.key + ": ", 0), 0u)
+          << e.what();
+    }
+  }
+}
+
+TEST(RunsCsv, MissingFileIsAnInputErrorWithoutALine) {
+  try {
+    load_runs_csv("/nonexistent/trainsim/runs.csv");
+    ADD_FAILURE() << "a missing file was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "/nonexistent/trainsim/runs.csv");
+    EXPECT_EQ(e.line(), 0);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The join
+
+SimResult prediction(Strategy strategy, int gpus, int64_t batch, double epoch_s, double train_s) {
+  SimResult r;
+  r.spec.strategy = strategy;
+  r.spec.gpus = gpus;
+  r.spec.batch_per_gpu = batch;
+  r.spec.train_samples = 1000;
+  r.spec.loader_workers = 2;
+  r.epoch_s = epoch_s;
+  r.train_s = train_s;
+  return r;
+}
+
+SweepConfig small_config() {
+  SweepConfig c;
+  c.file = "sweep.yaml";
+  c.train_samples = 1000;
+  c.loader_workers = 2;
+  c.strategies = {Strategy::kDdp};
+  c.gpus = {1, 2};
+  c.batch_per_gpu = {32, 128};
+  return c;
+}
+
+std::vector<SimResult> small_sweep() {
+  return {prediction(Strategy::kDdp, 1, 32, 2.2, 1.0), prediction(Strategy::kDdp, 1, 128, 1.6, 0.9),
+          prediction(Strategy::kDdp, 2, 32, 1.2, 0.5), prediction(Strategy::kDdp, 2, 128, 0.9, 0.45)};
+}
+
+class Join : public ::testing::Test {
+ protected:
+  // Predicts cells outside the sweep: 8 GPUs "cannot be predicted", others get fixed times.
+  Comparison join(const std::string& rows) {
+    const RunsTable runs = parse_runs_csv(kHeader + "\n" + rows, "runs.csv");
+    return compare_runs(small_config(), small_sweep(), runs, {32, 128}, [this](const RunSpec& spec) {
+      predicted_specs.push_back(spec);
+      if (spec.gpus == 8) throw InputError("sweep.yaml", 1, "profile", "no all_reduce curve for 8 ranks");
+      return prediction(spec.strategy, spec.gpus, spec.batch_per_gpu, 3.0, 1.5);
+    });
+  }
+  std::vector<RunSpec> predicted_specs;
+};
+
+TEST_F(Join, MatchesTheSweepSimulatesOtherCellsAndListsBothSides) {
+  const Comparison c = join(
+      "ddp,2,128,2,1000,1.0,0.5\n"    // line 2: in the sweep
+      "ddp,1,32,2,1000,2.0,1.0\n"     // line 3: in the sweep
+      "ddp,1,32,2,1000,2.4,1.0\n"     // line 4: repeat of line 3
+      "ddp,1,64,2,1000,2.5,1.2\n"     // line 5: batch outside the sweep: simulated
+      "dp,1,32,2,1000,2.0,1.0\n"      // line 6: strategy outside the sweep: simulated
+      "ddp,2,128,2,2048,1.0,0.5\n"    // line 7: other subset: not predicted
+      "ddp,2,128,0,1000,1.0,0.5\n"    // line 8: other loader workers: not predicted
+      "ddp,1,32,4,500,1.0,0.5\n"      // line 9: both differ
+      "ddp,8,32,2,1000,0.4,0.2\n");   // line 10: outside the sweep, the profile cannot predict it
+
+  // Compared, in the config's order: strategy (ddp first, dp not in the config after), gpus, batch.
+  ASSERT_EQ(c.compared.size(), 4u);
+  const auto label = [](const ComparedRun& r) { return config_label(r.predicted.spec); };
+  EXPECT_EQ(label(c.compared[0]), "ddp:1:32");
+  EXPECT_EQ(label(c.compared[1]), "ddp:1:64");
+  EXPECT_EQ(label(c.compared[2]), "ddp:2:128");
+  EXPECT_EQ(label(c.compared[3]), "dp:1:32");
+  EXPECT_TRUE(c.compared[0].in_sweep);
+  EXPECT_FALSE(c.compared[1].in_sweep);
+  EXPECT_TRUE(c.compared[2].in_sweep);
+  EXPECT_FALSE(c.compared[3].in_sweep);
+  EXPECT_TRUE(c.compared[0].profiled_batch);   // 32 is among the profiled batches {32, 128}
+  EXPECT_FALSE(c.compared[1].profiled_batch);  // 64 is not
+
+  // The repeat: mean (2.0 + 2.4) / 2 = 2.2, range 2.0..2.4; predicted 2.2 -> error 0%.
+  EXPECT_EQ(c.compared[0].measured.runs, 2);
+  EXPECT_EQ(c.compared[0].measured.lines, (std::vector<int>{3, 4}));
+  EXPECT_NEAR(c.compared[0].measured.epoch_s.mean, 2.2, 1e-12);
+  EXPECT_NEAR(c.compared[0].epoch_error_pct, 0.0, 1e-9);
+  // ddp:2:128: predicted 0.9 vs measured 1.0 -> (0.9 - 1.0) / 1.0 * 100 = -10%;
+  // train 0.45 vs 0.5 -> -10%.
+  EXPECT_NEAR(c.compared[2].epoch_error_pct, -10.0, 1e-9);
+  EXPECT_NEAR(c.compared[2].train_error_pct, -10.0, 1e-9);
+  // ddp:1:64 from the predictor: 3.0 vs 2.5 -> +20%; train 1.5 vs 1.2 -> +25%.
+  EXPECT_NEAR(c.compared[1].epoch_error_pct, 20.0, 1e-9);
+  EXPECT_NEAR(c.compared[1].train_error_pct, 25.0, 1e-9);
+
+  // The predictor ran only for matching cells outside the grid, with the config's samples/workers.
+  ASSERT_EQ(predicted_specs.size(), 3u);  // ddp:1:64, dp:1:32, ddp:8:32
+  for (const auto& spec : predicted_specs) {
+    EXPECT_EQ(spec.train_samples, 1000);
+    EXPECT_EQ(spec.loader_workers, 2);
+  }
+  ASSERT_EQ(c.extra_predictions.size(), 2u);
+  EXPECT_EQ(config_label(c.extra_predictions[0].spec), "ddp:1:64");
+  EXPECT_EQ(config_label(c.extra_predictions[1].spec), "dp:1:32");
+
+  // Measured but not predicted: each with why, in runs.csv order.
+  ASSERT_EQ(c.unpredicted.size(), 4u);
+  EXPECT_EQ(c.unpredicted[0].measured.lines, std::vector<int>{7});
+  EXPECT_EQ(c.unpredicted[0].reason, "train_samples 2048 != config 1000");
+  EXPECT_EQ(c.unpredicted[1].reason, "loader_workers 0 != config 2");
+  EXPECT_EQ(c.unpredicted[2].reason, "train_samples 500 != config 1000; loader_workers 4 != config 2");
+  EXPECT_NE(c.unpredicted[3].reason.find("no all_reduce curve for 8 ranks"), std::string::npos)
+      << c.unpredicted[3].reason;
+
+  // Predicted but not measured: the sweep's ddp:1:128 and ddp:2:32.
+  ASSERT_EQ(c.unmeasured.size(), 2u);
+  EXPECT_EQ(config_label(c.unmeasured[0]), "ddp:1:128");
+  EXPECT_EQ(config_label(c.unmeasured[1]), "ddp:2:32");
+
+  const std::string printed = format_comparison(c, parse_runs_csv(kHeader + "\n", "runs.csv"));
+  EXPECT_NE(printed.find("Measured but not predicted: 4 configuration(s)"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("ddp:2:128 (loader_workers 2, train_samples 2048, 1 run(s), runs.csv line 7): "
+                         "train_samples 2048 != config 1000"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("Predicted but not measured: 2 configuration(s) of the sweep: ddp:1:128, ddp:2:32"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("2.000..2.400"), std::string::npos) << printed;  // the repeat's range
+}
+
+TEST_F(Join, NothingMatchingGivesAnEmptyComparison) {
+  const Comparison c = join("ddp,1,32,2,2048,1.0,0.5\n");
+  EXPECT_TRUE(c.compared.empty());
+  EXPECT_EQ(c.unpredicted.size(), 1u);
+  EXPECT_EQ(c.unmeasured.size(), 4u);  // every sweep configuration
+  EXPECT_TRUE(predicted_specs.empty());
+  EXPECT_EQ(format_mape_line(c), "MAPE epoch_s: n/a over 0 runs");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors and MAPE
+
+ComparedRun compared(Strategy strategy, double epoch_error, double train_error, bool profiled = true) {
+  ComparedRun r;
+  r.measured.key.strategy = strategy;
+  r.predicted.spec.strategy = strategy;
+  r.epoch_error_pct = epoch_error;
+  r.train_error_pct = train_error;
+  r.profiled_batch = profiled;
+  return r;
+}
+
+TEST(Mape, ErrorPercentIsRelativeToTheMeasurement) {
+  EXPECT_NEAR(error_percent(11.0, 10.0), 10.0, 1e-12);   // (11 - 10) / 10 * 100
+  EXPECT_NEAR(error_percent(8.0, 10.0), -20.0, 1e-12);   // (8 - 10) / 10 * 100
+  EXPECT_NEAR(error_percent(0.3, 0.2), 50.0, 1e-9);      // (0.3 - 0.2) / 0.2 * 100
+  EXPECT_EQ(format_error_percent(10.0), "+10.0");
+  EXPECT_EQ(format_error_percent(-20.04), "-20.0");
+}
+
+TEST(Mape, MeanOfAbsoluteErrorsAndTheSignedBias) {
+  const std::vector<ComparedRun> runs{compared(Strategy::kDdp, 10, -5), compared(Strategy::kDdp, -20, 5),
+                                      compared(Strategy::kDp, 50, 0, false)};
+  const ErrorSummary all = summarize_errors(runs);
+  EXPECT_EQ(all.runs, 3);
+  EXPECT_NEAR(all.mape_epoch_pct, 80.0 / 3, 1e-12);        // (|10| + |-20| + |50|) / 3 = 26.667
+  EXPECT_NEAR(all.mape_train_pct, 10.0 / 3, 1e-12);        // (5 + 5 + 0) / 3 = 3.333
+  EXPECT_NEAR(all.mean_epoch_error_pct, 40.0 / 3, 1e-12);  // (10 - 20 + 50) / 3 = 13.333
+  EXPECT_DOUBLE_EQ(all.max_abs_epoch_error_pct, 50.0);
+  const ErrorSummary ddp = summarize_errors(runs, [](const ComparedRun& r) { return r.measured.key.strategy == Strategy::kDdp; });
+  EXPECT_EQ(ddp.runs, 2);
+  EXPECT_NEAR(ddp.mape_epoch_pct, 15.0, 1e-12);             // (10 + 20) / 2
+  EXPECT_NEAR(ddp.mean_epoch_error_pct, -5.0, 1e-12);       // (10 - 20) / 2
+  const ErrorSummary unprofiled = summarize_errors(runs, [](const ComparedRun& r) { return !r.profiled_batch; });
+  EXPECT_EQ(unprofiled.runs, 1);
+  EXPECT_NEAR(unprofiled.mape_epoch_pct, 50.0, 1e-12);
+
+  Comparison c;
+  c.compared = runs;
+  EXPECT_EQ(format_mape_line(c), "MAPE epoch_s: 26.7% over 3 runs");  // 26.667 to one decimal
+  const std::string table = format_comparison(c, RunsTable{});
+  EXPECT_NE(table.find("| ddp "), std::string::npos) << table;
+  EXPECT_NE(table.find("batches the profile did not time"), std::string::npos) << table;
+  EXPECT_EQ(summarize_errors({}).runs, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The plot script
+
+const TextFile* find_file(const PlotScript& s, const std::string& name) {
+  for (const auto& f : s.files) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+TEST_F(Join, PlotScriptHasAllThreePlotsAndTheirData) {
+  const Comparison c = join(
+      "ddp,1,32,2,1000,2.0,1.0\n"
+      "ddp,1,32,2,1000,2.4,1.0\n"
+      "ddp,2,32,2,1000,1.5,0.6\n");
+  std::vector<SimResult> predictions = small_sweep();
+  const PlotScript s = build_plot_script(c, predictions);
+  ASSERT_EQ(s.plots.size(), 3u);
+  EXPECT_EQ(s.plots[0].first, "epoch_vs_batch.svg");
+  EXPECT_EQ(s.plots[1].first, "speedup_vs_gpus.svg");
+  EXPECT_EQ(s.plots[2].first, "predicted_vs_measured.svg");
+  EXPECT_TRUE(s.skipped.empty());
+  ASSERT_FALSE(s.files.empty());
+  EXPECT_EQ(s.files[0].name, "plots.gp");
+  for (const char* svg : {"epoch_vs_batch.svg", "speedup_vs_gpus.svg", "predicted_vs_measured.svg"}) {
+    EXPECT_NE(s.files[0].content.find(std::string("outdir.'/") + svg + "'"), std::string::npos) << svg;
+  }
+  EXPECT_NE(s.files[0].content.find("set terminal svg"), std::string::npos);
+  EXPECT_NE(s.files[0].content.find("x with lines"), std::string::npos);  // y = x and the ideal speedup
+
+  const TextFile* epoch = find_file(s, "epoch_vs_batch.dat");
+  ASSERT_NE(epoch, nullptr);
+  EXPECT_NE(epoch->content.find("\n32 2.2 2 2.4\n"), std::string::npos)  // batch, mean, min, max of the repeats
+      << epoch->content;
+  EXPECT_NE(epoch->content.find("\n32 2.2\n128 1.6\n"), std::string::npos)  // ddp 1 GPU predicted line
+      << epoch->content;
+  const TextFile* speedup = find_file(s, "speedup_vs_gpus.dat");
+  ASSERT_NE(speedup, nullptr);
+  // Predicted: T(1,32)/T(2,32) = 2.2 / 1.2 = 1.83333333; measured: 2.2 / 1.5 = 1.46666667.
+  EXPECT_NE(speedup->content.find("2 1.83333333"), std::string::npos) << speedup->content;
+  EXPECT_NE(speedup->content.find("2 1.46666667"), std::string::npos) << speedup->content;
+  const TextFile* scatter = find_file(s, "predicted_vs_measured.dat");
+  ASSERT_NE(scatter, nullptr);
+  EXPECT_NE(scatter->content.find("\n1.5 1.2\n"), std::string::npos) << scatter->content;  // measured, predicted
+}
+
+TEST_F(Join, PlotsWithoutMeasurementsSayWhyTheyAreMissing) {
+  const Comparison one_gpu = join("ddp,1,32,2,1000,2.0,1.0\n");
+  const PlotScript s = build_plot_script(one_gpu, small_sweep());
+  ASSERT_EQ(s.plots.size(), 2u);  // no measured speedup
+  ASSERT_EQ(s.skipped.size(), 1u);
+  EXPECT_NE(s.skipped[0].find("speedup vs GPU count"), std::string::npos) << s.skipped[0];
+
+  const Comparison none = join("");
+  const PlotScript empty = build_plot_script(none, small_sweep());
+  ASSERT_EQ(empty.plots.size(), 1u);  // predicted lines only
+  EXPECT_EQ(empty.skipped.size(), 2u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The program end to end
+
+const std::string kConfig = std::string(TRAINSIM_FIXTURES_DIR) + "/compare/sweep.yaml";
+const std::string kRuns = std::string(TRAINSIM_FIXTURES_DIR) + "/compare/fixture_runs.csv";
+
+struct ProgramRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::stringstream in(line);
+  for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
+  return cells;
+}
+
+class CompareProgram : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("trainsim_compare_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs `ENV simulate ARGS`, capturing stdout and stderr.
+  ProgramRun simulate(const std::string& args, const std::string& env = "") const {
+    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    const std::string command = env + " " + std::string(TRAINSIM_BIN_DIR) + "/simulate " + args + " > " +
+                                out.string() + " 2> " + err.string();
+    const int status = std::system(command.c_str());
+    ProgramRun run;
+    if (WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
+    run.out = read_file(out);
+    run.err = read_file(err);
+    return run;
+  }
+
+  fs::path write(const std::string& name, const std::string& text) const {
+    const fs::path path = dir_ / name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  static void expect_one_line_error(const ProgramRun& run, const std::string& prefix) {
+    EXPECT_EQ(run.exit_code, 2) << run.err;
+    const auto lines = lines_of(run.err);
+    ASSERT_EQ(lines.size(), 1u) << run.err;
+    EXPECT_EQ(lines[0].rfind(prefix, 0), 0u) << "stderr: " << lines[0] << "\nexpected prefix: " << prefix;
+    EXPECT_TRUE(run.out.empty()) << run.out;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CompareProgram, FixtureReportHasTablesListsAndTheMapeLineLast) {
+  const fs::path out = dir_ / "report";
+  const ProgramRun run = simulate(kConfig + " --compare " + kRuns + " --out " + out.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+
+  // stdout: the normal tables, then the comparison, then the MAPE line last.
+  const size_t normal = run.out.find("## Table 1 (ddp)"), comparison = run.out.find("## Predicted vs measured");
+  ASSERT_NE(normal, std::string::npos) << run.out;
+  ASSERT_NE(comparison, std::string::npos) << run.out;
+  EXPECT_LT(normal, comparison);
+  const auto lines = lines_of(run.out);
+  ASSERT_FALSE(lines.empty());
+  const std::string& last = lines.back();
+
+  // The fixture (tests/fixtures/compare/README.md): 9 measured configurations, 2 of them with
+  // other samples/workers, so 7 are compared (4 in the sweep, ddp:1:256, ddp:4:128 and dp:1:128
+  // simulated for the comparison).
+  const auto rows = lines_of(read_file(out / "comparison.csv"));
+  ASSERT_EQ(rows.size(), 1u + 7);
+  // The MAPE recomputed from comparison.csv (column 12: epoch_error_pct) must be the printed one.
+  double sum = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const auto cells = csv_cells(rows[i]);
+    ASSERT_EQ(cells.size(), 19u) << rows[i];
+    const double predicted = std::stod(cells[8]), measured = std::stod(cells[9]), error = std::stod(cells[12]);
+    EXPECT_NEAR(error, (predicted - measured) / measured * 100, 1e-6) << rows[i];
+    sum += std::fabs(error);
+  }
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "MAPE epoch_s: %.1f%% over 7 runs", sum / 7);
+  EXPECT_EQ(last, expected);
+  // The repeats of ddp:1:128 (lines 3 and 6: 0.70 and 0.74 s) are one row with their mean.
+  const auto repeat = std::find_if(rows.begin(), rows.end(), [](const std::string& r) { return r.rfind("ddp,1,128,", 0) == 0; });
+  ASSERT_NE(repeat, rows.end());
+  const auto cells = csv_cells(*repeat);
+  EXPECT_EQ(cells[7], "2");                          // runs
+  EXPECT_NEAR(std::stod(cells[9]), 0.72, 1e-12);     // (0.70 + 0.74) / 2
+  EXPECT_EQ(cells[10], "0.7");
+  EXPECT_EQ(cells[11], "0.74");
+
+  // predictions.csv: the 6 sweep configurations, then the 3 simulated for the comparison.
+  const auto predictions = lines_of(read_file(out / "predictions.csv"));
+  ASSERT_EQ(predictions.size(), 1u + 6 + 3);
+  EXPECT_EQ(predictions[7].rfind("ddp,1,256,", 0), 0u) << predictions[7];
+  EXPECT_EQ(predictions[8].rfind("ddp,4,128,", 0), 0u) << predictions[8];
+  EXPECT_EQ(predictions[9].rfind("dp,1,128,", 0), 0u) << predictions[9];
+
+  const std::string report = read_file(out / "report.md");
+  for (const char* expected_text :
+       {"# trainsim: predicted vs measured, resnet18-cifar", "--compare ", "machine report-fixture",
+        "epoch: 4096 samples; loader workers: 2", "synthetic images", "device cuda",
+        "## Per measured configuration", "| ddp:1:256     |       no |         no |", "0.7000..0.7400",
+        "## MAPE", "| all ", "batches the profile did not time",
+        "## Q1: 1-GPU epoch time per batch size, predicted and measured (ddp, 1 GPU)",
+        "## Table 1 (ddp): epoch time T(N,b) and speedup T(1,b)/T(N,b), predicted and measured",
+        "speedup 2 pred", "speedup 2 meas", "## Plots", "## Configurations on one side only",
+        "Measured but not predicted: 2 configuration(s)", "runs.csv line 11): train_samples 2048 != config 4096",
+        "runs.csv line 12): loader_workers 0 != config 2",
+        "Predicted but not measured: 2 configuration(s) of the sweep: ddp:2:32, ddp:2:512",
+        "## Simulator notes for the measured configurations", "## Definitions"}) {
+    EXPECT_NE(report.find(expected_text), std::string::npos) << expected_text << " missing in:\n" << report;
+  }
+  EXPECT_NE(report.find(last), std::string::npos);  // the headline is in the report too
+  for (const char* file : {"plots.gp", "epoch_vs_batch.dat", "speedup_vs_gpus.dat", "predicted_vs_measured.dat",
+                           "predictions.md"}) {
+    EXPECT_TRUE(fs::exists(out / file)) << file;
+  }
+  for (const auto& entry : fs::directory_iterator(out)) {
+    EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos) << "leftover " << entry.path();
+  }
+
+  if (!find_on_path("gnuplot")) GTEST_SKIP() << "gnuplot is not on PATH: the SVG part is not checked";
+  EXPECT_TRUE(run.err.empty()) << run.err;
+  for (const char* svg : {"epoch_vs_batch.svg", "speedup_vs_gpus.svg", "predicted_vs_measured.svg"}) {
+    const std::string content = read_file(out / svg);
+    EXPECT_EQ(content.rfind("<?xml", 0), 0u) << svg;
+    EXPECT_NE(content.find("<svg"), std::string::npos) << svg;
+    EXPECT_NE(content.find("</svg>"), std::string::npos) << svg << " is not complete";
+    EXPECT_NE(report.find(std::string("](") + svg + ")"), std::string::npos) << svg << " not embedded";
+  }
+  // Same inputs, same bytes (report and plots).
+  const fs::path again = dir_ / "again";
+  ASSERT_EQ(simulate(kConfig + " --quiet --compare " + kRuns + " --out " + again.string()).exit_code, 0);
+  EXPECT_EQ(read_file(again / "comparison.csv"), read_file(out / "comparison.csv"));
+  EXPECT_EQ(read_file(again / "predicted_vs_measured.svg"), read_file(out / "predicted_vs_measured.svg"));
+}
+
+TEST_F(CompareProgram, WithoutGnuplotThePlotsAreSkippedWithAWarning) {
+  const fs::path out = dir_ / "report";
+  // PATH without gnuplot (simulate itself is started by its absolute path).
+  const ProgramRun run = simulate(kConfig + " --compare " + kRuns + " --out " + out.string(), "PATH=/nonexistent");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("warning: plots skipped: gnuplot not found on PATH"), std::string::npos) << run.err;
+  const std::string report = read_file(out / "report.md");
+  EXPECT_NE(report.find("Plots were not drawn: gnuplot not found on PATH"), std::string::npos) << report;
+  EXPECT_TRUE(fs::exists(out / "plots.gp"));  // the script and data are there to draw them later
+  EXPECT_FALSE(fs::exists(out / "epoch_vs_batch.svg"));
+  EXPECT_EQ(lines_of(run.out).back().rfind("MAPE epoch_s: ", 0), 0u);
+}
+
+TEST_F(CompareProgram, WithoutOutItPrintsTheComparisonOnly) {
+  const ProgramRun run = simulate(kConfig + " --compare " + kRuns);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("## Predicted vs measured"), std::string::npos);
+  EXPECT_EQ(run.out.find("wrote "), std::string::npos);
+  EXPECT_EQ(lines_of(run.out).back().rfind("MAPE epoch_s: ", 0), 0u) << run.out;
+  EXPECT_TRUE(run.err.empty()) << run.err;
+}
+
+TEST_F(CompareProgram, NoMatchingRunIsAWarningAndNotApplicableMape) {
+  const fs::path runs = write("runs.csv", kHeader + "\nddp,1,32,2,50000,10.0,9.0\n");
+  const ProgramRun run = simulate(kConfig + " --compare " + runs.string() + " --out " + (dir_ / "r").string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("warning: no measured configuration"), std::string::npos) << run.err;
+  EXPECT_EQ(lines_of(run.out).back(), "MAPE epoch_s: n/a over 0 runs");
+  const std::string report = read_file(dir_ / "r" / "report.md");
+  EXPECT_NE(report.find("train_samples 50000 != config 4096"), std::string::npos) << report;
+  EXPECT_NE(report.find("Predicted but not measured: 6 configuration(s)"), std::string::npos) << report;
+}
+
+TEST_F(CompareProgram, BadRunsFilesExitTwoWithOneLine) {
+  const fs::path no_column = write("a.csv", "strategy,gpus,batch_per_gpu,loader_workers,train_samples,epoch_s\n");
+  expect_one_line_error(simulate(kConfig + " --compare " + no_column.string()),
+                        "error: " + no_column.string() + ":1: train_s: missing column");
+  const fs::path bad_number = write("b.csv", kHeader + "\nddp,1,32,2,4096,0.5,0.25\nddp,1,32,2,4096,fast,0.25\n");
+  expect_one_line_error(simulate(kConfig + " --compare " + bad_number.string() + " --out " + (dir_ / "x").string()),
+                        "error: " + bad_number.string() + ":3: epoch_s: 'fast' is not a number");
+  EXPECT_FALSE(fs::exists(dir_ / "x"));  // nothing written before the input is known good
+  expect_one_line_error(simulate(kConfig + " --compare " + (dir_ / "missing.csv").string()),
+                        "error: " + (dir_ / "missing.csv").string() + ": cannot read");
+}
+
+TEST_F(CompareProgram, HelpNamesCompare) {
+  const ProgramRun run = simulate("--help");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_NE(run.out.find("--compare"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainsim::report
