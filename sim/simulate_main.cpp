@@ -203,6 +203,7 @@ int run(int argc, char** argv) {
   if (runs) {
     comparison = join_runs(config, profile, *runs, grid, options);
     if (!cl->quiet) std::cout << report::format_comparison(*comparison, *runs) << std::flush;
+    for (const auto& warning : report::comparison_warnings(context, *runs)) std::cerr << "warning: " << warning << "\n";
     if (comparison->compared.empty()) {
       std::cerr << "warning: no measured configuration of " << runs->file << " matches the config (train_samples "
                 << config.train_samples << ", loader workers " << config.loader_workers << "); MAPE is n/a\n";

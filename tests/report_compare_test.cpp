@@ -575,6 +575,23 @@ TEST_F(CompareProgram, NoMatchingRunIsAWarningAndNotApplicableMape) {
   EXPECT_NE(report.find("Predicted but not measured: 6 configuration(s)"), std::string::npos) << report;
 }
 
+TEST_F(CompareProgram, RunsOnOtherDataOrDeviceThanTheProfileAreWarnedAbout) {
+  // The fixture profile: cuda, loader on synthetic data.
+  const fs::path runs = write("runs.csv", kHeader + ",device,data\nddp,1,32,2,4096,0.8,0.5,cpu,cifar10\n");
+  const ProgramRun run = simulate(kConfig + " --compare " + runs.string() + " --out " + (dir_ / "r").string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("warning: runs measured on data 'cifar10' but the profile's loader on 'synthetic'"),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("warning: runs measured on device 'cpu' but the profile on 'cuda'"), std::string::npos)
+      << run.err;
+  const std::string report = read_file(dir_ / "r" / "report.md");
+  EXPECT_NE(report.find("**Warning:** runs measured on data 'cifar10'"), std::string::npos) << report;
+  EXPECT_NE(report.find("the runs trained on cifar10 (the real CIFAR-10 files)"), std::string::npos) << report;
+  EXPECT_EQ(lines_of(run.out).back().rfind("MAPE epoch_s: ", 0), 0u);  // still compared
+  EXPECT_NE(lines_of(run.out).back().find(" over 1 runs"), std::string::npos) << lines_of(run.out).back();
+}
+
 TEST_F(CompareProgram, BadRunsFilesExitTwoWithOneLine) {
   const fs::path no_column = write("a.csv", "strategy,gpus,batch_per_gpu,loader_workers,train_samples,epoch_s\n");
   expect_one_line_error(simulate(kConfig + " --compare " + no_column.string()),

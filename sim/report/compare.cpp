@@ -585,6 +585,21 @@ std::string format_comparison_csv(const Comparison& comparison) {
   return out;
 }
 
+std::vector<std::string> comparison_warnings(const ReportContext& context, const RunsTable& runs) {
+  std::vector<std::string> warnings;
+  for (const auto& d : runs.data) {
+    if (d != context.data) {
+      warnings.push_back("runs measured on data '" + d + "' but the profile's loader on '" + context.data + "'");
+    }
+  }
+  for (const auto& d : runs.devices) {
+    if (d != context.device_kind) {
+      warnings.push_back("runs measured on device '" + d + "' but the profile on '" + context.device_kind + "'");
+    }
+  }
+  return warnings;
+}
+
 std::string format_compare_report(const ReportContext& context, const RunsTable& runs,
                                   const std::vector<SimResult>& sweep_results, const Comparison& comparison,
                                   const PlotSection& plots, const std::string& command) {
@@ -610,15 +625,7 @@ std::string format_compare_report(const ReportContext& context, const RunsTable&
   out += "- " + format_mape_line(comparison) + "\n\n";
 
   // Mismatches that make the comparison questionable are said, not hidden.
-  std::vector<std::string> warnings;
-  for (const auto& d : runs.data) {
-    if (d != context.data) warnings.push_back("runs measured on data '" + d + "' but the profile's loader on '" + context.data + "'");
-  }
-  for (const auto& d : runs.devices) {
-    if (d != context.device_kind) {
-      warnings.push_back("runs measured on device '" + d + "' but the profile on '" + context.device_kind + "'");
-    }
-  }
+  const std::vector<std::string> warnings = comparison_warnings(context, runs);
   if (!warnings.empty()) {
     out += "**Warning:** ";
     for (size_t i = 0; i < warnings.size(); ++i) out += (i == 0 ? "" : "; ") + warnings[i];

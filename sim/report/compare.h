@@ -127,6 +127,10 @@ std::string format_comparison(const Comparison& comparison, const RunsTable& run
 // CSV of the join (DIR/comparison.csv), one row per compared configuration.
 std::string format_comparison_csv(const Comparison& comparison);
 
+// Mismatches between the runs and the profile that make the comparison questionable: runs.csv
+// `data` or `device` values other than the profile's loader data and device kind. Empty if none.
+std::vector<std::string> comparison_warnings(const ReportContext& context, const RunsTable& runs);
+
 // What report.md says about the plots.
 struct PlotSection {
   std::vector<std::pair<std::string, std::string>> drawn;  // (svg file name, caption)
