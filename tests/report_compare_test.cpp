@@ -60,11 +60,11 @@ TEST(RunsCsv, ReadsRequiredColumnsInAnyOrderAndKeepsDataAndDevice) {
 TEST(RunsCsv, RepeatsAreAveragedWithCountAndSpread) {
   const RunsTable t = parse_runs_csv(kHeader +
                                          "\n"
-                                         "ddp,1,64,2,1000,1.0,0.5\n"    // line 2
-                                         "ddp,1,64,2,1000,1.2,0.7\n"    // line 3
-                                         "ddp,2,64,2,1000,0.6,0.3\n"    // line 4: another key
-                                         "ddp,1,64,2,1000,1.1,0.6\n"    // line 5
-                                         "ddp,1,64,2,2000,9.0,8.0\n",   // line 6: other samples, other key
+                                         "ddp,1,64,2,1000,1.0,0.5\n"   // line 2
+                                         "ddp,1,64,2,1000,1.2,0.7\n"   // line 3
+                                         "ddp,2,64,2,1000,0.6,0.3\n"   // line 4: another key
+                                         "ddp,1,64,2,1000,1.1,0.6\n"   // line 5
+                                         "ddp,1,64,2,2000,9.0,8.0\n",  // line 6: other samples, other key
                                      "runs.csv");
   EXPECT_EQ(t.rows, 5);
   ASSERT_EQ(t.configs.size(), 3u);  // in order of first appearance
@@ -194,15 +194,15 @@ class Join : public ::testing::Test {
 
 TEST_F(Join, MatchesTheSweepSimulatesOtherCellsAndListsBothSides) {
   const Comparison c = join(
-      "ddp,2,128,2,1000,1.0,0.5\n"    // line 2: in the sweep
-      "ddp,1,32,2,1000,2.0,1.0\n"     // line 3: in the sweep
-      "ddp,1,32,2,1000,2.4,1.0\n"     // line 4: repeat of line 3
-      "ddp,1,64,2,1000,2.5,1.2\n"     // line 5: batch outside the sweep: simulated
-      "dp,1,32,2,1000,2.0,1.0\n"      // line 6: strategy outside the sweep: simulated
-      "ddp,2,128,2,2048,1.0,0.5\n"    // line 7: other subset: not predicted
-      "ddp,2,128,0,1000,1.0,0.5\n"    // line 8: other loader workers: not predicted
-      "ddp,1,32,4,500,1.0,0.5\n"      // line 9: both differ
-      "ddp,8,32,2,1000,0.4,0.2\n");   // line 10: outside the sweep, the profile cannot predict it
+      "ddp,2,128,2,1000,1.0,0.5\n"   // line 2: in the sweep
+      "ddp,1,32,2,1000,2.0,1.0\n"    // line 3: in the sweep
+      "ddp,1,32,2,1000,2.4,1.0\n"    // line 4: repeat of line 3
+      "ddp,1,64,2,1000,2.5,1.2\n"    // line 5: batch outside the sweep: simulated
+      "dp,1,32,2,1000,2.0,1.0\n"     // line 6: strategy outside the sweep: simulated
+      "ddp,2,128,2,2048,1.0,0.5\n"   // line 7: other subset: not predicted
+      "ddp,2,128,0,1000,1.0,0.5\n"   // line 8: other loader workers: not predicted
+      "ddp,1,32,4,500,1.0,0.5\n"     // line 9: both differ
+      "ddp,8,32,2,1000,0.4,0.2\n");  // line 10: outside the sweep, the profile cannot predict it
 
   // Compared, in the config's order: strategy (ddp first, dp not in the config after), gpus, batch.
   ASSERT_EQ(c.compared.size(), 4u);
@@ -290,9 +290,9 @@ ComparedRun compared(Strategy strategy, double epoch_error, double train_error, 
 }
 
 TEST(Mape, ErrorPercentIsRelativeToTheMeasurement) {
-  EXPECT_NEAR(error_percent(11.0, 10.0), 10.0, 1e-12);   // (11 - 10) / 10 * 100
-  EXPECT_NEAR(error_percent(8.0, 10.0), -20.0, 1e-12);   // (8 - 10) / 10 * 100
-  EXPECT_NEAR(error_percent(0.3, 0.2), 50.0, 1e-9);      // (0.3 - 0.2) / 0.2 * 100
+  EXPECT_NEAR(error_percent(11.0, 10.0), 10.0, 1e-12);  // (11 - 10) / 10 * 100
+  EXPECT_NEAR(error_percent(8.0, 10.0), -20.0, 1e-12);  // (8 - 10) / 10 * 100
+  EXPECT_NEAR(error_percent(0.3, 0.2), 50.0, 1e-9);     // (0.3 - 0.2) / 0.2 * 100
   EXPECT_EQ(format_error_percent(10.0), "+10.0");
   EXPECT_EQ(format_error_percent(-20.04), "-20.0");
 }
@@ -306,10 +306,11 @@ TEST(Mape, MeanOfAbsoluteErrorsAndTheSignedBias) {
   EXPECT_NEAR(all.mape_train_pct, 10.0 / 3, 1e-12);        // (5 + 5 + 0) / 3 = 3.333
   EXPECT_NEAR(all.mean_epoch_error_pct, 40.0 / 3, 1e-12);  // (10 - 20 + 50) / 3 = 13.333
   EXPECT_DOUBLE_EQ(all.max_abs_epoch_error_pct, 50.0);
-  const ErrorSummary ddp = summarize_errors(runs, [](const ComparedRun& r) { return r.measured.key.strategy == Strategy::kDdp; });
+  const ErrorSummary ddp =
+      summarize_errors(runs, [](const ComparedRun& r) { return r.measured.key.strategy == Strategy::kDdp; });
   EXPECT_EQ(ddp.runs, 2);
-  EXPECT_NEAR(ddp.mape_epoch_pct, 15.0, 1e-12);             // (10 + 20) / 2
-  EXPECT_NEAR(ddp.mean_epoch_error_pct, -5.0, 1e-12);       // (10 - 20) / 2
+  EXPECT_NEAR(ddp.mape_epoch_pct, 15.0, 1e-12);        // (10 + 20) / 2
+  EXPECT_NEAR(ddp.mean_epoch_error_pct, -5.0, 1e-12);  // (10 - 20) / 2
   const ErrorSummary unprofiled = summarize_errors(runs, [](const ComparedRun& r) { return !r.profiled_batch; });
   EXPECT_EQ(unprofiled.runs, 1);
   EXPECT_NEAR(unprofiled.mape_epoch_pct, 50.0, 1e-12);
@@ -419,7 +420,8 @@ class CompareProgram : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("trainsim_compare_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    dir_ = fs::temp_directory_path() /
+           ("trainsim_compare_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -428,8 +430,8 @@ class CompareProgram : public ::testing::Test {
   // Runs `ENV simulate ARGS`, capturing stdout and stderr.
   ProgramRun simulate(const std::string& args, const std::string& env = "") const {
     const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string command = env + " " + std::string(TRAINSIM_BIN_DIR) + "/simulate " + args + " > " +
-                                out.string() + " 2> " + err.string();
+    const std::string command =
+        env + " " + std::string(TRAINSIM_BIN_DIR) + "/simulate " + args + " > " + out.string() + " 2> " + err.string();
     const int status = std::system(command.c_str());
     ProgramRun run;
     if (WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
@@ -487,11 +489,12 @@ TEST_F(CompareProgram, FixtureReportHasTablesListsAndTheMapeLineLast) {
   std::snprintf(expected, sizeof expected, "MAPE epoch_s: %.1f%% over 7 runs", sum / 7);
   EXPECT_EQ(last, expected);
   // The repeats of ddp:1:128 (lines 3 and 6: 0.70 and 0.74 s) are one row with their mean.
-  const auto repeat = std::find_if(rows.begin(), rows.end(), [](const std::string& r) { return r.rfind("ddp,1,128,", 0) == 0; });
+  const auto repeat =
+      std::find_if(rows.begin(), rows.end(), [](const std::string& r) { return r.rfind("ddp,1,128,", 0) == 0; });
   ASSERT_NE(repeat, rows.end());
   const auto cells = csv_cells(*repeat);
-  EXPECT_EQ(cells[7], "2");                          // runs
-  EXPECT_NEAR(std::stod(cells[9]), 0.72, 1e-12);     // (0.70 + 0.74) / 2
+  EXPECT_EQ(cells[7], "2");                       // runs
+  EXPECT_NEAR(std::stod(cells[9]), 0.72, 1e-12);  // (0.70 + 0.74) / 2
   EXPECT_EQ(cells[10], "0.7");
   EXPECT_EQ(cells[11], "0.74");
 
@@ -504,22 +507,35 @@ TEST_F(CompareProgram, FixtureReportHasTablesListsAndTheMapeLineLast) {
 
   const std::string report = read_file(out / "report.md");
   for (const char* expected_text :
-       {"# trainsim: predicted vs measured, resnet18-cifar", "--compare ", "machine report-fixture",
-        "epoch: 4096 samples; loader workers: 2", "synthetic images", "device cuda",
-        "## Per measured configuration", "| ddp:1:256     |       no |         no |", "0.7000..0.7400",
-        "## MAPE", "| all ", "batches the profile did not time",
+       {"# trainsim: predicted vs measured, resnet18-cifar",
+        "--compare ",
+        "machine report-fixture",
+        "epoch: 4096 samples; loader workers: 2",
+        "synthetic images",
+        "device cuda",
+        "## Per measured configuration",
+        "| ddp:1:256     |       no |         no |",
+        "0.7000..0.7400",
+        "## MAPE",
+        "| all ",
+        "batches the profile did not time",
         "## Q1: 1-GPU epoch time per batch size, predicted and measured (ddp, 1 GPU)",
         "## Table 1 (ddp): epoch time T(N,b) and speedup T(1,b)/T(N,b), predicted and measured",
-        "speedup 2 pred", "speedup 2 meas", "## Plots", "## Configurations on one side only",
-        "Measured but not predicted: 2 configuration(s)", "runs.csv line 11): train_samples 2048 != config 4096",
+        "speedup 2 pred",
+        "speedup 2 meas",
+        "## Plots",
+        "## Configurations on one side only",
+        "Measured but not predicted: 2 configuration(s)",
+        "runs.csv line 11): train_samples 2048 != config 4096",
         "runs.csv line 12): loader_workers 0 != config 2",
         "Predicted but not measured: 2 configuration(s) of the sweep: ddp:2:32, ddp:2:512",
-        "## Simulator notes for the measured configurations", "## Definitions"}) {
+        "## Simulator notes for the measured configurations",
+        "## Definitions"}) {
     EXPECT_NE(report.find(expected_text), std::string::npos) << expected_text << " missing in:\n" << report;
   }
   EXPECT_NE(report.find(last), std::string::npos);  // the headline is in the report too
-  for (const char* file : {"plots.gp", "epoch_vs_batch.dat", "speedup_vs_gpus.dat", "predicted_vs_measured.dat",
-                           "predictions.md"}) {
+  for (const char* file :
+       {"plots.gp", "epoch_vs_batch.dat", "speedup_vs_gpus.dat", "predicted_vs_measured.dat", "predictions.md"}) {
     EXPECT_TRUE(fs::exists(out / file)) << file;
   }
   for (const auto& entry : fs::directory_iterator(out)) {

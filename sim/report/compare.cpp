@@ -129,6 +129,11 @@ bool contains(const std::vector<int64_t>& values, int64_t value) {
 
 std::string seconds(double s) { return format_significant(s, 4); }
 
+// "1 row", "3 rows".
+std::string counted(int64_t count, const std::string& noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
 std::string spread_cell(const MeasuredConfig& m, const Spread& s) {
   return m.runs > 1 ? seconds(s.min) + ".." + seconds(s.max) : kNone;
 }
@@ -145,15 +150,14 @@ std::string list_labels(const std::vector<std::string>& labels) {
 
 std::string format_run_table(const Comparison& c) {
   if (c.compared.empty()) return "No measured configuration has a prediction.\n\n";
-  TextTable table({"configuration", "in sweep", "profiled b", "runs", "pred epoch_s", "meas epoch_s",
-                   "meas range", "error %", "pred train_s", "meas train_s", "meas range", "error %"});
+  TextTable table({"configuration", "in sweep", "profiled b", "runs", "pred epoch_s", "meas epoch_s", "meas range",
+                   "error %", "pred train_s", "meas train_s", "meas range", "error %"});
   for (const auto& r : c.compared) {
     const MeasuredConfig& m = r.measured;
-    table.add_row({key_label(m.key), r.in_sweep ? "yes" : "no", r.profiled_batch ? "yes" : "no",
-                   std::to_string(m.runs), predicted_cell(r.predicted, r.predicted.epoch_s),
-                   seconds(m.epoch_s.mean), spread_cell(m, m.epoch_s), format_error_percent(r.epoch_error_pct),
-                   predicted_cell(r.predicted, r.predicted.train_s), seconds(m.train_s.mean),
-                   spread_cell(m, m.train_s), format_error_percent(r.train_error_pct)});
+    table.add_row({key_label(m.key), r.in_sweep ? "yes" : "no", r.profiled_batch ? "yes" : "no", std::to_string(m.runs),
+                   predicted_cell(r.predicted, r.predicted.epoch_s), seconds(m.epoch_s.mean), spread_cell(m, m.epoch_s),
+                   format_error_percent(r.epoch_error_pct), predicted_cell(r.predicted, r.predicted.train_s),
+                   seconds(m.train_s.mean), spread_cell(m, m.train_s), format_error_percent(r.train_error_pct)});
   }
   return table.to_markdown() + "\n";
 }
@@ -166,8 +170,8 @@ void add_summary_row(TextTable& table, const std::string& label, const ErrorSumm
 
 std::string format_mape_table(const Comparison& c) {
   if (c.compared.empty()) return "";
-  TextTable table({"configurations", "runs", "MAPE epoch_s %", "MAPE train_s %", "mean error epoch_s %",
-                   "max |error| epoch_s %"});
+  TextTable table(
+      {"configurations", "runs", "MAPE epoch_s %", "MAPE train_s %", "mean error epoch_s %", "max |error| epoch_s %"});
   std::vector<Strategy> strategies;
   for (const auto& r : c.compared) {
     if (std::find(strategies.begin(), strategies.end(), r.measured.key.strategy) == strategies.end()) {
@@ -322,8 +326,9 @@ std::string format_table1_side_by_side(const Comparison& c, const std::vector<Si
            "): epoch time T(N,b) and speedup T(1,b)/T(N,b), predicted and measured\n\n" + table.to_markdown() + "\n";
   }
   if (out.empty()) return out;
-  return out + "A measured speedup divides the mean measured T(1,b) by the mean measured T(N,b) of the same "
-               "strategy; `-` where either was not measured (or not predicted).\n\n";
+  return out +
+         "A measured speedup divides the mean measured T(1,b) by the mean measured T(N,b) of the same "
+         "strategy; `-` where either was not measured (or not predicted).\n\n";
 }
 
 // "synthetic" -> "synthetic images (generated, not CIFAR-10 files)": say synthetic where it is.
@@ -361,7 +366,7 @@ std::string format_compare_definitions() {
 }  // namespace
 
 const std::vector<std::string>& runs_required_columns() {
-  static const std::vector<std::string> columns{"strategy",       "gpus",    "batch_per_gpu", "loader_workers",
+  static const std::vector<std::string> columns{"strategy",      "gpus",    "batch_per_gpu", "loader_workers",
                                                 "train_samples", "epoch_s", "train_s"};
   return columns;
 }
@@ -407,9 +412,9 @@ RunsTable parse_runs_csv(const std::string& text, const std::string& file) {
     if (trim(lines[i]).empty()) throw InputError(file, line, "row", "empty line between rows");
     const std::vector<std::string> fields = split_csv_line(lines[i], file, line);
     if (fields.size() != header.size()) {
-      throw InputError(file, line, "row",
-                       "has " + std::to_string(fields.size()) + " fields, the header has " +
-                           std::to_string(header.size()));
+      throw InputError(
+          file, line, "row",
+          "has " + std::to_string(fields.size()) + " fields, the header has " + std::to_string(header.size()));
     }
     const auto field = [&](const std::string& name) { return fields[column.at(name)]; };
     RunKey key;
@@ -427,8 +432,8 @@ RunsTable parse_runs_csv(const std::string& text, const std::string& file) {
     if (data_column) add_distinct(table.data, fields[*data_column]);
     if (device_column) add_distinct(table.devices, fields[*device_column]);
 
-    auto it = std::find_if(table.configs.begin(), table.configs.end(),
-                           [&](const MeasuredConfig& m) { return m.key == key; });
+    auto it =
+        std::find_if(table.configs.begin(), table.configs.end(), [&](const MeasuredConfig& m) { return m.key == key; });
     if (it == table.configs.end()) {
       it = table.configs.insert(table.configs.end(), MeasuredConfig{});
       it->key = key;
@@ -453,16 +458,15 @@ RunsTable load_runs_csv(const std::string& path) {
 
 double error_percent(double predicted, double measured) { return (predicted - measured) / measured * 100.0; }
 
-Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>& sweep_results,
-                        const RunsTable& runs, const std::vector<int64_t>& profiled_batches,
-                        const Predictor& predict) {
+Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>& sweep_results, const RunsTable& runs,
+                        const std::vector<int64_t>& profiled_batches, const Predictor& predict) {
   Comparison out;
   const ResultGrid sweep(sweep_results);
   for (const MeasuredConfig& m : runs.configs) {
     std::string reason;
     if (m.key.train_samples != config.train_samples) {
-      reason = "train_samples " + std::to_string(m.key.train_samples) + " != config " +
-               std::to_string(config.train_samples);
+      reason =
+          "train_samples " + std::to_string(m.key.train_samples) + " != config " + std::to_string(config.train_samples);
     }
     if (m.key.loader_workers != config.loader_workers) {
       reason += std::string(reason.empty() ? "" : "; ") + "loader_workers " + std::to_string(m.key.loader_workers) +
@@ -507,8 +511,9 @@ Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>&
     if (a.gpus != b.gpus) return a.gpus < b.gpus;
     return a.batch_per_gpu < b.batch_per_gpu;
   };
-  std::stable_sort(out.compared.begin(), out.compared.end(),
-                   [&](const ComparedRun& a, const ComparedRun& b) { return order(a.predicted.spec, b.predicted.spec); });
+  std::stable_sort(out.compared.begin(), out.compared.end(), [&](const ComparedRun& a, const ComparedRun& b) {
+    return order(a.predicted.spec, b.predicted.spec);
+  });
   std::stable_sort(out.extra_predictions.begin(), out.extra_predictions.end(),
                    [&](const SimResult& a, const SimResult& b) { return order(a.spec, b.spec); });
   for (const SimResult& r : sweep_results) {
@@ -521,7 +526,8 @@ Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>&
   return out;
 }
 
-ErrorSummary summarize_errors(const std::vector<ComparedRun>& runs, const std::function<bool(const ComparedRun&)>& keep) {
+ErrorSummary summarize_errors(const std::vector<ComparedRun>& runs,
+                              const std::function<bool(const ComparedRun&)>& keep) {
   ErrorSummary s;
   double sum_abs_epoch = 0, sum_abs_train = 0, sum_epoch = 0;
   for (const auto& r : runs) {
@@ -554,8 +560,8 @@ std::string format_mape_line(const Comparison& comparison) {
 }
 
 std::string format_comparison(const Comparison& comparison, const RunsTable& runs) {
-  std::string out = "## Predicted vs measured (" + runs.file + ": " + std::to_string(runs.rows) + " rows, " +
-                    std::to_string(runs.configs.size()) + " measured configurations)\n\n";
+  std::string out = "## Predicted vs measured (" + runs.file + ": " + counted(runs.rows, "row") + ", " +
+                    counted(static_cast<int64_t>(runs.configs.size()), "measured configuration") + ")\n\n";
   out += format_run_table(comparison);
   out += format_mape_table(comparison);
   return out + format_one_side_lists(comparison);
@@ -606,20 +612,20 @@ std::string format_compare_report(const ReportContext& context, const RunsTable&
   std::string out = "# trainsim: predicted vs measured, " + context.model + "\n\n";
   out += "Reproduce (from the folder the paths are relative to): `" + command + "`\n\n";
   out += "- config: " + context.config_file + "\n";
-  out += "- profile: " + context.profile_path + " (machine " + context.machine_name + ", measured on " +
-         context.host + " " + context.measured_date + ")\n";
+  out += "- profile: " + context.profile_path + " (machine " + context.machine_name + ", measured on " + context.host +
+         " " + context.measured_date + ")\n";
   out += "- device: " + context.device_kind + " " + context.device_name + " x" + std::to_string(context.device_count) +
          ", " + format_gib(context.device_memory_bytes) + " GiB each\n";
   out += "- model: " + context.model + "\n";
-  out += "- epoch: " + std::to_string(context.train_samples) + " samples; loader workers: " +
-         std::to_string(context.loader_workers) + "\n";
+  out += "- epoch: " + std::to_string(context.train_samples) +
+         " samples; loader workers: " + std::to_string(context.loader_workers) + "\n";
   std::string runs_data;
   for (const auto& d : runs.data) runs_data += (runs_data.empty() ? "" : ", ") + describe_data(d);
   out += "- data: the profile's loader was measured on " + describe_data(context.data) + "; the runs trained on " +
          (runs_data.empty() ? "data not recorded (runs.csv has no data column)" : runs_data) + "\n";
-  out += "- runs: " + runs.file + ", " + std::to_string(runs.rows) + " rows, " + std::to_string(runs.configs.size()) +
-         " measured configurations, device " + (runs.devices.empty() ? "not recorded" : list_labels(runs.devices)) +
-         "\n";
+  out += "- runs: " + runs.file + ", " + counted(runs.rows, "row") + ", " +
+         counted(static_cast<int64_t>(runs.configs.size()), "measured configuration") + ", device " +
+         (runs.devices.empty() ? "not recorded" : list_labels(runs.devices)) + "\n";
   out += std::string("- simulation: ") +
          (context.exact ? "exact (every iteration simulated)" : "steady state extrapolated to the epoch") + "\n";
   out += "- " + format_mape_line(comparison) + "\n\n";
@@ -633,8 +639,9 @@ std::string format_compare_report(const ReportContext& context, const RunsTable&
   }
 
   out += "## Per measured configuration (STRATEGY:GPUS:BATCH)\n\n" + format_run_table(comparison);
-  out += "## MAPE\n\n" + (comparison.compared.empty() ? std::string("n/a: no measured configuration has a prediction.\n\n")
-                                                       : format_mape_table(comparison));
+  out +=
+      "## MAPE\n\n" + (comparison.compared.empty() ? std::string("n/a: no measured configuration has a prediction.\n\n")
+                                                   : format_mape_table(comparison));
   std::vector<SimResult> predictions = sweep_results;
   predictions.insert(predictions.end(), comparison.extra_predictions.begin(), comparison.extra_predictions.end());
   std::vector<Strategy> strategies = context.strategies;

@@ -46,10 +46,10 @@ struct MeasuredConfig {
 
 struct RunsTable {
   std::string file;
-  int rows = 0;                          // data rows read
-  std::vector<MeasuredConfig> configs;   // in order of first appearance
-  std::vector<std::string> data;         // distinct values of the optional `data` column
-  std::vector<std::string> devices;      // distinct values of the optional `device` column
+  int rows = 0;                         // data rows read
+  std::vector<MeasuredConfig> configs;  // in order of first appearance
+  std::vector<std::string> data;        // distinct values of the optional `data` column
+  std::vector<std::string> devices;     // distinct values of the optional `device` column
 };
 
 // The columns a runs.csv header must name (any order; other columns are allowed and ignored):
@@ -98,16 +98,15 @@ using Predictor = std::function<SimResult(const RunSpec&)>;
 // are the config's is predicted: from `sweep_results` when the sweep has it, else by `predict`
 // (every measured cell is worth a prediction, in the grid or not). Keys with other samples or
 // workers are listed as unpredicted with the reason.
-Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>& sweep_results,
-                        const RunsTable& runs, const std::vector<int64_t>& profiled_batches,
-                        const Predictor& predict);
+Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>& sweep_results, const RunsTable& runs,
+                        const std::vector<int64_t>& profiled_batches, const Predictor& predict);
 
 struct ErrorSummary {
-  int runs = 0;                         // compared configurations
-  double mape_epoch_pct = 0;            // mean |epoch error %|
-  double mape_train_pct = 0;            // mean |train error %|
-  double mean_epoch_error_pct = 0;      // mean signed epoch error % (bias)
-  double max_abs_epoch_error_pct = 0;   // largest |epoch error %|
+  int runs = 0;                        // compared configurations
+  double mape_epoch_pct = 0;           // mean |epoch error %|
+  double mape_train_pct = 0;           // mean |train error %|
+  double mean_epoch_error_pct = 0;     // mean signed epoch error % (bias)
+  double max_abs_epoch_error_pct = 0;  // largest |epoch error %|
 };
 
 // MAPE = (1/n) * sum |error %| over the configurations `keep` accepts (all when empty).

@@ -123,8 +123,9 @@ void epoch_vs_batch(const Comparison& c, const std::vector<SimResult>& predictio
     return;
   }
   script.files.push_back(data.file("# epoch time vs batch size per GPU (blocks: see the comments)\n"));
-  script.plots.push_back({"epoch_vs_batch.svg", "Epoch time vs batch size per GPU: predicted (lines, configurations "
-                                                "predicted to fit), measured (points, bars min..max over repeats)"});
+  script.plots.push_back({"epoch_vs_batch.svg",
+                          "Epoch time vs batch size per GPU: predicted (lines, configurations "
+                          "predicted to fit), measured (points, bars min..max over repeats)"});
   commands +=
       "\n# Epoch time vs batch size per GPU\n"
       "set output outdir.'/epoch_vs_batch.svg'\n"
@@ -190,15 +191,17 @@ void speedup_vs_gpus(const Comparison& c, const std::vector<SimResult>& predicti
   std::vector<std::string> clauses = data.clauses();
   clauses.push_back("x with lines dt 2 lc rgb 'gray40' title 'ideal (speedup = N)'");
   script.files.push_back(data.file("# speedup T(1,b)/T(N,b) vs GPU count N (blocks: see the comments)\n"));
-  script.plots.push_back({"speedup_vs_gpus.svg", "Speedup T(1,b)/T(N,b) vs GPU count at a fixed per-GPU batch: "
-                                                 "predicted (lines), measured (points), ideal (dashed)"});
-  commands += "\n# Speedup vs GPU count\n"
-              "set output outdir.'/speedup_vs_gpus.svg'\n"
-              "set title 'Speedup T(1,b)/T(N,b) vs GPU count: predicted (lines) and measured (points)'\n"
-              "set xlabel 'GPUs N'\nset ylabel 'speedup'\n"
-              "unset logscale\nset format x '%g'\nset xrange [0.8:" +
-              std::to_string(max_gpus) + ".2]\nset yrange [0:*]\nset xtics 1\n" + plot_command(clauses) +
-              "set xtics autofreq\n";
+  script.plots.push_back({"speedup_vs_gpus.svg",
+                          "Speedup T(1,b)/T(N,b) vs GPU count at a fixed per-GPU batch: "
+                          "predicted (lines), measured (points), ideal (dashed)"});
+  commands +=
+      "\n# Speedup vs GPU count\n"
+      "set output outdir.'/speedup_vs_gpus.svg'\n"
+      "set title 'Speedup T(1,b)/T(N,b) vs GPU count: predicted (lines) and measured (points)'\n"
+      "set xlabel 'GPUs N'\nset ylabel 'speedup'\n"
+      "unset logscale\nset format x '%g'\nset xrange [0.8:" +
+      std::to_string(max_gpus) + ".2]\nset yrange [0:*]\nset xtics 1\n" + plot_command(clauses) +
+      "set xtics autofreq\n";
 }
 
 // Predicted vs measured epoch_s and train_s, log-log, with the y = x line.
@@ -230,12 +233,13 @@ void predicted_vs_measured(const Comparison& c, PlotScript& script, std::string&
   script.plots.push_back({"predicted_vs_measured.svg",
                           "Predicted vs measured epoch_s and train_s (log-log); points above y = x are predicted "
                           "slower than measured"});
-  commands += "\n# Predicted vs measured\n"
-              "set output outdir.'/predicted_vs_measured.svg'\n"
-              "set title 'Predicted vs measured time per epoch'\n"
-              "set xlabel 'measured, s'\nset ylabel 'predicted, s'\n"
-              "set logscale xy\nset format x '%g'\nset xrange " +
-              range + "\nset yrange " + range + "\nset size ratio -1\n" + plot_command(clauses) + "set size noratio\n";
+  commands +=
+      "\n# Predicted vs measured\n"
+      "set output outdir.'/predicted_vs_measured.svg'\n"
+      "set title 'Predicted vs measured time per epoch'\n"
+      "set xlabel 'measured, s'\nset ylabel 'predicted, s'\n"
+      "set logscale xy\nset format x '%g'\nset xrange " +
+      range + "\nset yrange " + range + "\nset size ratio -1\n" + plot_command(clauses) + "set size noratio\n";
 }
 
 // Runs `gnuplot -e "outdir='OUTDIR'" SCRIPT` in `dir`; returns (exit status, stderr text).

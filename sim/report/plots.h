@@ -12,7 +12,7 @@
 namespace trainsim::report {
 
 struct TextFile {
-  std::string name;     // file name inside the report folder
+  std::string name;  // file name inside the report folder
   std::string content;
 };
 
@@ -35,8 +35,8 @@ PlotScript build_plot_script(const Comparison& comparison, const std::vector<Sim
 std::optional<std::string> find_on_path(const std::string& name);
 
 struct PlotOutcome {
-  bool drawn = false;   // every SVG of the script was written
-  std::string problem;  // why not: gnuplot missing or failing (empty when drawn)
+  bool drawn = false;                         // every SVG of the script was written
+  std::string problem;                        // why not: gnuplot missing or failing (empty when drawn)
   std::vector<std::string> gnuplot_messages;  // what gnuplot printed on stderr (warnings)
 };
 
