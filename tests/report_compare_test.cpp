@@ -534,6 +534,17 @@ TEST_F(CompareProgram, FixtureReportHasTablesListsAndTheMapeLineLast) {
     EXPECT_NE(report.find(expected_text), std::string::npos) << expected_text << " missing in:\n" << report;
   }
   EXPECT_NE(report.find(last), std::string::npos);  // the headline is in the report too
+  // Every Markdown table keeps its column count (a stray '|' in a cell would split it).
+  size_t columns = 0;
+  for (const auto& line : lines_of(report)) {
+    if (line.empty() || line[0] != '|') {
+      columns = 0;
+      continue;
+    }
+    const size_t bars = std::count(line.begin(), line.end(), '|');
+    if (columns == 0) columns = bars;
+    EXPECT_EQ(bars, columns) << line;
+  }
   for (const char* file :
        {"plots.gp", "epoch_vs_batch.dat", "speedup_vs_gpus.dat", "predicted_vs_measured.dat", "predictions.md"}) {
     EXPECT_TRUE(fs::exists(out / file)) << file;

@@ -171,7 +171,7 @@ void add_summary_row(TextTable& table, const std::string& label, const ErrorSumm
 std::string format_mape_table(const Comparison& c) {
   if (c.compared.empty()) return "";
   TextTable table(
-      {"configurations", "runs", "MAPE epoch_s %", "MAPE train_s %", "mean error epoch_s %", "max |error| epoch_s %"});
+      {"configurations", "runs", "MAPE epoch_s %", "MAPE train_s %", "mean error epoch_s %", "max abs error epoch_s %"});
   std::vector<Strategy> strategies;
   for (const auto& r : c.compared) {
     if (std::find(strategies.begin(), strategies.end(), r.measured.key.strategy) == strategies.end()) {
