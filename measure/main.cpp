@@ -1,5 +1,6 @@
 // measure: profiles training on this machine for the simulator (see docs/MEASURE.md).
 //   measure [profile] [flags]   the profile (default subcommand)
+//   measure train [flags]        real training runs appended to runs.csv (docs/RUNS.md)
 //   measure worker KIND ...      internal: one rank process started by launch_ranks
 #include <cstring>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include "data/cifar.h"
 #include "io/errors.h"
 #include "profile_run.h"
+#include "runs/train_cli.h"
 #include "usage_error.h"
 
 namespace {
@@ -27,12 +29,14 @@ int worker_main(int argc, char** argv);
 
 constexpr Subcommand kSubcommands[] = {
     {"profile", trainsim::measure::profile_main},
+    {"train", trainsim::measure::train_main},
     {"worker", worker_main},
 };
 
 // Rank processes: `measure worker KIND ...`.
 constexpr Subcommand kWorkers[] = {
     {"collective", trainsim::measure::collectives::collective_worker_main},
+    {"train", trainsim::measure::train_worker_main},
 };
 
 int dispatch(const Subcommand* begin, const Subcommand* end, const char* what, int argc, char** argv) {

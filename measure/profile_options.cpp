@@ -82,6 +82,7 @@ int positive(const po::variables_map& vm, const char* flag, int minimum) {
 std::string profile_help() {
   std::ostringstream s;
   s << "usage: measure [profile] [flags]\n"
+       "       measure train [flags]        real training runs (see measure train --help)\n"
        "\n"
        "Profiles ResNet-18 training on this machine and writes the profile the simulator\n"
        "reads (reports/<machine>/profile.yaml): per-stage forward and backward times, loss,\n"
