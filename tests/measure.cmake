@@ -18,3 +18,6 @@ trainsim_add_test(measure_end_to_end_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/measure_end_to_end_test.cpp
   LIBS trainsim_io)
 add_dependencies(measure_end_to_end_test measure)
+if(TARGET simulate)  # the test also runs simulate on the profile when it is built
+  add_dependencies(measure_end_to_end_test simulate)
+endif()

@@ -116,6 +116,24 @@ TEST_F(MeasureEndToEnd, WritesAFullProfileAndResumesOnlyWhatIsMissing) {
   EXPECT_EQ(read_file(profile_), before);
 }
 
+TEST_F(MeasureEndToEnd, SimulateAcceptsTheProfile) {
+  // Only in builds that have the simulator too (measure-only builds skip this check).
+  const std::string simulate = std::string(TRAINSIM_BIN_DIR) + "/simulate";
+  if (!fs::exists(simulate)) GTEST_SKIP() << simulate << " is not built";
+  ASSERT_EQ(measure(""), 0) << stderr_;
+  const std::string config = dir_ + "/sweep.yaml";
+  std::ofstream(config) << "profile: " << profile_ << "\n"
+                        << "model: resnet18-cifar\n"
+                        << "dataset: {train_samples: 64}\n"
+                        << "loader: {workers: 2}\n"
+                        << "sweep: {strategy: [dp, ddp], gpus: [1, 2], batch_per_gpu: [2]}\n";
+  const std::string err = dir_ + "/simulate-stderr.txt";
+  const int status =
+      std::system((simulate + " " + config + " --out " + dir_ + "/sim > /dev/null 2> " + err).c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_file(err);
+  EXPECT_TRUE(fs::exists(dir_ + "/sim/predictions.csv"));
+}
+
 TEST_F(MeasureEndToEnd, BadFlagsExitTwoWithOneLine) {
   EXPECT_EQ(measure(" --ranks 9"), 2);  // on CPU 2..4 ranks
   EXPECT_EQ(stderr_.rfind("error: --ranks 9", 0), 0u) << stderr_;
