@@ -130,6 +130,32 @@ struct LoaderProfile {
   std::vector<LoaderPoint> points;   // ascending in workers
 };
 
+// Large-batch statistics (issue 5): a baseline training curve and the gradient noise scale
+// B_simple = tr(Sigma) / |G|^2 measured along it (two-batch estimator, REFERENCE.md).
+struct EpochPoint {
+  int epoch = 0;                   // 1-based: the state after this many epochs
+  double examples = 0;             // training examples processed so far (epoch * train_samples)
+  double train_loss = 0;           // mean training loss over the epoch
+  double train_accuracy = 0;       // fraction in [0, 1]
+  double test_accuracy = -1;       // fraction in [0, 1]; -1 when no test set was evaluated
+  double grad_sq_norm = 0;         // EMA estimate of |G|^2 at the end of the epoch
+  double trace_sigma = 0;          // EMA estimate of tr(Sigma) at the end of the epoch
+  double noise_scale = 0;          // B_simple = trace_sigma / grad_sq_norm
+};
+
+struct TrainingCurve {
+  std::string model;               // e.g. "resnet18-cifar"
+  std::string data;                // "synthetic" or "cifar10"
+  int64_t batch = 0;               // global batch of the baseline run
+  int64_t small_batch = 0;         // B_small of the two-batch estimator (per rank or micro-batch)
+  int64_t train_samples = 0;       // samples per epoch
+  double lr = 0;                   // base learning rate
+  double momentum = 0;
+  double weight_decay = 0;
+  std::string lr_rule;             // "constant", "linear", "linear-warmup", "sqrt"
+  std::vector<EpochPoint> epochs;  // ascending in epoch
+};
+
 struct Profile {
   int schema_version = kProfileSchemaVersion;
   MachineInfo machine;
@@ -138,6 +164,7 @@ struct Profile {
   CopyProfile h2d;
   CollectivesProfile collectives;
   LoaderProfile loader;
+  std::vector<TrainingCurve> training;  // baseline curves; empty when none was measured
 };
 
 }  // namespace trainsim
