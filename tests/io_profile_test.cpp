@@ -146,6 +146,28 @@ Profile make_profile() {
   p.loader.data = "synthetic";
   p.loader.batch = 128;
   p.loader.points = {{0, 4100.5}, {1, 3900.25}, {4, 15000}};
+
+  TrainingCurve curve;
+  curve.model = "resnet18-cifar";
+  curve.data = "cifar10";
+  curve.batch = 128;
+  curve.small_batch = 32;
+  curve.train_samples = 50000;
+  curve.lr = 0.1;
+  curve.momentum = 0.9;
+  curve.weight_decay = 5e-4;
+  curve.lr_rule = "linear-warmup";
+  // Awkward doubles again; epoch 2 has no test accuracy (-1).
+  curve.epochs = {{1, 50000, 1.0 / 3.0, 0.4, 0.45, 2.5e-3, 1.7976931348623157e308, 0.1 + 0.2},
+                  {2, 100000, 0.0, 1.0, -1, 0.0, 0.0, 0.0},
+                  {5, 250000, 0.5, 0.875, 1.0, 5e-324, 12.5, 2500}};
+  p.training.push_back(curve);
+  // A curve whose run has not finished an epoch yet.
+  TrainingCurve empty_curve = curve;
+  empty_curve.model = "tiny-mlp";
+  empty_curve.lr_rule = "sqrt";
+  empty_curve.epochs.clear();
+  p.training.push_back(empty_curve);
   return p;
 }
 
@@ -240,6 +262,34 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
     EXPECT_EQ(a.loader.points[i].workers, b.loader.points[i].workers);
     EXPECT_EQ(a.loader.points[i].samples_per_s, b.loader.points[i].samples_per_s);
   }
+
+  ASSERT_EQ(a.training.size(), b.training.size());
+  for (size_t i = 0; i < a.training.size(); ++i) {
+    const TrainingCurve& x = a.training[i];
+    const TrainingCurve& y = b.training[i];
+    EXPECT_EQ(x.model, y.model);
+    EXPECT_EQ(x.data, y.data);
+    EXPECT_EQ(x.batch, y.batch);
+    EXPECT_EQ(x.small_batch, y.small_batch);
+    EXPECT_EQ(x.train_samples, y.train_samples);
+    EXPECT_EQ(x.lr, y.lr);
+    EXPECT_EQ(x.momentum, y.momentum);
+    EXPECT_EQ(x.weight_decay, y.weight_decay);
+    EXPECT_EQ(x.lr_rule, y.lr_rule);
+    ASSERT_EQ(x.epochs.size(), y.epochs.size());
+    for (size_t j = 0; j < x.epochs.size(); ++j) {
+      const EpochPoint& e = x.epochs[j];
+      const EpochPoint& f = y.epochs[j];
+      EXPECT_EQ(e.epoch, f.epoch);
+      EXPECT_EQ(e.examples, f.examples);
+      EXPECT_EQ(e.train_loss, f.train_loss);
+      EXPECT_EQ(e.train_accuracy, f.train_accuracy);
+      EXPECT_EQ(e.test_accuracy, f.test_accuracy);
+      EXPECT_EQ(e.grad_sq_norm, f.grad_sq_norm);
+      EXPECT_EQ(e.trace_sigma, f.trace_sigma);
+      EXPECT_EQ(e.noise_scale, f.noise_scale);
+    }
+  }
 }
 
 TEST_F(ProfileTest, WriteThenLoadGivesBackEveryFieldExactly) {
@@ -278,6 +328,13 @@ TEST_F(ProfileTest, LayoutIsCompactAndVersionedFirst) {
                       "time_s: [1.1e-05, 1.2e-05, 3.3e-05]}\n"),
             std::string::npos)
       << text;
+  EXPECT_NE(text.find("training:\n  - model: \"resnet18-cifar\"\n    data: \"cifar10\"\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("      - {epoch: 2, examples: 1.0e+05, train_loss: 0, train_accuracy: 1, "
+                      "test_accuracy: -1, grad_sq_norm: 0, trace_sigma: 0, noise_scale: 0}\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    lr_rule: \"sqrt\"\n    epochs: []\n"), std::string::npos) << text;
   // 0.1 + 0.2 needs 17 significant digits to come back as the same double.
   EXPECT_NE(text.find("0.30000000000000004"), std::string::npos);
 }
@@ -326,6 +383,18 @@ TEST_F(ProfileTest, HandWrittenFixtureLoadsAndRoundTrips) {
   EXPECT_EQ(p.collectives.curves[1].points[1].bytes, 1048576);
   ASSERT_EQ(p.loader.points.size(), 2u);
   EXPECT_EQ(p.loader.points[1].samples_per_s, 9000);
+  ASSERT_EQ(p.training.size(), 1u);
+  const TrainingCurve& curve = p.training[0];
+  EXPECT_EQ(curve.model, "resnet18-cifar");
+  EXPECT_EQ(curve.batch, 128);
+  EXPECT_EQ(curve.small_batch, 64);
+  EXPECT_EQ(curve.lr_rule, "constant");
+  ASSERT_EQ(curve.epochs.size(), 2u);
+  EXPECT_EQ(curve.epochs[1].epoch, 2);
+  EXPECT_EQ(curve.epochs[1].examples, 100000);
+  EXPECT_EQ(curve.epochs[1].train_loss, 1.25);
+  EXPECT_EQ(curve.epochs[0].test_accuracy, -1);
+  EXPECT_EQ(curve.epochs[1].noise_scale, 400);
   const std::string path = (dir_ / "again.yaml").string();
   write_profile_atomic(p, path);
   expect_profiles_equal(p, load_profile(path));
@@ -336,6 +405,7 @@ TEST_F(ProfileTest, PartialProfileLoadsWithEmptySections) {
   EXPECT_TRUE(p.models.empty());
   EXPECT_TRUE(p.collectives.curves.empty());
   EXPECT_TRUE(p.loader.points.empty());
+  EXPECT_TRUE(p.training.empty());
   EXPECT_EQ(p.machine.device_kind, "");
 }
 
@@ -448,7 +518,34 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"WrongType", "cpu_cores: 2", "cpu_cores: two", "cpu_cores:",
                    "machine.cpu_cores", "expected an integer, got 'two'"},
         BadProfile{"BoolGivenNumber", "quick: true", "quick: 1", "quick:", "measurement.quick",
-                   "expected true or false, got '1'"}),
+                   "expected true or false, got '1'"},
+        BadProfile{"TrainingUnknownLrRule", "lr_rule: \"constant\"", "lr_rule: \"cosine\"", "cosine",
+                   "training[0].lr_rule", "unknown lr_rule 'cosine'"},
+        BadProfile{"TrainingSmallBatchNotSmaller", "small_batch: 64", "small_batch: 128",
+                   "small_batch:", "training[0].small_batch", "must be smaller than batch (128)"},
+        BadProfile{"TrainingZeroBatch", "    batch: 128\n    small_batch", "    batch: 0\n    small_batch",
+                   "batch: 0", "training[0].batch", "must be >= 1, got 0"},
+        BadProfile{"TrainingEpochsNotAscending", "{epoch: 2, examples: 100000", "{epoch: 1, examples: 100000",
+                   "examples: 100000", "training[0].epochs[1]", "strictly ascending in epoch: 1 follows 1"},
+        BadProfile{"TrainingExamplesNotAscending", "examples: 100000", "examples: 50000",
+                   "epoch: 2,", "training[0].epochs[1]", "examples must be strictly ascending"},
+        BadProfile{"TrainingNegativeLoss", "train_loss: 1.25", "train_loss: -1.25", "epoch: 2,",
+                   "training[0].epochs[1].train_loss", "must be >= 0"},
+        BadProfile{"TrainingInfiniteLoss", "train_loss: 1.25", "train_loss: inf", "epoch: 2,",
+                   "training[0].epochs[1].train_loss", "expected a finite number"},
+        BadProfile{"TrainingAccuracyAboveOne", "train_accuracy: 0.6", "train_accuracy: 60", "epoch: 2,",
+                   "training[0].epochs[1].train_accuracy", "must be a fraction in [0, 1], got '60'"},
+        BadProfile{"TrainingTestAccuracyNegative", "test_accuracy: 0.55", "test_accuracy: -0.5",
+                   "epoch: 2,", "training[0].epochs[1].test_accuracy", "or -1 (not evaluated)"},
+        BadProfile{"TrainingNegativeNoiseScale", "noise_scale: 400", "noise_scale: -400", "epoch: 2,",
+                   "training[0].epochs[1].noise_scale", "must be >= 0"},
+        BadProfile{"TrainingMissingKey", "    momentum: 0.9\n", "", "- model:",
+                   "training[0].momentum", "missing required key 'momentum'"},
+        BadProfile{"TrainingSecondCurveSameModel", "training:\n", "training:\n  - {model: \"resnet18-cifar\", data: \"cifar10\", batch: 256, small_batch: 128, "
+                   "train_samples: 50000, lr: 0.2, momentum: 0.9, weight_decay: 0.0005, lr_rule: \"linear\", "
+                   "epochs: []}\n",
+                   "- model: \"resnet18-cifar\"\n    data: \"synthetic\"\n    batch: 128\n    small_batch: 64",
+                   "training[1]", "second training curve for model 'resnet18-cifar'"}),
     [](const ::testing::TestParamInfo<BadProfile>& info) { return std::string(info.param.name); });
 
 // require_for_model: what a sweep needs from a (possibly partial) profile.

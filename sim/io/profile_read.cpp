@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 #include <utility>
 
 #include "io/errors.h"
@@ -218,6 +219,92 @@ LoaderProfile parse_loader(const Value& value) {
   return loader;
 }
 
+// A fraction in [0, 1] (accuracy).
+double parse_fraction(const Value& value) {
+  const double x = value.as_double(kNonNegative);
+  if (x > 1) value.fail("must be a fraction in [0, 1], got " + value.describe());
+  return x;
+}
+
+EpochPoint parse_epoch_point(const Value& value) {
+  const Map map(value, {"epoch", "examples", "train_loss", "train_accuracy", "test_accuracy",
+                        "grad_sq_norm", "trace_sigma", "noise_scale"});
+  EpochPoint p;
+  p.epoch = map.required("epoch").as_int(/*min=*/1);
+  const Value examples = map.required("examples");
+  p.examples = examples.as_double(kNonNegative);
+  if (p.examples <= 0) examples.fail("must be > 0, got " + examples.describe());
+  p.train_loss = map.required("train_loss").as_double(kNonNegative);
+  p.train_accuracy = parse_fraction(map.required("train_accuracy"));
+  // -1 marks "no test set evaluated"; anything else must be a fraction.
+  const Value test = map.required("test_accuracy");
+  p.test_accuracy = test.as_double();
+  if (p.test_accuracy != -1 && (p.test_accuracy < 0 || p.test_accuracy > 1)) {
+    test.fail("must be a fraction in [0, 1] or -1 (not evaluated), got " + test.describe());
+  }
+  p.grad_sq_norm = map.required("grad_sq_norm").as_double(kNonNegative);
+  p.trace_sigma = map.required("trace_sigma").as_double(kNonNegative);
+  p.noise_scale = map.required("noise_scale").as_double(kNonNegative);
+  return p;
+}
+
+TrainingCurve parse_training_curve(const Value& value) {
+  const Map map(value, {"model", "data", "batch", "small_batch", "train_samples", "lr", "momentum",
+                        "weight_decay", "lr_rule", "epochs"});
+  TrainingCurve curve;
+  curve.model = map.required("model").as_string();
+  curve.data = map.required("data").as_string();
+  curve.batch = map.required("batch").as_int64(/*min=*/1);
+  const Value small = map.required("small_batch");
+  curve.small_batch = small.as_int64(/*min=*/1);
+  // The two-batch estimator divides by B_big - B_small and 1/B_small - 1/B_big.
+  if (curve.small_batch >= curve.batch) {
+    small.fail("must be smaller than batch (" + std::to_string(curve.batch) + "), got " +
+               small.describe());
+  }
+  curve.train_samples = map.required("train_samples").as_int64(/*min=*/1);
+  curve.lr = map.required("lr").as_double(kNonNegative);
+  curve.momentum = map.required("momentum").as_double(kNonNegative);
+  curve.weight_decay = map.required("weight_decay").as_double(kNonNegative);
+  const Value rule = map.required("lr_rule");
+  curve.lr_rule = rule.as_string();
+  if (curve.lr_rule != "constant" && curve.lr_rule != "linear" && curve.lr_rule != "linear-warmup" &&
+      curve.lr_rule != "sqrt") {
+    rule.fail("unknown lr_rule '" + curve.lr_rule + "' (expected constant, linear, linear-warmup or sqrt)");
+  }
+  const std::vector<Value> nodes = map.required("epochs").as_list();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    EpochPoint point = parse_epoch_point(nodes[i]);
+    if (!curve.epochs.empty()) {
+      const EpochPoint& previous = curve.epochs.back();
+      if (point.epoch <= previous.epoch) {
+        nodes[i].fail("epochs must be strictly ascending in epoch: " + std::to_string(point.epoch) +
+                      " follows " + std::to_string(previous.epoch));
+      }
+      if (point.examples <= previous.examples) {
+        std::ostringstream message;
+        message << "examples must be strictly ascending: " << point.examples << " (epoch " << point.epoch
+                << ") follows " << previous.examples << " (epoch " << previous.epoch << ")";
+        nodes[i].fail(message.str());
+      }
+    }
+    curve.epochs.push_back(point);
+  }
+  return curve;
+}
+
+std::vector<TrainingCurve> parse_training(const Value& value) {
+  std::vector<TrainingCurve> curves;
+  for (const Value& item : value.as_list()) {
+    TrainingCurve curve = parse_training_curve(item);
+    for (const TrainingCurve& other : curves) {
+      if (other.model == curve.model) item.fail("second training curve for model '" + curve.model + "'");
+    }
+    curves.push_back(std::move(curve));
+  }
+  return curves;
+}
+
 }  // namespace
 
 Profile load_profile(const std::string& path) {
@@ -236,7 +323,7 @@ Profile load_profile(const std::string& path) {
   }
   // Every section may be missing: `measure --resume` works from a partial profile.
   const Map top(root, {"schema_version", "machine", "measurement", "models", "h2d", "collectives",
-                       "loader"});
+                       "loader", "training"});
   if (auto v = top.optional("machine")) profile.machine = parse_machine(*v);
   if (auto v = top.optional("measurement")) profile.measurement = parse_measurement(*v);
   if (auto v = top.optional("models")) {
@@ -247,6 +334,7 @@ Profile load_profile(const std::string& path) {
   if (auto v = top.optional("h2d")) profile.h2d = parse_h2d(*v);
   if (auto v = top.optional("collectives")) profile.collectives = parse_collectives(*v);
   if (auto v = top.optional("loader")) profile.loader = parse_loader(*v);
+  if (auto v = top.optional("training")) profile.training = parse_training(*v);
   return profile;
 }
 

@@ -208,6 +208,39 @@ void write_loader(YamlText& y, const LoaderProfile& loader) {
   }
 }
 
+void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
+  if (curves.empty()) {
+    y.line(0, "training: []");
+    return;
+  }
+  y.line(0, "training:");
+  for (const TrainingCurve& c : curves) {
+    y.line(1, "- model: " + quote(c.model));
+    y.line(2, "data: " + quote(c.data));
+    y.line(2, "batch: " + std::to_string(c.batch));
+    y.line(2, "small_batch: " + std::to_string(c.small_batch));
+    y.line(2, "train_samples: " + std::to_string(c.train_samples));
+    y.line(2, "lr: " + format_double(c.lr));
+    y.line(2, "momentum: " + format_double(c.momentum));
+    y.line(2, "weight_decay: " + format_double(c.weight_decay));
+    y.line(2, "lr_rule: " + quote(c.lr_rule));
+    if (c.epochs.empty()) {
+      y.line(2, "epochs: []");
+      continue;
+    }
+    y.line(2, "epochs:");
+    for (const EpochPoint& e : c.epochs) {
+      y.line(3, "- {epoch: " + std::to_string(e.epoch) + ", examples: " + format_double(e.examples) +
+                    ", train_loss: " + format_double(e.train_loss) +
+                    ", train_accuracy: " + format_double(e.train_accuracy) +
+                    ", test_accuracy: " + format_double(e.test_accuracy) +
+                    ", grad_sq_norm: " + format_double(e.grad_sq_norm) +
+                    ", trace_sigma: " + format_double(e.trace_sigma) +
+                    ", noise_scale: " + format_double(e.noise_scale) + "}");
+    }
+  }
+}
+
 [[noreturn]] void throw_io_error(const std::string& what, const std::string& path, int error) {
   throw std::runtime_error("cannot " + what + " " + path + ": " + std::strerror(error));
 }
@@ -230,6 +263,7 @@ std::string profile_to_yaml(const Profile& profile) {
   write_h2d(y, profile.h2d);
   write_collectives(y, profile.collectives);
   write_loader(y, profile.loader);
+  write_training(y, profile.training);
   return y.take();
 }
 
