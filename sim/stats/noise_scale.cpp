@@ -1,0 +1,56 @@
+#include "stats/noise_scale.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace trainsim {
+
+NoiseEstimate two_batch_estimate(double small_sq_norm, double big_sq_norm, int64_t small_batch,
+                                 int64_t big_batch) {
+  if (small_batch < 1 || big_batch <= small_batch) {
+    throw std::invalid_argument("two_batch_estimate: need 1 <= small_batch < big_batch, got " +
+                                std::to_string(small_batch) + " and " + std::to_string(big_batch));
+  }
+  if (!std::isfinite(small_sq_norm) || !std::isfinite(big_sq_norm) || small_sq_norm < 0 ||
+      big_sq_norm < 0) {
+    throw std::invalid_argument("two_batch_estimate: squared norms must be finite and >= 0");
+  }
+  const double b_small = static_cast<double>(small_batch);
+  const double b_big = static_cast<double>(big_batch);
+  NoiseEstimate estimate;
+  // |G|^2 ~ (B_big |G_big|^2 - B_small |G_small|^2) / (B_big - B_small)
+  estimate.grad_sq_norm = (b_big * big_sq_norm - b_small * small_sq_norm) / (b_big - b_small);
+  // tr(Sigma) ~ (|G_small|^2 - |G_big|^2) / (1/B_small - 1/B_big)
+  estimate.trace_sigma = (small_sq_norm - big_sq_norm) / (1.0 / b_small - 1.0 / b_big);
+  return estimate;
+}
+
+GradientNoiseEstimator::GradientNoiseEstimator(double ema_decay) : decay_(ema_decay) {
+  if (!(ema_decay >= 0 && ema_decay < 1)) {
+    throw std::invalid_argument("GradientNoiseEstimator: ema_decay must be in [0, 1), got " +
+                                std::to_string(ema_decay));
+  }
+}
+
+void GradientNoiseEstimator::add(double small_sq_norm, double big_sq_norm, int64_t small_batch,
+                                 int64_t big_batch) {
+  const NoiseEstimate step = two_batch_estimate(small_sq_norm, big_sq_norm, small_batch, big_batch);
+  // avg <- decay * avg + (1 - decay) * x; weight <- decay * weight + (1 - decay) = 1 - decay^steps
+  grad_sq_norm_sum_ = decay_ * grad_sq_norm_sum_ + (1 - decay_) * step.grad_sq_norm;
+  trace_sigma_sum_ = decay_ * trace_sigma_sum_ + (1 - decay_) * step.trace_sigma;
+  weight_ = decay_ * weight_ + (1 - decay_);
+  ++steps_;
+}
+
+double GradientNoiseEstimator::grad_sq_norm() const { return steps_ == 0 ? 0 : grad_sq_norm_sum_ / weight_; }
+
+double GradientNoiseEstimator::trace_sigma() const { return steps_ == 0 ? 0 : trace_sigma_sum_ / weight_; }
+
+std::optional<double> GradientNoiseEstimator::noise_scale() const {
+  if (steps_ == 0 || grad_sq_norm_sum_ <= 0 || trace_sigma_sum_ <= 0) return std::nullopt;
+  // The bias corrections cancel in the ratio.
+  return trace_sigma_sum_ / grad_sq_norm_sum_;
+}
+
+}  // namespace trainsim

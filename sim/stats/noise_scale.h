@@ -1,0 +1,61 @@
+#pragma once
+// The gradient noise scale B_simple = tr(Sigma) / |G|^2 (McCandlish et al. 2018), estimated from
+// squared gradient norms at two batch sizes (REFERENCE.md "Statistical efficiency of large
+// batches"). Torch-free and dependency-free: `measure` feeds it real gradient norms, the tests
+// synthetic ones.
+
+#include <cstdint>
+#include <optional>
+
+namespace trainsim {
+
+// One step's unbiased estimates of |G|^2 and tr(Sigma). Since E|G_B|^2 = |G|^2 + tr(Sigma)/B for
+// the mean gradient of B independent examples:
+//   |G|^2     ~ (B_big |G_big|^2 - B_small |G_small|^2) / (B_big - B_small)
+//   tr(Sigma) ~ (|G_small|^2 - |G_big|^2) / (1/B_small - 1/B_big)
+// Either may come out negative on one step (they are differences of noisy norms); only their
+// averages are meaningful.
+struct NoiseEstimate {
+  double grad_sq_norm = 0;  // |G|^2
+  double trace_sigma = 0;   // tr(Sigma)
+};
+
+// small_sq_norm: |G_small|^2, the squared norm of a mean gradient over small_batch examples
+// (under data parallelism: a rank's local gradient before the all-reduce; averaging |g_r|^2 over
+// the ranks first gives a better estimate). big_sq_norm: |G_big|^2 over big_batch examples (the
+// all-reduced global gradient). Throws std::invalid_argument unless 1 <= small_batch < big_batch
+// and both norms are finite and >= 0.
+NoiseEstimate two_batch_estimate(double small_sq_norm, double big_sq_norm, int64_t small_batch,
+                                 int64_t big_batch);
+
+// Exponential moving averages of the two per-step estimates, kept separately and divided only
+// when asked (the ratio of averages is far less noisy than an average of ratios).
+class GradientNoiseEstimator {
+ public:
+  // ema_decay in [0, 1): avg <- decay * avg + (1 - decay) * x. The averages are bias-corrected
+  // (divided by 1 - decay^steps, as in Adam), so they are the weighted mean of the steps seen so
+  // far from the first step on. About 2 / (1 - decay) steps carry the average: 0.99 ~ 200 steps.
+  // Throws std::invalid_argument outside [0, 1).
+  explicit GradientNoiseEstimator(double ema_decay = 0.99);
+
+  // Adds one step (arguments as in two_batch_estimate, which validates them).
+  void add(double small_sq_norm, double big_sq_norm, int64_t small_batch, int64_t big_batch);
+
+  int64_t steps() const { return steps_; }
+  double ema_decay() const { return decay_; }
+  // The bias-corrected moving averages; 0 before the first step.
+  double grad_sq_norm() const;
+  double trace_sigma() const;
+  // B_simple = avg tr(Sigma) / avg |G|^2, in examples. nullopt before the first step or while the
+  // averages are not both positive (noise still dominates the |G|^2 estimate: feed more steps).
+  std::optional<double> noise_scale() const;
+
+ private:
+  double decay_;
+  int64_t steps_ = 0;
+  double weight_ = 0;            // 1 - decay^steps: the bias correction
+  double grad_sq_norm_sum_ = 0;  // uncorrected EMA of |G|^2
+  double trace_sigma_sum_ = 0;   // uncorrected EMA of tr(Sigma)
+};
+
+}  // namespace trainsim

@@ -1,0 +1,4 @@
+# Tests of trainsim_stats (issue 5): the two-batch gradient-noise estimator, the McCandlish
+# relations and the large-batch predictions from a baseline curve.
+trainsim_add_test(stats_noise_scale_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/stats_noise_scale_test.cpp
+                  LIBS trainsim_stats)
