@@ -106,7 +106,9 @@ TEST(DdpReducer, TwoRanksMatchOneProcessOnTheWholeBatch) {
     optimizer.zero_grad();
     torch::nn::functional::cross_entropy(reference->forward(inputs[s]), labels[s]).backward();
     if (s == 0) {
-      for (const auto& p : reference->parameters()) reference_first_grads.push_back(p.grad().clone());
+      for (const auto& p : reference->parameters()) {
+        reference_first_grads.push_back(p.grad().clone());
+      }
     }
     optimizer.step();
   }

@@ -1,5 +1,5 @@
 #pragma once
-// DistributedDataParallel's gradient reducer, written over any torch::nn::Module and a
+// DistributedDataParallel's gradient reducer, written over any torch::nn::Module and an
 // AsyncCommunicator: parameters and buffers broadcast from rank 0 at construction, buffers
 // broadcast before every forward (broadcast_buffers=True), gradients all-reduced in buckets
 // launched from gradient hooks while backward is still running, then averaged. See docs/RUNS.md.

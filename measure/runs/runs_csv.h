@@ -48,7 +48,4 @@ void check_runs_header(const std::string& path);
 // trainsim::InputError naming the file and line 1.
 void append_run_line(const std::string& path, const std::string& line);
 
-// Now in UTC, "YYYY-MM-DDTHH:MM:SSZ".
-std::string utc_timestamp();
-
 }  // namespace trainsim::measure

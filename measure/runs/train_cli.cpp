@@ -1,6 +1,5 @@
 #include "runs/train_cli.h"
 
-#include <sched.h>
 #include <stdlib.h>
 
 #include <torch/torch.h>
@@ -8,11 +7,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "data/cifar.h"
@@ -35,15 +31,7 @@ constexpr double kRankTimeoutSeconds = 7 * 24 * 3600.0;
 
 std::vector<std::string> arguments(int argc, char** argv) { return {argv, argv + argc}; }
 
-// CPUs this process may run on (as detect_host counts them).
-int usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-// Device checks that need LibTorch; fills in the default device and thread count.
+// Checks that need LibTorch or the data set's size; fills in the default device and threads.
 void resolve_runtime(TrainOptions& o) {
   o.device = resolve_device(o.device).kind_name();
   if (o.device == "cuda") {
@@ -56,7 +44,12 @@ void resolve_runtime(TrainOptions& o) {
       throw UsageError("--strategy ddp --device cuda: this LibTorch has no c10d NCCL backend");
     }
   }
-  if (o.threads == 0) o.threads = default_threads(usable_cores(), processes_of(o));
+  if (o.data_dir.empty() && o.train_samples.value_or(0) > kCifarTrainImages) {
+    throw UsageError("--train-samples " + std::to_string(*o.train_samples) + " exceeds the " +
+                     std::to_string(kCifarTrainImages) + " images of the (synthetic) training set");
+  }
+  // Cores: the CPUs this process may run on, as the profile's machine block counts them.
+  if (o.threads == 0) o.threads = default_threads(detect_host().cpu_cores, processes_of(o));
 }
 
 // reports/<machine>/runs.csv, the machine named as `measure` names it for its profile.
@@ -74,13 +67,7 @@ std::string default_runs_path(const TrainOptions& o) {
 // The training set of every process: real CIFAR-10 or synthetic images, cut to --train-samples.
 data::ImageSet load_training_set(const TrainOptions& o) {
   const int64_t n = o.train_samples.value_or(kCifarTrainImages);
-  if (o.data_dir.empty()) {
-    if (n > kCifarTrainImages) {
-      throw UsageError("--train-samples " + std::to_string(n) + " exceeds the " +
-                       std::to_string(kCifarTrainImages) + " images of the training set");
-    }
-    return data::synthetic_cifar10(n, o.seed);
-  }
+  if (o.data_dir.empty()) return data::synthetic_cifar10(n, o.seed);
   const data::ImageSet all = data::read_cifar10_train(o.data_dir);
   if (n > all.size()) {
     throw UsageError("--train-samples " + std::to_string(n) + " exceeds the " +
@@ -110,7 +97,7 @@ RunRow make_row(const TrainOptions& o, const data::ImageSet& set, const EpochMea
   row.final_loss = loss_sum_all / samples_all;
   row.final_accuracy = correct_all / samples_all;
   row.samples_per_s = samples_all / epoch_s_max;
-  row.date = utc_timestamp();
+  row.date = utc_now_iso8601();
   return row;
 }
 

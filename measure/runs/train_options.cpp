@@ -56,7 +56,8 @@ po::options_description train_flags(RawOptions& raw) {
        "and every output says `synthetic`")
     ("threads", po::value(&raw.threads),
        "intra-op threads per process (default: cores / processes, at least 1)")
-    ("seed", po::value(&raw.seed)->default_value(0), "seed of initialisation, sampler and augmentation")
+    ("seed", po::value(&raw.seed)->default_value(0),
+       "seed of initialisation, sampler and augmentation")
     ("runs", po::value(&raw.runs_path),
        "CSV the result row is appended to (default: reports/<machine>/runs.csv)")
     ("machine", po::value(&raw.machine),

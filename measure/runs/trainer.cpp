@@ -4,6 +4,7 @@
 #include <torch/nn/parallel/data_parallel.h>  // includes CUDA headers
 #endif
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
