@@ -96,6 +96,49 @@ TEST_F(ConfigTest, OptionalKeysTakeDocumentedDefaultsAndScalarsAreOneElementList
   EXPECT_FALSE(c.interconnect->override_measured);  // default false
 }
 
+TEST_F(ConfigTest, LargeBatchKeys) {
+  write("profile.yaml", "schema_version: 1\n");
+  const std::string config = write("sweep.yaml",
+                                   "profile: profile.yaml\n"
+                                   "sweep: {strategy: ddp, gpus: 4, batch_per_gpu: 2048}\n"
+                                   "lr_rule: sqrt\n"
+                                   "large_batch:\n"
+                                   "  epochs: 3\n"
+                                   "  target_loss: 0.75\n"
+                                   "sync_batchnorm: true\n");
+  const SweepConfig c = load_sweep_config(config);
+  EXPECT_EQ(c.lr_rule, LrRule::kSqrt);
+  ASSERT_TRUE(c.large_batch.has_value());
+  EXPECT_EQ(c.large_batch->key, "large_batch");
+  EXPECT_EQ(c.large_batch->line, 4);
+  EXPECT_EQ(c.large_batch->epochs, 3);
+  EXPECT_EQ(c.large_batch->target_loss, 0.75);
+  EXPECT_TRUE(c.sync_batchnorm);
+}
+
+TEST_F(ConfigTest, LargeBatchDefaults) {
+  write("profile.yaml", "schema_version: 1\n");
+  const std::string base = "profile: profile.yaml\nsweep: {strategy: ddp, gpus: 1, batch_per_gpu: 128}\n";
+  // Neither key: no large-batch request, linear-warmup, no SyncBatchNorm.
+  const SweepConfig none = load_sweep_config(write("none.yaml", base));
+  EXPECT_FALSE(none.large_batch.has_value());
+  EXPECT_EQ(none.lr_rule, LrRule::kLinearWarmup);
+  EXPECT_FALSE(none.sync_batchnorm);
+  // `large_batch:` with nothing under it: a request with every default.
+  const SweepConfig empty = load_sweep_config(write("empty.yaml", base + "large_batch:\n"));
+  ASSERT_TRUE(empty.large_batch.has_value());
+  EXPECT_EQ(empty.large_batch->epochs, 5);
+  EXPECT_FALSE(empty.large_batch->target_loss.has_value());
+  EXPECT_EQ(empty.large_batch->line, 3);
+  // `lr_rule:` alone also asks for predictions; errors about the curve then point at it.
+  const SweepConfig rule = load_sweep_config(write("rule.yaml", base + "\nlr_rule: constant\n"));
+  ASSERT_TRUE(rule.large_batch.has_value());
+  EXPECT_EQ(rule.large_batch->key, "lr_rule");
+  EXPECT_EQ(rule.large_batch->line, 4);
+  EXPECT_EQ(rule.lr_rule, LrRule::kConstant);
+  EXPECT_EQ(rule.large_batch->epochs, 5);
+}
+
 TEST_F(ConfigTest, NoInterconnectBlockMeansNoAssumption) {
   const std::string config = std::string(TRAINSIM_FIXTURES_DIR) + "/io/sweep-fixture.yaml";
   const SweepConfig c = load_sweep_config(config);
@@ -240,7 +283,33 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"BoolGivenWord",
                   "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n\n\n\n"
                   "interconnect: {bus_bandwidth_gbs: 1, latency_us: 5, override_measured: maybe}\n",
-                  6, "interconnect.override_measured", "expected true or false, got 'maybe'"}),
+                  6, "interconnect.override_measured", "expected true or false, got 'maybe'"},
+        // The large-batch cases put a valid one-line sweep on line 2; their YAML starts on line 3.
+        BadConfig{"UnknownLrRule", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "lr_rule: cosine\n", 3, "lr_rule",
+                  "unknown lr_rule 'cosine' (expected constant, linear, linear-warmup or sqrt)"},
+        BadConfig{"LrRuleGivenList", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "lr_rule: [linear, sqrt]\n", 3, "lr_rule", "expected a string, got a list"},
+        BadConfig{"LargeBatchUnknownKey", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "large_batch:\n  epoch: 5\n", 4, "large_batch.epoch",
+                  "unknown key 'epoch' (did you mean 'epochs'?)"},
+        BadConfig{"LargeBatchZeroEpochs", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "large_batch: {epochs: 0}\n", 3, "large_batch.epochs",
+                  "must be >= 1, got 0"},
+        BadConfig{"LargeBatchFractionalEpochs", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "large_batch: {epochs: 2.5}\n", 3, "large_batch.epochs",
+                  "expected an integer"},
+        BadConfig{"LargeBatchZeroTarget", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "large_batch:\n  epochs: 5\n  target_loss: 0\n", 5,
+                  "large_batch.target_loss", "must be > 0"},
+        BadConfig{"LargeBatchTargetGivenText", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "large_batch: {target_loss: low}\n", 3,
+                  "large_batch.target_loss", "expected a number, got 'low'"},
+        BadConfig{"LargeBatchGivenScalar", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "large_batch: 5\n", 3, "large_batch", "expected a map, got '5'"},
+        BadConfig{"SyncBatchnormGivenWord", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "sync_batchnorm: yes\n", 3, "sync_batchnorm",
+                  "expected true or false, got 'yes'"}),
     [](const ::testing::TestParamInfo<BadConfig>& info) { return std::string(info.param.name); });
 
 // Cases that need their own first line (the shared `profile:` line would not show them).

@@ -635,6 +635,40 @@ TEST_F(RequireTest, MultiGpuSweepNeedsAllReduceCurveOrInterconnect) {
   EXPECT_NO_THROW(require_for_model(profile_, config_));
 }
 
+// A config asking for large-batch predictions needs the model's baseline curve; the error points
+// at the key that asked (large_batch: or lr_rule:), not at profile:.
+TEST_F(RequireTest, LargeBatchPredictionsNeedABaselineCurve) {
+  config_.large_batch = LargeBatchRequest{};
+  config_.large_batch->key = "large_batch";
+  config_.large_batch->line = 9;
+  EXPECT_NO_THROW(require_for_model(profile_, config_));  // the fixture has a resnet18-cifar curve
+  const auto message = [&]() -> std::string {
+    try {
+      require_for_model(profile_, config_);
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), "configs/sweep.yaml");
+      EXPECT_EQ(e.line(), 9);
+      EXPECT_EQ(e.key(), config_.large_batch->key);
+      return e.what();
+    }
+    ADD_FAILURE() << "expected InputError";
+    return "";
+  };
+  profile_.training.at(0).epochs.clear();
+  EXPECT_EQ(message(),
+            "configs/sweep.yaml:9: large_batch: profile reports/x/profile.yaml has a baseline training curve "
+            "for resnet18-cifar without a finished epoch (run measure baseline to the end)");
+  profile_.training.at(0).model = "resnet18-imagenet";
+  EXPECT_EQ(message(),
+            "configs/sweep.yaml:9: large_batch: profile reports/x/profile.yaml has no baseline training curve "
+            "for resnet18-cifar (run measure baseline)");
+  config_.large_batch->key = "lr_rule";
+  EXPECT_NE(message().find(":9: lr_rule: profile"), std::string::npos);
+  // Without the request a profile without a curve is fine.
+  config_.large_batch.reset();
+  EXPECT_NO_THROW(require_for_model(profile_, config_));
+}
+
 TEST_F(RequireTest, SingleRankAllReduceCurveIsNotEnough) {
   profile_.collectives.curves = {{"all_reduce", 1, {{1024, 1e-6}}}};
   EXPECT_NE(error_message().find("cannot cost 4-rank all-reduce"), std::string::npos);

@@ -89,6 +89,20 @@ InterconnectAssumption parse_interconnect(const Value& value) {
   return link;
 }
 
+LargeBatchRequest parse_large_batch(const Value& value) {
+  LargeBatchRequest request;
+  request.key = "large_batch";
+  request.line = value.heading_line();
+  if (value.is_null()) return request;  // `large_batch:` alone: every default
+  const Map map(value, {"epochs", "target_loss"});
+  if (auto epochs = map.optional("epochs")) request.epochs = epochs->as_int(/*min=*/1);
+  if (auto target = map.optional("target_loss")) {
+    request.target_loss = target->as_double(/*min=*/0);
+    if (*request.target_loss <= 0) target->fail("must be > 0, got " + target->describe());
+  }
+  return request;
+}
+
 // Relative profile paths are relative to the folder holding the config.
 std::string resolve_profile_path(const std::string& config_path, const std::string& profile) {
   const std::filesystem::path given(profile);
@@ -104,7 +118,8 @@ SweepConfig load_sweep_config(const std::string& path) {
   config.file = path;
   const Value root = Value::load_file(&config.file);
   if (!root.is_map()) root.fail("the config must be a map of keys (profile, sweep, ...), got " + root.describe());
-  const Map top(root, {"profile", "model", "dataset", "loader", "sweep", "interconnect"});
+  const Map top(root, {"profile", "model", "dataset", "loader", "sweep", "interconnect", "lr_rule",
+                       "large_batch", "sync_batchnorm"});
 
   const Value profile = top.required("profile");
   const std::string profile_text = profile.as_string();
@@ -141,6 +156,20 @@ SweepConfig load_sweep_config(const std::string& path) {
   if (auto interconnect = top.optional("interconnect")) {
     config.interconnect = parse_interconnect(*interconnect);
   }
+
+  if (auto large_batch = top.optional("large_batch")) config.large_batch = parse_large_batch(*large_batch);
+  if (auto rule = top.optional("lr_rule")) {
+    const std::string name = rule->as_string();
+    const std::optional<LrRule> parsed = parse_lr_rule(name);
+    if (!parsed) rule->fail("unknown lr_rule '" + name + "' (expected constant, linear, linear-warmup or sqrt)");
+    config.lr_rule = *parsed;
+    if (!config.large_batch) {
+      config.large_batch = LargeBatchRequest{};
+      config.large_batch->key = "lr_rule";
+      config.large_batch->line = rule->line();
+    }
+  }
+  if (auto sync = top.optional("sync_batchnorm")) config.sync_batchnorm = sync->as_bool();
   return config;
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "stats/lr_rule.h"
+
 namespace trainsim {
 
 enum class Strategy { kDdp, kDp };
@@ -20,6 +22,15 @@ struct InterconnectAssumption {
   bool override_measured = false;  // true: use it even where the profile has a measured curve
 };
 
+// Large-batch predictions (issue 5, docs/LARGE_BATCH.md): asked for by a `large_batch:` block or
+// an `lr_rule:` key; they need the profile's baseline training curve for the model.
+struct LargeBatchRequest {
+  std::string key;                    // "large_batch" or "lr_rule": what asked (for errors)
+  int line = 0;                       // line of that key
+  int epochs = 5;                     // k: predict the loss after k epochs
+  std::optional<double> target_loss;  // default: the baseline's loss after k epochs
+};
+
 struct SweepConfig {
   std::string file;          // path of the config as given
   std::string profile_path;  // resolved: relative paths are relative to the config's folder
@@ -31,10 +42,16 @@ struct SweepConfig {
   std::vector<int> gpus;
   std::vector<int64_t> batch_per_gpu;
   std::optional<InterconnectAssumption> interconnect;
+  // How the learning rate follows the global batch in the large-batch predictions.
+  LrRule lr_rule = LrRule::kLinearWarmup;
+  std::optional<LargeBatchRequest> large_batch;
+  // PyTorch SyncBatchNorm: per-BatchNorm-layer collectives in forward and backward (DDP only).
+  bool sync_batchnorm = false;
 };
 
 // Parses and validates a sweep config. Throws InputError (file:line: key.path: message) on the
-// first problem: unknown key, wrong type, missing required key, zero/negative sizes, unknown strategy.
+// first problem: unknown key, wrong type, missing required key, zero/negative sizes, unknown
+// strategy or lr_rule.
 SweepConfig load_sweep_config(const std::string& path);
 
 }  // namespace trainsim

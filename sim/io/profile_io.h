@@ -25,6 +25,10 @@ void write_profile_atomic(const Profile& profile, const std::string& path);
 // all_reduce curve for some rank count >= 2 (other rank counts are fitted from it; broadcast and
 // reduce may be derived from it too, so they are not required).
 // Throws InputError at config.file:config.profile_line, key "profile", naming config.profile_path.
+// When the config asks for large-batch predictions (config.large_batch), the profile must also
+// hold a baseline training curve with >= 1 epoch for config.model; otherwise InputError at the
+// line of the `large_batch:` (or `lr_rule:`) key: "profile P has no baseline training curve for M
+// (run measure baseline)".
 void require_for_model(const Profile& profile, const SweepConfig& config);
 
 }  // namespace trainsim

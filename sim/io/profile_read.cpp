@@ -8,6 +8,7 @@
 #include "io/errors.h"
 #include "io/profile_io.h"
 #include "io/yaml_reader.h"
+#include "stats/lr_rule.h"
 
 namespace trainsim {
 namespace {
@@ -268,8 +269,7 @@ TrainingCurve parse_training_curve(const Value& value) {
   curve.weight_decay = map.required("weight_decay").as_double(kNonNegative);
   const Value rule = map.required("lr_rule");
   curve.lr_rule = rule.as_string();
-  if (curve.lr_rule != "constant" && curve.lr_rule != "linear" && curve.lr_rule != "linear-warmup" &&
-      curve.lr_rule != "sqrt") {
+  if (!parse_lr_rule(curve.lr_rule)) {
     rule.fail("unknown lr_rule '" + curve.lr_rule + "' (expected constant, linear, linear-warmup or sqrt)");
   }
   const std::vector<Value> nodes = map.required("epochs").as_list();
@@ -359,6 +359,24 @@ void require_for_model(const Profile& profile, const SweepConfig& config) {
   if (profile.machine.device_kind == "cuda" &&
       (!profile.h2d.applicable || (profile.h2d.pinned.empty() && profile.h2d.pageable.empty()))) {
     fail("has no host-to-device copy curve (h2d) for its cuda device");
+  }
+
+  if (config.large_batch) {
+    const LargeBatchRequest& request = *config.large_batch;
+    const auto fail_request = [&](const std::string& what) {
+      throw InputError(config.file, request.line, request.key, "profile " + config.profile_path + " " + what);
+    };
+    const auto curve = std::find_if(profile.training.begin(), profile.training.end(),
+                                    [&](const TrainingCurve& c) { return c.model == config.model; });
+    if (curve == profile.training.end()) {
+      fail_request("has no baseline training curve for " + config.model + " (run measure baseline)");
+    }
+    if (curve->epochs.empty()) {
+      fail_request("has a baseline training curve for " + config.model +
+                   " without a finished epoch (run measure baseline to the end)");
+    }
+    // The curve starts from the untrained model's loss ln(C), which needs C >= 2 classes.
+    if (model.num_classes < 2) fail_request("gives " + config.model + " fewer than 2 classes (num_classes)");
   }
 
   const int max_gpus = config.gpus.empty() ? 1 : *std::max_element(config.gpus.begin(), config.gpus.end());
