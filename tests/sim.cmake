@@ -3,3 +3,5 @@ trainsim_add_test(sim_des_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_des_test.cp
 trainsim_add_test(sim_hw_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_hw_test.cpp LIBS trainsim_hw)
 trainsim_add_test(sim_train_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_train_test.cpp LIBS trainsim_train)
 trainsim_add_test(sim_epoch_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_epoch_test.cpp LIBS trainsim_train)
+trainsim_add_test(sim_sync_batchnorm_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_sync_batchnorm_test.cpp
+                  LIBS trainsim_train)

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "train/format_bytes.h"
+#include "train/sync_batchnorm.h"
 
 namespace trainsim::train {
 
@@ -58,6 +59,24 @@ DdpGraph::DdpGraph(TrainingGraph& graph, const GraphInputs& in)
     bucket_labels_.push_back(g_.add_label(
         OpLabel{"allreduce bucket " + std::to_string(j) + " (" + format_bytes(bytes) + ")",
                 "comm", true, hw::bus_bytes(hw::CollectiveOp::kAllReduce, bytes, in.gpus)}));
+  }
+
+  // SyncBatchNorm: one op per layer and direction on every comm stream (its BatchNorms' collectives).
+  if (in.sync_batchnorm && in.gpus > 1) {
+    for (const LayerProfile& layer : in.model.layers) {
+      const SyncBatchNormCost cost = sync_batchnorm_cost(layer, in.gpus, in.collectives);
+      const std::string count = std::to_string(cost.batchnorms);
+      sync_forward_ns_.push_back(des::to_ns(cost.forward_s));
+      sync_backward_ns_.push_back(des::to_ns(cost.backward_s));
+      OpLabel forward{"syncbn fwd " + layer.name + " (" + count + " all-gathers)", "comm", true,
+                      cost.forward_bus_bytes};
+      forward.sync_batchnorm = true;
+      OpLabel backward{"syncbn bwd " + layer.name + " (" + count + " all-reduces)", "comm", true,
+                       cost.backward_bus_bytes};
+      backward.sync_batchnorm = true;
+      sync_forward_labels_.push_back(g_.add_label(forward));
+      sync_backward_labels_.push_back(g_.add_label(backward));
+    }
   }
 
   // The first 2W batches start with the epoch.
@@ -116,24 +135,34 @@ IterationOps DdpGraph::add_iteration(int64_t k) {
     std::fill(before_forward.begin(), before_forward.end(), bcast);
   }
 
-  // Forward, loss, backward per rank; remember each layer's backward op.
-  std::vector<std::vector<OpId>> backward_op(ranks_.size(), std::vector<OpId>(layers));
-  std::vector<OpId> last_backward(ranks_.size());
-  for (std::size_t r = 0; r < ranks_.size(); ++r) {
-    const des::ResourceId compute = ranks_[r].compute;
-    OpId prev = before_forward[r];
-    for (std::size_t l = 0; l < layers; ++l) {
-      prev = ops.add_op(d.forward[l], {compute}, {prev}, tag,
-                        labels_.forward0 + static_cast<uint32_t>(l));
+  // Forward, loss, backward on every rank, layer by layer; remember each layer's backward op.
+  // With SyncBatchNorm each layer's statistics exchange follows its compute on every rank, and
+  // the next layer waits for it.
+  std::vector<OpId> prev = before_forward;
+  const auto sync = [&](des::SimTime ns, uint32_t label) {
+    const OpId op = ops.add_op(ns, comms_.data(), comms_.size(), prev.data(), prev.size(), tag, label);
+    std::fill(prev.begin(), prev.end(), op);
+  };
+  for (std::size_t l = 0; l < layers; ++l) {
+    for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      prev[r] = ops.add_op(d.forward[l], {ranks_[r].compute}, {prev[r]}, tag,
+                           labels_.forward0 + static_cast<uint32_t>(l));
     }
-    prev = ops.add_op(d.loss, {compute}, {prev}, tag, labels_.loss);
-    for (std::size_t l = layers; l-- > 0;) {
-      prev = ops.add_op(d.backward[l], {compute}, {prev}, tag,
-                        labels_.backward0 + static_cast<uint32_t>(l));
-      backward_op[r][l] = prev;
-    }
-    last_backward[r] = prev;
+    if (!sync_forward_ns_.empty() && sync_forward_ns_[l] > 0) sync(sync_forward_ns_[l], sync_forward_labels_[l]);
   }
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    prev[r] = ops.add_op(d.loss, {ranks_[r].compute}, {prev[r]}, tag, labels_.loss);
+  }
+  std::vector<std::vector<OpId>> backward_op(ranks_.size(), std::vector<OpId>(layers));
+  for (std::size_t l = layers; l-- > 0;) {
+    for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      prev[r] = ops.add_op(d.backward[l], {ranks_[r].compute}, {prev[r]}, tag,
+                           labels_.backward0 + static_cast<uint32_t>(l));
+      backward_op[r][l] = prev[r];
+    }
+    if (!sync_backward_ns_.empty() && sync_backward_ns_[l] > 0) sync(sync_backward_ns_[l], sync_backward_labels_[l]);
+  }
+  const std::vector<OpId>& last_backward = prev;
 
   // Buckets: all-reduce j on every rank's comm stream once every rank's gradients are ready.
   OpId last_bucket = kNoOp;

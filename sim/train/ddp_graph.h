@@ -7,6 +7,9 @@
 //   once the backward of its GradientBucket::ready_after_layer is done on every rank, and the
 //   comm streams run the buckets in order -> optimizer (after the last bucket's all-reduce and
 //   the backward) -> zero_grad.
+// With SyncBatchNorm (GraphInputs::sync_batchnorm, ranks > 1), each layer's forward and backward
+// is followed by its BatchNorms' statistics collectives on every comm stream (sync_batchnorm.h),
+// which the next layer waits for on every rank.
 // DistributedSampler: each rank gets ceil(samples / N) samples per epoch (padded by repeating
 // samples), in batches of min(b, that) with a smaller last batch if it does not divide.
 
@@ -61,6 +64,11 @@ class DdpGraph final : public IterationGraph {
   bool broadcast_buffers_ = false;
   StepLabels labels_;
   uint32_t broadcast_label_ = 0;
+  // SyncBatchNorm per layer (empty when off or on one rank): collective time and labels.
+  std::vector<des::SimTime> sync_forward_ns_;
+  std::vector<des::SimTime> sync_backward_ns_;
+  std::vector<uint32_t> sync_forward_labels_;
+  std::vector<uint32_t> sync_backward_labels_;
   std::vector<des::OpId> scratch_;
 };
 

@@ -24,6 +24,7 @@ struct GraphInputs {
   int workers = 0;
   double loader_rate_per_worker = 0;  // samples/s of one worker of one loader (workers > 0)
   double inline_rate = 0;             // samples/s loading inline in the training loop (workers == 0)
+  bool sync_batchnorm = false;        // DDP: SyncBatchNorm collectives per BatchNorm layer
 
   // Host-to-device copy of `bytes`; 0 without a copy engine.
   des::SimTime h2d_ns(double bytes) const {

@@ -30,6 +30,7 @@ struct IterationStats {
   SimTime comm = 0;        // device 0 comm stream busy
   SimTime exposed = 0;     // part of `comm` not covered by compute
   SimTime collective = 0;  // part of `comm` spent in collectives
+  SimTime sync_bn = 0;     // part of `collective` in SyncBatchNorm statistics exchanges
   double bus_bytes = 0;    // nccl-tests bus bytes of those collectives
 };
 
@@ -63,6 +64,7 @@ std::vector<IterationStats> iteration_stats(const TrainingGraph& g, int64_t iter
           s.collective += d;
           s.bus_bytes += label.bus_bytes;
         }
+        if (label.sync_batchnorm) s.sync_bn += d;
       }
     }
   }
@@ -226,7 +228,7 @@ void fill_timings(SimResult& result, const TrainingGraph& graph,
       stats[at(i)] = stats[at(t.skipped_from - c + (i - t.skipped_from) % c)];
     }
   }
-  SimTime compute = 0, comm = 0, exposed = 0, collective = 0, stall = 0;
+  SimTime compute = 0, comm = 0, exposed = 0, collective = 0, sync_bn = 0, stall = 0;
   double bus_bytes = 0;
   for (int64_t k = 0; k < count; ++k) {
     const IterationStats& s = stats[at(k)];
@@ -234,6 +236,7 @@ void fill_timings(SimResult& result, const TrainingGraph& graph,
     comm += s.comm;
     exposed += s.exposed;
     collective += s.collective;
+    sync_bn += s.sync_bn;
     bus_bytes += s.bus_bytes;
     // The loop asks for batch k when it finished iteration k-1 (at 0 for the first).
     const SimTime asked = k == 0 ? 0 : t.loop_end[at(k - 1)];
@@ -246,6 +249,7 @@ void fill_timings(SimResult& result, const TrainingGraph& graph,
   result.compute_s = des::to_seconds(compute);
   result.comm_s = des::to_seconds(comm);
   result.exposed_comm_s = des::to_seconds(exposed);
+  result.sync_bn_s = des::to_seconds(sync_bn);
   result.comm_bytes_per_rank = bus_bytes;
   result.busbw_gbs = collective > 0 ? bus_bytes / des::to_seconds(collective) / 1e9 : 0.0;
   if (t.steady) {
@@ -296,7 +300,17 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   in.batch_per_gpu = spec.batch_per_gpu;
   in.train_samples = spec.train_samples;
   in.workers = spec.loader_workers;
+  in.sync_batchnorm = spec.sync_batchnorm && ddp && n > 1;
   set_loader_rates(in, loader, ddp, notes);
+  if (spec.sync_batchnorm && !ddp) {
+    add_note(notes, "sync_batchnorm: not applied to dp (PyTorch's SyncBatchNorm runs only under "
+                    "DistributedDataParallel): plain BatchNorm per replica");
+  }
+  if (in.sync_batchnorm) {
+    add_note(notes, "SyncBatchNorm: per BatchNorm layer an all-gather of 2C+1 floats per rank (forward, priced "
+                    "as half a measured all-reduce of the gathered bytes) and an all-reduce of 2C floats "
+                    "(backward), each blocking the next layer; its kernels priced as plain BatchNorm's");
+  }
 
   TrainingGraph graph;
   std::unique_ptr<train::IterationGraph> iterations;

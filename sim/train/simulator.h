@@ -20,6 +20,7 @@ struct RunSpec {
   int64_t train_samples = 50000;
   int loader_workers = 2;
   std::optional<InterconnectAssumption> interconnect;  // from the config, if given
+  bool sync_batchnorm = false;  // SyncBatchNorm (DDP with >= 2 ranks; dp ignores it with a note)
 };
 
 struct SimOptions {
@@ -55,6 +56,7 @@ struct SimResult {
   double iteration_s = 0;       // steady-state iteration period
   double comm_bytes_per_rank = 0;  // bytes each rank sends per epoch (ring: 2(n-1)/n * S per all-reduce)
   double busbw_gbs = 0;         // nccl-tests bus bandwidth of the epoch's collectives, GB/s (1e9)
+  double sync_bn_s = 0;         // part of comm_s in SyncBatchNorm collectives (all of it blocks compute)
 
   bool extrapolated = false;    // steady state detected and extrapolated
   int64_t simulated_iterations = 0;

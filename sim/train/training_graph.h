@@ -20,6 +20,7 @@ struct OpLabel {
   std::string category;  // "compute", "comm", "copy", "loader", "host"
   bool collective = false;
   double bus_bytes = 0;  // per rank, one op (nccl-tests bus bytes; collectives only)
+  bool sync_batchnorm = false;  // SyncBatchNorm statistics exchange (SimResult::sync_bn_s)
 };
 
 // Engine + ops + names. Ops' tag is the iteration (the batch index for loader ops).
