@@ -4,6 +4,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "report/atomic_file.h"
 #include "report/compare.h"
 #include "report/csv.h"
+#include "report/large_batch.h"
 #include "report/plots.h"
 #include "report/report.h"
 #include "report/sweep.h"
@@ -197,7 +199,25 @@ int run(int argc, char** argv) {
   const report::ResultGrid grid(report::run_sweep(profile, config, options, std::ref(progress)));
   const report::ReportContext context = report::make_report_context(config, profile, cl->exact);
 
-  if (!cl->quiet) std::cout << report::format_report(context, grid) << std::flush;
+  // Issue 5: Q4 when the profile has the model's baseline curve; with SyncBatchNorm, the ddp
+  // multi-GPU configurations again without it, to show what it adds.
+  const std::optional<report::LargeBatchReport> large_batch = report::LargeBatchReport::make(config, profile);
+  std::optional<report::ResultGrid> without_sync;
+  if (config.sync_batchnorm) {
+    SweepConfig plain = config;
+    plain.sync_batchnorm = false;
+    plain.strategies = {Strategy::kDdp};
+    plain.gpus.erase(std::remove(plain.gpus.begin(), plain.gpus.end(), 1), plain.gpus.end());
+    const bool any = std::find(config.strategies.begin(), config.strategies.end(), Strategy::kDdp) !=
+                         config.strategies.end() && !plain.gpus.empty();
+    without_sync.emplace(any ? report::run_sweep(profile, plain, options) : std::vector<SimResult>{});
+  }
+  report::ReportExtras extras;
+  extras.large_batch = large_batch ? &*large_batch : nullptr;
+  extras.profile = &profile;
+  extras.without_sync_batchnorm = without_sync ? &*without_sync : nullptr;
+
+  if (!cl->quiet) std::cout << report::format_report(context, grid, extras) << std::flush;
 
   std::optional<report::Comparison> comparison;
   if (runs) {
@@ -219,8 +239,8 @@ int run(int argc, char** argv) {
     if (comparison) {
       predictions.insert(predictions.end(), comparison->extra_predictions.begin(), comparison->extra_predictions.end());
     }
-    report::write_file_atomic(csv, report::format_predictions_csv(predictions, config.model));
-    report::write_file_atomic(markdown, report::format_predictions_markdown(context, grid));
+    report::write_file_atomic(csv, report::format_predictions_csv(predictions, config.model, extras.large_batch));
+    report::write_file_atomic(markdown, report::format_predictions_markdown(context, grid, extras));
     if (!cl->quiet) std::cout << "wrote " << csv << " and " << markdown << "\n";
     if (comparison) {
       const std::string wrote = write_comparison(*cl, context, *runs, grid, *comparison);

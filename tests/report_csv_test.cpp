@@ -50,6 +50,8 @@ TEST(PredictionsCsv, OneRowPerResultWithFullPrecision) {
   r.busbw_gbs = 125.0;
   r.extrapolated = true;
   r.simulated_iterations = 4;
+  // No large-batch report: loss_at_k, epochs_to_target, time_to_target_s, efficiency empty;
+  // sync_bn_s 0.
   SimResult ddp = r;
   ddp.spec.strategy = Strategy::kDdp;
   ddp.fits = true;
@@ -67,7 +69,7 @@ TEST(PredictionsCsv, OneRowPerResultWithFullPrecision) {
   // %.9g keeps 9 significant digits: 12.3456789012 -> 12.3456789, 0.000123456789012 -> 0.000123456789.
   EXPECT_EQ(first,
             "dp,2,4096,8192,7,12.3456789,10,0.000123456789,2.5,2.5,2.3456789,3,false,1.7636684,312871136,125,2,"
-            "2,50000,resnet18-cifar,true,4");
+            "2,50000,resnet18-cifar,true,4,,,,,0");
   EXPECT_EQ(split(second)[0], "ddp");
   EXPECT_EQ(split(second)[12], "true");   // fits
   EXPECT_EQ(split(second)[20], "false");  // extrapolated

@@ -1,6 +1,7 @@
 #include "report/csv.h"
 
 #include <cstdio>
+#include <optional>
 
 namespace trainsim::report {
 namespace {
@@ -24,6 +25,8 @@ std::string text(const std::string& value) {
 
 std::string boolean(bool value) { return value ? "true" : "false"; }
 
+std::string optional_number(const std::optional<double>& value) { return value ? number(*value) : ""; }
+
 constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
 
 }  // namespace
@@ -31,12 +34,16 @@ constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
 std::string predictions_csv_header() {
   return "strategy,gpus,batch_per_gpu,global_batch,iterations,epoch_s,train_s,compute_s,comm_s,"
          "exposed_comm_s,loader_stall_s,peak_mem_gib,fits,iteration_s,comm_bytes_per_rank,busbw_gbs,"
-         "device_mem_gib,loader_workers,train_samples,model,extrapolated,simulated_iterations";
+         "device_mem_gib,loader_workers,train_samples,model,extrapolated,simulated_iterations,loss_at_k,"
+         "epochs_to_target,time_to_target_s,efficiency,sync_bn_s";
 }
 
-std::string format_predictions_csv(const std::vector<SimResult>& results, const std::string& model) {
+std::string format_predictions_csv(const std::vector<SimResult>& results, const std::string& model,
+                                   const LargeBatchReport* large_batch) {
   std::string out = predictions_csv_header() + "\n";
   for (const auto& r : results) {
+    std::optional<Q4Row> q4;
+    if (large_batch) q4 = large_batch->row(r);
     const std::vector<std::string> cells{
         to_string(r.spec.strategy),
         std::to_string(r.spec.gpus),
@@ -60,6 +67,11 @@ std::string format_predictions_csv(const std::vector<SimResult>& results, const 
         text(model),
         boolean(r.extrapolated),
         std::to_string(r.simulated_iterations),
+        q4 ? optional_number(q4->prediction.loss_at_k) : "",
+        q4 ? optional_number(q4->prediction.epochs_to_target) : "",
+        q4 ? optional_number(q4->time_to_target_s) : "",
+        q4 ? optional_number(q4->prediction.efficiency) : "",
+        number(r.sync_bn_s),
     };
     for (size_t i = 0; i < cells.size(); ++i) out += (i == 0 ? "" : ",") + cells[i];
     out += "\n";

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "report/large_batch.h"
 #include "train/simulator.h"
 
 namespace trainsim::report {
@@ -14,6 +15,9 @@ namespace trainsim::report {
 std::string predictions_csv_header();
 
 // Header plus one row per result, in the given order. Numbers use %.9g, booleans true/false.
-std::string format_predictions_csv(const std::vector<SimResult>& results, const std::string& model);
+// The large-batch columns (loss_at_k, epochs_to_target, time_to_target_s, efficiency) come from
+// `large_batch` and are empty without it or where nothing is predicted.
+std::string format_predictions_csv(const std::vector<SimResult>& results, const std::string& model,
+                                   const LargeBatchReport* large_batch = nullptr);
 
 }  // namespace trainsim::report

@@ -92,6 +92,7 @@ ReportContext make_report_context(const SweepConfig& config, const Profile& prof
   c.loader_workers = config.loader_workers;
   c.interconnect = config.interconnect;
   c.exact = exact;
+  c.sync_batchnorm = config.sync_batchnorm;
   c.strategies = config.strategies;
   c.gpus = config.gpus;
   c.batches = config.batch_per_gpu;
@@ -154,6 +155,9 @@ std::string format_header(const ReportContext& c) {
            "\n";
   } else {
     out += "- interconnect: the profile's measured collective curves\n";
+  }
+  if (c.sync_batchnorm) {
+    out += "- BatchNorm: SyncBatchNorm under ddp (statistics exchanged across the GPUs in every BatchNorm layer)\n";
   }
   out += std::string("- simulation: ") +
          (c.exact ? "exact (every iteration simulated)" : "steady state extrapolated to the epoch") + "\n\n";
@@ -376,16 +380,29 @@ std::string format_metric_definitions() {
       "utilisation = bytes per epoch / communication(N).\n"
       "- Memory: peak_mem_gib is the predicted peak on the most loaded device (GPU 0 for dp), GiB = "
       "2^30 bytes; fits = peak <= device memory. A configuration that does not fit shows OOM in the "
-      "tables (its predicted times remain in predictions.csv with fits=false).\n\n";
+      "tables (its predicted times remain in predictions.csv with fits=false).\n"
+      "- sync_bn_s (with sync_batchnorm): GPU 0's time per epoch in SyncBatchNorm's collectives, which "
+      "block the next layer.\n"
+      "- Q4 (with a baseline training curve in the profile, docs/LARGE_BATCH.md): loss@k and acc@k are "
+      "the predicted training loss and accuracies after k epochs at the configuration's global batch; "
+      "epochs to target = examples to reach the target loss / samples per baseline epoch; time to "
+      "target = those examples / simulated throughput (train_samples / epoch_s); efficiency = (B_noise + "
+      "B_0) / (B_noise + B) (Pollux); goodput = throughput x efficiency.\n\n";
 }
 
-std::string format_report(const ReportContext& context, const ResultGrid& grid) {
-  return format_header(context) + format_q1(context, grid) + format_table1(context, grid) +
-         format_table2(context, grid) + format_table3(context, grid) + format_notes(grid);
+std::string format_report(const ReportContext& context, const ResultGrid& grid, const ReportExtras& extras) {
+  std::string out = format_header(context) + format_q1(context, grid) + format_table1(context, grid) +
+                    format_table2(context, grid) + format_table3(context, grid);
+  if (extras.without_sync_batchnorm != nullptr && extras.profile != nullptr) {
+    out += format_sync_batchnorm(*extras.profile, context.model, grid, *extras.without_sync_batchnorm);
+  }
+  if (extras.large_batch != nullptr) out += format_q4(*extras.large_batch, grid);
+  return out + format_notes(grid);
 }
 
-std::string format_predictions_markdown(const ReportContext& context, const ResultGrid& grid) {
-  return format_report(context, grid) + format_metric_definitions();
+std::string format_predictions_markdown(const ReportContext& context, const ResultGrid& grid,
+                                        const ReportExtras& extras) {
+  return format_report(context, grid, extras) + format_metric_definitions();
 }
 
 }  // namespace trainsim::report

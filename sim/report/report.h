@@ -9,6 +9,7 @@
 
 #include "io/config.h"
 #include "io/profile.h"
+#include "report/large_batch.h"
 #include "train/simulator.h"
 
 namespace trainsim::report {
@@ -31,6 +32,7 @@ struct ReportContext {
   int loader_workers = 0;
   std::optional<InterconnectAssumption> interconnect;
   bool exact = false;             // --exact: every iteration simulated
+  bool sync_batchnorm = false;    // the config's sync_batchnorm
   // Sweep axes in config order (the config parser rejects duplicates).
   std::vector<Strategy> strategies;
   std::vector<int> gpus;
@@ -82,9 +84,18 @@ std::string format_table3(const ReportContext& context, const ResultGrid& grid);
 std::string format_notes(const ResultGrid& grid);
 std::string format_metric_definitions();
 
-// What `simulate` prints: header, Q1, Tables 1-3, notes.
-std::string format_report(const ReportContext& context, const ResultGrid& grid);
+// Optional sections (issue 5): Q4 when the profile has a baseline training curve for the model,
+// the SyncBatchNorm table when the config turns it on (with the sweep re-simulated without it).
+struct ReportExtras {
+  const LargeBatchReport* large_batch = nullptr;
+  const Profile* profile = nullptr;                 // needed with without_sync_batchnorm
+  const ResultGrid* without_sync_batchnorm = nullptr;
+};
+
+// What `simulate` prints: header, Q1, Tables 1-3, [SyncBatchNorm], [Q4], notes.
+std::string format_report(const ReportContext& context, const ResultGrid& grid, const ReportExtras& extras = {});
 // DIR/predictions.md: a title, the same report, then the metric definitions.
-std::string format_predictions_markdown(const ReportContext& context, const ResultGrid& grid);
+std::string format_predictions_markdown(const ReportContext& context, const ResultGrid& grid,
+                                        const ReportExtras& extras = {});
 
 }  // namespace trainsim::report

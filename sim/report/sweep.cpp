@@ -17,6 +17,7 @@ RunSpec spec_for(const SweepConfig& config, Strategy strategy, int gpus, int64_t
   spec.train_samples = config.train_samples;
   spec.loader_workers = config.loader_workers;
   spec.interconnect = config.interconnect;
+  spec.sync_batchnorm = config.sync_batchnorm;
   return spec;
 }
 

@@ -10,10 +10,15 @@
 namespace trainsim {
 namespace {
 
-// 3 significant digits for numbers inside notes: 0.123, 1.23, 123, 1.23e+04.
+// Numbers inside notes: 3 significant digits below 100 (0.123, 1.23, 12.3), whole numbers above
+// (123, 12345), never an exponent in between.
 std::string short_number(double value) {
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3g", value);
+  if (std::fabs(value) >= 100 && std::fabs(value) < 1e15) {
+    std::snprintf(buffer, sizeof buffer, "%.0f", value);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.3g", value);
+  }
   return buffer;
 }
 

@@ -1,0 +1,190 @@
+#include "report/large_batch.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "report/format.h"
+#include "report/report.h"
+#include "train/sync_batchnorm.h"
+
+namespace trainsim::report {
+namespace {
+
+constexpr const char* kNone = "-";
+
+std::string optional_cell(const std::optional<double>& value, int significant = 4) {
+  return value ? format_significant(*value, significant) : kNone;
+}
+
+// Plain short numbers for prose and ratios: 0.1, 0.25, 64, 1000 (%.4g, whole numbers from 1e4 on).
+std::string plain(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, value >= 1e4 ? "%.0f" : "%.4g", value);
+  return buffer;
+}
+
+// "64x", "0.25x": the batch relative to the baseline's.
+std::string ratio_cell(double ratio) { return plain(ratio) + "x"; }
+
+// Distinct notes numbered in order of first appearance: "[1]", "[1][3]".
+class NumberedNotes {
+ public:
+  std::string refer(const std::vector<std::string>& notes) {
+    std::string refs;
+    for (const std::string& note : notes) {
+      auto it = std::find(notes_.begin(), notes_.end(), note);
+      if (it == notes_.end()) it = notes_.insert(notes_.end(), note);
+      refs += "[" + std::to_string(it - notes_.begin() + 1) + "]";
+    }
+    return refs;
+  }
+  std::string list() const {
+    std::string out;
+    for (size_t i = 0; i < notes_.size(); ++i) out += "[" + std::to_string(i + 1) + "] " + notes_[i] + "\n";
+    return out;
+  }
+  bool empty() const { return notes_.empty(); }
+
+ private:
+  std::vector<std::string> notes_;
+};
+
+}  // namespace
+
+std::optional<LargeBatchReport> LargeBatchReport::make(const SweepConfig& config, const Profile& profile) {
+  const auto curve = std::find_if(profile.training.begin(), profile.training.end(),
+                                  [&](const TrainingCurve& c) { return c.model == config.model; });
+  const auto model = profile.models.find(config.model);
+  if (curve == profile.training.end() || curve->epochs.empty() || model == profile.models.end()) return std::nullopt;
+  LargeBatchSettings settings;
+  settings.lr_rule = config.lr_rule;
+  if (config.large_batch) {
+    settings.epochs = config.large_batch->epochs;
+    settings.target_loss = config.large_batch->target_loss;
+  }
+  return LargeBatchReport(LargeBatchModel(*curve, model->second.num_classes, settings), config.train_samples);
+}
+
+Q4Row LargeBatchReport::row(const SimResult& result) const {
+  Q4Row row;
+  row.prediction = model_.predict(result.global_batch);
+  // throughput = samples per epoch / epoch time; the baseline's examples convert through it, so a
+  // config epoch of another size than the baseline's still gives the right time.
+  row.throughput = result.epoch_s > 0 ? static_cast<double>(result.spec.train_samples) / result.epoch_s : 0;
+  if (row.throughput > 0 && row.prediction.examples_to_target) {
+    row.time_to_target_s = *row.prediction.examples_to_target / row.throughput;
+  }
+  if (row.prediction.efficiency) row.goodput = row.throughput * *row.prediction.efficiency;
+  return row;
+}
+
+std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
+  const LargeBatchModel& model = report.model();
+  const TrainingCurve& curve = model.baseline().curve();
+  const LargeBatchSettings& settings = model.settings();
+  const std::string k = std::to_string(settings.epochs);
+  const EpochPoint& first = curve.epochs.front();
+  const EpochPoint& last = curve.epochs.back();
+
+  std::string out = "## Q4: large batches: loss after " + k + " epochs and time to a target loss\n\n";
+  out += "- baseline: " + curve.model + " trained at global batch " + std::to_string(curve.batch) + " on " +
+         curve.data + " data, " + std::to_string(curve.train_samples) + " samples per epoch, lr " +
+         plain(curve.lr) + " (its rule: " + curve.lr_rule + "), " + std::to_string(last.epoch) +
+         " epochs measured: train loss " + plain(first.train_loss) + " (epoch " + std::to_string(first.epoch) +
+         ") -> " + plain(last.train_loss) + ", gradient noise scale B_noise " + plain(first.noise_scale) +
+         " -> " + plain(last.noise_scale) + "\n";
+  out += "- target loss: " + plain(model.target_loss()) + " (" + model.target_source() + ")\n";
+  out += std::string("- lr rule for other batches: ") + to_string(settings.lr_rule) +
+         " (config lr_rule), relative to the baseline's lr at batch " + std::to_string(curve.batch) + "\n";
+  if (report.config_train_samples() != curve.train_samples) {
+    out += "- the config's epoch (" + std::to_string(report.config_train_samples()) +
+           " samples) differs from the baseline's: epochs below are the baseline's (" +
+           std::to_string(curve.train_samples) + " samples); times use the simulated throughput\n";
+  }
+  out += "\n";
+
+  TextTable table({"config", "global batch", "B/B0", "loss@" + k, "train acc@" + k, "test acc@" + k,
+                   "epochs to target", "time to target s", "efficiency", "goodput samples/s", "notes"});
+  NumberedNotes notes;
+  for (const SimResult& r : grid.all()) {
+    const Q4Row row = report.row(r);
+    const LargeBatchPrediction& p = row.prediction;
+    std::vector<std::string> row_notes = p.notes;
+    std::string loss = optional_cell(p.loss_at_k);
+    std::string epochs = optional_cell(p.epochs_to_target);
+    if (!p.refused.empty()) {
+      row_notes.insert(row_notes.begin(), p.refused);
+      loss = epochs = "not predicted";
+    } else {
+      if (!p.loss_at_k) {
+        row_notes.push_back("loss at epoch " + k + ": " + p.loss_missing);
+        loss = "not predicted";
+      }
+      if (!p.epochs_to_target) {
+        row_notes.push_back("epochs to target: " + p.target_missing);
+        epochs = "not predicted";
+      }
+    }
+    const double ratio = static_cast<double>(r.global_batch) / static_cast<double>(curve.batch);
+    table.add_row({config_label(r.spec), std::to_string(r.global_batch), ratio_cell(ratio), loss,
+                   optional_cell(p.train_accuracy_at_k, 3), optional_cell(p.test_accuracy_at_k, 3), epochs,
+                   r.fits ? optional_cell(row.time_to_target_s) : "OOM", optional_cell(p.efficiency, 3),
+                   r.fits ? optional_cell(row.goodput) : "OOM", notes.refer(row_notes)});
+  }
+  out += table.to_markdown() + "\n";
+  if (!notes.empty()) out += notes.list() + "\n";
+  out += "Model (docs/LARGE_BATCH.md): to reach a loss the baseline reached after E_0 examples, batch B needs "
+         "E_B = E_0 (B_noise + B) / (B_noise + B_0) examples (McCandlish et al. 2018), with B_noise the "
+         "baseline's noise scale at that loss; the loss and accuracy after k epochs at B are the baseline's "
+         "at the E_0 that k epochs at B are worth. It assumes the learning rate tuned for each batch and the "
+         "same accuracy at the same training loss (no generalisation gap). efficiency = (B_noise + B_0) / "
+         "(B_noise + B) (Pollux), goodput = simulated throughput x efficiency, time to target = E_B / "
+         "simulated throughput. Accuracies are fractions; OOM: the configuration does not fit.\n\n";
+  return out;
+}
+
+std::string format_sync_batchnorm(const Profile& profile, const std::string& model_name, const ResultGrid& with,
+                                  const ResultGrid& without) {
+  std::string out = "## SyncBatchNorm: added communication (ddp, N >= 2)\n\n";
+  const ModelProfile& model = profile.models.at(model_name);
+  int batchnorms = 0;
+  int64_t channels = 0;
+  for (const LayerProfile& layer : model.layers) {
+    for (int64_t c : train::batchnorm_channels(layer)) {
+      ++batchnorms;
+      channels += c;
+    }
+  }
+  TextTable table({"config", "iterations", "collectives/iteration", "message KB/iteration", "sync_bn_s",
+                   "epoch_s without", "epoch_s with", "added s", "added %"});
+  for (const SimResult& r : with.all()) {
+    if (r.spec.strategy != Strategy::kDdp || r.spec.gpus < 2) continue;
+    const SimResult* plain = without.find(r.spec.strategy, r.spec.gpus, r.spec.batch_per_gpu);
+    if (plain == nullptr) continue;
+    const int n = r.spec.gpus;
+    // Per BatchNorm: all-gather of N (2C + 1) floats (forward), all-reduce of 2C floats (backward).
+    double bytes = 0;
+    for (const LayerProfile& layer : model.layers) {
+      for (int64_t c : train::batchnorm_channels(layer)) {
+        bytes += train::sync_bn_forward_gathered_bytes(c, n) + train::sync_bn_backward_bytes(c);
+      }
+    }
+    const double added = r.epoch_s - plain->epoch_s;
+    table.add_row({config_label(r.spec), std::to_string(r.iterations), std::to_string(2 * batchnorms),
+                   format_significant(bytes / 1e3, 4), r.fits ? format_significant(r.sync_bn_s, 4) : "OOM",
+                   r.fits ? format_significant(plain->epoch_s, 4) : "OOM", r.fits ? format_significant(r.epoch_s, 4) : "OOM",
+                   r.fits ? format_significant(added, 4) : "OOM",
+                   r.fits ? format_fixed(100 * added / plain->epoch_s, 1) : "OOM"});
+  }
+  if (table.empty()) return out + "The sweep has no ddp configuration with 2 or more GPUs.\n\n";
+  out += model_name + " has " + std::to_string(batchnorms) + " BatchNorm layers (" + std::to_string(channels) +
+         " channels in all). SyncBatchNorm (PyTorch, DDP only) exchanges statistics in every one of them, "
+         "synchronously: forward, an all-gather of (mean, invstd, count) = 2C + 1 floats per rank; backward, "
+         "an all-reduce of (sum_dy, sum_dy_xmu) = 2C floats. The messages are small, so the cost is latency: "
+         "2 x " + std::to_string(batchnorms) + " collectives per iteration that the next layer waits for, on "
+         "the stream DDP's gradient all-reduce also uses. sync_bn_s is their time per epoch on GPU 0; the "
+         "added time compares with the same configuration simulated with plain BatchNorm.\n\n";
+  return out + table.to_markdown() + "\n";
+}
+
+}  // namespace trainsim::report

@@ -1,0 +1,55 @@
+#pragma once
+// Q4 (issue 5): per configuration, the large-batch predictions of trainsim_stats (loss and
+// accuracy after k epochs, epochs to a target loss, Pollux efficiency) joined with the simulated
+// epoch time (time to target, goodput); and the SyncBatchNorm table (the added communication).
+// Model and refusals: docs/LARGE_BATCH.md.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/config.h"
+#include "io/profile.h"
+#include "stats/large_batch.h"
+#include "train/simulator.h"
+
+namespace trainsim::report {
+
+class ResultGrid;
+
+// One configuration's Q4 figures.
+struct Q4Row {
+  LargeBatchPrediction prediction;
+  double throughput = 0;                   // samples/s = train_samples / epoch_s
+  std::optional<double> time_to_target_s;  // examples to target / throughput
+  std::optional<double> goodput;           // throughput * efficiency, samples/s
+};
+
+class LargeBatchReport {
+ public:
+  // The report for config.model, or nullopt when the profile has no training curve with epochs
+  // for it (require_for_model has already rejected that when the config asks for predictions).
+  static std::optional<LargeBatchReport> make(const SweepConfig& config, const Profile& profile);
+
+  Q4Row row(const SimResult& result) const;
+  const LargeBatchModel& model() const { return model_; }
+  int64_t config_train_samples() const { return config_train_samples_; }
+
+ private:
+  LargeBatchReport(LargeBatchModel model, int64_t config_train_samples)
+      : model_(std::move(model)), config_train_samples_(config_train_samples) {}
+  LargeBatchModel model_;
+  int64_t config_train_samples_;
+};
+
+// "## Q4: ..." with the baseline, the target, the table (one row per configuration, in sweep
+// order) and the numbered notes; ends with a blank line.
+std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid);
+
+// "## SyncBatchNorm: ..." for the DDP configurations with >= 2 GPUs: the collectives per
+// iteration, their time per epoch, and the epoch time with and without SyncBatchNorm
+// (`without`: the same configurations simulated with sync_batchnorm off).
+std::string format_sync_batchnorm(const Profile& profile, const std::string& model, const ResultGrid& with,
+                                  const ResultGrid& without);
+
+}  // namespace trainsim::report
