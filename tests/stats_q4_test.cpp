@@ -1,0 +1,317 @@
+// The Q4 table and the large-batch CSV columns from the hand-written baseline curve in
+// tests/fixtures/stats/profile.yaml, the SyncBatchNorm table, and `simulate`'s behaviour with and
+// without a baseline curve (expected values derived beside each assertion).
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hw/collective_model.h"
+#include "io/config.h"
+#include "io/profile_io.h"
+#include "report/csv.h"
+#include "report/large_batch.h"
+#include "report/report.h"
+#include "train/sync_batchnorm.h"
+
+namespace trainsim::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kStatsDir = std::string(TRAINSIM_FIXTURES_DIR) + "/stats";
+const std::string kReportDir = std::string(TRAINSIM_FIXTURES_DIR) + "/report";
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> split(const std::string& line, char separator) {
+  std::vector<std::string> cells;
+  std::string cell;
+  std::stringstream in(line);
+  while (std::getline(in, cell, separator)) cells.push_back(cell);
+  if (!line.empty() && line.back() == separator) cells.push_back("");
+  return cells;
+}
+
+// The Markdown row of `table_text` whose first cell is `label`, split into trimmed cells.
+std::vector<std::string> table_row(const std::string& text, const std::string& label) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| " + label + " ", 0) != 0) continue;
+    std::vector<std::string> cells;
+    for (std::string cell : split(line.substr(1, line.size() - 2), '|')) {
+      const size_t first = cell.find_first_not_of(' ');
+      const size_t last = cell.find_last_not_of(' ');
+      cells.push_back(first == std::string::npos ? "" : cell.substr(first, last - first + 1));
+    }
+    return cells;
+  }
+  return {};
+}
+
+SimResult result(Strategy strategy, int gpus, int64_t batch, double epoch_s) {
+  SimResult r;
+  r.spec.strategy = strategy;
+  r.spec.gpus = gpus;
+  r.spec.batch_per_gpu = batch;
+  r.spec.train_samples = 50000;
+  r.global_batch = gpus * batch;
+  r.epoch_s = epoch_s;
+  return r;
+}
+
+class Q4Test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_ = load_sweep_config(kStatsDir + "/sweep.yaml");
+    profile_ = load_profile(config_.profile_path);
+  }
+  SweepConfig config_;
+  Profile profile_;
+};
+
+TEST_F(Q4Test, NoReportWithoutACurve) {
+  profile_.training.clear();
+  EXPECT_FALSE(LargeBatchReport::make(config_, profile_).has_value());
+}
+
+// ddp:4:128 (global batch 512) with a 10 s epoch: 5000 samples/s.
+// Target: the baseline's loss after 5 epochs, 0.75, reached at E_0 = 250000 with B_noise 1000:
+//   E_B = 250000 (1000 + 512) / (1000 + 128) = 335106.4 examples = 6.70213 epochs of 50000;
+//   efficiency 1128 / 1512 = 0.746032; time 335106.4 / 5000 = 67.0213 s; goodput 3730.16 samples/s.
+// Loss after 5 epochs: E_0 (B_n + 512) / (B_n + 128) = 250000 has its root between epochs 3 and 4
+// (at 150000, B_n 600: 150000 x 1112/728 = 229121 < 250000; at 200000, B_n 800: 282759 > 250000),
+// where loss = 1.0 - 0.15 (E_0 - 150000) / 50000 and B_n = 600 + 200 (E_0 - 150000) / 50000.
+TEST_F(Q4Test, RowFromTheBaselineCurveAndTheSimulatedEpoch) {
+  const auto report = LargeBatchReport::make(config_, profile_);
+  ASSERT_TRUE(report.has_value());
+  EXPECT_DOUBLE_EQ(report->model().target_loss(), 0.75);
+  const Q4Row row = report->row(result(Strategy::kDdp, 4, 128, 10.0));
+  const LargeBatchPrediction& p = row.prediction;
+  ASSERT_TRUE(p.epochs_to_target && p.efficiency && row.time_to_target_s && row.goodput);
+  EXPECT_NEAR(*p.examples_to_target, 250000.0 * 1512 / 1128, 1e-6);
+  EXPECT_NEAR(*p.epochs_to_target, 5.0 * 1512 / 1128, 1e-9);
+  EXPECT_NEAR(*p.efficiency, 1128.0 / 1512, 1e-12);
+  EXPECT_DOUBLE_EQ(row.throughput, 5000);
+  EXPECT_NEAR(*row.time_to_target_s, 250000.0 * 1512 / 1128 / 5000, 1e-9);
+  EXPECT_NEAR(*row.goodput, 5000 * 1128.0 / 1512, 1e-9);
+  ASSERT_TRUE(p.baseline_examples_at_k && p.loss_at_k);
+  const double e0 = *p.baseline_examples_at_k;
+  const double bn = 600 + 200 * (e0 - 150000) / 50000;
+  EXPECT_NEAR(e0 * (bn + 512) / (bn + 128), 250000, 1e-2);
+  EXPECT_NEAR(*p.loss_at_k, 1.0 - 0.15 * (e0 - 150000) / 50000, 1e-9);
+  // The baseline's own batch reproduces the baseline: loss 0.75 after 5 epochs, 5 epochs to target.
+  const Q4Row base = report->row(result(Strategy::kDdp, 1, 128, 9.0));
+  EXPECT_NEAR(*base.prediction.loss_at_k, 0.75, 1e-9);
+  EXPECT_NEAR(*base.prediction.epochs_to_target, 5.0, 1e-12);
+  EXPECT_NEAR(*base.time_to_target_s, 45.0, 1e-9);  // 5 epochs x 9 s
+}
+
+TEST_F(Q4Test, TableRowsRefusalsAndNotes) {
+  config_.lr_rule = LrRule::kConstant;
+  const auto report = LargeBatchReport::make(config_, profile_);
+  ASSERT_TRUE(report.has_value());
+  SimResult oom = result(Strategy::kDdp, 4, 2048, 30.0);  // global 8192 = 64x the baseline
+  oom.fits = false;
+  const ResultGrid grid({result(Strategy::kDdp, 1, 128, 9.0), result(Strategy::kDdp, 4, 128, 10.0),
+                         result(Strategy::kDdp, 1, 32, 20.0), oom});
+  const std::string text = format_q4(*report, grid);
+  EXPECT_NE(text.find("## Q4: large batches: loss after 5 epochs and time to a target loss"), std::string::npos);
+  EXPECT_NE(text.find("- target loss: 0.75 (the baseline's loss after 5 epochs)"), std::string::npos) << text;
+  EXPECT_NE(text.find("- lr rule for other batches: constant"), std::string::npos);
+  // Columns: config, global batch, B/B0, loss@5, train acc@5, test acc@5, epochs to target,
+  // time to target s, efficiency, goodput samples/s, notes.
+  const auto base = table_row(text, "ddp:1:128");
+  ASSERT_EQ(base.size(), 11u) << text;
+  EXPECT_EQ(base[2], "1x");
+  EXPECT_EQ(base[3], "0.7500");
+  EXPECT_EQ(base[4], "0.740");
+  EXPECT_EQ(base[6], "5.000");
+  EXPECT_EQ(base[7], "45.00");
+  // 4x with a constant lr: predicted (the rule is refused from 8x); the values derived above.
+  const auto four = table_row(text, "ddp:4:128");
+  ASSERT_EQ(four.size(), 11u);
+  EXPECT_EQ(four[1], "512");
+  EXPECT_EQ(four[2], "4x");
+  EXPECT_EQ(four[6], "6.702");   // 6.70213
+  EXPECT_EQ(four[7], "67.02");   // 67.0213 s
+  EXPECT_EQ(four[8], "0.746");
+  EXPECT_EQ(four[9], "3730");    // 3730.16
+  // Constant lr at 4x: 1 / tuned ratio (1 + 1000/128)/(1 + 1000/512) = 1/2.983 = 0.335 < 1/2: noted.
+  EXPECT_NE(four[10], "");
+  // 1/4 the batch: 5 epochs at batch 32 are worth more baseline examples than it ran.
+  const auto quarter = table_row(text, "ddp:1:32");
+  EXPECT_EQ(quarter[3], "not predicted");
+  EXPECT_NE(text.find("loss at epoch 5: beyond the baseline curve (5 epochs measured)"), std::string::npos);
+  // 64x with a constant lr: refused, whatever fits; OOM where it does not fit.
+  const auto big = table_row(text, "ddp:4:2048");
+  ASSERT_EQ(big.size(), 11u);
+  EXPECT_EQ(big[3], "not predicted");
+  EXPECT_EQ(big[6], "not predicted");
+  EXPECT_EQ(big[7], "OOM");
+  EXPECT_EQ(big[8], "-");
+  EXPECT_NE(text.find("not predicted: constant lr at 64x the baseline batch (128) is outside the model (it "
+                      "assumes the lr tuned per batch)"),
+            std::string::npos)
+      << text;
+}
+
+TEST_F(Q4Test, CsvColumns) {
+  const auto report = LargeBatchReport::make(config_, profile_);
+  ASSERT_TRUE(report.has_value());
+  const std::string csv = format_predictions_csv({result(Strategy::kDdp, 4, 128, 10.0)}, "resnet18-cifar", &*report);
+  std::istringstream lines(csv);
+  std::string header, row;
+  std::getline(lines, header);
+  std::getline(lines, row);
+  const auto names = split(header, ',');
+  const auto cells = split(row, ',');
+  ASSERT_EQ(names.size(), cells.size());
+  const auto cell = [&](const std::string& name) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == name) return cells[i];
+    }
+    ADD_FAILURE() << "no column " << name;
+    return std::string();
+  };
+  EXPECT_EQ(cell("epochs_to_target"), "6.70212766");  // 5 x 1512/1128, %.9g
+  EXPECT_EQ(cell("time_to_target_s"), "67.0212766");
+  EXPECT_EQ(cell("efficiency"), "0.746031746");       // 1128/1512
+  EXPECT_NEAR(std::stod(cell("loss_at_k")), 0.94, 0.01);  // 0.9422 (derived above)
+  EXPECT_EQ(cell("sync_bn_s"), "0");
+  // The refused case leaves the columns empty.
+  config_.lr_rule = LrRule::kConstant;
+  const auto constant = LargeBatchReport::make(config_, profile_);
+  const std::string refused = format_predictions_csv({result(Strategy::kDdp, 4, 2048, 30.0)}, "m", &*constant);
+  EXPECT_NE(refused.find(",m,false,0,,,,,0\n"), std::string::npos) << refused;
+}
+
+struct ProgramRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class Q4Program : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("trainsim_q4_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  ProgramRun simulate(const std::string& args) const {
+    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    const std::string command =
+        std::string(TRAINSIM_BIN_DIR) + "/simulate " + args + " > " + out.string() + " 2> " + err.string();
+    const int status = std::system(command.c_str());
+    ProgramRun run;
+    if (WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
+    run.out = read_file(out);
+    run.err = read_file(err);
+    return run;
+  }
+
+  // A config naming `profile` (absolute), with `extra` appended.
+  std::string config(const std::string& profile, const std::string& extra) const {
+    const fs::path path = dir_ / "config.yaml";
+    std::ofstream(path) << "profile: " << profile
+                        << "\nsweep: {strategy: [dp, ddp], gpus: [1, 4], batch_per_gpu: [32, 512]}\n" << extra;
+    return path.string();
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Q4Program, FixtureSweepPrintsQ4AndSyncBatchNorm) {
+  const ProgramRun run = simulate(kStatsDir + "/sweep.yaml --out " + dir_.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("## SyncBatchNorm: added communication (ddp, N >= 2)"), std::string::npos);
+  // The fixture's BatchNorms: stem bn1, layer1.0 bn1 and bn2, layer2.0 bn1 and bn2 (its shortcut
+  // has no BatchNorm parameters): 5 layers, 64 x 3 + 128 x 2 = 448 channels, 10 collectives.
+  EXPECT_NE(run.out.find("resnet18-cifar has 5 BatchNorm layers (448 channels in all)"), std::string::npos);
+  const auto sync_row = table_row(run.out, "ddp:4:128");
+  EXPECT_EQ(sync_row.at(2), "10");
+  EXPECT_NE(run.out.find("## Q4: large batches"), std::string::npos);
+  EXPECT_NE(run.out.find("- lr rule for other batches: linear-warmup"), std::string::npos);
+
+  // sync_bn_s in predictions.csv: per iteration the 5 BatchNorms' collectives on 4 ranks, priced
+  // by the same collective model (their arithmetic is checked by hand in sim_sync_batchnorm_test),
+  // times the iterations; 0 on 1 GPU.
+  const Profile profile = load_profile(kStatsDir + "/profile.yaml");
+  const hw::CollectiveModel collectives(profile.collectives, std::nullopt);
+  double per_iteration = 0;
+  for (const LayerProfile& l : profile.models.at("resnet18-cifar").layers) {
+    const train::SyncBatchNormCost c = train::sync_batchnorm_cost(l, 4, collectives);
+    per_iteration += c.forward_s + c.backward_s;
+  }
+  const auto rows = split(read_file(dir_ / "predictions.csv"), '\n');
+  const auto names = split(rows.at(0), ',');
+  const size_t sync_column = static_cast<size_t>(std::find(names.begin(), names.end(), "sync_bn_s") - names.begin());
+  ASSERT_LT(sync_column, names.size());
+  int checked = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i].empty()) continue;
+    const auto cells = split(rows[i], ',');
+    const double sync = std::stod(cells.at(sync_column));
+    if (cells[1] == "1") {
+      EXPECT_EQ(sync, 0) << rows[i];
+    } else {
+      const double iterations = std::stod(cells[4]);
+      EXPECT_NEAR(sync, iterations * per_iteration, 1e-6 * iterations) << rows[i];
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 3);  // ddp:4:32, ddp:4:128, ddp:4:512
+}
+
+TEST_F(Q4Program, LargeBatchBlockWithoutACurveIsAnError) {
+  const std::string profile = kReportDir + "/profile.yaml";
+  const std::string path = config(profile, "large_batch: {epochs: 5}\n");
+  const ProgramRun run = simulate(path);
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "error: " + path + ":3: large_batch: profile " + profile +
+                         " has no baseline training curve for resnet18-cifar (run measure baseline)\n");
+  EXPECT_TRUE(run.out.empty());
+  // lr_rule alone asks too; the error points at it.
+  const ProgramRun rule = simulate(config(profile, "\nlr_rule: sqrt\n"));
+  EXPECT_EQ(rule.exit_code, 2);
+  EXPECT_NE(rule.err.find(":4: lr_rule: profile"), std::string::npos) << rule.err;
+}
+
+TEST_F(Q4Program, NeitherBlockNorCurveMeansNoQ4) {
+  const ProgramRun run = simulate(config(kReportDir + "/profile.yaml", ""));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out.find("## Q4"), std::string::npos);
+  EXPECT_EQ(run.out.find("## SyncBatchNorm"), std::string::npos);
+}
+
+TEST_F(Q4Program, CurveWithoutBlockGivesQ4WithDefaults) {
+  const ProgramRun run = simulate(config(kStatsDir + "/profile.yaml", ""));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("## Q4: large batches: loss after 5 epochs"), std::string::npos);
+  EXPECT_NE(run.out.find("- lr rule for other batches: linear-warmup"), std::string::npos);
+  // dp has no SyncBatchNorm: with it on, dp configurations carry the note.
+  const ProgramRun sync = simulate(config(kStatsDir + "/profile.yaml", "sync_batchnorm: true\n"));
+  ASSERT_EQ(sync.exit_code, 0) << sync.err;
+  EXPECT_NE(sync.out.find("sync_batchnorm: not applied to dp"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainsim::report
