@@ -46,7 +46,9 @@ po::options_description visible_options(CommandLine& cl) {
   po::options_description options(
       "Usage: simulate CONFIG [options]\n\n"
       "Simulates every configuration (strategy x gpus x batch_per_gpu) of the sweep config CONFIG\n"
-      "with the profile it names, and prints Q1 and Tables 1-3 (docs/OUTPUT.md) to stdout.\n\n"
+      "with the profile it names, and prints Q1 and Tables 1-3 (docs/OUTPUT.md) to stdout; with\n"
+      "sync_batchnorm: true the SyncBatchNorm table, and with a baseline training curve in the profile\n"
+      "the Q4 large-batch table (docs/LARGE_BATCH.md).\n\n"
       "Options");
   options.add_options()
       ("help,h", "print this help and exit")

@@ -33,6 +33,14 @@ TEST(SweepSpecs, StrategyThenGpusThenBatchInConfigOrder) {
   }
 }
 
+TEST(SweepSpecs, CarrySyncBatchNorm) {
+  SweepConfig c = config({Strategy::kDdp}, {2}, {32});
+  EXPECT_FALSE(sweep_specs(c).at(0).sync_batchnorm);
+  c.sync_batchnorm = true;
+  EXPECT_TRUE(sweep_specs(c).at(0).sync_batchnorm);
+  EXPECT_TRUE(parse_trace_config("ddp:4:64", c).sync_batchnorm);  // a traced run uses it too
+}
+
 TEST(DefaultTraceSpec, DdpAtTheLargestGpuCountAndBatch128) {
   const RunSpec spec = default_trace_spec(config({Strategy::kDp, Strategy::kDdp}, {1, 4, 2}, {32, 128, 512}));
   EXPECT_EQ(spec.strategy, Strategy::kDdp);
