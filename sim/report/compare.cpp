@@ -490,6 +490,7 @@ Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>&
       spec.train_samples = config.train_samples;
       spec.loader_workers = config.loader_workers;
       spec.interconnect = config.interconnect;
+      spec.sync_batchnorm = config.sync_batchnorm;
       try {
         run.predicted = predict(spec);
       } catch (const InputError& e) {
