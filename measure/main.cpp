@@ -1,6 +1,8 @@
 // measure: profiles training on this machine for the simulator (see docs/MEASURE.md).
 //   measure [profile] [flags]   the profile (default subcommand)
 //   measure train [flags]        real training runs appended to runs.csv (docs/RUNS.md)
+//   measure baseline [flags]     a baseline training curve and noise scale into the profile
+//   measure largebatch-validate  predicted vs measured steps to a target loss (docs/LARGE_BATCH.md)
 //   measure worker KIND ...      internal: one rank process started by launch_ranks
 #include <cstring>
 #include <iostream>
@@ -9,6 +11,8 @@
 #include "collectives/benchmark.h"
 #include "data/cifar.h"
 #include "io/errors.h"
+#include "largebatch/baseline.h"
+#include "largebatch/validate_cli.h"
 #include "profile_run.h"
 #include "runs/train_cli.h"
 #include "usage_error.h"
@@ -30,6 +34,8 @@ int worker_main(int argc, char** argv);
 constexpr Subcommand kSubcommands[] = {
     {"profile", trainsim::measure::profile_main},
     {"train", trainsim::measure::train_main},
+    {"baseline", trainsim::measure::baseline_main},
+    {"largebatch-validate", trainsim::measure::largebatch_validate_main},
     {"worker", worker_main},
 };
 
@@ -37,6 +43,7 @@ constexpr Subcommand kSubcommands[] = {
 constexpr Subcommand kWorkers[] = {
     {"collective", trainsim::measure::collectives::collective_worker_main},
     {"train", trainsim::measure::train_worker_main},
+    {"baseline", trainsim::measure::baseline_worker_main},
 };
 
 int dispatch(const Subcommand* begin, const Subcommand* end, const char* what, int argc, char** argv) {

@@ -1,0 +1,429 @@
+#include "largebatch/baseline.h"
+
+#include <stdlib.h>
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli_util.h"
+#include "data/loader.h"
+#include "device.h"
+#include "io/errors.h"
+#include "io/profile_io.h"
+#include "largebatch/gradient_noise.h"
+#include "largebatch/lr_schedule.h"
+#include "launch.h"
+#include "machine.h"
+#include "models/resnet.h"
+#include "runs/ddp_reducer.h"
+#include "runs/distributed_sampler.h"
+#include "runs/trainer.h"
+#include "stats/noise_scale.h"
+
+namespace trainsim::measure {
+namespace {
+
+constexpr int64_t kCifarTrainImages = 50000;  // also the largest synthetic training set
+constexpr int64_t kCifarTestImages = 10000;
+// The synthetic held-out set is drawn with another seed than the training images: other images
+// of the same classes.
+constexpr uint64_t kSyntheticTestSeedOffset = 0x7e57;
+constexpr int64_t kEvalBatch = 500;
+// Ranks run whole training jobs: the launcher's timeout is only a safety net (7 days).
+constexpr double kRankTimeoutSeconds = 7 * 24 * 3600.0;
+constexpr double kProgressInterval = 2.0;  // seconds between progress lines
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string data_label(const BaselineOptions& o) { return o.data_dir.empty() ? "synthetic" : "cifar10"; }
+
+void set_learning_rate(torch::optim::SGD& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
+}
+
+// Fraction of `test_set` classified right, in eval mode (BatchNorm running statistics).
+double test_accuracy(models::ResNet18& model, const data::ImageSet& test_set, const torch::Device& device) {
+  data::LoaderOptions options;
+  options.batch_size = kEvalBatch;
+  options.workers = 0;
+  options.shuffle = false;
+  options.augment = false;
+  data::DataLoader loader(test_set, options);
+  torch::NoGradGuard no_grad;
+  model->eval();
+  auto correct = torch::zeros({}, torch::TensorOptions().dtype(torch::kInt64).device(device));
+  loader.start_epoch(0);
+  while (auto batch = loader.next()) {
+    correct += model->forward(batch->images.to(device)).argmax(1).eq(batch->labels.to(device)).sum();
+  }
+  model->train();
+  return static_cast<double>(correct.item<int64_t>()) / static_cast<double>(test_set.size());
+}
+
+// Every rank arrives before any leaves (ranks start each epoch together).
+void barrier(AsyncCommunicator& communicator, const torch::Device& device) {
+  auto token = torch::zeros({1}, torch::TensorOptions().device(device));
+  communicator.all_reduce(token)->wait();
+  (void)token.item<float>();  // on CUDA, wait() only orders streams: block the host too
+}
+
+data::ImageSet load_train_set(const BaselineOptions& o) {
+  const int64_t n = o.train_samples.value_or(kCifarTrainImages);
+  if (o.data_dir.empty()) return data::synthetic_cifar10(n, o.seed);
+  const data::ImageSet all = data::read_cifar10_train(o.data_dir);
+  if (n > all.size()) {
+    throw UsageError("--train-samples " + std::to_string(n) + " exceeds the " + std::to_string(all.size()) +
+                     " images in " + o.data_dir);
+  }
+  return first_samples(all, n);
+}
+
+data::ImageSet load_test_set(const BaselineOptions& o) {
+  const int64_t n = o.test_samples.value_or(kCifarTestImages);
+  if (o.data_dir.empty()) return data::synthetic_cifar10(n, o.seed + kSyntheticTestSeedOffset);
+  const data::ImageSet all = data::read_cifar10_test(o.data_dir);
+  if (n > all.size()) {
+    throw UsageError("--test-samples " + std::to_string(n) + " exceeds the " + std::to_string(all.size()) +
+                     " images of " + o.data_dir + "/test_batch.bin");
+  }
+  return first_samples(all, n);
+}
+
+// Loads the profile at `path` (a bad one stops the run before training), or creates a new one
+// holding only the machine and measurement blocks.
+void prepare_profile(const std::string& path, const MachineInfo& machine, const std::string& command,
+                     const std::string& data) {
+  if (std::filesystem::exists(path)) {
+    (void)load_profile(path);
+    return;
+  }
+  Profile profile;
+  profile.machine = machine;
+  profile.measurement.command = command;
+  profile.measurement.data = data;
+  write_profile_atomic(profile, path);
+}
+
+void save_curve(const std::string& path, const TrainingCurve& curve) {
+  Profile profile = load_profile(path);
+  put_training_curve(profile, curve);
+  write_profile_atomic(profile, path);
+}
+
+// A private folder for the ranks' FileStore, removed when the run ends.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "trainsim-baseline-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot create a temporary folder like " + pattern);
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void print_curve(const TrainingCurve& c, const std::string& path) {
+  std::printf("baseline: %s, batch %lld (B_small %lld), %lld samples per epoch (%s), lr %g (%s), written to %s\n",
+              c.model.c_str(), static_cast<long long>(c.batch), static_cast<long long>(c.small_batch),
+              static_cast<long long>(c.train_samples), c.data.c_str(), c.lr, c.lr_rule.c_str(), path.c_str());
+  std::printf("  epoch  train_loss  train_acc  test_acc     |G|^2   tr(Sigma)  B_noise\n");
+  for (const auto& p : c.epochs) {
+    std::printf("  %5d  %10.4f  %9.4f  %8.4f  %8.4g  %10.4g  %7.1f\n", p.epoch, p.train_loss, p.train_accuracy,
+                p.test_accuracy, p.grad_sq_norm, p.trace_sigma, p.noise_scale);
+  }
+}
+
+}  // namespace
+
+TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& train_set,
+                             const data::ImageSet* test_set, AsyncCommunicator* communicator,
+                             const EpochDone& epoch_done) {
+  const bool ddp = communicator != nullptr;
+  const int rank = ddp ? communicator->rank() : 0;
+  const int world = ddp ? communicator->world_size() : 1;
+  if (world != o.gpus) throw std::logic_error("train_baseline: a communicator of the size --gpus is needed");
+  const bool cuda = o.device == "cuda";
+  const torch::Device device = cuda ? torch::Device(torch::kCUDA, static_cast<int8_t>(rank)) : torch::Device(torch::kCPU);
+  if (cuda) at::globalContext().setBenchmarkCuDNN(true);  // as the course's script
+
+  torch::manual_seed(o.seed);  // the same initial weights everywhere (DDP broadcasts them anyway)
+  models::ResNet18 model(o.model);
+  model->to(device);
+  model->train();
+  std::unique_ptr<DdpReducer> reducer;
+  if (ddp) reducer = std::make_unique<DdpReducer>(*model, *communicator);
+  const std::vector<torch::Tensor> params = model->parameters();
+  torch::optim::SGD optimizer(params,
+                              torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
+
+  const int64_t process_batch = per_process_batch(o);
+  data::LoaderOptions loader_options;
+  loader_options.batch_size = process_batch;
+  loader_options.workers = o.workers;
+  loader_options.augment = true;
+  // DDP: the sampler orders the data and the loader only draws crops and flips, one stream per rank.
+  loader_options.shuffle = !ddp;
+  loader_options.seed = ddp ? o.seed + 1 + static_cast<uint64_t>(rank) : o.seed;
+  std::optional<data::DataLoader> single_loader;
+  if (!ddp) single_loader.emplace(train_set, loader_options);
+  // Steps per epoch: ceil(share / per-process batch), the share being ceil(n / world) under DDP.
+  const int64_t share = (train_set.size() + world - 1) / world;
+  const int64_t steps_per_epoch = (share + process_batch - 1) / process_batch;
+
+  LrSchedule schedule;
+  schedule.rule = o.lr_rule;
+  schedule.base_lr = o.lr;
+  schedule.base_batch = o.lr_base_batch;
+  schedule.batch = o.batch;
+  schedule.warmup_epochs = o.warmup_epochs;
+  schedule.steps_per_epoch = steps_per_epoch;
+  validate(schedule);
+
+  GradientNoiseEstimator noise(o.ema_decay);
+  TrainingCurve curve;
+  curve.model = o.model;
+  curve.data = data_label(o);
+  curve.batch = o.batch;
+  curve.small_batch = small_batch(o);
+  curve.train_samples = train_set.size();
+  curve.lr = o.lr;
+  curve.momentum = o.momentum;
+  curve.weight_decay = o.weight_decay;
+  curve.lr_rule = to_string(o.lr_rule);
+
+  const bool show_progress = !o.quiet && rank == 0;
+  const auto run_start = Clock::now();
+  auto last_print = run_start;
+  int64_t step = 0;
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(device);
+  for (int epoch = 0; epoch < o.epochs; ++epoch) {
+    data::ImageSet shard;
+    std::optional<data::DataLoader> rank_loader;
+    if (ddp) {
+      shard = select_samples(train_set, distributed_sampler_indices(train_set.size(), world, rank, o.seed, epoch));
+      rank_loader.emplace(shard, loader_options);
+      barrier(*communicator, device);
+    }
+    data::DataLoader& loader = ddp ? *rank_loader : *single_loader;
+
+    auto loss_sum = torch::zeros({}, f64);
+    auto correct = torch::zeros({}, f64);
+    int64_t samples = 0;
+    std::vector<torch::Tensor> small_sq;  // per measured step: |G_small|^2 (micro-batch mean, or this rank's)
+    std::vector<torch::Tensor> big_sq;    // per measured step: |G_big|^2
+    int64_t small_size = 0;
+    int64_t big_size = 0;
+    loader.start_epoch(epoch);
+    int64_t batch_index = 0;
+    while (auto batch = loader.next()) {
+      const double lr = learning_rate_at(schedule, step);
+      set_learning_rate(optimizer, lr);
+      const auto images = batch->images.to(device);
+      const auto labels = batch->labels.to(device);
+      const int64_t b = labels.size(0);
+      torch::Tensor last_loss;
+      if (ddp) {
+        optimizer.zero_grad();
+        reducer->sync_buffers();
+        const auto output = model->forward(images);
+        const auto loss = torch::nn::functional::cross_entropy(output, labels);
+        const GradientNorms norms = ddp_backward(params, *reducer, loss, process_batch, world);
+        if (b == process_batch) {  // a partial last batch has other batch sizes: not measured
+          small_sq.push_back(norms.small_sq_norm);
+          big_sq.push_back(norms.big_sq_norm);
+          small_size = norms.small_batch;
+          big_size = norms.big_batch;
+        }
+        loss_sum += loss.detach().to(torch::kFloat64) * static_cast<double>(b);
+        correct += output.detach().argmax(1).eq(labels).sum().to(torch::kFloat64);
+        last_loss = loss.detach();
+      } else {
+        const MeanLoss mean_loss = [&](const torch::Tensor& x, const torch::Tensor& y) {
+          const auto output = model->forward(x);
+          auto loss = torch::nn::functional::cross_entropy(output, y);
+          loss_sum += loss.detach().to(torch::kFloat64) * static_cast<double>(x.size(0));
+          correct += output.detach().argmax(1).eq(y).sum().to(torch::kFloat64);
+          last_loss = loss.detach();
+          return loss;
+        };
+        const auto norms = micro_batch_backward(params, mean_loss, images, labels, o.micro_batches);
+        if (norms && b == o.batch) {
+          small_sq.push_back(norms->small_sq_norm);
+          big_sq.push_back(norms->big_sq_norm);
+          small_size = norms->small_batch;
+          big_size = norms->big_batch;
+        }
+      }
+      optimizer.step();
+      ++step;
+      ++batch_index;
+      samples += b;
+      if (show_progress && (seconds_since(last_print) >= kProgressInterval)) {
+        last_print = Clock::now();
+        const double elapsed = seconds_since(run_start);
+        const double eta = elapsed / static_cast<double>(step) *
+                           static_cast<double>(steps_per_epoch * o.epochs - step);  // mean step time so far
+        std::fprintf(stderr, "baseline: epoch %d/%d batch %lld/%lld lr %.4g elapsed %.1f s ETA %.1f s loss %.4f\n",
+                     epoch + 1, o.epochs, static_cast<long long>(batch_index), static_cast<long long>(steps_per_epoch),
+                     lr, elapsed, eta, last_loss.item<double>());
+      }
+    }
+
+    // Per epoch, one collective each: the ranks' |G_small|^2 averaged over the ranks (a better
+    // estimate than one rank's), and the loss, correct and sample sums.
+    auto small = torch::stack(small_sq);
+    auto sums = torch::stack({loss_sum, correct, torch::tensor(static_cast<double>(samples), f64)});
+    if (ddp) {
+      communicator->all_reduce(small)->wait();
+      small = small / static_cast<double>(world);
+      communicator->all_reduce(sums)->wait();
+    }
+    const auto small_cpu = small.cpu();
+    const auto big_cpu = torch::stack(big_sq).cpu();
+    const auto sums_cpu = sums.cpu();
+    for (int64_t i = 0; i < small_cpu.size(0); ++i) {
+      noise.add(small_cpu[i].item<double>(), big_cpu[i].item<double>(), small_size, big_size);
+    }
+    const auto noise_scale = noise.noise_scale();
+    if (!noise_scale) {
+      throw std::runtime_error("epoch " + std::to_string(epoch + 1) +
+                               ": the gradient noise scale is not measurable: the moving averages are |G|^2 " +
+                               std::to_string(noise.grad_sq_norm()) + " and tr(Sigma) " +
+                               std::to_string(noise.trace_sigma()) + " after " + std::to_string(noise.steps()) +
+                               " steps (gradient noise dominates the |G|^2 estimate: train more steps)");
+    }
+    EpochPoint point;
+    point.epoch = epoch + 1;
+    point.examples = static_cast<double>(epoch + 1) * static_cast<double>(train_set.size());
+    const double all_samples = sums_cpu[2].item<double>();
+    point.train_loss = sums_cpu[0].item<double>() / all_samples;
+    point.train_accuracy = sums_cpu[1].item<double>() / all_samples;
+    point.test_accuracy = test_set ? test_accuracy(model, *test_set, device) : -1;
+    point.grad_sq_norm = noise.grad_sq_norm();
+    point.trace_sigma = noise.trace_sigma();
+    point.noise_scale = *noise_scale;
+    curve.epochs.push_back(point);
+    if (show_progress) {
+      std::fprintf(stderr,
+                   "baseline: epoch %d/%d done in %.1f s: train loss %.4f, train accuracy %.4f, test accuracy %.4f, "
+                   "|G|^2 %.4g, tr(Sigma) %.4g, B_noise %.1f\n",
+                   epoch + 1, o.epochs, seconds_since(run_start), point.train_loss, point.train_accuracy,
+                   point.test_accuracy, point.grad_sq_norm, point.trace_sigma, point.noise_scale);
+    }
+    if (epoch_done) epoch_done(curve);
+  }
+  return curve;
+}
+
+void put_training_curve(Profile& profile, const TrainingCurve& curve) {
+  for (auto& existing : profile.training) {
+    if (existing.model == curve.model) {
+      existing = curve;
+      return;
+    }
+  }
+  profile.training.push_back(curve);
+}
+
+namespace {
+
+int run_baseline(BaselineOptions o, const std::string& command) {
+  const Device device = resolve_device(o.device);
+  o.device = device.kind_name();
+  if (device.is_cuda() && o.gpus > cuda_device_count()) {
+    throw UsageError("--gpus " + std::to_string(o.gpus) + ": only " + std::to_string(cuda_device_count()) +
+                     " CUDA device(s) visible");
+  }
+  if (device.is_cuda() && o.gpus >= 2 && !nccl_available()) {
+    throw UsageError("--gpus " + std::to_string(o.gpus) + " --device cuda: this LibTorch has no c10d NCCL backend");
+  }
+  if (o.data_dir.empty() && o.train_samples.value_or(0) > kCifarTrainImages) {
+    throw UsageError("--train-samples " + std::to_string(*o.train_samples) + " exceeds the " +
+                     std::to_string(kCifarTrainImages) + " images of the synthetic training set");
+  }
+  MachineInfo machine = detect_host();
+  if (o.threads == 0) o.threads = std::max(1, machine.cpu_cores / o.gpus);
+  fill_device_info(machine, device, device.is_cuda() ? cuda_device_count() : o.gpus);
+  machine.name = o.machine.empty() ? default_machine_name(machine) : o.machine;
+  machine.threads = o.threads;
+  if (o.profile_path.empty()) o.profile_path = "reports/" + machine.name + "/profile.yaml";
+  prepare_profile(o.profile_path, machine, command, data_label(o));
+
+  if (o.gpus >= 2) {
+    if (!o.data_dir.empty()) {  // bad files: one clear error before the ranks start
+      load_train_set(o);
+      load_test_set(o);
+    }
+    TempDir store;
+    std::vector<std::string> args = {"worker", "baseline"};
+    for (auto& a : to_baseline_worker_args(o)) args.push_back(std::move(a));
+    launch_ranks(self_executable(), args, o.gpus, store.path(), kRankTimeoutSeconds);
+  } else {
+    torch::set_num_threads(o.threads);
+    const data::ImageSet train_set = load_train_set(o);
+    const data::ImageSet test_set = load_test_set(o);
+    if (!o.quiet) {
+      std::fprintf(stderr, "baseline: %s on %s, batch %lld in %lld micro-batches, %lld training images (%s), %d threads\n",
+                   o.model.c_str(), o.device.c_str(), static_cast<long long>(o.batch),
+                   static_cast<long long>(o.micro_batches), static_cast<long long>(train_set.size()),
+                   data_label(o).c_str(), o.threads);
+    }
+    train_baseline(o, train_set, &test_set, nullptr,
+                   [&](const TrainingCurve& curve) { save_curve(o.profile_path, curve); });
+  }
+  const Profile written = load_profile(o.profile_path);
+  for (const auto& curve : written.training) {
+    if (curve.model == o.model) print_curve(curve, o.profile_path);
+  }
+  return 0;
+}
+
+int run_worker(const BaselineOptions& o) {
+  torch::set_num_threads(o.threads);
+  const auto store = make_file_store(o.store_dir + "/filestore", o.world_size);
+  const auto communicator = o.device == "cuda" ? make_async_nccl(store, o.rank, o.world_size)
+                                               : make_async_gloo(store, o.rank, o.world_size);
+  const data::ImageSet train_set = load_train_set(o);
+  std::optional<data::ImageSet> test_set;
+  if (o.rank == 0) test_set = load_test_set(o);
+  EpochDone save;
+  if (o.rank == 0) save = [&](const TrainingCurve& curve) { save_curve(o.profile_path, curve); };
+  train_baseline(o, train_set, test_set ? &*test_set : nullptr, communicator.get(), save);
+  return 0;
+}
+
+}  // namespace
+
+int baseline_main(int argc, char** argv) {
+  const auto options = parse_baseline_options(std::vector<std::string>(argv, argv + argc));
+  if (!options) return 0;  // --help
+  return run_baseline(*options, "measure " + join_command_line(argc, argv));  // argv[0] is the subcommand
+}
+
+int baseline_worker_main(int argc, char** argv) {
+  const BaselineOptions options = parse_baseline_worker_options(std::vector<std::string>(argv, argv + argc));
+  return run_worker(options);
+}
+
+}  // namespace trainsim::measure

@@ -1,0 +1,263 @@
+#include "largebatch/baseline_options.h"
+
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <iostream>
+#include <sstream>
+
+#include "models/describe.h"
+
+namespace trainsim::measure {
+namespace po = boost::program_options;
+namespace {
+
+// Integers go through int64 first so that "-3" gets our own message, not a wrapped value.
+struct RawOptions {
+  std::string model;
+  int64_t batch = 0;
+  int64_t micro_batches = 0;
+  int64_t gpus = 0;
+  int64_t epochs = 0;
+  int64_t train_samples = 0;
+  int64_t test_samples = 0;
+  std::string data_dir;
+  std::string device;
+  int64_t threads = 0;
+  int64_t workers = 0;
+  int64_t seed = 0;
+  double lr = 0;
+  double momentum = 0;
+  double weight_decay = 0;
+  std::string lr_rule;
+  int64_t lr_base_batch = 0;
+  double warmup_epochs = 0;
+  double ema_decay = 0;
+  std::string profile_path;
+  std::string machine;
+  int64_t rank = -1;
+  int64_t world_size = 0;
+  std::string store_dir;
+};
+
+po::options_description baseline_flags(RawOptions& raw) {
+  const BaselineOptions d;
+  po::options_description flags("measure baseline: a baseline training curve and the gradient noise scale",
+                                /*line_length=*/100, /*min_description_length=*/50);
+  // clang-format off
+  flags.add_options()
+    ("help,h", "print this help")
+    ("model", po::value(&raw.model)->default_value(d.model), "resnet18-cifar or resnet18-imagenet")
+    ("batch", po::value(&raw.batch)->default_value(d.batch), "global batch B_0")
+    ("micro-batches", po::value(&raw.micro_batches)->default_value(d.micro_batches),
+       "one device: each step's gradient from k micro-batches of batch / k (B_small of the noise "
+       "scale; BatchNorm then normalises each micro-batch on its own, as DDP does per rank)")
+    ("gpus", po::value(&raw.gpus)->default_value(d.gpus),
+       "DDP ranks (processes, one device each); >= 2: B_small is the per-rank batch")
+    ("epochs", po::value(&raw.epochs)->default_value(d.epochs), "epochs to train (one curve point each)")
+    ("train-samples", po::value(&raw.train_samples), "first N training images (default: all 50000)")
+    ("test-samples", po::value(&raw.test_samples), "first N test images (default: all 10000)")
+    ("data", po::value(&raw.data_dir),
+       "folder with the CIFAR-10 binaries (data_batch_1..5.bin, test_batch.bin); default: synthetic "
+       "images (a synthetic held-out set for the test accuracy), and the profile says `synthetic`")
+    ("device", po::value(&raw.device), "cpu or cuda (default: cuda when available, else cpu)")
+    ("threads", po::value(&raw.threads), "intra-op threads per process (default: cores / processes)")
+    ("workers", po::value(&raw.workers)->default_value(d.workers), "data-loader worker threads per process")
+    ("seed", po::value(&raw.seed)->default_value(0), "initial weights, shuffling, augmentation, synthetic data")
+    ("lr", po::value(&raw.lr)->default_value(d.lr), "base learning rate (at --lr-base-batch)")
+    ("momentum", po::value(&raw.momentum)->default_value(d.momentum), "SGD momentum")
+    ("weight-decay", po::value(&raw.weight_decay)->default_value(d.weight_decay), "SGD weight decay")
+    ("lr-rule", po::value(&raw.lr_rule)->default_value(to_string(d.lr_rule)),
+       "constant, linear (lr B/B0), linear-warmup (ramp to lr B/B0 over --warmup-epochs), sqrt (lr sqrt(B/B0))")
+    ("lr-base-batch", po::value(&raw.lr_base_batch)->default_value(d.lr_base_batch), "B0 of the lr rule")
+    ("warmup-epochs", po::value(&raw.warmup_epochs)->default_value(d.warmup_epochs), "k of linear-warmup")
+    ("ema-decay", po::value(&raw.ema_decay)->default_value(d.ema_decay),
+       "decay of the moving averages of |G|^2 and tr(Sigma) (0.99: about 200 steps)")
+    ("profile", po::value(&raw.profile_path),
+       "profile the curve is written into (default: reports/<machine>/profile.yaml; created if missing)")
+    ("machine", po::value(&raw.machine), "machine name of the default --profile")
+    ("quiet", "no progress on stderr");
+  // clang-format on
+  return flags;
+}
+
+po::options_description rank_flags(RawOptions& raw) {
+  po::options_description flags("rank process (set by the launcher)");
+  // clang-format off
+  flags.add_options()
+    ("rank", po::value(&raw.rank)->required(), "rank of this process")
+    ("world-size", po::value(&raw.world_size)->required(), "number of ranks")
+    ("store", po::value(&raw.store_dir)->required(), "rendezvous folder (c10d FileStore)");
+  // clang-format on
+  return flags;
+}
+
+int64_t at_least(const char* flag, int64_t value, int64_t minimum) {
+  if (value < minimum) {
+    throw UsageError(std::string("--") + flag + ": " + std::to_string(value) + " is below the minimum " +
+                     std::to_string(minimum));
+  }
+  return value;
+}
+
+int small_int(const char* flag, int64_t value, int64_t minimum) {
+  at_least(flag, value, minimum);
+  if (value > 1'000'000) throw UsageError(std::string("--") + flag + ": " + std::to_string(value) + " is too large");
+  return static_cast<int>(value);
+}
+
+double non_negative(const char* flag, double value) {
+  if (!std::isfinite(value) || value < 0) {
+    throw UsageError(std::string("--") + flag + ": " + std::to_string(value) + " must be finite and >= 0");
+  }
+  return value;
+}
+
+BaselineOptions validated(const RawOptions& raw, const po::variables_map& vm) {
+  BaselineOptions o;
+  bool known_model = false;
+  for (const auto& name : models::known_models()) known_model = known_model || name == raw.model;
+  if (!known_model) throw UsageError("--model: '" + raw.model + "' is not a known model");
+  o.model = raw.model;
+  o.batch = at_least("batch", raw.batch, 2);
+  o.micro_batches = at_least("micro-batches", raw.micro_batches, 2);
+  o.micro_batches_given = !vm["micro-batches"].defaulted();
+  o.gpus = small_int("gpus", raw.gpus, 1);
+  o.epochs = small_int("epochs", raw.epochs, 1);
+  if (vm.count("train-samples")) o.train_samples = at_least("train-samples", raw.train_samples, 1);
+  if (vm.count("test-samples")) o.test_samples = at_least("test-samples", raw.test_samples, 1);
+  o.data_dir = raw.data_dir;
+  if (vm.count("device")) {
+    if (raw.device != "cpu" && raw.device != "cuda") {
+      throw UsageError("--device: '" + raw.device + "' is not one of cpu, cuda");
+    }
+    o.device = raw.device;
+  }
+  if (vm.count("threads")) o.threads = small_int("threads", raw.threads, 1);
+  o.workers = small_int("workers", raw.workers, 0);
+  o.seed = static_cast<uint64_t>(at_least("seed", raw.seed, 0));
+  o.lr = non_negative("lr", raw.lr);
+  o.momentum = non_negative("momentum", raw.momentum);
+  o.weight_decay = non_negative("weight-decay", raw.weight_decay);
+  const auto rule = parse_lr_rule(raw.lr_rule);
+  if (!rule) throw UsageError("--lr-rule: '" + raw.lr_rule + "' is not one of constant, linear, linear-warmup, sqrt");
+  o.lr_rule = *rule;
+  o.lr_base_batch = at_least("lr-base-batch", raw.lr_base_batch, 1);
+  o.warmup_epochs = non_negative("warmup-epochs", raw.warmup_epochs);
+  if (!(raw.ema_decay >= 0 && raw.ema_decay < 1)) {
+    throw UsageError("--ema-decay: " + std::to_string(raw.ema_decay) + " is not in [0, 1)");
+  }
+  o.ema_decay = raw.ema_decay;
+  o.profile_path = raw.profile_path;
+  o.machine = raw.machine;
+  o.quiet = vm.count("quiet") > 0;
+
+  if (o.gpus >= 2) {
+    if (o.micro_batches_given) {
+      throw UsageError("--micro-batches: with --gpus " + std::to_string(o.gpus) +
+                       " the noise scale uses each rank's gradient (B_small = the per-rank batch) instead");
+    }
+    if (o.batch % o.gpus != 0) {
+      throw UsageError("--batch " + std::to_string(o.batch) + " is not divisible by --gpus " + std::to_string(o.gpus));
+    }
+  } else if (o.batch % o.micro_batches != 0) {
+    throw UsageError("--batch " + std::to_string(o.batch) + " is not divisible by --micro-batches " +
+                     std::to_string(o.micro_batches));
+  }
+  if (o.train_samples && *o.train_samples < o.batch) {
+    throw UsageError("--train-samples " + std::to_string(*o.train_samples) + " is below --batch " +
+                     std::to_string(o.batch) + ": no full batch to measure the noise scale on");
+  }
+  return o;
+}
+
+po::variables_map parse(const std::vector<std::string>& args, const po::options_description& flags) {
+  if (args.empty()) throw UsageError("baseline: missing subcommand name");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(std::vector<std::string>(args.begin() + 1, args.end())).options(flags).run(),
+              vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(std::string("baseline: ") + e.what());
+  }
+  return vm;
+}
+
+std::string number(double value) {
+  std::ostringstream out;
+  out.precision(17);
+  out << value;
+  return out.str();
+}
+
+}  // namespace
+
+int64_t per_process_batch(const BaselineOptions& o) { return o.batch / o.gpus; }
+
+int64_t small_batch(const BaselineOptions& o) { return o.gpus >= 2 ? o.batch / o.gpus : o.batch / o.micro_batches; }
+
+std::optional<BaselineOptions> parse_baseline_options(const std::vector<std::string>& args) {
+  RawOptions raw;
+  const auto flags = baseline_flags(raw);
+  const auto vm = parse(args, flags);
+  if (vm.count("help")) {
+    std::cout << baseline_help();
+    return std::nullopt;
+  }
+  return validated(raw, vm);
+}
+
+BaselineOptions parse_baseline_worker_options(const std::vector<std::string>& args) {
+  RawOptions raw;
+  po::options_description flags;
+  flags.add(baseline_flags(raw)).add(rank_flags(raw));
+  const auto vm = parse(args, flags);
+  BaselineOptions o = validated(raw, vm);
+  o.world_size = small_int("world-size", raw.world_size, 1);
+  o.rank = small_int("rank", raw.rank, 0);
+  if (o.rank >= o.world_size) {
+    throw UsageError("--rank " + std::to_string(o.rank) + " is not below --world-size " + std::to_string(o.world_size));
+  }
+  o.store_dir = raw.store_dir;
+  return o;
+}
+
+std::vector<std::string> to_baseline_worker_args(const BaselineOptions& o) {
+  std::vector<std::string> args = {"--model",         o.model,
+                                   "--batch",         std::to_string(o.batch),
+                                   "--gpus",          std::to_string(o.gpus),
+                                   "--epochs",        std::to_string(o.epochs),
+                                   "--workers",       std::to_string(o.workers),
+                                   "--seed",          std::to_string(o.seed),
+                                   "--lr",            number(o.lr),
+                                   "--momentum",      number(o.momentum),
+                                   "--weight-decay",  number(o.weight_decay),
+                                   "--lr-rule",       to_string(o.lr_rule),
+                                   "--lr-base-batch", std::to_string(o.lr_base_batch),
+                                   "--warmup-epochs", number(o.warmup_epochs),
+                                   "--ema-decay",     number(o.ema_decay)};
+  if (o.micro_batches_given) args.insert(args.end(), {"--micro-batches", std::to_string(o.micro_batches)});
+  if (o.train_samples) args.insert(args.end(), {"--train-samples", std::to_string(*o.train_samples)});
+  if (o.test_samples) args.insert(args.end(), {"--test-samples", std::to_string(*o.test_samples)});
+  if (!o.data_dir.empty()) args.insert(args.end(), {"--data", o.data_dir});
+  if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});
+  if (o.threads > 0) args.insert(args.end(), {"--threads", std::to_string(o.threads)});
+  if (!o.profile_path.empty()) args.insert(args.end(), {"--profile", o.profile_path});
+  if (!o.machine.empty()) args.insert(args.end(), {"--machine", o.machine});
+  if (o.quiet) args.push_back("--quiet");
+  return args;
+}
+
+std::string baseline_help() {
+  RawOptions raw;
+  std::ostringstream out;
+  out << "Usage: measure baseline [flags]\n\n"
+         "Trains the model with the course's settings (SGD lr 0.1, momentum 0.9, weight decay 5e-4, batch 128)\n"
+         "and records per epoch the mean training loss and accuracy, the test accuracy and the gradient noise\n"
+         "scale B_simple = tr(Sigma) / |G|^2 (two-batch estimator). The curve goes into the profile's\n"
+         "`training:` section (replacing the model's previous curve), rewritten after every epoch.\n\n"
+      << baseline_flags(raw);
+  return out.str();
+}
+
+}  // namespace trainsim::measure

@@ -1,0 +1,60 @@
+#pragma once
+// Flags of `measure baseline` and of its DDP rank processes (`measure worker baseline ...`),
+// parsed with Boost.Program_options into one plain struct. Torch-free.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stats/lr_rule.h"
+#include "usage_error.h"
+
+namespace trainsim::measure {
+
+struct BaselineOptions {
+  std::string model = "resnet18-cifar";  // resnet18-cifar or resnet18-imagenet (models/describe.h)
+  int64_t batch = 128;                   // global batch B_0
+  int64_t micro_batches = 4;             // one device: k micro-batches of batch / k (B_small)
+  bool micro_batches_given = false;      // --micro-batches on the command line
+  int gpus = 1;                          // DDP ranks (processes); >= 2: B_small = the per-rank batch
+  int epochs = 5;
+  std::optional<int64_t> train_samples;  // first N training images; nullopt = all 50000
+  std::optional<int64_t> test_samples;   // first N test images; nullopt = all 10000
+  std::string data_dir;                  // CIFAR-10 binaries; empty = synthetic images (labelled so)
+  std::string device;                    // "cpu" | "cuda"; empty = cuda when available
+  int threads = 0;                       // intra-op threads per process; 0 = cores / processes
+  int workers = 2;                       // data-loader worker threads per process
+  uint64_t seed = 0;
+  double lr = 0.1;                       // base learning rate at --lr-base-batch
+  double momentum = 0.9;
+  double weight_decay = 5e-4;
+  LrRule lr_rule = LrRule::kConstant;
+  int64_t lr_base_batch = 128;           // B_0 of the learning-rate rule
+  double warmup_epochs = 5;              // linear-warmup only
+  double ema_decay = 0.99;               // of the noise-scale averages
+  std::string profile_path;              // empty = reports/<machine>/profile.yaml
+  std::string machine;                   // empty = measure's default machine name
+  bool quiet = false;
+  // Set only in rank processes (appended by launch_ranks).
+  int rank = -1;
+  int world_size = 0;
+  std::string store_dir;
+};
+
+// The batch each process trains per step: batch / gpus.
+int64_t per_process_batch(const BaselineOptions& options);
+// B_small of the two-batch estimator: the per-rank batch under DDP, else batch / micro_batches.
+int64_t small_batch(const BaselineOptions& options);
+
+// Parses `baseline ...` (args[0], the subcommand name, is skipped) and checks the flags that need
+// no device: throws UsageError. Returns nullopt after printing --help.
+std::optional<BaselineOptions> parse_baseline_options(const std::vector<std::string>& args);
+// The rank process's flags: the same set plus --rank, --world-size and --store (required).
+BaselineOptions parse_baseline_worker_options(const std::vector<std::string>& args);
+// The flags that make a rank process run exactly `options` (launch_ranks appends the rank flags).
+std::vector<std::string> to_baseline_worker_args(const BaselineOptions& options);
+
+std::string baseline_help();
+
+}  // namespace trainsim::measure

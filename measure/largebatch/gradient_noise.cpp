@@ -1,0 +1,88 @@
+#include "largebatch/gradient_noise.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace trainsim::measure {
+
+torch::Tensor gradient_sq_norm(const std::vector<torch::Tensor>& params) {
+  if (params.empty()) throw std::invalid_argument("gradient_sq_norm: no parameters");
+  torch::NoGradGuard no_grad;
+  auto total = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(params.front().device()));
+  for (const auto& p : params) {
+    const auto& grad = p.grad();
+    if (grad.defined()) total += grad.square().sum(torch::kFloat64);
+  }
+  return total;
+}
+
+std::optional<GradientNorms> micro_batch_backward(const std::vector<torch::Tensor>& params,
+                                                  const MeanLoss& mean_loss, const torch::Tensor& inputs,
+                                                  const torch::Tensor& targets, int64_t micro_batches) {
+  if (micro_batches < 1) {
+    throw std::invalid_argument("micro_batch_backward: micro_batches must be >= 1, got " +
+                                std::to_string(micro_batches));
+  }
+  const int64_t n = inputs.size(0);
+  if (n < 1 || targets.size(0) != n) {
+    throw std::invalid_argument("micro_batch_backward: " + std::to_string(n) + " inputs and " +
+                                std::to_string(targets.size(0)) + " targets");
+  }
+  const int64_t k = std::min(micro_batches, n);
+  const auto input_slices = inputs.tensor_split(k);
+  const auto target_slices = targets.tensor_split(k);
+
+  std::vector<torch::Tensor> batch_grad(params.size());  // sum_i (n_i / n) g_i
+  auto small_sq_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(inputs.device()));
+  for (int64_t i = 0; i < k; ++i) {
+    for (const auto& p : params) {
+      if (p.grad().defined()) p.mutable_grad().zero_();
+    }
+    mean_loss(input_slices[static_cast<size_t>(i)], target_slices[static_cast<size_t>(i)]).backward();
+
+    torch::NoGradGuard no_grad;
+    small_sq_sum += gradient_sq_norm(params);
+    const double weight = static_cast<double>(input_slices[static_cast<size_t>(i)].size(0)) / static_cast<double>(n);
+    for (size_t j = 0; j < params.size(); ++j) {
+      const auto& grad = params[j].grad();
+      if (!grad.defined()) continue;
+      if (batch_grad[j].defined()) {
+        batch_grad[j].add_(grad, weight);
+      } else {
+        batch_grad[j] = grad * weight;
+      }
+    }
+  }
+  {
+    torch::NoGradGuard no_grad;
+    for (size_t j = 0; j < params.size(); ++j) {
+      if (batch_grad[j].defined()) params[j].mutable_grad().copy_(batch_grad[j]);
+    }
+  }
+  if (k < 2 || n % k != 0) return std::nullopt;
+  GradientNorms norms;
+  norms.small_sq_norm = small_sq_sum / static_cast<double>(k);  // mean over the k micro-batches
+  norms.big_sq_norm = gradient_sq_norm(params);
+  norms.small_batch = n / k;
+  norms.big_batch = n;
+  return norms;
+}
+
+GradientNorms ddp_backward(const std::vector<torch::Tensor>& params, DdpReducer& reducer, const torch::Tensor& loss,
+                           int64_t rank_batch, int world_size) {
+  if (rank_batch < 1 || world_size < 2) {
+    throw std::invalid_argument("ddp_backward: need a rank batch >= 1 and >= 2 ranks");
+  }
+  reducer.prepare_for_backward();
+  loss.backward();
+  GradientNorms norms;
+  norms.small_sq_norm = gradient_sq_norm(params);  // this rank's own gradient
+  reducer.finalize_backward();
+  norms.big_sq_norm = gradient_sq_norm(params);    // the average over the ranks
+  norms.small_batch = rank_batch;
+  norms.big_batch = rank_batch * world_size;
+  return norms;
+}
+
+}  // namespace trainsim::measure

@@ -1,0 +1,58 @@
+#pragma once
+// The gradient norms the two-batch noise-scale estimator needs (REFERENCE.md "Statistical
+// efficiency of large batches"; the estimator itself is trainsim::GradientNoiseEstimator in
+// sim/stats/noise_scale.h). On one device a batch of B is split into k micro-batches of B/k: each
+// micro-batch's gradient is a G_small, their size-weighted mean is the batch gradient G_big that
+// the optimiser then uses. Under DDP the trainer reads the rank's gradient before the all-reduce
+// (G_small, B_small = the per-rank batch) and the averaged one after it (G_big).
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "runs/ddp_reducer.h"
+
+namespace trainsim::measure {
+
+// sum over `params` of |grad|^2 as a 0-dim float64 tensor on the parameters' device; parameters
+// without a gradient count 0. No host synchronisation.
+torch::Tensor gradient_sq_norm(const std::vector<torch::Tensor>& params);
+
+// One step's squared norms, 0-dim float64 tensors on the device (read them in bulk later: no
+// host synchronisation per step).
+struct GradientNorms {
+  torch::Tensor small_sq_norm;  // |G_small|^2 averaged over the micro-batches (or ranks)
+  torch::Tensor big_sq_norm;    // |G_big|^2
+  int64_t small_batch = 0;      // B_small
+  int64_t big_batch = 0;        // B_big
+};
+
+// The mean loss of a slice of the batch; the trainer's forward pass (it may also record
+// statistics of the slice, e.g. correct predictions). Must build an autograd graph.
+using MeanLoss = std::function<torch::Tensor(const torch::Tensor& inputs, const torch::Tensor& targets)>;
+
+// Leaves in every parameter's grad the gradient of the mean loss over the whole batch, computed
+// with min(micro_batches, n) forward and backward passes over consecutive slices of sizes as
+// equal as possible (tensor_split):  G_big = sum_i (n_i / n) g_i.  For a model without
+// BatchNorm this is exactly the full-batch gradient; with BatchNorm each slice is normalised on
+// its own ("ghost" batch norm of size n/k, as DDP does per rank). Existing gradients are
+// overwritten. Returns the norms when there are >= 2 slices of equal size (n divisible by k),
+// else nullopt (the step still trains). Throws std::invalid_argument for micro_batches < 1, an
+// empty batch or inputs and targets of different lengths.
+std::optional<GradientNorms> micro_batch_backward(const std::vector<torch::Tensor>& params,
+                                                  const MeanLoss& mean_loss, const torch::Tensor& inputs,
+                                                  const torch::Tensor& targets, int64_t micro_batches);
+
+// One DDP backward of `loss` (this rank's mean loss over its `rank_batch` samples) under
+// `reducer`: prepare_for_backward, backward, then |grad|^2 of this rank's own gradient (before the
+// reducer overwrites it: G_small, B_small = rank_batch), finalize_backward, and |grad|^2 of the
+// all-reduced average (G_big, B_big = rank_batch * world size). small_sq_norm is this rank's
+// alone: average it over the ranks (an all-reduce) before the estimator. Zero the gradients and
+// sync the buffers before the forward, as for any DDP step.
+GradientNorms ddp_backward(const std::vector<torch::Tensor>& params, DdpReducer& reducer, const torch::Tensor& loss,
+                           int64_t rank_batch, int world_size);
+
+}  // namespace trainsim::measure

@@ -1,0 +1,32 @@
+#pragma once
+// The files of `measure largebatch-validate` (docs/LARGE_BATCH.md "Validation"): report.md,
+// predictions.csv, trials.csv, baseline_curve.csv, and steps.svg drawn by gnuplot when it is
+// installed (steps.gp redraws it). Torch-free.
+
+#include <string>
+#include <vector>
+
+#include "largebatch/validation.h"
+
+namespace trainsim::measure {
+
+struct ReportContext {
+  std::string command;   // the exact command line
+  std::string machine;   // reports/<machine>/
+  std::string date;      // UTC, ISO 8601
+  std::string libtorch;  // LibTorch version
+  double wall_s = 0;     // seconds the whole validation took
+};
+
+std::string predictions_csv(const ValidationResult& result);
+std::string trials_csv(const ValidationResult& result);
+std::string baseline_curve_csv(const ValidationResult& result);
+std::string report_markdown(const ValidationResult& result, const ValidationOptions& options,
+                            const ReportContext& context, bool has_plot);
+
+// Writes every file into `dir` (created if missing), each atomically. Returns the paths written.
+// The plot is skipped (and the report says so) when no `gnuplot` is on PATH or it fails.
+std::vector<std::string> write_validation_report(const ValidationResult& result, const ValidationOptions& options,
+                                                 const ReportContext& context, const std::string& dir);
+
+}  // namespace trainsim::measure
