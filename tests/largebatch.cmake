@@ -1,0 +1,22 @@
+# measure/largebatch/ (issue 5): learning-rate schedules, the noise-scale gradient norms
+# (micro-batches and DDP) against exact per-example values, the mixture task, the validation
+# arithmetic, and `measure baseline` / `measure largebatch-validate` through the binary.
+trainsim_add_test(largebatch_lr_schedule_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_lr_schedule_test.cpp
+  LIBS trainsim_lr_schedule)
+trainsim_add_test(largebatch_noise_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_noise_test.cpp
+  LIBS trainsim_largebatch)
+trainsim_add_test(largebatch_validation_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_validation_test.cpp
+  LIBS trainsim_largebatch)
+# Runs the real `measure` (and `simulate` when it is built).
+trainsim_add_test(largebatch_cli_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_cli_test.cpp
+  LIBS trainsim_io)
+if(TARGET measure)
+  add_dependencies(largebatch_cli_test measure)
+endif()
+if(TARGET simulate)
+  add_dependencies(largebatch_cli_test simulate)
+endif()

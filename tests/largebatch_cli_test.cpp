@@ -1,0 +1,187 @@
+// `measure baseline` and `measure largebatch-validate` through the real binary, at tiny sizes:
+// the baseline's curve goes into a profile that load_profile accepts and `simulate` uses (when it
+// is built), the DDP path with two Gloo ranks, bad flags, and the validation's files and last line.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "io/profile_io.h"
+
+namespace trainsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kMeasure = std::string(TRAINSIM_BIN_DIR) + "/measure";
+const std::string kSimulate = std::string(TRAINSIM_BIN_DIR) + "/simulate";
+const fs::path kStatsFixtures = fs::path(TRAINSIM_FIXTURES_DIR) / "stats";
+// ResNet-18 on 128 synthetic images, batch 32 in 4 micro-batches of 8: 4 steps per epoch.
+const std::string kTinyBaseline =
+    " --device cpu --train-samples 128 --test-samples 64 --batch 32 --threads 1 --workers 0 --quiet";
+// A validation that runs in about a second: 4 batch sizes (8 the baseline), a 5-point lr grid.
+const std::string kTinyValidation =
+    " --dims 8 --classes 4 --separation 3 --hidden 16 --held-out 512 --batches 4,8,16,32 --base-batch 8"
+    " --lrs 2,1,0.5,0.25,0.125 --target-loss 0.6 --max-steps 4000 --seed 3";
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct ProgramRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class LargeBatchCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "trainsim-lb-cli-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  ProgramRun run(const std::string& program, const std::string& args) const {
+    const fs::path out = dir_ / "stdout.txt";
+    const fs::path err = dir_ / "stderr.txt";
+    const std::string command = program + " " + args + " > " + out.string() + " 2> " + err.string();
+    const int status = std::system(command.c_str());
+    ProgramRun r;
+    if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+    r.out = read_file(out);
+    r.err = read_file(err);
+    return r;
+  }
+
+  // The baseline curve of resnet18-cifar in `profile`, checked for the tiny run's shape.
+  static const TrainingCurve& curve_of(const Profile& profile) {
+    for (const auto& c : profile.training) {
+      if (c.model == "resnet18-cifar") return c;
+    }
+    throw std::runtime_error("no resnet18-cifar curve");
+  }
+
+  static void expect_tiny_curve(const TrainingCurve& c, int64_t small_batch, int epochs) {
+    EXPECT_EQ(c.data, "synthetic");
+    EXPECT_EQ(c.batch, 32);
+    EXPECT_EQ(c.small_batch, small_batch);
+    EXPECT_EQ(c.train_samples, 128);
+    EXPECT_DOUBLE_EQ(c.lr, 0.1);
+    EXPECT_DOUBLE_EQ(c.momentum, 0.9);
+    EXPECT_DOUBLE_EQ(c.weight_decay, 5e-4);
+    EXPECT_EQ(c.lr_rule, "constant");
+    ASSERT_EQ(c.epochs.size(), static_cast<size_t>(epochs));
+    for (size_t i = 0; i < c.epochs.size(); ++i) {
+      const auto& p = c.epochs[i];
+      EXPECT_EQ(p.epoch, static_cast<int>(i) + 1);
+      EXPECT_DOUBLE_EQ(p.examples, 128.0 * static_cast<double>(i + 1));
+      EXPECT_TRUE(std::isfinite(p.train_loss) && p.train_loss > 0);
+      EXPECT_GE(p.train_accuracy, 0);
+      EXPECT_LE(p.train_accuracy, 1);
+      EXPECT_GE(p.test_accuracy, 0);  // evaluated (a synthetic held-out set)
+      EXPECT_LE(p.test_accuracy, 1);
+      EXPECT_GT(p.grad_sq_norm, 0);
+      EXPECT_GT(p.trace_sigma, 0);
+      EXPECT_NEAR(p.noise_scale, p.trace_sigma / p.grad_sq_norm, 1e-9 * p.noise_scale);
+    }
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(LargeBatchCli, BaselineReplacesTheCurveInAProfileThatSimulateUses) {
+  fs::copy_file(kStatsFixtures / "profile.yaml", dir_ / "profile.yaml");
+  fs::copy_file(kStatsFixtures / "sweep.yaml", dir_ / "sweep.yaml");  // names profile.yaml beside it
+  const Profile before = load_profile((dir_ / "profile.yaml").string());
+  const ProgramRun r = run(kMeasure, "baseline" + kTinyBaseline + " --epochs 2 --profile " + (dir_ / "profile.yaml").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Profile after = load_profile((dir_ / "profile.yaml").string());
+  ASSERT_EQ(after.training.size(), 1u);  // the fixture's hand-written curve is replaced, not kept
+  expect_tiny_curve(curve_of(after), 8, 2);  // B_small = 32 / 4 micro-batches
+  // Everything else of the profile is kept.
+  EXPECT_EQ(after.models.size(), before.models.size());
+  EXPECT_EQ(after.machine.name, before.machine.name);
+  EXPECT_NE(r.out.find("written to"), std::string::npos) << r.out;
+
+  if (!fs::exists(kSimulate)) GTEST_SKIP() << kSimulate << " is not built";
+  const ProgramRun sim = run(kSimulate, (dir_ / "sweep.yaml").string() + " --out " + (dir_ / "sim").string());
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  EXPECT_NE(sim.out.find("## Q4: large batches"), std::string::npos) << sim.out;
+}
+
+TEST_F(LargeBatchCli, BaselineCreatesAMissingProfile) {
+  const fs::path profile = dir_ / "new" / "profile.yaml";
+  const ProgramRun r = run(kMeasure, "baseline" + kTinyBaseline + " --epochs 1 --profile " + profile.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Profile p = load_profile(profile.string());
+  EXPECT_EQ(p.machine.device_kind, "cpu");
+  EXPECT_NE(p.measurement.command.find("measure baseline"), std::string::npos);
+  expect_tiny_curve(curve_of(p), 8, 1);
+}
+
+TEST_F(LargeBatchCli, BaselineUnderDdpUsesThePerRankGradient) {
+  const fs::path profile = dir_ / "profile.yaml";
+  const ProgramRun r = run(kMeasure, "baseline" + kTinyBaseline + " --gpus 2 --epochs 1 --profile " + profile.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_tiny_curve(curve_of(load_profile(profile.string())), 16, 1);  // B_small = 32 / 2 ranks
+}
+
+TEST_F(LargeBatchCli, BaselineBadFlagsExit2WithOneLine) {
+  for (const std::string& flags :
+       {std::string(" --lr-rule fast"), std::string(" --batch 30 --micro-batches 4"),
+        std::string(" --gpus 2 --micro-batches 2"), std::string(" --train-samples 16"),
+        std::string(" --ema-decay 1"), std::string(" --model vgg")}) {
+    const ProgramRun r = run(kMeasure, "baseline" + kTinyBaseline + flags + " --profile " + (dir_ / "p.yaml").string());
+    EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << flags << ": " << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << flags << ": " << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "p.yaml")) << flags;
+  }
+}
+
+TEST_F(LargeBatchCli, BaselineRejectsAMalformedProfileBeforeTraining) {
+  std::ofstream(dir_ / "bad.yaml") << "schema_version: 2\n";
+  const ProgramRun r = run(kMeasure, "baseline" + kTinyBaseline + " --profile " + (dir_ / "bad.yaml").string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("schema_version"), std::string::npos) << r.err;
+}
+
+TEST_F(LargeBatchCli, ValidationWritesItsFilesAndEndsWithTheErrorLine) {
+  const fs::path out = dir_ / "largebatch";
+  const ProgramRun r = run(kMeasure, "largebatch-validate --quiet --threads 2 --out " + out.string() + kTinyValidation);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string last = r.out.substr(0, r.out.size() - 1);
+  last = last.substr(last.rfind('\n') + 1);
+  EXPECT_TRUE(std::regex_match(last, std::regex(R"(steps-to-target error: [0-9]+\.[0-9]% over 3 batch sizes)")))
+      << last;
+  for (const char* name : {"report.md", "predictions.csv", "trials.csv", "baseline_curve.csv", "steps.gp"}) {
+    EXPECT_TRUE(fs::exists(out / name)) << name;
+  }
+  const std::string report = read_file(out / "report.md");
+  EXPECT_NE(report.find("measure largebatch-validate --quiet --threads 2"), std::string::npos);
+  EXPECT_NE(report.find("(baseline)"), std::string::npos);
+  // predictions.csv: a header and one row per batch size.
+  const std::string csv = read_file(out / "predictions.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
+}
+
+TEST_F(LargeBatchCli, ValidationBadFlagsExit2) {
+  const ProgramRun r = run(kMeasure, "largebatch-validate --batches 8,16 --base-batch 32 --out " + dir_.string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("base batch 32"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace trainsim
