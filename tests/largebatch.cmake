@@ -20,3 +20,6 @@ endif()
 if(TARGET simulate)
   add_dependencies(largebatch_cli_test simulate)
 endif()
+trainsim_add_test(largebatch_train_lr_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_train_lr_test.cpp
+  LIBS trainsim_runs)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <iostream>
 #include <sstream>
 
@@ -23,6 +24,9 @@ struct RawOptions {
   std::string data_dir;
   int64_t threads = 0;
   int64_t seed = 0;
+  std::string lr_rule;
+  int64_t lr_base_batch = 0;
+  double warmup_epochs = 0;
   std::string runs_path;
   std::string machine;
   int64_t rank = -1;
@@ -58,6 +62,14 @@ po::options_description train_flags(RawOptions& raw) {
        "intra-op threads per process (default: cores / processes, at least 1)")
     ("seed", po::value(&raw.seed)->default_value(0),
        "seed of initialisation, sampler and augmentation")
+    ("lr-rule", po::value(&raw.lr_rule)->default_value(to_string(defaults.lr_rule)),
+       "learning rate of the global batch B = gpus x batch-per-gpu: constant (0.1), linear "
+       "(0.1 B/B0), linear-warmup (per iteration from 0.1 to 0.1 B/B0 over --warmup-epochs), "
+       "sqrt (0.1 sqrt(B/B0))")
+    ("lr-base-batch", po::value(&raw.lr_base_batch)->default_value(defaults.lr_base_batch),
+       "B0 of --lr-rule")
+    ("warmup-epochs", po::value(&raw.warmup_epochs)->default_value(defaults.warmup_epochs),
+       "warm-up length of linear-warmup, in epochs")
     ("runs", po::value(&raw.runs_path),
        "CSV the result row is appended to (default: reports/<machine>/runs.csv)")
     ("machine", po::value(&raw.machine),
@@ -114,6 +126,17 @@ TrainOptions validated(const RawOptions& raw, const po::variables_map& vm) {
   o.data_dir = raw.data_dir;
   if (vm.count("threads")) o.threads = checked_int("threads", raw.threads, 1);
   o.seed = static_cast<uint64_t>(at_least("seed", raw.seed, 0));
+  const auto rule = parse_lr_rule(raw.lr_rule);
+  if (!rule) {
+    throw UsageError("--lr-rule: '" + raw.lr_rule +
+                     "' is not one of constant, linear, linear-warmup, sqrt");
+  }
+  o.lr_rule = *rule;
+  o.lr_base_batch = at_least("lr-base-batch", raw.lr_base_batch, 1);
+  if (!std::isfinite(raw.warmup_epochs) || raw.warmup_epochs < 0) {
+    throw UsageError("--warmup-epochs: must be finite and >= 0");
+  }
+  o.warmup_epochs = raw.warmup_epochs;
   o.runs_path = raw.runs_path;
   o.machine = raw.machine;
   o.quiet = vm.count("quiet") > 0;
@@ -184,7 +207,13 @@ std::vector<std::string> to_worker_args(const TrainOptions& o) {
                                    "--batch-per-gpu", std::to_string(o.batch_per_gpu),
                                    "--workers",       std::to_string(o.workers),
                                    "--epochs",        std::to_string(o.epochs),
-                                   "--seed",          std::to_string(o.seed)};
+                                   "--seed",          std::to_string(o.seed),
+                                   "--lr-rule",       to_string(o.lr_rule),
+                                   "--lr-base-batch", std::to_string(o.lr_base_batch)};
+  std::ostringstream warmup;
+  warmup.precision(17);  // round-trips the double
+  warmup << o.warmup_epochs;
+  args.insert(args.end(), {"--warmup-epochs", warmup.str()});
   if (o.train_samples) {
     args.insert(args.end(), {"--train-samples", std::to_string(*o.train_samples)});
   }
@@ -201,8 +230,8 @@ std::string train_help() {
   RawOptions raw;
   std::ostringstream out;
   out << "Usage: measure train [flags]\n\n"
-         "Trains ResNet-18 (CIFAR variant) for --epochs epochs with SGD (lr 0.1, momentum 0.9,\n"
-         "weight decay 5e-4) and times the last epoch: epoch_s is its wall time, train_s the same\n"
+         "Trains ResNet-18 (CIFAR variant) for --epochs epochs with SGD (lr 0.1 under --lr-rule,\n"
+         "momentum 0.9, weight decay 5e-4) and times the last epoch: epoch_s is its wall time, train_s the same\n"
          "minus the time spent waiting for the data loader. Appends one row to runs.csv.\n\n"
       << train_flags(raw);
   return out.str();

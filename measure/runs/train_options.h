@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "stats/lr_rule.h"
 #include "usage_error.h"  // UsageError: main prints `error: <what>` and exits 2
 
 namespace trainsim::measure {
@@ -22,6 +23,11 @@ struct TrainOptions {
   std::string data_dir;                  // real CIFAR-10 binaries; empty = synthetic images
   int threads = 0;  // intra-op threads per process; 0 = cores / processes (>= 1)
   uint64_t seed = 0;
+  // Learning rate of the global batch B = gpus * batch_per_gpu from the base rate 0.1 at
+  // lr_base_batch (measure/largebatch/lr_schedule.h); constant keeps the course's 0.1.
+  LrRule lr_rule = LrRule::kConstant;
+  int64_t lr_base_batch = 128;
+  double warmup_epochs = 5;  // linear-warmup only
   std::string runs_path;  // empty = reports/<machine>/runs.csv
   std::string machine;    // empty = default_machine_name(device)
   bool quiet = false;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "data/loader.h"
+#include "largebatch/lr_schedule.h"
 #include "models/describe.h"
 #include "models/resnet.h"
 #include "runs/ddp_reducer.h"
@@ -182,6 +183,19 @@ std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
   std::optional<data::DataLoader> dp_loader;
   if (!ddp) dp_loader.emplace(train_set, loader_options);
 
+  // --lr-rule for the global batch; steps per epoch: ceil(share / batch), the share being this
+  // rank's ceil(n / world) under ddp.
+  LrSchedule schedule;
+  schedule.rule = options.lr_rule;
+  schedule.base_lr = kLearningRate;
+  schedule.base_batch = options.lr_base_batch;
+  schedule.batch = options.batch_per_gpu * options.gpus;
+  schedule.warmup_epochs = options.warmup_epochs;
+  const int64_t share = (train_set.size() + world - 1) / world;
+  schedule.steps_per_epoch = std::max<int64_t>(1, (share + loader_options.batch_size - 1) / loader_options.batch_size);
+  validate(schedule);
+  int64_t step = 0;
+
   Progress progress(show_progress, ddp ? rank : -1, options.epochs);
   std::vector<EpochMeasurement> epochs;
   for (int epoch = 0; epoch < options.epochs; ++epoch) {
@@ -219,6 +233,10 @@ std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
       if (reducer) reducer->prepare_for_backward();
       loss.backward();
       if (reducer) reducer->finalize_backward();
+      for (auto& group : optimizer.param_groups()) {
+        static_cast<torch::optim::SGDOptions&>(group.options()).lr(learning_rate_at(schedule, step));
+      }
+      ++step;
       optimizer.step();
 
       // Statistics stay on the device: no host synchronisation per step.
