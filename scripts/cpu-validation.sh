@@ -21,7 +21,7 @@ if [[ $step == profile || $step == all ]]; then
     --out "$dir/profile.yaml"
 fi
 if [[ $step == runs || $step == all ]]; then
-  rm -f "$dir/runs.csv"
+  # Appends: run the step again for more repeats (simulate --compare averages them).
   for gpus in 1 2; do
     for batch in 32 64 128; do
       "$measure" train --device cpu --strategy ddp --gpus "$gpus" --batch-per-gpu "$batch" \
