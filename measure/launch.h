@@ -8,6 +8,20 @@
 
 namespace trainsim::measure {
 
+// A fresh folder under the system temporary folder (for a FileStore), removed with everything in
+// it when this goes out of scope. Throws std::runtime_error if it cannot be created.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix);
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 // Absolute path of the running executable (/proc/self/exe).
 std::string self_executable();
 

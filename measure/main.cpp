@@ -14,6 +14,7 @@
 #include "largebatch/baseline.h"
 #include "largebatch/validate_cli.h"
 #include "profile_run.h"
+#include "profiler/host_contention.h"
 #include "runs/train_cli.h"
 #include "usage_error.h"
 
@@ -44,6 +45,7 @@ constexpr Subcommand kWorkers[] = {
     {"collective", trainsim::measure::collectives::collective_worker_main},
     {"train", trainsim::measure::train_worker_main},
     {"baseline", trainsim::measure::baseline_worker_main},
+    {"contention", trainsim::measure::profiler::contention_worker_main},
 };
 
 int dispatch(const Subcommand* begin, const Subcommand* end, const char* what, int argc, char** argv) {

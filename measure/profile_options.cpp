@@ -49,7 +49,10 @@ po::options_description profile_flags() {
       ("threads", po::value<int>()->value_name("N"), "LibTorch intra-op threads (default: all cores)")
       ("ranks", po::value<int>()->value_name("N"),
        "largest rank count for collectives: one process per rank, measured for every count "
-       "from 2 (cuda: from 1) to N (default cuda min(GPUs, 4), cpu 2; at most 4)")
+       "from 2 (cuda: from 1) to N (default cuda min(GPUs, 4), cpu 2; at most 4); on cpu also "
+       "host contention for 1..N processes")
+      ("contention-batch", po::value<int64_t>()->value_name("B"),
+       "batch per process of the cpu host contention case (default: the smallest batch of the grid)")
       ("collectives-max-bytes", po::value<int64_t>()->value_name("BYTES"),
        "largest collective message, sizes 1 KiB x4 up to it (default 256 MiB, --quick 16 MiB)")
       ("collective-repeats", po::value<int>()->value_name("N"),
@@ -63,7 +66,7 @@ po::options_description profile_flags() {
        "take the all_reduce curve from an nccl-tests all_reduce_perf log (out-of-place times) "
        "instead of measuring it for that rank count")
       ("skip", po::value<std::string>()->value_name("A,B"),
-       "parts not to measure: compute, h2d, loader, collectives")
+       "parts not to measure: compute, contention, h2d, loader, collectives")
       ("seed", po::value<uint64_t>()->value_name("N"), "seed of the random inputs (default 0)");
   return d;
 }
@@ -89,8 +92,9 @@ std::string profile_help() {
        "zero_grad, SGD step and the fused iteration per batch size, peak memory and the OOM\n"
        "boundary; host-to-device copies (GPU); data-loader throughput per worker count;\n"
        "all_reduce, broadcast and reduce time vs message size for every rank count (NCCL on\n"
-       "GPUs, Gloo on CPU, one process per rank). Every timing is the median of repeats after\n"
-       "warm-up (CUDA events on a GPU, a steady clock on CPU). The profile is rewritten\n"
+       "GPUs, Gloo on CPU, one process per rank); on CPU the host contention: one rank's fused\n"
+       "iteration while 1..--ranks processes train at once. Every timing is the median of\n"
+       "repeats after warm-up (CUDA events on a GPU, a steady clock on CPU). The profile is rewritten\n"
        "atomically after every finished case, so an interrupted run keeps what it measured;\n"
        "--resume continues it. Progress goes to stderr.\n\n"
     << profile_flags();
@@ -144,6 +148,10 @@ std::optional<ProfileOptions> parse_profile_options(const std::vector<std::strin
   if (vm.count("repeats")) o.repeats = positive(vm, "repeats", 1);
   if (vm.count("threads")) o.threads = positive(vm, "threads", 1);
   if (vm.count("ranks")) o.ranks = positive(vm, "ranks", 1);
+  if (vm.count("contention-batch")) {
+    o.contention_batch = vm["contention-batch"].as<int64_t>();
+    if (*o.contention_batch < 1) throw UsageError("--contention-batch: must be >= 1");
+  }
   if (vm.count("collective-repeats")) o.collective_repeats = positive(vm, "collective-repeats", 1);
   if (vm.count("collectives-max-bytes")) {
     o.collectives_max_bytes = vm["collectives-max-bytes"].as<int64_t>();
@@ -157,8 +165,10 @@ std::optional<ProfileOptions> parse_profile_options(const std::vector<std::strin
   if (vm.count("nccl-tests-log")) o.nccl_tests_log = vm["nccl-tests-log"].as<std::string>();
   if (vm.count("skip")) {
     for (const auto& part : split_list(vm["skip"].as<std::string>())) {
-      if (part != "compute" && part != "h2d" && part != "loader" && part != "collectives") {
-        throw UsageError("--skip: unknown part '" + part + "' (expected compute, h2d, loader, collectives)");
+      if (part != "compute" && part != "contention" && part != "h2d" && part != "loader" &&
+          part != "collectives") {
+        throw UsageError("--skip: unknown part '" + part +
+                         "' (expected compute, contention, h2d, loader, collectives)");
       }
       o.skip.insert(part);
     }
@@ -173,6 +183,8 @@ ProfilePlan resolve_plan(const ProfileOptions& o, const PlanTarget& target) {
   p.h2d = target.cuda && o.skip.count("h2d") == 0;
   p.loader = o.skip.count("loader") == 0;
   p.collectives = o.skip.count("collectives") == 0;
+  // Host contention: CPU ranks share the host; a GPU rank owns its device.
+  p.contention = !target.cuda && o.skip.count("contention") == 0;
 
   if (!o.models.empty()) {
     p.models = o.models;
@@ -215,6 +227,8 @@ ProfilePlan resolve_plan(const ProfileOptions& o, const PlanTarget& target) {
     }
     for (int n = 2; n <= ranks; ++n) p.rank_counts.push_back(n);
   }
+  p.contention_ranks = p.rank_counts.back();
+  p.contention_batch = o.contention_batch.value_or(p.batches.front());
   const int64_t collective_max = o.collectives_max_bytes.value_or(o.quick ? 16 * kMiB : 256 * kMiB);
   p.collective_sizes = collectives::message_sizes(kKiB, collective_max);
   p.collective_warmup = std::max(1, p.warmup);

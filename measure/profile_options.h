@@ -21,13 +21,14 @@ struct ProfileOptions {
   std::optional<int> warmup;
   std::optional<int> repeats;
   std::optional<int> threads;
-  std::optional<int> ranks;              // the largest rank count for collectives
+  std::optional<int> ranks;              // the largest rank count for collectives and host contention
+  std::optional<int64_t> contention_batch;  // batch of the host contention case
   std::optional<int64_t> collectives_max_bytes;
   std::optional<int> collective_repeats;
   std::optional<int64_t> loader_samples;
   std::string data_dir;                  // "" = synthetic images
   std::string nccl_tests_log;            // "" = measure all_reduce too
-  std::set<std::string> skip;            // subset of compute, h2d, loader, collectives
+  std::set<std::string> skip;            // subset of compute, contention, h2d, loader, collectives
   bool quick = false;
   bool resume = false;
   uint64_t seed = 0;
@@ -55,6 +56,9 @@ struct ProfilePlan {
   int repeats = 0;
   int threads = 1;
   bool compute = true, h2d = true, loader = true, collectives = true;
+  bool contention = true;              // host contention (cpu only)
+  int64_t contention_batch = 0;        // default: the smallest batch of the grid
+  int contention_ranks = 0;            // processes 1..contention_ranks (cpu: --ranks)
   std::vector<int> rank_counts;        // ascending; cuda: 1..N (N <= 4), cpu: 2..ranks
   std::vector<int64_t> collective_sizes;
   int collective_warmup = 0;
@@ -70,7 +74,7 @@ struct ProfilePlan {
 // 128, 512, ... (x4) up to max_batch (cuda 8192, cpu 512; quick: cpu 32,64, cuda 32,128,512);
 // warmup/repeats cuda 5/20, cpu 2/5 (quick 1/3); threads = cores; collectives 1 KiB to 256 MiB
 // (quick 16 MiB), 20 repeats (quick 5), ranks cuda min(GPUs, 4) from 1, cpu 2 (at most 4);
-// H2D 4 KiB to 256 MiB; loader batch 128 over 12,800 samples per epoch (quick 2,560), workers
+// host contention (cpu only) for 1..ranks processes at the smallest grid batch; H2D 4 KiB to 256 MiB; loader batch 128 over 12,800 samples per epoch (quick 2,560), workers
 // 0, 1, 2, 4, ..., cores. Throws UsageError for flags that do not fit the target (e.g. --ranks 8 on 2 GPUs).
 ProfilePlan resolve_plan(const ProfileOptions& options, const PlanTarget& target);
 

@@ -29,6 +29,7 @@
 #include "profile_options.h"
 #include "profiler/compute.h"
 #include "profiler/h2d.h"
+#include "profiler/host_contention.h"
 #include "profiler/loader_bench.h"
 #include "usage_error.h"
 
@@ -89,7 +90,7 @@ void write_text_atomic(const std::string& text, const std::string& path) {
 
 // One unit of work that ends with a profile write.
 struct Case {
-  std::string kind;   // "compute", "h2d", "loader", "collectives": progress estimates per kind
+  std::string kind;   // "compute", "contention", "h2d", "loader", "collectives": progress per kind
   std::string label;
   double weight = 1;  // relative cost within its kind (compute: batch x FLOPs per sample)
   std::function<bool()> done;  // already in the profile
@@ -199,6 +200,8 @@ class ProfileRun {
 
   void plan_cases() {
     if (plan_.compute) plan_compute();
+    if (plan_.contention) plan_contention();
+    if (device_.is_cuda()) log("host contention: not measured on cuda (each rank has its own device)");
     if (plan_.h2d) plan_h2d();
     if (plan_.loader) plan_loader();
     if (plan_.collectives) plan_collectives();
@@ -223,6 +226,26 @@ class ProfileRun {
         c.run = [this, name, batch] { run_compute(name, batch); };
         cases_.push_back(std::move(c));
       }
+    }
+  }
+
+  // One case per model: 1..contention_ranks processes each running the fused iteration.
+  void plan_contention() {
+    if (!collectives::backend_available("gloo")) {  // the ranks' start barrier
+      log("host contention: not measured (this build of measure has no gloo backend)");
+      return;
+    }
+    for (const auto& name : plan_.models) {
+      Case c;
+      c.kind = "contention";
+      c.label = "host contention " + name + " batch " + std::to_string(plan_.contention_batch) + ", 1.." +
+                std::to_string(plan_.contention_ranks) + " processes";
+      c.done = [this, name] {
+        const auto it = profile_.models.find(name);
+        return it != profile_.models.end() && !it->second.host_contention.empty();
+      };
+      c.run = [this, name] { run_contention(name); };
+      cases_.push_back(std::move(c));
     }
   }
 
@@ -354,6 +377,31 @@ class ProfileRun {
       log("  out of memory at batch " + std::to_string(batch) + " (" + first_line(e.what()) +
           "): recorded as the OOM boundary; larger batches of " + name + " are skipped");
     }
+    save();
+  }
+
+  // Median fused iteration of rank 0 while k processes run it at once, k = 1..N; the profile gets
+  // all points or none (a --resume measures the whole case again).
+  void run_contention(const std::string& name) {
+    profiler::ContentionJob job;
+    job.model = name;
+    job.batch = plan_.contention_batch;
+    job.warmup = plan_.warmup;
+    job.repeats = plan_.repeats;
+    job.threads = plan_.threads;
+    job.seed = options_.seed + static_cast<uint64_t>(job.batch);
+    job.timeout_s = kCollectiveTimeout;
+    std::vector<ContentionPoint> points;
+    for (int k = 1; k <= plan_.contention_ranks; ++k) {
+      const double seconds = profiler::run_contention(self_executable(), job, k, kLaunchTimeout);
+      points.push_back(ContentionPoint{k, job.batch, seconds});
+      char ratio[32];
+      // slowdown(k) = iteration_s(k) / iteration_s(1)
+      std::snprintf(ratio, sizeof ratio, "%.2fx", seconds / points.front().iteration_s);
+      log("  " + std::to_string(k) + " process" + (k > 1 ? "es" : "") + ": " + format_ms(seconds) +
+          " per fused iteration of rank 0 (" + ratio + " the 1-process time)");
+    }
+    model_entry(name).host_contention = std::move(points);
     save();
   }
 

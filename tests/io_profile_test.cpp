@@ -98,6 +98,7 @@ Profile make_profile() {
   m.memory_method = "cuda-allocator-peak";
   m.oom_batch = 256;
   m.max_batch_tried = std::nullopt;
+  m.host_contention = {{1, 32, 0.25}, {2, 32, 0.1 + 0.2}, {4, 32, 2.0 / 3.0}};
 
   LayerProfile stem;
   stem.name = "stem";
@@ -223,6 +224,12 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
     EXPECT_EQ(x.memory_method, y.memory_method);
     EXPECT_EQ(x.oom_batch, y.oom_batch);
     EXPECT_EQ(x.max_batch_tried, y.max_batch_tried);
+    ASSERT_EQ(x.host_contention.size(), y.host_contention.size()) << key;
+    for (size_t i = 0; i < x.host_contention.size(); ++i) {
+      EXPECT_EQ(x.host_contention[i].ranks, y.host_contention[i].ranks);
+      EXPECT_EQ(x.host_contention[i].batch, y.host_contention[i].batch);
+      EXPECT_EQ(x.host_contention[i].iteration_s, y.host_contention[i].iteration_s);
+    }
     ASSERT_EQ(x.layers.size(), y.layers.size());
     for (size_t i = 0; i < x.layers.size(); ++i) {
       const LayerProfile& la = x.layers[i];
@@ -375,6 +382,7 @@ TEST_F(ProfileTest, HandWrittenFixtureLoadsAndRoundTrips) {
   EXPECT_EQ(m.peak_memory_bytes, (std::vector<double>{1.0e8, 2.0e8, 4.0e8}));
   EXPECT_FALSE(m.oom_batch.has_value());
   EXPECT_EQ(m.max_batch_tried, 128);
+  EXPECT_TRUE(m.host_contention.empty());  // optional: absent from the fixture
   ASSERT_EQ(m.layers.size(), 2u);
   EXPECT_EQ(m.layers[0].param_bytes(), 3456 + 256);
   EXPECT_TRUE(m.layers[1].params.empty());
@@ -495,6 +503,26 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"MissingModelKey", "    memory_method: \"process-rss\"\n", "",
                    "\"resnet18-cifar\":", "models.resnet18-cifar.memory_method",
                    "missing required key 'memory_method'"},
+        BadProfile{"ContentionNotStartingAtOneRank", "    max_batch_tried: 128\n",
+                   "    max_batch_tried: 128\n    host_contention:\n      - {ranks: 2, batch: 32, iteration_s: 1.5}\n",
+                   "ranks: 2, batch: 32", "models.resnet18-cifar.host_contention[0].ranks",
+                   "the first point must be the ranks: 1 reference, got '2'"},
+        BadProfile{"ContentionRanksNotAscending", "    max_batch_tried: 128\n",
+                   "    max_batch_tried: 128\n    host_contention:\n      - {ranks: 1, batch: 32, iteration_s: 1.0}\n"
+                   "      - {ranks: 3, batch: 32, iteration_s: 1.8}\n      - {ranks: 3, batch: 32, iteration_s: 1.9}\n",
+                   "iteration_s: 1.9", "models.resnet18-cifar.host_contention[2].ranks",
+                   "strictly ascending in ranks: 3 follows 3"},
+        BadProfile{"ContentionZeroTime", "    max_batch_tried: 128\n",
+                   "    max_batch_tried: 128\n    host_contention:\n      - {ranks: 1, batch: 32, iteration_s: 0}\n",
+                   "iteration_s: 0}", "models.resnet18-cifar.host_contention[0].iteration_s", "must be > 0, got '0'"},
+        BadProfile{"ContentionZeroBatch", "    max_batch_tried: 128\n",
+                   "    max_batch_tried: 128\n    host_contention:\n      - {ranks: 1, batch: 0, iteration_s: 1.0}\n",
+                   "batch: 0,", "models.resnet18-cifar.host_contention[0].batch", "must be >= 1, got 0"},
+        BadProfile{"ContentionMixedBatches", "    max_batch_tried: 128\n",
+                   "    max_batch_tried: 128\n    host_contention:\n      - {ranks: 1, batch: 32, iteration_s: 1.0}\n"
+                   "      - {ranks: 2, batch: 64, iteration_s: 3.0}\n",
+                   "batch: 64", "models.resnet18-cifar.host_contention[1].batch",
+                   "same batch: 64 differs from 32"},
         BadProfile{"CurveLengthMismatch", "time_s: [0.0001, 0.01]}", "time_s: [0.0001]}",
                    "\"all_reduce\"", "collectives.curves[0].time_s", "has 1 values but bytes has 2"},
         BadProfile{"CurveBytesNotAscending", "bytes: [1024, 1048576], time_s: [0.00005",

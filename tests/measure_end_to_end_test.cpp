@@ -1,5 +1,6 @@
 // `measure --device cpu` end to end with a tiny grid: the profile it writes loads, has every
-// section, and --resume measures only what is missing (and nothing the second time).
+// section (host contention for 1 and 2 processes included), and --resume measures only what is
+// missing (and nothing the second time).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -54,8 +55,8 @@ class MeasureEndToEnd : public ::testing::Test {
 TEST_F(MeasureEndToEnd, WritesAFullProfileAndResumesOnlyWhatIsMissing) {
   ASSERT_TRUE(fs::exists(kMeasure)) << kMeasure;
 
-  // 1. Compute only.
-  ASSERT_EQ(measure(" --skip loader,collectives"), 0) << stderr_;
+  // 1. Compute and host contention (1 and 2 processes at the grid's batch 2) only.
+  ASSERT_EQ(measure(" --ranks 2 --skip loader,collectives"), 0) << stderr_;
   const trainsim::Profile first = trainsim::load_profile(profile_);
   ASSERT_EQ(first.models.count("resnet18-cifar"), 1u);
   const auto& m1 = first.models.at("resnet18-cifar");
@@ -71,18 +72,28 @@ TEST_F(MeasureEndToEnd, WritesAFullProfileAndResumesOnlyWhatIsMissing) {
   EXPECT_TRUE(first.loader.points.empty());
   EXPECT_TRUE(first.collectives.curves.empty());
   EXPECT_NE(stderr_.find("sum of parts"), std::string::npos) << stderr_;
+  ASSERT_EQ(m1.host_contention.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(m1.host_contention[i].ranks, static_cast<int>(i) + 1);
+    EXPECT_EQ(m1.host_contention[i].batch, 2);  // default: the smallest batch of the grid
+    EXPECT_GT(m1.host_contention[i].iteration_s, 0.0);
+  }
+  EXPECT_NE(stderr_.find("2 processes: "), std::string::npos) << stderr_;
 
   // 2. --resume with every part: the compute case is kept as it was (not re-measured), the
   // loader and the broadcast/reduce curves are measured, all_reduce comes from the log.
   ASSERT_EQ(measure(" --resume --nccl-tests-log " + kLog), 0) << stderr_;
-  // 1 compute + 1 loader + 3 collectives planned; compute done; all_reduce (2 ranks) from the log.
-  EXPECT_NE(stderr_.find("5 cases planned, 2 already in the profile, 3 to measure"), std::string::npos)
+  // 1 compute + 1 contention + 1 loader + 3 collectives planned; compute and contention done;
+  // all_reduce (2 ranks) from the log.
+  EXPECT_NE(stderr_.find("6 cases planned, 3 already in the profile, 3 to measure"), std::string::npos)
       << stderr_;
   EXPECT_NE(stderr_.find("synthetic"), std::string::npos) << stderr_;
   const trainsim::Profile second = trainsim::load_profile(profile_);
   const auto& m2 = second.models.at("resnet18-cifar");
   EXPECT_EQ(m2.iteration_s, m1.iteration_s);  // identical numbers: not measured again
   EXPECT_EQ(m2.layers.at(3).backward_s, m1.layers.at(3).backward_s);
+  ASSERT_EQ(m2.host_contention.size(), 2u);
+  EXPECT_EQ(m2.host_contention[1].iteration_s, m1.host_contention[1].iteration_s);
 
   EXPECT_EQ(second.machine.device_kind, "cpu");
   EXPECT_EQ(second.machine.device_count, 2);  // ranks used for collectives

@@ -5,3 +5,5 @@ trainsim_add_test(sim_train_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_train_tes
 trainsim_add_test(sim_epoch_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_epoch_test.cpp LIBS trainsim_train)
 trainsim_add_test(sim_sync_batchnorm_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_sync_batchnorm_test.cpp
                   LIBS trainsim_train)
+trainsim_add_test(sim_contention_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_contention_test.cpp
+                  LIBS trainsim_train)

@@ -4,7 +4,6 @@
 
 #include <boost/program_options.hpp>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -20,7 +19,6 @@ namespace trainsim::measure::collectives {
 namespace {
 
 namespace po = boost::program_options;
-namespace fs = std::filesystem;
 
 constexpr const char* kResultMagic = "trainsim-collective-result";
 constexpr int kResultVersion = 1;
@@ -69,28 +67,6 @@ WorkerFlags parse_worker_flags(const std::vector<std::string>& args) {
   }
   return f;
 }
-
-// Removes a folder tree when it goes out of scope (the launcher's store folder).
-class TempDir {
- public:
-  explicit TempDir(const std::string& prefix) {
-    std::string pattern = (fs::temp_directory_path() / (prefix + "XXXXXX")).string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-      throw std::runtime_error("cannot create a temporary folder " + pattern);
-    }
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::string format_double(double v) {
   std::ostringstream s;

@@ -36,6 +36,17 @@ void check_stages(models::ResNet18& model, const ModelProfile& description) {
   }
 }
 
+// The model, seeded, checked against its description, on the device and in train() mode, before
+// the optimizer takes its parameters.
+models::ResNet18 build_model(const ModelProfile& description, const Device& device, uint64_t seed) {
+  torch::manual_seed(seed);
+  models::ResNet18 model(description.name, description.num_classes);
+  check_stages(model, description);
+  model->to(device.torch_device());
+  model->train();
+  return model;
+}
+
 }  // namespace
 
 double BatchTimings::sum_of_parts_s() const {
@@ -44,31 +55,34 @@ double BatchTimings::sum_of_parts_s() const {
          optimizer_s;
 }
 
+FusedIteration::FusedIteration(const ModelProfile& description, int64_t batch, const Device& device,
+                               uint64_t seed)
+    : model_(build_model(description, device, seed)),
+      optimizer_(model_->parameters(),
+                 torch::optim::SGDOptions(kLearningRate).momentum(kMomentum).weight_decay(kWeightDecay)) {
+  const torch::Device dev = device.torch_device();
+  const auto float_options = torch::TensorOptions().dtype(torch::kFloat32).device(dev);
+  images_ = torch::randn({batch, data::kChannels, data::kImageSide, data::kImageSide}, float_options);
+  labels_ = torch::randint(0, description.num_classes, {batch},
+                           torch::TensorOptions().dtype(torch::kInt64).device(dev));
+}
+
+void FusedIteration::run() {
+  optimizer_.zero_grad();
+  const torch::Tensor logits = model_->forward(images_);
+  const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, labels_);
+  loss.backward();
+  optimizer_.step();
+}
+
 BatchTimings measure_batch(const ModelProfile& description, int64_t batch, const Device& device,
                            const Repetition& rep, uint64_t seed) {
-  torch::manual_seed(seed);
-  const torch::Device dev = device.torch_device();
-  models::ResNet18 model(description.name, description.num_classes);
-  check_stages(model, description);
-  model->to(dev);
-  model->train();
-  torch::optim::SGD optimizer(
-      model->parameters(),
-      torch::optim::SGDOptions(kLearningRate).momentum(kMomentum).weight_decay(kWeightDecay));
-
-  const auto float_options = torch::TensorOptions().dtype(torch::kFloat32).device(dev);
-  const torch::Tensor images =
-      torch::randn({batch, data::kChannels, data::kImageSide, data::kImageSide}, float_options);
-  const torch::Tensor labels = torch::randint(0, description.num_classes, {batch},
-                                              torch::TensorOptions().dtype(torch::kInt64).device(dev));
-
-  const auto fused_iteration = [&] {
-    optimizer.zero_grad();
-    const torch::Tensor logits = model->forward(images);
-    const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, labels);
-    loss.backward();
-    optimizer.step();
-  };
+  FusedIteration step(description, batch, device, seed);
+  models::ResNet18& model = step.model();
+  torch::optim::SGD& optimizer = step.optimizer();
+  const torch::Tensor& images = step.images();
+  const torch::Tensor& labels = step.labels();
+  const auto fused_iteration = [&] { step.run(); };
 
   BatchTimings t;
   t.batch = batch;

@@ -67,6 +67,16 @@ struct LayerProfile {
   }
 };
 
+// Host contention (CPU profiles): the median fused-iteration time of ONE rank while `ranks`
+// processes each run the same fused iteration at once on the host (ranks = 1: the solo reference,
+// measured the same way). GPU ranks own their device; CPU ranks share cores, caches and memory
+// bandwidth, so the simulator slows DDP compute by iteration_s(N) / iteration_s(1).
+struct ContentionPoint {
+  int ranks = 0;
+  int64_t batch = 0;
+  double iteration_s = 0;
+};
+
 // One model's description and compute measurements on one device.
 struct ModelProfile {
   std::string name;                   // "resnet18-cifar" or "resnet18-imagenet"
@@ -84,6 +94,8 @@ struct ModelProfile {
   std::string memory_method;          // "cuda-allocator-peak" or "process-rss"
   std::optional<int64_t> oom_batch;   // smallest batch that ran out of memory, if any
   std::optional<int64_t> max_batch_tried;  // largest batch attempted (grid cap), if any
+  // Ascending in ranks, starting at ranks 1, one batch; empty = not measured (GPU, old profiles).
+  std::vector<ContentionPoint> host_contention;
 
   int64_t param_bytes() const {
     int64_t total = 0;

@@ -112,11 +112,41 @@ LayerProfile parse_layer(const Value& value, size_t batch_count) {
   return layer;
 }
 
+// [{ranks, batch, iteration_s}, ...]: ranks strictly ascending from 1, one batch for all points
+// (the slowdown is a ratio of times at the same batch), times > 0.
+std::vector<ContentionPoint> parse_host_contention(const Value& value) {
+  std::vector<ContentionPoint> points;
+  for (const Value& item : value.as_list()) {
+    const Map map(item, {"ranks", "batch", "iteration_s"});
+    ContentionPoint p;
+    const Value ranks = map.required("ranks");
+    p.ranks = ranks.as_int(/*min=*/1);
+    const Value batch = map.required("batch");
+    p.batch = batch.as_int64(/*min=*/1);
+    const Value time = map.required("iteration_s");
+    p.iteration_s = time.as_double(kNonNegative);
+    if (p.iteration_s <= 0) time.fail("must be > 0, got " + time.describe());
+    if (points.empty() && p.ranks != 1) {
+      ranks.fail("the first point must be the ranks: 1 reference, got " + ranks.describe());
+    }
+    if (!points.empty() && p.ranks <= points.back().ranks) {
+      ranks.fail("points must be strictly ascending in ranks: " + std::to_string(p.ranks) +
+                 " follows " + std::to_string(points.back().ranks));
+    }
+    if (!points.empty() && p.batch != points.front().batch) {
+      batch.fail("every point must have the same batch: " + std::to_string(p.batch) + " differs from " +
+                 std::to_string(points.front().batch));
+    }
+    points.push_back(p);
+  }
+  return points;
+}
+
 ModelProfile parse_model(const std::string& name, const Value& value) {
   const Map map(value, {"parameters", "input_bytes_per_sample", "num_classes", "batches",
                         "loss_s", "zero_grad_s", "optimizer_s", "iteration_s",
                         "peak_memory_bytes", "memory_method", "oom_batch", "max_batch_tried",
-                        "layers"});
+                        "host_contention", "layers"});
   ModelProfile model;
   model.name = name;
   model.parameters = map.required("parameters").as_int64(/*min=*/0);
@@ -136,6 +166,7 @@ ModelProfile parse_model(const std::string& name, const Value& value) {
   model.memory_method = map.required("memory_method").as_string();
   model.oom_batch = parse_optional_batch(map, "oom_batch");
   model.max_batch_tried = parse_optional_batch(map, "max_batch_tried");
+  if (auto v = map.optional("host_contention")) model.host_contention = parse_host_contention(*v);
 
   for (const Value& layer : map.required("layers").as_list()) {
     model.layers.push_back(parse_layer(layer, n));

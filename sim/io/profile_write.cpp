@@ -163,6 +163,14 @@ void write_model(YamlText& y, const std::string& key, const ModelProfile& model)
   y.line(2, "memory_method: " + quote(model.memory_method));
   y.line(2, "oom_batch: " + optional_int(model.oom_batch));
   y.line(2, "max_batch_tried: " + optional_int(model.max_batch_tried));
+  // Optional: written only when measured, so profiles without it keep their exact bytes.
+  if (!model.host_contention.empty()) {
+    y.line(2, "host_contention:");
+    for (const ContentionPoint& p : model.host_contention) {
+      y.line(3, "- {ranks: " + std::to_string(p.ranks) + ", batch: " + std::to_string(p.batch) +
+                    ", iteration_s: " + format_double(p.iteration_s) + "}");
+    }
+  }
   if (model.layers.empty()) {
     y.line(2, "layers: []");
   } else {

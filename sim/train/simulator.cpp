@@ -12,6 +12,7 @@
 #include "train/dp_graph.h"
 #include "train/epoch_runner.h"
 #include "train/graph_inputs.h"
+#include "train/host_contention.h"
 #include "train/loader_model.h"
 #include "train/memory_model.h"
 #include "train/step_model.h"
@@ -290,7 +291,10 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   result.spec = spec;
   std::vector<std::string>& notes = result.notes;
 
-  const train::StepModel steps(model);
+  // DDP ranks are processes: on a cpu profile they share the host and slow each other's compute.
+  const train::HostContention contention = train::host_contention(profile, model, ddp ? n : 1);
+  for (const std::string& note : contention.notes) add_note(notes, note);
+  const train::StepModel steps(model, contention.slowdown);
   const train::LoaderModel loader(profile.loader);
   const hw::CollectiveModel collectives(profile.collectives, spec.interconnect);
   const std::unique_ptr<hw::MeasuredCurve> h2d = h2d_curve(profile, notes);

@@ -26,7 +26,8 @@ double StepTimes::layers_s() const {
   return total;
 }
 
-StepModel::StepModel(const ModelProfile& model) : model_(model) {
+StepModel::StepModel(const ModelProfile& model, double slowdown) : model_(model), slowdown_(slowdown) {
+  if (!(slowdown > 0)) throw std::invalid_argument("model " + model.name + ": compute slowdown must be > 0");
   if (model.batches.empty()) {
     throw std::invalid_argument("model " + model.name + ": no measured batch size");
   }
@@ -65,6 +66,14 @@ StepTimes StepModel::at(int64_t batch) const {
   t.optimizer_s =
       interpolate_in_batch(bs, model_.optimizer_s, b, BatchExtrapolation::kHoldNearest);
   t.overhead_s = interpolate_in_batch(bs, overhead_points_, b, BatchExtrapolation::kHoldNearest);
+  if (slowdown_ != 1.0) {
+    for (double& s : t.forward_s) s *= slowdown_;
+    for (double& s : t.backward_s) s *= slowdown_;
+    t.loss_s *= slowdown_;
+    t.zero_grad_s *= slowdown_;
+    t.optimizer_s *= slowdown_;
+    t.overhead_s *= slowdown_;
+  }
   return t;
 }
 

@@ -28,17 +28,19 @@ struct StepTimes {
 // autograd bookkeeping, kernel launches not inside any timed part, synchronisation). It is
 // interpolated with kHoldNearest and simulated as a host op serial with compute, so that the
 // simulated iteration matches the measured fused one at the measured batches.
+// Every duration is then multiplied by `slowdown` (host contention of CPU ranks, host_contention.h).
 class StepModel {
  public:
-  // Throws std::invalid_argument when the model has no measured batch or the per-batch arrays
-  // disagree in length with `batches`.
-  explicit StepModel(const ModelProfile& model);
+  // Throws std::invalid_argument when the model has no measured batch, the per-batch arrays
+  // disagree in length with `batches`, or slowdown is not > 0.
+  explicit StepModel(const ModelProfile& model, double slowdown = 1.0);
 
   StepTimes at(int64_t batch) const;
   const ModelProfile& model() const { return model_; }
 
  private:
   const ModelProfile& model_;
+  double slowdown_;
   std::vector<double> overhead_points_;  // aligned with model_.batches
 };
 

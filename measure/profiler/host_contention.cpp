@@ -1,0 +1,157 @@
+#include "profiler/host_contention.h"
+
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "collectives/communicator.h"
+#include "device.h"
+#include "launch.h"
+#include "models/describe.h"
+#include "profiler/compute.h"
+#include "stats.h"
+#include "usage_error.h"
+
+namespace trainsim::measure::profiler {
+namespace {
+
+namespace po = boost::program_options;
+
+constexpr const char* kResultMagic = "trainsim-contention-result";
+constexpr int kResultVersion = 1;
+
+struct WorkerFlags {
+  ContentionJob job;
+  int rank = -1;
+  int world_size = 0;
+  std::string store_dir;
+};
+
+WorkerFlags parse_worker_flags(const std::vector<std::string>& args) {
+  WorkerFlags f;
+  po::options_description desc("measure worker contention (internal: one rank process)");
+  desc.add_options()
+      ("model", po::value(&f.job.model)->required(), "model name")
+      ("batch", po::value(&f.job.batch)->required(), "batch per rank")
+      ("warmup", po::value(&f.job.warmup)->required(), "untimed fused iterations")
+      ("repeats", po::value(&f.job.repeats)->required(), "timed fused iterations")
+      ("threads", po::value(&f.job.threads)->required(), "intra-op threads")
+      ("seed", po::value(&f.job.seed)->required(), "random inputs")
+      ("timeout", po::value(&f.job.timeout_s)->required(), "seconds")
+      ("rank", po::value(&f.rank)->required(), "this rank")
+      ("world-size", po::value(&f.world_size)->required(), "ranks")
+      ("store", po::value(&f.store_dir)->required(), "FileStore folder");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(std::vector<std::string>(args.begin() + 1, args.end()))
+                  .options(desc)
+                  .run(),
+              vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(std::string("worker contention: ") + e.what());
+  }
+  if (f.job.batch < 1 || f.job.warmup < 0 || f.job.repeats < 1 || f.job.threads < 1 ||
+      f.job.timeout_s <= 0) {
+    throw UsageError("worker contention: --batch >= 1, --warmup >= 0, --repeats >= 1, --threads >= 1, --timeout > 0");
+  }
+  if (f.world_size < 1 || f.rank < 0 || f.rank >= f.world_size) {
+    throw UsageError("worker contention: --rank must be in [0, --world-size)");
+  }
+  return f;
+}
+
+std::string format_double(double v) {
+  std::ostringstream s;
+  s << std::setprecision(17) << v;
+  return s.str();
+}
+
+// result.txt: "trainsim-contention-result 1" then "iteration_s <seconds>", written atomically.
+void write_result(double iteration_s, const std::string& path) {
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp);
+    out << kResultMagic << " " << kResultVersion << "\n" << "iteration_s " << format_double(iteration_s) << "\n";
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw std::runtime_error("cannot rename " + tmp + " to " + path);
+  }
+}
+
+double read_result(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": missing (rank 0 wrote no result)");
+  std::string magic, key;
+  int version = 0;
+  double seconds = 0;
+  if (!(in >> magic >> version >> key >> seconds) || magic != kResultMagic || version != kResultVersion ||
+      key != "iteration_s" || !(seconds > 0)) {
+    throw std::runtime_error(path + ": not a " + std::string(kResultMagic) + " " +
+                             std::to_string(kResultVersion) + " file with iteration_s > 0");
+  }
+  return seconds;
+}
+
+}  // namespace
+
+int contention_worker_main(int argc, char** argv) {
+  const WorkerFlags f = parse_worker_flags(std::vector<std::string>(argv, argv + argc));
+  try {
+    torch::set_num_threads(f.job.threads);
+    collectives::CommunicatorOptions options;
+    options.backend = "gloo";  // only its barrier: the ranks train independently
+    options.rank = f.rank;
+    options.world_size = f.world_size;
+    options.store_dir = f.store_dir;
+    options.timeout_s = f.job.timeout_s;
+    auto comm = collectives::make_communicator(options);
+
+    const Device cpu{DeviceKind::cpu, 0};
+    FusedIteration step(models::describe_model(f.job.model), f.job.batch, cpu,
+                        f.job.seed + static_cast<uint64_t>(f.rank));
+    // Every iteration starts together on all ranks (DDP's all-reduce keeps them in lockstep), so
+    // each timed iteration of rank 0 overlaps the others' iterations.
+    for (int i = 0; i < f.job.warmup; ++i) {
+      comm->barrier();
+      step.run();
+    }
+    std::vector<double> times;
+    for (int i = 0; i < f.job.repeats; ++i) {
+      comm->barrier();
+      times.push_back(time_once(cpu, [&] { step.run(); }));
+    }
+    if (f.rank == 0) write_result(median(times), f.store_dir + "/result.txt");
+    comm->barrier();  // nobody leaves (closing its store handle) while others still need it
+  } catch (const std::exception& e) {
+    std::cerr << "error: rank " << f.rank << " of " << f.world_size << ": " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+std::vector<std::string> contention_worker_args(const ContentionJob& job) {
+  return {"worker", "contention",
+          "--model", job.model,
+          "--batch", std::to_string(job.batch),
+          "--warmup", std::to_string(job.warmup),
+          "--repeats", std::to_string(job.repeats),
+          "--threads", std::to_string(job.threads),
+          "--seed", std::to_string(job.seed),
+          "--timeout", format_double(job.timeout_s)};
+}
+
+double run_contention(const std::string& exe, const ContentionJob& job, int ranks, double launch_timeout_s) {
+  TempDir store("trainsim-contention-");
+  launch_ranks(exe, contention_worker_args(job), ranks, store.path(), launch_timeout_s);
+  return read_result(store.path() + "/result.txt");
+}
+
+}  // namespace trainsim::measure::profiler

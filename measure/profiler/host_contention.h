@@ -1,0 +1,37 @@
+#pragma once
+// Host contention (CPU): how much slower one rank's fused training iteration runs while k rank
+// processes run the same iteration at once on this host, for k = 1..N. `measure` launches k
+// processes of `measure worker contention ...`; they meet through a FileStore (Gloo barrier),
+// run warm-up and timed fused iterations in lockstep (a barrier before each, as DDP's per-step
+// all-reduce keeps ranks together), and rank 0 writes its median to result.txt in the store folder.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trainsim::measure::profiler {
+
+struct ContentionJob {
+  std::string model;      // e.g. "resnet18-cifar"
+  int64_t batch = 32;     // per rank
+  int warmup = 1;         // untimed fused iterations
+  int repeats = 3;        // timed fused iterations; rank 0's median is the result
+  int threads = 1;        // LibTorch intra-op threads per rank process
+  uint64_t seed = 0;      // random inputs (rank r uses seed + r)
+  double timeout_s = 600; // the rendezvous or one barrier blocked longer fails the rank
+};
+
+// `measure worker contention FLAGS --rank R --world-size N --store DIR`; argv[0] is
+// "contention". Returns 0 on success (rank 0 wrote DIR/result.txt). Throws UsageError for bad
+// flags; a later failure is printed ("error: rank R of N: ...") and returns 1.
+int contention_worker_main(int argc, char** argv);
+
+// The worker flags for `job` (launch_ranks appends --rank, --world-size, --store).
+std::vector<std::string> contention_worker_args(const ContentionJob& job);
+
+// Parent side: launches `ranks` processes of `exe` (the measure binary) in a fresh temporary
+// store folder and returns rank 0's median fused-iteration seconds. Throws std::runtime_error
+// naming a failed rank.
+double run_contention(const std::string& exe, const ContentionJob& job, int ranks, double launch_timeout_s);
+
+}  // namespace trainsim::measure::profiler
