@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# End to end on CPU at tiny size (issue 4): measure a profile -> real DDP runs (1 and 2 Gloo
+# ranks) -> simulate --compare; checks that every output file is produced and the last line.
+# Usage: e2e_cpu_loop.sh BIN_DIR
+set -euo pipefail
+bin=$1
+work=$(mktemp -d "${TMPDIR:-/tmp}/trainsim-e2e-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$bin/measure" --device cpu --models resnet18-cifar --batches 4,8 --warmup 0 --repeats 1 \
+  --threads 1 --ranks 2 --loader-samples 256 --collectives-max-bytes 65536 \
+  --collective-repeats 2 --out "$work/profile.yaml" 2> "$work/measure.log" \
+  || { cat "$work/measure.log" >&2; fail "measure exited non-zero"; }
+[ -s "$work/profile.yaml" ] || fail "no profile written"
+[ -s "$work/collectives.txt" ] || fail "no collectives.txt written"
+
+for gpus in 1 2; do
+  for batch in 4 8; do
+    "$bin/measure" train --device cpu --strategy ddp --gpus "$gpus" --batch-per-gpu "$batch" \
+      --train-samples 32 --epochs 2 --workers 0 --threads 1 --quiet --runs "$work/runs.csv" \
+      || fail "measure train --gpus $gpus --batch-per-gpu $batch exited non-zero"
+  done
+done
+# Header + one row per run.
+[ "$(wc -l < "$work/runs.csv")" -eq 5 ] || fail "runs.csv should have 5 lines: $(cat "$work/runs.csv")"
+
+cat > "$work/config.yaml" <<YAML
+profile: profile.yaml
+model: resnet18-cifar
+dataset: {train_samples: 32}
+loader: {workers: 0}
+sweep:
+  strategy: [ddp]
+  gpus: [1, 2]
+  batch_per_gpu: [4, 8]
+YAML
+"$bin/simulate" "$work/config.yaml" --compare "$work/runs.csv" --out "$work/out" \
+  > "$work/stdout" 2> "$work/stderr" || { cat "$work/stderr" >&2; fail "simulate --compare exited non-zero"; }
+for f in report.md comparison.csv predictions.csv predictions.md; do
+  [ -s "$work/out/$f" ] || fail "missing $f"
+done
+if command -v gnuplot > /dev/null; then
+  for f in epoch_vs_batch.svg speedup_vs_gpus.svg predicted_vs_measured.svg; do
+    grep -q "</svg>" "$work/out/$f" || fail "missing or incomplete $f"
+  done
+fi
+last=$(tail -n 1 "$work/stdout")
+[[ $last =~ ^MAPE\ epoch_s:\ [0-9]+\.[0-9]%\ over\ 4\ runs$ ]] || fail "last line: '$last'"
+echo "e2e: profile, 4 runs and the comparison report produced; $last"
