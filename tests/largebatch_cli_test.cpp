@@ -26,10 +26,11 @@ const fs::path kStatsFixtures = fs::path(TRAINSIM_FIXTURES_DIR) / "stats";
 // ResNet-18 on 128 synthetic images, batch 32 in 4 micro-batches of 8: 4 steps per epoch.
 const std::string kTinyBaseline =
     " --device cpu --train-samples 128 --test-samples 64 --batch 32 --threads 1 --workers 0 --quiet";
-// A validation that runs in about a second: 4 batch sizes (8 the baseline), a 5-point lr grid.
+// A validation that runs in about a second: 4 batch sizes (8 the baseline), a 5-point lr grid,
+// two targets of one seed.
 const std::string kTinyValidation =
     " --dims 8 --classes 4 --separation 3 --hidden 16 --held-out 512 --batches 4,8,16,32 --base-batch 8"
-    " --lrs 2,1,0.5,0.25,0.125 --target-loss 0.6 --max-steps 4000 --seed 3";
+    " --lrs 2,1,0.5,0.25,0.125 --target-gaps 0.4,0.3 --seeds 3 --max-steps 4000";
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path);
@@ -166,15 +167,15 @@ TEST_F(LargeBatchCli, ValidationWritesItsFilesAndEndsWithTheErrorLine) {
   last = last.substr(last.rfind('\n') + 1);
   EXPECT_TRUE(std::regex_match(last, std::regex(R"(steps-to-target error: [0-9]+\.[0-9]% over 3 batch sizes)")))
       << last;
-  for (const char* name : {"report.md", "predictions.csv", "trials.csv", "baseline_curve.csv", "steps.gp"}) {
+  for (const char* name : {"report.md", "predictions.csv", "trials.csv", "baseline_curves.csv", "steps.gp", "steps.dat"}) {
     EXPECT_TRUE(fs::exists(out / name)) << name;
   }
   const std::string report = read_file(out / "report.md");
   EXPECT_NE(report.find("measure largebatch-validate --quiet --threads 2"), std::string::npos);
   EXPECT_NE(report.find("(baseline)"), std::string::npos);
-  // predictions.csv: a header and one row per batch size.
+  // predictions.csv: a header and one row per case and batch size.
   const std::string csv = read_file(out / "predictions.csv");
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 2 * 4);
 }
 
 TEST_F(LargeBatchCli, ValidationBadFlagsExit2) {

@@ -69,6 +69,34 @@ TEST(MixtureTask, ClassMeansAndUnitNoise) {
   EXPECT_NEAR(squares / (n * 4), 1.0, 0.04);
 }
 
+TEST(MixtureTask, BayesLoss) {
+  // Separation 0: every class mean is 0, the posterior is uniform and the loss ln(C) exactly.
+  const MixtureTask flat(MixtureSpec{3, 5, 0.0, 2});
+  std::vector<float> x(100 * 3);
+  std::vector<int64_t> y(100);
+  flat.sample(kHeldOutStream, 0, 100, x.data(), y.data());
+  EXPECT_NEAR(flat.bayes_loss(x.data(), y.data(), 100), std::log(5.0), 1e-12);
+  // Two classes in one dimension with means +-m: p(y | x) = sigmoid(+-2 m x), so the loss of a
+  // sample (x, y) is log(1 + exp(-2 m x s)), s = +1 for the class whose mean is +m.
+  const MixtureTask two(MixtureSpec{1, 2, 1.0, 4});
+  const double m0 = two.class_mean(0)[0];
+  const double m1 = two.class_mean(1)[0];
+  std::vector<float> x2(50);
+  std::vector<int64_t> y2(50);
+  two.sample(kTrainStream, 0, 50, x2.data(), y2.data());
+  double expected = 0;
+  for (int i = 0; i < 50; ++i) {
+    // log p(y|x) = -(x - m_y)^2/2 - log(exp(-(x - m0)^2/2) + exp(-(x - m1)^2/2))
+    const double x_i = x2[static_cast<size_t>(i)];
+    const double own = y2[static_cast<size_t>(i)] == 0 ? m0 : m1;
+    const double other = y2[static_cast<size_t>(i)] == 0 ? m1 : m0;
+    // = log(1 + exp(((x - own)^2 - (x - other)^2) / 2))
+    expected += std::log1p(std::exp(((x_i - own) * (x_i - own) - (x_i - other) * (x_i - other)) / 2));
+  }
+  EXPECT_NEAR(two.bayes_loss(x2.data(), y2.data(), 50), expected / 50, 1e-9);
+  EXPECT_THROW(two.bayes_loss(x2.data(), y2.data(), 0), std::invalid_argument);
+}
+
 TEST(MixtureTask, BadSpecsAndStreams) {
   EXPECT_THROW(MixtureTask(MixtureSpec{0, 3, 1.0, 0}), std::invalid_argument);
   EXPECT_THROW(MixtureTask(MixtureSpec{2, 1, 1.0, 0}), std::invalid_argument);
@@ -176,9 +204,9 @@ ValidationOptions tiny_options() {
   o.base_batch = 8;
   o.micro_batches = 4;
   o.lrs = {2, 1, 0.5, 0.25, 0.125};
-  o.target_loss = 0.6;
+  o.target_gaps = {0.4};  // the Bayes loss on these 512 held-out samples is 0.22
+  o.seeds = {3};
   o.max_steps = 4000;
-  o.seed = 3;
   return o;
 }
 
@@ -188,23 +216,29 @@ TEST(Validation, TinyValidationIsDeterministicAcrossThreadCounts) {
   const ValidationResult one = run_validation(o, nullptr);
   o.threads = 2;
   const ValidationResult two = run_validation(o, nullptr);
-  ASSERT_EQ(one.predictions.size(), 4u);
-  EXPECT_EQ(one.compared + static_cast<int>(one.not_reached.size()), 3);  // the baseline is not compared
-  for (size_t i = 0; i < one.predictions.size(); ++i) {
-    EXPECT_EQ(one.predictions[i].measured, two.predictions[i].measured);
-    EXPECT_EQ(one.predictions[i].predicted, two.predictions[i].predicted);
+  ASSERT_EQ(one.cases.size(), 1u);
+  const ValidationCase& c = one.cases.front();
+  ASSERT_TRUE(c.failure.empty()) << c.failure;
+  EXPECT_NEAR(c.target_loss, c.bayes_loss + 0.4, 1e-12);
+  ASSERT_EQ(c.predictions.size(), 4u);
+  EXPECT_EQ(one.comparisons + static_cast<int>(c.not_reached.size()), 3);  // the baseline is not compared
+  for (size_t i = 0; i < c.predictions.size(); ++i) {
+    EXPECT_EQ(c.predictions[i].measured, two.cases.front().predictions[i].measured);
+    EXPECT_EQ(c.predictions[i].predicted, two.cases.front().predictions[i].predicted);
   }
   EXPECT_EQ(one.error_percent, two.error_percent);
-  const BatchPrediction& base = one.predictions[1];
+  const BatchPrediction& base = c.predictions[1];
   EXPECT_TRUE(base.is_base);
   ASSERT_TRUE(base.measured.has_value());
   EXPECT_NEAR(base.predicted, *base.measured, 1e-9 * *base.measured);  // fitted on itself
-  EXPECT_NEAR(base.predicted_at_target, *base.measured, 1e-9 * *base.measured);
+  EXPECT_NEAR(base.predicted_integrated, *base.measured, 1e-9 * *base.measured);
   // The McCandlish prediction falls with the batch and stays above S_min.
-  for (size_t i = 1; i < one.predictions.size(); ++i) {
-    EXPECT_LT(one.predictions[i].predicted, one.predictions[i - 1].predicted);
+  for (size_t i = 1; i < c.predictions.size(); ++i) {
+    EXPECT_LT(c.predictions[i].predicted, c.predictions[i - 1].predicted);
   }
-  EXPECT_GT(one.predictions.back().predicted_at_target, one.min_steps);
+  EXPECT_GT(c.predictions.back().predicted, c.min_steps);
+  // The Bayes-optimal loss is the floor: the baseline's trained model stays above it.
+  EXPECT_GT(c.base_curve.back().loss, c.bayes_loss);
   EXPECT_TRUE(std::regex_match(error_line(one), std::regex(R"(steps-to-target error: [0-9]+\.[0-9]% over [0-9]+ batch sizes)")));
 }
 
@@ -223,6 +257,12 @@ TEST(Validation, OptionsAreChecked) {
   EXPECT_THROW(validate(o), std::invalid_argument);
   o = tiny_options();
   o.lrs.clear();
+  EXPECT_THROW(validate(o), std::invalid_argument);
+  o = tiny_options();
+  o.target_gaps = {0.1, 0};
+  EXPECT_THROW(validate(o), std::invalid_argument);
+  o = tiny_options();
+  o.seeds.clear();
   EXPECT_THROW(validate(o), std::invalid_argument);
 }
 

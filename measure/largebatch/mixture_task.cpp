@@ -1,5 +1,6 @@
 #include "largebatch/mixture_task.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -74,6 +75,29 @@ void MixtureTask::sample(uint64_t stream, int64_t first, int64_t n, float* x, in
     }
     y[i] = label;
   }
+}
+
+double MixtureTask::bayes_loss(const float* x, const int64_t* y, int64_t n) const {
+  if (n < 1) throw std::invalid_argument("MixtureTask::bayes_loss: need >= 1 sample");
+  double total = 0;
+  std::vector<double> half_sq(static_cast<size_t>(spec_.classes));
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = x + i * spec_.dims;
+    for (int64_t c = 0; c < spec_.classes; ++c) {
+      double sq = 0;
+      for (int64_t d = 0; d < spec_.dims; ++d) {
+        const double e = row[d] - means_[static_cast<size_t>(c)][static_cast<size_t>(d)];
+        sq += e * e;
+      }
+      half_sq[static_cast<size_t>(c)] = 0.5 * sq;
+    }
+    // log sum_c exp(-h_c), stabilised by the smallest h
+    const double smallest = *std::min_element(half_sq.begin(), half_sq.end());
+    double sum = 0;
+    for (double h : half_sq) sum += std::exp(smallest - h);
+    total += half_sq[static_cast<size_t>(y[i])] - smallest + std::log(sum);
+  }
+  return total / static_cast<double>(n);
 }
 
 }  // namespace trainsim::measure

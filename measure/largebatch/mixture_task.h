@@ -32,6 +32,12 @@ class MixtureTask {
   // labels into `y` (n values in 0..C-1). Throws std::invalid_argument for first < 0 or n < 0.
   void sample(uint64_t stream, int64_t first, int64_t n, float* x, int64_t* y) const;
 
+  // The mean cross-entropy of the Bayes-optimal classifier on n samples (x row-major [n, D], y):
+  // with equal priors and unit covariance, p(c | x) = softmax_c(-|x - mu_c|^2 / 2), so
+  //   loss = mean_i [ |x_i - mu_{y_i}|^2 / 2 + log sum_c exp(-|x_i - mu_c|^2 / 2) ].
+  // No model can do better in expectation: the floor of the task's loss.
+  double bayes_loss(const float* x, const int64_t* y, int64_t n) const;
+
  private:
   MixtureSpec spec_;
   std::vector<std::vector<double>> means_;

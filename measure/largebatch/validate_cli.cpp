@@ -28,7 +28,8 @@ struct RawValidate {
   int64_t repeats = 0;
   double lr_max = 4;
   double lr_min = 1.0 / 64;
-  double target_loss = 0;
+  std::string target_gaps = "0.2,0.15,0.1";
+  std::string seeds = "0,1";
   int64_t max_steps = 0;
   int64_t held_out = 0;
   int64_t dims = 0;
@@ -37,7 +38,6 @@ struct RawValidate {
   std::string hidden = "64";
   double momentum = 0;
   double ema_decay = 0;
-  int64_t seed = 0;
   int64_t threads = 0;
   std::string out_dir;
   std::string machine;
@@ -62,7 +62,10 @@ po::options_description validate_flags(RawValidate& raw) {
     ("repeats", po::value(&raw.repeats)->default_value(d.repeats),
        "copies of every run (other training samples, same initial weights); the target is reached when "
        "their mean held-out loss is at or below it")
-    ("target-loss", po::value(&raw.target_loss)->default_value(d.target_loss), "the held-out loss to reach")
+    ("target-gaps", po::value(&raw.target_gaps)->default_value(raw.target_gaps),
+       "targets: the held-out loss of the Bayes-optimal classifier plus each of these gaps")
+    ("seeds", po::value(&raw.seeds)->default_value(raw.seeds),
+       "seeds (task, initial weights, data): one case per seed and gap")
     ("max-steps", po::value(&raw.max_steps)->default_value(d.max_steps), "step limit of every run")
     ("held-out", po::value(&raw.held_out)->default_value(d.held_out), "held-out samples")
     ("dims", po::value(&raw.dims)->default_value(d.mixture.dims), "input dimensions of the Gaussian mixture")
@@ -73,7 +76,6 @@ po::options_description validate_flags(RawValidate& raw) {
        "hidden layer widths of the MLP, comma-separated; 'none': softmax regression")
     ("momentum", po::value(&raw.momentum)->default_value(d.momentum), "SGD momentum")
     ("ema-decay", po::value(&raw.ema_decay)->default_value(d.ema_decay), "decay of the noise-scale averages")
-    ("seed", po::value(&raw.seed)->default_value(0), "task, initial weights and data streams")
     ("threads", po::value(&raw.threads), "batch sizes trained in parallel, one core each (default: all cores)")
     ("out", po::value(&raw.out_dir), "report folder (default: reports/<machine>/largebatch)")
     ("machine", po::value(&raw.machine), "machine name of the default --out")
@@ -104,9 +106,10 @@ std::string help_text() {
   std::ostringstream out;
   out << "Usage: measure largebatch-validate [flags]\n\n"
          "Trains a small MLP on a synthetic Gaussian mixture at each --batches size, tuning the learning rate\n"
-         "per batch, measures the steps to reach --target-loss on a held-out set, predicts them from the\n"
-         "--base-batch run alone (its steps and gradient noise scale, McCandlish et al. 2018), and writes\n"
-         "report.md, CSVs and a plot. The last stdout line is `steps-to-target error: X.X% over N batch sizes`.\n\n"
+         "per batch, measures the steps to reach a target held-out loss (the Bayes-optimal loss + each of\n"
+         "--target-gaps, for each of --seeds), predicts them from the --base-batch run alone (its steps and\n"
+         "gradient noise scale, McCandlish et al. 2018), and writes report.md, CSVs and a plot. The last\n"
+         "stdout line is `steps-to-target error: X.X% over N batch sizes`.\n\n"
       << validate_flags(raw);
   return out.str();
 }
@@ -151,7 +154,9 @@ std::optional<ValidateCommand> parse_validate_command(const std::vector<std::str
   o.lrs = vm.count("lrs") ? parse_double_list(raw.lrs, "lrs") : geometric_lr_grid(raw.lr_max, raw.lr_min);
   if (raw.repeats < 1 || raw.repeats > 1000) throw UsageError("--repeats: must be in 1..1000");
   o.repeats = static_cast<int>(raw.repeats);
-  o.target_loss = raw.target_loss;
+  o.target_gaps = parse_double_list(raw.target_gaps, "target-gaps");
+  o.seeds.clear();
+  for (int64_t seed : parse_int_list(raw.seeds, "seeds", 0)) o.seeds.push_back(static_cast<uint64_t>(seed));
   o.max_steps = raw.max_steps;
   o.held_out = raw.held_out;
   o.mixture.dims = raw.dims;
@@ -161,9 +166,6 @@ std::optional<ValidateCommand> parse_validate_command(const std::vector<std::str
   else o.hidden.clear();
   o.momentum = raw.momentum;
   o.ema_decay = raw.ema_decay;
-  if (raw.seed < 0) throw UsageError("--seed: must be >= 0");
-  o.seed = static_cast<uint64_t>(raw.seed);
-  o.mixture.seed = o.seed;
   if (vm.count("threads")) {
     if (raw.threads < 1 || raw.threads > 1024) throw UsageError("--threads: must be in 1..1024");
     o.threads = static_cast<int>(raw.threads);
@@ -222,12 +224,21 @@ int largebatch_validate_main(int argc, char** argv) {
   context.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto files = write_validation_report(result, o, context, out_dir);
 
-  std::printf("largebatch-validate: baseline batch %lld: %.1f steps to loss %g, noise scale at the target %.1f\n",
-              static_cast<long long>(o.base_batch), result.base_steps, o.target_loss, result.noise_at_target);
-  for (const auto& p : result.predictions) {
-    std::printf("  batch %5lld: measured %10s  predicted %9.1f%s\n", static_cast<long long>(p.batch),
-                p.measured ? std::to_string(static_cast<long long>(std::llround(*p.measured))).c_str() : "-",
-                p.predicted, p.is_base ? "  (baseline)" : "");
+  for (const auto& c : result.cases) {
+    if (!c.failure.empty()) {
+      std::printf("largebatch-validate: seed %llu gap %g: not predicted: %s\n", static_cast<unsigned long long>(c.seed),
+                  c.target_gap, c.failure.c_str());
+      continue;
+    }
+    std::printf("largebatch-validate: seed %llu gap %g (target loss %.4f): baseline batch %lld %.1f steps, "
+                "noise scale at the target %.1f\n",
+                static_cast<unsigned long long>(c.seed), c.target_gap, c.target_loss,
+                static_cast<long long>(o.base_batch), c.base_steps, c.noise_at_target);
+    for (const auto& p : c.predictions) {
+      std::printf("  batch %5lld: measured %8s  predicted %8.1f%s\n", static_cast<long long>(p.batch),
+                  p.measured ? std::to_string(static_cast<long long>(std::llround(*p.measured))).c_str() : "-",
+                  p.predicted, p.is_base ? "  (baseline)" : "");
+    }
   }
   for (const auto& f : files) std::printf("  wrote %s\n", f.c_str());
   std::printf("%s\n", error_line(result).c_str());

@@ -1,7 +1,7 @@
 #pragma once
 // The files of `measure largebatch-validate` (docs/LARGE_BATCH.md "Validation"): report.md,
-// predictions.csv, trials.csv, baseline_curve.csv, and steps.svg drawn by gnuplot when it is
-// installed (steps.gp redraws it). Torch-free.
+// predictions.csv, trials.csv, baseline_curves.csv, and steps.svg drawn by gnuplot when it is
+// installed (steps.gp and steps.dat redraw it). Torch-free.
 
 #include <string>
 #include <vector>
@@ -20,7 +20,9 @@ struct ReportContext {
 
 std::string predictions_csv(const ValidationResult& result);
 std::string trials_csv(const ValidationResult& result);
-std::string baseline_curve_csv(const ValidationResult& result);
+std::string baseline_curves_csv(const ValidationResult& result);
+// Plot data: one line "measured predicted predicted_integrated batch" per compared prediction.
+std::string plot_data(const ValidationResult& result);
 std::string report_markdown(const ValidationResult& result, const ValidationOptions& options,
                             const ReportContext& context, bool has_plot);
 

@@ -38,6 +38,7 @@ ValidationProblem::ValidationProblem(const MixtureSpec& mixture, std::vector<int
     : task(mixture), hidden(std::move(hidden_)) {
   if (held_out_samples < 1) throw std::invalid_argument("ValidationProblem: need >= 1 held-out sample");
   sample_tensors(task, kHeldOutStream, 0, held_out_samples, held_out_inputs, held_out_labels);
+  bayes_loss = task.bayes_loss(held_out_inputs.data_ptr<float>(), held_out_labels.data_ptr<int64_t>(), held_out_samples);
   torch::manual_seed(init_seed);
   initial = models::SmallMlp(mixture.dims, hidden, mixture.classes);
 }
@@ -143,7 +144,9 @@ RunResult train_to_target(const ValidationProblem& problem, const RunSettings& s
           static_cast<double>(previous.step) + fraction * static_cast<double>(point.step - previous.step);
       break;
     }
-    if (point.loss < lowest_loss) {
+    // A new lowest loss counts as progress only when it closes at least 1% of the remaining gap
+    // to the target (fluctuations on a plateau make tiny new lows now and then).
+    if (point.loss < lowest_loss - kProgressFraction * (lowest_loss - s.target_loss)) {
       lowest_loss = point.loss;
       lowest_step = point.step;
     }

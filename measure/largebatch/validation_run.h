@@ -29,6 +29,7 @@ struct ValidationProblem {
   std::vector<int64_t> hidden;
   torch::Tensor held_out_inputs;  // [H, D] float32: samples 0..H-1 of kHeldOutStream
   torch::Tensor held_out_labels;  // [H] int64
+  double bayes_loss = 0;          // the Bayes-optimal classifier's loss on the held-out set
   models::SmallMlp initial{nullptr};
 
   // A fresh model with the initial weights.
@@ -70,15 +71,17 @@ struct RunResult {
   // first crossing; nullopt when not reached.
   std::optional<double> steps_to_target;
   bool diverged = false;
-  // Stopped on a plateau above the target: no new lowest loss in the second half of the run
-  // (from step kPlateauMinSteps on); at a rate this large for the batch, the noise floor of
-  // constant-rate SGD lies above the target.
+  // Stopped on a plateau above the target: no progress in the second half of the run (from step
+  // kPlateauMinSteps on), progress being a new lowest loss that closes at least
+  // kProgressFraction of the remaining gap to the target. At a rate this large for the batch,
+  // the noise floor of constant-rate SGD lies above the target.
   bool stalled = false;
   int64_t steps_run = 0;
   std::vector<CurvePoint> curve;  // from step 0 (the initial model) to the last evaluation
 };
 
 inline constexpr int64_t kPlateauMinSteps = 256;
+inline constexpr double kProgressFraction = 0.01;
 
 // Held-out evaluations are due at every step below 128, then every 2^floor(log2(step / 64))
 // steps (64 evaluations per doubling of the steps: a resolution of 1/64 of the steps taken or
