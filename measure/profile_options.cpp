@@ -86,6 +86,8 @@ std::string profile_help() {
   std::ostringstream s;
   s << "usage: measure [profile] [flags]\n"
        "       measure train [flags]        real training runs (see measure train --help)\n"
+       "       measure baseline [flags]     baseline training curve + gradient noise scale\n"
+       "       measure largebatch-validate  predicted vs measured steps to a target loss\n"
        "\n"
        "Profiles ResNet-18 training on this machine and writes the profile the simulator\n"
        "reads (reports/<machine>/profile.yaml): per-stage forward and backward times, loss,\n"
