@@ -52,4 +52,18 @@ std::string join_command_line(int argc, const char* const* argv) {
   return s;
 }
 
+int64_t at_least(const char* flag, int64_t value, int64_t minimum) {
+  if (value < minimum) {
+    throw UsageError(std::string("--") + flag + ": " + std::to_string(value) + " is below the minimum " +
+                     std::to_string(minimum));
+  }
+  return value;
+}
+
+int bounded_int(const char* flag, int64_t value, int64_t minimum) {
+  at_least(flag, value, minimum);
+  if (value > 1'000'000) throw UsageError(std::string("--") + flag + ": " + std::to_string(value) + " is too large");
+  return static_cast<int>(value);
+}
+
 }  // namespace trainsim::measure

@@ -11,6 +11,10 @@ namespace trainsim::measure {
 // integer >= minimum (and the list is not empty).
 std::vector<int64_t> parse_int_list(const std::string& text, const std::string& flag,
                                     int64_t minimum = 1);
+// `value` of flag --`flag`, or UsageError "--flag: V is below the minimum M".
+int64_t at_least(const char* flag, int64_t value, int64_t minimum);
+// The same, also rejecting values above 1,000,000 (counts stored as int: ranks, threads...).
+int bounded_int(const char* flag, int64_t value, int64_t minimum);
 // "a,b" -> {"a", "b"}; empty items are dropped.
 std::vector<std::string> split_list(const std::string& text);
 // {32, 128} -> "32,128"

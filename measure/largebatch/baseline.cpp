@@ -123,25 +123,6 @@ void save_curve(const std::string& path, const TrainingCurve& curve) {
   write_profile_atomic(profile, path);
 }
 
-// A private folder for the ranks' FileStore, removed when the run ends.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "trainsim-baseline-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot create a temporary folder like " + pattern);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 void print_curve(const TrainingCurve& c, const std::string& path) {
   std::printf("baseline: %s, batch %lld (B_small %lld), %lld samples per epoch (%s), lr %g (%s), written to %s\n",
@@ -375,7 +356,7 @@ int run_baseline(BaselineOptions o, const std::string& command) {
       load_train_set(o);
       load_test_set(o);
     }
-    TempDir store;
+    TempDir store("trainsim-baseline-");  // the ranks' FileStore, removed at the end
     std::vector<std::string> args = {"worker", "baseline"};
     for (auto& a : to_baseline_worker_args(o)) args.push_back(std::move(a));
     launch_ranks(self_executable(), args, o.gpus, store.path(), kRankTimeoutSeconds);

@@ -7,6 +7,8 @@
 
 #include "models/describe.h"
 
+#include "cli_util.h"
+
 namespace trainsim::measure {
 namespace po = boost::program_options;
 namespace {
@@ -91,20 +93,6 @@ po::options_description rank_flags(RawOptions& raw) {
   return flags;
 }
 
-int64_t at_least(const char* flag, int64_t value, int64_t minimum) {
-  if (value < minimum) {
-    throw UsageError(std::string("--") + flag + ": " + std::to_string(value) + " is below the minimum " +
-                     std::to_string(minimum));
-  }
-  return value;
-}
-
-int small_int(const char* flag, int64_t value, int64_t minimum) {
-  at_least(flag, value, minimum);
-  if (value > 1'000'000) throw UsageError(std::string("--") + flag + ": " + std::to_string(value) + " is too large");
-  return static_cast<int>(value);
-}
-
 double non_negative(const char* flag, double value) {
   if (!std::isfinite(value) || value < 0) {
     throw UsageError(std::string("--") + flag + ": " + std::to_string(value) + " must be finite and >= 0");
@@ -121,8 +109,8 @@ BaselineOptions validated(const RawOptions& raw, const po::variables_map& vm) {
   o.batch = at_least("batch", raw.batch, 2);
   o.micro_batches = at_least("micro-batches", raw.micro_batches, 2);
   o.micro_batches_given = !vm["micro-batches"].defaulted();
-  o.gpus = small_int("gpus", raw.gpus, 1);
-  o.epochs = small_int("epochs", raw.epochs, 1);
+  o.gpus = bounded_int("gpus", raw.gpus, 1);
+  o.epochs = bounded_int("epochs", raw.epochs, 1);
   if (vm.count("train-samples")) o.train_samples = at_least("train-samples", raw.train_samples, 1);
   if (vm.count("test-samples")) o.test_samples = at_least("test-samples", raw.test_samples, 1);
   o.data_dir = raw.data_dir;
@@ -132,8 +120,8 @@ BaselineOptions validated(const RawOptions& raw, const po::variables_map& vm) {
     }
     o.device = raw.device;
   }
-  if (vm.count("threads")) o.threads = small_int("threads", raw.threads, 1);
-  o.workers = small_int("workers", raw.workers, 0);
+  if (vm.count("threads")) o.threads = bounded_int("threads", raw.threads, 1);
+  o.workers = bounded_int("workers", raw.workers, 0);
   o.seed = static_cast<uint64_t>(at_least("seed", raw.seed, 0));
   o.lr = non_negative("lr", raw.lr);
   o.momentum = non_negative("momentum", raw.momentum);
@@ -213,8 +201,8 @@ BaselineOptions parse_baseline_worker_options(const std::vector<std::string>& ar
   flags.add(baseline_flags(raw)).add(rank_flags(raw));
   const auto vm = parse(args, flags);
   BaselineOptions o = validated(raw, vm);
-  o.world_size = small_int("world-size", raw.world_size, 1);
-  o.rank = small_int("rank", raw.rank, 0);
+  o.world_size = bounded_int("world-size", raw.world_size, 1);
+  o.rank = bounded_int("rank", raw.rank, 0);
   if (o.rank >= o.world_size) {
     throw UsageError("--rank " + std::to_string(o.rank) + " is not below --world-size " + std::to_string(o.world_size));
   }

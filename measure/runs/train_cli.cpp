@@ -121,28 +121,6 @@ std::string read_result(const std::string& store_dir) {
   return line;
 }
 
-// A private folder for the FileStore and the result, removed when the run ends.
-class TempDir {
- public:
-  TempDir() {
-    const auto base = std::filesystem::temp_directory_path() / "trainsim-train-XXXXXX";
-    std::string pattern = base.string();
-    if (!mkdtemp(pattern.data())) {
-      throw std::runtime_error("cannot create a temporary folder like " + base.string());
-    }
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 void print_summary(const RunRow& r, const std::string& runs_path) {
   std::printf(
@@ -165,7 +143,7 @@ int run_train(TrainOptions o) {
   std::string line;
   if (o.strategy == "ddp") {
     if (!o.data_dir.empty()) load_training_set(o);  // bad files: one clear error before launch
-    TempDir store;
+    TempDir store("trainsim-train-");  // FileStore and result, removed at the end
     std::vector<std::string> args = {"worker", "train"};
     for (auto& a : to_worker_args(o)) args.push_back(std::move(a));
     launch_ranks(self_executable(), args, o.gpus, store.path(), kRankTimeoutSeconds);

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli_util.h"
+
 namespace trainsim::measure {
 namespace po = boost::program_options;
 
@@ -90,33 +92,17 @@ po::options_description rank_flags(RawOptions& raw) {
   return flags;
 }
 
-int64_t at_least(const char* flag, int64_t value, int64_t minimum) {
-  if (value < minimum) {
-    throw UsageError(std::string("--") + flag + ": " + std::to_string(value) +
-                     " is below the minimum " + std::to_string(minimum));
-  }
-  return value;
-}
-
-int checked_int(const char* flag, int64_t value, int64_t minimum) {
-  at_least(flag, value, minimum);
-  if (value > 1'000'000) {
-    throw UsageError(std::string("--") + flag + ": " + std::to_string(value) + " is too large");
-  }
-  return static_cast<int>(value);
-}
-
 TrainOptions validated(const RawOptions& raw, const po::variables_map& vm) {
   TrainOptions o;
   if (raw.strategy != "ddp" && raw.strategy != "dp") {
     throw UsageError("--strategy: '" + raw.strategy + "' is not one of ddp, dp");
   }
   o.strategy = raw.strategy;
-  o.gpus = checked_int("gpus", raw.gpus, 1);
+  o.gpus = bounded_int("gpus", raw.gpus, 1);
   o.batch_per_gpu = at_least("batch-per-gpu", raw.batch_per_gpu, 1);
-  o.workers = checked_int("workers", raw.workers, 0);
+  o.workers = bounded_int("workers", raw.workers, 0);
   if (vm.count("train-samples")) o.train_samples = at_least("train-samples", raw.train_samples, 1);
-  o.epochs = checked_int("epochs", raw.epochs, 1);
+  o.epochs = bounded_int("epochs", raw.epochs, 1);
   if (vm.count("device")) {
     if (raw.device != "cpu" && raw.device != "cuda") {
       throw UsageError("--device: '" + raw.device + "' is not one of cpu, cuda");
@@ -124,7 +110,7 @@ TrainOptions validated(const RawOptions& raw, const po::variables_map& vm) {
     o.device = raw.device;
   }
   o.data_dir = raw.data_dir;
-  if (vm.count("threads")) o.threads = checked_int("threads", raw.threads, 1);
+  if (vm.count("threads")) o.threads = bounded_int("threads", raw.threads, 1);
   o.seed = static_cast<uint64_t>(at_least("seed", raw.seed, 0));
   const auto rule = parse_lr_rule(raw.lr_rule);
   if (!rule) {
@@ -191,8 +177,8 @@ TrainOptions parse_worker_options(const std::vector<std::string>& args) {
   flags.add(train_flags(raw)).add(rank_flags(raw));
   const auto vm = parse(args, flags);
   TrainOptions o = validated(raw, vm);
-  o.world_size = checked_int("world-size", raw.world_size, 1);
-  o.rank = checked_int("rank", raw.rank, 0);
+  o.world_size = bounded_int("world-size", raw.world_size, 1);
+  o.rank = bounded_int("rank", raw.rank, 0);
   if (o.rank >= o.world_size) {
     throw UsageError("--rank " + std::to_string(o.rank) + " is not below --world-size " +
                      std::to_string(o.world_size));
