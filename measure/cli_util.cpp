@@ -52,6 +52,21 @@ std::string join_command_line(int argc, const char* const* argv) {
   return s;
 }
 
+boost::program_options::variables_map parse_flags(const std::vector<std::string>& args,
+                                                  const boost::program_options::options_description& flags,
+                                                  const std::string& prefix) {
+  namespace po = boost::program_options;
+  po::variables_map vm;
+  try {
+    const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
+    po::store(po::command_line_parser(rest).options(flags).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(prefix + e.what());
+  }
+  return vm;
+}
+
 int64_t at_least(const char* flag, int64_t value, int64_t minimum) {
   if (value < minimum) {
     throw UsageError(std::string("--") + flag + ": " + std::to_string(value) + " is below the minimum " +

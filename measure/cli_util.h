@@ -1,6 +1,7 @@
 #pragma once
 // Helpers for measure's command lines. Torch-free.
 
+#include <boost/program_options.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,6 +12,11 @@ namespace trainsim::measure {
 // integer >= minimum (and the list is not empty).
 std::vector<int64_t> parse_int_list(const std::string& text, const std::string& flag,
                                     int64_t minimum = 1);
+// Parses args[1..] (args[0] names the subcommand) with `flags`, notify included. A bad flag
+// throws UsageError(prefix + what boost said), e.g. prefix "train: ".
+boost::program_options::variables_map parse_flags(const std::vector<std::string>& args,
+                                                  const boost::program_options::options_description& flags,
+                                                  const std::string& prefix);
 // `value` of flag --`flag`, or UsageError "--flag: V is below the minimum M".
 int64_t at_least(const char* flag, int64_t value, int64_t minimum);
 // The same, also rejecting values above 1,000,000 (counts stored as int: ranks, threads...).

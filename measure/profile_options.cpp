@@ -104,16 +104,7 @@ std::string profile_help() {
 }
 
 std::optional<ProfileOptions> parse_profile_options(const std::vector<std::string>& args) {
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(std::vector<std::string>(args.begin() + 1, args.end()))
-                  .options(profile_flags())
-                  .run(),
-              vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
+  const po::variables_map vm = parse_flags(args, profile_flags(), "");
   if (vm.count("help")) {
     std::cout << profile_help();
     return std::nullopt;

@@ -47,16 +47,7 @@ WorkerFlags parse_worker_flags(const std::vector<std::string>& args) {
       ("rank", po::value(&f.rank)->required(), "this rank")
       ("world-size", po::value(&f.world_size)->required(), "ranks")
       ("store", po::value(&f.store_dir)->required(), "FileStore folder");
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(std::vector<std::string>(args.begin() + 1, args.end()))
-                  .options(desc)
-                  .run(),
-              vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(std::string("worker collective: ") + e.what());
-  }
+  const po::variables_map vm = parse_flags(args, desc, "worker collective: ");
   f.job.op = parse_op(op);
   f.job.sizes = parse_int_list(sizes, "--sizes", 4);
   if (f.job.warmup < 0 || f.job.repeats < 1 || f.job.threads < 1 || f.job.timeout_s <= 0) {

@@ -160,14 +160,7 @@ BaselineOptions validated(const RawOptions& raw, const po::variables_map& vm) {
 
 po::variables_map parse(const std::vector<std::string>& args, const po::options_description& flags) {
   if (args.empty()) throw UsageError("baseline: missing subcommand name");
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(std::vector<std::string>(args.begin() + 1, args.end())).options(flags).run(),
-              vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(std::string("baseline: ") + e.what());
-  }
+  const po::variables_map vm = parse_flags(args, flags, "baseline: ");
   return vm;
 }
 

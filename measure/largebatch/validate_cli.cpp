@@ -134,14 +134,7 @@ std::optional<ValidateCommand> parse_validate_command(const std::vector<std::str
   if (args.empty()) throw UsageError("largebatch-validate: missing subcommand name");
   RawValidate raw;
   const auto flags = validate_flags(raw);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(std::vector<std::string>(args.begin() + 1, args.end())).options(flags).run(),
-              vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(std::string("largebatch-validate: ") + e.what());
-  }
+  const po::variables_map vm = parse_flags(args, flags, "largebatch-validate: ");
   if (vm.count("help")) {
     std::cout << help_text();
     return std::nullopt;

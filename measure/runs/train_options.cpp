@@ -139,14 +139,7 @@ TrainOptions validated(const RawOptions& raw, const po::variables_map& vm) {
 po::variables_map parse(const std::vector<std::string>& args,
                         const po::options_description& flags) {
   if (args.empty()) throw UsageError("train: missing subcommand name");
-  const std::vector<std::string> rest(args.begin() + 1, args.end());
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(rest).options(flags).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(std::string("train: ") + e.what());
-  }
+  const po::variables_map vm = parse_flags(args, flags, "train: ");
   return vm;
 }
 
