@@ -99,6 +99,7 @@ Profile make_profile() {
   m.oom_batch = 256;
   m.max_batch_tried = std::nullopt;
   m.host_contention = {{1, 32, 0.25}, {2, 32, 0.1 + 0.2}, {4, 32, 2.0 / 3.0}};
+  m.ddp_iteration_s = {0.26, 0.1 + 0.41, 1.0 / 7.0};
 
   LayerProfile stem;
   stem.name = "stem";
@@ -119,6 +120,7 @@ Profile make_profile() {
   head.forward_s = {1e-5, 2e-5, 4e-5};
   head.backward_s = {3e-5, 6e-5, 1.2e-4};
   m.layers = {stem, head};
+  m.ddp_buckets = {{20520, {3, 4}}, {7424, {0, 1, 2}}};  // tensor bytes: 6912, 256, 256, 20480, 40
   p.models[m.name] = m;
 
   // A model entry whose measurement has not started yet (a partial profile under --resume).
@@ -146,7 +148,7 @@ Profile make_profile() {
 
   p.loader.data = "synthetic";
   p.loader.batch = 128;
-  p.loader.points = {{0, 4100.5}, {1, 3900.25}, {4, 15000}};
+  p.loader.points = {{0, 4100.5, 0.0}, {1, 3900.25, 0.125}, {4, 15000, std::nullopt}};
 
   TrainingCurve curve;
   curve.model = "resnet18-cifar";
@@ -169,6 +171,19 @@ Profile make_profile() {
   empty_curve.lr_rule = "sqrt";
   empty_curve.epochs.clear();
   p.training.push_back(empty_curve);
+
+  p.calibration = Calibration{"resnet18-cifar", 32, 1, 0.1 + 0.2, 1.0 / 3.0};
+  PytorchProfile py;
+  py.torch = "1.13.0a0+git\"quoted\"";
+  py.torchvision = "0.14.1a0";
+  py.python = "3.11.2";
+  py.threads = 1;
+  py.probe_s = 0.91;
+  py.loader.data = "synthetic";
+  py.loader.batch = 128;
+  py.loader.points = {{0, 9800.5, 0.0}, {2, 17000.25, 0.077}};
+  py.models["resnet18-cifar"] = PytorchLoop{{32, 128}, {0.9, 2.0 / 3.0}, {0.95, 3.5}, 512};
+  p.pytorch = py;
   return p;
 }
 
@@ -177,6 +192,17 @@ void expect_points_equal(const std::vector<CurvePoint>& a, const std::vector<Cur
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i].bytes, b[i].bytes) << "point " << i;
     EXPECT_EQ(a[i].time_s, b[i].time_s) << "point " << i;
+  }
+}
+
+void expect_loaders_equal(const LoaderProfile& a, const LoaderProfile& b) {
+  EXPECT_EQ(a.data, b.data);
+  EXPECT_EQ(a.batch, b.batch);
+  ASSERT_EQ(a.points.size(), b.points.size());
+  for (size_t i = 0; i < a.points.size(); ++i) {
+    EXPECT_EQ(a.points[i].workers, b.points[i].workers);
+    EXPECT_EQ(a.points[i].samples_per_s, b.points[i].samples_per_s);
+    EXPECT_EQ(a.points[i].startup_s, b.points[i].startup_s);
   }
 }
 
@@ -220,6 +246,12 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
     EXPECT_EQ(x.zero_grad_s, y.zero_grad_s);
     EXPECT_EQ(x.optimizer_s, y.optimizer_s);
     EXPECT_EQ(x.iteration_s, y.iteration_s);
+    EXPECT_EQ(x.ddp_iteration_s, y.ddp_iteration_s);
+    ASSERT_EQ(x.ddp_buckets.size(), y.ddp_buckets.size());
+    for (size_t i = 0; i < x.ddp_buckets.size(); ++i) {
+      EXPECT_EQ(x.ddp_buckets[i].bytes, y.ddp_buckets[i].bytes);
+      EXPECT_EQ(x.ddp_buckets[i].params, y.ddp_buckets[i].params);
+    }
     EXPECT_EQ(x.peak_memory_bytes, y.peak_memory_bytes);
     EXPECT_EQ(x.memory_method, y.memory_method);
     EXPECT_EQ(x.oom_batch, y.oom_batch);
@@ -262,13 +294,7 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
     expect_points_equal(a.collectives.curves[i].points, b.collectives.curves[i].points);
   }
 
-  EXPECT_EQ(a.loader.data, b.loader.data);
-  EXPECT_EQ(a.loader.batch, b.loader.batch);
-  ASSERT_EQ(a.loader.points.size(), b.loader.points.size());
-  for (size_t i = 0; i < a.loader.points.size(); ++i) {
-    EXPECT_EQ(a.loader.points[i].workers, b.loader.points[i].workers);
-    EXPECT_EQ(a.loader.points[i].samples_per_s, b.loader.points[i].samples_per_s);
-  }
+  expect_loaders_equal(a.loader, b.loader);
 
   ASSERT_EQ(a.training.size(), b.training.size());
   for (size_t i = 0; i < a.training.size(); ++i) {
@@ -295,6 +321,35 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
       EXPECT_EQ(e.grad_sq_norm, f.grad_sq_norm);
       EXPECT_EQ(e.trace_sigma, f.trace_sigma);
       EXPECT_EQ(e.noise_scale, f.noise_scale);
+    }
+  }
+
+  ASSERT_EQ(a.calibration.has_value(), b.calibration.has_value());
+  if (a.calibration) {
+    EXPECT_EQ(a.calibration->model, b.calibration->model);
+    EXPECT_EQ(a.calibration->batch, b.calibration->batch);
+    EXPECT_EQ(a.calibration->threads, b.calibration->threads);
+    EXPECT_EQ(a.calibration->start_s, b.calibration->start_s);
+    EXPECT_EQ(a.calibration->end_s, b.calibration->end_s);
+  }
+  ASSERT_EQ(a.pytorch.has_value(), b.pytorch.has_value());
+  if (a.pytorch) {
+    const PytorchProfile& x = *a.pytorch;
+    const PytorchProfile& y = *b.pytorch;
+    EXPECT_EQ(x.torch, y.torch);
+    EXPECT_EQ(x.torchvision, y.torchvision);
+    EXPECT_EQ(x.python, y.python);
+    EXPECT_EQ(x.threads, y.threads);
+    EXPECT_EQ(x.probe_s, y.probe_s);
+    expect_loaders_equal(x.loader, y.loader);
+    ASSERT_EQ(x.models.size(), y.models.size());
+    for (const auto& [name, loop] : x.models) {
+      ASSERT_EQ(y.models.count(name), 1u) << name;
+      const PytorchLoop& other = y.models.at(name);
+      EXPECT_EQ(loop.batches, other.batches);
+      EXPECT_EQ(loop.iteration_s, other.iteration_s);
+      EXPECT_EQ(loop.ddp_iteration_s, other.ddp_iteration_s);
+      EXPECT_EQ(loop.oom_batch, other.oom_batch);
     }
   }
 }
@@ -523,6 +578,43 @@ INSTANTIATE_TEST_SUITE_P(
                    "      - {ranks: 2, batch: 64, iteration_s: 3.0}\n",
                    "batch: 64", "models.resnet18-cifar.host_contention[1].batch",
                    "same batch: 64 differs from 32"},
+        BadProfile{"DdpIterationLengthMismatch", "    max_batch_tried: 128\n",
+                   "    max_batch_tried: 128\n    ddp_iteration_s: [0.06, 0.11]\n", "ddp_iteration_s:",
+                   "models.resnet18-cifar.ddp_iteration_s", "has 2 values but batches has 3"},
+        // Tensor bytes in the fixture: conv1.weight 3456, bn1.weight 256.
+        BadProfile{"DdpBucketIndexOutOfRange", "    max_batch_tried: 128\n",
+                   "    max_batch_tried: 128\n    ddp_buckets:\n      - {bytes: 3456, params: [2]}\n",
+                   "params: [2]", "models.resnet18-cifar.ddp_buckets[0].params[0]",
+                   "parameter index 2 out of range: the model has 2 parameter tensors"},
+        BadProfile{"DdpBucketBytesDisagree", "    max_batch_tried: 128\n",
+                   "    max_batch_tried: 128\n    ddp_buckets:\n      - {bytes: 3712, params: [1]}\n"
+                   "      - {bytes: 3456, params: [0]}\n",
+                   "bytes: 3712", "models.resnet18-cifar.ddp_buckets[0].bytes",
+                   "is 3712 but its parameters hold 256 bytes"},
+        BadProfile{"DdpBucketParamTwice", "    max_batch_tried: 128\n",
+                   "    max_batch_tried: 128\n    ddp_buckets:\n      - {bytes: 3712, params: [1, 0]}\n"
+                   "      - {bytes: 256, params: [1]}\n",
+                   "bytes: 256, params", "models.resnet18-cifar.ddp_buckets[1].params[0]",
+                   "parameter 1 in two buckets"},
+        BadProfile{"DdpBucketParamMissing", "    max_batch_tried: 128\n",
+                   "    max_batch_tried: 128\n    ddp_buckets:\n      - {bytes: 256, params: [1]}\n",
+                   "bytes: 256, params: [1]", "models.resnet18-cifar.ddp_buckets", "parameter 0 is in no bucket"},
+        BadProfile{"LoaderNegativeStartup", "{workers: 2, samples_per_s: 9000}",
+                   "{workers: 2, samples_per_s: 9000, startup_s: -0.1}", "startup_s: -0.1",
+                   "loader.points[1].startup_s", "must be >= 0"},
+        BadProfile{"CalibrationZeroProbe", "training:\n",
+                   "calibration: {model: \"resnet18-cifar\", batch: 32, threads: 1, start_s: 0, end_s: 0.9}\ntraining:\n",
+                   "calibration:", "calibration.start_s", "must be > 0, got '0'"},
+        BadProfile{"PytorchLoopLengthMismatch", "training:\n",
+                   "pytorch:\n  torch: \"1.13\"\n  torchvision: \"0.14\"\n  python: \"3.11\"\n  threads: 1\n"
+                   "  probe_s: 0.9\n  loader: {data: \"synthetic\", batch: 128, points: []}\n"
+                   "  models:\n    \"resnet18-cifar\": {batches: [32, 128], iteration_s: [0.9, 3.5], "
+                   "ddp_iteration_s: [0.95], oom_batch: null}\ntraining:\n",
+                   "ddp_iteration_s: [0.95]", "pytorch.models.resnet18-cifar.ddp_iteration_s",
+                   "has 1 values but batches has 2"},
+        BadProfile{"PytorchUnknownKey", "training:\n",
+                   "pytorch:\n  torch: \"1.13\"\n  torchvison: \"0.14\"\ntraining:\n", "torchvison",
+                   "pytorch.torchvison", "unknown key 'torchvison'"},
         BadProfile{"CurveLengthMismatch", "time_s: [0.0001, 0.01]}", "time_s: [0.0001]}",
                    "\"all_reduce\"", "collectives.curves[0].time_s", "has 1 values but bytes has 2"},
         BadProfile{"CurveBytesNotAscending", "bytes: [1024, 1048576], time_s: [0.00005",

@@ -166,7 +166,7 @@ inline Profile synthetic_profile(const SyntheticKnobs& k = {}) {
   p.loader.batch = 128;
   for (int w = 0; w <= k.loader_max_measured_workers; ++w) {
     p.loader.points.push_back(
-        LoaderPoint{w, k.loader_samples_per_s_per_worker * std::max(1, w)});
+        LoaderPoint{w, k.loader_samples_per_s_per_worker * std::max(1, w), std::nullopt});
   }
   return p;
 }

@@ -69,7 +69,7 @@ TEST(StepModel, RejectsArraysNotAlignedWithBatches) {
 
 TEST(LoaderModel, FollowsMeasuredPointsAndCapsBeyondThem) {
   LoaderProfile lp;
-  lp.points = {{1, 1000}, {3, 2400}};
+  lp.points = {{1, 1000, std::nullopt}, {3, 2400, std::nullopt}};
   const LoaderModel loader(lp);
   EXPECT_EQ(loader.samples_per_s(3), 2400);
   EXPECT_DOUBLE_EQ(loader.samples_per_s(2), 1700);  // linear between 1 and 3 workers

@@ -51,7 +51,7 @@ LoaderProfile measure_loader(const data::ImageSet& set, const std::vector<int>& 
     for (int i = 0; i < options.warmup_epochs; ++i) timed_epoch(loader, epoch++);
     std::vector<double> times;
     for (int i = 0; i < std::max(options.epochs, 1); ++i) times.push_back(timed_epoch(loader, epoch++));
-    const LoaderPoint point{workers, static_cast<double>(loader.samples_per_epoch()) / median(times)};
+    const LoaderPoint point{workers, static_cast<double>(loader.samples_per_epoch()) / median(times), std::nullopt};
     profile.points.push_back(point);
     if (on_point) on_point(point);
   }

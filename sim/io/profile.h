@@ -77,6 +77,14 @@ struct ContentionPoint {
   double iteration_s = 0;
 };
 
+// One gradient bucket of DistributedDataParallel's reducer after it rebuilt its buckets (every
+// iteration after the first), in launch order: the parameter tensors it holds (indices into the
+// model's parameters in registration order, i.e. the layers' params in order) and its size.
+struct DdpBucket {
+  int64_t bytes = 0;
+  std::vector<int> params;
+};
+
 // One model's description and compute measurements on one device.
 struct ModelProfile {
   std::string name;                   // "resnet18-cifar" or "resnet18-imagenet"
@@ -90,6 +98,13 @@ struct ModelProfile {
   std::vector<double> zero_grad_s;    // optimizer.zero_grad(), per batch
   std::vector<double> optimizer_s;    // SGD step (lr 0.1, momentum 0.9, wd 5e-4), per batch
   std::vector<double> iteration_s;    // whole fused iteration, for cross-checking the sum
+  // The C++ trainer's DDP loop body on ONE rank (c10d::Reducer over a 1-rank process group:
+  // hooks, bucket copies, buffer broadcast, the 1-rank all-reduce), no loader and no copy, per
+  // batch; empty = not measured.
+  std::vector<double> ddp_iteration_s;
+  // The reducer's steady-state buckets as measure recorded them; empty = not recorded (the
+  // simulator then derives PyTorch's assignment from the layers' params).
+  std::vector<DdpBucket> ddp_buckets;
   std::vector<double> peak_memory_bytes;  // per batch
   std::string memory_method;          // "cuda-allocator-peak" or "process-rss"
   std::optional<int64_t> oom_batch;   // smallest batch that ran out of memory, if any
@@ -133,7 +148,10 @@ struct CopyProfile {
 // Data-loader throughput (augmentation + collation) per worker count on this machine.
 struct LoaderPoint {
   int workers = 0;            // 0 = loaded inline by the training thread
-  double samples_per_s = 0;   // measured throughput with that many workers
+  double samples_per_s = 0;   // measured throughput with that many workers (steady state)
+  // What the first batch of an epoch costs beyond building one batch: starting the workers
+  // (non-persistent workers start again every epoch). Not measured: nullopt.
+  std::optional<double> startup_s;
 };
 
 struct LoaderProfile {
@@ -168,6 +186,39 @@ struct TrainingCurve {
   std::vector<EpochPoint> epochs;  // ascending in epoch
 };
 
+// The calibration probe (docs/PROFILE.md "Calibration"): one fixed training iteration of
+// `model` at `batch` (fused zero_grad, forward, loss, backward, SGD step; 1 warm-up, median of 3)
+// timed with `threads` intra-op threads at the start and at the end of the profile. Every measured
+// run times the same probe, so simulate --compare can tell machine drift from model error.
+struct Calibration {
+  std::string model;
+  int64_t batch = 0;
+  int threads = 0;
+  double start_s = 0;
+  double end_s = 0;
+  double probe_s() const { return 0.5 * (start_s + end_s); }
+};
+
+// The PyTorch (Python) training loop measured by measure/pytorch/profile.py on this machine.
+struct PytorchLoop {
+  std::vector<int64_t> batches;          // ascending: the batches that ran
+  std::vector<double> iteration_s;       // plain module, the reference trainer's loop body
+  std::vector<double> ddp_iteration_s;   // the same under DistributedDataParallel on 1 rank
+  std::optional<int64_t> oom_batch;      // smallest batch that ran out of memory, if any
+};
+
+// What the reference PyTorch trainer's own pipeline costs: its DataLoader (PIL images,
+// torchvision transforms, collate, worker processes) and its loop.
+struct PytorchProfile {
+  std::string torch;        // torch.__version__
+  std::string torchvision;  // torchvision.__version__
+  std::string python;       // Python version
+  int threads = 0;          // intra-op threads of the measurement
+  double probe_s = 0;       // the calibration probe, timed from Python
+  LoaderProfile loader;
+  std::map<std::string, PytorchLoop> models;
+};
+
 struct Profile {
   int schema_version = kProfileSchemaVersion;
   MachineInfo machine;
@@ -177,6 +228,8 @@ struct Profile {
   CollectivesProfile collectives;
   LoaderProfile loader;
   std::vector<TrainingCurve> training;  // baseline curves; empty when none was measured
+  std::optional<Calibration> calibration;   // absent: no probe was timed
+  std::optional<PytorchProfile> pytorch;    // absent: the Python pipeline was not measured
 };
 
 }  // namespace trainsim

@@ -142,11 +142,51 @@ std::vector<ContentionPoint> parse_host_contention(const Value& value) {
   return points;
 }
 
+// [{bytes, params: [i, ...]}, ...] in launch order: every parameter tensor of the model in
+// exactly one bucket, each bucket's bytes the sum of its tensors' bytes.
+std::vector<DdpBucket> parse_ddp_buckets(const Value& value, const ModelProfile& model) {
+  std::vector<int64_t> tensor_bytes;
+  for (const LayerProfile& layer : model.layers) {
+    for (const ParamTensor& p : layer.params) tensor_bytes.push_back(p.bytes);
+  }
+  std::vector<bool> seen(tensor_bytes.size(), false);
+  std::vector<DdpBucket> buckets;
+  for (const Value& item : value.as_list()) {
+    const Map map(item, {"bytes", "params"});
+    DdpBucket bucket;
+    const Value bytes = map.required("bytes");
+    bucket.bytes = bytes.as_int64(/*min=*/1);
+    int64_t sum = 0;
+    for (const Value& index : map.required("params").as_list()) {
+      const int i = index.as_int(/*min=*/0);
+      if (static_cast<size_t>(i) >= tensor_bytes.size()) {
+        index.fail("parameter index " + std::to_string(i) + " out of range: the model has " +
+                   std::to_string(tensor_bytes.size()) + " parameter tensors");
+      }
+      if (seen[static_cast<size_t>(i)]) index.fail("parameter " + std::to_string(i) + " in two buckets");
+      seen[static_cast<size_t>(i)] = true;
+      bucket.params.push_back(i);
+      sum += tensor_bytes[static_cast<size_t>(i)];
+    }
+    if (bucket.params.empty()) item.fail("a bucket without parameters");
+    if (sum != bucket.bytes) {
+      bytes.fail("is " + std::to_string(bucket.bytes) + " but its parameters hold " +
+                 std::to_string(sum) + " bytes");
+    }
+    buckets.push_back(std::move(bucket));
+  }
+  const auto missing = std::find(seen.begin(), seen.end(), false);
+  if (!buckets.empty() && missing != seen.end()) {
+    value.fail("parameter " + std::to_string(missing - seen.begin()) + " is in no bucket");
+  }
+  return buckets;
+}
+
 ModelProfile parse_model(const std::string& name, const Value& value) {
   const Map map(value, {"parameters", "input_bytes_per_sample", "num_classes", "batches",
-                        "loss_s", "zero_grad_s", "optimizer_s", "iteration_s",
+                        "loss_s", "zero_grad_s", "optimizer_s", "iteration_s", "ddp_iteration_s",
                         "peak_memory_bytes", "memory_method", "oom_batch", "max_batch_tried",
-                        "host_contention", "layers"});
+                        "host_contention", "ddp_buckets", "layers"});
   ModelProfile model;
   model.name = name;
   model.parameters = map.required("parameters").as_int64(/*min=*/0);
@@ -162,6 +202,7 @@ ModelProfile parse_model(const std::string& name, const Value& value) {
   model.zero_grad_s = parse_per_batch(map, "zero_grad_s", n);
   model.optimizer_s = parse_per_batch(map, "optimizer_s", n);
   model.iteration_s = parse_per_batch(map, "iteration_s", n);
+  if (map.optional("ddp_iteration_s")) model.ddp_iteration_s = parse_per_batch(map, "ddp_iteration_s", n);
   model.peak_memory_bytes = parse_per_batch(map, "peak_memory_bytes", n);
   model.memory_method = map.required("memory_method").as_string();
   model.oom_batch = parse_optional_batch(map, "oom_batch");
@@ -171,6 +212,7 @@ ModelProfile parse_model(const std::string& name, const Value& value) {
   for (const Value& layer : map.required("layers").as_list()) {
     model.layers.push_back(parse_layer(layer, n));
   }
+  if (auto v = map.optional("ddp_buckets")) model.ddp_buckets = parse_ddp_buckets(*v, model);
   return model;
 }
 
@@ -233,12 +275,13 @@ LoaderProfile parse_loader(const Value& value) {
   loader.batch = batch.as_int64(/*min=*/0);
   const std::vector<Value> point_nodes = map.required("points").as_list();
   for (const Value& item : point_nodes) {
-    const Map point(item, {"workers", "samples_per_s"});
+    const Map point(item, {"workers", "samples_per_s", "startup_s"});
     LoaderPoint p;
     p.workers = point.required("workers").as_int(/*min=*/0);
     const Value rate = point.required("samples_per_s");
     p.samples_per_s = rate.as_double(kNonNegative);
     if (p.samples_per_s <= 0) rate.fail("must be > 0, got " + rate.describe());
+    if (auto startup = point.optional("startup_s")) p.startup_s = startup->as_double(kNonNegative);
     if (!loader.points.empty() && p.workers <= loader.points.back().workers) {
       item.fail("points must be strictly ascending in workers: " + std::to_string(p.workers) +
                 " follows " + std::to_string(loader.points.back().workers));
@@ -336,6 +379,50 @@ std::vector<TrainingCurve> parse_training(const Value& value) {
   return curves;
 }
 
+Calibration parse_calibration(const Value& value) {
+  const Map map(value, {"model", "batch", "threads", "start_s", "end_s"});
+  Calibration c;
+  c.model = map.required("model").as_string();
+  c.batch = map.required("batch").as_int64(/*min=*/1);
+  c.threads = map.required("threads").as_int(/*min=*/1);
+  for (auto [key, field] : {std::pair{"start_s", &c.start_s}, std::pair{"end_s", &c.end_s}}) {
+    const Value v = map.required(key);
+    *field = v.as_double(kNonNegative);
+    if (*field <= 0) v.fail("must be > 0, got " + v.describe());
+  }
+  return c;
+}
+
+// Per-batch arrays of the Python loop: aligned with its own batches, times > 0.
+PytorchLoop parse_pytorch_loop(const Value& value) {
+  const Map map(value, {"batches", "iteration_s", "ddp_iteration_s", "oom_batch"});
+  PytorchLoop loop;
+  const std::vector<Value> batch_nodes = map.required("batches").as_list();
+  for (const Value& batch : batch_nodes) loop.batches.push_back(batch.as_int64(/*min=*/1));
+  require_strictly_ascending(loop.batches, batch_nodes, "batches");
+  loop.iteration_s = parse_per_batch(map, "iteration_s", loop.batches.size());
+  loop.ddp_iteration_s = parse_per_batch(map, "ddp_iteration_s", loop.batches.size());
+  loop.oom_batch = parse_optional_batch(map, "oom_batch");
+  return loop;
+}
+
+PytorchProfile parse_pytorch(const Value& value) {
+  const Map map(value, {"torch", "torchvision", "python", "threads", "probe_s", "loader", "models"});
+  PytorchProfile p;
+  p.torch = map.required("torch").as_string();
+  p.torchvision = map.required("torchvision").as_string();
+  p.python = map.required("python").as_string();
+  p.threads = map.required("threads").as_int(/*min=*/1);
+  const Value probe = map.required("probe_s");
+  p.probe_s = probe.as_double(kNonNegative);
+  if (p.probe_s <= 0) probe.fail("must be > 0, got " + probe.describe());
+  p.loader = parse_loader(map.required("loader"));
+  for (const auto& [name, loop] : Map(map.required("models")).entries()) {
+    p.models.emplace(name, parse_pytorch_loop(loop));
+  }
+  return p;
+}
+
 }  // namespace
 
 Profile load_profile(const std::string& path) {
@@ -354,7 +441,7 @@ Profile load_profile(const std::string& path) {
   }
   // Every section may be missing: `measure --resume` works from a partial profile.
   const Map top(root, {"schema_version", "machine", "measurement", "models", "h2d", "collectives",
-                       "loader", "training"});
+                       "loader", "training", "calibration", "pytorch"});
   if (auto v = top.optional("machine")) profile.machine = parse_machine(*v);
   if (auto v = top.optional("measurement")) profile.measurement = parse_measurement(*v);
   if (auto v = top.optional("models")) {
@@ -366,6 +453,8 @@ Profile load_profile(const std::string& path) {
   if (auto v = top.optional("collectives")) profile.collectives = parse_collectives(*v);
   if (auto v = top.optional("loader")) profile.loader = parse_loader(*v);
   if (auto v = top.optional("training")) profile.training = parse_training(*v);
+  if (auto v = top.optional("calibration")) profile.calibration = parse_calibration(*v);
+  if (auto v = top.optional("pytorch")) profile.pytorch = parse_pytorch(*v);
   return profile;
 }
 

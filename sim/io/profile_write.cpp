@@ -159,6 +159,7 @@ void write_model(YamlText& y, const std::string& key, const ModelProfile& model)
   y.line(2, "zero_grad_s: " + flow(model.zero_grad_s));
   y.line(2, "optimizer_s: " + flow(model.optimizer_s));
   y.line(2, "iteration_s: " + flow(model.iteration_s));
+  if (!model.ddp_iteration_s.empty()) y.line(2, "ddp_iteration_s: " + flow(model.ddp_iteration_s));
   y.line(2, "peak_memory_bytes: " + flow(model.peak_memory_bytes));
   y.line(2, "memory_method: " + quote(model.memory_method));
   y.line(2, "oom_batch: " + optional_int(model.oom_batch));
@@ -169,6 +170,13 @@ void write_model(YamlText& y, const std::string& key, const ModelProfile& model)
     for (const ContentionPoint& p : model.host_contention) {
       y.line(3, "- {ranks: " + std::to_string(p.ranks) + ", batch: " + std::to_string(p.batch) +
                     ", iteration_s: " + format_double(p.iteration_s) + "}");
+    }
+  }
+  if (!model.ddp_buckets.empty()) {
+    y.line(2, "ddp_buckets:");
+    for (const DdpBucket& b : model.ddp_buckets) {
+      const std::vector<int64_t> params(b.params.begin(), b.params.end());
+      y.line(3, "- {bytes: " + std::to_string(b.bytes) + ", params: " + flow(params) + "}");
     }
   }
   if (model.layers.empty()) {
@@ -201,18 +209,48 @@ void write_collectives(YamlText& y, const CollectivesProfile& c) {
   }
 }
 
-void write_loader(YamlText& y, const LoaderProfile& loader) {
-  y.line(0, "loader:");
-  y.line(1, "data: " + quote(loader.data));
-  y.line(1, "batch: " + std::to_string(loader.batch));
+// The loader block at `depth` (0 for the top-level loader:, 1 inside pytorch:).
+void write_loader(YamlText& y, const LoaderProfile& loader, int depth = 0) {
+  y.line(depth, "loader:");
+  y.line(depth + 1, "data: " + quote(loader.data));
+  y.line(depth + 1, "batch: " + std::to_string(loader.batch));
   if (loader.points.empty()) {
-    y.line(1, "points: []");
+    y.line(depth + 1, "points: []");
     return;
   }
-  y.line(1, "points:");
+  y.line(depth + 1, "points:");
   for (const LoaderPoint& p : loader.points) {
-    y.line(2, "- {workers: " + std::to_string(p.workers) +
-                  ", samples_per_s: " + format_double(p.samples_per_s) + "}");
+    y.line(depth + 2, "- {workers: " + std::to_string(p.workers) +
+                          ", samples_per_s: " + format_double(p.samples_per_s) +
+                          (p.startup_s ? ", startup_s: " + format_double(*p.startup_s) : "") + "}");
+  }
+}
+
+void write_calibration(YamlText& y, const Calibration& c) {
+  y.line(0, "calibration: {model: " + quote(c.model) + ", batch: " + std::to_string(c.batch) +
+                ", threads: " + std::to_string(c.threads) + ", start_s: " + format_double(c.start_s) +
+                ", end_s: " + format_double(c.end_s) + "}");
+}
+
+void write_pytorch(YamlText& y, const PytorchProfile& p) {
+  y.line(0, "pytorch:");
+  y.line(1, "torch: " + quote(p.torch));
+  y.line(1, "torchvision: " + quote(p.torchvision));
+  y.line(1, "python: " + quote(p.python));
+  y.line(1, "threads: " + std::to_string(p.threads));
+  y.line(1, "probe_s: " + format_double(p.probe_s));
+  write_loader(y, p.loader, 1);
+  if (p.models.empty()) {
+    y.line(1, "models: {}");
+    return;
+  }
+  y.line(1, "models:");
+  for (const auto& [name, loop] : p.models) {
+    y.line(2, quote(name) + ":");
+    y.line(3, "batches: " + flow(loop.batches));
+    y.line(3, "iteration_s: " + flow(loop.iteration_s));
+    y.line(3, "ddp_iteration_s: " + flow(loop.ddp_iteration_s));
+    y.line(3, "oom_batch: " + optional_int(loop.oom_batch));
   }
 }
 
@@ -272,6 +310,8 @@ std::string profile_to_yaml(const Profile& profile) {
   write_collectives(y, profile.collectives);
   write_loader(y, profile.loader);
   write_training(y, profile.training);
+  if (profile.calibration) write_calibration(y, *profile.calibration);
+  if (profile.pytorch) write_pytorch(y, *profile.pytorch);
   return y.take();
 }
 
