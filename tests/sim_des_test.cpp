@@ -203,5 +203,109 @@ TEST(OpScheduler, FastForwardRefusesWhenEarlierOpsAreUnfinished) {
   EXPECT_THROW(ops.fast_forward(100, 1, 1), std::logic_error);
 }
 
+
+// Processor sharing: ops on pool-attached resources share the pool's capacity fairly.
+TEST(OpSchedulerPool, OpsWithinCapacityRunAtFullSpeed) {
+  Engine engine;
+  OpScheduler ops(engine);
+  const PoolId cores = ops.add_pool(2);
+  const ResourceId a = ops.add_resource();
+  const ResourceId b = ops.add_resource();
+  ops.attach_to_pool(a, cores, 1);
+  ops.attach_to_pool(b, cores, 1);
+  // Demand 1 + 1 = 2 on 2 cores: no slowdown, each ends after its own work.
+  const OpId x = ops.add_op(10, {a}, {});
+  const OpId y = ops.add_op(30, {b}, {});
+  engine.run();
+  EXPECT_EQ(ops.end_time(x), 10);
+  EXPECT_EQ(ops.end_time(y), 30);
+  EXPECT_EQ(ops.elapsed(y), 30);
+}
+
+TEST(OpSchedulerPool, OversubscribedOpsSlowDownUntilOthersFinish) {
+  Engine engine;
+  OpScheduler ops(engine);
+  const PoolId core = ops.add_pool(1);
+  const ResourceId a = ops.add_resource();
+  const ResourceId b = ops.add_resource();
+  ops.attach_to_pool(a, core, 1);
+  ops.attach_to_pool(b, core, 1);
+  // One core, two ops of work 10 and 30: both run at 1/2 until x's 10 units are done at t=20
+  // (y has done 10 of its 30 by then), then y alone at full speed: 20 more, ending at 40.
+  const OpId x = ops.add_op(10, {a}, {});
+  const OpId y = ops.add_op(30, {b}, {});
+  engine.run();
+  EXPECT_EQ(ops.end_time(x), 20);
+  EXPECT_EQ(ops.end_time(y), 40);
+  EXPECT_EQ(ops.duration(y), 30);  // the work is unchanged
+  EXPECT_EQ(ops.elapsed(y), 40);
+}
+
+TEST(OpSchedulerPool, DemandsWeighTheShare) {
+  Engine engine;
+  OpScheduler ops(engine);
+  const PoolId cores = ops.add_pool(2);
+  const ResourceId compute = ops.add_resource();
+  const ResourceId worker = ops.add_resource();
+  ops.attach_to_pool(compute, cores, 2);  // two intra-op threads
+  ops.attach_to_pool(worker, cores, 1);
+  // Demand 3 on 2 cores: rate 2/3 for both. The worker's 20 units end at 30; by then the compute
+  // op did 20 of its 60, and the last 40 run at full speed: 30 + 40 = 70.
+  const OpId w = ops.add_op(20, {worker}, {});
+  const OpId c = ops.add_op(60, {compute}, {});
+  engine.run();
+  EXPECT_EQ(ops.end_time(w), 30);
+  EXPECT_EQ(ops.end_time(c), 70);
+}
+
+TEST(OpSchedulerPool, ACollectiveDrawsForEveryResourceItHolds) {
+  Engine engine;
+  OpScheduler ops(engine);
+  const PoolId cores = ops.add_pool(2);
+  const ResourceId comm0 = ops.add_resource();
+  const ResourceId comm1 = ops.add_resource();
+  const ResourceId compute = ops.add_resource();
+  for (ResourceId r : {comm0, comm1, compute}) ops.attach_to_pool(r, cores, 1);
+  // The collective holds both comm streams (demand 2), the compute op 1: rate 2/3. The
+  // collective's 40 units end at 60, the compute op has done 40 of 100 then: 60 + 60 = 120.
+  const OpId all_reduce = ops.add_op(40, {comm0, comm1}, {});
+  const OpId c = ops.add_op(100, {compute}, {});
+  engine.run();
+  EXPECT_EQ(ops.end_time(all_reduce), 60);
+  EXPECT_EQ(ops.end_time(c), 120);
+}
+
+TEST(OpSchedulerPool, FastForwardKeepsRemainingWork) {
+  Engine engine;
+  OpScheduler ops(engine);
+  const PoolId core = ops.add_pool(1);
+  const ResourceId a = ops.add_resource();
+  const ResourceId b = ops.add_resource();
+  ops.attach_to_pool(a, core, 1);
+  ops.attach_to_pool(b, core, 1);
+  const OpId first = ops.add_op(10, {a}, {}, /*tag=*/0);
+  const OpId second = ops.add_op(30, {b}, {}, /*tag=*/1);
+  ops.run_until_done(first);  // t=20: `second` has 20 units left
+  ops.fast_forward(1000, /*first_tag=*/1, /*tag_offset=*/1);
+  engine.run();
+  EXPECT_EQ(ops.start_time(second), 1000);
+  EXPECT_EQ(ops.end_time(second), 1040);
+}
+
+TEST(OpSchedulerPool, RejectsBadPoolsAndMixedPools) {
+  Engine engine;
+  OpScheduler ops(engine);
+  EXPECT_THROW(ops.add_pool(0), std::logic_error);
+  const PoolId p = ops.add_pool(1);
+  const PoolId q = ops.add_pool(1);
+  const ResourceId a = ops.add_resource();
+  const ResourceId b = ops.add_resource();
+  EXPECT_THROW(ops.attach_to_pool(a, p, 0), std::logic_error);
+  ops.attach_to_pool(a, p, 1);
+  EXPECT_THROW(ops.attach_to_pool(a, q, 1), std::logic_error);
+  ops.attach_to_pool(b, q, 1);
+  EXPECT_THROW(ops.add_op(5, {a, b}, {}), std::logic_error);
+}
+
 }  // namespace
 }  // namespace trainsim::des

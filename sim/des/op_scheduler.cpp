@@ -1,5 +1,7 @@
 #include "des/op_scheduler.h"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -8,6 +10,21 @@ namespace trainsim::des {
 ResourceId OpScheduler::add_resource() {
   resources_.emplace_back();
   return static_cast<ResourceId>(resources_.size() - 1);
+}
+
+PoolId OpScheduler::add_pool(double capacity) {
+  if (!(capacity > 0)) throw std::logic_error("a pool's capacity must be > 0");
+  pools_.push_back(Pool{capacity, 0, engine_.now(), {}});
+  return static_cast<PoolId>(pools_.size() - 1);
+}
+
+void OpScheduler::attach_to_pool(ResourceId r, PoolId pool, double demand) {
+  if (r >= resources_.size()) throw std::logic_error("unknown resource");
+  if (pool >= pools_.size()) throw std::logic_error("unknown pool");
+  if (!(demand > 0)) throw std::logic_error("a pool demand must be > 0");
+  if (resources_[r].pool != kNoPool) throw std::logic_error("resource already in a pool");
+  resources_[r].pool = pool;
+  resources_[r].demand = demand;
 }
 
 OpId OpScheduler::add_op(SimTime duration, const ResourceId* resources,
@@ -25,6 +42,13 @@ OpId OpScheduler::add_op(SimTime duration, const ResourceId* resources,
   for (std::size_t i = 0; i < resource_count; ++i) {
     if (resources[i] >= resources_.size()) throw std::logic_error("unknown resource");
     op_resources_.push_back(resources[i]);
+    const Resource& res = resources_[resources[i]];
+    if (res.pool == kNoPool) continue;
+    if (op.pool != kNoPool && op.pool != res.pool) {
+      throw std::logic_error("an op's resources belong to different pools");
+    }
+    op.pool = res.pool;
+    op.demand += res.demand;
   }
   for (std::size_t i = 0; i < dep_count; ++i) {
     const OpId dep = deps[i];
@@ -86,8 +110,44 @@ void OpScheduler::start(OpId id) {
   }
   if (op.duration == 0) {
     instant_.push_back(id);  // finished by drain_instant_ops, in start order, without an event
+  } else if (op.pool != kNoPool) {
+    Pool& pool = pools_[op.pool];
+    advance_pool(pool);
+    op.remaining = static_cast<double>(op.duration);
+    pool.running.push_back(id);
+    pool.demand += op.demand;
+    reschedule_pool(op.pool);
   } else {
     engine_.schedule_after(op.duration, [this, id] {
+      finish(id);
+      drain_instant_ops();
+    });
+  }
+}
+
+void OpScheduler::advance_pool(Pool& pool) {
+  const double done = static_cast<double>(engine_.now() - pool.updated) * pool.rate();
+  for (OpId id : pool.running) ops_[id].remaining = std::max(0.0, ops_[id].remaining - done);
+  pool.updated = engine_.now();
+}
+
+// Every running op of the pool finishes ceil(remaining / rate) ns from now unless the rate
+// changes again first (then this event is stale: its generation no longer matches).
+void OpScheduler::reschedule_pool(uint32_t pool_id) {
+  const Pool& pool = pools_[pool_id];
+  const double rate = pool.rate();
+  for (OpId id : pool.running) {
+    Op& op = ops_[id];
+    const uint32_t generation = ++op.generation;
+    const auto delay = static_cast<SimTime>(std::ceil(op.remaining / rate));
+    engine_.schedule_after(delay, [this, id, generation, pool_id] {
+      if (ops_[id].generation != generation) return;
+      Pool& p = pools_[pool_id];
+      advance_pool(p);
+      p.running.erase(std::find(p.running.begin(), p.running.end(), id));
+      p.demand -= ops_[id].demand;
+      if (p.running.empty()) p.demand = 0;  // no drift from repeated += / -=
+      reschedule_pool(pool_id);
       finish(id);
       drain_instant_ops();
     });
@@ -146,6 +206,7 @@ void OpScheduler::fast_forward(SimTime delta, int32_t first_tag, int32_t tag_off
     if (op.end >= 0) op.end += delta;
     op.tag += tag_offset;
   }
+  for (Pool& pool : pools_) pool.updated += delta;
   engine_.shift_time(delta);
 }
 

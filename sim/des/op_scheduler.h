@@ -10,6 +10,15 @@
 // sharing resources are queued in the same order on each of them, so this cannot deadlock.
 //
 // Ops can be added while the simulation runs (the training layer builds one iteration ahead).
+//
+// Shared pools (processor sharing): a pool has a capacity (e.g. a host's C cores), and a resource
+// may be attached to a pool with a demand (e.g. a CPU rank's compute stream needs T cores, a
+// loader worker 1). While ops that hold attached resources run, the pool's total demand D is the
+// sum of their demands; when D exceeds the capacity every such op progresses at the rate
+// capacity / D instead of 1 (the operating system time-slices the cores fairly), so an op's
+// duration is its work at full speed and it may take longer. Rates change only when an op of the
+// pool starts or finishes; each running op's remaining work is then brought up to date and its
+// finish rescheduled. FIFO order and multi-resource starts are unchanged.
 
 #include <cstdint>
 #include <initializer_list>
@@ -22,6 +31,7 @@ namespace trainsim::des {
 
 using ResourceId = uint32_t;
 using OpId = uint32_t;
+using PoolId = uint32_t;
 inline constexpr OpId kNoOp = UINT32_MAX;  // "no dependency": ignored in a dependency list
 
 struct ResourceSpan {
@@ -41,6 +51,13 @@ class OpScheduler {
   ResourceId add_resource();
   std::size_t resource_count() const { return resources_.size(); }
 
+  // A processor-sharing pool of `capacity` (> 0) units, e.g. cores.
+  PoolId add_pool(double capacity);
+  // Every op holding `r` draws `demand` (> 0) units of `pool` while it runs (an op holding several
+  // attached resources draws the sum). A resource belongs to at most one pool, and all attached
+  // resources of one op must belong to the same pool. Attach before adding ops that hold `r`.
+  void attach_to_pool(ResourceId r, PoolId pool, double demand);
+
   // Adds an op holding every resource in `resources` (at least one) for `duration` ns once every
   // op in `deps` is done (kNoOp entries are ignored). `tag` and `label` are the caller's (the
   // training layer uses the iteration index and an index into its table of op names).
@@ -56,7 +73,9 @@ class OpScheduler {
   bool done(OpId id) const { return ops_[id].state == State::kDone; }
   SimTime start_time(OpId id) const { return ops_[id].start; }  // -1 until started
   SimTime end_time(OpId id) const { return ops_[id].end; }      // -1 until done
-  SimTime duration(OpId id) const { return ops_[id].duration; }
+  SimTime duration(OpId id) const { return ops_[id].duration; }  // work at full speed
+  // How long the op held its resources: end - start (> duration when its pool was oversubscribed).
+  SimTime elapsed(OpId id) const { return ops_[id].end - ops_[id].start; }
   int32_t tag(OpId id) const { return ops_[id].tag; }
   uint32_t label(OpId id) const { return ops_[id].label; }
   ResourceSpan resources(OpId id) const {
@@ -78,6 +97,7 @@ class OpScheduler {
 
  private:
   enum class State : uint8_t { kWaiting, kQueued, kRunning, kDone };
+  static constexpr uint32_t kNoPool = UINT32_MAX;
   struct Op {
     SimTime duration = 0;
     SimTime start = -1;
@@ -90,6 +110,10 @@ class OpScheduler {
     uint32_t first_successor = kNoEdge;  // singly linked list in edges_, in insertion order
     uint32_t last_successor = kNoEdge;
     State state = State::kWaiting;
+    uint32_t pool = kNoPool;       // set when the op holds a pool-attached resource
+    double demand = 0;             // units of `pool` it draws while running
+    double remaining = 0;          // pool ops: work left (ns at full speed) at the pool's last update
+    uint32_t generation = 0;       // pool ops: bumped on every reschedule; stale finish events skip
   };
   struct Edge {
     OpId to;
@@ -99,6 +123,15 @@ class OpScheduler {
     std::vector<OpId> queue;  // ready ops, FIFO from `head`
     std::size_t head = 0;
     OpId running = kNoOp;
+    uint32_t pool = kNoPool;
+    double demand = 0;
+  };
+  struct Pool {
+    double capacity = 0;
+    double demand = 0;          // sum over running ops
+    SimTime updated = 0;        // when `remaining` of the running ops was last brought up to date
+    std::vector<OpId> running;  // in start order
+    double rate() const { return demand > capacity ? capacity / demand : 1.0; }
   };
   static constexpr uint32_t kNoEdge = UINT32_MAX;
 
@@ -107,12 +140,16 @@ class OpScheduler {
   void start(OpId id);
   void finish(OpId id);
   void drain_instant_ops();
+  // Pools: bring remaining work up to now at the current rate; reschedule every running op.
+  void advance_pool(Pool& pool);
+  void reschedule_pool(uint32_t pool);
 
   Engine& engine_;
   std::vector<Op> ops_;
   std::vector<ResourceId> op_resources_;
   std::vector<Edge> edges_;
   std::vector<Resource> resources_;
+  std::vector<Pool> pools_;
   std::vector<OpId> instant_;  // zero-duration ops started but not yet finished (FIFO)
   std::size_t instant_head_ = 0;
   bool draining_ = false;

@@ -47,8 +47,8 @@ std::vector<IterationStats> iteration_stats(const TrainingGraph& g, int64_t iter
   std::vector<Interval> comm;
   for (des::OpId id = 0; id < g.ops.op_count(); ++id) {
     const int32_t tag = g.ops.tag(id);
-    const SimTime d = g.ops.duration(id);
-    if (tag < 0 || tag >= iterations || d == 0) continue;
+    if (tag < 0 || tag >= iterations || g.ops.duration(id) == 0) continue;
+    const SimTime d = g.ops.elapsed(id);  // busy time: longer than the work when cores are shared
     IterationStats& s = stats[static_cast<std::size_t>(tag)];
     const Interval span{g.ops.start_time(id), g.ops.end_time(id), tag};
     for (des::ResourceId r : g.ops.resources(id)) {
