@@ -51,7 +51,7 @@ TEST(PredictionsCsv, OneRowPerResultWithFullPrecision) {
   r.extrapolated = true;
   r.simulated_iterations = 4;
   // No large-batch report: loss_at_k, epochs_to_target, time_to_target_s, efficiency empty;
-  // sync_bn_s 0.
+  // sync_bn_s 0; no test pass (test_s empty); runnable (not_runnable empty); trainer pytorch.
   SimResult ddp = r;
   ddp.spec.strategy = Strategy::kDdp;
   ddp.fits = true;
@@ -69,10 +69,29 @@ TEST(PredictionsCsv, OneRowPerResultWithFullPrecision) {
   // %.9g keeps 9 significant digits: 12.3456789012 -> 12.3456789, 0.000123456789012 -> 0.000123456789.
   EXPECT_EQ(first,
             "dp,2,4096,8192,7,12.3456789,10,0.000123456789,2.5,2.5,2.3456789,3,false,1.7636684,312871136,125,2,"
-            "2,50000,resnet18-cifar,true,4,,,,,0");
+            "2,50000,resnet18-cifar,true,4,,,,,0,,,pytorch,true");
   EXPECT_EQ(split(second)[0], "ddp");
   EXPECT_EQ(split(second)[12], "true");   // fits
   EXPECT_EQ(split(second)[20], "false");  // extrapolated
+}
+
+TEST(PredictionsCsv, ANotRunnableConfigurationHasNoFigures) {
+  SimResult r;
+  r.spec.strategy = Strategy::kDp;
+  r.spec.gpus = 2;
+  r.spec.batch_per_gpu = 32;
+  r.spec.trainer = Trainer::kTrainsim;
+  r.runnable = false;
+  r.not_runnable = "DataParallel over 2 devices needs CUDA devices; the profile's device is the CPU";
+  r.device_memory_bytes = 1.0 * (1 << 30);
+  std::istringstream lines(format_predictions_csv({r}, "resnet18-cifar"));
+  std::string header, row;
+  ASSERT_TRUE(std::getline(lines, header));
+  ASSERT_TRUE(std::getline(lines, row));
+  // Every predicted figure empty; the reason and the flag at the end.
+  EXPECT_EQ(row,
+            "dp,2,32,,,,,,,,,,,,,,1,2,50000,resnet18-cifar,,,,,,,,,DataParallel over 2 devices needs CUDA devices; "
+            "the profile's device is the CPU,trainsim,false");
 }
 
 TEST(PredictionsCsv, QuotesTextWithCommas) {

@@ -138,12 +138,12 @@ TEST_F(SimulateProgram, ExactSimulatesEveryIteration) {
   const auto rows = lines_of(read_file(dir_ / "predictions.csv"));
   ASSERT_GT(rows.size(), 1u);
   // Columns 4 (iterations), 20 (extrapolated) and 21 (simulated_iterations) of predictions_csv_header(),
-  // 27 in all (the last, sync_bn_s, is never empty).
+  // 31 in all (the last, runnable, is never empty).
   for (size_t i = 1; i < rows.size(); ++i) {
     std::vector<std::string> cells;
     std::stringstream in(rows[i]);
     for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
-    ASSERT_EQ(cells.size(), 27u) << rows[i];
+    ASSERT_EQ(cells.size(), 31u) << rows[i];
     EXPECT_EQ(cells[20], "false") << rows[i];
     EXPECT_EQ(cells[21], cells[4]) << rows[i];
   }

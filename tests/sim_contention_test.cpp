@@ -49,8 +49,8 @@ bool has_note(const SimResult& r, const std::string& text) {
 TEST(HostContention, StepModelScalesEveryComputeDuration) {
   const Profile p = cpu_profile({});
   const ModelProfile& m = p.models.at(kModel);
-  const train::StepTimes plain = train::StepModel(m).at(100);
-  const train::StepTimes slow = train::StepModel(m, 1.5).at(100);
+  const train::StepTimes plain = train::StepModel(m, train::fused_loop(m)).at(100);
+  const train::StepTimes slow = train::StepModel(m, train::fused_loop(m), 1.5).at(100);
   ASSERT_EQ(plain.forward_s.size(), slow.forward_s.size());
   for (std::size_t i = 0; i < plain.forward_s.size(); ++i) {
     EXPECT_DOUBLE_EQ(slow.forward_s[i], 1.5 * plain.forward_s[i]);
@@ -61,7 +61,7 @@ TEST(HostContention, StepModelScalesEveryComputeDuration) {
   EXPECT_DOUBLE_EQ(slow.optimizer_s, 1.5 * plain.optimizer_s);
   EXPECT_GT(plain.overhead_s, 0.0);
   EXPECT_DOUBLE_EQ(slow.overhead_s, 1.5 * plain.overhead_s);
-  EXPECT_THROW(train::StepModel(m, 0.0), std::invalid_argument);
+  EXPECT_THROW(train::StepModel(m, train::fused_loop(m), 0.0), std::invalid_argument);
 }
 
 TEST(HostContention, TwoCpuRanksRunComputeAtTheMeasuredSlowdown) {

@@ -46,13 +46,15 @@ TEST(BatchCurve, RejectsMismatchedArrays) {
                std::invalid_argument);
 }
 
-TEST(StepModel, FrameworkOverheadIsTheFusedIterationMinusItsParts) {
+TEST(StepModel, LoopOverheadIsTheLoopMinusItsParts) {
   testing::SyntheticKnobs knobs;
   knobs.overhead_s = 1e-3;  // iteration_s = sum of parts + 1 ms at every measured batch
   const Profile p = testing::synthetic_profile(knobs);
-  const StepModel steps(p.models.at("resnet18-cifar"));
+  const ModelProfile& m = p.models.at("resnet18-cifar");
+  const StepModel steps(m, fused_loop(m));
   EXPECT_NEAR(steps.at(128).overhead_s, 1e-3, 1e-12);
   EXPECT_NEAR(steps.at(8192).overhead_s, 1e-3, 1e-12);  // held beyond the measured 2048
+  EXPECT_EQ(steps.at(128).parts_scale, 1.0);
   // Layer forward at 128 for a block: 20 us + 4 us * 128 = 532 us; backward twice that.
   EXPECT_NEAR(steps.at(128).forward_s[1], 532e-6, 1e-12);
   EXPECT_NEAR(steps.at(128).backward_s[1], 1064e-6, 1e-12);
@@ -60,11 +62,38 @@ TEST(StepModel, FrameworkOverheadIsTheFusedIterationMinusItsParts) {
   EXPECT_EQ(steps.at(8192).optimizer_s, 400e-6);
 }
 
-TEST(StepModel, RejectsArraysNotAlignedWithBatches) {
+// Sum of a step's parts (what the loop excess is measured against).
+double step_sum(const StepTimes& t) { return t.layers_s() + t.loss_s + t.zero_grad_s + t.optimizer_s; }
+
+TEST(StepModel, ALoopCheaperThanItsPartsScalesThePartsDown) {
+  const Profile p = testing::synthetic_profile();
+  const ModelProfile& m = p.models.at("resnet18-cifar");
+  const StepModel plain(m, fused_loop(m));  // the synthetic loop is exactly its parts
+  // A loop 5% cheaper than its parts at 128 and exactly its parts at 512.
+  const double parts128 = step_sum(plain.at(128));
+  const double parts512 = step_sum(plain.at(512));
+  const LoopTimes loop{{128, 512}, {0.95 * parts128, parts512}, "a test loop"};
+  const StepModel steps(m, loop);
+  const StepTimes t = steps.at(128);
+  EXPECT_EQ(t.overhead_s, 0.0);  // never a negative op
+  EXPECT_NEAR(t.parts_scale, 0.95, 1e-12);
+  EXPECT_NEAR(step_sum(t), 0.95 * parts128, 1e-12);  // the step sums to the measured loop
+  EXPECT_NEAR(t.forward_s[1], 0.95 * plain.at(128).forward_s[1], 1e-15);
+  // Half way (320): excess = -0.05 parts128 / 2, linear in the batch.
+  EXPECT_NEAR(steps.excess_at(320), -0.025 * parts128, 1e-12);
+  EXPECT_NEAR(step_sum(steps.at(512)), parts512, 1e-12);
+}
+
+TEST(StepModel, RejectsArraysNotAlignedWithBatchesAndImpossibleLoops) {
   Profile p = testing::synthetic_profile();
   ModelProfile m = p.models.at("resnet18-cifar");
+  const LoopTimes loop = fused_loop(m);
   m.loss_s.pop_back();
-  EXPECT_THROW(StepModel{m}, std::invalid_argument);
+  EXPECT_THROW(StepModel(m, loop), std::invalid_argument);
+  const ModelProfile& good = p.models.at("resnet18-cifar");
+  EXPECT_THROW(StepModel(good, LoopTimes{{32, 128}, {1.0}, "short"}), std::invalid_argument);
+  // A loop at less than half its parts cannot be a measurement of the same work.
+  EXPECT_THROW(StepModel(good, LoopTimes{{128}, {1e-6}, "too fast"}), std::invalid_argument);
 }
 
 TEST(LoaderModel, FollowsMeasuredPointsAndCapsBeyondThem) {

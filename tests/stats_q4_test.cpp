@@ -197,7 +197,7 @@ TEST_F(Q4Test, CsvColumns) {
   config_.lr_rule = LrRule::kConstant;
   const auto constant = LargeBatchReport::make(config_, profile_);
   const std::string refused = format_predictions_csv({result(Strategy::kDdp, 4, 2048, 30.0)}, "m", &*constant);
-  EXPECT_NE(refused.find(",m,false,0,,,,,0\n"), std::string::npos) << refused;
+  EXPECT_NE(refused.find(",m,false,0,,,,,0,,,pytorch,true\n"), std::string::npos) << refused;
 }
 
 struct ProgramRun {

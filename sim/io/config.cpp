@@ -18,6 +18,20 @@ const char* to_string(Strategy s) {
   return "?";
 }
 
+const char* to_string(Trainer t) {
+  switch (t) {
+    case Trainer::kPytorch: return "pytorch";
+    case Trainer::kTrainsim: return "trainsim";
+  }
+  return "?";
+}
+
+std::optional<Trainer> parse_trainer(const std::string& name) {
+  if (name == "pytorch") return Trainer::kPytorch;
+  if (name == "trainsim") return Trainer::kTrainsim;
+  return std::nullopt;
+}
+
 namespace {
 
 using yaml_io::Map;
@@ -118,8 +132,8 @@ SweepConfig load_sweep_config(const std::string& path) {
   config.file = path;
   const Value root = Value::load_file(&config.file);
   if (!root.is_map()) root.fail("the config must be a map of keys (profile, sweep, ...), got " + root.describe());
-  const Map top(root, {"profile", "model", "dataset", "loader", "sweep", "interconnect", "lr_rule",
-                       "large_batch", "sync_batchnorm"});
+  const Map top(root, {"profile", "model", "trainer", "dataset", "loader", "test_pass", "sweep",
+                       "interconnect", "lr_rule", "large_batch", "sync_batchnorm"});
 
   const Value profile = top.required("profile");
   const std::string profile_text = profile.as_string();
@@ -143,9 +157,31 @@ SweepConfig load_sweep_config(const std::string& path) {
     if (auto samples = map.optional("train_samples")) config.train_samples = samples->as_int64(/*min=*/1);
   }
 
+  if (auto trainer = top.optional("trainer")) {
+    const std::string name = trainer->as_string();
+    const std::optional<Trainer> parsed = parse_trainer(name);
+    if (!parsed) trainer->fail("unknown trainer '" + name + "' (expected pytorch or trainsim)");
+    config.trainer = *parsed;
+  }
+
   if (auto loader = top.optional("loader")) {
-    const Map map(*loader, {"workers"});
+    const Map map(*loader, {"workers", "persistent_workers", "pin_memory"});
     if (auto workers = map.optional("workers")) config.loader_workers = workers->as_int(/*min=*/0);
+    if (auto persistent = map.optional("persistent_workers")) config.persistent_workers = persistent->as_bool();
+    if (auto pin = map.optional("pin_memory")) config.pin_memory = pin->as_bool();
+  }
+
+  // test_pass: true | false | {samples, batch} (true and an empty block: the course's 10000 / 100).
+  if (auto test = top.optional("test_pass")) {
+    TestPass pass;
+    if (test->is_map()) {
+      const Map map(*test, {"samples", "batch"});
+      if (auto samples = map.optional("samples")) pass.samples = samples->as_int64(/*min=*/1);
+      if (auto batch = map.optional("batch")) pass.batch = batch->as_int64(/*min=*/1);
+      config.test_pass = pass;
+    } else if (test->is_null() || test->as_bool()) {
+      config.test_pass = pass;
+    }
   }
 
   const Map sweep(top.required("sweep"), {"strategy", "gpus", "batch_per_gpu"});

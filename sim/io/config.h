@@ -13,6 +13,20 @@ namespace trainsim {
 enum class Strategy { kDdp, kDp };
 const char* to_string(Strategy s);  // "ddp" / "dp"
 
+// Whose training loop a prediction is for: PyTorch's (the reference trainer, what users run:
+// its DataLoader and its loop, measured in the profile's pytorch: section) or `measure train`'s
+// C++ loop (its threaded loader, its loop).
+enum class Trainer { kPytorch, kTrainsim };
+const char* to_string(Trainer t);  // "pytorch" / "trainsim"
+std::optional<Trainer> parse_trainer(const std::string& name);
+
+// The per-epoch test pass of the course's scripts (off unless the config asks): every process
+// evaluates `samples` test images in batches of `batch` after each training epoch.
+struct TestPass {
+  int64_t samples = 10000;
+  int64_t batch = 100;
+};
+
 // An assumed interconnect, for rank counts the profile has no collective curve for (e.g. a
 // profile from a single-GPU machine). Optional `interconnect:` block; every output that used it
 // says "assumed".
@@ -38,6 +52,10 @@ struct SweepConfig {
   std::string model = "resnet18-cifar";
   int64_t train_samples = 50000;
   int loader_workers = 2;
+  bool persistent_workers = false;  // DataLoader(persistent_workers=...): no start-up per epoch
+  bool pin_memory = false;          // DataLoader(pin_memory=...): pinned H2D copies
+  Trainer trainer = Trainer::kPytorch;
+  std::optional<TestPass> test_pass;
   std::vector<Strategy> strategies;
   std::vector<int> gpus;
   std::vector<int64_t> batch_per_gpu;

@@ -35,7 +35,7 @@ std::string predictions_csv_header() {
   return "strategy,gpus,batch_per_gpu,global_batch,iterations,epoch_s,train_s,compute_s,comm_s,"
          "exposed_comm_s,loader_stall_s,peak_mem_gib,fits,iteration_s,comm_bytes_per_rank,busbw_gbs,"
          "device_mem_gib,loader_workers,train_samples,model,extrapolated,simulated_iterations,loss_at_k,"
-         "epochs_to_target,time_to_target_s,efficiency,sync_bn_s";
+         "epochs_to_target,time_to_target_s,efficiency,sync_bn_s,test_s,not_runnable,trainer,runnable";
 }
 
 std::string format_predictions_csv(const std::vector<SimResult>& results, const std::string& model,
@@ -44,34 +44,40 @@ std::string format_predictions_csv(const std::vector<SimResult>& results, const 
   for (const auto& r : results) {
     std::optional<Q4Row> q4;
     if (large_batch) q4 = large_batch->row(r);
+    // A configuration that cannot run has no predicted figures: empty cells.
+    const auto timed = [&r](double value) { return r.runnable ? number(value) : std::string(); };
     const std::vector<std::string> cells{
         to_string(r.spec.strategy),
         std::to_string(r.spec.gpus),
         std::to_string(r.spec.batch_per_gpu),
-        std::to_string(r.global_batch),
-        std::to_string(r.iterations),
-        number(r.epoch_s),
-        number(r.train_s),
-        number(r.compute_s),
-        number(r.comm_s),
-        number(r.exposed_comm_s),
-        number(r.loader_stall_s),
-        number(r.peak_mem_bytes / kGib),
-        boolean(r.fits),
-        number(r.iteration_s),
-        number(r.comm_bytes_per_rank),
-        number(r.busbw_gbs),
+        r.runnable ? std::to_string(r.global_batch) : "",
+        r.runnable ? std::to_string(r.iterations) : "",
+        timed(r.epoch_s),
+        timed(r.train_s),
+        timed(r.compute_s),
+        timed(r.comm_s),
+        timed(r.exposed_comm_s),
+        timed(r.loader_stall_s),
+        timed(r.peak_mem_bytes / kGib),
+        r.runnable ? boolean(r.fits) : "",
+        timed(r.iteration_s),
+        timed(r.comm_bytes_per_rank),
+        timed(r.busbw_gbs),
         number(r.device_memory_bytes / kGib),
         std::to_string(r.spec.loader_workers),
         std::to_string(r.spec.train_samples),
         text(model),
-        boolean(r.extrapolated),
-        std::to_string(r.simulated_iterations),
+        r.runnable ? boolean(r.extrapolated) : "",
+        r.runnable ? std::to_string(r.simulated_iterations) : "",
         q4 ? optional_number(q4->prediction.loss_at_k) : "",
         q4 ? optional_number(q4->prediction.epochs_to_target) : "",
         q4 ? optional_number(q4->time_to_target_s) : "",
         q4 ? optional_number(q4->prediction.efficiency) : "",
-        number(r.sync_bn_s),
+        timed(r.sync_bn_s),
+        r.spec.test_pass ? timed(r.test_s) : "",
+        text(r.not_runnable),
+        to_string(r.spec.trainer),
+        boolean(r.runnable),
     };
     for (size_t i = 0; i < cells.size(); ++i) out += (i == 0 ? "" : ",") + cells[i];
     out += "\n";

@@ -16,6 +16,12 @@ std::string optional_cell(const std::optional<double>& value, int significant = 
   return value ? format_significant(*value, significant) : kNone;
 }
 
+// A figure that needs the simulated speed: "OOM" / "n/a" when the configuration has none.
+std::string speed_cell(const SimResult& r, const std::optional<double>& value) {
+  if (!r.runnable) return "n/a";
+  return r.fits ? optional_cell(value) : "OOM";
+}
+
 // Plain short numbers for prose and ratios: 0.1, 0.25, 64, 1000 (%.4g, whole numbers from 1e4 on).
 std::string plain(double value) {
   char buffer[32];
@@ -128,8 +134,8 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
     const double ratio = static_cast<double>(r.global_batch) / static_cast<double>(curve.batch);
     table.add_row({config_label(r.spec), std::to_string(r.global_batch), ratio_cell(ratio), loss,
                    optional_cell(p.train_accuracy_at_k, 3), optional_cell(p.test_accuracy_at_k, 3), epochs,
-                   r.fits ? optional_cell(row.time_to_target_s) : "OOM", optional_cell(p.efficiency, 3),
-                   r.fits ? optional_cell(row.goodput) : "OOM", notes.refer(row_notes)});
+                   speed_cell(r, row.time_to_target_s), optional_cell(p.efficiency, 3),
+                   speed_cell(r, row.goodput), notes.refer(row_notes)});
   }
   out += table.to_markdown() + "\n";
   if (!notes.empty()) out += notes.list() + "\n";
@@ -157,8 +163,13 @@ std::string format_sync_batchnorm(const Profile& profile, const std::string& mod
   }
   TextTable table({"config", "iterations", "collectives/iteration", "message KB/iteration", "sync_bn_s",
                    "epoch_s without", "epoch_s with", "added s", "added %"});
+  std::string not_runnable;
   for (const SimResult& r : with.all()) {
     if (r.spec.strategy != Strategy::kDdp || r.spec.gpus < 2) continue;
+    if (!r.runnable) {
+      not_runnable = r.not_runnable;
+      continue;
+    }
     const SimResult* plain = without.find(r.spec.strategy, r.spec.gpus, r.spec.batch_per_gpu);
     if (plain == nullptr) continue;
     const int n = r.spec.gpus;
@@ -176,6 +187,7 @@ std::string format_sync_batchnorm(const Profile& profile, const std::string& mod
                    r.fits ? format_significant(added, 4) : "OOM",
                    r.fits ? format_fixed(100 * added / plain->epoch_s, 1) : "OOM"});
   }
+  if (table.empty() && !not_runnable.empty()) return out + "Not runnable on the profiled machine: " + not_runnable + ".\n\n";
   if (table.empty()) return out + "The sweep has no ddp configuration with 2 or more GPUs.\n\n";
   out += model_name + " has " + std::to_string(batchnorms) + " BatchNorm layers (" + std::to_string(channels) +
          " channels in all). SyncBatchNorm (PyTorch, DDP only) exchanges statistics in every one of them, "

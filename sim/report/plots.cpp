@@ -99,7 +99,7 @@ void epoch_vs_batch(const Comparison& c, const std::vector<SimResult>& predictio
   for (const SeriesKey& key : series) {
     std::vector<std::vector<double>> predicted, measured;
     for (const auto& r : predictions) {
-      if (r.spec.strategy == key.strategy && r.spec.gpus == key.gpus && r.fits) {
+      if (r.spec.strategy == key.strategy && r.spec.gpus == key.gpus && r.runnable && r.fits) {
         predicted.push_back({static_cast<double>(r.spec.batch_per_gpu), r.epoch_s});
       }
     }
@@ -167,7 +167,8 @@ void speedup_vs_gpus(const Comparison& c, const std::vector<SimResult>& predicti
       }
     }
     for (const auto& r : predictions) {
-      if (r.spec.strategy != strategy || r.spec.batch_per_gpu != batch || !r.fits || base == nullptr || !base->fits) {
+      if (r.spec.strategy != strategy || r.spec.batch_per_gpu != batch || !r.runnable || !r.fits ||
+          base == nullptr || !base->fits) {
         continue;
       }
       predicted.push_back({static_cast<double>(r.spec.gpus), speedup(base->epoch_s, r.epoch_s)});

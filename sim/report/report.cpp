@@ -21,19 +21,22 @@ std::string with_thousands(int64_t value) {
 
 constexpr const char* kOom = "OOM";
 constexpr const char* kNone = "-";
+constexpr const char* kNotRunnable = "n/a";
 
 std::string seconds(double s) { return format_significant(s, 4); }
 std::string ratio(double r) { return format_fixed(r, 3); }
 std::string gbytes(double bytes) { return format_significant(bytes / 1e9, 4); }
 
-// The epoch time cell: "OOM" for a configuration that does not fit, "-" when not swept.
+// The epoch time cell: "OOM" for a configuration that does not fit, "n/a" for one that cannot
+// run on the profiled machine, "-" when not swept.
 std::string time_cell(const SimResult* r, double SimResult::*field) {
   if (r == nullptr) return kNone;
+  if (!r->runnable) return kNotRunnable;
   if (!r->fits) return kOom;
   return seconds(r->*field);
 }
 
-bool usable(const SimResult* r) { return r != nullptr && r->fits; }
+bool usable(const SimResult* r) { return r != nullptr && r->runnable && r->fits; }
 
 std::vector<int> multi_gpu_counts(const ReportContext& context) {
   std::vector<int> out;
@@ -71,6 +74,25 @@ std::string format_strong_scaling(const ReportContext& c, const ResultGrid& grid
   return out + table.to_markdown() + "\n";
 }
 
+// The configurations that cannot run at all, with the reason (empty when there are none).
+std::string format_not_runnable(const ResultGrid& grid) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> reasons;
+  for (const SimResult& r : grid.all()) {
+    if (r.runnable) continue;
+    auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& x) { return x.first == r.not_runnable; });
+    if (it == reasons.end()) it = reasons.insert(reasons.end(), {r.not_runnable, {}});
+    it->second.push_back(config_label(r.spec));
+  }
+  if (reasons.empty()) return "";
+  std::string out = "### Not runnable on the profiled machine (n/a)\n\n";
+  for (const auto& [reason, labels] : reasons) {
+    std::string where;
+    for (const std::string& label : labels) where += (where.empty() ? "" : ", ") + label;
+    out += "- " + where + ": " + reason + "\n";
+  }
+  return out + "\n";
+}
+
 }  // namespace
 
 ReportContext make_report_context(const SweepConfig& config, const Profile& profile, bool exact) {
@@ -90,6 +112,10 @@ ReportContext make_report_context(const SweepConfig& config, const Profile& prof
   c.param_bytes = model == profile.models.end() ? 0 : model->second.param_bytes();
   c.train_samples = config.train_samples;
   c.loader_workers = config.loader_workers;
+  c.persistent_workers = config.persistent_workers;
+  c.pin_memory = config.pin_memory;
+  c.trainer = config.trainer;
+  c.test_pass = config.test_pass;
   c.interconnect = config.interconnect;
   c.exact = exact;
   c.sync_batchnorm = config.sync_batchnorm;
@@ -145,8 +171,17 @@ std::string format_header(const ReportContext& c) {
   out += "- data: " + c.data + (c.data == "synthetic" ? " (loader measured on synthetic samples)" : " (real files)") +
          "\n";
   out += "- model: " + c.model + ", " + with_thousands(c.param_bytes) + " parameter bytes (fp32)\n";
+  out += std::string("- trainer: ") + to_string(c.trainer) +
+         (c.trainer == Trainer::kPytorch ? " (the PyTorch reference trainer's loop and DataLoader)"
+                                         : " (measure train's C++ loop and loader)") +
+         "\n";
   out += "- epoch: " + std::to_string(c.train_samples) + " samples; loader workers: " +
-         std::to_string(c.loader_workers) + "\n";
+         std::to_string(c.loader_workers) + (c.persistent_workers ? " (persistent)" : "") +
+         (c.pin_memory ? ", pinned memory" : "") + "\n";
+  if (c.test_pass) {
+    out += "- test pass after each epoch: " + std::to_string(c.test_pass->samples) + " samples in batches of " +
+           std::to_string(c.test_pass->batch) + " (test_s in predictions.csv; not in epoch_s)\n";
+  }
   if (c.interconnect) {
     out += "- interconnect: assumed busbw " + format_significant(c.interconnect->bus_bandwidth_gbs, 4) +
            " GB/s, latency " + format_significant(c.interconnect->latency_us, 4) + " us" +
@@ -183,6 +218,10 @@ std::string format_q1(const ReportContext& c, const ResultGrid& grid) {
   for (int64_t b : c.batches) {
     const SimResult* r = grid.find(*strategy, 1, b);
     if (r == nullptr) continue;
+    if (!r->runnable) {
+      table.add_row({std::to_string(b), kNotRunnable, kNotRunnable, kNone, kNone, kNotRunnable});
+      continue;
+    }
     table.add_row({std::to_string(b), time_cell(r, &SimResult::epoch_s), time_cell(r, &SimResult::train_s),
                    std::to_string(r->iterations), format_gib(r->peak_mem_bytes), r->fits ? "yes" : "no"});
     if (!r->fits && (!first_oom || b < *first_oom)) first_oom = b;
@@ -249,9 +288,10 @@ std::string format_table1(const ReportContext& c, const ResultGrid& grid) {
       "Here every T is one epoch split across the GPUs, so its ideal is N^2 and it overstates scaling "
       "by a factor N. Strong scaling keeps the global batch B fixed: T(1,B)/T(N,B/N), shown below where "
       "the sweep has both cells. Speedups use the same strategy's 1-GPU time; OOM marks a "
-      "configuration that does not fit in device memory.\n\n";
+      "configuration that does not fit in device memory, n/a one that cannot run on the profiled "
+      "machine (listed below).\n\n";
   out += format_strong_scaling(c, grid);
-  return out;
+  return out + format_not_runnable(grid);
 }
 
 std::string format_table2(const ReportContext& c, const ResultGrid& grid) {
@@ -303,6 +343,11 @@ std::string format_table3(const ReportContext& c, const ResultGrid& grid) {
       for (int n : multi) {
         const SimResult* r = grid.find(s, n, b);
         if (r == nullptr) continue;
+        if (!r->runnable) {
+          table.add_row({to_string(s), std::to_string(n), std::to_string(b), kNone, kNone, kNone, kNone,
+                         kNotRunnable, kNotRunnable});
+          continue;
+        }
         const double bytes = course_bytes_per_epoch(r->iterations, n, c.param_bytes);
         const bool both = usable(base) && usable(r);
         const double comm = both ? course_comm_s(base->epoch_s, r->epoch_s, n) : 0;

@@ -30,6 +30,10 @@ struct ReportContext {
   int64_t param_bytes = 0;        // the model's fp32 parameter bytes (course Q3.2 message size)
   int64_t train_samples = 0;
   int loader_workers = 0;
+  bool persistent_workers = false;
+  bool pin_memory = false;
+  Trainer trainer = Trainer::kPytorch;
+  std::optional<TestPass> test_pass;
   std::optional<InterconnectAssumption> interconnect;
   bool exact = false;             // --exact: every iteration simulated
   bool sync_batchnorm = false;    // the config's sync_batchnorm

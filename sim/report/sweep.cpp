@@ -18,6 +18,10 @@ RunSpec spec_for(const SweepConfig& config, Strategy strategy, int gpus, int64_t
   spec.loader_workers = config.loader_workers;
   spec.interconnect = config.interconnect;
   spec.sync_batchnorm = config.sync_batchnorm;
+  spec.trainer = config.trainer;
+  spec.persistent_workers = config.persistent_workers;
+  spec.pin_memory = config.pin_memory;
+  spec.test_pass = config.test_pass;
   return spec;
 }
 

@@ -20,8 +20,8 @@ class UsageError : public std::runtime_error {
 };
 
 // One RunSpec per configuration, in the order strategy (as in the config), then gpus, then
-// batch_per_gpu; each with the config's train_samples, loader workers, interconnect and
-// sync_batchnorm.
+// batch_per_gpu; each with the config's train_samples, loader settings, interconnect,
+// sync_batchnorm, trainer and test pass.
 std::vector<RunSpec> sweep_specs(const SweepConfig& config);
 
 // Called after each simulated configuration with (done, total).

@@ -1,6 +1,8 @@
 #include "train/buckets.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace trainsim::train {
 
@@ -26,6 +28,29 @@ std::vector<GradientBucket> ddp_buckets(const ModelProfile& model, int64_t first
   if (open.tensors > 0) {
     open.ready_after_layer = earliest_layer;
     buckets.push_back(open);
+  }
+  return buckets;
+}
+
+std::vector<GradientBucket> recorded_ddp_buckets(const ModelProfile& model) {
+  std::vector<int> owner;  // parameter tensor (registration order) -> layer index
+  for (std::size_t l = 0; l < model.layers.size(); ++l) {
+    owner.insert(owner.end(), model.layers[l].params.size(), static_cast<int>(l));
+  }
+  std::vector<GradientBucket> buckets;
+  int earliest_layer = static_cast<int>(model.layers.size());  // over all buckets so far
+  for (const DdpBucket& recorded : model.ddp_buckets) {
+    GradientBucket bucket;
+    bucket.bytes = recorded.bytes;
+    bucket.tensors = static_cast<int>(recorded.params.size());
+    for (int p : recorded.params) {
+      if (p < 0 || static_cast<std::size_t>(p) >= owner.size()) {
+        throw std::invalid_argument("ddp_buckets: parameter " + std::to_string(p) + " out of range");
+      }
+      earliest_layer = std::min(earliest_layer, owner[static_cast<std::size_t>(p)]);
+    }
+    bucket.ready_after_layer = earliest_layer;
+    buckets.push_back(bucket);
   }
   return buckets;
 }

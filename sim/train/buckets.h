@@ -30,6 +30,11 @@ std::vector<GradientBucket> ddp_buckets(const ModelProfile& model,
                                         int64_t first_cap = kDdpFirstBucketBytes,
                                         int64_t cap = kDdpBucketBytes);
 
+// The buckets `measure` recorded from the real reducer (ModelProfile::ddp_buckets), with each
+// bucket's ready layer derived as above from the layers owning its tensors. Throws
+// std::invalid_argument when an index names no parameter tensor of the model.
+std::vector<GradientBucket> recorded_ddp_buckets(const ModelProfile& model);
+
 // Chunks of broadcast_coalesced (C++ torch::utils::take_tensors): tensors in order, a chunk
 // closes once its size reaches `limit` (may overshoot by one tensor). DataParallel's replicate.
 std::vector<int64_t> coalesce_close_at_limit(const std::vector<int64_t>& tensor_bytes,

@@ -22,13 +22,14 @@ DdpGraph::DdpGraph(TrainingGraph& graph, const GraphInputs& in)
   for (int r = 0; r < in.gpus; ++r) {
     const std::string gpu = "gpu" + std::to_string(r);
     Rank rank;
-    rank.host = g_.add_resource(gpu + ".host");
+    rank.host = g_.add_resource(gpu + ".host", in.host_pool, 1.0);
     rank.copy = g_.add_resource(gpu + ".copy");
-    rank.compute = g_.add_resource(gpu + ".compute");
-    rank.comm = g_.add_resource(gpu + ".comm");
+    rank.compute = g_.add_resource(gpu + ".compute", in.host_pool, in.compute_cores);
+    rank.comm = g_.add_resource(gpu + ".comm", in.host_pool, in.comm_cores);
     if (in.workers > 0) {
       rank.loader = std::make_unique<LoaderPipeline>(g_, gpu + ".loader", in.workers,
-                                                     in.loader_rate_per_worker);
+                                                     in.loader_rate_per_worker,
+                                                     in.loader_startup_ns, in.host_pool);
     }
     comms_.push_back(rank.comm);
     ranks_.push_back(std::move(rank));
@@ -51,7 +52,8 @@ DdpGraph::DdpGraph(TrainingGraph& graph, const GraphInputs& in)
                 hw::bus_bytes(hw::CollectiveOp::kBroadcast, buffer_bytes, in.gpus)});
   }
 
-  buckets_ = ddp_buckets(in.model);
+  // The reducer's own assignment when measure recorded it, else PyTorch's rule over the layers.
+  buckets_ = in.model.ddp_buckets.empty() ? ddp_buckets(in.model) : recorded_ddp_buckets(in.model);
   for (std::size_t j = 0; j < buckets_.size(); ++j) {
     const double bytes = static_cast<double>(buckets_[j].bytes);
     bucket_ns_.push_back(

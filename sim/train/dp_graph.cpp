@@ -20,16 +20,17 @@ DpGraph::DpGraph(TrainingGraph& graph, const GraphInputs& in)
   last_global_batch_ = in.train_samples - (iterations_ - 1) * global_batch_;
   full_iterations_ = last_global_batch_ == global_batch_ ? iterations_ : iterations_ - 1;
 
-  host_ = g_.add_resource("host");
+  host_ = g_.add_resource("host", in.host_pool, 1.0);
   if (in.workers > 0) {
-    loader_ = std::make_unique<LoaderPipeline>(g_, "loader", in.workers, in.loader_rate_per_worker);
+    loader_ = std::make_unique<LoaderPipeline>(g_, "loader", in.workers, in.loader_rate_per_worker,
+                                               in.loader_startup_ns, in.host_pool);
   }
   for (int i = 0; i < in.gpus; ++i) {
     const std::string gpu = "gpu" + std::to_string(i);
     Gpu g;
     g.copy = g_.add_resource(gpu + ".copy");
-    g.compute = g_.add_resource(gpu + ".compute");
-    g.comm = g_.add_resource(gpu + ".comm");
+    g.compute = g_.add_resource(gpu + ".compute", in.host_pool, in.compute_cores);
+    g.comm = g_.add_resource(gpu + ".comm", in.host_pool, in.comm_cores);
     gpus_.push_back(g);
   }
   g_.device0_compute = gpus_[0].compute;

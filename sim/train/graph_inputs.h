@@ -3,8 +3,10 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
+#include "des/op_scheduler.h"
 #include "des/time.h"
 #include "hw/collective_model.h"
 #include "hw/curve.h"
@@ -24,7 +26,16 @@ struct GraphInputs {
   int workers = 0;
   double loader_rate_per_worker = 0;  // samples/s of one worker of one loader (workers > 0)
   double inline_rate = 0;             // samples/s loading inline in the training loop (workers == 0)
+  des::SimTime loader_startup_ns = 0; // each worker starts this long before its first batch
   bool sync_batchnorm = false;        // DDP: SyncBatchNorm collectives per BatchNorm layer
+
+  // The host's cores, shared by processor sharing (des pools; docs/SIMULATOR.md "Host cores").
+  // Unset when the profile does not say how many cores the host has. Every loader worker and
+  // every process's host thread draws one core; on a CPU device a rank's compute stream draws
+  // `compute_cores` (its intra-op threads) and its comm stream `comm_cores` (Gloo's thread).
+  std::optional<des::PoolId> host_pool{};
+  double compute_cores = 0;  // 0: the device is not the host (GPU)
+  double comm_cores = 0;
 
   // Host-to-device copy of `bytes`; 0 without a copy engine.
   des::SimTime h2d_ns(double bytes) const {

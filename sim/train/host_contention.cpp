@@ -1,6 +1,8 @@
 #include "train/host_contention.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 
 namespace trainsim::train {
 namespace {
@@ -16,8 +18,15 @@ std::string format(const char* pattern, double a, double b = 0, double c = 0) {
 HostContention host_contention(const Profile& profile, const ModelProfile& model, int ranks) {
   HostContention out;
   if (profile.machine.device_kind != "cpu" || ranks < 2) return out;
-  const std::vector<ContentionPoint>& points = model.host_contention;
-  if (points.empty()) {
+  // Points of ranks that each had cores of their own (all of them when the core count is unknown).
+  const int threads = std::max(1, profile.machine.threads);
+  const int fit = profile.machine.cpu_cores > 0 ? std::max(1, profile.machine.cpu_cores / threads)
+                                                : std::numeric_limits<int>::max();
+  std::vector<ContentionPoint> points;
+  for (const ContentionPoint& p : model.host_contention) {
+    if (p.ranks <= fit) points.push_back(p);
+  }
+  if (points.empty() || (points.size() == 1 && points.front().ranks == 1)) {
     out.notes.push_back("cpu profile without host_contention: ranks assumed not to slow each other");
     return out;
   }

@@ -1,7 +1,10 @@
 #pragma once
 // Compute contention between rank processes that share one CPU host (docs/SIMULATOR.md, "Host
-// contention"). A GPU rank owns its device; a CPU rank shares cores, caches and memory bandwidth
-// with the other ranks, so its compute runs slower than the single-process profile says.
+// cores"). A GPU rank owns its device; CPU ranks share the host in two ways, modelled apart:
+//  - time: more runnable threads than cores are time-sliced. The simulator's host-core pool
+//    (processor sharing, GraphInputs::host_pool) does that, op by op;
+//  - interference while each rank has cores of its own: shared caches and memory bandwidth.
+//    That is this factor, measured by running k rank processes of the fused iteration at once.
 
 #include <string>
 #include <vector>
@@ -12,15 +15,18 @@ namespace trainsim::train {
 
 // The factor every compute-stream op of a rank is multiplied by, and the notes explaining it.
 struct HostContention {
-  double slowdown = 1.0;           // iteration_s(N) / iteration_s(1); 1 = no contention modelled
+  double slowdown = 1.0;           // r(N); 1 = no interference modelled
   std::vector<std::string> notes;  // empty when nothing applies (GPU profile, one rank)
 };
 
-// slowdown(N) for N rank processes on `profile`'s host, from model.host_contention:
-//   r(k) = iteration_s(k) / iteration_s(1) at the measured rank counts k;
-//   N between two measured counts: linear interpolation of r in N;
-//   N above the largest measured K: r(K), with a note;
-//   no host_contention on a cpu profile: 1, with a note.
+// r(N) for N rank processes on `profile`'s host, from model.host_contention, using only the
+// measured points whose ranks fit the host without sharing cores: ranks * machine.threads <=
+// machine.cpu_cores (K the largest such count; a point above it already contains time-slicing,
+// which the core pool adds by itself):
+//   r(k) = iteration_s(k) / iteration_s(1) at the measured rank counts k <= K;
+//   N between two of them: linear interpolation of r in N;
+//   N above the largest usable count: r at that count, with a note;
+//   no usable points on a cpu profile: 1, with a note.
 // Only a cpu profile (machine.device_kind "cpu") with ranks >= 2 is slowed; otherwise 1, no note.
 HostContention host_contention(const Profile& profile, const ModelProfile& model, int ranks);
 

@@ -1,6 +1,7 @@
 #include "train/loader_model.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <stdexcept>
 
@@ -44,6 +45,18 @@ double LoaderModel::samples_per_s(int workers) const {
   if (workers < 0) throw std::invalid_argument("negative loader worker count");
   if (workers == 0 && profile_.points.front().workers != 0) return measured_or_scaled(1);
   return measured_or_scaled(workers);
+}
+
+std::optional<double> LoaderModel::startup_s(int workers) const {
+  const LoaderPoint* nearest = nullptr;
+  for (const LoaderPoint& p : profile_.points) {
+    if (p.workers < 1) continue;
+    if (nearest == nullptr || std::abs(p.workers - workers) < std::abs(nearest->workers - workers)) {
+      nearest = &p;
+    }
+  }
+  if (nearest == nullptr) return std::nullopt;
+  return nearest->startup_s;
 }
 
 std::string LoaderModel::note(int workers) const {

@@ -1,6 +1,7 @@
 #pragma once
 // Data-loader throughput on the profiled machine, for any worker count.
 
+#include <optional>
 #include <string>
 
 #include "io/profile.h"
@@ -22,6 +23,11 @@ class LoaderModel {
   explicit LoaderModel(const LoaderProfile& profile);
 
   double samples_per_s(int workers) const;
+  int max_measured_workers() const { return profile_.points.back().workers; }
+  // A worker count's start-up (LoaderPoint::startup_s): the measured point; a count not measured
+  // takes the nearest measured count >= 1 (workers start in parallel, so the start-up of a
+  // handful is about one's). nullopt when that point has no startup_s.
+  std::optional<double> startup_s(int workers) const;
   // Empty when `workers` was measured or lies between measured counts; else how it was derived.
   std::string note(int workers) const;
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -120,49 +121,137 @@ void validate(const RunSpec& spec) {
   if (spec.loader_workers < 0) throw std::invalid_argument("loader workers must be >= 0");
 }
 
-// The host-to-device copy curve: pinned memory (DataLoader pin_memory=True) when measured, else
-// pageable; none when the profile's device is the host.
-std::unique_ptr<hw::MeasuredCurve> h2d_curve(const Profile& profile,
+// The host-to-device copy curve the loop pays: pageable memory unless the loader pins its
+// batches (DataLoader pin_memory=True; the course's scripts and both trainers do not); the other
+// curve when the right one was not measured. None when the profile's device is the host.
+std::unique_ptr<hw::MeasuredCurve> h2d_curve(const Profile& profile, bool pin_memory,
                                              std::vector<std::string>& notes) {
   if (!profile.h2d.applicable) {
     add_note(notes, "no host-to-device copy: the profile's device is the host (h2d not applicable)");
     return nullptr;
   }
-  const bool pinned = !profile.h2d.pinned.empty();
-  if (!pinned && profile.h2d.pageable.empty()) {
-    throw std::invalid_argument("profile has no host-to-device copy curve");
+  const std::vector<CurvePoint>& wanted = pin_memory ? profile.h2d.pinned : profile.h2d.pageable;
+  const std::vector<CurvePoint>& other = pin_memory ? profile.h2d.pageable : profile.h2d.pinned;
+  if (wanted.empty() && other.empty()) throw std::invalid_argument("profile has no host-to-device copy curve");
+  if (wanted.empty()) {
+    add_note(notes, pin_memory ? "h2d: no pinned-memory curve; the pageable one is used"
+                               : "h2d: no pageable-memory curve; the pinned one is used");
+    return std::make_unique<hw::MeasuredCurve>(other);
   }
-  if (!pinned) add_note(notes, "h2d: no pinned-memory curve; the pageable one is used");
-  return std::make_unique<hw::MeasuredCurve>(pinned ? profile.h2d.pinned : profile.h2d.pageable);
+  return std::make_unique<hw::MeasuredCurve>(wanted);
 }
 
-// Loader rates. Loaders share the host: DDP runs N loaders of W workers each, so each worker gets
-// the per-worker share of samples_per_s(N * W); DataParallel's one loader samples_per_s(W) / W.
+// Loader rates. A worker builds batches at the per-worker rate measured with k workers, k the
+// workers loading at once (N ranks x W for DDP, W for DataParallel) capped at the host's cores
+// and at the largest measured count: beyond the cores the host-core pool time-slices them.
 void set_loader_rates(train::GraphInputs& in, const train::LoaderModel& loader, bool ddp,
-                      std::vector<std::string>& notes) {
+                      int cores, std::vector<std::string>& notes) {
   const int n = in.gpus;
   const int w = in.workers;
-  if (w > 0) {
-    const int loading_workers = ddp ? n * w : w;
-    in.loader_rate_per_worker = loader.samples_per_s(loading_workers) / loading_workers;
-    add_note(notes, loader.note(loading_workers));
-    if (ddp && n > 1) {
-      add_note(notes, printf_string("loader: %.0f ranks x %.0f workers share the host: %.0f "
-                                    "samples/s in total, split evenly over the ranks",
-                                    n, w, loader.samples_per_s(loading_workers)));
-    }
+  if (w == 0) {
+    in.inline_rate = loader.samples_per_s(0);
+    add_note(notes, loader.note(0));
     return;
   }
-  in.inline_rate = loader.samples_per_s(0);
-  add_note(notes, loader.note(0));
-  if (ddp && n > 1) {
-    // N training processes load inline at once: scale by the machine's per-process efficiency
-    // with N loaders, samples_per_s(N) / (N * samples_per_s(1)), when below 1.
-    in.inline_rate *= std::min(1.0, loader.samples_per_s(n) / (n * loader.samples_per_s(1)));
-    add_note(notes, printf_string("loader: %.0f ranks load inline at once: each at %.0f "
-                                  "samples/s (host shared)",
-                                  n, in.inline_rate));
+  const int loading = ddp ? n * w : w;
+  int k = std::min(loading, loader.max_measured_workers());
+  if (cores > 0) k = std::min(k, cores);
+  k = std::max(k, 1);
+  in.loader_rate_per_worker = loader.samples_per_s(k) / k;
+  add_note(notes, loader.note(k));
+  if (loading > 1) {
+    add_note(notes, printf_string("loader: %.0f workers load at once, each at %.0f samples/s (the "
+                                  "per-worker rate measured with %.0f)",
+                                  loading, in.loader_rate_per_worker, k));
   }
+}
+
+// Non-persistent workers start again every epoch: the measured start-up of a worker count.
+void set_loader_startup(train::GraphInputs& in, const train::LoaderModel& loader,
+                        bool persistent, std::vector<std::string>& notes) {
+  if (in.workers == 0) return;
+  if (persistent) {
+    add_note(notes, "loader: persistent workers: no start-up in the timed epoch");
+    return;
+  }
+  const std::optional<double> startup = loader.startup_s(in.workers);
+  if (!startup) {
+    add_note(notes, "loader: worker start-up not measured (no startup_s): none simulated");
+    return;
+  }
+  in.loader_startup_ns = des::to_ns(*startup);
+  add_note(notes, printf_string("loader: workers start %.1f ms into every epoch (non-persistent, measured)",
+                                *startup * 1e3));
+}
+
+// Whose loop and loader a prediction uses (RunSpec::trainer), from what the profile measured.
+struct Pipeline {
+  train::LoopTimes loop;
+  const LoaderProfile* loader = nullptr;
+};
+
+Pipeline pipeline_for(const Profile& profile, const ModelProfile& model, const RunSpec& spec,
+                      std::vector<std::string>& notes) {
+  const bool ddp = spec.strategy == Strategy::kDdp;
+  if (spec.trainer == Trainer::kPytorch) {
+    if (profile.pytorch) {
+      const PytorchProfile& py = *profile.pytorch;
+      const auto it = py.models.find(model.name);
+      if (it != py.models.end() && !py.loader.points.empty()) {
+        add_note(notes, "trainer pytorch: the reference trainer's loop and DataLoader as measured "
+                        "from Python (torch " + py.torch + ")");
+        return Pipeline{train::LoopTimes{it->second.batches,
+                                         ddp ? it->second.ddp_iteration_s : it->second.iteration_s,
+                                         ddp ? "PyTorch's DDP loop on 1 rank" : "PyTorch's loop"},
+                        &py.loader};
+      }
+    }
+    add_note(notes, "trainer pytorch: the profile has no pytorch section for " + model.name +
+                        " (measure with Python available): the C++ trainer's loop and loader stand in");
+  }
+  if (ddp && !model.ddp_iteration_s.empty()) {
+    return Pipeline{train::LoopTimes{model.batches, model.ddp_iteration_s, "the C++ DDP loop on 1 rank"},
+                    &profile.loader};
+  }
+  if (ddp) {
+    add_note(notes, "no ddp_iteration_s in the profile: the fused iteration without the DDP reducer "
+                    "stands for the loop");
+  }
+  return Pipeline{train::fused_loop(model), &profile.loader};
+}
+
+// Why `spec` cannot run on the profiled kind of machine, or nullopt.
+std::optional<std::string> not_runnable(const Profile& profile, const RunSpec& spec) {
+  if (profile.machine.device_kind != "cpu") return std::nullopt;
+  if (spec.strategy == Strategy::kDp && spec.gpus >= 2) {
+    return "DataParallel over " + std::to_string(spec.gpus) +
+           " devices needs CUDA devices; the profile's device is the CPU";
+  }
+  if (spec.strategy == Strategy::kDdp && spec.sync_batchnorm) {
+    return "SyncBatchNorm needs CUDA tensors (PyTorch raises an error for CPU inputs)";
+  }
+  return std::nullopt;
+}
+
+// The host's cores as a processor-sharing pool, and what each resource draws from it.
+void share_host_cores(train::GraphInputs& in, TrainingGraph& graph, const Profile& profile,
+                      int processes, std::vector<std::string>& notes) {
+  const MachineInfo& m = profile.machine;
+  if (m.cpu_cores <= 0) {
+    add_note(notes, "the profile does not give the host's core count: cores not shared in the simulation");
+    return;
+  }
+  in.host_pool = graph.ops.add_pool(m.cpu_cores);
+  if (m.device_kind != "cpu") return;
+  const int threads = std::max(1, m.threads);
+  in.compute_cores = threads;
+  in.comm_cores = 1;
+  if (processes * threads > m.cpu_cores) {
+    add_note(notes, printf_string("host cores: %.0f processes x %.0f threads on %.0f cores are "
+                                  "time-shared (processor sharing)",
+                                  processes, threads, m.cpu_cores));
+  }
+  add_note(notes, "cpu: collectives (Gloo) and loader workers run on the same cores as compute");
 }
 
 // Peak memory of the most loaded device at per-device batch `batch` and whether it fits.
@@ -197,7 +286,7 @@ void predict_memory(SimResult& result, const Profile& profile, const ModelProfil
   }
 }
 
-// Notes about compute at `batch`: outside the measured range, framework overhead.
+// Notes about compute at `batch`: outside the measured range, what the loop adds to its parts.
 void note_compute(std::vector<std::string>& notes, const ModelProfile& model,
                   const train::StepModel& steps, int64_t batch) {
   const int64_t min_batch = model.batches.front();
@@ -208,12 +297,43 @@ void note_compute(std::vector<std::string>& notes, const ModelProfile& model,
                                   static_cast<double>(batch), static_cast<double>(min_batch),
                                   static_cast<double>(max_batch)));
   }
-  const double overhead_s = steps.at(batch).overhead_s;
-  if (overhead_s > 0) {
-    add_note(notes, printf_string("framework overhead %.3f ms per iteration at batch %.0f "
-                                  "(fused iteration minus its timed parts), a host op",
-                                  overhead_s * 1e3, static_cast<double>(batch)));
+  const train::StepTimes t = steps.at(batch);
+  const std::string& loop = steps.loop().what;
+  if (t.overhead_s > 0) {
+    add_note(notes, printf_string("loop overhead %.3f ms per iteration at batch %.0f (", t.overhead_s * 1e3,
+                                  static_cast<double>(batch)) +
+                        loop + " minus its timed parts), a host op");
+  } else if (t.parts_scale < 1) {
+    add_note(notes, printf_string("the timed parts sum to more than the loop at batch %.0f: scaled by "
+                                  "%.4f to ",
+                                  static_cast<double>(batch), t.parts_scale) +
+                        loop);
   }
+}
+
+// The test pass after the epoch (RunSpec::test_pass), in closed form: each process evaluates
+// the test set in batches of t, forward only (priced as the training forward plus the loss), with
+// the batch copied to the device; its loader is the training one (start-up included unless
+// persistent). With W workers the loop and the loader overlap, so after the first batch each
+// batch takes max(compute, load / W); inline, load + compute. On a CPU host with more busy
+// threads than cores, compute is slowed by threads / cores.
+double test_pass_seconds(const RunSpec& spec, const train::GraphInputs& in, const train::StepModel& steps,
+                         const Profile& profile, int processes) {
+  const TestPass& pass = *spec.test_pass;
+  const int64_t t = std::min(pass.batch, pass.samples);
+  const int64_t batches = (pass.samples + t - 1) / t;
+  const train::StepTimes st = steps.at(t);
+  double compute = st.loss_s;
+  for (double f : st.forward_s) compute += f;
+  compute += des::to_seconds(in.h2d_ns(static_cast<double>(t * in.model.input_bytes_per_sample)));
+  const MachineInfo& m = profile.machine;
+  if (m.device_kind == "cpu" && m.cpu_cores > 0) {
+    compute *= std::max(1.0, static_cast<double>(processes * std::max(1, m.threads)) / m.cpu_cores);
+  }
+  if (in.workers == 0) return static_cast<double>(batches) * (compute + static_cast<double>(t) / in.inline_rate);
+  const double load = static_cast<double>(t) / in.loader_rate_per_worker;
+  const double period = std::max(compute, load / in.workers);
+  return des::to_seconds(in.loader_startup_ns) + load + compute + static_cast<double>(batches - 1) * period;
 }
 
 // The epoch's times and traffic from the simulated ops and the runner's timeline.
@@ -290,22 +410,33 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   SimResult result;
   result.spec = spec;
   std::vector<std::string>& notes = result.notes;
+  if (const std::optional<std::string> reason = not_runnable(profile, spec)) {
+    result.runnable = false;
+    result.not_runnable = *reason;
+    add_note(notes, "not runnable: " + *reason);
+    return result;
+  }
 
   // DDP ranks are processes: on a cpu profile they share the host and slow each other's compute.
-  const train::HostContention contention = train::host_contention(profile, model, ddp ? n : 1);
+  const int processes = ddp ? n : 1;
+  const train::HostContention contention = train::host_contention(profile, model, processes);
   for (const std::string& note : contention.notes) add_note(notes, note);
-  const train::StepModel steps(model, contention.slowdown);
-  const train::LoaderModel loader(profile.loader);
+  const Pipeline pipeline = pipeline_for(profile, model, spec, notes);
+  const train::StepModel steps(model, pipeline.loop, contention.slowdown);
+  const train::LoaderModel loader(*pipeline.loader);
   const hw::CollectiveModel collectives(profile.collectives, spec.interconnect);
-  const std::unique_ptr<hw::MeasuredCurve> h2d = h2d_curve(profile, notes);
+  const std::unique_ptr<hw::MeasuredCurve> h2d = h2d_curve(profile, spec.pin_memory, notes);
 
+  TrainingGraph graph;
   train::GraphInputs in{model, steps, collectives, h2d.get()};
   in.gpus = n;
   in.batch_per_gpu = spec.batch_per_gpu;
   in.train_samples = spec.train_samples;
   in.workers = spec.loader_workers;
   in.sync_batchnorm = spec.sync_batchnorm && ddp && n > 1;
-  set_loader_rates(in, loader, ddp, notes);
+  share_host_cores(in, graph, profile, processes, notes);
+  set_loader_rates(in, loader, ddp, profile.machine.cpu_cores, notes);
+  set_loader_startup(in, loader, spec.persistent_workers, notes);
   if (spec.sync_batchnorm && !ddp) {
     add_note(notes, "sync_batchnorm: not applied to dp (PyTorch's SyncBatchNorm runs only under "
                     "DistributedDataParallel): plain BatchNorm per replica");
@@ -316,7 +447,6 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
                     "(backward), each blocking the next layer; its kernels priced as plain BatchNorm's");
   }
 
-  TrainingGraph graph;
   std::unique_ptr<train::IterationGraph> iterations;
   int64_t device_batch = 0;  // largest per-device batch of the epoch
   double extra_device0_bytes = 0;
@@ -329,6 +459,7 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
       add_note(notes, collectives.note(hw::CollectiveOp::kAllReduce, n));
       add_note(notes, collectives.note(hw::CollectiveOp::kBroadcast, n));
     }
+    if (!model.ddp_buckets.empty()) add_note(notes, "ddp buckets: as the reducer built them (profile)");
     iterations = std::move(g);
   } else {
     auto g = std::make_unique<train::DpGraph>(graph, in);
@@ -358,6 +489,11 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
       train::run_epoch(graph, *iterations, options.exact, trace_iterations);
   fill_timings(result, graph, *iterations, timeline);
   if (trace_iterations > 0) result.trace = trace_records(graph, trace_iterations);
+  if (spec.test_pass) {
+    result.test_s = test_pass_seconds(spec, in, steps, profile, processes);
+    add_note(notes, "test pass: in closed form (forward priced as the training forward plus the "
+                    "loss), not in epoch_s");
+  }
   return result;
 }
 

@@ -21,6 +21,10 @@ struct RunSpec {
   int loader_workers = 2;
   std::optional<InterconnectAssumption> interconnect;  // from the config, if given
   bool sync_batchnorm = false;  // SyncBatchNorm (DDP with >= 2 ranks; dp ignores it with a note)
+  Trainer trainer = Trainer::kPytorch;  // whose loop and loader: PyTorch's or measure train's
+  bool persistent_workers = false;      // loader workers kept across epochs (no start-up)
+  bool pin_memory = false;              // pinned host memory: the pinned H2D curve
+  std::optional<TestPass> test_pass;    // the per-epoch test pass (SimResult::test_s)
 };
 
 struct SimOptions {
@@ -41,6 +45,10 @@ struct OpRecord {
 // Metric definitions (README "Metrics"): all times are seconds of one epoch.
 struct SimResult {
   RunSpec spec;
+  // false: the configuration cannot run on the profiled kind of machine at all (e.g. DataParallel
+  // over several devices on a CPU); `not_runnable` says why and no time is predicted.
+  bool runnable = true;
+  std::string not_runnable;
   int64_t global_batch = 0;     // gpus * batch_per_gpu (capped at train_samples when larger)
   int64_t iterations = 0;       // ceil(train_samples / global_batch)
   bool fits = true;             // false: predicted peak memory exceeds device memory (OOM)
@@ -57,6 +65,7 @@ struct SimResult {
   double comm_bytes_per_rank = 0;  // bytes each rank sends per epoch (ring: 2(n-1)/n * S per all-reduce)
   double busbw_gbs = 0;         // nccl-tests bus bandwidth of the epoch's collectives, GB/s (1e9)
   double sync_bn_s = 0;         // part of comm_s in SyncBatchNorm collectives (all of it blocks compute)
+  double test_s = 0;            // the test pass after the epoch (RunSpec::test_pass); not in epoch_s
 
   bool extrapolated = false;    // steady state detected and extrapolated
   int64_t simulated_iterations = 0;
@@ -65,7 +74,8 @@ struct SimResult {
 };
 
 // Simulates one epoch of `spec` for model `model` described and timed in `profile`.
-// A configuration that does not fit in memory returns fits = false with times still predicted.
+// A configuration that does not fit in memory returns fits = false with times still predicted;
+// one that cannot run on the profiled machine returns runnable = false and no times.
 // Throws std::invalid_argument if the profile lacks what the spec needs (callers validate first).
 SimResult simulate_run(const Profile& profile, const std::string& model, const RunSpec& spec,
                        const SimOptions& options = {});

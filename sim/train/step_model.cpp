@@ -1,6 +1,5 @@
 #include "train/step_model.h"
 
-#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -17,6 +16,17 @@ void require_aligned(const ModelProfile& m, const std::vector<double>& v, const 
   }
 }
 
+// Piecewise linear through (x_i, y_i), held at the end values outside; y may be negative.
+double signed_interpolate(const std::vector<int64_t>& x, const std::vector<double>& y, double at) {
+  if (at <= static_cast<double>(x.front())) return y.front();
+  if (at >= static_cast<double>(x.back())) return y.back();
+  std::size_t i = 1;
+  while (static_cast<double>(x[i]) < at) ++i;
+  const double x0 = static_cast<double>(x[i - 1]);
+  const double x1 = static_cast<double>(x[i]);
+  return y[i - 1] + (y[i] - y[i - 1]) * (at - x0) / (x1 - x0);
+}
+
 }  // namespace
 
 double StepTimes::layers_s() const {
@@ -26,7 +36,12 @@ double StepTimes::layers_s() const {
   return total;
 }
 
-StepModel::StepModel(const ModelProfile& model, double slowdown) : model_(model), slowdown_(slowdown) {
+LoopTimes fused_loop(const ModelProfile& model) {
+  return LoopTimes{model.batches, model.iteration_s, "the fused iteration (no DDP reducer)"};
+}
+
+StepModel::StepModel(const ModelProfile& model, const LoopTimes& loop, double slowdown)
+    : model_(model), loop_(loop), slowdown_(slowdown) {
   if (!(slowdown > 0)) throw std::invalid_argument("model " + model.name + ": compute slowdown must be > 0");
   if (model.batches.empty()) {
     throw std::invalid_argument("model " + model.name + ": no measured batch size");
@@ -39,41 +54,61 @@ StepModel::StepModel(const ModelProfile& model, double slowdown) : model_(model)
   require_aligned(model, model.loss_s, "loss_s");
   require_aligned(model, model.zero_grad_s, "zero_grad_s");
   require_aligned(model, model.optimizer_s, "optimizer_s");
-  require_aligned(model, model.iteration_s, "iteration_s");
-  for (std::size_t i = 0; i < model.batches.size(); ++i) {
-    double parts = model.loss_s[i] + model.zero_grad_s[i] + model.optimizer_s[i];
-    for (const LayerProfile& l : model.layers) parts += l.forward_s[i] + l.backward_s[i];
-    // overhead_i = max(0, fused iteration - sum of parts)
-    overhead_points_.push_back(std::max(0.0, model.iteration_s[i] - parts));
+  if (loop.batches.empty() || loop.batches.size() != loop.iteration_s.size()) {
+    throw std::invalid_argument("model " + model.name + ": " + loop.what + " has " +
+                                std::to_string(loop.iteration_s.size()) + " times for " +
+                                std::to_string(loop.batches.size()) + " batch sizes");
+  }
+  for (std::size_t i = 0; i < loop.batches.size(); ++i) {
+    StepTimes scratch;
+    const double parts = parts_at(static_cast<double>(loop.batches[i]), scratch);
+    // excess_i = loop_i - parts(b_i)
+    excess_points_.push_back(loop.iteration_s[i] - parts);
+    if (loop.iteration_s[i] < 0.5 * parts) {
+      throw std::invalid_argument("model " + model.name + ": " + loop.what + " at batch " +
+                                  std::to_string(loop.batches[i]) + " (" +
+                                  std::to_string(loop.iteration_s[i]) +
+                                  " s) is less than half the sum of its timed parts (" +
+                                  std::to_string(parts) + " s)");
+    }
   }
 }
 
-StepTimes StepModel::at(int64_t batch) const {
+double StepModel::parts_at(double b, StepTimes& t) const {
   const auto& bs = model_.batches;
-  const double b = static_cast<double>(batch);
-  StepTimes t;
-  t.forward_s.reserve(model_.layers.size());
-  t.backward_s.reserve(model_.layers.size());
+  t.forward_s.clear();
+  t.backward_s.clear();
   for (const LayerProfile& l : model_.layers) {
-    t.forward_s.push_back(
-        interpolate_in_batch(bs, l.forward_s, b, BatchExtrapolation::kProportionalFloor));
-    t.backward_s.push_back(
-        interpolate_in_batch(bs, l.backward_s, b, BatchExtrapolation::kProportionalFloor));
+    t.forward_s.push_back(interpolate_in_batch(bs, l.forward_s, b, BatchExtrapolation::kProportionalFloor));
+    t.backward_s.push_back(interpolate_in_batch(bs, l.backward_s, b, BatchExtrapolation::kProportionalFloor));
   }
   t.loss_s = interpolate_in_batch(bs, model_.loss_s, b, BatchExtrapolation::kProportionalFloor);
-  t.zero_grad_s =
-      interpolate_in_batch(bs, model_.zero_grad_s, b, BatchExtrapolation::kHoldNearest);
-  t.optimizer_s =
-      interpolate_in_batch(bs, model_.optimizer_s, b, BatchExtrapolation::kHoldNearest);
-  t.overhead_s = interpolate_in_batch(bs, overhead_points_, b, BatchExtrapolation::kHoldNearest);
-  if (slowdown_ != 1.0) {
-    for (double& s : t.forward_s) s *= slowdown_;
-    for (double& s : t.backward_s) s *= slowdown_;
-    t.loss_s *= slowdown_;
-    t.zero_grad_s *= slowdown_;
-    t.optimizer_s *= slowdown_;
-    t.overhead_s *= slowdown_;
+  t.zero_grad_s = interpolate_in_batch(bs, model_.zero_grad_s, b, BatchExtrapolation::kHoldNearest);
+  t.optimizer_s = interpolate_in_batch(bs, model_.optimizer_s, b, BatchExtrapolation::kHoldNearest);
+  return t.layers_s() + t.loss_s + t.zero_grad_s + t.optimizer_s;
+}
+
+double StepModel::excess_at(int64_t batch) const {
+  return signed_interpolate(loop_.batches, excess_points_, static_cast<double>(batch));
+}
+
+StepTimes StepModel::at(int64_t batch) const {
+  StepTimes t;
+  const double parts = parts_at(static_cast<double>(batch), t);
+  const double excess = excess_at(batch);
+  if (excess >= 0) {
+    t.overhead_s = excess;
+  } else {
+    // (parts + excess) / parts: the loop is cheaper than its parts timed one by one.
+    t.parts_scale = (parts + excess) / parts;
   }
+  const double scale = t.parts_scale * slowdown_;
+  for (double& s : t.forward_s) s *= scale;
+  for (double& s : t.backward_s) s *= scale;
+  t.loss_s *= scale;
+  t.zero_grad_s *= scale;
+  t.optimizer_s *= scale;
+  t.overhead_s *= slowdown_;
   return t;
 }
 

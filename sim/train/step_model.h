@@ -1,7 +1,9 @@
 #pragma once
-// The compute of one training step on one device at any batch size, from a ModelProfile.
+// The compute of one training step on one device at any batch size, from a ModelProfile and the
+// measured training loop it is part of.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "io/profile.h"
@@ -15,33 +17,55 @@ struct StepTimes {
   double loss_s = 0;               // loss forward + backward
   double zero_grad_s = 0;
   double optimizer_s = 0;
-  double overhead_s = 0;           // framework overhead (see StepModel)
+  double overhead_s = 0;           // what the loop costs beyond its parts (see StepModel), >= 0
+  double parts_scale = 1;          // factor applied to the parts (< 1 when they overstate the loop)
 
   double layers_s() const;  // sum of forward and backward of every layer
 };
 
+// The loop one training iteration runs in, as measured (no loader, no host-to-device copy):
+// ModelProfile::ddp_iteration_s (the C++ DDP loop on one rank), PytorchLoop::ddp_iteration_s
+// (PyTorch's), or a plain fused iteration. Arrays aligned, batches strictly ascending.
+struct LoopTimes {
+  std::vector<int64_t> batches;
+  std::vector<double> iteration_s;
+  std::string what;  // for notes, e.g. "PyTorch DDP loop on 1 rank"
+};
+
 // Layer, loss: interpolate_in_batch(kProportionalFloor). Optimizer, zero_grad: kHoldNearest (they
 // touch parameters, not samples).
-// Framework overhead: at each measured batch b_i,
-//   overhead_i = max(0, iteration_s_i - (sum of layer fwd+bwd + loss + zero_grad + optimizer)(b_i))
-// i.e. what the fused iteration costs beyond the sum of its separately timed parts (Python/
-// autograd bookkeeping, kernel launches not inside any timed part, synchronisation). It is
-// interpolated with kHoldNearest and simulated as a host op serial with compute, so that the
-// simulated iteration matches the measured fused one at the measured batches.
+// The loop: at each batch b_i the loop was measured,
+//   excess_i = loop_i - parts(b_i),  parts(b) = sum of layer fwd+bwd + loss + zero_grad + optimizer
+// the signed cost of the loop beyond its separately timed parts (autograd engine over the whole
+// graph, DDP's hooks and bucket copies, Python, the loop's own reads). excess(b) is linear in b
+// between measured batches and held at the nearest one outside them. At a batch:
+//   excess >= 0: an overhead op of `excess` (a host op serial with compute);
+//   excess <  0: the parts overstate the loop (timed alone, each part pays cold caches and
+//                synchronisation the fused loop does not): every part is scaled by
+//                (parts + excess) / parts, so the step sums to the loop.
+// The simulated single-rank step therefore equals the measured loop at every measured batch.
 // Every duration is then multiplied by `slowdown` (host contention of CPU ranks, host_contention.h).
 class StepModel {
  public:
   // Throws std::invalid_argument when the model has no measured batch, the per-batch arrays
-  // disagree in length with `batches`, or slowdown is not > 0.
-  explicit StepModel(const ModelProfile& model, double slowdown = 1.0);
+  // disagree in length with `batches`, the loop's arrays are empty or disagree, slowdown is not
+  // > 0, or the loop is less than half its parts (a measurement that cannot be right).
+  StepModel(const ModelProfile& model, const LoopTimes& loop, double slowdown = 1.0);
 
   StepTimes at(int64_t batch) const;
   const ModelProfile& model() const { return model_; }
+  const LoopTimes& loop() const { return loop_; }
+  double excess_at(int64_t batch) const;  // the signed excess above, before slowdown
 
  private:
+  double parts_at(double batch, StepTimes& t) const;  // fills t's parts, returns their sum
   const ModelProfile& model_;
+  LoopTimes loop_;
   double slowdown_;
-  std::vector<double> overhead_points_;  // aligned with model_.batches
+  std::vector<double> excess_points_;  // aligned with loop_.batches
 };
+
+// The fused iteration the profile measured beside the parts (ModelProfile::iteration_s), as a loop.
+LoopTimes fused_loop(const ModelProfile& model);
 
 }  // namespace trainsim::train

@@ -9,6 +9,13 @@ des::ResourceId TrainingGraph::add_resource(std::string name) {
   return ops.add_resource();
 }
 
+des::ResourceId TrainingGraph::add_resource(std::string name, std::optional<des::PoolId> pool,
+                                            double cores) {
+  const des::ResourceId r = add_resource(std::move(name));
+  if (pool && cores > 0) ops.attach_to_pool(r, *pool, cores);
+  return r;
+}
+
 uint32_t TrainingGraph::add_label(OpLabel label) {
   labels_.push_back(std::move(label));
   return static_cast<uint32_t>(labels_.size() - 1);
@@ -36,15 +43,20 @@ StepLabels StepLabels::add(TrainingGraph& graph, const ModelProfile& model) {
 }
 
 LoaderPipeline::LoaderPipeline(TrainingGraph& graph, const std::string& prefix, int workers,
-                               double samples_per_s_per_worker)
+                               double samples_per_s_per_worker, des::SimTime startup_ns,
+                               std::optional<des::PoolId> pool)
     : graph_(graph), samples_per_s_per_worker_(samples_per_s_per_worker) {
   if (workers < 1 || !(samples_per_s_per_worker > 0)) {
     throw std::logic_error("LoaderPipeline needs >= 1 worker and a positive rate");
   }
-  for (int w = 0; w < workers; ++w) {
-    workers_.push_back(graph.add_resource(prefix + ".worker" + std::to_string(w)));
-  }
   label_ = graph.add_label(OpLabel{"load batch", "loader", false, 0});
+  const uint32_t startup_label = graph.add_label(OpLabel{"worker start-up", "loader", false, 0});
+  for (int w = 0; w < workers; ++w) {
+    workers_.push_back(graph.add_resource(prefix + ".worker" + std::to_string(w), pool, 1.0));
+    started_.push_back(startup_ns > 0
+                           ? graph.ops.add_op(startup_ns, {workers_.back()}, {}, 0, startup_label)
+                           : des::kNoOp);
+  }
 }
 
 des::SimTime LoaderPipeline::batch_ns(int64_t samples) const {
@@ -54,8 +66,9 @@ des::SimTime LoaderPipeline::batch_ns(int64_t samples) const {
 
 void LoaderPipeline::add_batch(int64_t batch_index, int64_t samples, des::OpId slot_freed_by) {
   const des::ResourceId worker = workers_[next_worker_];
+  const des::OpId started = started_[next_worker_];
   next_worker_ = (next_worker_ + 1) % workers_.size();
-  built_.push_back(graph_.ops.add_op(batch_ns(samples), {worker}, {slot_freed_by},
+  built_.push_back(graph_.ops.add_op(batch_ns(samples), {worker}, {slot_freed_by, started},
                                      static_cast<int32_t>(batch_index), label_));
 }
 

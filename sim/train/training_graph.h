@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ class TrainingGraph {
   TrainingGraph& operator=(const TrainingGraph&) = delete;
 
   des::ResourceId add_resource(std::string name);
+  // add_resource + attach_to_pool(pool, cores) when a pool is given and cores > 0.
+  des::ResourceId add_resource(std::string name, std::optional<des::PoolId> pool, double cores);
   uint32_t add_label(OpLabel label);
   const std::string& resource_name(des::ResourceId r) const { return resource_names_[r]; }
   const OpLabel& label(uint32_t id) const { return labels_[id]; }
@@ -65,13 +68,15 @@ struct StepLabels {
 
 // W workers building whole batches, round robin, at most 2W batches outstanding (PyTorch's
 // prefetch_factor 2 per worker): the op building batch j may start once batch j - 2W was handed
-// to the training loop, and each worker builds its batches in order. The first 2W batches start
-// at time 0 (fresh workers each epoch: the first batch's latency is exposed).
+// to the training loop, and each worker builds its batches in order. Each worker first starts
+// up (`startup_ns`: non-persistent workers are started again every epoch), then the first 2W
+// batches go (the first batch's latency is exposed). Each worker draws one core of `pool`.
 class LoaderPipeline {
  public:
   // `prefix` names the worker tracks ("loader" -> "loader.worker0"...). workers >= 1.
   LoaderPipeline(TrainingGraph& graph, const std::string& prefix, int workers,
-                 double samples_per_s_per_worker);
+                 double samples_per_s_per_worker, des::SimTime startup_ns,
+                 std::optional<des::PoolId> pool);
 
   // Adds the op building batch `batch_index` of `samples` samples; `slot_freed_by` is the op
   // handing batch batch_index - 2W to the loop (des::kNoOp for the first 2W batches).
@@ -86,6 +91,7 @@ class LoaderPipeline {
   std::vector<des::ResourceId> workers_;
   double samples_per_s_per_worker_;
   uint32_t label_;
+  std::vector<des::OpId> started_;  // per worker: its start-up op (kNoOp without one)
   std::size_t next_worker_ = 0;  // round robin continues across fast-forwards
   std::deque<des::OpId> built_;  // batches built or being built, oldest first
 };
