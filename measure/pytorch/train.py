@@ -1,0 +1,466 @@
+#!/usr/bin/env python3
+"""Reference trainer: ResNet-18 CIFAR trained the way a student of the course writes it in
+PyTorch, timed, and appended as one row to runs.csv (docs/PYTORCH.md).
+
+    torchrun --redirects 1 --tee 1 --standalone --nproc_per_node N \\
+        measure/pytorch/train.py --data DIR [flags]          # DDP, N ranks (Gloo / NCCL)
+    /usr/bin/python3 measure/pytorch/train.py --data DIR     # DDP, 1 rank
+    /usr/bin/python3 measure/pytorch/train.py --strategy dp --gpus N --data DIR   # nn.DataParallel
+
+Exit codes: 0 done; 2 a bad flag or bad input (one `error: ...` line); 1 a failure while running.
+"""
+
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _stdlib_profile_first():
+    # This folder holds profile.py; cProfile (imported by some torch versions) must get the
+    # standard library's `profile`, so import that one before this folder is searched.
+    saved = list(sys.path)
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+    try:
+        import profile  # noqa: F401
+        import cProfile  # noqa: F401
+    except ImportError:
+        pass
+    finally:
+        sys.path[:] = saved
+    if _HERE not in sys.path:
+        sys.path.insert(0, _HERE)
+
+
+_stdlib_profile_first()
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import math  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.nn as nn  # noqa: E402
+from torch.nn.parallel import DistributedDataParallel  # noqa: E402
+from torch.utils.data.distributed import DistributedSampler  # noqa: E402
+
+import cifar_data  # noqa: E402
+import machine_name  # noqa: E402
+import probe  # noqa: E402
+import resnet  # noqa: E402
+import runs_csv  # noqa: E402
+
+REPO_ROOT = os.path.dirname(os.path.dirname(_HERE))
+PROGRESS_EVERY_S = 2.0
+
+
+class UsageError(Exception):
+    """A bad flag or input: one `error: ...` line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def positive(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("'%s' is not an integer" % text)
+    if v < 1:
+        raise argparse.ArgumentTypeError("%d must be >= 1" % v)
+    return v
+
+
+def non_negative(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("'%s' is not an integer" % text)
+    if v < 0:
+        raise argparse.ArgumentTypeError("%d must be >= 0" % v)
+    return v
+
+
+def positive_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("'%s' is not a number" % text)
+    if not (v > 0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError("%s must be > 0" % text)
+    return v
+
+
+def parse_args(argv):
+    p = _Parser(prog="train.py", description="ResNet-18 CIFAR reference trainer (PyTorch); "
+                "appends one row to runs.csv. See docs/PYTORCH.md.")
+    p.add_argument("--strategy", choices=["ddp", "dp"], default="ddp",
+                   help="ddp: DistributedDataParallel, one process per rank (torchrun); "
+                        "dp: nn.DataParallel in one process (CUDA only)")
+    p.add_argument("--gpus", type=positive, default=None,
+                   help="dp: devices (default 1); ddp: must equal the ranks started by torchrun")
+    p.add_argument("--batch-per-gpu", type=positive, default=128, metavar="B",
+                   help="samples per rank (ddp) or per device (dp) per iteration (default 128)")
+    p.add_argument("--workers", type=non_negative, default=2, metavar="W",
+                   help="DataLoader worker processes per process (default 2)")
+    p.add_argument("--persistent-workers", action="store_true",
+                   help="keep the workers between epochs (default: restarted every epoch)")
+    p.add_argument("--train-samples", type=positive, default=None, metavar="N",
+                   help="train on the first N training images (default all)")
+    p.add_argument("--epochs", type=positive, default=2, metavar="E",
+                   help="epochs to run; the last one is timed (default 2)")
+    p.add_argument("--iterations", type=positive, default=None, metavar="K",
+                   help="stop every epoch after K iterations (partial epochs, for checks)")
+    p.add_argument("--test-pass", action="store_true",
+                   help="evaluate the test set after every epoch (timed as test_s)")
+    p.add_argument("--test-samples", type=positive, default=None, metavar="M",
+                   help="with --test-pass: the first M test images (default all)")
+    p.add_argument("--device", choices=["cpu", "cuda"], default=None,
+                   help="default cuda when a CUDA device is visible, else cpu")
+    p.add_argument("--data", required=True, metavar="DIR",
+                   help="folder of the CIFAR-10 binary files (a SYNTHETIC file marks them "
+                        "synthetic; measure/pytorch/synthetic.py writes such a folder)")
+    p.add_argument("--threads", type=positive, default=None, metavar="T",
+                   help="torch.set_num_threads(T) (default: PyTorch's own default)")
+    p.add_argument("--seed", type=non_negative, default=0)
+    p.add_argument("--lr", type=positive_float, default=0.1, help="SGD learning rate (0.1)")
+    p.add_argument("--runs", default=None, metavar="FILE",
+                   help="runs.csv to append to (default reports/<machine>/runs.csv in the repo)")
+    p.add_argument("--machine", default=None, metavar="NAME",
+                   help="machine name of the default --runs path")
+    p.add_argument("--no-probe", action="store_true", help="skip the calibration probe")
+    p.add_argument("--cudnn-benchmark", dest="cudnn_benchmark", action="store_true",
+                   default=True, help="torch.backends.cudnn.benchmark = True on CUDA (default)")
+    p.add_argument("--no-cudnn-benchmark", dest="cudnn_benchmark", action="store_false")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    a = p.parse_args(argv)
+    if a.test_samples is not None and not a.test_pass:
+        raise UsageError("--test-samples needs --test-pass")
+    if a.persistent_workers and a.workers == 0:
+        raise UsageError("--persistent-workers needs --workers >= 1")
+    if a.machine is not None and (a.machine == "" or "/" in a.machine or "," in a.machine):
+        raise UsageError("--machine '%s': not a folder name" % a.machine)
+    return a
+
+
+def load_average():
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def fmt_duration(s):
+    s = max(0.0, s)
+    if s < 60:
+        return "%.1fs" % s
+    if s < 3600:
+        return "%dm%02ds" % (s // 60, s % 60)
+    return "%dh%02dm" % (s // 3600, (s % 3600) // 60)
+
+
+class Job:
+    """Rank, world, device and the collectives of one process."""
+
+    def __init__(self, a):
+        self.a = a
+        launched = "RANK" in os.environ and "WORLD_SIZE" in os.environ
+        self.launched = launched
+        self.rank = int(os.environ["RANK"]) if launched else 0
+        self.world = int(os.environ["WORLD_SIZE"]) if launched else 1
+        self.local_rank = int(os.environ.get("LOCAL_RANK", self.rank)) if launched else 0
+        self.store_dir = None
+        self.distributed = False
+        # Every tensor handed to a collective stays referenced from Python until the process
+        # group is gone. Otherwise a Gloo worker thread may drop the last reference and need
+        # the GIL while holding the group's mutex, as the group's destructor (called with the
+        # GIL held) waits for that mutex: a deadlock at exit seen with PyTorch 1.13.
+        self._keep = []
+
+        kind = a.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if kind == "cuda" and not torch.cuda.is_available():
+            raise UsageError("--device cuda: no CUDA device is visible")
+        self.kind = kind
+        visible = torch.cuda.device_count() if kind == "cuda" else 0
+        if a.strategy == "dp":
+            if kind != "cuda":
+                raise UsageError("--strategy dp needs CUDA devices (nn.DataParallel); on CPU "
+                                 "use --strategy ddp")
+            if self.world > 1:
+                raise UsageError("--strategy dp runs in one process; start it without torchrun "
+                                 "(WORLD_SIZE is %d)" % self.world)
+            self.gpus = a.gpus or 1
+            if self.gpus > visible:
+                raise UsageError("--gpus %d: only %d CUDA device(s) visible" % (self.gpus, visible))
+            self.device = torch.device("cuda", 0)
+        else:
+            if a.gpus is not None and a.gpus != self.world:
+                raise UsageError("--gpus %d: this ddp job has %d rank(s); start N ranks with "
+                                 "torchrun --nproc_per_node N" % (a.gpus, self.world))
+            self.gpus = self.world
+            if kind == "cuda":
+                if self.local_rank >= visible:
+                    raise UsageError("ddp rank %d (LOCAL_RANK %d): only %d CUDA device(s) visible"
+                                     % (self.rank, self.local_rank, visible))
+                self.device = torch.device("cuda", self.local_rank)
+                if not dist.is_nccl_available():
+                    raise UsageError("--strategy ddp --device cuda: this PyTorch has no NCCL")
+            else:
+                self.device = torch.device("cpu")
+                if not dist.is_gloo_available():
+                    raise UsageError("--strategy ddp --device cpu: this PyTorch has no Gloo")
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    def sync(self):
+        if self.is_cuda:
+            torch.cuda.synchronize(self.device)
+
+    def init(self):
+        if self.a.strategy != "ddp":
+            return
+        backend = "nccl" if self.is_cuda else "gloo"
+        if self.is_cuda:
+            torch.cuda.set_device(self.device)
+        if self.launched:
+            dist.init_process_group(backend, init_method="env://", rank=self.rank,
+                                    world_size=self.world)
+        else:
+            # One rank without torchrun: a private file rendezvous.
+            self.store_dir = tempfile.mkdtemp(prefix="trainsim-pytorch-")
+            dist.init_process_group(backend, init_method="file://" +
+                                    os.path.join(self.store_dir, "store"), rank=0, world_size=1)
+        self.distributed = True
+
+    def barrier(self):
+        if self.distributed:
+            t = torch.zeros(1, device=self.device)
+            self._keep.append(t)
+            dist.all_reduce(t)
+        self.sync()
+
+    def reduce(self, values, op):
+        if not self.distributed:
+            return list(values)
+        t = torch.tensor(values, dtype=torch.float64, device=self.device)
+        self._keep.append(t)
+        dist.all_reduce(t, op=op)
+        return t.tolist()
+
+    def close(self):
+        if self.distributed:
+            self.barrier()  # every rank's collectives are done
+            dist.destroy_process_group()
+            self.distributed = False
+        self._keep.clear()
+        if self.store_dir:
+            shutil.rmtree(self.store_dir, ignore_errors=True)
+            self.store_dir = None
+
+
+def log(job, quiet, text):
+    if job.rank == 0 and not quiet:
+        print(text, file=sys.stderr, flush=True)
+
+
+def train_epoch(job, a, epoch, net, loader, sampler, optimizer, criterion):
+    """One epoch of the course's loop. Returns its figures (this process's)."""
+    if sampler is not None:
+        sampler.set_epoch(epoch)
+    net.train()
+    planned = len(loader) if a.iterations is None else min(len(loader), a.iterations)
+    loss_sum, correct, total, wait = 0.0, 0, 0, 0.0
+    job.barrier()
+    t0 = time.perf_counter()
+    last = t0
+    it = iter(loader)  # non-persistent workers start here, inside the epoch
+    for j in range(planned):
+        tw = time.perf_counter()
+        inputs, targets = next(it)
+        wait += time.perf_counter() - tw
+        inputs, targets = inputs.to(job.device), targets.to(job.device)
+        optimizer.zero_grad()
+        outputs = net(inputs)
+        loss = criterion(outputs, targets)
+        loss.backward()
+        optimizer.step()
+        step_loss = loss.item()
+        _, predicted = outputs.max(1)
+        correct += predicted.eq(targets).sum().item()
+        total += targets.size(0)
+        loss_sum += step_loss * targets.size(0)
+        now = time.perf_counter()
+        if now - last >= PROGRESS_EVERY_S and j + 1 < planned:
+            last = now
+            elapsed = now - t0
+            log(job, a.quiet, "epoch %d/%d batch %d/%d elapsed %s ETA %s loss %.4f" % (
+                epoch + 1, a.epochs, j + 1, planned, fmt_duration(elapsed),
+                fmt_duration(elapsed / (j + 1) * (planned - j - 1)), loss_sum / total))
+    job.sync()
+    epoch_s = time.perf_counter() - t0
+    del it  # worker shut-down is outside the clock
+    return {"epoch_s": epoch_s, "wait": wait, "loss_sum": loss_sum, "correct": correct,
+            "total": total, "steps": planned}
+
+
+def test_pass(job, net, loader, criterion):
+    net.eval()
+    job.sync()
+    t0 = time.perf_counter()
+    loss_sum, correct, total = 0.0, 0, 0
+    with torch.no_grad():
+        for inputs, targets in loader:
+            inputs, targets = inputs.to(job.device), targets.to(job.device)
+            outputs = net(inputs)
+            loss = criterion(outputs, targets)
+            loss_sum += loss.item() * targets.size(0)
+            _, predicted = outputs.max(1)
+            total += targets.size(0)
+            correct += predicted.eq(targets).sum().item()
+    job.sync()
+    return time.perf_counter() - t0, loss_sum / max(total, 1), correct / max(total, 1)
+
+
+def run(a):
+    job = Job(a)
+    if job.a.threads is not None:
+        torch.set_num_threads(a.threads)
+    if job.is_cuda:
+        torch.backends.cudnn.benchmark = a.cudnn_benchmark
+
+    runs_path = None
+    if job.rank == 0:
+        if a.runs is not None:
+            runs_path = a.runs
+        else:
+            name = a.machine or machine_name.default_machine_name(job.kind)
+            runs_path = os.path.join(REPO_ROOT, "reports", name, "runs.csv")
+        runs_csv.check_header(runs_path)  # before training: never end on a file we cannot append
+
+    train_set = cifar_data.CIFAR10Binary(a.data, train=True, transform=cifar_data.train_transform(),
+                                         limit=a.train_samples)
+    test_set = None
+    if a.test_pass:
+        test_set = cifar_data.CIFAR10Binary(a.data, train=False,
+                                            transform=cifar_data.test_transform(),
+                                            limit=a.test_samples)
+    data_kind = "synthetic" if train_set.synthetic else "cifar10"
+
+    load_before = None
+    probe_s = None
+    if job.rank == 0:
+        load_before = load_average()
+        if not a.no_probe:
+            log(job, a.quiet, "probe: ResNet-18 CIFAR, batch 32, fused iteration on %s"
+                % job.device)
+            probe_s = probe.run_probe(job.device)
+            log(job, a.quiet, "probe: %.4g s" % probe_s)
+    job.init()  # the other ranks wait here while rank 0 runs the probe
+
+    torch.manual_seed(a.seed)
+    model = resnet.ResNet18().to(job.device)
+    if a.strategy == "ddp":
+        if job.is_cuda:
+            net = DistributedDataParallel(model, device_ids=[job.local_rank])
+        else:
+            net = DistributedDataParallel(model)
+        sampler = DistributedSampler(train_set, num_replicas=job.world, rank=job.rank,
+                                     shuffle=True, seed=a.seed, drop_last=False)
+        loader = cifar_data.train_loader(train_set, a.batch_per_gpu, a.workers, sampler=sampler,
+                                         persistent=a.persistent_workers)
+    else:
+        net = nn.DataParallel(model, device_ids=list(range(job.gpus)))
+        sampler = None
+        loader = cifar_data.train_loader(train_set, job.gpus * a.batch_per_gpu, a.workers,
+                                         persistent=a.persistent_workers,
+                                         generator=cifar_data.seeded_generator(a.seed))
+    torch.manual_seed(a.seed + 1 + job.rank)  # augmentation of the in-process loader
+    criterion = nn.CrossEntropyLoss()
+    optimizer = torch.optim.SGD(net.parameters(), lr=a.lr, momentum=0.9, weight_decay=5e-4)
+    test_loader = cifar_data.test_loader(test_set, a.workers) if test_set is not None else None
+
+    log(job, a.quiet, "train: %s, %d %s, batch %d per %s, %d samples (%s), %d worker(s), "
+        "%d thread(s), %d epoch(s)" % (
+            a.strategy, job.gpus, "rank(s)" if a.strategy == "ddp" else "device(s)",
+            a.batch_per_gpu, "rank" if a.strategy == "ddp" else "device", len(train_set),
+            data_kind, a.workers, torch.get_num_threads(), a.epochs))
+    timed = None
+    load_after = None
+    for epoch in range(a.epochs):
+        e = train_epoch(job, a, epoch, net, loader, sampler, optimizer, criterion)
+        if epoch == a.epochs - 1 and job.rank == 0:
+            load_after = load_average()
+        epoch_max = job.reduce([e["epoch_s"]], dist.ReduceOp.MAX)[0]
+        sums = job.reduce([e["loss_sum"], e["correct"], e["total"]], dist.ReduceOp.SUM)
+        test = None
+        if test_loader is not None:
+            test_s, test_loss, test_acc = test_pass(job, net, test_loader, criterion)
+            test = (job.reduce([test_s], dist.ReduceOp.MAX)[0], test_loss, test_acc)
+        msg = "epoch %d/%d batch %d/%d elapsed %s ETA 0.0s loss %.4f accuracy %.4f" % (
+            epoch + 1, a.epochs, e["steps"], e["steps"], fmt_duration(epoch_max),
+            sums[0] / max(sums[2], 1), sums[1] / max(sums[2], 1))
+        if test is not None:
+            msg += "; test %s loss %.4f accuracy %.4f" % (fmt_duration(test[0]), test[1], test[2])
+        log(job, a.quiet, msg)
+        timed = (e, epoch_max, sums, test)
+
+    e, epoch_max, sums, test = timed
+    if job.rank == 0:
+        samples = int(round(sums[2]))
+        row = {
+            "strategy": a.strategy, "gpus": job.gpus, "batch_per_gpu": a.batch_per_gpu,
+            "loader_workers": a.workers, "train_samples": len(train_set),
+            "epoch_s": epoch_max, "train_s": e["epoch_s"] - e["wait"], "loader_wait_s": e["wait"],
+            "iterations": e["steps"], "epochs": a.epochs, "threads": torch.get_num_threads(),
+            "device": job.kind, "data": data_kind,
+            "final_loss": sums[0] / max(samples, 1), "final_accuracy": sums[1] / max(samples, 1),
+            "samples_per_s": samples / epoch_max if epoch_max > 0 else 0.0,
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "trainer": "pytorch",
+            "test_samples": len(test_set) if test_set is not None else 0,
+            "test_s": test[0] if test is not None else None,
+            "probe_s": probe_s, "load_before": load_before, "load_after": load_after,
+        }
+        runs_csv.append_row(runs_path, row)
+        full = len(loader)
+        partial = " (partial epoch: %d of %d iterations)" % (e["steps"], full) \
+            if e["steps"] < full else ""
+        print("pytorch %s gpus %d batch_per_gpu %d: epoch %.4g s (train %.4g s, loader wait %.4g "
+              "s), %d iterations%s, loss %.4g, accuracy %.4g, %.4g samples/s -> %s" % (
+                  a.strategy, job.gpus, a.batch_per_gpu, epoch_max, row["train_s"], e["wait"],
+                  e["steps"], partial, row["final_loss"], row["final_accuracy"],
+                  row["samples_per_s"], runs_path), flush=True)
+    # Tear down in order: the DDP module (its reducer holds the process group) first.
+    del net, model, optimizer, loader, test_loader
+    job.close()
+
+
+def main(argv=None):
+    try:
+        a = parse_args(sys.argv[1:] if argv is None else argv)
+        run(a)
+        return 0
+    except (UsageError, cifar_data.DataError, runs_csv.RunsFileError) as e:
+        print("error: %s" % e, file=sys.stderr, flush=True)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr, flush=True)
+        return 130
+    except Exception as e:  # a failure while running
+        traceback.print_exc()
+        print("error: %s" % (str(e).strip().splitlines() or [type(e).__name__])[0],
+              file=sys.stderr, flush=True)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
