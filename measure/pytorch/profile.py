@@ -1,0 +1,359 @@
+#!/usr/bin/env python3
+"""What the Python pipeline itself costs: the DataLoader of train.py per worker count, the
+trainer's loop body with the plain module and with DistributedDataParallel on one rank, and the
+calibration probe. Writes one JSON object (docs/PYTORCH.md).
+
+    /usr/bin/python3 measure/pytorch/profile.py --data DIR --device cpu|cuda [--threads T]
+        [--batches 32,128,512] [--models resnet18-cifar] [--warmup 1] [--repeats 3]
+        [--loader-batch 128] [--loader-workers 0,1,2] [--loader-batches 16] --out FILE.json
+        [--quiet]
+
+Exit codes: 0 done; 2 a bad flag or bad input (one `error: ...` line); 1 a failure while running.
+"""
+
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _stdlib_profile_first():
+    # This file is named profile.py and its folder comes first on sys.path: make `import
+    # profile` (cProfile does it; some torch versions import cProfile) find the standard
+    # library's module, never this script.
+    saved = list(sys.path)
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+    try:
+        import profile  # noqa: F401
+        import cProfile  # noqa: F401
+    except ImportError:
+        pass
+    finally:
+        sys.path[:] = saved
+    if _HERE not in sys.path:
+        sys.path.insert(0, _HERE)
+
+
+_stdlib_profile_first()
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import shutil  # noqa: E402
+import statistics  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.nn as nn  # noqa: E402
+from torch.nn.parallel import DistributedDataParallel  # noqa: E402
+from torch.utils.data import Subset  # noqa: E402
+import torchvision  # noqa: E402
+
+import cifar_data  # noqa: E402
+import machine_name  # noqa: E402
+import probe  # noqa: E402
+import resnet  # noqa: E402
+
+MODELS = {resnet.MODEL_NAME: resnet.ResNet18}
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def int_list(text, minimum):
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError("'%s' is not a comma-separated list of integers" % text)
+    if any(v < minimum for v in values):
+        raise argparse.ArgumentTypeError("'%s': every value must be >= %d" % (text, minimum))
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError("'%s' repeats a value" % text)
+    return values
+
+
+def int_at_least(minimum):
+    def parse(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError("'%s' is not an integer" % text)
+        if v < minimum:
+            raise argparse.ArgumentTypeError("%d must be >= %d" % (v, minimum))
+        return v
+    return parse
+
+
+def parse_args(argv):
+    p = _Parser(prog="profile.py", description="Profiles the PyTorch pipeline of train.py and "
+                "writes one JSON object. See docs/PYTORCH.md.")
+    p.add_argument("--data", required=True, metavar="DIR", help="CIFAR-10 binary files")
+    p.add_argument("--device", choices=["cpu", "cuda"], default=None,
+                   help="default cuda when a CUDA device is visible, else cpu")
+    p.add_argument("--threads", type=int_at_least(1), default=None, metavar="T")
+    p.add_argument("--batches", type=lambda t: sorted(int_list(t, 1)), default=[32, 128, 512])
+    p.add_argument("--models", type=lambda t: t.split(","), default=[resnet.MODEL_NAME])
+    p.add_argument("--warmup", type=int_at_least(0), default=1)
+    p.add_argument("--repeats", type=int_at_least(1), default=3)
+    p.add_argument("--loader-batch", type=int_at_least(1), default=128)
+    p.add_argument("--loader-workers", type=lambda t: int_list(t, 0), default=[0, 1, 2])
+    p.add_argument("--loader-batches", type=int_at_least(1), default=16)
+    p.add_argument("--out", required=True, metavar="FILE.json")
+    p.add_argument("--quiet", action="store_true")
+    a = p.parse_args(argv)
+    for m in a.models:
+        if m not in MODELS:
+            raise UsageError("--models: unknown model '%s' (known: %s)"
+                             % (m, ", ".join(sorted(MODELS))))
+    return a
+
+
+class Log:
+    def __init__(self, quiet):
+        self.quiet = quiet
+        self.t0 = time.perf_counter()
+
+    def __call__(self, text):
+        if not self.quiet:
+            print("[%7.1fs] %s" % (time.perf_counter() - self.t0, text), file=sys.stderr,
+                  flush=True)
+
+
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def is_oom(error):
+    oom_type = getattr(torch.cuda, "OutOfMemoryError", None)
+    if oom_type is not None and isinstance(error, oom_type):
+        return True
+    text = str(error)
+    return isinstance(error, RuntimeError) and (
+        "out of memory" in text or "can't allocate memory" in text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Loader
+
+
+def measure_loader(dataset, batch, workers, batches, repeats, log):
+    """One point per worker count: first_batch_s, steady samples_per_s, startup_s (medians)."""
+    need = (batches + 1) * batch
+    indices = [i % len(dataset) for i in range(need)]  # tiled: every batch is full
+    subset = Subset(dataset, indices)
+    points = []
+    for w in workers:
+        firsts, rates, startups = [], [], []
+        for r in range(repeats):
+            loader = cifar_data.train_loader(subset, batch, w, sampler=None, persistent=False,
+                                             generator=cifar_data.seeded_generator(r))
+            t0 = time.perf_counter()
+            it = iter(loader)
+            next(it)
+            t1 = time.perf_counter()
+            for _ in range(batches):
+                next(it)
+            t2 = time.perf_counter()
+            del it
+            first = t1 - t0
+            rate = batches * batch / (t2 - t1)
+            firsts.append(first)
+            rates.append(rate)
+            startups.append(0.0 if w == 0 else max(0.0, first - batch * max(w, 1) / rate))
+        point = {"workers": w, "samples_per_s": statistics.median(rates),
+                 "first_batch_s": statistics.median(firsts),
+                 "startup_s": statistics.median(startups)}
+        log("loader: %d worker(s): %.1f samples/s, first batch %.4f s, start-up %.4f s"
+            % (w, point["samples_per_s"], point["first_batch_s"], point["startup_s"]))
+        points.append(point)
+    return points
+
+
+# ---------------------------------------------------------------------------------------------
+# Iterations
+
+
+def time_loop_body(net, device, batch, warmup, repeats):
+    """The trainer's loop body on a fixed random batch already on the device; median seconds."""
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
+    criterion = nn.CrossEntropyLoss()
+    g = torch.Generator()
+    g.manual_seed(batch)
+    inputs = torch.randn(batch, 3, 32, 32, generator=g).to(device)
+    targets = torch.randint(0, 10, (batch,), generator=g).to(device)
+
+    def body():
+        optimizer.zero_grad()
+        outputs = net(inputs)
+        loss = criterion(outputs, targets)
+        loss.backward()
+        optimizer.step()
+        loss.item()
+        _, predicted = outputs.max(1)
+        predicted.eq(targets).sum().item()
+
+    net.train()
+    for _ in range(warmup):
+        body()
+    times = []
+    for _ in range(repeats):
+        sync(device)
+        t0 = time.perf_counter()
+        body()
+        sync(device)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+class OneRankGroup:
+    """A 1-rank process group (Gloo on CPU, NCCL on CUDA) through a temporary FileStore."""
+
+    def __init__(self, device):
+        self.device = device
+        self.folder = tempfile.mkdtemp(prefix="trainsim-profile-")
+        backend = "nccl" if device.type == "cuda" else "gloo"
+        dist.init_process_group(backend, init_method="file://" + os.path.join(self.folder,
+                                                                                "store"),
+                                rank=0, world_size=1)
+
+    def close(self):
+        if dist.is_initialized():
+            # A last collective on a tensor Python keeps until the group is gone (see train.py:
+            # a Gloo worker must never drop the last reference of a Python-owned tensor while
+            # the group's destructor holds the GIL).
+            last = torch.zeros(1, device=self.device)
+            dist.all_reduce(last)
+            sync(self.device)
+            dist.destroy_process_group()
+            del last
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def measure_model(name, device, batches, warmup, repeats, log):
+    result = {"batches": [], "iteration_s": [], "ddp_iteration_s": [], "oom_batch": None}
+    group = OneRankGroup(device)
+    try:
+        for b in batches:
+            try:
+                torch.manual_seed(0)
+                model = MODELS[name]().to(device)
+                plain = time_loop_body(model, device, b, warmup, repeats)
+                del model
+                torch.manual_seed(0)
+                model = MODELS[name]().to(device)
+                if device.type == "cuda":
+                    ddp = DistributedDataParallel(model, device_ids=[device.index])
+                else:
+                    ddp = DistributedDataParallel(model)
+                wrapped = time_loop_body(ddp, device, b, warmup, repeats)
+                del ddp, model
+            except Exception as e:  # noqa: BLE001 (OOM is data; anything else is re-raised)
+                if not is_oom(e):
+                    raise
+                result["oom_batch"] = b
+                log("%s: batch %d: out of memory; larger batches skipped" % (name, b))
+                break
+            finally:
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
+            result["batches"].append(b)
+            result["iteration_s"].append(plain)
+            result["ddp_iteration_s"].append(wrapped)
+            log("%s: batch %d: iteration %.4f s, ddp (1 rank) %.4f s" % (name, b, plain, wrapped))
+    finally:
+        group.close()
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def write_json_atomic(path, obj):
+    parent = os.path.dirname(path)
+    if parent:
+        os.makedirs(parent, exist_ok=True)
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=1)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def run(a):
+    log = Log(a.quiet)
+    kind = a.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise UsageError("--device cuda: no CUDA device is visible")
+    device = torch.device("cuda", 0) if kind == "cuda" else torch.device("cpu")
+    if kind == "cuda":
+        torch.cuda.set_device(device)
+        torch.backends.cudnn.benchmark = True
+    elif not dist.is_gloo_available():
+        raise UsageError("--device cpu: this PyTorch has no Gloo (needed for ddp_iteration_s)")
+    if a.threads is not None:
+        torch.set_num_threads(a.threads)
+    out_dir = os.path.dirname(os.path.abspath(a.out))
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageError("--out %s: %s is not a folder" % (a.out, out_dir))
+
+    dataset = cifar_data.CIFAR10Binary(a.data, train=True, transform=cifar_data.train_transform())
+    t_start = time.perf_counter()
+    result = {
+        "framework": "pytorch",
+        "torch": torch.__version__,
+        "torchvision": torchvision.__version__,
+        "python": platform.python_version(),
+        "device": kind,
+        "device_name": torch.cuda.get_device_name(device) if kind == "cuda"
+        else machine_name.cpu_model(),
+        "threads": torch.get_num_threads(),
+        "data": "synthetic" if dataset.synthetic else "cifar10",
+    }
+    log("device %s (%s), %d thread(s), torch %s, data %s" % (
+        kind, result["device_name"], result["threads"], torch.__version__, result["data"]))
+
+    result["probe_s"] = probe.run_probe(device)
+    log("probe: %.4f s" % result["probe_s"])
+
+    torch.manual_seed(0)
+    result["loader"] = {"batch": a.loader_batch,
+                        "points": measure_loader(dataset, a.loader_batch, a.loader_workers,
+                                                 a.loader_batches, a.repeats, log)}
+    result["models"] = {}
+    for name in a.models:
+        result["models"][name] = measure_model(name, device, a.batches, a.warmup, a.repeats, log)
+    write_json_atomic(a.out, result)
+    log("wrote %s in %.1f s" % (a.out, time.perf_counter() - t_start))
+
+
+def main(argv=None):
+    try:
+        run(parse_args(sys.argv[1:] if argv is None else argv))
+        return 0
+    except (UsageError, cifar_data.DataError) as e:
+        print("error: %s" % e, file=sys.stderr, flush=True)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr, flush=True)
+        return 130
+    except Exception as e:  # a failure while running
+        traceback.print_exc()
+        print("error: %s" % (str(e).strip().splitlines() or [type(e).__name__])[0],
+              file=sys.stderr, flush=True)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
