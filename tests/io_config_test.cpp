@@ -51,7 +51,9 @@ TEST_F(ConfigTest, ReadsEveryKeyAndResolvesProfileRelativeToConfigFolder) {
                                    "profile: ../reports/m1/profile.yaml\n"
                                    "model: resnet18-imagenet\n"
                                    "dataset: {train_samples: 1000}\n"
-                                   "loader: {workers: 0}\n"
+                                   "loader: {workers: 0, persistent_workers: true, pin_memory: true}\n"
+                                   "trainer: trainsim\n"
+                                   "test_pass: {samples: 2000, batch: 50}\n"
                                    "sweep:\n"
                                    "  strategy: [dp, ddp]\n"
                                    "  gpus: [1, 2, 4]\n"
@@ -66,6 +68,12 @@ TEST_F(ConfigTest, ReadsEveryKeyAndResolvesProfileRelativeToConfigFolder) {
   EXPECT_EQ(c.model, "resnet18-imagenet");
   EXPECT_EQ(c.train_samples, 1000);
   EXPECT_EQ(c.loader_workers, 0);
+  EXPECT_TRUE(c.persistent_workers);
+  EXPECT_TRUE(c.pin_memory);
+  EXPECT_EQ(c.trainer, Trainer::kTrainsim);
+  ASSERT_TRUE(c.test_pass.has_value());
+  EXPECT_EQ(c.test_pass->samples, 2000);
+  EXPECT_EQ(c.test_pass->batch, 50);
   EXPECT_EQ(c.strategies, (std::vector<Strategy>{Strategy::kDp, Strategy::kDdp}));
   EXPECT_EQ(c.gpus, (std::vector<int>{1, 2, 4}));
   EXPECT_EQ(c.batch_per_gpu, (std::vector<int64_t>{32, 8192}));
@@ -89,11 +97,28 @@ TEST_F(ConfigTest, OptionalKeysTakeDocumentedDefaultsAndScalarsAreOneElementList
   EXPECT_EQ(c.model, "resnet18-cifar");
   EXPECT_EQ(c.train_samples, 50000);
   EXPECT_EQ(c.loader_workers, 2);
+  EXPECT_FALSE(c.persistent_workers);  // the course's DataLoader: workers start every epoch
+  EXPECT_FALSE(c.pin_memory);          // and pageable memory
+  EXPECT_EQ(c.trainer, Trainer::kPytorch);
+  EXPECT_FALSE(c.test_pass.has_value());  // off unless asked
   EXPECT_EQ(c.strategies, std::vector<Strategy>{Strategy::kDdp});
   EXPECT_EQ(c.gpus, std::vector<int>{2});
   EXPECT_EQ(c.batch_per_gpu, std::vector<int64_t>{128});
   ASSERT_TRUE(c.interconnect.has_value());
   EXPECT_FALSE(c.interconnect->override_measured);  // default false
+}
+
+TEST_F(ConfigTest, TestPassAsABoolTakesTheCoursesSizes) {
+  write("profile.yaml", "schema_version: 1\n");
+  const std::string sweep = "sweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\n";
+  const SweepConfig on = load_sweep_config(write("on.yaml", "profile: profile.yaml\n" + sweep + "test_pass: true\n"));
+  ASSERT_TRUE(on.test_pass.has_value());
+  EXPECT_EQ(on.test_pass->samples, 10000);
+  EXPECT_EQ(on.test_pass->batch, 100);
+  const SweepConfig off = load_sweep_config(write("off.yaml", "profile: profile.yaml\n" + sweep + "test_pass: false\n"));
+  EXPECT_FALSE(off.test_pass.has_value());
+  EXPECT_STREQ(to_string(Trainer::kPytorch), "pytorch");
+  EXPECT_STREQ(to_string(Trainer::kTrainsim), "trainsim");
 }
 
 TEST_F(ConfigTest, LargeBatchKeys) {
@@ -309,7 +334,18 @@ INSTANTIATE_TEST_SUITE_P(
                   "large_batch: 5\n", 3, "large_batch", "expected a map, got '5'"},
         BadConfig{"SyncBatchnormGivenWord", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
                   "sync_batchnorm: yes\n", 3, "sync_batchnorm",
-                  "expected true or false, got 'yes'"}),
+                  "expected true or false, got 'yes'"},
+        BadConfig{"UnknownTrainer", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "trainer: tensorflow\n", 3, "trainer",
+                  "unknown trainer 'tensorflow' (expected pytorch or trainsim)"},
+        BadConfig{"PersistentWorkersGivenWord", "loader: {workers: 2, persistent_workers: always}\n", 2,
+                  "loader.persistent_workers", "expected true or false, got 'always'"},
+        BadConfig{"TestPassZeroBatch", "test_pass: {samples: 100, batch: 0}\n", 2, "test_pass.batch",
+                  "must be >= 1, got 0"},
+        BadConfig{"TestPassUnknownKey", "test_pass: {images: 100}\n", 2, "test_pass.images",
+                  "unknown key 'images'"},
+        BadConfig{"TestPassGivenWord", "test_pass: sometimes\n", 2, "test_pass",
+                  "expected true or false, got 'sometimes'"}),
     [](const ::testing::TestParamInfo<BadConfig>& info) { return std::string(info.param.name); });
 
 // Cases that need their own first line (the shared `profile:` line would not show them).

@@ -7,3 +7,5 @@ trainsim_add_test(sim_sync_batchnorm_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_
                   LIBS trainsim_train)
 trainsim_add_test(sim_contention_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_contention_test.cpp
                   LIBS trainsim_train)
+trainsim_add_test(sim_pipeline_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_pipeline_test.cpp
+                  LIBS trainsim_train)

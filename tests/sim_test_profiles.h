@@ -79,6 +79,8 @@ struct SyntheticKnobs {
   double device_memory_bytes = 16e9;
   std::optional<int64_t> oom_batch;
   std::string device_kind = "cuda";
+  int cpu_cores = 0;  // machine.cpu_cores: 0 = not given (no host-core sharing simulated)
+  int threads = 1;    // machine.threads: intra-op threads of the compute timings
   // Pinned H2D: t = h2d_latency_s + S / h2d_bytes_per_s (applicable on cuda only).
   double h2d_latency_s = 10e-6;
   double h2d_bytes_per_s = 12e9;
@@ -97,6 +99,8 @@ inline Profile synthetic_profile(const SyntheticKnobs& k = {}) {
   p.machine.device_kind = k.device_kind;
   p.machine.device_name = "synthetic device";
   p.machine.device_count = 4;
+  p.machine.cpu_cores = k.cpu_cores;
+  p.machine.threads = k.threads;
   p.machine.device_memory_bytes = k.device_memory_bytes;
   p.measurement.data = "synthetic";
 

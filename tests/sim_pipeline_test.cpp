@@ -1,0 +1,242 @@
+// What the simulator takes from the measured pipeline (docs/SIMULATOR.md "The loop", "Host cores",
+// "Loader"): the host's cores shared by processor sharing, whose loop and loader (trainer), worker
+// start-up, the reducer's recorded buckets, not-runnable cells, the H2D curve, the test pass.
+// Every profile here is SYNTHETIC (tests/sim_test_profiles.h).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "sim_test_profiles.h"
+#include "train/buckets.h"
+#include "train/simulator.h"
+#include "train/step_model.h"
+
+namespace trainsim {
+namespace {
+
+const char* const kModel = "resnet18-cifar";
+
+bool has_note(const SimResult& r, const std::string& text) {
+  return std::any_of(r.notes.begin(), r.notes.end(),
+                     [&](const std::string& n) { return n.find(text) != std::string::npos; });
+}
+
+// A 2-core CPU host, one intra-op thread per rank, a loader fast enough not to matter.
+testing::SyntheticKnobs cpu_knobs() {
+  testing::SyntheticKnobs k;
+  k.device_kind = "cpu";
+  k.cpu_cores = 2;
+  k.threads = 1;
+  k.loader_samples_per_s_per_worker = 1e7;
+  return k;
+}
+
+RunSpec ddp_spec(int ranks, int64_t batch, int workers = 0, int64_t samples = 16384) {
+  RunSpec s;
+  s.strategy = Strategy::kDdp;
+  s.gpus = ranks;
+  s.batch_per_gpu = batch;
+  s.train_samples = samples;
+  s.loader_workers = workers;
+  s.trainer = Trainer::kTrainsim;
+  return s;
+}
+
+TEST(HostCores, CpuRanksNeverBeatTheCores) {
+  // N ranks on 2 cores: the speedup T(1,b)/T(N,b) can never exceed min(N, 2), whatever N, batch
+  // or loader workers (the cores are time-shared; each rank still has all of its work to do).
+  const Profile p = testing::synthetic_profile(cpu_knobs());
+  for (int workers : {0, 1, 2}) {
+    for (int64_t batch : {32, 128, 512}) {
+      const double t1 = simulate_run(p, kModel, ddp_spec(1, batch, workers)).epoch_s;
+      for (int n : {2, 3, 4, 8}) {
+        const SimResult r = simulate_run(p, kModel, ddp_spec(n, batch, workers));
+        EXPECT_LE(t1 / r.epoch_s, std::min(n, 2) * (1 + 1e-9))
+            << n << " ranks, batch " << batch << ", " << workers << " workers";
+        if (n > 2) {
+          EXPECT_TRUE(has_note(r, "are time-shared")) << ::testing::PrintToString(r.notes);
+        }
+      }
+    }
+  }
+}
+
+TEST(HostCores, GlooCollectivesTakeTheirCoresFromCompute) {
+  // 2 ranks x 1 thread on 2 cores: each rank's core is always busy with its compute or its
+  // Gloo all-reduce (the optimizer waits for the last bucket), so an iteration costs the work of
+  // both: compute + communication. Without a core count nothing is shared and the all-reduces
+  // hide behind backward except the last bucket.
+  testing::SyntheticKnobs k = cpu_knobs();
+  k.busbw_bytes_per_s = 5e9;  // all-reduces of 44.7 MB in all: ~9 ms per iteration, compute ~14 ms
+  const Profile shared = testing::synthetic_profile(k);
+  k.cpu_cores = 0;
+  const Profile unshared = testing::synthetic_profile(k);
+  const RunSpec spec = ddp_spec(2, 128);
+  const SimResult a = simulate_run(shared, kModel, spec);
+  const SimResult b = simulate_run(unshared, kModel, spec);
+  // The work per iteration: the step's parts (no loop excess: iteration_s = parts) plus every
+  // collective of the iteration (the comm stream's busy time when nothing is shared).
+  const ModelProfile& m = shared.models.at(kModel);
+  const train::StepModel steps(m, train::fused_loop(m));
+  const train::StepTimes t = steps.at(128);
+  const double compute = t.layers_s() + t.loss_s + t.zero_grad_s + t.optimizer_s;
+  const double comm = b.comm_s / static_cast<double>(b.iterations);
+  EXPECT_NEAR(a.iteration_s, compute + comm, 1e-3 * (compute + comm));
+  EXPECT_LT(b.iteration_s, compute + 0.5 * comm);
+  EXPECT_TRUE(has_note(a, "collectives (Gloo) and loader workers run on the same cores")) << ::testing::PrintToString(a.notes);
+}
+
+TEST(HostCores, GpuRanksKeepTheirComputeOffTheHostCores) {
+  testing::SyntheticKnobs k;
+  k.cpu_cores = 1;  // one host core for 4 GPU ranks: only host-side work shares it
+  k.loader_samples_per_s_per_worker = 1e7;
+  const Profile one_core = testing::synthetic_profile(k);
+  k.cpu_cores = 0;
+  const Profile unknown = testing::synthetic_profile(k);
+  RunSpec spec = ddp_spec(4, 128);
+  spec.loader_workers = 0;
+  // No loop overhead, inline loading at 1e7 samples/s: the host work per iteration is ~13 us.
+  const double with_pool = simulate_run(one_core, kModel, spec).epoch_s;
+  const double without = simulate_run(unknown, kModel, spec).epoch_s;
+  EXPECT_NEAR(with_pool / without, 1.0, 0.01);
+}
+
+TEST(Loader, NonPersistentWorkersStartEveryEpoch) {
+  testing::SyntheticKnobs k = cpu_knobs();
+  k.cpu_cores = 16;
+  Profile p = testing::synthetic_profile(k);
+  for (LoaderPoint& point : p.loader.points) point.startup_s = point.workers > 0 ? 0.08 : 0.0;
+  RunSpec spec = ddp_spec(1, 128, /*workers=*/2);
+  spec.persistent_workers = true;
+  const SimResult persistent = simulate_run(p, kModel, spec);
+  spec.persistent_workers = false;
+  const SimResult fresh = simulate_run(p, kModel, spec);
+  // The first batch waits for the start-up; compute-bound afterwards, so the whole 80 ms shows.
+  EXPECT_NEAR(fresh.epoch_s - persistent.epoch_s, 0.08, 1e-6);
+  EXPECT_NEAR(fresh.loader_stall_s - persistent.loader_stall_s, 0.08, 1e-6);
+  EXPECT_TRUE(has_note(fresh, "workers start 80.0 ms into every epoch")) << ::testing::PrintToString(fresh.notes);
+  EXPECT_TRUE(has_note(persistent, "persistent workers")) << ::testing::PrintToString(persistent.notes);
+  // Not measured: said, and none simulated.
+  for (LoaderPoint& point : p.loader.points) point.startup_s.reset();
+  const SimResult unknown = simulate_run(p, kModel, spec);
+  EXPECT_NEAR(unknown.epoch_s, persistent.epoch_s, 1e-9);
+  EXPECT_TRUE(has_note(unknown, "worker start-up not measured")) << ::testing::PrintToString(unknown.notes);
+}
+
+TEST(Trainer, PytorchUsesThePythonLoopAndDataLoader) {
+  Profile p = testing::synthetic_profile(cpu_knobs());
+  const ModelProfile& m = p.models.at(kModel);
+  RunSpec spec = ddp_spec(1, 128, /*workers=*/0, /*samples=*/4096);
+  spec.trainer = Trainer::kPytorch;
+  // No pytorch section: the C++ pipeline stands in, and the notes say so.
+  const SimResult standin = simulate_run(p, kModel, spec);
+  EXPECT_TRUE(has_note(standin, "the C++ trainer's loop and loader stand in")) << ::testing::PrintToString(standin.notes);
+
+  // Python's loop costs 20 ms more per iteration than the parts; its DataLoader loads 1000
+  // samples/s inline: 128 / 1000 = 128 ms per batch.
+  PytorchProfile py;
+  py.torch = "test";
+  py.threads = 1;
+  py.probe_s = 1;
+  py.loader.data = "synthetic";
+  py.loader.batch = 128;
+  py.loader.points = {{0, 1000, 0.0}};
+  PytorchLoop loop;
+  loop.batches = m.batches;
+  loop.iteration_s = m.iteration_s;
+  for (double s : m.iteration_s) loop.ddp_iteration_s.push_back(s + 0.020);
+  py.models[kModel] = loop;
+  p.pytorch = py;
+  const SimResult pytorch = simulate_run(p, kModel, spec);
+  spec.trainer = Trainer::kTrainsim;
+  const SimResult trainsim = simulate_run(p, kModel, spec);
+  // 32 iterations, each 20 ms of loop and 128 ms - 12.8 us of loading more than the C++ pipeline
+  // (its inline loader: 1e7 samples/s, 12.8 us per batch).
+  EXPECT_NEAR(pytorch.epoch_s - trainsim.epoch_s, 32 * (0.020 + 0.128 - 12.8e-6), 1e-6);
+  EXPECT_TRUE(has_note(pytorch, "PyTorch's DDP loop on 1 rank minus its timed parts")) << ::testing::PrintToString(pytorch.notes);
+}
+
+TEST(Buckets, TheReducersRecordedBucketsAreUsed) {
+  testing::SyntheticKnobs k;
+  Profile p = testing::synthetic_profile(k);
+  ModelProfile& m = p.models.at(kModel);
+  // DDP's first-iteration assignment: one bucket of all 62 tensors, 44,695,848 bytes.
+  DdpBucket all;
+  for (int i = 0; i < 62; ++i) all.params.push_back(61 - i);
+  all.bytes = m.param_bytes();
+  m.ddp_buckets = {all};
+  const std::vector<train::GradientBucket> buckets = train::recorded_ddp_buckets(m);
+  ASSERT_EQ(buckets.size(), 1u);
+  EXPECT_EQ(buckets[0].bytes, 44695848);
+  EXPECT_EQ(buckets[0].tensors, 62);
+  EXPECT_EQ(buckets[0].ready_after_layer, 0);  // waits for the stem's gradients
+  SimOptions options;
+  options.trace_iterations = 1;
+  const SimResult r = simulate_run(p, kModel, ddp_spec(2, 128, 0, 4096), options);
+  int all_reduces = 0;
+  for (const OpRecord& op : r.trace) {
+    if (op.resource == "gpu0.comm" && op.name.rfind("allreduce bucket", 0) == 0) ++all_reduces;
+  }
+  EXPECT_EQ(all_reduces, 1);
+  EXPECT_TRUE(has_note(r, "ddp buckets: as the reducer built them")) << ::testing::PrintToString(r.notes);
+}
+
+TEST(Runnable, CpuProfilesRefuseDataParallelAndSyncBatchNorm) {
+  const Profile p = testing::synthetic_profile(cpu_knobs());
+  RunSpec dp = ddp_spec(2, 32);
+  dp.strategy = Strategy::kDp;
+  const SimResult r = simulate_run(p, kModel, dp);
+  EXPECT_FALSE(r.runnable);
+  EXPECT_EQ(r.not_runnable, "DataParallel over 2 devices needs CUDA devices; the profile's device is the CPU");
+  EXPECT_EQ(r.epoch_s, 0.0);
+  dp.gpus = 1;  // one device: the plain module call, which a CPU runs
+  EXPECT_TRUE(simulate_run(p, kModel, dp).runnable);
+  RunSpec sync = ddp_spec(2, 32);
+  sync.sync_batchnorm = true;
+  const SimResult s = simulate_run(p, kModel, sync);
+  EXPECT_FALSE(s.runnable);
+  EXPECT_NE(s.not_runnable.find("SyncBatchNorm needs CUDA tensors"), std::string::npos);
+  // On a GPU profile both run.
+  const Profile gpu = testing::synthetic_profile();
+  dp.gpus = 2;
+  EXPECT_TRUE(simulate_run(gpu, kModel, dp).runnable);
+  EXPECT_TRUE(simulate_run(gpu, kModel, sync).runnable);
+}
+
+TEST(H2d, PageableUnlessTheLoaderPins) {
+  testing::SyntheticKnobs k;
+  Profile p = testing::synthetic_profile(k);
+  // A batch of 128 x 12288 B = 1,572,864 B: 100 us pinned, 250 us from pageable memory.
+  p.h2d.pinned = {{1572864, 100e-6}, {3145728, 200e-6}};
+  p.h2d.pageable = {{1572864, 250e-6}, {3145728, 500e-6}};
+  RunSpec spec = ddp_spec(1, 128, 0, 4096);
+  const SimResult pageable = simulate_run(p, kModel, spec);
+  spec.pin_memory = true;
+  const SimResult pinned = simulate_run(p, kModel, spec);
+  EXPECT_NEAR(pageable.compute_s - pinned.compute_s, 32 * 150e-6, 1e-9);
+  // Without a pageable curve the pinned one stands in, with a note.
+  p.h2d.pageable.clear();
+  spec.pin_memory = false;
+  const SimResult standin = simulate_run(p, kModel, spec);
+  EXPECT_NEAR(standin.compute_s, pinned.compute_s, 1e-12);
+  EXPECT_TRUE(has_note(standin, "no pageable-memory curve; the pinned one is used"));
+}
+
+TEST(TestPass, ClosedFormInlineLoading) {
+  testing::SyntheticKnobs k = cpu_knobs();
+  k.loader_samples_per_s_per_worker = 10000;
+  const Profile p = testing::synthetic_profile(k);
+  RunSpec spec = ddp_spec(1, 128, 0, 4096);
+  spec.test_pass = TestPass{1000, 100};
+  const SimResult r = simulate_run(p, kModel, spec);
+  // 10 batches of 100: forward (10 layers: 8 blocks 20 + 400 us, stem and head 20 + 200 us)
+  // = 8 x 420 + 2 x 220 = 3800 us, loss 10 + 2 = 12 us, loading 100 / 10000 = 10 ms.
+  EXPECT_NEAR(r.test_s, 10 * (3800e-6 + 12e-6 + 0.010), 1e-9);
+  spec.test_pass.reset();
+  EXPECT_EQ(simulate_run(p, kModel, spec).epoch_s, r.epoch_s);  // not part of the epoch
+}
+
+}  // namespace
+}  // namespace trainsim
