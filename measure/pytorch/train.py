@@ -149,6 +149,12 @@ def parse_args(argv):
     return a
 
 
+def default_runs_path(machine, device_kind):
+    """REPO/reports/<machine>/runs.csv, the machine named as `measure` names it by default."""
+    name = machine or machine_name.default_machine_name(device_kind)
+    return os.path.join(REPO_ROOT, "reports", name, "runs.csv")
+
+
 def load_average():
     try:
         with open("/proc/loadavg") as f:
@@ -339,11 +345,7 @@ def run(a):
 
     runs_path = None
     if job.rank == 0:
-        if a.runs is not None:
-            runs_path = a.runs
-        else:
-            name = a.machine or machine_name.default_machine_name(job.kind)
-            runs_path = os.path.join(REPO_ROOT, "reports", name, "runs.csv")
+        runs_path = a.runs if a.runs is not None else default_runs_path(a.machine, job.kind)
         runs_csv.check_header(runs_path)  # before training: never end on a file we cannot append
 
     train_set = cifar_data.CIFAR10Binary(a.data, train=True, transform=cifar_data.train_transform(),
