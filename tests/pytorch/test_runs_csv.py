@@ -1,0 +1,148 @@
+"""runs.csv writing of the PyTorch trainer (measure/pytorch/runs_csv.py) and the default machine
+name (machine_name.py, mirroring measure/machine.cpp)."""
+
+import os
+import textwrap
+import unittest
+
+import pytorch_test_util as util
+
+import machine_name
+import runs_csv
+
+HEADER = ("strategy,gpus,batch_per_gpu,loader_workers,train_samples,epoch_s,train_s,"
+          "loader_wait_s,iterations,epochs,threads,device,data,final_loss,final_accuracy,"
+          "samples_per_s,date,trainer,test_samples,test_s,probe_s,load_before,load_after")
+
+
+def row(**changes):
+    r = {"strategy": "ddp", "gpus": 2, "batch_per_gpu": 32, "loader_workers": 2,
+         "train_samples": 1024, "epoch_s": 12.3456789, "train_s": 11.0, "loader_wait_s": 1.3456789,
+         "iterations": 16, "epochs": 2, "threads": 1, "device": "cpu", "data": "synthetic",
+         "final_loss": 2.25, "final_accuracy": 0.125, "samples_per_s": 82.9456789,
+         "date": "2025-01-31T12:34:56Z", "trainer": "pytorch", "test_samples": 0, "test_s": None,
+         "probe_s": 0.000123456789, "load_before": 1234567.0, "load_after": 0.5}
+    r.update(changes)
+    return r
+
+
+class RunsCsvTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = util.TempDir()
+        self.dir = self.tmp.__enter__()
+        self.path = os.path.join(self.dir, "sub", "folder", "runs.csv")
+
+    def tearDown(self):
+        self.tmp.__exit__(None, None, None)
+
+    def lines(self):
+        with open(self.path) as f:
+            return f.read().split("\n")
+
+    def test_header_is_exact(self):
+        self.assertEqual(runs_csv.HEADER, HEADER)
+        self.assertEqual(len(runs_csv.COLUMNS), 23)
+
+    def test_format_is_percent_g_and_empty_for_none(self):
+        line = runs_csv.format_row(row())
+        self.assertEqual(line, "ddp,2,32,2,1024,12.3457,11,1.34568,16,2,1,cpu,synthetic,2.25,"
+                               "0.125,82.9457,2025-01-31T12:34:56Z,pytorch,0,,0.000123457,"
+                               "1.23457e+06,0.5")
+        with self.assertRaises(ValueError):
+            runs_csv.format_row(row(data="a,b"))
+        r = row()
+        del r["probe_s"]
+        with self.assertRaises(ValueError):
+            runs_csv.format_row(r)
+
+    def test_append_creates_folders_header_and_rows(self):
+        runs_csv.check_header(self.path)  # missing: fine
+        runs_csv.append_row(self.path, row())
+        runs_csv.append_row(self.path, row(gpus=1))
+        lines = self.lines()
+        self.assertEqual(lines[0], HEADER)
+        self.assertEqual(len(lines), 4)  # header, 2 rows, "" after the last newline
+        self.assertEqual(lines[2].split(",")[1], "1")
+        self.assertEqual(lines[3], "")
+        self.assertTrue(os.path.exists(self.path + ".lock"))
+        leftovers = [n for n in os.listdir(os.path.dirname(self.path)) if ".tmp." in n]
+        self.assertEqual(leftovers, [])
+
+    def test_empty_file_gets_the_header(self):
+        os.makedirs(os.path.dirname(self.path))
+        open(self.path, "w").close()
+        runs_csv.check_header(self.path)
+        runs_csv.append_row(self.path, row())
+        self.assertEqual(self.lines()[0], HEADER)
+
+    def test_missing_final_newline_is_repaired(self):
+        os.makedirs(os.path.dirname(self.path))
+        with open(self.path, "w") as f:
+            f.write(HEADER + "\n" + runs_csv.format_row(row(gpus=3)))
+        runs_csv.append_row(self.path, row(gpus=4))
+        self.assertEqual([l.split(",")[1] for l in self.lines()[1:3]], ["3", "4"])
+
+    def test_other_header_is_refused_with_the_error_line(self):
+        os.makedirs(os.path.dirname(self.path))
+        cpp_header = HEADER.split(",date,")[0] + ",date"  # the C++ trainer's 17 columns
+        with open(self.path, "w") as f:
+            f.write(cpp_header + "\nddp,1\n")
+        expected = "%s:1: header: expected '%s', found '%s'" % (self.path, HEADER, cpp_header)
+        with self.assertRaises(runs_csv.RunsFileError) as e:
+            runs_csv.check_header(self.path)
+        self.assertEqual(str(e.exception), expected)
+        with self.assertRaises(runs_csv.RunsFileError) as e:
+            runs_csv.append_row(self.path, row())
+        self.assertEqual(str(e.exception), expected)
+        with open(self.path) as f:
+            self.assertEqual(f.read(), cpp_header + "\nddp,1\n")  # untouched
+
+    def test_concurrent_processes_lose_no_row(self):
+        per_process = 150
+        go = os.path.join(self.dir, "go")
+        # Each process waits for the go file, so the appends really overlap.
+        script = textwrap.dedent("""
+            import os, sys, time
+            sys.path.append(%r)
+            import runs_csv
+            tag, path, go = sys.argv[1], sys.argv[2], sys.argv[3]
+            while not os.path.exists(go):
+                time.sleep(0.001)
+            for i in range(%d):
+                runs_csv.append_line(path, "%%s,%%d" %% (tag, i))
+        """ % (util.PYTORCH_DIR, per_process))
+        import subprocess
+        procs = [subprocess.Popen([util.PYTHON, "-c", script, tag, self.path, go],
+                                  env=util.clean_env(), stderr=subprocess.PIPE, text=True)
+                 for tag in ("a", "b", "c")]
+        open(go, "w").close()
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            self.assertEqual(p.returncode, 0, err)
+        lines = [l for l in self.lines() if l]
+        self.assertEqual(lines[0], HEADER)
+        self.assertEqual(lines.count(HEADER), 1)
+        self.assertEqual(sorted(lines[1:]),
+                         sorted("%s,%d" % (t, i) for t in "abc" for i in range(per_process)))
+
+
+class MachineNameTest(unittest.TestCase):
+    def test_slug(self):
+        self.assertEqual(machine_name.slug("NVIDIA H100 80GB HBM3"), "nvidia-h100-80gb-hbm3")
+        self.assertEqual(machine_name.slug("  --A__b!! "), "a-b")
+        self.assertEqual(machine_name.slug("NVIDIA A100-SXM4-40GB"), "nvidia-a100-sxm4-40gb")
+
+    def test_short_cpu_slug(self):
+        s = machine_name.short_cpu_slug
+        self.assertEqual(s("Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz"), "xeon-platinum-8375c")
+        self.assertEqual(s("AMD EPYC 7B13 64-Core Processor"), "epyc-7b13")
+        self.assertEqual(s("Intel(R) Xeon(R) Processor"), "xeon")
+        self.assertEqual(s("Intel(R) CPU"), "cpu")
+
+    def test_default_cpu_name(self):
+        name = machine_name.default_machine_name("cpu")
+        self.assertRegex(name, r"^cpu-[a-z0-9-]+-%dc$" % len(os.sched_getaffinity(0)))
+
+
+if __name__ == "__main__":
+    unittest.main()
