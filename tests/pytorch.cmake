@@ -1,0 +1,38 @@
+# measure/pytorch/: the PyTorch reference trainer, its profiler and the DDP bucket recorder.
+# Python unittest modules in tests/pytorch/, one ctest test each, run by the Python that has
+# Debian's PyTorch (/usr/bin/python3; override with -DTRAINSIM_TORCH_PYTHON=...). Registered only
+# when that Python imports torch and torchvision.
+find_program(TRAINSIM_TORCH_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH
+             DOC "Python 3 with torch and torchvision, for the measure/pytorch tests")
+set(_trainsim_torch_ok FALSE)
+if(TRAINSIM_TORCH_PYTHON)
+  execute_process(
+    COMMAND ${TRAINSIM_TORCH_PYTHON} -c "import torch, torchvision; print(torch.__version__)"
+    RESULT_VARIABLE _trainsim_torch_rc
+    OUTPUT_VARIABLE _trainsim_torch_version
+    OUTPUT_STRIP_TRAILING_WHITESPACE
+    ERROR_QUIET
+    TIMEOUT 120)
+  if(_trainsim_torch_rc EQUAL 0)
+    set(_trainsim_torch_ok TRUE)
+  endif()
+endif()
+
+if(NOT _trainsim_torch_ok)
+  message(STATUS "trainsim pytorch tests: no Python with torch and torchvision "
+                 "(${TRAINSIM_TORCH_PYTHON}); not registered")
+else()
+  message(STATUS "trainsim pytorch tests: ${TRAINSIM_TORCH_PYTHON}, torch ${_trainsim_torch_version}")
+  # Each module takes under 40 s on a 2-core machine; the timeout leaves room for a loaded one.
+  get_filename_component(_trainsim_repo "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+  foreach(_module IN ITEMS test_model test_dataset test_runs_csv test_train test_train_errors
+                           test_profile test_buckets)
+    add_test(NAME PyTorch.${_module}
+             COMMAND ${TRAINSIM_TORCH_PYTHON} -m unittest -v ${_module}
+             WORKING_DIRECTORY ${CMAKE_CURRENT_LIST_DIR}/pytorch)
+    set_tests_properties(PyTorch.${_module} PROPERTIES
+      TIMEOUT 300
+      LABELS "pytorch;python"
+      ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;TRAINSIM_SOURCE_DIR=${_trainsim_repo}")
+  endforeach()
+endif()

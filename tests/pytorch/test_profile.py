@@ -1,0 +1,74 @@
+"""measure/pytorch/profile.py at tiny size: one JSON object with every key, positive figures."""
+
+import json
+import numbers
+import os
+import unittest
+
+import pytorch_test_util as util
+
+PROFILE = os.path.join(util.PYTORCH_DIR, "profile.py")
+
+
+class ProfileTest(unittest.TestCase):
+    def test_tiny_profile(self):
+        with util.TempDir() as d:
+            data = util.make_synthetic(os.path.join(d, "data"), train=10, test=2)
+            out = os.path.join(d, "out", "pytorch-profile.json")
+            rc, stdout, err = util.run(
+                [util.PYTHON, PROFILE, "--data", data, "--device", "cpu", "--threads", "1",
+                 "--batches", "4,2", "--repeats", "1", "--warmup", "0", "--loader-batches", "2",
+                 "--loader-batch", "8", "--loader-workers", "0,1", "--out", out], cwd=d)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("loader: 1 worker(s)", err)  # progress on stderr
+            with open(out) as f:
+                p = json.load(f)
+            self.assertEqual([n for n in os.listdir(os.path.dirname(out))],
+                             ["pytorch-profile.json"])  # no temporary left
+        self.assertEqual(set(p), {"framework", "torch", "torchvision", "python", "device",
+                                  "device_name", "threads", "data", "probe_s", "loader", "models"})
+        self.assertEqual(p["framework"], "pytorch")
+        import torch
+        import torchvision
+        self.assertEqual(p["torch"], torch.__version__)
+        self.assertEqual(p["torchvision"], torchvision.__version__)
+        self.assertRegex(p["python"], r"^3\.\d+\.\d+")
+        self.assertEqual((p["device"], p["threads"], p["data"]), ("cpu", 1, "synthetic"))
+        self.assertTrue(p["device_name"])
+        self.assertGreater(p["probe_s"], 0)
+        self.assertEqual(p["loader"]["batch"], 8)
+        points = p["loader"]["points"]
+        self.assertEqual([q["workers"] for q in points], [0, 1])
+        for q in points:
+            self.assertEqual(set(q), {"workers", "samples_per_s", "first_batch_s", "startup_s"})
+            self.assertGreater(q["samples_per_s"], 0)
+            self.assertGreater(q["first_batch_s"], 0)
+            self.assertGreaterEqual(q["startup_s"], 0)
+        self.assertEqual(points[0]["startup_s"], 0.0)
+        self.assertEqual(list(p["models"]), ["resnet18-cifar"])
+        m = p["models"]["resnet18-cifar"]
+        self.assertEqual(set(m), {"batches", "iteration_s", "ddp_iteration_s", "oom_batch"})
+        self.assertEqual(m["batches"], [2, 4])  # sorted
+        self.assertIsNone(m["oom_batch"])
+        for key in ("iteration_s", "ddp_iteration_s"):
+            self.assertEqual(len(m[key]), 2)
+            for v in m[key]:
+                self.assertIsInstance(v, numbers.Real)
+                self.assertGreater(v, 0)
+
+    def test_bad_flag_is_one_line(self):
+        with util.TempDir() as d:
+            rc, out, err = util.run([util.PYTHON, PROFILE, "--data", d, "--batches", "0,2",
+                                     "--out", os.path.join(d, "x.json")], cwd=d)
+            self.assertEqual(rc, 2)
+            self.assertEqual(len(err.splitlines()), 1, err)
+            self.assertTrue(err.startswith("error: ") and "--batches" in err, err)
+            rc, out, err = util.run([util.PYTHON, PROFILE, "--data", d, "--device", "cpu",
+                                     "--out", os.path.join(d, "x.json")], cwd=d)
+            self.assertEqual(rc, 2)
+            self.assertRegex(err, r"^error: .*data_batch_1\.bin: missing")
+            self.assertFalse(os.path.exists(os.path.join(d, "x.json")))
+
+
+if __name__ == "__main__":
+    unittest.main()
