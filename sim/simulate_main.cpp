@@ -144,7 +144,7 @@ report::Comparison join_runs(const SweepConfig& config, const Profile& profile, 
   };
   const auto model = profile.models.find(config.model);
   const std::vector<int64_t> profiled = model == profile.models.end() ? std::vector<int64_t>{} : model->second.batches;
-  return report::compare_runs(config, grid.all(), runs, profiled, predict);
+  return report::compare_runs(config, grid.all(), runs, profiled, report::probe_reference(profile), predict);
 }
 
 // DIR/comparison.csv, the plots and DIR/report.md (last, so it can say whether the plots exist).
@@ -156,7 +156,9 @@ std::string write_comparison(const CommandLine& cl, const report::ReportContext&
   report::write_file_atomic(csv, report::format_comparison_csv(comparison));
 
   std::vector<SimResult> predictions = grid.all();
-  predictions.insert(predictions.end(), comparison.extra_predictions.begin(), comparison.extra_predictions.end());
+  for (const report::ComparedRun& r : comparison.compared) {
+    if (r.in_setting && !r.in_sweep) predictions.push_back(r.predicted);
+  }
   const report::PlotScript script = report::build_plot_script(comparison, predictions);
   const report::PlotOutcome outcome = report::draw_plots(cl.out_dir, script);
   for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
@@ -227,8 +229,7 @@ int run(int argc, char** argv) {
     if (!cl->quiet) std::cout << report::format_comparison(*comparison, *runs) << std::flush;
     for (const auto& warning : report::comparison_warnings(context, *runs)) std::cerr << "warning: " << warning << "\n";
     if (comparison->compared.empty()) {
-      std::cerr << "warning: no measured configuration of " << runs->file << " matches the config (train_samples "
-                << config.train_samples << ", loader workers " << config.loader_workers << "); MAPE is n/a\n";
+      std::cerr << "warning: no measured configuration of " << runs->file << " could be predicted; MAPE is n/a\n";
     }
   }
 
@@ -263,7 +264,10 @@ int run(int argc, char** argv) {
     }
   }
   // The last line printed: the headline of the comparison.
-  if (comparison && !cl->quiet) std::cout << report::format_mape_line(*comparison) << "\n";
+  if (comparison && !cl->quiet) {
+    for (const std::string& line : report::format_group_mape_lines(*comparison)) std::cout << line << "\n";
+    std::cout << report::format_mape_line(*comparison) << "\n";
+  }
   return 0;
 }
 

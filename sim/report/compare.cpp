@@ -94,15 +94,35 @@ void add_distinct(std::vector<std::string>& values, const std::string& value) {
   if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
 }
 
-void add_to_spread(Spread& spread, int count_before, double value) {
-  if (count_before == 0) {
-    spread = {value, value, value};
-    return;
+// An optional number column: empty means not recorded; otherwise finite and >= minimum
+// (strictly greater when `positive`).
+std::optional<double> parse_optional_number(const std::string& text, const std::string& file, int line,
+                                            const std::string& column, bool positive) {
+  if (text.empty()) return std::nullopt;
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    throw InputError(file, line, column, "'" + text + "' is not a number");
   }
-  // Running mean: mean_n = mean_(n-1) + (x - mean_(n-1)) / n.
-  spread.mean += (value - spread.mean) / (count_before + 1);
-  spread.min = std::min(spread.min, value);
-  spread.max = std::max(spread.max, value);
+  if (!std::isfinite(value) || value < 0 || (positive && value == 0)) {
+    throw InputError(file, line, column, text + (positive ? " must be a finite number > 0" : " must be a finite number >= 0"));
+  }
+  return value;
+}
+
+Trainer parse_trainer_field(const std::string& text, const std::string& file, int line) {
+  if (const std::optional<Trainer> t = parse_trainer(text)) return *t;
+  throw InputError(file, line, "trainer", "'" + text + "' is not a trainer (expected pytorch or trainsim)");
+}
+
+// The values of one configuration's rows, summarised once every row is read.
+struct Repeats {
+  std::vector<double> epoch_s, train_s, test_s, probe_s, load_before, load_after;
+};
+
+std::optional<double> max_of(const std::vector<double>& values) {
+  if (values.empty()) return std::nullopt;
+  return *std::max_element(values.begin(), values.end());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -111,6 +131,14 @@ void add_to_spread(Spread& spread, int count_before, double value) {
 std::string key_label(const RunKey& key) {
   return std::string(to_string(key.strategy)) + ":" + std::to_string(key.gpus) + ":" +
          std::to_string(key.batch_per_gpu);
+}
+
+// What else sets a measured configuration apart: trainer, loader workers, samples, test pass.
+std::string setting_label(const RunKey& key) {
+  std::string out = std::string(to_string(key.trainer)) + ", W=" + std::to_string(key.loader_workers) + ", " +
+                    std::to_string(key.train_samples) + " samples";
+  if (key.test_samples > 0) out += ", test " + std::to_string(key.test_samples);
+  return out;
 }
 
 // Sort rank of a strategy: the config's order first, others after in enum order.
@@ -134,11 +162,8 @@ std::string counted(int64_t count, const std::string& noun) {
   return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
 }
 
-std::string spread_cell(const MeasuredConfig& m, const Spread& s) {
-  return m.runs > 1 ? seconds(s.min) + ".." + seconds(s.max) : kNone;
-}
-
 std::string predicted_cell(const SimResult& r, double value) {
+  if (!r.runnable) return "n/a";
   return r.fits ? seconds(value) : seconds(value) + " (OOM)";
 }
 
@@ -148,39 +173,79 @@ std::string list_labels(const std::vector<std::string>& labels) {
   return out;
 }
 
+std::string optional_percent(const std::optional<double>& value) {
+  return value ? format_error_percent(*value) : kNone;
+}
+
+std::string load_cell(const MeasuredConfig& m) {
+  if (!m.load_before && !m.load_after) return kNone;
+  const auto one = [](const std::optional<double>& v) { return v ? format_fixed(*v, 2) : std::string(kNone); };
+  return one(m.load_before) + " / " + one(m.load_after);
+}
+
 std::string format_run_table(const Comparison& c) {
   if (c.compared.empty()) return "No measured configuration has a prediction.\n\n";
-  TextTable table({"configuration", "in sweep", "profiled b", "runs", "pred epoch_s", "meas epoch_s", "meas range",
-                   "error %", "pred train_s", "meas train_s", "meas range", "error %"});
+  TextTable table({"configuration", "setting", "in sweep", "profiled b", "runs", "pred epoch_s", "meas epoch_s",
+                   "noise %", "error %", "drift %", "error after drift %", "explained", "pred train_s",
+                   "meas train_s", "error %", "load before / after"});
   for (const auto& r : c.compared) {
     const MeasuredConfig& m = r.measured;
-    table.add_row({key_label(m.key), r.in_sweep ? "yes" : "no", r.profiled_batch ? "yes" : "no", std::to_string(m.runs),
-                   predicted_cell(r.predicted, r.predicted.epoch_s), seconds(m.epoch_s.mean), spread_cell(m, m.epoch_s),
-                   format_error_percent(r.epoch_error_pct), predicted_cell(r.predicted, r.predicted.train_s),
-                   seconds(m.train_s.mean), spread_cell(m, m.train_s), format_error_percent(r.train_error_pct)});
+    table.add_row({key_label(m.key), setting_label(m.key), r.in_sweep ? "yes" : "no", r.profiled_batch ? "yes" : "no",
+                   std::to_string(m.runs), predicted_cell(r.predicted, r.predicted.epoch_s), seconds(m.epoch_s.median),
+                   m.runs > 1 ? format_fixed(m.epoch_s.noise_pct(), 1) : kNone, format_error_percent(r.epoch_error_pct),
+                   optional_percent(r.drift_pct), optional_percent(r.drift_adjusted_error_pct),
+                   r.explained ? "yes" : "no", predicted_cell(r.predicted, r.predicted.train_s),
+                   seconds(m.train_s.median), format_error_percent(r.train_error_pct), load_cell(m)});
   }
   return table.to_markdown() + "\n";
 }
 
 void add_summary_row(TextTable& table, const std::string& label, const ErrorSummary& s) {
   if (s.runs == 0) return;
-  table.add_row({label, std::to_string(s.runs), format_fixed(s.mape_epoch_pct, 1), format_fixed(s.mape_train_pct, 1),
+  table.add_row({label, std::to_string(s.runs), format_fixed(s.mape_epoch_pct, 1), format_fixed(s.mean_noise_pct, 1),
+                 s.with_drift > 0 ? format_fixed(s.mape_drift_adjusted_pct, 1) : kNone,
+                 std::to_string(s.explained) + "/" + std::to_string(s.runs), format_fixed(s.mape_train_pct, 1),
                  format_error_percent(s.mean_epoch_error_pct), format_fixed(s.max_abs_epoch_error_pct, 1)});
+}
+
+// Ranks of a configuration: DDP processes; a DataParallel run is one process.
+int ranks_of(const RunKey& key) { return key.strategy == Strategy::kDdp ? key.gpus : 1; }
+
+// The (trainer, ranks) groups the compared configurations fall in, in order.
+std::vector<std::pair<Trainer, int>> trainer_rank_groups(const Comparison& c) {
+  std::vector<std::pair<Trainer, int>> groups;
+  for (const auto& r : c.compared) {
+    const std::pair<Trainer, int> g{r.measured.key.trainer, ranks_of(r.measured.key)};
+    if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+  }
+  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
+std::string group_label(Trainer trainer, int ranks) {
+  return std::string(to_string(trainer)) + ", " + counted(ranks, "rank");
 }
 
 std::string format_mape_table(const Comparison& c) {
   if (c.compared.empty()) return "";
-  TextTable table(
-      {"configurations", "runs", "MAPE epoch_s %", "MAPE train_s %", "mean error epoch_s %", "max abs error epoch_s %"});
+  TextTable table({"configurations", "n", "MAPE epoch_s %", "noise floor %", "MAPE after drift %",
+                   "explained by noise + drift", "MAPE train_s %", "mean error epoch_s %", "max abs error epoch_s %"});
+  for (const auto& [trainer, ranks] : trainer_rank_groups(c)) {
+    add_summary_row(table, group_label(trainer, ranks), summarize_errors(c.compared, [&](const ComparedRun& r) {
+                      return r.measured.key.trainer == trainer && ranks_of(r.measured.key) == ranks;
+                    }));
+  }
   std::vector<Strategy> strategies;
   for (const auto& r : c.compared) {
     if (std::find(strategies.begin(), strategies.end(), r.measured.key.strategy) == strategies.end()) {
       strategies.push_back(r.measured.key.strategy);
     }
   }
-  for (Strategy s : strategies) {
-    add_summary_row(table, to_string(s),
-                    summarize_errors(c.compared, [s](const ComparedRun& r) { return r.measured.key.strategy == s; }));
+  if (strategies.size() > 1) {
+    for (Strategy s : strategies) {
+      add_summary_row(table, to_string(s),
+                      summarize_errors(c.compared, [s](const ComparedRun& r) { return r.measured.key.strategy == s; }));
+    }
   }
   const ErrorSummary profiled = summarize_errors(c.compared, [](const ComparedRun& r) { return r.profiled_batch; });
   if (profiled.runs > 0 && profiled.runs < static_cast<int>(c.compared.size())) {
@@ -201,9 +266,8 @@ std::string format_one_side_lists(const Comparison& c) {
            " configuration(s), left out of the errors and the MAPE:\n";
     for (const auto& u : c.unpredicted) {
       const MeasuredConfig& m = u.measured;
-      out += "- " + key_label(m.key) + " (loader_workers " + std::to_string(m.key.loader_workers) + ", train_samples " +
-             std::to_string(m.key.train_samples) + ", " + std::to_string(m.runs) + " run(s), runs.csv line" +
-             (m.lines.size() > 1 ? "s " : " ");
+      out += "- " + key_label(m.key) + " (" + setting_label(m.key) + ", " + std::to_string(m.runs) +
+             " run(s), runs.csv line" + (m.lines.size() > 1 ? "s " : " ");
       for (size_t i = 0; i < m.lines.size(); ++i) out += (i == 0 ? "" : ", ") + std::to_string(m.lines[i]);
       out += "): " + u.reason + "\n";
     }
@@ -216,10 +280,11 @@ std::string format_one_side_lists(const Comparison& c) {
 }
 
 // The measured run of (strategy, gpus, batch), or nullptr.
+// (Side-by-side tables show the runs in the config's setting: its trainer, workers and samples.)
 const ComparedRun* find_compared(const Comparison& c, Strategy s, int gpus, int64_t batch) {
   for (const auto& r : c.compared) {
     const RunKey& k = r.measured.key;
-    if (k.strategy == s && k.gpus == gpus && k.batch_per_gpu == batch) return &r;
+    if (r.in_setting && k.strategy == s && k.gpus == gpus && k.batch_per_gpu == batch) return &r;
   }
   return nullptr;
 }
@@ -233,6 +298,7 @@ std::vector<T> sorted_unique(std::vector<T> values) {
 
 std::string time_or_oom(const SimResult* r, double SimResult::*field) {
   if (r == nullptr) return kNone;
+  if (!r->runnable) return "n/a";
   return r->fits ? seconds(r->*field) : "OOM";
 }
 
@@ -241,7 +307,7 @@ std::string time_or_oom(const SimResult* r, double SimResult::*field) {
 std::optional<Strategy> compare_q1_strategy(const ReportContext& context, const Comparison& c) {
   const auto measured_one_gpu = [&c](Strategy s) {
     return std::count_if(c.compared.begin(), c.compared.end(), [s](const ComparedRun& r) {
-      return r.measured.key.strategy == s && r.measured.key.gpus == 1;
+      return r.in_setting && r.measured.key.strategy == s && r.measured.key.gpus == 1;
     });
   };
   const std::optional<Strategy> sweep_choice = q1_strategy(context);
@@ -269,8 +335,8 @@ std::string format_q1_side_by_side(const ReportContext& context, const Compariso
     const SimResult* p = grid.find(*strategy, 1, b);
     const ComparedRun* m = find_compared(c, *strategy, 1, b);
     table.add_row({std::to_string(b), time_or_oom(p, &SimResult::epoch_s),
-                   m ? seconds(m->measured.epoch_s.mean) : kNone, m ? format_error_percent(m->epoch_error_pct) : kNone,
-                   time_or_oom(p, &SimResult::train_s), m ? seconds(m->measured.train_s.mean) : kNone,
+                   m ? seconds(m->measured.epoch_s.median) : kNone, m ? format_error_percent(m->epoch_error_pct) : kNone,
+                   time_or_oom(p, &SimResult::train_s), m ? seconds(m->measured.train_s.median) : kNone,
                    m ? format_error_percent(m->train_error_pct) : kNone});
   }
   return out + "train_s is the course's Q1 time: the epoch without loader waits.\n\n" + table.to_markdown() + "\n";
@@ -282,7 +348,7 @@ std::string format_table1_side_by_side(const Comparison& c, const std::vector<Si
   const ResultGrid grid(predictions);
   for (Strategy s : strategies) {
     if (std::none_of(c.compared.begin(), c.compared.end(),
-                     [s](const ComparedRun& r) { return r.measured.key.strategy == s; })) {
+                     [s](const ComparedRun& r) { return r.in_setting && r.measured.key.strategy == s; })) {
       continue;
     }
     std::vector<int> gpus;
@@ -312,12 +378,12 @@ std::string format_table1_side_by_side(const Comparison& c, const std::vector<Si
         const SimResult* p = grid.find(s, n, b);
         const ComparedRun* m = find_compared(c, s, n, b);
         row.push_back(time_or_oom(p, &SimResult::epoch_s));
-        row.push_back(m ? seconds(m->measured.epoch_s.mean) : kNone);
+        row.push_back(m ? seconds(m->measured.epoch_s.median) : kNone);
         if (n < 2) continue;
-        const bool predicted = base && p && base->fits && p->fits;
+        const bool predicted = base && p && base->runnable && p->runnable && base->fits && p->fits;
         row.push_back(predicted ? format_fixed(speedup(base->epoch_s, p->epoch_s), 3) : kNone);
         row.push_back(measured_base && m
-                          ? format_fixed(speedup(measured_base->measured.epoch_s.mean, m->measured.epoch_s.mean), 3)
+                          ? format_fixed(speedup(measured_base->measured.epoch_s.median, m->measured.epoch_s.median), 3)
                           : kNone);
       }
       table.add_row(row);
@@ -327,8 +393,9 @@ std::string format_table1_side_by_side(const Comparison& c, const std::vector<Si
   }
   if (out.empty()) return out;
   return out +
-         "A measured speedup divides the mean measured T(1,b) by the mean measured T(N,b) of the same "
-         "strategy; `-` where either was not measured (or not predicted).\n\n";
+         "A measured speedup divides the median measured T(1,b) by the median measured T(N,b) of the same "
+         "strategy; `-` where either was not measured (or not predicted). Only runs in the config's "
+         "setting (its trainer, loader workers and samples) appear here; every run is in the table above.\n\n";
 }
 
 // "synthetic" -> "synthetic images (generated, not CIFAR-10 files)": say synthetic where it is.
@@ -348,19 +415,31 @@ std::string format_plot_section(const PlotSection& plots) {
 
 std::string format_compare_definitions() {
   return "## Definitions\n\n"
-         "- Joined on (strategy, gpus, batch_per_gpu, loader_workers, train_samples). Repeated runs of "
-         "one configuration are averaged (arithmetic mean); `meas range` is their min..max.\n"
-         "- error % = (predicted - measured) / measured * 100, with the mean measured value; positive "
+         "- Joined on (strategy, gpus, batch_per_gpu, loader_workers, train_samples, trainer, "
+         "test_samples, threads). Every measured configuration is predicted with its own settings. "
+         "Repeated runs of one configuration are summarised by their median; `noise %` is their spread "
+         "(max - min) / median, the floor below which an error means nothing.\n"
+         "- error % = (predicted - measured) / measured * 100, with the median measured value; positive "
          "means the simulator predicts a slower run than measured.\n"
+         "- drift % = (median probe of the runs / the profile's probe - 1) * 100: how much slower (+) or "
+         "faster (-) the machine ran the calibration probe (one fixed training iteration) during the runs "
+         "than when it was profiled. error after drift % scales the prediction by (1 + drift): what the "
+         "error would be had the machine not drifted, where the epoch is bound by what the probe times.\n"
+         "- explained: |error| <= noise + |drift|: the difference is within what the repeats' spread and "
+         "the machine's drift account for, so it is not called a model error.\n"
          "- MAPE (mean absolute percentage error) = (1/n) * sum |error %| over the n measured "
          "configurations that have a prediction (a configuration counts once however many repeats it "
-         "has). Mean error is the signed mean (bias).\n"
+         "has). noise floor = the mean noise % of those configurations. Mean error is the signed mean "
+         "(bias).\n"
          "- in sweep: the configuration is in the config's grid; `no`: it was simulated only for this "
          "comparison. profiled b: the profile timed this per-GPU batch; `no`: its compute times are "
-         "interpolated or extrapolated in the batch.\n"
+         "interpolated or extrapolated in the batch. setting: trainer, loader workers, samples per epoch "
+         "(and the test pass's samples).\n"
          "- epoch_s: wall time of the timed epoch; train_s: epoch_s without the time the training loop "
          "waited for the data loader (the course's Q1 time). A predicted time marked (OOM) is for a "
-         "configuration predicted not to fit in device memory.\n\n";
+         "configuration predicted not to fit in device memory.\n"
+         "- load before / after: the highest 1-minute load average seen before and after the "
+         "configuration's runs.\n\n";
 }
 
 }  // namespace
@@ -369,6 +448,13 @@ const std::vector<std::string>& runs_required_columns() {
   static const std::vector<std::string> columns{"strategy",      "gpus",    "batch_per_gpu", "loader_workers",
                                                 "train_samples", "epoch_s", "train_s"};
   return columns;
+}
+
+Spread spread_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  const double median = n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+  return Spread{median, values.front(), values.back()};
 }
 
 RunsTable parse_runs_csv(const std::string& text, const std::string& file) {
@@ -399,14 +485,11 @@ RunsTable parse_runs_csv(const std::string& text, const std::string& file) {
       throw InputError(file, 1, name, "missing column (the header must name " + required + ")");
     }
   }
-  const auto optional_column = [&](const std::string& name) -> std::optional<size_t> {
-    const auto it = column.find(name);
-    return it == column.end() ? std::nullopt : std::optional<size_t>(it->second);
-  };
-  const auto data_column = optional_column("data"), device_column = optional_column("device");
 
   RunsTable table;
   table.file = file;
+  table.has_trainer_column = column.count("trainer") > 0;
+  std::vector<Repeats> repeats;  // aligned with table.configs
   for (size_t i = 1; i < lines.size(); ++i) {
     const int line = static_cast<int>(i) + 1;
     if (trim(lines[i]).empty()) throw InputError(file, line, "row", "empty line between rows");
@@ -417,32 +500,69 @@ RunsTable parse_runs_csv(const std::string& text, const std::string& file) {
           "has " + std::to_string(fields.size()) + " fields, the header has " + std::to_string(header.size()));
     }
     const auto field = [&](const std::string& name) { return fields[column.at(name)]; };
+    // An optional column: its text, or "" where the header does not name it.
+    const auto optional_field = [&](const std::string& name) {
+      const auto it = column.find(name);
+      return it == column.end() ? std::string() : fields[it->second];
+    };
     RunKey key;
     key.strategy = parse_strategy(field("strategy"), file, line);
     key.gpus = static_cast<int>(parse_whole(field("gpus"), file, line, "gpus", 1));
     key.batch_per_gpu = parse_whole(field("batch_per_gpu"), file, line, "batch_per_gpu", 1);
     key.loader_workers = static_cast<int>(parse_whole(field("loader_workers"), file, line, "loader_workers", 0));
     key.train_samples = parse_whole(field("train_samples"), file, line, "train_samples", 1);
+    if (table.has_trainer_column) key.trainer = parse_trainer_field(field("trainer"), file, line);
+    if (!optional_field("test_samples").empty()) {
+      key.test_samples = parse_whole(field("test_samples"), file, line, "test_samples", 0);
+    }
+    if (!optional_field("threads").empty()) {
+      key.threads = static_cast<int>(parse_whole(field("threads"), file, line, "threads", 1));
+    }
     const double epoch_s = parse_seconds(field("epoch_s"), file, line, "epoch_s");
     const double train_s = parse_seconds(field("train_s"), file, line, "train_s");
     // train_s = epoch_s - loader waits, so it cannot exceed epoch_s.
     if (train_s > epoch_s) {
       throw InputError(file, line, "train_s", field("train_s") + " exceeds epoch_s " + field("epoch_s"));
     }
-    if (data_column) add_distinct(table.data, fields[*data_column]);
-    if (device_column) add_distinct(table.devices, fields[*device_column]);
+    const std::optional<double> test_s = parse_optional_number(optional_field("test_s"), file, line, "test_s", true);
+    if (key.test_samples > 0 && !test_s) {
+      throw InputError(file, line, "test_s", "is empty but test_samples is " + std::to_string(key.test_samples));
+    }
+    const std::optional<double> probe_s = parse_optional_number(optional_field("probe_s"), file, line, "probe_s", true);
+    const std::optional<double> load_before =
+        parse_optional_number(optional_field("load_before"), file, line, "load_before", false);
+    const std::optional<double> load_after =
+        parse_optional_number(optional_field("load_after"), file, line, "load_after", false);
+    if (column.count("data")) add_distinct(table.data, field("data"));
+    if (column.count("device")) add_distinct(table.devices, field("device"));
 
     auto it =
         std::find_if(table.configs.begin(), table.configs.end(), [&](const MeasuredConfig& m) { return m.key == key; });
     if (it == table.configs.end()) {
       it = table.configs.insert(table.configs.end(), MeasuredConfig{});
       it->key = key;
+      repeats.emplace_back();
     }
-    add_to_spread(it->epoch_s, it->runs, epoch_s);
-    add_to_spread(it->train_s, it->runs, train_s);
+    Repeats& r = repeats[static_cast<size_t>(it - table.configs.begin())];
+    r.epoch_s.push_back(epoch_s);
+    r.train_s.push_back(train_s);
+    if (test_s) r.test_s.push_back(*test_s);
+    if (probe_s) r.probe_s.push_back(*probe_s);
+    if (load_before) r.load_before.push_back(*load_before);
+    if (load_after) r.load_after.push_back(*load_after);
     ++it->runs;
     it->lines.push_back(line);
     ++table.rows;
+  }
+  for (size_t i = 0; i < table.configs.size(); ++i) {
+    MeasuredConfig& m = table.configs[i];
+    const Repeats& r = repeats[i];
+    m.epoch_s = spread_of(r.epoch_s);
+    m.train_s = spread_of(r.train_s);
+    if (!r.test_s.empty()) m.test_s = spread_of(r.test_s);
+    if (!r.probe_s.empty()) m.probe_s = spread_of(r.probe_s);
+    m.load_before = max_of(r.load_before);
+    m.load_after = max_of(r.load_after);
   }
   return table;
 }
@@ -458,59 +578,109 @@ RunsTable load_runs_csv(const std::string& path) {
 
 double error_percent(double predicted, double measured) { return (predicted - measured) / measured * 100.0; }
 
+ProbeReference probe_reference(const Profile& profile) {
+  ProbeReference ref;
+  if (profile.calibration) ref.trainsim_s = profile.calibration->probe_s();
+  if (profile.pytorch) ref.pytorch_s = profile.pytorch->probe_s;
+  ref.threads = profile.machine.threads;
+  return ref;
+}
+
+RunSpec spec_for_measured(const SweepConfig& config, const RunKey& key) {
+  RunSpec spec;
+  spec.strategy = key.strategy;
+  spec.gpus = key.gpus;
+  spec.batch_per_gpu = key.batch_per_gpu;
+  spec.train_samples = key.train_samples;
+  spec.loader_workers = key.loader_workers;
+  spec.trainer = key.trainer;
+  if (key.test_samples > 0) spec.test_pass = TestPass{key.test_samples, 100};
+  spec.interconnect = config.interconnect;
+  spec.sync_batchnorm = config.sync_batchnorm;
+  spec.persistent_workers = config.persistent_workers;
+  spec.pin_memory = config.pin_memory;
+  return spec;
+}
+
+namespace {
+
+bool same_spec(const RunSpec& a, const RunSpec& b) {
+  const auto test = [](const RunSpec& s) { return s.test_pass ? s.test_pass->samples * 1000003 + s.test_pass->batch : 0; };
+  return a.strategy == b.strategy && a.gpus == b.gpus && a.batch_per_gpu == b.batch_per_gpu &&
+         a.train_samples == b.train_samples && a.loader_workers == b.loader_workers && a.trainer == b.trainer &&
+         test(a) == test(b) && a.sync_batchnorm == b.sync_batchnorm && a.persistent_workers == b.persistent_workers &&
+         a.pin_memory == b.pin_memory;
+}
+
+// Drift and whether noise and drift explain the error.
+void judge(ComparedRun& run, const ProbeReference& probe) {
+  const MeasuredConfig& m = run.measured;
+  const std::optional<double> reference = m.key.trainer == Trainer::kPytorch ? probe.pytorch_s : probe.trainsim_s;
+  double drift = 0;
+  if (m.probe_s && reference) {
+    // drift = probe during the runs / the profile's probe - 1
+    drift = (m.probe_s->median / *reference - 1) * 100.0;
+    run.drift_pct = drift;
+    run.drift_adjusted_error_pct = error_percent(run.predicted.epoch_s * (1 + drift / 100.0), m.epoch_s.median);
+  }
+  run.explained = std::fabs(run.epoch_error_pct) <= m.epoch_s.noise_pct() + std::fabs(drift);
+}
+
+}  // namespace
+
 Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>& sweep_results, const RunsTable& runs,
-                        const std::vector<int64_t>& profiled_batches, const Predictor& predict) {
+                        const std::vector<int64_t>& profiled_batches, const ProbeReference& probe,
+                        const Predictor& predict) {
   Comparison out;
-  const ResultGrid sweep(sweep_results);
   for (const MeasuredConfig& m : runs.configs) {
-    std::string reason;
-    if (m.key.train_samples != config.train_samples) {
-      reason =
-          "train_samples " + std::to_string(m.key.train_samples) + " != config " + std::to_string(config.train_samples);
-    }
-    if (m.key.loader_workers != config.loader_workers) {
-      reason += std::string(reason.empty() ? "" : "; ") + "loader_workers " + std::to_string(m.key.loader_workers) +
-                " != config " + std::to_string(config.loader_workers);
-    }
-    if (!reason.empty()) {
-      out.unpredicted.push_back({m, reason});
+    if (m.key.threads > 0 && probe.threads > 0 && m.key.threads != probe.threads) {
+      out.unpredicted.push_back({m, "threads " + std::to_string(m.key.threads) + " != the profile's " +
+                                        std::to_string(probe.threads) +
+                                        " (its compute timings are for that many intra-op threads)"});
       continue;
     }
     ComparedRun run;
     run.measured = m;
     run.profiled_batch = contains(profiled_batches, m.key.batch_per_gpu);
-    if (const SimResult* r = sweep.find(m.key.strategy, m.key.gpus, m.key.batch_per_gpu)) {
-      run.predicted = *r;
+    run.in_setting = m.key.trainer == config.trainer && m.key.loader_workers == config.loader_workers &&
+                     m.key.train_samples == config.train_samples &&
+                     m.key.test_samples == (config.test_pass ? config.test_pass->samples : 0);
+    const RunSpec spec = spec_for_measured(config, m.key);
+    const auto in_sweep = std::find_if(sweep_results.begin(), sweep_results.end(),
+                                       [&](const SimResult& r) { return same_spec(r.spec, spec); });
+    if (in_sweep != sweep_results.end()) {
+      run.predicted = *in_sweep;
       run.in_sweep = true;
     } else {
-      RunSpec spec;
-      spec.strategy = m.key.strategy;
-      spec.gpus = m.key.gpus;
-      spec.batch_per_gpu = m.key.batch_per_gpu;
-      spec.train_samples = config.train_samples;
-      spec.loader_workers = config.loader_workers;
-      spec.interconnect = config.interconnect;
-      spec.sync_batchnorm = config.sync_batchnorm;
       try {
         run.predicted = predict(spec);
       } catch (const InputError& e) {
-        out.unpredicted.push_back({m, "not in the sweep, and the profile cannot predict it: " + e.message()});
+        out.unpredicted.push_back({m, "the profile cannot predict it: " + e.message()});
         continue;
       } catch (const std::invalid_argument& e) {
-        out.unpredicted.push_back({m, std::string("not in the sweep, and the profile cannot predict it: ") + e.what()});
+        out.unpredicted.push_back({m, std::string("the profile cannot predict it: ") + e.what()});
         continue;
       }
       out.extra_predictions.push_back(run.predicted);
     }
-    run.epoch_error_pct = error_percent(run.predicted.epoch_s, m.epoch_s.mean);
-    run.train_error_pct = error_percent(run.predicted.train_s, m.train_s.mean);
+    if (!run.predicted.runnable) {
+      out.unpredicted.push_back({m, "not runnable on the profiled machine: " + run.predicted.not_runnable});
+      continue;
+    }
+    run.epoch_error_pct = error_percent(run.predicted.epoch_s, m.epoch_s.median);
+    run.train_error_pct = error_percent(run.predicted.train_s, m.train_s.median);
+    if (m.test_s) run.test_error_pct = error_percent(run.predicted.test_s, m.test_s->median);
+    judge(run, probe);
     out.compared.push_back(std::move(run));
   }
   const auto order = [&config](const RunSpec& a, const RunSpec& b) {
+    if (a.trainer != b.trainer) return a.trainer < b.trainer;
     const size_t ra = strategy_rank(config, a.strategy), rb = strategy_rank(config, b.strategy);
     if (ra != rb) return ra < rb;
     if (a.gpus != b.gpus) return a.gpus < b.gpus;
-    return a.batch_per_gpu < b.batch_per_gpu;
+    if (a.loader_workers != b.loader_workers) return a.loader_workers < b.loader_workers;
+    if (a.batch_per_gpu != b.batch_per_gpu) return a.batch_per_gpu < b.batch_per_gpu;
+    return a.train_samples < b.train_samples;
   };
   std::stable_sort(out.compared.begin(), out.compared.end(), [&](const ComparedRun& a, const ComparedRun& b) {
     return order(a.predicted.spec, b.predicted.spec);
@@ -519,8 +689,7 @@ Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>&
                    [&](const SimResult& a, const SimResult& b) { return order(a.spec, b.spec); });
   for (const SimResult& r : sweep_results) {
     const bool measured = std::any_of(out.compared.begin(), out.compared.end(), [&](const ComparedRun& c) {
-      return c.in_sweep && c.predicted.spec.strategy == r.spec.strategy && c.predicted.spec.gpus == r.spec.gpus &&
-             c.predicted.spec.batch_per_gpu == r.spec.batch_per_gpu;
+      return c.in_sweep && same_spec(c.predicted.spec, r.spec);
     });
     if (!measured) out.unmeasured.push_back(r.spec);
   }
@@ -530,21 +699,29 @@ Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>&
 ErrorSummary summarize_errors(const std::vector<ComparedRun>& runs,
                               const std::function<bool(const ComparedRun&)>& keep) {
   ErrorSummary s;
-  double sum_abs_epoch = 0, sum_abs_train = 0, sum_epoch = 0;
+  double sum_abs_epoch = 0, sum_abs_train = 0, sum_epoch = 0, sum_noise = 0, sum_abs_adjusted = 0;
   for (const auto& r : runs) {
     if (keep && !keep(r)) continue;
     ++s.runs;
     sum_abs_epoch += std::fabs(r.epoch_error_pct);
     sum_abs_train += std::fabs(r.train_error_pct);
     sum_epoch += r.epoch_error_pct;
+    sum_noise += r.measured.epoch_s.noise_pct();
     s.max_abs_epoch_error_pct = std::max(s.max_abs_epoch_error_pct, std::fabs(r.epoch_error_pct));
+    if (r.explained) ++s.explained;
+    if (r.drift_adjusted_error_pct) {
+      ++s.with_drift;
+      sum_abs_adjusted += std::fabs(*r.drift_adjusted_error_pct);
+    }
   }
   if (s.runs > 0) {
     // MAPE = (1/n) sum |e_i|; bias = (1/n) sum e_i.
     s.mape_epoch_pct = sum_abs_epoch / s.runs;
     s.mape_train_pct = sum_abs_train / s.runs;
     s.mean_epoch_error_pct = sum_epoch / s.runs;
+    s.mean_noise_pct = sum_noise / s.runs;
   }
+  if (s.with_drift > 0) s.mape_drift_adjusted_pct = sum_abs_adjusted / s.with_drift;
   return s;
 }
 
@@ -560,6 +737,21 @@ std::string format_mape_line(const Comparison& comparison) {
   return "MAPE epoch_s: " + format_fixed(s.mape_epoch_pct, 1) + "% over " + std::to_string(s.runs) + " runs";
 }
 
+std::vector<std::string> format_group_mape_lines(const Comparison& comparison) {
+  std::vector<std::string> lines;
+  for (const auto& [trainer, ranks] : trainer_rank_groups(comparison)) {
+    const ErrorSummary s = summarize_errors(comparison.compared, [&](const ComparedRun& r) {
+      return r.measured.key.trainer == trainer && ranks_of(r.measured.key) == ranks;
+    });
+    std::string line = "MAPE epoch_s (" + group_label(trainer, ranks) + "): " + format_fixed(s.mape_epoch_pct, 1) +
+                       "% over " + counted(s.runs, "configuration") + "; noise floor " +
+                       format_fixed(s.mean_noise_pct, 1) + "%";
+    if (s.with_drift > 0) line += "; after drift " + format_fixed(s.mape_drift_adjusted_pct, 1) + "%";
+    lines.push_back(line + "; " + std::to_string(s.explained) + " within noise + drift");
+  }
+  return lines;
+}
+
 std::string format_comparison(const Comparison& comparison, const RunsTable& runs) {
   std::string out = "## Predicted vs measured (" + runs.file + ": " + counted(runs.rows, "row") + ", " +
                     counted(static_cast<int64_t>(runs.configs.size()), "measured configuration") + ")\n\n";
@@ -572,22 +764,30 @@ std::string format_comparison_csv(const Comparison& comparison) {
   std::string out =
       "strategy,gpus,batch_per_gpu,loader_workers,train_samples,in_sweep,profiled_batch,runs,"
       "pred_epoch_s,meas_epoch_s,meas_epoch_s_min,meas_epoch_s_max,epoch_error_pct,"
-      "pred_train_s,meas_train_s,meas_train_s_min,meas_train_s_max,train_error_pct,pred_fits\n";
+      "pred_train_s,meas_train_s,meas_train_s_min,meas_train_s_max,train_error_pct,pred_fits,"
+      "trainer,test_samples,threads,noise_pct,drift_pct,drift_adjusted_error_pct,explained,"
+      "pred_test_s,meas_test_s,test_error_pct\n";
   const auto number = [](double value) {
     char buffer[64];
     std::snprintf(buffer, sizeof buffer, "%.9g", value);
     return std::string(buffer);
   };
+  const auto optional = [&number](const std::optional<double>& value) { return value ? number(*value) : ""; };
   const auto boolean = [](bool value) { return std::string(value ? "true" : "false"); };
   for (const auto& r : comparison.compared) {
     const MeasuredConfig& m = r.measured;
     out += std::string(to_string(m.key.strategy)) + "," + std::to_string(m.key.gpus) + "," +
            std::to_string(m.key.batch_per_gpu) + "," + std::to_string(m.key.loader_workers) + "," +
            std::to_string(m.key.train_samples) + "," + boolean(r.in_sweep) + "," + boolean(r.profiled_batch) + "," +
-           std::to_string(m.runs) + "," + number(r.predicted.epoch_s) + "," + number(m.epoch_s.mean) + "," +
+           std::to_string(m.runs) + "," + number(r.predicted.epoch_s) + "," + number(m.epoch_s.median) + "," +
            number(m.epoch_s.min) + "," + number(m.epoch_s.max) + "," + number(r.epoch_error_pct) + "," +
-           number(r.predicted.train_s) + "," + number(m.train_s.mean) + "," + number(m.train_s.min) + "," +
-           number(m.train_s.max) + "," + number(r.train_error_pct) + "," + boolean(r.predicted.fits) + "\n";
+           number(r.predicted.train_s) + "," + number(m.train_s.median) + "," + number(m.train_s.min) + "," +
+           number(m.train_s.max) + "," + number(r.train_error_pct) + "," + boolean(r.predicted.fits) + "," +
+           to_string(m.key.trainer) + "," + std::to_string(m.key.test_samples) + "," +
+           std::to_string(m.key.threads) + "," + number(m.epoch_s.noise_pct()) + "," + optional(r.drift_pct) + "," +
+           optional(r.drift_adjusted_error_pct) + "," + boolean(r.explained) + "," +
+           (m.test_s ? number(r.predicted.test_s) : "") + "," + (m.test_s ? number(m.test_s->median) : "") + "," +
+           optional(r.test_error_pct) + "\n";
   }
   return out;
 }
@@ -618,8 +818,9 @@ std::string format_compare_report(const ReportContext& context, const RunsTable&
   out += "- device: " + context.device_kind + " " + context.device_name + " x" + std::to_string(context.device_count) +
          ", " + format_gib(context.device_memory_bytes) + " GiB each\n";
   out += "- model: " + context.model + "\n";
-  out += "- epoch: " + std::to_string(context.train_samples) +
-         " samples; loader workers: " + std::to_string(context.loader_workers) + "\n";
+  out += "- the config's setting (the side-by-side tables and plots): trainer " + std::string(to_string(context.trainer)) +
+         ", " + std::to_string(context.train_samples) + " samples, loader workers " +
+         std::to_string(context.loader_workers) + "\n";
   std::string runs_data;
   for (const auto& d : runs.data) runs_data += (runs_data.empty() ? "" : ", ") + describe_data(d);
   out += "- data: the profile's loader was measured on " + describe_data(context.data) + "; the runs trained on " +
@@ -629,6 +830,10 @@ std::string format_compare_report(const ReportContext& context, const RunsTable&
          (runs.devices.empty() ? "not recorded" : list_labels(runs.devices)) + "\n";
   out += std::string("- simulation: ") +
          (context.exact ? "exact (every iteration simulated)" : "steady state extrapolated to the epoch") + "\n";
+  if (!runs.has_trainer_column) {
+    out += "- trainer: runs.csv has no trainer column: every row is taken as measure train's (trainsim)\n";
+  }
+  for (const std::string& line : format_group_mape_lines(comparison)) out += "- " + line + "\n";
   out += "- " + format_mape_line(comparison) + "\n\n";
 
   // Mismatches that make the comparison questionable are said, not hidden.
@@ -643,8 +848,10 @@ std::string format_compare_report(const ReportContext& context, const RunsTable&
   out +=
       "## MAPE\n\n" + (comparison.compared.empty() ? std::string("n/a: no measured configuration has a prediction.\n\n")
                                                    : format_mape_table(comparison));
-  std::vector<SimResult> predictions = sweep_results;
-  predictions.insert(predictions.end(), comparison.extra_predictions.begin(), comparison.extra_predictions.end());
+  std::vector<SimResult> predictions = sweep_results;  // and the extra ones in the config's setting
+  for (const ComparedRun& r : comparison.compared) {
+    if (r.in_setting && !r.in_sweep) predictions.push_back(r.predicted);
+  }
   std::vector<Strategy> strategies = context.strategies;
   for (const auto& r : comparison.compared) {
     if (std::find(strategies.begin(), strategies.end(), r.measured.key.strategy) == strategies.end()) {

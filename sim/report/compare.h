@@ -1,14 +1,18 @@
 #pragma once
 // `simulate CONFIG --compare RUNS.csv`: measured epochs (reports/<machine>/runs.csv, written by
-// `measure train`) joined with predictions on (strategy, gpus, batch_per_gpu, loader_workers,
-// train_samples), the error of each prediction and the MAPE. Definitions: docs/COMPARE.md.
+// `measure train` and by the PyTorch reference trainer) joined with predictions on (strategy, gpus,
+// batch_per_gpu, loader_workers, train_samples, trainer, test_samples), the error of each
+// prediction beside the repeats' spread (noise) and the machine's drift since the profile (the
+// calibration probe), and the MAPE. Definitions: docs/COMPARE.md.
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "io/config.h"
+#include "io/profile.h"
 #include "report/report.h"
 #include "train/simulator.h"
 
@@ -21,27 +25,40 @@ struct RunKey {
   int64_t batch_per_gpu = 0;
   int loader_workers = 0;
   int64_t train_samples = 0;
+  Trainer trainer = Trainer::kTrainsim;  // `trainer` column; a file without it: measure train's rows
+  int64_t test_samples = 0;              // `test_samples` column (0: no test pass, or no column)
+  int threads = 0;                       // `threads` column (0: not recorded)
 
   bool operator==(const RunKey& other) const {
     return strategy == other.strategy && gpus == other.gpus && batch_per_gpu == other.batch_per_gpu &&
-           loader_workers == other.loader_workers && train_samples == other.train_samples;
+           loader_workers == other.loader_workers && train_samples == other.train_samples &&
+           trainer == other.trainer && test_samples == other.test_samples && threads == other.threads;
   }
 };
 
 // One measured column over the repeats of a configuration.
 struct Spread {
-  double mean = 0;  // sum / count
+  double median = 0;  // of the repeats (the mean of the middle two for an even count)
   double min = 0;
   double max = 0;
+  // (max - min) / median * 100: how far apart the repeats are, the noise floor of an error.
+  double noise_pct() const { return median > 0 ? (max - min) / median * 100.0 : 0.0; }
 };
 
-// Every runs.csv row with one key, averaged.
+// Median, min and max of `values` (not empty).
+Spread spread_of(std::vector<double> values);
+
+// Every runs.csv row with one key, summarised by the median.
 struct MeasuredConfig {
   RunKey key;
-  int runs = 0;            // rows averaged (repeats)
-  Spread epoch_s;          // wall time of the timed epoch, s
-  Spread train_s;          // epoch_s without the loader waits, s
-  std::vector<int> lines;  // their runs.csv lines (1-based, the header is line 1)
+  int runs = 0;                  // rows (repeats)
+  Spread epoch_s;                // wall time of the timed epoch, s
+  Spread train_s;                // epoch_s without the loader waits, s
+  std::optional<Spread> test_s;  // the test pass, where the rows have one
+  std::optional<Spread> probe_s;      // the calibration probe each run timed (rows that have one)
+  std::optional<double> load_before;  // the highest 1-minute load average before a run
+  std::optional<double> load_after;   // ... and after
+  std::vector<int> lines;        // their runs.csv lines (1-based, the header is line 1)
 };
 
 struct RunsTable {
@@ -50,6 +67,7 @@ struct RunsTable {
   std::vector<MeasuredConfig> configs;  // in order of first appearance
   std::vector<std::string> data;        // distinct values of the optional `data` column
   std::vector<std::string> devices;     // distinct values of the optional `device` column
+  bool has_trainer_column = false;      // false: every row taken as measure train's (trainsim)
 };
 
 // The columns a runs.csv header must name (any order; other columns are allowed and ignored):
@@ -60,7 +78,10 @@ const std::vector<std::string>& runs_required_columns();
 // on the first problem: a header without a required column or with a column twice, a row whose
 // field count differs from the header's, strategy not ddp/dp, gpus or batch_per_gpu < 1,
 // loader_workers < 0, train_samples < 1, epoch_s or train_s not a finite number > 0, or
-// train_s > epoch_s. Rows with the same key are averaged (repeats).
+// train_s > epoch_s; and, where their columns exist: trainer not pytorch/trainsim, test_samples
+// or threads not whole numbers >= 0, test_s, probe_s, load_before, load_after not empty nor a
+// finite number >= 0 (test_s and probe_s > 0). Rows with the same key are one configuration
+// (repeats), summarised by the median.
 RunsTable parse_runs_csv(const std::string& text, const std::string& file);
 // Reads and parses `path`; a missing or unreadable file is InputError(path, 0, "", ...).
 RunsTable load_runs_csv(const std::string& path);
@@ -68,19 +89,38 @@ RunsTable load_runs_csv(const std::string& path);
 // error % = (predicted - measured) / measured * 100 (positive: the prediction is too slow).
 double error_percent(double predicted, double measured);
 
+// The calibration probe the profile timed, per trainer (Calibration, PytorchProfile::probe_s), and
+// the intra-op threads its compute timings used.
+struct ProbeReference {
+  std::optional<double> trainsim_s;
+  std::optional<double> pytorch_s;
+  int threads = 0;  // machine.threads (0: unknown)
+};
+ProbeReference probe_reference(const Profile& profile);
+
 struct ComparedRun {
   MeasuredConfig measured;
   SimResult predicted;
   bool in_sweep = false;        // the config's grid has this configuration
+  bool in_setting = false;      // trainer, loader workers, samples and test pass are the config's
   bool profiled_batch = false;  // the profile timed this per-GPU batch (else interpolated/extrapolated)
-  double epoch_error_pct = 0;   // error_percent(predicted epoch_s, mean measured epoch_s)
-  double train_error_pct = 0;   // error_percent(predicted train_s, mean measured train_s)
+  double epoch_error_pct = 0;   // error_percent(predicted epoch_s, median measured epoch_s)
+  double train_error_pct = 0;   // error_percent(predicted train_s, median measured train_s)
+  std::optional<double> test_error_pct;  // the test pass, where measured
+  // The machine's drift since the profile: median run probe / the profile's probe - 1, in %.
+  std::optional<double> drift_pct;
+  // The epoch error once the prediction is scaled by the drift: error_percent(predicted epoch_s x
+  // (1 + drift), measured). Meaningful where the epoch is bound by what the probe times.
+  std::optional<double> drift_adjusted_error_pct;
+  // |epoch error| <= noise + |drift|: the difference is within what the repeats' spread and the
+  // machine's drift explain, so it is not called a model error.
+  bool explained = false;
 };
 
 // A measured configuration that got no prediction, and why.
 struct UnpredictedRun {
   MeasuredConfig measured;
-  std::string reason;  // e.g. "train_samples 2048 != config 50000"
+  std::string reason;  // e.g. "threads 2 != the profile's 1"
 };
 
 struct Comparison {
@@ -94,12 +134,18 @@ struct Comparison {
 // the profile cannot predict it; the run is then listed as unpredicted with that message.
 using Predictor = std::function<SimResult(const RunSpec&)>;
 
-// Joins `runs` with the sweep's results. A measured key whose train_samples and loader_workers
-// are the config's is predicted: from `sweep_results` when the sweep has it, else by `predict`
-// (every measured cell is worth a prediction, in the grid or not). Keys with other samples or
-// workers are listed as unpredicted with the reason.
+// The spec that predicts a measured configuration: its own strategy, gpus, batch, loader workers,
+// samples, trainer and test pass (test batch 100, the course's); the config's interconnect,
+// sync_batchnorm, persistent_workers and pin_memory.
+RunSpec spec_for_measured(const SweepConfig& config, const RunKey& key);
+
+// Joins `runs` with the sweep's results. Every measured configuration is predicted: from
+// `sweep_results` when the sweep has exactly its spec, else by `predict`. A configuration measured
+// with other intra-op threads than the profile's is listed as unpredicted (the compute timings are
+// for the profile's threads), as is one the profile cannot predict.
 Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>& sweep_results, const RunsTable& runs,
-                        const std::vector<int64_t>& profiled_batches, const Predictor& predict);
+                        const std::vector<int64_t>& profiled_batches, const ProbeReference& probe,
+                        const Predictor& predict);
 
 struct ErrorSummary {
   int runs = 0;                        // compared configurations
@@ -107,14 +153,22 @@ struct ErrorSummary {
   double mape_train_pct = 0;           // mean |train error %|
   double mean_epoch_error_pct = 0;     // mean signed epoch error % (bias)
   double max_abs_epoch_error_pct = 0;  // largest |epoch error %|
+  double mean_noise_pct = 0;           // mean repeats' spread %: the noise floor of the MAPE
+  int explained = 0;                   // configurations whose error noise and drift explain
+  int with_drift = 0;                  // configurations with a drift (both probes timed)
+  double mape_drift_adjusted_pct = 0;  // MAPE of the drift-adjusted errors over those
 };
 
 // MAPE = (1/n) * sum |error %| over the configurations `keep` accepts (all when empty).
 ErrorSummary summarize_errors(const std::vector<ComparedRun>& runs,
                               const std::function<bool(const ComparedRun&)>& keep = {});
 
-// "MAPE epoch_s: 12.3% over 4 runs", or "MAPE epoch_s: n/a over 0 runs".
+// "MAPE epoch_s: 12.3% over 4 runs", or "MAPE epoch_s: n/a over 0 runs": every compared
+// configuration, whichever trainer. The program's last line.
 std::string format_mape_line(const Comparison& comparison);
+// One line per (trainer, ranks) group with compared configurations, e.g.
+// "MAPE epoch_s (pytorch, 1 rank): 3.1% over 10 configurations; noise floor 0.8%; drift-adjusted 2.9%".
+std::vector<std::string> format_group_mape_lines(const Comparison& comparison);
 
 // "+4.2" / "-12.0": an error in percent with its sign, one decimal.
 std::string format_error_percent(double percent);

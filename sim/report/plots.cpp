@@ -107,7 +107,7 @@ void epoch_vs_batch(const Comparison& c, const std::vector<SimResult>& predictio
     for (const auto& r : c.compared) {
       const MeasuredConfig& m = r.measured;
       if (m.key.strategy == key.strategy && m.key.gpus == key.gpus) {
-        measured.push_back({static_cast<double>(m.key.batch_per_gpu), m.epoch_s.mean, m.epoch_s.min, m.epoch_s.max});
+        measured.push_back({static_cast<double>(m.key.batch_per_gpu), m.epoch_s.median, m.epoch_s.min, m.epoch_s.max});
       }
     }
     std::sort(measured.begin(), measured.end());
@@ -177,7 +177,7 @@ void speedup_vs_gpus(const Comparison& c, const std::vector<SimResult>& predicti
     for (const auto& r : c.compared) {
       if (r.measured.key.strategy != strategy || r.measured.key.batch_per_gpu != batch) continue;
       measured.push_back({static_cast<double>(r.measured.key.gpus),
-                          speedup(measured_base->measured.epoch_s.mean, r.measured.epoch_s.mean)});
+                          speedup(measured_base->measured.epoch_s.median, r.measured.epoch_s.median)});
       max_gpus = std::max(max_gpus, r.measured.key.gpus);
     }
     std::sort(predicted.begin(), predicted.end());
@@ -212,11 +212,11 @@ void predicted_vs_measured(const Comparison& c, PlotScript& script, std::string&
     return;
   }
   std::vector<std::vector<double>> epoch, train;
-  double low = c.compared.front().measured.epoch_s.mean, high = low;
+  double low = c.compared.front().measured.epoch_s.median, high = low;
   for (const auto& r : c.compared) {
-    epoch.push_back({r.measured.epoch_s.mean, r.predicted.epoch_s});
-    train.push_back({r.measured.train_s.mean, r.predicted.train_s});
-    for (double v : {r.measured.epoch_s.mean, r.predicted.epoch_s, r.measured.train_s.mean, r.predicted.train_s}) {
+    epoch.push_back({r.measured.epoch_s.median, r.predicted.epoch_s});
+    train.push_back({r.measured.train_s.median, r.predicted.train_s});
+    for (double v : {r.measured.epoch_s.median, r.predicted.epoch_s, r.measured.train_s.median, r.predicted.train_s}) {
       low = std::min(low, v);
       high = std::max(high, v);
     }
@@ -289,8 +289,14 @@ std::vector<std::string> non_empty_lines(const std::string& text) {
 PlotScript build_plot_script(const Comparison& comparison, const std::vector<SimResult>& predictions) {
   PlotScript script;
   std::string commands;
-  epoch_vs_batch(comparison, predictions, script, commands);
-  speedup_vs_gpus(comparison, predictions, script, commands);
+  // The curves over batch and GPU count are for the config's setting (its trainer, loader workers
+  // and samples: the sweep's predictions); the scatter shows every compared configuration.
+  Comparison in_setting = comparison;
+  in_setting.compared.erase(std::remove_if(in_setting.compared.begin(), in_setting.compared.end(),
+                                           [](const ComparedRun& r) { return !r.in_setting; }),
+                            in_setting.compared.end());
+  epoch_vs_batch(in_setting, predictions, script, commands);
+  speedup_vs_gpus(in_setting, predictions, script, commands);
   predicted_vs_measured(comparison, script, commands);
   const std::string header =
       "# trainsim `simulate --compare` plots. Redraw: run `gnuplot plots.gp` in this folder (gnuplot 5,\n"

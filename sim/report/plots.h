@@ -23,12 +23,15 @@ struct PlotScript {
   std::vector<std::string> skipped;  // a plot left out and why, e.g. no measured speedup
 };
 
-// Plots of `comparison` against every prediction in `predictions` (the sweep plus the extra ones):
+// Plots of `comparison` against `predictions` (the sweep plus the extra predictions in the config's
+// setting: its trainer, loader workers and samples):
 //  - epoch_vs_batch.svg: epoch time vs per-GPU batch, one predicted line per strategy x gpus
-//    (configurations predicted to fit), measured means as points with min..max bars;
+//    (configurations predicted to fit), measured medians (runs in the config's setting) as points
+//    with min..max bars;
 //  - speedup_vs_gpus.svg: T(1,b)/T(N,b) vs N for each strategy and batch measured on 1 GPU and on
 //    at least one N >= 2, predicted line and measured points, with the ideal speedup = N;
-//  - predicted_vs_measured.svg: predicted vs measured epoch_s and train_s, log-log, with y = x.
+//  - predicted_vs_measured.svg: predicted vs measured epoch_s and train_s of every compared
+//    configuration, log-log, with y = x.
 PlotScript build_plot_script(const Comparison& comparison, const std::vector<SimResult>& predictions);
 
 // The first executable `name` in $PATH, or nullopt.
