@@ -17,7 +17,7 @@ namespace {
 
 const char* const kModel = "resnet18-cifar";
 
-// A CPU profile with a fast loader (compute decides) and some framework overhead; `points` as
+// A CPU profile with a fast loader (compute decides) and some loop overhead; `points` as
 // {ranks, iteration_s} at batch 32.
 Profile cpu_profile(const std::vector<std::pair<int, double>>& points, const std::string& kind = "cpu") {
   testing::SyntheticKnobs k;

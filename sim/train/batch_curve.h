@@ -14,7 +14,7 @@ enum class BatchExtrapolation {
   // perfect scaling from the largest one, nor a smaller batch cheaper than perfect scaling from
   // the smallest). With one point: v_1 * b / b_1.
   kProportionalFloor,
-  // Work that does not depend on the batch (optimizer step, zero_grad, framework overhead):
+  // Work that does not depend on the batch (optimizer step, zero_grad, loop overhead):
   // outside the measured range the nearest measured value is held.
   kHoldNearest,
 };

@@ -1,7 +1,7 @@
 #pragma once
 // DistributedDataParallel: one process per rank, each with its own loader. Per iteration, on
 // every rank r:
-//   next batch (host_r) -> framework overhead (host_r) -> h2d (copy_r) -> buffer broadcast
+//   next batch (host_r) -> loop overhead (host_r) -> h2d (copy_r) -> buffer broadcast
 //   (collective on every comm_r; ranks > 1 with buffers) -> forward layers (compute_r) -> loss ->
 //   backward layers in reverse; each bucket's all-reduce (collective on every comm_r) is ready
 //   once the backward of its GradientBucket::ready_after_layer is done on every rank, and the

@@ -1,6 +1,6 @@
 #pragma once
 // DataParallel: one process, one loader producing GLOBAL batches, N GPUs. Per iteration:
-//   next batch (host) -> framework overhead (host) ->
+//   next batch (host) -> loop overhead (host) ->
 //   N = 1: h2d (gpu0.copy) -> forward -> loss -> backward -> optimizer -> zero_grad, all on gpu0
 //          (DataParallel with one device just calls the module);
 //   N > 1: scatter: the batch is split like Tensor.chunk(N) (chunks of ceil(B/N), the last one

@@ -35,7 +35,7 @@ StepLabels StepLabels::add(TrainingGraph& graph, const ModelProfile& model) {
   s.loss = graph.add_label(OpLabel{"loss", "compute", false, 0});
   s.optimizer = graph.add_label(OpLabel{"optimizer", "compute", false, 0});
   s.zero_grad = graph.add_label(OpLabel{"zero_grad", "compute", false, 0});
-  s.overhead = graph.add_label(OpLabel{"framework overhead", "host", false, 0});
+  s.overhead = graph.add_label(OpLabel{"loop overhead", "host", false, 0});
   s.h2d = graph.add_label(OpLabel{"h2d", "copy", false, 0});
   s.next_batch = graph.add_label(OpLabel{"next batch", "host", false, 0});
   s.inline_load = graph.add_label(OpLabel{"load batch (inline)", "loader", false, 0});

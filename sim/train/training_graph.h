@@ -58,7 +58,7 @@ struct StepLabels {
   uint32_t loss = 0;
   uint32_t optimizer = 0;
   uint32_t zero_grad = 0;
-  uint32_t overhead = 0;     // framework overhead, on the host thread
+  uint32_t overhead = 0;     // loop overhead, on the host thread
   uint32_t h2d = 0;
   uint32_t next_batch = 0;   // zero-length: the loop takes a prefetched batch
   uint32_t inline_load = 0;  // workers = 0: the loop builds the batch itself
