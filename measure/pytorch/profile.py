@@ -105,7 +105,7 @@ def parse_args(argv):
     p.add_argument("--warmup", type=int_at_least(0), default=1)
     p.add_argument("--repeats", type=int_at_least(1), default=3)
     p.add_argument("--loader-batch", type=int_at_least(1), default=128)
-    p.add_argument("--loader-workers", type=lambda t: int_list(t, 0), default=[0, 1, 2])
+    p.add_argument("--loader-workers", type=lambda t: sorted(int_list(t, 0)), default=[0, 1, 2])
     p.add_argument("--loader-batches", type=int_at_least(1), default=16)
     p.add_argument("--out", required=True, metavar="FILE.json")
     p.add_argument("--quiet", action="store_true")

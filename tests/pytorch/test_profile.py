@@ -18,7 +18,7 @@ class ProfileTest(unittest.TestCase):
             rc, stdout, err = util.run(
                 [util.PYTHON, PROFILE, "--data", data, "--device", "cpu", "--threads", "1",
                  "--batches", "4,2", "--repeats", "1", "--warmup", "0", "--loader-batches", "2",
-                 "--loader-batch", "8", "--loader-workers", "0,1", "--out", out], cwd=d)
+                 "--loader-batch", "8", "--loader-workers", "1,0", "--out", out], cwd=d)
             self.assertEqual(rc, 0, err)
             self.assertIn("loader: 1 worker(s)", err)  # progress on stderr
             with open(out) as f:
