@@ -17,7 +17,7 @@
 
 #include "cli_util.h"
 #include "collectives/benchmark.h"
-#include "collectives/communicator.h"
+#include "comm/communicator.h"
 #include "collectives/nccl_tests_log.h"
 #include "collectives/table.h"
 #include "data/cifar.h"
@@ -231,7 +231,7 @@ class ProfileRun {
 
   // One case per model: 1..contention_ranks processes each running the fused iteration.
   void plan_contention() {
-    if (!collectives::backend_available("gloo")) {  // the ranks' start barrier
+    if (!backend_available("gloo")) {  // the ranks' start barrier
       log("host contention: not measured (this build of measure has no gloo backend)");
       return;
     }
@@ -282,7 +282,7 @@ class ProfileRun {
 
   void plan_collectives() {
     backend_ = device_.is_cuda() ? "nccl" : "gloo";
-    if (!collectives::backend_available(backend_)) {
+    if (!backend_available(backend_)) {
       throw std::runtime_error("this build of measure has no " + backend_ +
                                " backend (see measure/CMakeLists.txt): use --skip collectives");
     }

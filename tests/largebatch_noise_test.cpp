@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "largebatch/gradient_noise.h"
-#include "runs/communicator.h"
-#include "runs/ddp_reducer.h"
+#include "comm/communicator.h"
+#include "runs/ddp.h"
 #include "stats/noise_scale.h"
 
 namespace trainsim::measure {
@@ -172,9 +172,14 @@ TEST(DdpNoiseScale, PerRankAndAllReducedGradientsMatchTheGroundTruth) {
   for (int rank = 0; rank < kWorld; ++rank) {
     threads.emplace_back([&, rank] {
       try {
-        auto communicator = make_async_gloo(make_file_store(store_path, kWorld), rank, kWorld, std::chrono::seconds(60));
-        auto model = data.make_model(torch::kFloat32);  // the reducer takes float32 parameters
-        DdpReducer reducer(*model, *communicator);
+        CommunicatorOptions options;
+        options.rank = rank;
+        options.world_size = kWorld;
+        options.timeout = std::chrono::seconds(60);
+        Communicator communicator(make_file_store(store_path, kWorld), options);
+        auto model = data.make_model(torch::kFloat32);
+        DistributedDataParallel ddp(*model, communicator);
+        ddp.record_local_gradient_norm();
         const Tensor x = data.x.to(torch::kFloat32);
         const Tensor y = data.y.to(torch::kFloat32);
         const auto params = model->parameters();
@@ -184,8 +189,10 @@ TEST(DdpNoiseScale, PerRankAndAllReducedGradientsMatchTheGroundTruth) {
         for (int step = 0; step < kSteps; ++step) {
           const Tensor idx = draw_indices(rng, kRankBatch);
           model->zero_grad();
+          ddp.pre_forward();
           const Tensor loss = mse(model)(x.index_select(0, idx), y.index_select(0, idx));
-          const auto norms = ddp_backward(params, reducer, loss, kRankBatch, kWorld);
+          ddp.post_forward();
+          const auto norms = ddp_backward(params, ddp, loss, kRankBatch, kWorld);
           EXPECT_EQ(norms.small_batch, kRankBatch);
           EXPECT_EQ(norms.big_batch, kRankBatch * kWorld);
           small.push_back(norms.small_sq_norm);
@@ -193,7 +200,7 @@ TEST(DdpNoiseScale, PerRankAndAllReducedGradientsMatchTheGroundTruth) {
         }
         // As the baseline does once per epoch: the ranks' |G_small|^2 averaged over the ranks.
         Tensor small_all = torch::stack(small);
-        communicator->all_reduce(small_all)->wait();
+        communicator.wait(communicator.all_reduce(small_all));
         small_all = small_all / kWorld;
         if (rank == 0) {
           const Tensor big_all = torch::stack(big);

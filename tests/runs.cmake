@@ -1,7 +1,9 @@
-# measure/runs/: DDP buckets and reducer, DistributedSampler split, runs.csv, `measure train`.
+# measure/runs/: DDP through c10d::Reducer (gradients, buckets against PyTorch's), the loop body,
+# DistributedSampler split, runs.csv, `measure train`.
+find_package(nlohmann_json 3 REQUIRED)  # reads the PyTorch bucket fixture
 trainsim_add_test(runs_buckets_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_buckets_test.cpp
-  LIBS trainsim_runs)
+  LIBS trainsim_runs nlohmann_json::nlohmann_json)
 trainsim_add_test(runs_ddp_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_ddp_test.cpp
   LIBS trainsim_runs)

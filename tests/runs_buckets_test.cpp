@@ -1,113 +1,135 @@
-// DDP gradient buckets (measure/runs/ddp_reducer.h): the assignment PyTorch's reducer settles on,
-// checked by hand on small cases, against c10d's own compute_bucket_assignment_by_size, and on
-// ResNet-18 CIFAR.
+// The gradient buckets c10d::Reducer launches for ResNet-18 CIFAR under measure's DDP
+// (measure/runs/ddp.h), iteration by iteration, against the ones PyTorch's own
+// DistributedDataParallel launched (tests/fixtures/runs/pytorch_ddp_buckets.json, recorded from
+// Python by measure/pytorch/record_buckets.py: 2 Gloo ranks, DDP defaults, 3 iterations).
 #include <gtest/gtest.h>
 
-#include <memory>
-#include <numeric>
-#include <tuple>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+
+#include <exception>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
 #include <vector>
 
+#include "comm/communicator.h"
+#include "models/describe.h"
 #include "models/resnet.h"
-#include "runs/ddp_reducer.h"
-
-// From torch/csrc/distributed/c10d/reducer.hpp (same signature in LibTorch 1.13 and 2.x), declared
-// here because that header includes distributed-autograd headers some LibTorch packages (Debian's)
-// do not ship. The function itself is exported by libtorch_cpu.
-namespace c10d {
-class Logger;
-TORCH_API std::tuple<std::vector<std::vector<size_t>>, std::vector<size_t>>
-compute_bucket_assignment_by_size(const std::vector<at::Tensor>& tensors,
-                                  const std::vector<size_t>& bucket_size,
-                                  const std::vector<bool>& expect_sparse_gradient,
-                                  const std::vector<int64_t>& tensor_indices,
-                                  const c10::optional<std::weak_ptr<c10d::Logger>>& logger);
-}  // namespace c10d
+#include "runs/ddp.h"
 
 namespace trainsim::measure {
 namespace {
 
-using Buckets = std::vector<std::vector<size_t>>;
+const std::string kFixture = std::string(TRAINSIM_FIXTURES_DIR) + "/runs/pytorch_ddp_buckets.json";
 
-std::vector<int64_t> parameter_bytes(torch::nn::Module& module) {
-  std::vector<int64_t> bytes;
-  for (const auto& p : module.parameters()) {
-    bytes.push_back(p.numel() * static_cast<int64_t>(p.element_size()));
+// Per iteration, the buckets in launch order.
+using Iterations = std::vector<std::vector<DdpBucket>>;
+
+Iterations read_fixture() {
+  std::ifstream in(kFixture);
+  if (!in) throw std::runtime_error("cannot read " + kFixture);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  if (doc.at("model") != "resnet18-cifar") throw std::runtime_error(kFixture + ": not resnet18-cifar");
+  Iterations out;
+  for (const auto& iteration : doc.at("iterations")) {
+    std::vector<DdpBucket> buckets;
+    for (const auto& b : iteration) {
+      if (b.at("index").get<size_t>() != buckets.size()) throw std::runtime_error(kFixture + ": index out of order");
+      buckets.push_back(DdpBucket{b.at("bytes").get<int64_t>(), b.at("params").get<std::vector<int>>()});
+    }
+    out.push_back(std::move(buckets));
   }
-  return bytes;
+  return out;
 }
 
-int64_t bucket_size(const std::vector<int64_t>& bytes, const std::vector<size_t>& bucket) {
-  int64_t sum = 0;
-  for (size_t i : bucket) sum += bytes[i];
-  return sum;
-}
-
-TEST(GradientBuckets, ReverseOrderFirstCapThenCap) {
-  // Tensors 0..5 of 4, 4, 8, 2, 6, 10 bytes, taken in reverse: 5 (10), 4 (6), 3 (2), 2 (8), ...
-  // first cap 12: 10 < 12, 10 + 6 = 16 >= 12 -> {5, 4};
-  // cap 9: 2 < 9, 2 + 8 = 10 >= 9 -> {3, 2}; 4 < 9, 4 + 4 = 8 < 9 -> open {1, 0} closes at the end.
-  const Buckets got = assign_gradient_buckets({4, 4, 8, 2, 6, 10}, 12, 9);
-  EXPECT_EQ(got, (Buckets{{5, 4}, {3, 2}, {1, 0}}));
-}
-
-TEST(GradientBuckets, ReachingTheCapExactlyCloses) {
-  // 4 + 4 = 8 >= 8 closes the first bucket; 8 >= 8 alone closes the second; 1 is left over.
-  EXPECT_EQ(assign_gradient_buckets({1, 8, 4, 4}, 8, 8), (Buckets{{3, 2}, {1}, {0}}));
-}
-
-TEST(GradientBuckets, OneTensorLargerThanTheCapIsItsOwnBucket) {
-  EXPECT_EQ(assign_gradient_buckets({100}, 1, 1), (Buckets{{0}}));
-  EXPECT_EQ(assign_gradient_buckets({}, 1, 1), Buckets{});
-}
-
-TEST(GradientBuckets, ResNet18CifarHasThreeBuckets) {
-  models::ResNet18 net("resnet18-cifar");
-  const auto bytes = parameter_bytes(*net);
-  ASSERT_EQ(bytes.size(), 62u);
-  const Buckets got = assign_gradient_buckets(bytes, kFirstBucketBytes, kBucketBytes);
-  // Reverse registration order, fp32 (4 bytes per element):
-  // bucket 0 (cap 1 MiB = 1,048,576): linear.bias 40, linear.weight 20,480, layer4.1.bn2.bias
-  //   2,048, .weight 2,048 (24,616 so far), layer4.1.conv2.weight 512*512*9*4 = 9,437,184
-  //   -> 9,461,800 >= 1 MiB: 5 tensors.
-  // bucket 1 (cap 25 MiB = 26,214,400): layer4.1.bn1 (2 x 2,048) + conv1 9,437,184 = 9,441,280;
-  //   layer4.0: shortcut bn 2 x 2,048 + shortcut conv 512*256*4 = 524,288, bn2 2 x 2,048,
-  //   conv2 9,437,184, bn1 2 x 2,048, conv1 512*256*9*4 = 4,718,592 (9 tensors, 14,692,352)
-  //   -> 24,133,632; layer3.1.bn2 2 x 1,024 + conv2 256*256*9*4 = 2,359,296 -> 26,494,976
-  //   >= 25 MiB: 3 + 9 + 3 = 15 tensors.
-  // bucket 2: the other 62 - 5 - 15 = 42 tensors, 44,695,848 - 9,461,800 - 26,494,976 =
-  //   8,739,072 bytes (< 25 MiB, closed at the end).
-  ASSERT_EQ(got.size(), 3u);
-  EXPECT_EQ(got[0].size(), 5u);
-  EXPECT_EQ(got[1].size(), 15u);
-  EXPECT_EQ(got[2].size(), 42u);
-  EXPECT_EQ(bucket_size(bytes, got[0]), 9461800);
-  EXPECT_EQ(bucket_size(bytes, got[1]), 26494976);
-  EXPECT_EQ(bucket_size(bytes, got[2]), 8739072);
-  EXPECT_EQ(std::accumulate(bytes.begin(), bytes.end(), int64_t{0}), 44695848);
-}
-
-TEST(GradientBuckets, MatchesC10dRebuiltAssignment) {
-  // PyTorch's Reducer::rebuild_buckets calls compute_bucket_assignment_by_size with the
-  // parameters in gradient-ready order and caps {first bucket, bucket_cap}; here that order is
-  // the reverse registration order.
-  models::ResNet18 net("resnet18-cifar");
-  const auto params = net->parameters();
-  std::vector<at::Tensor> ready_order(params.rbegin(), params.rend());
-  std::vector<int64_t> ready_indices(params.size());
-  for (size_t k = 0; k < params.size(); ++k) {
-    ready_indices[k] = static_cast<int64_t>(params.size() - 1 - k);
+// `world` ranks (threads, Gloo through one HashStore) train ResNet-18 CIFAR for `iterations`
+// DDP iterations of 2 images each; returns rank 0's buckets as its reducer held them during each
+// iteration's backward (every rank's must be the same).
+Iterations record(int world, size_t iterations) {
+  torch::set_num_threads(1);
+  const auto store = c10::make_intrusive<c10d::HashStore>();
+  std::vector<Iterations> seen(static_cast<size_t>(world));
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(world));
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world; ++rank) {
+    threads.emplace_back([&, rank] {
+      try {
+        CommunicatorOptions options;
+        options.rank = rank;
+        options.world_size = world;
+        options.timeout = std::chrono::seconds(60);
+        Communicator communicator(store, options);
+        torch::manual_seed(0);
+        models::ResNet18 model(models::kResnet18Cifar);
+        model->train();
+        DistributedDataParallel ddp(*model, communicator);
+        for (size_t i = 0; i < iterations; ++i) {
+          model->zero_grad();
+          ddp.pre_forward();
+          const auto output = model->forward(torch::randn({2, 3, 32, 32}));
+          ddp.post_forward();
+          torch::nn::functional::cross_entropy(output, torch::randint(0, 10, {2}, torch::kLong)).backward();
+          EXPECT_EQ(ddp.rebuilt(), i >= 1) << "rank " << rank << " iteration " << i;
+          seen[static_cast<size_t>(rank)].push_back(ddp.buckets());
+        }
+      } catch (...) {
+        errors[static_cast<size_t>(rank)] = std::current_exception();
+      }
+    });
   }
-  const auto c10d_result = c10d::compute_bucket_assignment_by_size(
-      ready_order, {static_cast<size_t>(kFirstBucketBytes), static_cast<size_t>(kBucketBytes)},
-      /*expect_sparse_gradient=*/{}, ready_indices, /*logger=*/{});
-  const auto& c10d_buckets = std::get<0>(c10d_result);
-  const Buckets ours = assign_gradient_buckets(parameter_bytes(*net), kFirstBucketBytes,
-                                               kBucketBytes);
-  ASSERT_EQ(ours.size(), c10d_buckets.size());
-  for (size_t b = 0; b < ours.size(); ++b) {
-    EXPECT_EQ(ours[b], c10d_buckets[b]) << "bucket " << b;
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
   }
+  for (int rank = 1; rank < world; ++rank) {
+    for (size_t i = 0; i < iterations; ++i) {
+      const auto& a = seen[0][i];
+      const auto& b = seen[static_cast<size_t>(rank)][i];
+      EXPECT_EQ(a.size(), b.size());
+      for (size_t k = 0; k < a.size() && k < b.size(); ++k) {
+        EXPECT_EQ(a[k].params, b[k].params) << "rank " << rank << " iteration " << i << " bucket " << k;
+      }
+    }
+  }
+  return seen[0];
+}
+
+void expect_same(const Iterations& got, const Iterations& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(got[i].size(), want[i].size()) << "iteration " << i;
+    for (size_t k = 0; k < want[i].size(); ++k) {
+      EXPECT_EQ(got[i][k].bytes, want[i][k].bytes) << "iteration " << i << " bucket " << k;
+      EXPECT_EQ(got[i][k].params, want[i][k].params) << "iteration " << i << " bucket " << k;
+    }
+  }
+}
+
+TEST(DdpBuckets, FixtureIsPyTorchsOneBucketThenThreeRebuilt) {
+  const Iterations want = read_fixture();
+  ASSERT_EQ(want.size(), 3u);
+  ASSERT_EQ(want[0].size(), 1u);
+  EXPECT_EQ(want[0][0].bytes, 44695848);  // every one of the 62 tensors, 11,173,962 floats
+  EXPECT_EQ(want[0][0].params.size(), 62u);
+  ASSERT_EQ(want[1].size(), 3u);
+  EXPECT_EQ(want[1][0].bytes, 9461800);   // linear.*, layer4.1.bn2.*, layer4.1.conv2.weight
+  EXPECT_EQ(want[1][1].bytes, 26494976);
+  EXPECT_EQ(want[1][2].bytes, 8739072);
+  EXPECT_EQ(want[1][0].params.size(), 5u);
+  EXPECT_EQ(want[1][1].params.size(), 15u);
+  EXPECT_EQ(want[1][2].params.size(), 42u);
+}
+
+TEST(DdpBuckets, TwoRanksLaunchPyTorchsBucketsEveryIteration) {
+  const Iterations want = read_fixture();
+  expect_same(record(2, want.size()), want);
+}
+
+TEST(DdpBuckets, OneRankRebuildsTheSameBuckets) {
+  // measure's profile records ddp_buckets from a 1-rank reducer: it rebuilds too.
+  const Iterations want = read_fixture();
+  expect_same(record(1, want.size()), want);
 }
 
 }  // namespace

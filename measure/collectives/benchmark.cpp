@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -65,14 +66,40 @@ std::string format_double(double v) {
   return s.str();
 }
 
+// Issues `op` on `tensor` (roots: rank 0); asynchronous.
+c10::intrusive_ptr<c10d::Work> issue(Communicator& comm, CollectiveOp op, const torch::Tensor& tensor) {
+  switch (op) {
+    case CollectiveOp::all_reduce: return comm.all_reduce(tensor);
+    case CollectiveOp::broadcast: return comm.broadcast(tensor, /*root=*/0);
+    case CollectiveOp::reduce: return comm.reduce(tensor, /*root=*/0);
+  }
+  throw std::logic_error("unknown collective");
+}
+
+void run(Communicator& comm, CollectiveOp op, const torch::Tensor& tensor) { comm.wait(issue(comm, op, tensor)); }
+
+// The maximum of `value` over the ranks (every rank must call it).
+double max_over_ranks(Communicator& comm, double value) {
+  const auto t = torch::full({1}, value, torch::TensorOptions().dtype(torch::kFloat64).device(comm.device()));
+  comm.wait(comm.all_reduce(t, c10d::ReduceOp::MAX));
+  return t.cpu().item<double>();
+}
+
 }  // namespace
 
+double time_collective(Communicator& comm, CollectiveOp op, const torch::Tensor& tensor) {
+  comm.synchronize();  // nothing queued earlier runs inside the timing
+  const auto t0 = std::chrono::steady_clock::now();
+  run(comm, op, tensor);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 std::pair<double, double> check_collective(Communicator& comm, CollectiveOp op) {
-  const int n = comm.size();
+  const int n = comm.world_size();
   const int rank = comm.rank();
   torch::Tensor t = torch::full({kCheckElements}, static_cast<double>(rank + 1),
                                 torch::TensorOptions().dtype(torch::kFloat32).device(comm.device()));
-  comm.run(op, t);
+  run(comm, op, t);
   // Sum over ranks of (r + 1) = n(n + 1)/2; broadcast copies rank 0's value, 0 + 1 = 1.
   const double sum = n * (n + 1) / 2.0;
   double expected = 0;
@@ -102,19 +129,19 @@ CollectiveResult run_benchmark(Communicator& comm, const CollectiveJob& job) {
   CollectiveResult result;
   std::tie(result.check_expected, result.check_observed) = check_collective(comm, job.op);
   result.curve.op = op_name(job.op);
-  result.curve.ranks = comm.size();
+  result.curve.ranks = comm.world_size();
   const auto options = torch::TensorOptions().dtype(torch::kFloat32).device(comm.device());
   for (int64_t bytes : job.sizes) {
     const int64_t count = std::max<int64_t>(1, bytes / 4);
     torch::Tensor t = torch::rand({count}, options);  // random, never all zero
-    for (int i = 0; i < job.warmup; ++i) comm.run(job.op, t);
+    for (int i = 0; i < job.warmup; ++i) run(comm, job.op, t);
     std::vector<double> times;
     const int repeats = repeats_for_size(job.repeats, bytes);
     for (int i = 0; i < repeats; ++i) {
       comm.barrier();  // every rank starts the timed collective together
-      times.push_back(comm.time_run(job.op, t));
+      times.push_back(time_collective(comm, job.op, t));
     }
-    const double slowest = comm.max_over_ranks(median(times));
+    const double slowest = max_over_ranks(comm, median(times));
     result.curve.points.push_back({static_cast<double>(count * 4), slowest});
   }
   return result;
@@ -128,13 +155,12 @@ int collective_worker_main(int argc, char** argv) {
     options.backend = f.job.backend;
     options.rank = f.rank;
     options.world_size = f.world_size;
-    options.store_dir = f.store_dir;
-    options.device_index = f.rank;
-    options.timeout_s = f.job.timeout_s;
-    auto comm = make_communicator(options);
-    const CollectiveResult result = run_benchmark(*comm, f.job);
+    options.device_index = f.rank;  // nccl: rank r on cuda:r
+    options.timeout = std::chrono::milliseconds(static_cast<int64_t>(f.job.timeout_s * 1000.0));
+    Communicator comm(make_file_store(f.store_dir + "/filestore", f.world_size), options);
+    const CollectiveResult result = run_benchmark(comm, f.job);
     if (f.rank == 0) write_result_file(result, f.store_dir + "/result.txt");
-    comm->barrier();  // nobody leaves (closing its store handle) while others still need it
+    comm.barrier();  // nobody leaves (closing its store handle) while others still need it
   } catch (const std::exception& e) {
     std::cerr << "error: rank " << f.rank << " of " << f.world_size << ": " << e.what() << "\n";
     return 1;

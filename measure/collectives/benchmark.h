@@ -1,15 +1,17 @@
 #pragma once
 // The collective benchmark: `measure` (the parent) launches one process per rank running
-// `measure worker collective ...`; each rank checks that the collective computes the right
-// values, then times it per message size (barrier, warm-up, median of repeats); the time of a
-// size is the maximum over ranks of the per-rank medians (a collective is done when the slowest
-// rank is). Rank 0 writes the curve to result.txt in the launcher's folder; the parent reads it.
+// `measure worker collective ...`; each rank joins the c10d process group DDP uses (the one
+// Communicator, comm/communicator.h: ProcessGroupGloo on CPU, ProcessGroupNCCL on GPUs), checks
+// that the collective computes the right values, then times it per message size (barrier,
+// warm-up, median of repeats); the time of a size is the maximum over ranks of the per-rank
+// medians (a collective is done when the slowest rank is). Rank 0 writes the curve to result.txt
+// in the launcher's folder; the parent reads it.
 
 #include <string>
 #include <vector>
 
 #include "collectives/collective_op.h"
-#include "collectives/communicator.h"
+#include "comm/communicator.h"
 #include "io/profile.h"
 
 namespace trainsim::measure::collectives {
@@ -35,6 +37,11 @@ struct CollectiveResult {
 // everywhere; reduce to rank 0 -> n(n+1)/2 on rank 0. Throws std::runtime_error on a wrong
 // value. Returns {expected, observed} of this rank (observed = expected where undefined).
 std::pair<double, double> check_collective(Communicator& comm, CollectiveOp op);
+
+// Seconds one `op` (in place on `tensor`, rooted at rank 0) takes on this rank: the device is
+// synchronised before the clock starts; the clock stops once the work completed (wait(), and on
+// CUDA a device synchronize).
+double time_collective(Communicator& comm, CollectiveOp op, const torch::Tensor& tensor);
 
 // Runs the check and the timings of `job` on an existing group.
 CollectiveResult run_benchmark(Communicator& comm, const CollectiveJob& job);

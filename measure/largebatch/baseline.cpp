@@ -24,7 +24,7 @@
 #include "launch.h"
 #include "machine.h"
 #include "models/resnet.h"
-#include "runs/ddp_reducer.h"
+#include "runs/ddp.h"
 #include "runs/distributed_sampler.h"
 #include "runs/trainer.h"
 #include "stats/noise_scale.h"
@@ -71,13 +71,6 @@ double test_accuracy(models::ResNet18& model, const data::ImageSet& test_set, co
   }
   model->train();
   return static_cast<double>(correct.item<int64_t>()) / static_cast<double>(test_set.size());
-}
-
-// Every rank arrives before any leaves (ranks start each epoch together).
-void barrier(AsyncCommunicator& communicator, const torch::Device& device) {
-  auto token = torch::zeros({1}, torch::TensorOptions().device(device));
-  communicator.all_reduce(token)->wait();
-  (void)token.item<float>();  // on CUDA, wait() only orders streams: block the host too
 }
 
 data::ImageSet load_train_set(const BaselineOptions& o) {
@@ -138,7 +131,7 @@ void print_curve(const TrainingCurve& c, const std::string& path) {
 }  // namespace
 
 TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& train_set,
-                             const data::ImageSet* test_set, AsyncCommunicator* communicator,
+                             const data::ImageSet* test_set, Communicator* communicator,
                              const EpochDone& epoch_done) {
   const bool ddp = communicator != nullptr;
   const int rank = ddp ? communicator->rank() : 0;
@@ -152,8 +145,11 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
   models::ResNet18 model(o.model);
   model->to(device);
   model->train();
-  std::unique_ptr<DdpReducer> reducer;
-  if (ddp) reducer = std::make_unique<DdpReducer>(*model, *communicator);
+  std::unique_ptr<DistributedDataParallel> ddp_model;
+  if (ddp) {
+    ddp_model = std::make_unique<DistributedDataParallel>(*model, *communicator);
+    ddp_model->record_local_gradient_norm();  // G_small: each rank's gradient before the all-reduce
+  }
   const std::vector<torch::Tensor> params = model->parameters();
   torch::optim::SGD optimizer(params,
                               torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
@@ -204,7 +200,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     if (ddp) {
       shard = select_samples(train_set, distributed_sampler_indices(train_set.size(), world, rank, o.seed, epoch));
       rank_loader.emplace(shard, loader_options);
-      barrier(*communicator, device);
+      communicator->barrier();  // the ranks start each epoch together
     }
     data::DataLoader& loader = ddp ? *rank_loader : *single_loader;
 
@@ -226,10 +222,11 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       torch::Tensor last_loss;
       if (ddp) {
         optimizer.zero_grad();
-        reducer->sync_buffers();
+        ddp_model->pre_forward();
         const auto output = model->forward(images);
+        ddp_model->post_forward();
         const auto loss = torch::nn::functional::cross_entropy(output, labels);
-        const GradientNorms norms = ddp_backward(params, *reducer, loss, process_batch, world);
+        const GradientNorms norms = ddp_backward(params, *ddp_model, loss, process_batch, world);
         if (b == process_batch) {  // a partial last batch has other batch sizes: not measured
           small_sq.push_back(norms.small_sq_norm);
           big_sq.push_back(norms.big_sq_norm);
@@ -276,9 +273,9 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     auto small = torch::stack(small_sq);
     auto sums = torch::stack({loss_sum, correct, torch::tensor(static_cast<double>(samples), f64)});
     if (ddp) {
-      communicator->all_reduce(small)->wait();
+      communicator->wait(communicator->all_reduce(small));
       small = small / static_cast<double>(world);
-      communicator->all_reduce(sums)->wait();
+      communicator->wait(communicator->all_reduce(sums));
     }
     const auto small_cpu = small.cpu();
     const auto big_cpu = torch::stack(big_sq).cpu();
@@ -336,7 +333,7 @@ int run_baseline(BaselineOptions o, const std::string& command) {
     throw UsageError("--gpus " + std::to_string(o.gpus) + ": only " + std::to_string(cuda_device_count()) +
                      " CUDA device(s) visible");
   }
-  if (device.is_cuda() && o.gpus >= 2 && !nccl_available()) {
+  if (device.is_cuda() && o.gpus >= 2 && !backend_available("nccl")) {
     throw UsageError("--gpus " + std::to_string(o.gpus) + " --device cuda: this LibTorch has no c10d NCCL backend");
   }
   if (o.data_dir.empty() && o.train_samples.value_or(0) > kCifarTrainImages) {
@@ -382,9 +379,13 @@ int run_baseline(BaselineOptions o, const std::string& command) {
 
 int run_worker(const BaselineOptions& o) {
   torch::set_num_threads(o.threads);
-  const auto store = make_file_store(o.store_dir + "/filestore", o.world_size);
-  const auto communicator = o.device == "cuda" ? make_async_nccl(store, o.rank, o.world_size)
-                                               : make_async_gloo(store, o.rank, o.world_size);
+  CommunicatorOptions comm_options;
+  comm_options.backend = o.device == "cuda" ? "nccl" : "gloo";
+  comm_options.rank = o.rank;
+  comm_options.world_size = o.world_size;
+  comm_options.device_index = o.rank;
+  const auto communicator =
+      std::make_unique<Communicator>(make_file_store(o.store_dir + "/filestore", o.world_size), comm_options);
   const data::ImageSet train_set = load_train_set(o);
   std::optional<data::ImageSet> test_set;
   if (o.rank == 0) test_set = load_test_set(o);

@@ -10,7 +10,7 @@
 #include "data/cifar.h"
 #include "io/profile.h"
 #include "largebatch/baseline_options.h"
-#include "runs/communicator.h"
+#include "comm/communicator.h"
 
 namespace trainsim::measure {
 
@@ -28,7 +28,7 @@ using EpochDone = std::function<void(const TrainingCurve& curve)>;
 // the |G|^2 or tr(Sigma) average not positive (noise dominates: the noise scale is not
 // measurable yet).
 TrainingCurve train_baseline(const BaselineOptions& options, const data::ImageSet& train_set,
-                             const data::ImageSet* test_set, AsyncCommunicator* communicator,
+                             const data::ImageSet* test_set, Communicator* communicator,
                              const EpochDone& epoch_done);
 
 // Puts `curve` into `profile`, replacing the curve of the same model (a profile holds at most one

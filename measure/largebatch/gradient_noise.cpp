@@ -69,17 +69,15 @@ std::optional<GradientNorms> micro_batch_backward(const std::vector<torch::Tenso
   return norms;
 }
 
-GradientNorms ddp_backward(const std::vector<torch::Tensor>& params, DdpReducer& reducer, const torch::Tensor& loss,
-                           int64_t rank_batch, int world_size) {
+GradientNorms ddp_backward(const std::vector<torch::Tensor>& params, DistributedDataParallel& ddp,
+                           const torch::Tensor& loss, int64_t rank_batch, int world_size) {
   if (rank_batch < 1 || world_size < 2) {
     throw std::invalid_argument("ddp_backward: need a rank batch >= 1 and >= 2 ranks");
   }
-  reducer.prepare_for_backward();
   loss.backward();
   GradientNorms norms;
-  norms.small_sq_norm = gradient_sq_norm(params);  // this rank's own gradient
-  reducer.finalize_backward();
-  norms.big_sq_norm = gradient_sq_norm(params);    // the average over the ranks
+  norms.small_sq_norm = ddp.take_local_gradient_sq_norm();  // this rank's own gradient
+  norms.big_sq_norm = gradient_sq_norm(params);             // the average over the ranks
   norms.small_batch = rank_batch;
   norms.big_batch = rank_batch * world_size;
   return norms;

@@ -13,7 +13,7 @@
 #include <optional>
 #include <vector>
 
-#include "runs/ddp_reducer.h"
+#include "runs/ddp.h"
 
 namespace trainsim::measure {
 
@@ -46,13 +46,14 @@ std::optional<GradientNorms> micro_batch_backward(const std::vector<torch::Tenso
                                                   const MeanLoss& mean_loss, const torch::Tensor& inputs,
                                                   const torch::Tensor& targets, int64_t micro_batches);
 
-// One DDP backward of `loss` (this rank's mean loss over its `rank_batch` samples) under
-// `reducer`: prepare_for_backward, backward, then |grad|^2 of this rank's own gradient (before the
-// reducer overwrites it: G_small, B_small = rank_batch), finalize_backward, and |grad|^2 of the
-// all-reduced average (G_big, B_big = rank_batch * world size). small_sq_norm is this rank's
-// alone: average it over the ranks (an all-reduce) before the estimator. Zero the gradients and
-// sync the buffers before the forward, as for any DDP step.
-GradientNorms ddp_backward(const std::vector<torch::Tensor>& params, DdpReducer& reducer, const torch::Tensor& loss,
-                           int64_t rank_batch, int world_size);
+// One DDP backward of `loss` (this rank's mean loss over its `rank_batch` samples) under `ddp`,
+// whose forward ran between ddp.pre_forward() and ddp.post_forward() as for any DDP step, with
+// ddp.record_local_gradient_norm() called once before: backward, in which the reducer's comm hook
+// adds up |grad|^2 of this rank's own gradient bucket by bucket before the all-reduce (G_small,
+// B_small = rank_batch), then |grad|^2 of the all-reduced average left in the gradients (G_big,
+// B_big = rank_batch * world size). small_sq_norm is this rank's alone: average it over the ranks
+// (an all-reduce) before the estimator.
+GradientNorms ddp_backward(const std::vector<torch::Tensor>& params, DistributedDataParallel& ddp,
+                           const torch::Tensor& loss, int64_t rank_batch, int world_size);
 
 }  // namespace trainsim::measure

@@ -3,13 +3,15 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <chrono>
+#include <memory>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
 
-#include "collectives/communicator.h"
+#include "comm/communicator.h"
 #include "device.h"
 #include "launch.h"
 #include "models/describe.h"
@@ -98,13 +100,12 @@ int contention_worker_main(int argc, char** argv) {
   const WorkerFlags f = parse_worker_flags(std::vector<std::string>(argv, argv + argc));
   try {
     torch::set_num_threads(f.job.threads);
-    collectives::CommunicatorOptions options;
+    CommunicatorOptions options;
     options.backend = "gloo";  // only its barrier: the ranks train independently
     options.rank = f.rank;
     options.world_size = f.world_size;
-    options.store_dir = f.store_dir;
-    options.timeout_s = f.job.timeout_s;
-    auto comm = collectives::make_communicator(options);
+    options.timeout = std::chrono::milliseconds(static_cast<int64_t>(f.job.timeout_s * 1000.0));
+    auto comm = std::make_unique<Communicator>(make_file_store(f.store_dir + "/filestore", f.world_size), options);
 
     const Device cpu{DeviceKind::cpu, 0};
     FusedIteration step(models::describe_model(f.job.model), f.job.batch, cpu,

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,7 +17,7 @@
 #include "io/errors.h"
 #include "launch.h"
 #include "machine.h"
-#include "runs/communicator.h"
+#include "comm/communicator.h"
 #include "runs/runs_csv.h"
 #include "runs/train_options.h"
 #include "runs/trainer.h"
@@ -40,7 +41,7 @@ void resolve_runtime(TrainOptions& o) {
       throw UsageError("--gpus " + std::to_string(o.gpus) + ": only " + std::to_string(visible) +
                        " CUDA device(s) visible");
     }
-    if (o.strategy == "ddp" && !nccl_available()) {
+    if (o.strategy == "ddp" && !backend_available("nccl")) {
       throw UsageError("--strategy ddp --device cuda: this LibTorch has no c10d NCCL backend");
     }
   }
@@ -163,9 +164,13 @@ int run_train(TrainOptions o) {
 
 int run_worker(const TrainOptions& o) {
   torch::set_num_threads(o.threads);
-  const auto store = make_file_store(o.store_dir + "/filestore", o.world_size);
-  const auto communicator = o.device == "cuda" ? make_async_nccl(store, o.rank, o.world_size)
-                                               : make_async_gloo(store, o.rank, o.world_size);
+  CommunicatorOptions comm_options;
+  comm_options.backend = o.device == "cuda" ? "nccl" : "gloo";
+  comm_options.rank = o.rank;
+  comm_options.world_size = o.world_size;
+  comm_options.device_index = o.rank;
+  const auto communicator = std::make_unique<Communicator>(
+      make_file_store(o.store_dir + "/filestore", o.world_size), comm_options);
   const data::ImageSet set = load_training_set(o);
   const auto epochs = train_epochs(o, set, communicator.get(), !o.quiet && o.rank == 0);
   const EpochMeasurement& t = epochs.back();
@@ -179,8 +184,8 @@ int run_worker(const TrainOptions& o) {
   auto sums = torch::tensor({t.loss_sum, static_cast<double>(t.correct),
                              static_cast<double>(t.samples)},
                             on_device);
-  communicator->all_reduce(epoch_max, c10d::ReduceOp::MAX)->wait();
-  communicator->all_reduce(sums, c10d::ReduceOp::SUM)->wait();
+  communicator->wait(communicator->all_reduce(epoch_max, c10d::ReduceOp::MAX));
+  communicator->wait(communicator->all_reduce(sums, c10d::ReduceOp::SUM));
   const auto max_cpu = epoch_max.cpu();
   const auto sums_cpu = sums.cpu();
   if (o.rank == 0) {

@@ -16,8 +16,9 @@
 #include "largebatch/lr_schedule.h"
 #include "models/describe.h"
 #include "models/resnet.h"
-#include "runs/ddp_reducer.h"
+#include "runs/ddp.h"
 #include "runs/distributed_sampler.h"
+#include "runs/train_step.h"
 
 namespace trainsim::measure {
 namespace {
@@ -79,13 +80,6 @@ class Progress {
   Clock::time_point last_print_;
 };
 
-// Every rank arrives before any leaves, so all ranks start the epoch clock together.
-void barrier(AsyncCommunicator& communicator, const torch::Device& device) {
-  auto token = torch::zeros({1}, torch::TensorOptions().device(device));
-  communicator.all_reduce(token)->wait();
-  (void)token.item<float>();  // on CUDA, wait() only orders streams: block the host too
-}
-
 // DataParallel over `devices` (two or more) or, with none, the plain module call (what
 // DataParallel does with one device).
 torch::Tensor forward(models::ResNet18& model, const torch::Tensor& images,
@@ -136,7 +130,7 @@ data::ImageSet select_samples(const data::ImageSet& set, const std::vector<int64
 
 std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
                                            const data::ImageSet& train_set,
-                                           AsyncCommunicator* communicator, bool show_progress) {
+                                           Communicator* communicator, bool show_progress) {
   const bool ddp = communicator != nullptr;
   if (ddp != (options.strategy == "ddp")) {
     throw std::logic_error("train_epochs: ddp needs a communicator and dp none");
@@ -144,7 +138,7 @@ std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
   const int rank = ddp ? communicator->rank() : 0;
   const int world = ddp ? communicator->world_size() : 1;
   const bool cuda = options.device == "cuda";
-  const torch::Device device = cuda ? torch::Device(torch::kCUDA, static_cast<int8_t>(rank))
+  const torch::Device device = cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(rank))
                                     : torch::Device(torch::kCPU);
   if (cuda) at::globalContext().setBenchmarkCuDNN(true);  // the course sets cudnn.benchmark
 
@@ -152,8 +146,8 @@ std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
   models::ResNet18 model(models::kResnet18Cifar);
   model->to(device);
   model->train();
-  std::unique_ptr<DdpReducer> reducer;
-  if (ddp) reducer = std::make_unique<DdpReducer>(*model, *communicator);
+  std::unique_ptr<DistributedDataParallel> ddp_model;
+  if (ddp) ddp_model = std::make_unique<DistributedDataParallel>(*model, *communicator);
   torch::optim::SGD optimizer(
       model->parameters(),
       torch::optim::SGDOptions(kLearningRate).momentum(kMomentum).weight_decay(kWeightDecay));
@@ -161,9 +155,11 @@ std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
   std::vector<torch::Device> dp_devices;
   if (!ddp && options.gpus >= 2) {
     for (int g = 0; g < options.gpus; ++g) {
-      dp_devices.emplace_back(torch::kCUDA, static_cast<int8_t>(g));
+      dp_devices.emplace_back(torch::kCUDA, static_cast<c10::DeviceIndex>(g));
     }
   }
+  TrainStep train_step([&](const torch::Tensor& images) { return forward(model, images, dp_devices); },
+                       optimizer, ddp_model.get(), device);
 
   data::LoaderOptions loader_options;
   loader_options.workers = options.workers;
@@ -207,14 +203,13 @@ std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
       shard = select_samples(train_set, distributed_sampler_indices(train_set.size(), world, rank,
                                                                     options.seed, epoch));
       rank_loader.emplace(shard, loader_options);
-      barrier(*communicator, device);
+      communicator->barrier();  // every rank starts its epoch clock together
     }
     data::DataLoader& loader = ddp ? *rank_loader : *dp_loader;
     const int64_t batches = loader.batches_per_epoch();
 
     EpochMeasurement m;
-    auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
-    auto correct = torch::zeros({}, torch::TensorOptions().dtype(torch::kInt64).device(device));
+    train_step.reset_statistics();
     const auto epoch_start = Clock::now();
     loader.start_epoch(epoch);
     while (true) {
@@ -226,24 +221,12 @@ std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
       // The Q1 train time: H2D copy, forward, backward and update.
       const auto images = batch->images.to(device);
       const auto labels = batch->labels.to(device);
-      optimizer.zero_grad();
-      if (reducer) reducer->sync_buffers();
-      const auto output = forward(model, images, dp_devices);
-      const auto loss = torch::nn::functional::cross_entropy(output, labels);
-      if (reducer) reducer->prepare_for_backward();
-      loss.backward();
-      if (reducer) reducer->finalize_backward();
       for (auto& group : optimizer.param_groups()) {
         static_cast<torch::optim::SGDOptions&>(group.options()).lr(learning_rate_at(schedule, step));
       }
       ++step;
-      optimizer.step();
-
-      // Statistics stay on the device: no host synchronisation per step.
-      const int64_t b = labels.size(0);
-      loss_sum += loss.detach().to(torch::kFloat64) * static_cast<double>(b);
-      correct += output.detach().argmax(1).eq(labels).sum();
-      m.samples += b;
+      const torch::Tensor loss = train_step.run(images, labels);
+      m.samples += labels.size(0);
       ++m.iterations;
       if (progress.due(m.iterations, batches)) {
         progress.print(epoch, m.iterations, batches, epoch_start, loss.item<double>());
@@ -251,8 +234,8 @@ std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
     }
     synchronize(device);
     m.epoch_s = seconds_between(epoch_start, Clock::now());
-    m.loss_sum = loss_sum.item<double>();
-    m.correct = correct.item<int64_t>();
+    m.loss_sum = train_step.loss_sum().item<double>();
+    m.correct = train_step.correct().item<int64_t>();
     progress.epoch_done(epoch, m);
     epochs.push_back(m);
   }

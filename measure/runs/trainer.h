@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "data/cifar.h"
-#include "runs/communicator.h"
+#include "comm/communicator.h"
 #include "runs/train_options.h"
 
 namespace trainsim::measure {
@@ -32,11 +32,12 @@ data::ImageSet select_samples(const data::ImageSet& set, const std::vector<int64
 // Runs options.epochs epochs on `train_set` and returns the measurement of each epoch.
 // ddp (communicator given): this process is rank communicator->rank(); its samples per epoch are
 // distributed_sampler_indices(...), it trains on device cuda:rank (or cpu) and averages
-// gradients with a DdpReducer. dp (communicator null): one process, the loader shuffles the set,
+// gradients with c10d::Reducer (DistributedDataParallel, runs/ddp.h); every iteration is one
+// TrainStep (runs/train_step.h). dp (communicator null): one process, the loader shuffles the set,
 // batches of gpus * batch_per_gpu, torch::nn::parallel::data_parallel over cuda:0..gpus-1 when
 // gpus >= 2. Progress on stderr when `show_progress`.
 std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
                                            const data::ImageSet& train_set,
-                                           AsyncCommunicator* communicator, bool show_progress);
+                                           Communicator* communicator, bool show_progress);
 
 }  // namespace trainsim::measure
