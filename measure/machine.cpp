@@ -122,4 +122,11 @@ MachineInfo detect_host() {
   return m;
 }
 
+std::optional<double> load_average_1min() {
+  std::ifstream in("/proc/loadavg");
+  double load = 0;
+  if (!(in >> load) || load < 0) return std::nullopt;
+  return load;
+}
+
 }  // namespace trainsim::measure

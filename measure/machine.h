@@ -3,6 +3,7 @@
 // reports/<machine>/ folder) derived from the hardware. Torch-free; the device fields are
 // filled by device.h.
 
+#include <optional>
 #include <string>
 
 #include "io/profile.h"
@@ -28,5 +29,8 @@ MachineInfo detect_host();
 
 // "2025-01-31T12:34:56Z"
 std::string utc_now_iso8601();
+
+// The 1-minute load average (first field of /proc/loadavg); nullopt where it cannot be read.
+std::optional<double> load_average_1min();
 
 }  // namespace trainsim::measure

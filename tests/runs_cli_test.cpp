@@ -100,13 +100,22 @@ TEST_F(MeasureTrain, DdpTwoRanksOnCpuAppendsOneRow) {
   EXPECT_TRUE(std::isfinite(row.final_loss));
   EXPECT_GE(row.final_accuracy, 0.0);
   EXPECT_LE(row.final_accuracy, 1.0);
+  EXPECT_EQ(row.trainer, "trainsim");
+  EXPECT_EQ(row.test_samples, 0);  // no test pass
+  EXPECT_FALSE(row.test_s.has_value());
+  ASSERT_TRUE(row.probe_s.has_value());  // timed by the launcher before the ranks started
+  EXPECT_GT(*row.probe_s, 0.0);
+  ASSERT_TRUE(row.load_before.has_value());
+  ASSERT_TRUE(row.load_after.has_value());
+  EXPECT_GE(*row.load_before, 0.0);
+  EXPECT_GE(*row.load_after, 0.0);
   EXPECT_NE(r.out.find("appended to " + runs), std::string::npos) << r.out;
 }
 
 TEST_F(MeasureTrain, DataParallelOnOneCpuDevice) {
   const std::string runs = dir_ + "/runs.csv";
   const Result r = run("train --device cpu --strategy dp --gpus 1 --batch-per-gpu 16 "
-                       "--train-samples 40 --epochs 1 --workers 1 --threads 1 --quiet --runs " +
+                       "--train-samples 40 --epochs 1 --workers 1 --threads 1 --quiet --no-probe --runs " +
                        runs);
   ASSERT_EQ(r.status, 0) << r.err;
   const auto lines = lines_of(read_text(runs));
@@ -118,6 +127,8 @@ TEST_F(MeasureTrain, DataParallelOnOneCpuDevice) {
   // One process: the reported epoch is its own, so train_s + loader_wait_s = epoch_s.
   EXPECT_NEAR(row.train_s + row.loader_wait_s, row.epoch_s, row.epoch_s * 1e-4);
   EXPECT_NEAR(row.samples_per_s * row.epoch_s, 40.0, 40.0 * 1e-4);
+  EXPECT_FALSE(row.probe_s.has_value());  // --no-probe
+  EXPECT_TRUE(row.load_before.has_value());
 }
 
 TEST_F(MeasureTrain, BadFlagIsOneErrorLine) {

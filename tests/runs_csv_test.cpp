@@ -3,7 +3,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -54,26 +56,63 @@ class RunsCsv : public ::testing::Test {
     r.final_accuracy = 0.3125;
     r.samples_per_s = 49.6484;
     r.date = "2025-01-31T12:00:00Z";
+    r.trainer = "trainsim";
+    r.test_samples = 0;
+    r.probe_s = 0.8125;
+    r.load_before = 0.5;
+    r.load_after = 1.25;
     return r;
   }
 
   std::string dir_;
 };
 
-TEST_F(RunsCsv, FormatsAndParsesTheSeventeenColumns) {
+TEST_F(RunsCsv, HeaderIsTheTwentyThreeColumnsBothTrainersWrite) {
+  EXPECT_STREQ(kRunsHeader,
+               "strategy,gpus,batch_per_gpu,loader_workers,train_samples,epoch_s,train_s,loader_wait_s,"
+               "iterations,epochs,threads,device,data,final_loss,final_accuracy,samples_per_s,date,trainer,"
+               "test_samples,test_s,probe_s,load_before,load_after");
+  EXPECT_EQ(std::count(kRunsHeader, kRunsHeader + std::strlen(kRunsHeader), ',') + 1,
+            static_cast<long>(kRunsColumns));
+}
+
+TEST_F(RunsCsv, FormatsAndParsesTheTwentyThreeColumns) {
   const RunRow r = sample_row();
   const std::string line = format_run_row(r);
+  // test_s is empty: the C++ trainer has no test pass.
   EXPECT_EQ(line,
             "ddp,2,32,0,2048,41.25,40.5,0.75,32,2,1,cpu,synthetic,1.875,0.3125,49.6484,"
-            "2025-01-31T12:00:00Z");
+            "2025-01-31T12:00:00Z,trainsim,0,,0.8125,0.5,1.25");
   const RunRow back = parse_run_row(line);
   EXPECT_EQ(back.strategy, "ddp");
   EXPECT_EQ(back.train_samples, 2048);
   EXPECT_DOUBLE_EQ(back.train_s, 40.5);
   EXPECT_EQ(back.date, r.date);
+  EXPECT_EQ(back.trainer, "trainsim");
+  EXPECT_EQ(back.test_samples, 0);
+  EXPECT_FALSE(back.test_s.has_value());
+  EXPECT_EQ(back.probe_s, std::optional<double>(0.8125));
+  EXPECT_EQ(back.load_before, std::optional<double>(0.5));
+  EXPECT_EQ(back.load_after, std::optional<double>(1.25));
   EXPECT_THROW(parse_run_row("ddp,2"), std::invalid_argument);
-  EXPECT_THROW(parse_run_row("ddp,x,32,0,2048,1,1,0,1,2,1,cpu,synthetic,1,1,1,d"),
+  EXPECT_THROW(parse_run_row("ddp,x,32,0,2048,1,1,0,1,2,1,cpu,synthetic,1,1,1,d,trainsim,0,,,,"),
                std::invalid_argument);
+  // The 17 columns of the old format are not a row any more.
+  EXPECT_THROW(parse_run_row("ddp,2,32,0,2048,1,1,0,1,2,1,cpu,synthetic,1,1,1,d"), std::invalid_argument);
+}
+
+TEST_F(RunsCsv, EmptyProbeAndLoadColumnsStayEmpty) {
+  RunRow r = sample_row();
+  r.probe_s.reset();  // --no-probe
+  r.load_before.reset();
+  r.load_after.reset();
+  r.test_samples = 1000;
+  r.test_s = 2.5;
+  const std::string line = format_run_row(r);
+  EXPECT_EQ(line.substr(line.find(",trainsim,")), ",trainsim,1000,2.5,,,");
+  const RunRow back = parse_run_row(line);
+  EXPECT_EQ(back.test_s, std::optional<double>(2.5));
+  EXPECT_FALSE(back.probe_s || back.load_before || back.load_after);
 }
 
 TEST_F(RunsCsv, CreatesFoldersAndHeaderThenAppends) {
@@ -98,6 +137,21 @@ TEST_F(RunsCsv, AddsAMissingFinalNewline) {
   std::ofstream(path) << kRunsHeader << "\nold-row";  // no newline after the last row
   append_run_line(path, "new-row");
   EXPECT_EQ(lines_of(path), (std::vector<std::string>{kRunsHeader, "old-row", "new-row"}));
+}
+
+TEST_F(RunsCsv, RejectsTheOldSeventeenColumnHeader) {
+  const std::string path = dir_ + "/runs.csv";
+  const std::string old =
+      "strategy,gpus,batch_per_gpu,loader_workers,train_samples,epoch_s,train_s,loader_wait_s,"
+      "iterations,epochs,threads,device,data,final_loss,final_accuracy,samples_per_s,date";
+  std::ofstream(path) << old << "\n";
+  try {
+    check_runs_header(path);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path + ":1: header: expected '" + kRunsHeader + "', found '" + old + "'");
+  }
 }
 
 TEST_F(RunsCsv, RejectsADifferentHeaderNamingFileAndLine) {

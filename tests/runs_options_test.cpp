@@ -27,13 +27,14 @@ TEST(TrainOptions, Defaults) {
   EXPECT_EQ(o.threads, 0);  // resolved later: cores / processes
   EXPECT_TRUE(o.data_dir.empty());
   EXPECT_FALSE(o.quiet);
+  EXPECT_TRUE(o.probe);  // the calibration probe runs unless --no-probe
 }
 
 TEST(TrainOptions, ReadsEveryFlag) {
   const TrainOptions o = parsed({"train", "--strategy", "dp", "--gpus", "1", "--batch-per-gpu",
                                  "64", "--workers", "3", "--train-samples", "512", "--epochs",
                                  "3", "--device", "cpu", "--data", "/d", "--threads", "2",
-                                 "--seed", "9", "--runs", "r.csv", "--machine", "m", "--quiet"});
+                                 "--seed", "9", "--runs", "r.csv", "--machine", "m", "--quiet", "--no-probe"});
   EXPECT_EQ(o.strategy, "dp");
   EXPECT_EQ(o.batch_per_gpu, 64);
   EXPECT_EQ(o.workers, 3);
@@ -46,6 +47,7 @@ TEST(TrainOptions, ReadsEveryFlag) {
   EXPECT_EQ(o.runs_path, "r.csv");
   EXPECT_EQ(o.machine, "m");
   EXPECT_TRUE(o.quiet);
+  EXPECT_FALSE(o.probe);
 }
 
 TEST(TrainOptions, RejectsBadValuesWithTheFlagName) {
@@ -85,7 +87,7 @@ TEST(TrainOptions, DataParallelOnCpuAllowsOnlyOneDevice) {
 
 TEST(TrainOptions, WorkerArgumentsRoundTrip) {
   TrainOptions o = parsed({"train", "--gpus", "2", "--batch-per-gpu", "8", "--train-samples",
-                           "64", "--device", "cpu", "--threads", "1", "--seed", "5", "--quiet"});
+                           "64", "--device", "cpu", "--threads", "1", "--seed", "5", "--quiet", "--no-probe"});
   Args args = {"train"};
   for (const auto& a : to_worker_args(o)) args.push_back(a);
   for (const char* a : {"--rank", "1", "--world-size", "2", "--store", "/tmp/s"}) args.push_back(a);
@@ -98,6 +100,7 @@ TEST(TrainOptions, WorkerArgumentsRoundTrip) {
   EXPECT_EQ(w.threads, 1);
   EXPECT_EQ(w.seed, 5u);
   EXPECT_TRUE(w.quiet);
+  EXPECT_FALSE(w.probe);
   EXPECT_EQ(w.rank, 1);
   EXPECT_EQ(w.world_size, 2);
   EXPECT_EQ(w.store_dir, "/tmp/s");

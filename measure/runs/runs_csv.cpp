@@ -66,6 +66,8 @@ std::string number(double value) {
   return buffer;
 }
 
+std::string number(const std::optional<double>& value) { return value ? number(*value) : std::string(); }
+
 std::vector<std::string> split(const std::string& line, char separator) {
   std::vector<std::string> fields;
   size_t start = 0;
@@ -97,10 +99,9 @@ void require_header(const std::string& path, const std::string& header) {
 
 RunRow parse_run_row(const std::string& line) {
   const auto f = split(line, ',');
-  constexpr size_t kColumns = 17;
-  if (f.size() != kColumns) {
+  if (f.size() != kRunsColumns) {
     throw std::invalid_argument("runs row has " + std::to_string(f.size()) + " columns, not " +
-                                std::to_string(kColumns) + ": " + line);
+                                std::to_string(kRunsColumns) + ": " + line);
   }
   size_t column = 0;
   auto text = [&] { return f[column++]; };
@@ -117,6 +118,13 @@ RunRow parse_run_row(const std::string& line) {
     const double value = std::stod(s, &used);
     if (used != s.size()) throw std::invalid_argument("runs row: '" + s + "' is not a number");
     return value;
+  };
+  auto optional_real = [&]() -> std::optional<double> {
+    if (f[column].empty()) {
+      ++column;
+      return std::nullopt;
+    }
+    return real();
   };
   RunRow r;
   r.strategy = text();
@@ -136,6 +144,12 @@ RunRow parse_run_row(const std::string& line) {
   r.final_accuracy = real();
   r.samples_per_s = real();
   r.date = text();
+  r.trainer = text();
+  r.test_samples = integer();
+  r.test_s = optional_real();
+  r.probe_s = optional_real();
+  r.load_before = optional_real();
+  r.load_after = optional_real();
   return r;
 }
 
@@ -149,7 +163,9 @@ std::string format_run_row(const RunRow& r) {
        << r.train_samples << ',' << number(r.epoch_s) << ',' << number(r.train_s) << ','
        << number(r.loader_wait_s) << ',' << r.iterations << ',' << r.epochs << ',' << r.threads
        << ',' << r.device << ',' << r.data << ',' << number(r.final_loss) << ','
-       << number(r.final_accuracy) << ',' << number(r.samples_per_s) << ',' << r.date;
+       << number(r.final_accuracy) << ',' << number(r.samples_per_s) << ',' << r.date << ',' << r.trainer << ','
+       << r.test_samples << ',' << number(r.test_s) << ',' << number(r.probe_s) << ',' << number(r.load_before)
+       << ',' << number(r.load_after);
   return line.str();
 }
 

@@ -3,13 +3,16 @@
 // writers. The first five columns are the join keys of `simulate --compare`. Torch-free.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace trainsim::measure {
 
 inline constexpr const char* kRunsHeader =
     "strategy,gpus,batch_per_gpu,loader_workers,train_samples,epoch_s,train_s,loader_wait_s,"
-    "iterations,epochs,threads,device,data,final_loss,final_accuracy,samples_per_s,date";
+    "iterations,epochs,threads,device,data,final_loss,final_accuracy,samples_per_s,date,trainer,"
+    "test_samples,test_s,probe_s,load_before,load_after";
+inline constexpr size_t kRunsColumns = 23;
 
 struct RunRow {
   std::string strategy;  // ddp | dp
@@ -29,13 +32,19 @@ struct RunRow {
   double final_accuracy = 0;  // fraction of the timed epoch's samples classified right (all ranks)
   double samples_per_s = 0;   // samples processed in the timed epoch (all ranks) / epoch_s
   std::string date;           // UTC, ISO 8601
+  std::string trainer = "trainsim";  // trainsim (measure train) | pytorch (measure/pytorch/train.py)
+  int64_t test_samples = 0;          // images of the test pass after the timed epoch (0: none)
+  std::optional<double> test_s;      // its seconds; empty without a test pass
+  std::optional<double> probe_s;     // the calibration probe timed before the run; empty: --no-probe
+  std::optional<double> load_before; // 1-minute load average (/proc/loadavg) before the probe
+  std::optional<double> load_after;  // ... and after the run; empty where unreadable
 };
 
 // One CSV line (no newline), columns as kRunsHeader.
 std::string format_run_row(const RunRow& row);
 
 // Splits a line written by format_run_row back into a row. Throws std::invalid_argument when it
-// does not have the 17 columns or a number does not parse.
+// does not have the 23 columns or a number does not parse (the optional columns may be empty).
 RunRow parse_run_row(const std::string& line);
 
 // Throws trainsim::InputError when `path` exists, is not empty and its first line is not

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "io/errors.h"
 #include "launch.h"
 #include "machine.h"
+#include "profiler/probe.h"
 #include "comm/communicator.h"
 #include "runs/runs_csv.h"
 #include "runs/train_options.h"
@@ -99,7 +101,25 @@ RunRow make_row(const TrainOptions& o, const data::ImageSet& set, const EpochMea
   row.final_accuracy = correct_all / samples_all;
   row.samples_per_s = samples_all / epoch_s_max;
   row.date = utc_now_iso8601();
+  row.trainer = "trainsim";
+  row.test_samples = 0;  // no test pass: test_s stays empty
   return row;
+}
+
+// The calibration probe on the run's device (cuda:0 for cuda) with the run's threads, in this
+// (the launching) process before any rank starts.
+double time_probe(const TrainOptions& o) {
+  torch::set_num_threads(o.threads);
+  const Device device = resolve_device(o.device);
+  if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);  // as the trainer runs
+  const double seconds = profiler::run_probe(device);
+  release_cached_memory(device);  // leave the device's memory to the ranks
+  if (!o.quiet) {
+    std::fprintf(stderr, "train: probe %.4f s (%s batch %lld, fused iteration, %d threads on %s)\n", seconds,
+                 profiler::kProbeModel, static_cast<long long>(profiler::kProbeBatch), o.threads,
+                 o.device.c_str());
+  }
+  return seconds;
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
@@ -123,23 +143,37 @@ std::string read_result(const std::string& store_dir) {
 }
 
 
+std::string seconds_or_none(const std::optional<double>& value, const char* unit) {
+  if (!value) return "none";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.4g%s", *value, unit);
+  return buffer;
+}
+
 void print_summary(const RunRow& r, const std::string& runs_path) {
   std::printf(
       "train: %s, %d %s x %lld per device, %d loader workers, %lld samples (%s), %d threads\n"
       "  timed epoch %d/%d: epoch_s %.3f, train_s %.3f, loader_wait_s %.3f, %lld iterations, "
       "%.1f samples/s, loss %.4f, accuracy %.4f\n"
+      "  probe %s, load average %s before, %s after\n"
       "  appended to %s\n",
       r.strategy.c_str(), r.gpus, r.device.c_str(), static_cast<long long>(r.batch_per_gpu),
       r.loader_workers, static_cast<long long>(r.train_samples), r.data.c_str(), r.threads,
       r.epochs, r.epochs, r.epoch_s, r.train_s, r.loader_wait_s,
       static_cast<long long>(r.iterations), r.samples_per_s, r.final_loss, r.final_accuracy,
-      runs_path.c_str());
+      seconds_or_none(r.probe_s, " s").c_str(), seconds_or_none(r.load_before, "").c_str(),
+      seconds_or_none(r.load_after, "").c_str(), runs_path.c_str());
 }
 
 int run_train(TrainOptions o) {
   resolve_runtime(o);
   const std::string runs_path = o.runs_path.empty() ? default_runs_path(o) : o.runs_path;
   check_runs_header(runs_path);  // fail now, not after the epochs
+
+  // How loaded and how fast the machine is right before the run.
+  const std::optional<double> load_before = load_average_1min();
+  std::optional<double> probe_s;
+  if (o.probe) probe_s = time_probe(o);
 
   std::string line;
   if (o.strategy == "ddp") {
@@ -157,8 +191,13 @@ int run_train(TrainOptions o) {
     line = format_run_row(make_row(o, set, t, t.epoch_s, t.loss_sum,
                                    static_cast<double>(t.correct), static_cast<double>(t.samples)));
   }
+  RunRow row = parse_run_row(line);
+  row.probe_s = probe_s;
+  row.load_before = load_before;
+  row.load_after = load_average_1min();
+  line = format_run_row(row);
   append_run_line(runs_path, line);
-  print_summary(parse_run_row(line), runs_path);
+  print_summary(row, runs_path);
   return 0;
 }
 

@@ -76,6 +76,7 @@ po::options_description train_flags(RawOptions& raw) {
        "CSV the result row is appended to (default: reports/<machine>/runs.csv)")
     ("machine", po::value(&raw.machine),
        "machine name for the default --runs path (default: the same name `measure` uses)")
+    ("no-probe", "do not time the calibration probe before the run (the row's probe_s stays empty)")
     ("quiet", "no progress on stderr");
   // clang-format on
   return flags;
@@ -126,6 +127,7 @@ TrainOptions validated(const RawOptions& raw, const po::variables_map& vm) {
   o.runs_path = raw.runs_path;
   o.machine = raw.machine;
   o.quiet = vm.count("quiet") > 0;
+  o.probe = vm.count("no-probe") == 0;
   if (o.strategy == "dp" && o.device == "cpu" && o.gpus > 1) {
     throw UsageError("--strategy dp --device cpu: DataParallel needs CUDA devices for --gpus " +
                      std::to_string(o.gpus) +
@@ -202,6 +204,7 @@ std::vector<std::string> to_worker_args(const TrainOptions& o) {
   if (!o.runs_path.empty()) args.insert(args.end(), {"--runs", o.runs_path});
   if (!o.machine.empty()) args.insert(args.end(), {"--machine", o.machine});
   if (o.quiet) args.push_back("--quiet");
+  if (!o.probe) args.push_back("--no-probe");
   return args;
 }
 
@@ -211,7 +214,9 @@ std::string train_help() {
   out << "Usage: measure train [flags]\n\n"
          "Trains ResNet-18 (CIFAR variant) for --epochs epochs with SGD (lr 0.1 under --lr-rule,\n"
          "momentum 0.9, weight decay 5e-4) and times the last epoch: epoch_s is its wall time, train_s the same\n"
-         "minus the time spent waiting for the data loader. Appends one row to runs.csv.\n\n"
+         "minus the time spent waiting for the data loader. Before the run it times the calibration probe\n"
+         "(one fused ResNet-18 iteration at batch 32 with --threads on --device) and reads the load average.\n"
+         "Appends one row to runs.csv.\n\n"
       << train_flags(raw);
   return out.str();
 }

@@ -31,6 +31,7 @@ struct TrainOptions {
   std::string runs_path;  // empty = reports/<machine>/runs.csv
   std::string machine;    // empty = default_machine_name(device)
   bool quiet = false;
+  bool probe = true;      // time the calibration probe before the run (--no-probe: not)
   // Set only in rank processes (appended by launch_ranks).
   int rank = -1;
   int world_size = 0;
