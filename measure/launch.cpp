@@ -1,5 +1,6 @@
 #include "launch.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -126,6 +127,49 @@ std::string self_executable() {
   const ssize_t n = readlink("/proc/self/exe", buffer.data(), buffer.size() - 1);
   if (n <= 0) throw std::runtime_error(std::string("cannot read /proc/self/exe: ") + strerror(errno));
   return std::string(buffer.data(), static_cast<size_t>(n));
+}
+
+int run_program(const std::vector<std::string>& argv_strings, double timeout_s, bool quiet) {
+  if (argv_strings.empty()) throw std::invalid_argument("run_program: no program");
+  std::vector<char*> argv;
+  for (const auto& s : argv_strings) argv.push_back(const_cast<char*>(s.c_str()));
+  argv.push_back(nullptr);
+  const int null_fd = quiet ? open("/dev/null", O_WRONLY | O_CLOEXEC) : -1;
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    if (null_fd >= 0) close(null_fd);
+    throw std::runtime_error(std::string("run_program: fork failed: ") + strerror(errno));
+  }
+  if (pid == 0) {  // only async-signal-safe calls until exec (see spawn)
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    if (null_fd >= 0) {
+      dup2(null_fd, STDOUT_FILENO);
+      dup2(null_fd, STDERR_FILENO);
+    }
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  if (null_fd >= 0) close(null_fd);
+  std::vector<Child> child(1);
+  child[0].pid = pid;
+  child[0].running = true;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
+  while (child[0].running) {
+    reap(child);
+    if (!child[0].running) break;
+    if (Clock::now() >= deadline) {
+      kill_running(child);
+      throw std::runtime_error(argv_strings[0] + " still running after the " + std::to_string(timeout_s) +
+                               " s timeout: killed");
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  const int status = child[0].status;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 127;
 }
 
 void launch_ranks(const std::string& exe, const std::vector<std::string>& args, int world_size,

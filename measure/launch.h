@@ -25,6 +25,12 @@ class TempDir {
 // Absolute path of the running executable (/proc/self/exe).
 std::string self_executable();
 
+// Runs argv[0] (searched on PATH when it has no '/') with argv[1..] and waits for it: its stdout
+// and stderr pass through, or go to /dev/null when `quiet`. Returns its exit status; 127 when it
+// could not be started, 128 + N when signal N ended it. Killed after `timeout_s` seconds
+// (std::runtime_error).
+int run_program(const std::vector<std::string>& argv, double timeout_s, bool quiet = false);
+
 // Starts `exe args... --rank R --world-size N --store STORE_DIR` for R = 0..N-1, waits for all.
 // If a rank fails (non-zero exit or signal) the others are killed after `grace_s` seconds and a
 // std::runtime_error names the rank and how it ended. Child stderr passes through.

@@ -3,6 +3,7 @@
 //   measure train [flags]        real training runs appended to runs.csv (docs/RUNS.md)
 //   measure baseline [flags]     a baseline training curve and noise scale into the profile
 //   measure largebatch-validate  predicted vs measured steps to a target loss (docs/LARGE_BATCH.md)
+//   measure make-data --out DIR  synthetic images in the CIFAR-10 binary format (docs/MEASURE.md)
 //   measure worker KIND ...      internal: one rank process started by launch_ranks
 #include <cstring>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "io/errors.h"
 #include "largebatch/baseline.h"
 #include "largebatch/validate_cli.h"
+#include "make_data.h"
 #include "profile_run.h"
 #include "profiler/host_contention.h"
 #include "runs/train_cli.h"
@@ -37,6 +39,7 @@ constexpr Subcommand kSubcommands[] = {
     {"train", trainsim::measure::train_main},
     {"baseline", trainsim::measure::baseline_main},
     {"largebatch-validate", trainsim::measure::largebatch_validate_main},
+    {"make-data", trainsim::measure::make_data_main},
     {"worker", worker_main},
 };
 

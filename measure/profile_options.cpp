@@ -58,13 +58,20 @@ po::options_description profile_flags() {
       ("collective-repeats", po::value<int>()->value_name("N"),
        "timed runs per collective message size (default 20, --quick 5; fewer above 16 MiB)")
       ("loader-samples", po::value<int64_t>()->value_name("N"),
-       "samples per timed loader epoch (default 12800, --quick 2560)")
+       "samples per timed loader epoch (default 12800, --quick 2560; at least 256, two batches)")
       ("data", po::value<std::string>()->value_name("DIR"),
        "CIFAR-10 binary folder (data_batch_1.bin ...) for the loader benchmark (default: "
        "synthetic images of the same format, said so in the profile)")
       ("nccl-tests-log", po::value<std::string>()->value_name("FILE"),
        "take the all_reduce curve from an nccl-tests all_reduce_perf log (out-of-place times) "
        "instead of measuring it for that rank count")
+      ("pytorch", po::value<std::string>()->value_name("auto|off|PYTHON"),
+       "the profile's pytorch section: run measure/pytorch/profile.py (the PyTorch reference trainer's "
+       "DataLoader, loop body plain and under 1-rank DDP, probe) with this interpreter. auto (default): the "
+       "first of /usr/bin/python3 and python3 on PATH that imports torch and torchvision, else a note and no "
+       "section; off: none; PYTHON: that interpreter, an error if it cannot import them")
+      ("pytorch-script", po::value<std::string>()->value_name("PATH"),
+       "profile.py to run (default: the source tree's measure/pytorch/profile.py)")
       ("skip", po::value<std::string>()->value_name("A,B"),
        "parts not to measure: compute, contention, h2d, loader, collectives")
       ("seed", po::value<uint64_t>()->value_name("N"), "seed of the random inputs (default 0)");
@@ -88,17 +95,20 @@ std::string profile_help() {
        "       measure train [flags]        real training runs (see measure train --help)\n"
        "       measure baseline [flags]     baseline training curve + gradient noise scale\n"
        "       measure largebatch-validate  predicted vs measured steps to a target loss\n"
+       "       measure make-data --out DIR  synthetic images in the CIFAR-10 binary format (make-data --help)\n"
        "\n"
        "Profiles ResNet-18 training on this machine and writes the profile the simulator\n"
        "reads (reports/<machine>/profile.yaml): per-stage forward and backward times, loss,\n"
-       "zero_grad, SGD step and the fused iteration per batch size, peak memory and the OOM\n"
-       "boundary; host-to-device copies (GPU); data-loader throughput per worker count;\n"
+       "zero_grad, SGD step and the fused iteration per batch size, the DDP loop body on one rank\n"
+       "(c10d::Reducer, as measure train runs it) and its buckets, peak memory and the OOM\n"
+       "boundary; host-to-device copies (GPU); data-loader throughput and start-up per worker count;\n"
        "all_reduce, broadcast and reduce time vs message size for every rank count (NCCL on\n"
        "GPUs, Gloo on CPU, one process per rank); on CPU the host contention: one rank's fused\n"
-       "iteration while 1..--ranks processes train at once. Every timing is the median of\n"
-       "repeats after warm-up (CUDA events on a GPU, a steady clock on CPU). The profile is rewritten\n"
-       "atomically after every finished case, so an interrupted run keeps what it measured;\n"
-       "--resume continues it. Progress goes to stderr.\n\n"
+       "iteration while 1..--ranks processes train at once; the PyTorch reference trainer's own\n"
+       "pipeline (--pytorch); a calibration probe (ResNet-18, batch 32) before and after. Every\n"
+       "timing is the median of repeats after warm-up (CUDA events on a GPU, a steady clock on\n"
+       "CPU). The profile is rewritten atomically after every finished case, so an interrupted run\n"
+       "keeps what it measured; --resume continues it. Progress goes to stderr.\n\n"
     << profile_flags();
   return s.str();
 }
@@ -152,10 +162,16 @@ std::optional<ProfileOptions> parse_profile_options(const std::vector<std::strin
   }
   if (vm.count("loader-samples")) {
     o.loader_samples = vm["loader-samples"].as<int64_t>();
-    if (*o.loader_samples < 1) throw UsageError("--loader-samples: must be >= 1");
+    // Two batches of 128 at least: the steady rate excludes the first batch of every epoch.
+    if (*o.loader_samples < 256) throw UsageError("--loader-samples: must be >= 256 (two loader batches)");
   }
   if (vm.count("data")) o.data_dir = vm["data"].as<std::string>();
   if (vm.count("nccl-tests-log")) o.nccl_tests_log = vm["nccl-tests-log"].as<std::string>();
+  if (vm.count("pytorch")) {
+    o.pytorch = vm["pytorch"].as<std::string>();
+    if (o.pytorch.empty()) throw UsageError("--pytorch: expected auto, off or a Python interpreter");
+  }
+  if (vm.count("pytorch-script")) o.pytorch_script = vm["pytorch-script"].as<std::string>();
   if (vm.count("skip")) {
     for (const auto& part : split_list(vm["skip"].as<std::string>())) {
       if (part != "compute" && part != "contention" && part != "h2d" && part != "loader" &&

@@ -28,6 +28,8 @@ struct ProfileOptions {
   std::optional<int64_t> loader_samples;
   std::string data_dir;                  // "" = synthetic images
   std::string nccl_tests_log;            // "" = measure all_reduce too
+  std::string pytorch = "auto";          // --pytorch: auto, off or the Python interpreter
+  std::string pytorch_script;            // "" = TRAINSIM_SOURCE_DIR/measure/pytorch/profile.py
   std::set<std::string> skip;            // subset of compute, contention, h2d, loader, collectives
   bool quick = false;
   bool resume = false;

@@ -11,6 +11,8 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,9 +30,12 @@
 #include "models/describe.h"
 #include "profile_options.h"
 #include "profiler/compute.h"
+#include "profiler/ddp_loop.h"
 #include "profiler/h2d.h"
 #include "profiler/host_contention.h"
 #include "profiler/loader_bench.h"
+#include "profiler/probe.h"
+#include "profiler/pytorch_profile.h"
 #include "usage_error.h"
 
 namespace trainsim::measure {
@@ -43,6 +48,10 @@ using Clock = std::chrono::steady_clock;
 // timeouts, kCollectiveTimeout, fire much earlier on a hang).
 constexpr double kLaunchTimeout = 3600;
 constexpr double kCollectiveTimeout = 600;
+// Synthetic test images written for profile.py (it reads only the training files).
+constexpr int64_t kPytorchTestImages = 1000;
+
+std::string default_pytorch_script() { return std::string(TRAINSIM_SOURCE_DIR) + "/measure/pytorch/profile.py"; }
 
 // "42s", "3m05s", "1h02m"
 std::string format_duration(double seconds) {
@@ -90,7 +99,7 @@ void write_text_atomic(const std::string& text, const std::string& path) {
 
 // One unit of work that ends with a profile write.
 struct Case {
-  std::string kind;   // "compute", "contention", "h2d", "loader", "collectives": progress per kind
+  std::string kind;   // "compute", "contention", "h2d", "loader", "collectives", "pytorch": progress per kind
   std::string label;
   double weight = 1;  // relative cost within its kind (compute: batch x FLOPs per sample)
   std::function<bool()> done;  // already in the profile
@@ -152,6 +161,13 @@ class ProfileRun {
  private:
   void setup() {
     device_ = resolve_device(options_.device);
+    // --pytorch first: a bad interpreter or script is a bad flag, reported before anything runs.
+    std::string note;
+    pytorch_python_ = profiler::choose_pytorch_python(options_.pytorch, note);
+    pytorch_script_ = options_.pytorch_script.empty() ? default_pytorch_script() : options_.pytorch_script;
+    if (pytorch_python_ && !fs::is_regular_file(pytorch_script_)) {
+      throw UsageError("--pytorch-script " + pytorch_script_ + ": no such file");
+    }
     MachineInfo machine = detect_host();
     PlanTarget target;
     target.cuda = device_.is_cuda();
@@ -159,6 +175,7 @@ class ProfileRun {
     target.cpu_cores = machine.cpu_cores;
     plan_ = resolve_plan(options_, target);
     torch::set_num_threads(plan_.threads);
+    if (device_.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);  // as the course and measure train
 
     // The default name counts the visible GPUs (as `measure train` names the machine);
     // device_count is what the collectives use: the largest rank count (ranks on CPU).
@@ -172,6 +189,7 @@ class ProfileRun {
     log("device " + device_.kind_name() + " (" + machine.device_name + "), " +
         std::to_string(machine.threads) + " threads, LibTorch " + machine.libtorch + ", machine " +
         machine.name);
+    if (!note.empty()) log("note: " + note);
     if (options_.resume && fs::exists(out_)) {
       profile_ = load_profile(out_);
       if (profile_.machine.device_kind != machine.device_kind) {
@@ -189,7 +207,8 @@ class ProfileRun {
       profile_.machine = machine;
     }
     profile_.measurement.command = options_.command;
-    profile_.measurement.data = options_.data_dir.empty() ? "synthetic" : "cifar10";
+    profile_.measurement.data =
+        options_.data_dir.empty() || data::is_synthetic_dir(options_.data_dir) ? "synthetic" : "cifar10";
     profile_.measurement.warmup = plan_.warmup;
     profile_.measurement.repeats = plan_.repeats;
     profile_.measurement.quick = options_.quick;
@@ -205,6 +224,17 @@ class ProfileRun {
     if (plan_.h2d) plan_h2d();
     if (plan_.loader) plan_loader();
     if (plan_.collectives) plan_collectives();
+    if (pytorch_python_) plan_pytorch();
+  }
+
+  // One case: measure/pytorch/profile.py with the profile's settings.
+  void plan_pytorch() {
+    Case c;
+    c.kind = "pytorch";
+    c.label = "PyTorch pipeline: " + pytorch_script_ + " with " + *pytorch_python_;
+    c.done = [this] { return profile_.pytorch.has_value(); };
+    c.run = [this] { run_pytorch(); };
+    cases_.push_back(std::move(c));
   }
 
   void plan_compute() {
@@ -332,15 +362,66 @@ class ProfileRun {
     std::vector<Case> todo;
     for (size_t i : pending) todo.push_back(cases_[i]);
     Progress progress(todo);
+    // The probe right before the first case; a resumed profile keeps its start (same threads).
+    const bool keep_start = profile_.calibration && profile_.calibration->threads == plan_.threads;
+    const double start_s = keep_start ? profile_.calibration->start_s : time_probe("start");
     for (size_t i = 0; i < todo.size(); ++i) {
       log("[" + std::to_string(i + 1) + "/" + std::to_string(todo.size()) + "] " + todo[i].label +
           " (elapsed " + format_duration(progress.elapsed()) + ", left " + progress.left(i) + ")");
+      // The DDP loop's 1-rank group is only for compute; the later cases' processes (rank
+      // processes, Python) get the device to themselves.
+      if (todo[i].kind != "compute") release_ddp_communicator();
       const auto t0 = Clock::now();
       todo[i].run();
       progress.finished(i, std::chrono::duration<double>(Clock::now() - t0).count());
     }
+    release_ddp_communicator();
+    Calibration calibration;
+    calibration.model = profiler::kProbeModel;
+    calibration.batch = profiler::kProbeBatch;
+    calibration.threads = plan_.threads;
+    calibration.start_s = start_s;
+    calibration.end_s = time_probe("end");  // after the last measurement
+    profile_.calibration = calibration;
+    save();
     log("done in " + format_duration(progress.elapsed()) + ": " + std::to_string(todo.size()) +
         " cases measured; profile " + out_);
+  }
+
+  // The calibration probe (profiler/probe.h) with the profile's threads on its device.
+  double time_probe(const std::string& when) {
+    const double seconds = profiler::run_probe(device_);
+    release_cached_memory(device_);
+    char line[160];
+    std::snprintf(line, sizeof line, "calibration probe (%s): %s batch %lld, fused iteration, %d threads: %s",
+                  when.c_str(), profiler::kProbeModel, static_cast<long long>(profiler::kProbeBatch), plan_.threads,
+                  format_ms(seconds).c_str());
+    log(line);
+    return seconds;
+  }
+
+  // The 1-rank process group of the DDP loop body (ddp_iteration_s), made on first use; null when
+  // this build has no backend for the device.
+  Communicator* ddp_communicator() {
+    if (ddp_communicator_) return ddp_communicator_.get();
+    const std::string backend = device_.is_cuda() ? "nccl" : "gloo";
+    if (!backend_available(backend)) {
+      if (!ddp_unavailable_logged_) log("ddp_iteration_s: not measured (this build of measure has no " + backend + ")");
+      ddp_unavailable_logged_ = true;
+      return nullptr;
+    }
+    ddp_store_ = std::make_unique<TempDir>("trainsim-ddp-loop-");
+    CommunicatorOptions options;
+    options.backend = backend;
+    options.device_index = device_.index;
+    ddp_communicator_ =
+        std::make_unique<Communicator>(make_file_store(ddp_store_->path() + "/filestore", 1), options);
+    return ddp_communicator_.get();
+  }
+
+  void release_ddp_communicator() {
+    ddp_communicator_.reset();
+    ddp_store_.reset();
   }
 
   ModelProfile& model_entry(const std::string& name) {
@@ -362,14 +443,25 @@ class ProfileRun {
     }
     m.max_batch_tried = std::max<int64_t>(m.max_batch_tried.value_or(0), batch);
     try {
-      const profiler::BatchTimings t = profiler::measure_batch(
-          m, batch, device_, {plan_.warmup, plan_.repeats}, options_.seed + static_cast<uint64_t>(batch));
+      const Repetition rep{plan_.warmup, plan_.repeats};
+      const uint64_t seed = options_.seed + static_cast<uint64_t>(batch);
+      profiler::BatchTimings t = profiler::measure_batch(m, batch, device_, rep, seed);
+      std::string ddp_note;
+      if (Communicator* communicator = ddp_communicator()) {
+        const profiler::DdpLoopTimings ddp = profiler::measure_ddp_iteration(m, batch, device_, rep, seed, *communicator);
+        t.ddp_iteration_s = ddp.iteration_s;
+        m.ddp_buckets = ddp.buckets;
+        char ratio[48];
+        std::snprintf(ratio, sizeof ratio, " (%+.1f%%)", 100.0 * (ddp.iteration_s / t.iteration_s - 1.0));
+        ddp_note = ", DDP loop body on 1 rank " + format_ms(ddp.iteration_s) + ratio + " in " +
+                   std::to_string(ddp.buckets.size()) + " buckets";
+      }
       profiler::record_batch(m, t);
       char percent[32];
       std::snprintf(percent, sizeof percent, "%.1f%%", 100.0 * t.sum_of_parts_s() / t.iteration_s);
       log("  " + name + " batch " + std::to_string(batch) + ": sum of parts " +
           format_ms(t.sum_of_parts_s()) + " vs fused iteration " + format_ms(t.iteration_s) + " (" +
-          percent + " of fused), peak memory " + format_gib(t.peak_memory_bytes));
+          percent + " of fused)" + ddp_note + ", peak memory " + format_gib(t.peak_memory_bytes));
     } catch (const std::exception& e) {
       if (!is_out_of_memory(e)) throw;
       release_cached_memory(device_);
@@ -420,9 +512,9 @@ class ProfileRun {
     lo.epochs = plan_.loader_epochs;
     lo.seed = options_.seed;
     profile_.loader = profiler::measure_loader(images, plan_.loader_workers, lo, [](const LoaderPoint& p) {
-      char line[96];
-      std::snprintf(line, sizeof line, "  %d worker%s: %.0f samples/s", p.workers,
-                    p.workers == 1 ? "" : "s", p.samples_per_s);
+      char line[128];
+      std::snprintf(line, sizeof line, "  %d worker%s: %.0f samples/s, start-up %.4f s", p.workers,
+                    p.workers == 1 ? "" : "s", p.samples_per_s, p.startup_s.value_or(0.0));
       log(line);
     });
     save();
@@ -443,6 +535,52 @@ class ProfileRun {
     insert_curve(result.curve);
     std::cerr << collectives::curve_table(result.curve);
     save();
+  }
+
+  // measure/pytorch/profile.py with the profile's device, threads, batches, warm-up, repeats and
+  // loader settings; its JSON becomes the profile's pytorch section.
+  void run_pytorch() {
+    if (device_.is_cuda()) release_cached_memory(device_);  // the Python process needs the memory
+    TempDir folder("trainsim-pytorch-");
+    profiler::PytorchRequest q;
+    q.python = *pytorch_python_;
+    q.script = pytorch_script_;
+    q.data_dir = options_.data_dir;
+    if (q.data_dir.empty()) {  // Python reads files: the synthetic images, written out
+      q.data_dir = folder.path() + "/data";
+      log("  no --data DIR: synthetic CIFAR-10-format files for Python in " + q.data_dir);
+      data::write_synthetic_cifar10_dir(q.data_dir, plan_.loader_samples, kPytorchTestImages, options_.seed);
+    }
+    q.device = device_.kind_name();
+    q.threads = plan_.threads;
+    q.batches = plan_.batches;
+    q.models = {models::kResnet18Cifar};  // the reference trainer's model
+    q.warmup = plan_.warmup;
+    q.repeats = plan_.repeats;
+    q.loader_batch = plan_.loader_batch;
+    q.loader_workers = plan_.loader_workers;
+    q.out = folder.path() + "/pytorch.json";
+    const std::vector<std::string> command = profiler::pytorch_profile_command(q);
+    log("  " + join_command_line(static_cast<int>(command.size()), to_c_strings(command).data()));
+    const int status = run_program(command, kLaunchTimeout);
+    if (status != 0) {
+      throw std::runtime_error(pytorch_script_ + " exited with status " + std::to_string(status) +
+                               " (its error is above); the profile keeps every other case, --resume retries this one");
+    }
+    PytorchProfile pytorch = profiler::read_pytorch_profile(q.out);
+    char line[160];
+    std::snprintf(line, sizeof line, "  torch %s, %d threads, probe %s, %zu loader points, %zu models",
+                  pytorch.torch.c_str(), pytorch.threads, format_ms(pytorch.probe_s).c_str(),
+                  pytorch.loader.points.size(), pytorch.models.size());
+    log(line);
+    profile_.pytorch = std::move(pytorch);
+    save();
+  }
+
+  static std::vector<const char*> to_c_strings(const std::vector<std::string>& strings) {
+    std::vector<const char*> out;
+    for (const auto& s : strings) out.push_back(s.c_str());
+    return out;
   }
 
   const CollectiveCurve* find_curve(const std::string& op, int ranks) const {
@@ -482,6 +620,12 @@ class ProfileRun {
   std::string table_path_;
   std::string backend_;
   std::vector<Case> cases_;
+  std::optional<std::string> pytorch_python_;  // --pytorch resolved; nullopt: no pytorch section
+  std::string pytorch_script_;
+  // The DDP loop's 1-rank group; the store folder outlives the group.
+  std::unique_ptr<TempDir> ddp_store_;
+  std::unique_ptr<Communicator> ddp_communicator_;
+  bool ddp_unavailable_logged_ = false;
 };
 
 }  // namespace

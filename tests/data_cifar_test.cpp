@@ -131,6 +131,45 @@ TEST(CifarReader, TrainSetConcatenatesTheFiveBatchesInOrder) {
   EXPECT_EQ(train.pixels.size(), 10u * 3072u);
   const ImageSet test = read_cifar10_test(dir.file(""));
   EXPECT_EQ(test.labels, (std::vector<uint8_t>{7}));
+  EXPECT_FALSE(train.synthetic);  // no SYNTHETIC marker: real CIFAR-10
+  EXPECT_FALSE(test.synthetic);
+}
+
+TEST(SyntheticDir, WritesTheFiveBatchesTestSetAndMarker) {
+  TempDir dir;
+  const std::string out = dir.file("data");
+  write_synthetic_cifar10_dir(out, 12, 3, 2);
+  // 12 images over five files as evenly as possible, the first ones larger: 3, 3, 2, 2, 2.
+  const std::vector<uintmax_t> sizes = {3, 3, 2, 2, 2};
+  for (int i = 1; i <= 5; ++i) {
+    EXPECT_EQ(fs::file_size(out + "/data_batch_" + std::to_string(i) + ".bin"),
+              sizes[static_cast<size_t>(i - 1)] * static_cast<uintmax_t>(kRecordBytes));
+  }
+  EXPECT_TRUE(is_synthetic_dir(out));
+  std::ifstream marker(out + "/SYNTHETIC");
+  std::string text;
+  std::getline(marker, text);
+  EXPECT_NE(text.find("not real CIFAR-10"), std::string::npos) << text;
+
+  // The readers see synthetic images: the training set is synthetic_cifar10(12, seed), the
+  // test set synthetic_cifar10(3, seed + 1).
+  const ImageSet train = read_cifar10_train(out);
+  const ImageSet test = read_cifar10_test(out);
+  EXPECT_TRUE(train.synthetic);
+  EXPECT_TRUE(test.synthetic);
+  const ImageSet want_train = synthetic_cifar10(12, 2);
+  const ImageSet want_test = synthetic_cifar10(3, 3);
+  EXPECT_EQ(train.labels, want_train.labels);
+  EXPECT_EQ(train.pixels, want_train.pixels);
+  EXPECT_EQ(test.labels, want_test.labels);
+  EXPECT_EQ(test.pixels, want_test.pixels);
+}
+
+TEST(SyntheticDir, RejectsFewerThanOneImagePerFile) {
+  TempDir dir;
+  EXPECT_THROW(write_synthetic_cifar10_dir(dir.file("a"), 4, 1, 0), DataError);
+  EXPECT_THROW(write_synthetic_cifar10_dir(dir.file("b"), 5, 0, 0), DataError);
+  EXPECT_FALSE(fs::exists(dir.file("a")));
 }
 
 TEST(CifarReader, MissingTrainBatchIsNamed) {

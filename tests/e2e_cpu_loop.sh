@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # End to end on CPU at tiny size (issue 4): measure a profile -> real DDP runs (1 and 2 Gloo
 # ranks) -> simulate --compare; checks that every output file is produced and the last line.
+# The profile's pytorch section is measured when a Python with torch and torchvision is found
+# (measure --pytorch auto) and checked then.
 # Usage: e2e_cpu_loop.sh BIN_DIR
 set -euo pipefail
 bin=$1
@@ -14,6 +16,14 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
   || { cat "$work/measure.log" >&2; fail "measure exited non-zero"; }
 [ -s "$work/profile.yaml" ] || fail "no profile written"
 [ -s "$work/collectives.txt" ] || fail "no collectives.txt written"
+grep -q '^calibration: {model: "resnet18-cifar", batch: 32, threads: 1,' "$work/profile.yaml" \
+  || fail "no calibration probe in the profile"
+grep -q '^    ddp_iteration_s: \[' "$work/profile.yaml" || fail "no ddp_iteration_s in the profile"
+grep -q '^      - {bytes: 9461800, params: \[61, 60, 58, 59, 57\]}' "$work/profile.yaml" \
+  || fail "the profile's first DDP bucket is not PyTorch's"
+if /usr/bin/python3 -c 'import torch, torchvision' 2> /dev/null || python3 -c 'import torch, torchvision' 2> /dev/null; then
+  grep -q '^pytorch:' "$work/profile.yaml" || fail "Python has torch but the profile has no pytorch section"
+fi
 
 for gpus in 1 2; do
   for batch in 4 8; do
@@ -22,12 +32,16 @@ for gpus in 1 2; do
       || fail "measure train --gpus $gpus --batch-per-gpu $batch exited non-zero"
   done
 done
-# Header + one row per run.
+# Header + one row per run; 23 columns, the probe timed before every run.
 [ "$(wc -l < "$work/runs.csv")" -eq 5 ] || fail "runs.csv should have 5 lines: $(cat "$work/runs.csv")"
+[ "$(awk -F, 'NF != 23' "$work/runs.csv" | wc -l)" -eq 0 ] || fail "runs.csv rows without 23 columns"
+[ "$(awk -F, 'NR > 1 && ($18 != "trainsim" || $21 == "")' "$work/runs.csv" | wc -l)" -eq 0 ] \
+  || fail "a row without trainer trainsim or probe_s: $(cat "$work/runs.csv")"
 
 cat > "$work/config.yaml" <<YAML
 profile: profile.yaml
 model: resnet18-cifar
+trainer: trainsim
 dataset: {train_samples: 32}
 loader: {workers: 0}
 sweep:

@@ -25,6 +25,7 @@ BatchTimings timings(int64_t batch, size_t stages) {
   t.zero_grad_s = batch + 0.2;
   t.optimizer_s = batch + 0.3;
   t.iteration_s = batch + 0.4;
+  t.ddp_iteration_s = batch + 0.45;
   t.peak_memory_bytes = batch * 1000.0;
   return t;
 }
@@ -40,6 +41,7 @@ TEST(RecordBatch, KeepsBatchesAscendingAndArraysAligned) {
     EXPECT_DOUBLE_EQ(model.zero_grad_s[k], b + 0.2);
     EXPECT_DOUBLE_EQ(model.optimizer_s[k], b + 0.3);
     EXPECT_DOUBLE_EQ(model.iteration_s[k], b + 0.4);
+    EXPECT_DOUBLE_EQ(model.ddp_iteration_s.at(k), b + 0.45);
     EXPECT_DOUBLE_EQ(model.peak_memory_bytes[k], b * 1000.0);
     for (size_t i = 0; i < stages; ++i) {
       EXPECT_DOUBLE_EQ(model.layers[i].forward_s[k], b + static_cast<double>(i) / 100.0);
@@ -48,6 +50,23 @@ TEST(RecordBatch, KeepsBatchesAscendingAndArraysAligned) {
   }
   EXPECT_TRUE(has_batch(model, 64));
   EXPECT_FALSE(has_batch(model, 256));
+}
+
+TEST(RecordBatch, DdpIterationStaysAlignedOrIsCleared) {
+  auto model = trainsim::models::describe_model("resnet18-cifar");
+  const size_t stages = model.layers.size();
+  record_batch(model, timings(64, stages));
+  record_batch(model, timings(32, stages));
+  EXPECT_EQ(model.ddp_iteration_s, (std::vector<double>{32.45, 64.45}));
+  // A batch measured without the DDP loop: no value for it, so none for any batch.
+  BatchTimings without = timings(128, stages);
+  without.ddp_iteration_s.reset();
+  record_batch(model, without);
+  EXPECT_TRUE(model.ddp_iteration_s.empty());
+  // ... and it stays empty (the earlier batches have no value to align with).
+  record_batch(model, timings(256, stages));
+  EXPECT_TRUE(model.ddp_iteration_s.empty());
+  EXPECT_EQ(model.batches.size(), 4u);
 }
 
 TEST(RecordBatch, RejectsADuplicateOrAStageMismatch) {

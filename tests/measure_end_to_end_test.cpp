@@ -1,6 +1,8 @@
 // `measure --device cpu` end to end with a tiny grid: the profile it writes loads, has every
-// section (host contention for 1 and 2 processes included), and --resume measures only what is
-// missing (and nothing the second time).
+// section (host contention for 1 and 2 processes, the DDP loop body and its buckets, the
+// calibration probe, loader start-up included), and --resume measures only what is missing (and
+// nothing the second time). The pytorch section through a stand-in interpreter whose "profile.py"
+// writes a fixed JSON object (the real script is tested in tests/pytorch).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -39,10 +41,13 @@ class MeasureEndToEnd : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // Runs measure with `flags`; returns its exit status, stderr in stderr_.
+  // Runs measure with `flags` (and --pytorch off unless they name --pytorch); returns its exit
+  // status, stderr in stderr_.
   int measure(const std::string& flags) {
     const std::string err = dir_ + "/stderr.txt";
-    const int status = std::system((kMeasure + kTiny + " --out " + profile_ + flags + " 2> " + err).c_str());
+    const std::string pytorch = flags.find("--pytorch ") == std::string::npos ? " --pytorch off" : "";
+    const int status =
+        std::system((kMeasure + kTiny + pytorch + " --out " + profile_ + flags + " 2> " + err).c_str());
     stderr_ = read_file(err);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
@@ -79,6 +84,24 @@ TEST_F(MeasureEndToEnd, WritesAFullProfileAndResumesOnlyWhatIsMissing) {
     EXPECT_GT(m1.host_contention[i].iteration_s, 0.0);
   }
   EXPECT_NE(stderr_.find("2 processes: "), std::string::npos) << stderr_;
+  // The DDP loop body on 1 rank (c10d::Reducer over a 1-rank Gloo group), after the rebuild.
+  ASSERT_EQ(m1.ddp_iteration_s.size(), 1u);
+  EXPECT_GT(m1.ddp_iteration_s[0], 0.0);
+  ASSERT_EQ(m1.ddp_buckets.size(), 3u);
+  EXPECT_EQ(m1.ddp_buckets[0].bytes, 9461800);
+  EXPECT_EQ(m1.ddp_buckets[0].params, (std::vector<int>{61, 60, 58, 59, 57}));
+  EXPECT_EQ(m1.ddp_buckets[1].bytes, 26494976);
+  EXPECT_EQ(m1.ddp_buckets[2].bytes, 8739072);
+  EXPECT_NE(stderr_.find("DDP loop body on 1 rank"), std::string::npos) << stderr_;
+  // The calibration probe before and after.
+  ASSERT_TRUE(first.calibration.has_value());
+  EXPECT_EQ(first.calibration->model, "resnet18-cifar");
+  EXPECT_EQ(first.calibration->batch, 32);
+  EXPECT_EQ(first.calibration->threads, 1);
+  EXPECT_GT(first.calibration->start_s, 0.0);
+  EXPECT_GT(first.calibration->end_s, 0.0);
+  EXPECT_NE(stderr_.find("calibration probe (start)"), std::string::npos) << stderr_;
+  EXPECT_FALSE(first.pytorch.has_value());  // --pytorch off
 
   // 2. --resume with every part: the compute case is kept as it was (not re-measured), the
   // loader and the broadcast/reduce curves are measured, all_reduce comes from the log.
@@ -103,7 +126,15 @@ TEST_F(MeasureEndToEnd, WritesAFullProfileAndResumesOnlyWhatIsMissing) {
   EXPECT_EQ(second.loader.data, "synthetic");
   EXPECT_EQ(second.loader.batch, 128);
   ASSERT_EQ(second.loader.points.size(), 3u);  // workers 0, 1, 2
-  for (const auto& p : second.loader.points) EXPECT_GT(p.samples_per_s, 0.0);
+  for (const auto& p : second.loader.points) {
+    EXPECT_GT(p.samples_per_s, 0.0);
+    ASSERT_TRUE(p.startup_s.has_value());
+    EXPECT_GE(*p.startup_s, 0.0);
+  }
+  EXPECT_EQ(second.loader.points[0].startup_s, std::optional<double>(0.0));  // inline: nothing to start
+  // The resumed run keeps the first run's start probe and times a new end probe.
+  ASSERT_TRUE(second.calibration.has_value());
+  EXPECT_EQ(second.calibration->start_s, first.calibration->start_s);
 
   EXPECT_EQ(second.collectives.backend, "gloo");
   EXPECT_EQ(second.collectives.source, "nccl-tests:" + kLog);
@@ -125,6 +156,77 @@ TEST_F(MeasureEndToEnd, WritesAFullProfileAndResumesOnlyWhatIsMissing) {
   ASSERT_EQ(measure(" --resume"), 0) << stderr_;
   EXPECT_NE(stderr_.find("nothing left to measure"), std::string::npos) << stderr_;
   EXPECT_EQ(read_file(profile_), before);
+}
+
+// A stand-in interpreter: `-c ...` (the import check) succeeds; `SCRIPT ARGS...` records its
+// arguments and writes `json` to the --out file, or exits `status`.
+std::string fake_python(const std::string& dir, const std::string& json, int status = 0) {
+  const std::string path = dir + "/fakepy";
+  std::ofstream(dir + "/pytorch.json") << json;
+  std::ofstream out(path);
+  out << "#!/bin/sh\n"
+      << "[ \"$1\" = -c ] && exit 0\n"
+      << "echo \"$@\" > " << dir << "/args.txt\n"
+      << "prev=; for a in \"$@\"; do [ \"$prev\" = --out ] && cp " << dir << "/pytorch.json \"$a\"; prev=$a; done\n"
+      << "exit " << status << "\n";
+  out.close();
+  fs::permissions(path, fs::perms::owner_all);
+  std::ofstream(dir + "/profile.py") << "# stand-in\n";
+  return path;
+}
+
+const char* const kPytorchJson = R"({"framework": "pytorch", "torch": "9.9", "torchvision": "0.9",
+  "python": "3.11.2", "device": "cpu", "device_name": "cpu", "threads": 1, "data": "synthetic", "probe_s": 0.5,
+  "loader": {"batch": 128, "points": [{"workers": 0, "samples_per_s": 900, "first_batch_s": 0.1, "startup_s": 0},
+                                     {"workers": 1, "samples_per_s": 1000, "first_batch_s": 0.3, "startup_s": 0.2}]},
+  "models": {"resnet18-cifar": {"batches": [2], "iteration_s": [0.1], "ddp_iteration_s": [0.12], "oom_batch": null}}})";
+
+TEST_F(MeasureEndToEnd, PytorchSectionFromProfilePy) {
+  const std::string python = fake_python(dir_, kPytorchJson);
+  const std::string flags = " --skip compute,contention,loader,collectives --pytorch " + python +
+                            " --pytorch-script " + dir_ + "/profile.py";
+  ASSERT_EQ(measure(flags), 0) << stderr_;
+  const trainsim::Profile p = trainsim::load_profile(profile_);
+  ASSERT_TRUE(p.pytorch.has_value());
+  EXPECT_EQ(p.pytorch->torch, "9.9");
+  EXPECT_DOUBLE_EQ(p.pytorch->probe_s, 0.5);
+  ASSERT_EQ(p.pytorch->loader.points.size(), 2u);
+  EXPECT_EQ(p.pytorch->loader.points[1].startup_s, std::optional<double>(0.2));
+  EXPECT_EQ(p.pytorch->models.at("resnet18-cifar").ddp_iteration_s, std::vector<double>{0.12});
+  // profile.py got the profile's settings and, without --data, a folder of synthetic files.
+  const std::string args = read_file(dir_ + "/args.txt");
+  EXPECT_EQ(args.rfind(dir_ + "/profile.py --data ", 0), 0u) << args;
+  for (const char* want : {"--device cpu --threads 1 --batches 2 --models resnet18-cifar --warmup 0 --repeats 1 "
+                           "--loader-batch 128 --loader-workers 0,1,2 --out "}) {
+    EXPECT_NE(args.find(want), std::string::npos) << args;
+  }
+  EXPECT_NE(stderr_.find("synthetic CIFAR-10-format files for Python"), std::string::npos) << stderr_;
+
+  // --resume keeps the section: nothing left to measure.
+  ASSERT_EQ(measure(flags + " --resume"), 0) << stderr_;
+  EXPECT_NE(stderr_.find("nothing left to measure"), std::string::npos) << stderr_;
+}
+
+TEST_F(MeasureEndToEnd, BadPytorchJsonIsOneLineNamingFileAndKey) {
+  std::string bad = kPytorchJson;
+  const std::string good_rate = "\"samples_per_s\": 1000";
+  bad.replace(bad.find(good_rate), good_rate.size(), "\"samples_per_s\": -1");
+  const std::string python = fake_python(dir_, bad);
+  EXPECT_EQ(measure(" --skip compute,contention,loader,collectives --pytorch " + python + " --pytorch-script " +
+                    dir_ + "/profile.py"),
+            2);
+  const std::string last = stderr_.substr(stderr_.rfind("error: "));
+  EXPECT_NE(last.find("pytorch.json: loader.points[1].samples_per_s: expected a number > 0, found -1"),
+            std::string::npos)
+      << stderr_;
+  EXPECT_EQ(std::count(last.begin(), last.end(), '\n'), 1) << last;
+}
+
+TEST_F(MeasureEndToEnd, PytorchInterpreterWithoutTorchIsRejected) {
+  EXPECT_EQ(measure(" --pytorch /nonexistent/python3"), 2);
+  EXPECT_EQ(stderr_.rfind("error: --pytorch /nonexistent/python3: cannot run it or it cannot import torch", 0), 0u)
+      << stderr_;
+  EXPECT_EQ(std::count(stderr_.begin(), stderr_.end(), '\n'), 1) << stderr_;
 }
 
 TEST_F(MeasureEndToEnd, SimulateAcceptsTheProfile) {

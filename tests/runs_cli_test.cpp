@@ -131,6 +131,37 @@ TEST_F(MeasureTrain, DataParallelOnOneCpuDevice) {
   EXPECT_TRUE(row.load_before.has_value());
 }
 
+TEST_F(MeasureTrain, DataMadeByMakeDataIsSynthetic) {
+  // `measure make-data` writes CIFAR-10 binaries and the SYNTHETIC marker; a run reading them
+  // (--data DIR) says synthetic, as one on generated images does.
+  const std::string data = dir_ + "/data";
+  const Result made = run("make-data --out " + data + " --train-samples 40 --test-samples 1");
+  ASSERT_EQ(made.status, 0) << made.err;
+  EXPECT_TRUE(fs::exists(data + "/SYNTHETIC"));
+  const std::string runs = dir_ + "/runs.csv";
+  const Result r = run("train --device cpu --strategy dp --gpus 1 --batch-per-gpu 20 --data " + data +
+                       " --epochs 1 --workers 0 --threads 1 --quiet --no-probe --runs " + runs);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const RunRow row = parse_run_row(lines_of(read_text(runs)).at(1));
+  EXPECT_EQ(row.data, "synthetic");
+  EXPECT_EQ(row.train_samples, 40);  // all the folder's training images
+  // Removing the marker makes the same files "cifar10".
+  fs::remove(data + "/SYNTHETIC");
+  ASSERT_EQ(run("train --device cpu --strategy dp --gpus 1 --batch-per-gpu 20 --data " + data +
+                " --epochs 1 --workers 0 --threads 1 --quiet --no-probe --runs " + runs)
+                .status,
+            0);
+  EXPECT_EQ(parse_run_row(lines_of(read_text(runs)).at(2)).data, "cifar10");
+}
+
+TEST_F(MeasureTrain, MakeDataRejectsTooFewImages) {
+  const Result r = run("make-data --out " + dir_ + "/d --train-samples 4");
+  EXPECT_EQ(r.status, 2);
+  const auto err = lines_of(r.err);
+  ASSERT_EQ(err.size(), 1u) << r.err;
+  EXPECT_EQ(err[0].rfind("error: --train-samples: 4 is below the minimum 5", 0), 0u) << err[0];
+}
+
 TEST_F(MeasureTrain, BadFlagIsOneErrorLine) {
   const Result r = run("train --device cpu --strategy dp --gpus 2");
   EXPECT_EQ(r.status, 2);

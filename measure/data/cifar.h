@@ -33,9 +33,15 @@ class DataError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A CIFAR-10 directory holding a file of this name contains generated images (measure make-data,
+// measure/pytorch/synthetic.py): both trainers' readers label what they read `synthetic`.
+inline constexpr const char* kSyntheticMarker = "SYNTHETIC";
+bool is_synthetic_dir(const std::string& dir);
+
 ImageSet read_cifar10_file(const std::string& path);
-ImageSet read_cifar10_train(const std::string& dir);  // the five data_batch_N.bin, in order
-ImageSet read_cifar10_test(const std::string& dir);   // test_batch.bin
+// The five data_batch_N.bin, in order / test_batch.bin; synthetic = is_synthetic_dir(dir).
+ImageSet read_cifar10_train(const std::string& dir);
+ImageSet read_cifar10_test(const std::string& dir);
 
 // Deterministic synthetic images in the same format, labelled synthetic. Each class has its own
 // tint and stripe pattern (plus per-image phase and noise), so a model can learn them. Image i
@@ -43,5 +49,13 @@ ImageSet read_cifar10_test(const std::string& dir);   // test_batch.bin
 ImageSet synthetic_cifar10(int64_t n, uint64_t seed);
 // Writes the binary format (tests generate their input files with it).
 void write_cifar10_file(const ImageSet& set, const std::string& path);
+
+// A synthetic CIFAR-10 directory (`measure make-data`, the images measure/pytorch/synthetic.py
+// writes too): `dir` (created if missing) gets data_batch_1.bin .. data_batch_5.bin with the
+// first `train` images of synthetic_cifar10(train, seed) split over the five files as evenly as
+// possible (the first files one larger), test_batch.bin with synthetic_cifar10(test, seed + 1),
+// and the marker file SYNTHETIC saying the images are generated. Throws DataError for train < 5
+// or test < 1 (an empty file is not a CIFAR-10 file) or a file that cannot be written.
+void write_synthetic_cifar10_dir(const std::string& dir, int64_t train, int64_t test, uint64_t seed);
 
 }  // namespace trainsim::data

@@ -48,7 +48,10 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-std::string data_label(const BaselineOptions& o) { return o.data_dir.empty() ? "synthetic" : "cifar10"; }
+// A --data folder made by `measure make-data` (marker file SYNTHETIC) holds synthetic images too.
+std::string data_label(const BaselineOptions& o) {
+  return o.data_dir.empty() || data::is_synthetic_dir(o.data_dir) ? "synthetic" : "cifar10";
+}
 
 void set_learning_rate(torch::optim::SGD& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
@@ -74,9 +77,9 @@ double test_accuracy(models::ResNet18& model, const data::ImageSet& test_set, co
 }
 
 data::ImageSet load_train_set(const BaselineOptions& o) {
-  const int64_t n = o.train_samples.value_or(kCifarTrainImages);
-  if (o.data_dir.empty()) return data::synthetic_cifar10(n, o.seed);
+  if (o.data_dir.empty()) return data::synthetic_cifar10(o.train_samples.value_or(kCifarTrainImages), o.seed);
   const data::ImageSet all = data::read_cifar10_train(o.data_dir);
+  const int64_t n = o.train_samples.value_or(all.size());  // default: the folder's whole training set
   if (n > all.size()) {
     throw UsageError("--train-samples " + std::to_string(n) + " exceeds the " + std::to_string(all.size()) +
                      " images in " + o.data_dir);
@@ -85,9 +88,11 @@ data::ImageSet load_train_set(const BaselineOptions& o) {
 }
 
 data::ImageSet load_test_set(const BaselineOptions& o) {
-  const int64_t n = o.test_samples.value_or(kCifarTestImages);
-  if (o.data_dir.empty()) return data::synthetic_cifar10(n, o.seed + kSyntheticTestSeedOffset);
+  if (o.data_dir.empty()) {
+    return data::synthetic_cifar10(o.test_samples.value_or(kCifarTestImages), o.seed + kSyntheticTestSeedOffset);
+  }
   const data::ImageSet all = data::read_cifar10_test(o.data_dir);
+  const int64_t n = o.test_samples.value_or(all.size());
   if (n > all.size()) {
     throw UsageError("--test-samples " + std::to_string(n) + " exceeds the " + std::to_string(all.size()) +
                      " images of " + o.data_dir + "/test_batch.bin");

@@ -56,8 +56,8 @@ po::options_description baseline_flags(RawOptions& raw) {
     ("gpus", po::value(&raw.gpus)->default_value(d.gpus),
        "DDP ranks (processes, one device each); >= 2: B_small is the per-rank batch")
     ("epochs", po::value(&raw.epochs)->default_value(d.epochs), "epochs to train (one curve point each)")
-    ("train-samples", po::value(&raw.train_samples), "first N training images (default: all 50000)")
-    ("test-samples", po::value(&raw.test_samples), "first N test images (default: all 10000)")
+    ("train-samples", po::value(&raw.train_samples), "first N training images (default: all of --data's, or 50000 generated)")
+    ("test-samples", po::value(&raw.test_samples), "first N test images (default: all of --data's, or 10000 generated)")
     ("data", po::value(&raw.data_dir),
        "folder with the CIFAR-10 binaries (data_batch_1..5.bin, test_batch.bin); default: synthetic "
        "images (a synthetic held-out set for the test accuracy), and the profile says `synthetic`")

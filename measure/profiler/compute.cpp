@@ -103,6 +103,7 @@ void record_batch(ModelProfile& model, const BatchTimings& t) {
     throw std::invalid_argument(model.name + ": timings for " + std::to_string(t.forward_s.size()) +
                                 " stages, the model has " + std::to_string(model.layers.size()));
   }
+  const bool ddp_aligned = t.ddp_iteration_s && model.ddp_iteration_s.size() == model.batches.size();
   const auto at = static_cast<size_t>(
       std::upper_bound(model.batches.begin(), model.batches.end(), t.batch) - model.batches.begin());
   const auto insert = [at](auto& values, auto value) {
@@ -117,6 +118,11 @@ void record_batch(ModelProfile& model, const BatchTimings& t) {
   insert(model.zero_grad_s, t.zero_grad_s);
   insert(model.optimizer_s, t.optimizer_s);
   insert(model.iteration_s, t.iteration_s);
+  if (ddp_aligned) {
+    insert(model.ddp_iteration_s, *t.ddp_iteration_s);
+  } else {
+    model.ddp_iteration_s.clear();
+  }
   insert(model.peak_memory_bytes, t.peak_memory_bytes);
 }
 

@@ -4,6 +4,7 @@
 // iteration and the peak memory of one iteration. model.train() mode, random non-zero inputs.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "device.h"
@@ -21,6 +22,7 @@ struct BatchTimings {
   double zero_grad_s = 0;
   double optimizer_s = 0;          // SGD step
   double iteration_s = 0;          // zero_grad + forward + loss + backward + step, fused
+  std::optional<double> ddp_iteration_s;  // the DDP loop body on 1 rank (ddp_loop.h); unset: not measured
   double peak_memory_bytes = 0;    // see device.h: allocator peak (GPU) or process RSS (CPU)
 
   // Sum of the parts the simulator adds up; compare with iteration_s.
@@ -37,7 +39,10 @@ BatchTimings measure_batch(const ModelProfile& description, int64_t batch, const
 // True when `model` already holds timings for `batch`.
 bool has_batch(const ModelProfile& model, int64_t batch);
 // Inserts `t` keeping model.batches ascending and every per-batch array aligned with it.
-// Throws std::invalid_argument if the batch is already there or the stage count differs.
+// ddp_iteration_s (optional in the profile) stays aligned too: it gets t's value when it held one
+// for every earlier batch, and is cleared otherwise (a batch without one, or a resumed profile
+// written before it was measured). Throws std::invalid_argument if the batch is already there or
+// the stage count differs.
 void record_batch(ModelProfile& model, const BatchTimings& t);
 
 }  // namespace trainsim::measure::profiler

@@ -67,11 +67,12 @@ std::string default_runs_path(const TrainOptions& o) {
   return "reports/" + machine_name + "/runs.csv";
 }
 
-// The training set of every process: real CIFAR-10 or synthetic images, cut to --train-samples.
+// The training set of every process: the --data folder's images (CIFAR-10, or a make-data folder)
+// or generated ones, cut to --train-samples (default: all of them; 50,000 generated).
 data::ImageSet load_training_set(const TrainOptions& o) {
-  const int64_t n = o.train_samples.value_or(kCifarTrainImages);
-  if (o.data_dir.empty()) return data::synthetic_cifar10(n, o.seed);
+  if (o.data_dir.empty()) return data::synthetic_cifar10(o.train_samples.value_or(kCifarTrainImages), o.seed);
   const data::ImageSet all = data::read_cifar10_train(o.data_dir);
+  const int64_t n = o.train_samples.value_or(all.size());
   if (n > all.size()) {
     throw UsageError("--train-samples " + std::to_string(n) + " exceeds the " +
                      std::to_string(all.size()) + " images in " + o.data_dir);

@@ -53,7 +53,7 @@ po::options_description train_flags(RawOptions& raw) {
     ("workers", po::value(&raw.workers)->default_value(defaults.workers),
        "data-loader worker threads per process (0: load in the training thread)")
     ("train-samples", po::value(&raw.train_samples),
-       "train on the first N samples of the training set (default: all 50000)")
+       "train on the first N samples of the training set (default: all of --data's, or 50000 generated)")
     ("epochs", po::value(&raw.epochs)->default_value(defaults.epochs),
        "epochs to run; the last one is timed, the earlier ones are warm-up")
     ("device", po::value(&raw.device), "cpu or cuda (default: cuda when available, else cpu)")

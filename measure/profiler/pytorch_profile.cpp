@@ -1,0 +1,191 @@
+#include "profiler/pytorch_profile.h"
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli_util.h"
+#include "io/errors.h"
+#include "launch.h"
+#include "usage_error.h"
+
+namespace trainsim::measure::profiler {
+namespace {
+
+using nlohmann::json;
+
+// Importing torch takes a few seconds; a broken interpreter must not hang measure.
+constexpr double kImportTimeout = 120;
+
+// Reads typed values out of the JSON document, naming the file and the key path in every error.
+class Reader {
+ public:
+  explicit Reader(std::string name) : name_(std::move(name)) {}
+
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
+    throw InputError(name_, 0, key, message);
+  }
+
+  const json& member(const json& object, const std::string& path, const std::string& key) const {
+    if (!object.is_object()) fail(path, "expected an object, found " + object.dump());
+    const auto it = object.find(key);
+    if (it == object.end()) fail(join(path, key), "missing");
+    return *it;
+  }
+
+  std::string text(const json& value, const std::string& key) const {
+    if (!value.is_string()) fail(key, "expected a string, found " + value.dump());
+    return value.get<std::string>();
+  }
+
+  int64_t integer(const json& value, const std::string& key, int64_t minimum) const {
+    if (!value.is_number_integer() || value.get<int64_t>() < minimum) {
+      fail(key, "expected an integer >= " + std::to_string(minimum) + ", found " + value.dump());
+    }
+    return value.get<int64_t>();
+  }
+
+  // A finite number > 0 (positive) or >= 0.
+  double number(const json& value, const std::string& key, bool positive) const {
+    const bool ok = value.is_number() && std::isfinite(value.get<double>()) &&
+                    (positive ? value.get<double>() > 0 : value.get<double>() >= 0);
+    if (!ok) fail(key, std::string("expected a number ") + (positive ? "> 0" : ">= 0") + ", found " + value.dump());
+    return value.get<double>();
+  }
+
+  const json& array(const json& value, const std::string& key) const {
+    if (!value.is_array()) fail(key, "expected a list, found " + value.dump());
+    return value;
+  }
+
+  static std::string join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+  static std::string at(const std::string& key, size_t i) { return key + "[" + std::to_string(i) + "]"; }
+
+ private:
+  std::string name_;
+};
+
+std::vector<double> times(const Reader& r, const json& parent, const std::string& path, const std::string& key,
+                          size_t count) {
+  const std::string full = Reader::join(path, key);
+  const json& list = r.array(r.member(parent, path, key), full);
+  if (list.size() != count) {
+    r.fail(full, std::to_string(list.size()) + " values for " + std::to_string(count) + " batches");
+  }
+  std::vector<double> out;
+  for (size_t i = 0; i < list.size(); ++i) out.push_back(r.number(list[i], Reader::at(full, i), /*positive=*/true));
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> pytorch_profile_command(const PytorchRequest& q) {
+  std::string models;
+  for (const auto& m : q.models) models += (models.empty() ? "" : ",") + m;
+  return {q.python,
+          q.script,
+          "--data", q.data_dir,
+          "--device", q.device,
+          "--threads", std::to_string(q.threads),
+          "--batches", join_ints(q.batches),
+          "--models", models,
+          "--warmup", std::to_string(q.warmup),
+          "--repeats", std::to_string(q.repeats),
+          "--loader-batch", std::to_string(q.loader_batch),
+          "--loader-workers", join_ints(std::vector<int64_t>(q.loader_workers.begin(), q.loader_workers.end())),
+          "--out", q.out};
+}
+
+PytorchProfile parse_pytorch_profile(const std::string& text, const std::string& name) {
+  const Reader r(name);
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    r.fail("", std::string("not JSON: ") + e.what());
+  }
+  if (!doc.is_object()) r.fail("", "expected a JSON object, found " + doc.dump());
+  if (r.text(r.member(doc, "", "framework"), "framework") != "pytorch") {
+    r.fail("framework", "expected \"pytorch\", found " + doc.at("framework").dump());
+  }
+  PytorchProfile p;
+  p.torch = r.text(r.member(doc, "", "torch"), "torch");
+  p.torchvision = r.text(r.member(doc, "", "torchvision"), "torchvision");
+  p.python = r.text(r.member(doc, "", "python"), "python");
+  p.threads = static_cast<int>(r.integer(r.member(doc, "", "threads"), "threads", 1));
+  p.probe_s = r.number(r.member(doc, "", "probe_s"), "probe_s", /*positive=*/true);
+  const std::string data = r.text(r.member(doc, "", "data"), "data");
+  if (data != "synthetic" && data != "cifar10") r.fail("data", "expected \"synthetic\" or \"cifar10\", found \"" + data + "\"");
+  p.loader.data = data;
+
+  const json& loader = r.member(doc, "", "loader");
+  p.loader.batch = r.integer(r.member(loader, "loader", "batch"), "loader.batch", 1);
+  const json& points = r.array(r.member(loader, "loader", "points"), "loader.points");
+  for (size_t i = 0; i < points.size(); ++i) {
+    const std::string key = Reader::at("loader.points", i);
+    LoaderPoint point;
+    point.workers = static_cast<int>(r.integer(r.member(points[i], key, "workers"), key + ".workers", 0));
+    if (!p.loader.points.empty() && point.workers <= p.loader.points.back().workers) {
+      r.fail(key + ".workers", "worker counts must be strictly ascending");
+    }
+    point.samples_per_s = r.number(r.member(points[i], key, "samples_per_s"), key + ".samples_per_s", true);
+    point.startup_s = r.number(r.member(points[i], key, "startup_s"), key + ".startup_s", false);
+    p.loader.points.push_back(point);
+  }
+
+  const json& models = r.member(doc, "", "models");
+  if (!models.is_object()) r.fail("models", "expected an object, found " + models.dump());
+  for (const auto& [model, entry] : models.items()) {
+    const std::string key = "models." + model;
+    PytorchLoop loop;
+    const json& batches = r.array(r.member(entry, key, "batches"), key + ".batches");
+    for (size_t i = 0; i < batches.size(); ++i) {
+      loop.batches.push_back(r.integer(batches[i], Reader::at(key + ".batches", i), 1));
+      if (i > 0 && loop.batches[i] <= loop.batches[i - 1]) {
+        r.fail(Reader::at(key + ".batches", i), "batches must be strictly ascending");
+      }
+    }
+    loop.iteration_s = times(r, entry, key, "iteration_s", loop.batches.size());
+    loop.ddp_iteration_s = times(r, entry, key, "ddp_iteration_s", loop.batches.size());
+    const json& oom = r.member(entry, key, "oom_batch");
+    if (!oom.is_null()) loop.oom_batch = r.integer(oom, key + ".oom_batch", 1);
+    p.models.emplace(model, std::move(loop));
+  }
+  return p;
+}
+
+PytorchProfile read_pytorch_profile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "", "cannot read the PyTorch profile (measure/pytorch/profile.py wrote none)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_pytorch_profile(text.str(), path);
+}
+
+bool python_has_torch(const std::string& python) {
+  return run_program({python, "-c", "import torch, torchvision"}, kImportTimeout, /*quiet=*/true) == 0;
+}
+
+std::optional<std::string> choose_pytorch_python(const std::string& choice, std::string& note,
+                                                 bool (*has_torch)(const std::string&)) {
+  note.clear();
+  if (choice == "off") return std::nullopt;
+  if (choice == "auto") {
+    for (const char* candidate : {"/usr/bin/python3", "python3"}) {
+      if (has_torch(candidate)) return std::string(candidate);
+    }
+    note = "no Python with torch and torchvision (tried /usr/bin/python3 and python3 on PATH): the pytorch "
+           "section is not measured (--pytorch PYTHON names one)";
+    return std::nullopt;
+  }
+  if (choice.empty()) throw UsageError("--pytorch: expected auto, off or a Python interpreter");
+  if (!has_torch(choice)) {
+    throw UsageError("--pytorch " + choice + ": cannot run it or it cannot import torch and torchvision");
+  }
+  return choice;
+}
+
+}  // namespace trainsim::measure::profiler

@@ -1,0 +1,57 @@
+#pragma once
+// The profile's `pytorch:` section: `measure` runs the reference trainer's own profiler,
+// measure/pytorch/profile.py (docs/PYTORCH.md), with the profile's settings, and reads the JSON
+// object it writes:
+//   {"framework": "pytorch", "torch": .., "torchvision": .., "python": .., "device": ..,
+//    "device_name": .., "threads": 1, "data": "synthetic", "probe_s": 0.91,
+//    "loader": {"batch": 128, "points": [{"workers": 0, "samples_per_s": .., "first_batch_s": ..,
+//               "startup_s": ..}, ...]},
+//    "models": {"resnet18-cifar": {"batches": [..], "iteration_s": [..], "ddp_iteration_s": [..],
+//               "oom_batch": null}}}
+// Torch-free.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/profile.h"
+
+namespace trainsim::measure::profiler {
+
+// What profile.py is asked to measure.
+struct PytorchRequest {
+  std::string python;                // the interpreter
+  std::string script;                // measure/pytorch/profile.py
+  std::string data_dir;              // CIFAR-10 binary files (real, or written by make-data)
+  std::string device;                // "cpu" or "cuda"
+  int threads = 1;
+  std::vector<int64_t> batches;
+  std::vector<std::string> models;
+  int warmup = 1;
+  int repeats = 3;
+  int64_t loader_batch = 128;
+  std::vector<int> loader_workers;
+  std::string out;                   // the JSON file profile.py writes
+};
+
+// PYTHON SCRIPT --data DIR --device D --threads T --batches B1,B2 --models M --warmup W
+// --repeats R --loader-batch B --loader-workers W1,W2 --out FILE.
+std::vector<std::string> pytorch_profile_command(const PytorchRequest& request);
+
+// Parses profile.py's JSON. Bad content throws trainsim::InputError naming `name` (the file) and
+// the key, e.g. "out.json: loader.points[1].samples_per_s: expected a number > 0, found "fast"".
+PytorchProfile parse_pytorch_profile(const std::string& text, const std::string& name);
+PytorchProfile read_pytorch_profile(const std::string& path);
+
+// True when `python` runs and imports torch and torchvision (its output is discarded).
+bool python_has_torch(const std::string& python);
+
+// --pytorch: "off" -> nullopt. "auto" -> the first of /usr/bin/python3 and python3 (on PATH) for
+// which python_has_torch holds, else nullopt with `note` saying why nothing is measured. Any
+// other value is the interpreter to use: it is returned when python_has_torch holds for it, else
+// UsageError. `has_torch` is python_has_torch (replaceable in tests).
+std::optional<std::string> choose_pytorch_python(const std::string& choice, std::string& note,
+                                                 bool (*has_torch)(const std::string&) = python_has_torch);
+
+}  // namespace trainsim::measure::profiler
