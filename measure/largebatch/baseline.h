@@ -20,9 +20,10 @@ using EpochDone = std::function<void(const TrainingCurve& curve)>;
 // Trains options.epochs epochs of options.model on `train_set` and returns the curve. One device
 // when `communicator` is null: every step's gradient is the size-weighted mean of
 // options.micro_batches micro-batch gradients (micro_batch_backward). DDP otherwise: this process
-// is rank communicator->rank() of options.gpus, trains its DistributedSampler share with a
-// DdpReducer, and reads |grad|^2 before the reducer averages (its own gradient, B_small = the
-// per-rank batch) and after (B_big = the global batch); the per-rank values are averaged over
+// is rank communicator->rank() of options.gpus, trains its DistributedSampler share under
+// DistributedDataParallel (c10d::Reducer, runs/ddp.h), whose comm hook adds up |grad|^2 of this
+// rank's own gradient before the all-reduce (B_small = the per-rank batch), and reads |grad|^2
+// of the averaged gradient after backward (B_big = the global batch); the per-rank values are averaged over
 // the ranks once per epoch. `test_set` (may be null on ranks other than 0) gives the test
 // accuracy after each epoch (-1 without one). Throws std::runtime_error when an epoch ends with
 // the |G|^2 or tr(Sigma) average not positive (noise dominates: the noise scale is not
