@@ -44,10 +44,10 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// A rank process of a collective gets this long before it is killed (the backends' own
-// timeouts, kCollectiveTimeout, fire much earlier on a hang).
+// A rank process (or profile.py) gets this long before it is killed; the ranks' own process
+// group timeout, kRankTimeoutSeconds, fires much earlier on a hang.
 constexpr double kLaunchTimeout = 3600;
-constexpr double kCollectiveTimeout = 600;
+constexpr double kRankTimeoutSeconds = 600;
 // Synthetic test images written for profile.py (it reads only the training files).
 constexpr int64_t kPytorchTestImages = 1000;
 
@@ -482,7 +482,7 @@ class ProfileRun {
     job.repeats = plan_.repeats;
     job.threads = plan_.threads;
     job.seed = options_.seed + static_cast<uint64_t>(job.batch);
-    job.timeout_s = kCollectiveTimeout;
+    job.timeout_s = kRankTimeoutSeconds;
     std::vector<ContentionPoint> points;
     for (int k = 1; k <= plan_.contention_ranks; ++k) {
       const double seconds = profiler::run_contention(self_executable(), job, k, kLaunchTimeout);
@@ -529,7 +529,7 @@ class ProfileRun {
     job.warmup = plan_.collective_warmup;
     job.repeats = plan_.collective_repeats;
     job.threads = 1;  // the collective's own threads do the work
-    job.timeout_s = kCollectiveTimeout;
+    job.timeout_s = kRankTimeoutSeconds;
     const collectives::CollectiveResult result =
         collectives::run_collective(self_executable(), job, ranks, kLaunchTimeout);
     insert_curve(result.curve);
