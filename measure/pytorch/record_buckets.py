@@ -7,7 +7,8 @@ its parameters (positions in list(model.parameters())), then does what the defau
 
     /usr/bin/python3 measure/pytorch/record_buckets.py [--out tests/fixtures/runs/pytorch_ddp_buckets.json]
 
-The C++ reducer (measure/runs/ddp_reducer.h) is checked against the file this writes.
+measure train's DDP (LibTorch's c10d::Reducer, measure/runs/ddp.h) is checked against the file this
+writes (tests/runs_buckets_test.cpp).
 """
 
 import os
