@@ -559,6 +559,11 @@ class ProfileRun {
     q.repeats = plan_.repeats;
     q.loader_batch = plan_.loader_batch;
     q.loader_workers = plan_.loader_workers;
+    // What starting the workers costs, with as many training processes at once as the host
+    // contention case runs (CPU: ranks share the host; a GPU host's ranks each have a device).
+    q.fork_ranks.clear();
+    const int fork_ranks = device_.is_cuda() ? 1 : std::max(1, plan_.contention_ranks);
+    for (int k = 1; k <= fork_ranks; ++k) q.fork_ranks.push_back(k);
     q.out = folder.path() + "/pytorch.json";
     const std::vector<std::string> command = profiler::pytorch_profile_command(q);
     log("  " + join_command_line(static_cast<int>(command.size()), to_c_strings(command).data()));

@@ -182,7 +182,10 @@ Profile make_profile() {
   py.loader.data = "synthetic";
   py.loader.batch = 128;
   py.loader.points = {{0, 9800.5, 0.0}, {2, 17000.25, 0.077}};
-  py.models["resnet18-cifar"] = PytorchLoop{{32, 128}, {0.9, 2.0 / 3.0}, {0.95, 3.5}, 512};
+  PytorchLoop loop{{32, 128}, {0.9, 2.0 / 3.0}, {0.95, 3.5}, 512, std::nullopt};
+  loop.fork = ForkCost{1, {{1, {0.015, 0.02}, {0.05, 0.06}, {0.1 + 0.2, 0.4}}, {2, {0.016, 0.021}, {0.07, 0.08}, {0.45, 0.5}}}};
+  py.models["resnet18-cifar"] = loop;
+  py.models["no-fork"] = PytorchLoop{{32}, {0.9}, {0.95}, std::nullopt, std::nullopt};
   p.pytorch = py;
   return p;
 }
@@ -350,6 +353,17 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
       EXPECT_EQ(loop.iteration_s, other.iteration_s);
       EXPECT_EQ(loop.ddp_iteration_s, other.ddp_iteration_s);
       EXPECT_EQ(loop.oom_batch, other.oom_batch);
+      ASSERT_EQ(loop.fork.has_value(), other.fork.has_value()) << name;
+      if (loop.fork) {
+        EXPECT_EQ(loop.fork->workers, other.fork->workers);
+        ASSERT_EQ(loop.fork->points.size(), other.fork->points.size());
+        for (size_t i = 0; i < loop.fork->points.size(); ++i) {
+          EXPECT_EQ(loop.fork->points[i].ranks, other.fork->points[i].ranks);
+          EXPECT_EQ(loop.fork->points[i].iter_s, other.fork->points[i].iter_s);
+          EXPECT_EQ(loop.fork->points[i].first_batch_s, other.fork->points[i].first_batch_s);
+          EXPECT_EQ(loop.fork->points[i].cow_s, other.fork->points[i].cow_s);
+        }
+      }
     }
   }
 }
@@ -612,6 +626,24 @@ INSTANTIATE_TEST_SUITE_P(
                    "ddp_iteration_s: [0.95], oom_batch: null}\ntraining:\n",
                    "ddp_iteration_s: [0.95]", "pytorch.models.resnet18-cifar.ddp_iteration_s",
                    "has 1 values but batches has 2"},
+        BadProfile{"ForkPointsNotFromOneRank", "training:\n",
+                   "pytorch:\n  torch: \"1.13\"\n  torchvision: \"0.14\"\n  python: \"3.11\"\n  threads: 1\n"
+                   "  probe_s: 0.9\n  loader: {data: \"synthetic\", batch: 128, points: []}\n"
+                   "  models:\n    \"resnet18-cifar\":\n      batches: [32]\n      iteration_s: [0.9]\n"
+                   "      ddp_iteration_s: [0.95]\n      oom_batch: null\n      fork:\n        workers: 1\n"
+                   "        points:\n          - {ranks: 2, iter_s: [0.02], first_batch_s: [0.05], cow_s: [0.4]}\n"
+                   "training:\n",
+                   "{ranks: 2, iter_s", "pytorch.models.resnet18-cifar.fork.points[0].ranks",
+                   "the first point must be the ranks: 1 reference"},
+        BadProfile{"ForkArrayLengthMismatch", "training:\n",
+                   "pytorch:\n  torch: \"1.13\"\n  torchvision: \"0.14\"\n  python: \"3.11\"\n  threads: 1\n"
+                   "  probe_s: 0.9\n  loader: {data: \"synthetic\", batch: 128, points: []}\n"
+                   "  models:\n    \"resnet18-cifar\":\n      batches: [32]\n      iteration_s: [0.9]\n"
+                   "      ddp_iteration_s: [0.95]\n      oom_batch: null\n      fork:\n        workers: 1\n"
+                   "        points:\n          - {ranks: 1, iter_s: [0.02], first_batch_s: [0.05], cow_s: [0.4, 0.5]}\n"
+                   "training:\n",
+                   "{ranks: 1, iter_s", "pytorch.models.resnet18-cifar.fork.points[0].cow_s",
+                   "has 2 values but batches has 1"},
         BadProfile{"PytorchUnknownKey", "training:\n",
                    "pytorch:\n  torch: \"1.13\"\n  torchvison: \"0.14\"\ntraining:\n", "torchvison",
                    "pytorch.torchvison", "unknown key 'torchvison'"},

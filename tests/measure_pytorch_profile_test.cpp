@@ -22,7 +22,10 @@ const char* const kGood = R"({"framework": "pytorch", "torch": "1.13.0a0", "torc
      {"workers": 0, "samples_per_s": 1500.5, "first_batch_s": 0.08, "startup_s": 0.0},
      {"workers": 2, "samples_per_s": 2900.0, "first_batch_s": 0.4, "startup_s": 0.31}]},
   "models": {"resnet18-cifar": {"batches": [32, 128], "iteration_s": [0.6, 2.2],
-     "ddp_iteration_s": [0.65, 2.3], "oom_batch": null}}})";
+     "ddp_iteration_s": [0.65, 2.3], "oom_batch": null,
+     "fork": {"workers": 1, "points": [
+       {"ranks": 1, "iter_s": [0.016, 0.02], "first_batch_s": [0.05, 0.07], "cow_s": [0.15, 0.0]},
+       {"ranks": 2, "iter_s": [0.018, 0.021], "first_batch_s": [0.06, 0.09], "cow_s": [0.42, 0.6]}]}}}})";
 
 std::string error_of(const std::string& text) {
   try {
@@ -61,6 +64,13 @@ TEST(PytorchProfile, ReadsEveryField) {
   EXPECT_EQ(loop.iteration_s, (std::vector<double>{0.6, 2.2}));
   EXPECT_EQ(loop.ddp_iteration_s, (std::vector<double>{0.65, 2.3}));
   EXPECT_FALSE(loop.oom_batch.has_value());
+  ASSERT_TRUE(loop.fork.has_value());
+  EXPECT_EQ(loop.fork->workers, 1);
+  ASSERT_EQ(loop.fork->points.size(), 2u);
+  EXPECT_EQ(loop.fork->points[1].ranks, 2);
+  EXPECT_EQ(loop.fork->points[1].iter_s, (std::vector<double>{0.018, 0.021}));
+  EXPECT_EQ(loop.fork->points[0].first_batch_s, (std::vector<double>{0.05, 0.07}));
+  EXPECT_EQ(loop.fork->points[0].cow_s, (std::vector<double>{0.15, 0.0}));  // 0 is a valid excess
   EXPECT_EQ(parse_pytorch_profile(edited("\"oom_batch\": null", "\"oom_batch\": 512"), "f").models.at(
                 "resnet18-cifar").oom_batch,
             std::optional<int64_t>(512));
@@ -84,6 +94,12 @@ TEST(PytorchProfile, BadContentNamesTheFileAndTheKey) {
             "out.json: framework: expected \"pytorch\", found \"jax\"");
   EXPECT_EQ(error_of(edited("\"startup_s\": 0.31", "\"startup_s\": -1")),
             "out.json: loader.points[1].startup_s: expected a number >= 0, found -1");
+  EXPECT_EQ(error_of(edited("{\"ranks\": 1, \"iter_s\"", "{\"ranks\": 3, \"iter_s\"")),
+            "out.json: models.resnet18-cifar.fork.points[0].ranks: ranks must rise strictly from 1");
+  EXPECT_EQ(error_of(edited("\"cow_s\": [0.42, 0.6]", "\"cow_s\": [0.42]")),
+            "out.json: models.resnet18-cifar.fork.points[1].cow_s: 1 values for 2 batches");
+  EXPECT_EQ(error_of(edited("\"cow_s\": [0.42, 0.6]", "\"cow_s\": [0.42, -0.1]")),
+            "out.json: models.resnet18-cifar.fork.points[1].cow_s[1]: expected a number >= 0, found -0.1");
   EXPECT_EQ(error_of("[1, 2]"), "out.json: expected a JSON object, found [1,2]");
   // Not JSON at all: one line naming the file.
   const std::string garbage = error_of("{\"torch\": ");
@@ -108,12 +124,14 @@ TEST(PytorchProfile, CommandCarriesTheProfilesSettings) {
   q.repeats = 3;
   q.loader_batch = 128;
   q.loader_workers = {0, 1, 2};
+  q.fork_ranks = {1, 2};
   q.out = "/tmp/out.json";
   EXPECT_EQ(pytorch_profile_command(q),
             (std::vector<std::string>{"/usr/bin/python3", "/src/measure/pytorch/profile.py", "--data", "/tmp/data",
                                       "--device", "cpu", "--threads", "2", "--batches", "32,64", "--models",
                                       "resnet18-cifar", "--warmup", "1", "--repeats", "3", "--loader-batch", "128",
-                                      "--loader-workers", "0,1,2", "--out", "/tmp/out.json"}));
+                                      "--loader-workers", "0,1,2", "--fork-ranks", "1,2", "--out",
+                                      "/tmp/out.json"}));
 }
 
 bool none_has_torch(const std::string&) { return false; }

@@ -80,6 +80,32 @@ std::vector<double> times(const Reader& r, const json& parent, const std::string
   return out;
 }
 
+// {"workers": W, "points": [{"ranks": k, "iter_s": [...], "first_batch_s": [...], "cow_s": [...]}]}:
+// ranks strictly ascending from 1; arrays aligned with the model's batches; cow_s may be 0.
+ForkCost parse_fork(const Reader& r, const json& value, const std::string& key, size_t batch_count) {
+  ForkCost fork;
+  fork.workers = static_cast<int>(r.integer(r.member(value, key, "workers"), key + ".workers", 1));
+  const json& points = r.array(r.member(value, key, "points"), key + ".points");
+  if (points.empty()) r.fail(key + ".points", "must hold the ranks 1 point at least");
+  for (size_t i = 0; i < points.size(); ++i) {
+    const std::string at = Reader::at(key + ".points", i);
+    ForkPoint p;
+    p.ranks = static_cast<int>(r.integer(r.member(points[i], at, "ranks"), at + ".ranks", 1));
+    if ((fork.points.empty() && p.ranks != 1) || (!fork.points.empty() && p.ranks <= fork.points.back().ranks)) {
+      r.fail(at + ".ranks", "ranks must rise strictly from 1");
+    }
+    p.iter_s = times(r, points[i], at, "iter_s", batch_count);
+    p.first_batch_s = times(r, points[i], at, "first_batch_s", batch_count);
+    const json& cow = r.array(r.member(points[i], at, "cow_s"), at + ".cow_s");
+    if (cow.size() != batch_count) {
+      r.fail(at + ".cow_s", std::to_string(cow.size()) + " values for " + std::to_string(batch_count) + " batches");
+    }
+    for (size_t j = 0; j < cow.size(); ++j) p.cow_s.push_back(r.number(cow[j], Reader::at(at + ".cow_s", j), false));
+    fork.points.push_back(std::move(p));
+  }
+  return fork;
+}
+
 }  // namespace
 
 std::vector<std::string> pytorch_profile_command(const PytorchRequest& q) {
@@ -96,6 +122,7 @@ std::vector<std::string> pytorch_profile_command(const PytorchRequest& q) {
           "--repeats", std::to_string(q.repeats),
           "--loader-batch", std::to_string(q.loader_batch),
           "--loader-workers", join_ints(std::vector<int64_t>(q.loader_workers.begin(), q.loader_workers.end())),
+          "--fork-ranks", join_ints(std::vector<int64_t>(q.fork_ranks.begin(), q.fork_ranks.end())),
           "--out", q.out};
 }
 
@@ -152,6 +179,7 @@ PytorchProfile parse_pytorch_profile(const std::string& text, const std::string&
     loop.ddp_iteration_s = times(r, entry, key, "ddp_iteration_s", loop.batches.size());
     const json& oom = r.member(entry, key, "oom_batch");
     if (!oom.is_null()) loop.oom_batch = r.integer(oom, key + ".oom_batch", 1);
+    if (entry.contains("fork")) loop.fork = parse_fork(r, entry.at("fork"), key + ".fork", loop.batches.size());
     p.models.emplace(model, std::move(loop));
   }
   return p;

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """What the Python pipeline itself costs: the DataLoader of train.py per worker count, the
 trainer's loop body with the plain module and with DistributedDataParallel on one rank, and the
-calibration probe. Writes one JSON object (docs/PYTORCH.md).
+calibration probe, and what starting the DataLoader's worker processes every epoch costs the
+training process (fork, copy-on-write), with 1..K such processes at once. Writes one JSON object
+(docs/PYTORCH.md).
 
     /usr/bin/python3 measure/pytorch/profile.py --data DIR --device cpu|cuda [--threads T]
         [--batches 32,128,512] [--models resnet18-cifar] [--warmup 1] [--repeats 3]
-        [--loader-batch 128] [--loader-workers 0,1,2] [--loader-batches 16] --out FILE.json
-        [--quiet]
+        [--loader-batch 128] [--loader-workers 0,1,2] [--loader-batches 16] [--fork-ranks 1,2]
+        --out FILE.json [--quiet]
 
 Exit codes: 0 done; 2 a bad flag or bad input (one `error: ...` line); 1 a failure while running.
 """
@@ -38,6 +40,7 @@ _stdlib_profile_first()
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import multiprocessing  # noqa: E402
 import platform  # noqa: E402
 import shutil  # noqa: E402
 import statistics  # noqa: E402
@@ -107,6 +110,9 @@ def parse_args(argv):
     p.add_argument("--loader-batch", type=int_at_least(1), default=128)
     p.add_argument("--loader-workers", type=lambda t: sorted(int_list(t, 0)), default=[0, 1, 2])
     p.add_argument("--loader-batches", type=int_at_least(1), default=16)
+    p.add_argument("--fork-ranks", type=lambda t: sorted(int_list(t, 1)), default=[1],
+                   help="numbers of training processes that start their workers at once "
+                        "(cpu; 1 on cuda)")
     p.add_argument("--out", required=True, metavar="FILE.json")
     p.add_argument("--quiet", action="store_true")
     a = p.parse_args(argv)
@@ -239,6 +245,106 @@ class OneRankGroup:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+# ---------------------------------------------------------------------------------------------
+# Starting the workers: what it costs the training process
+
+
+def _fork_cycles(name, device_kind, threads, batch, workers, data, cycles, barrier, results, index):
+    """One training process (a child of the profiler): the trainer's model under DDP on its own
+    1-rank group and its DataLoader with `workers` workers. After a warm-up iteration, `cycles`
+    times: wait for the other processes, start the loader's workers (iter), take the first batch,
+    then run the loop body twice. Puts (iter_s, first_batch_s, cow_s) per cycle into `results`:
+    the time of iter() (forking the workers), of the first next() (the workers start and build
+    the first batch), and the first iteration's excess over the second (the copy-on-write faults
+    the training process pays after the fork)."""
+    try:
+        if threads is not None:
+            torch.set_num_threads(threads)
+        device = torch.device("cuda", 0) if device_kind == "cuda" else torch.device("cpu")
+        group = OneRankGroup(device)
+        try:
+            torch.manual_seed(0)
+            model = MODELS[name]().to(device)
+            net = DistributedDataParallel(model, device_ids=[0]) if device_kind == "cuda" else \
+                DistributedDataParallel(model)
+            optimizer = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
+            criterion = nn.CrossEntropyLoss()
+            inputs = torch.randn(batch, 3, 32, 32).to(device)
+            targets = torch.randint(0, 10, (batch,)).to(device)
+            loader = cifar_data.train_loader(data, batch, workers, sampler=None, persistent=False,
+                                             generator=cifar_data.seeded_generator(index))
+
+            def body():
+                optimizer.zero_grad()
+                outputs = net(inputs)
+                loss = criterion(outputs, targets)
+                loss.backward()
+                optimizer.step()
+                loss.item()
+                _, predicted = outputs.max(1)
+                predicted.eq(targets).sum().item()
+                sync(device)
+
+            net.train()
+            body()
+            out = []
+            for _ in range(cycles):
+                barrier.wait()
+                t0 = time.perf_counter()
+                it = iter(loader)
+                t1 = time.perf_counter()
+                next(it)
+                t2 = time.perf_counter()
+                body()
+                t3 = time.perf_counter()
+                body()
+                t4 = time.perf_counter()
+                del it  # shuts the workers down
+                out.append((t1 - t0, t2 - t1, (t3 - t2) - (t4 - t3)))
+            results.put((index, out))
+            del net, model, optimizer
+        finally:
+            group.close()
+    except BaseException as e:  # noqa: BLE001 (reported to the parent, which fails)
+        results.put((index, "%s: %s" % (type(e).__name__, e)))
+
+
+def measure_fork(name, device, threads, batches, workers, ranks_list, data, cycles, log):
+    """{workers, points: [{ranks, iter_s[], first_batch_s[], cow_s[]}]}: per number of processes k
+    that start their workers at once, per batch, the medians over the cycles and processes."""
+    ctx = multiprocessing.get_context("fork")
+    points = []
+    for k in ranks_list:
+        point = {"ranks": k, "iter_s": [], "first_batch_s": [], "cow_s": []}
+        for b in batches:
+            barrier = ctx.Barrier(k)
+            results = ctx.Queue()
+            procs = [ctx.Process(target=_fork_cycles, args=(name, device.type, threads, b, workers,
+                                                            data, cycles, barrier, results, i))
+                     for i in range(k)]
+            for p in procs:
+                p.start()
+            got = [results.get() for _ in procs]
+            for p in procs:
+                p.join()
+            iters, firsts, cows = [], [], []
+            for index, out in got:
+                if isinstance(out, str):
+                    raise RuntimeError("fork measurement, process %d: %s" % (index, out))
+                iters.extend(c[0] for c in out)
+                firsts.extend(c[1] for c in out)
+                cows.extend(c[2] for c in out)
+            point["iter_s"].append(statistics.median(iters))
+            point["first_batch_s"].append(statistics.median(firsts))
+            point["cow_s"].append(max(0.0, statistics.median(cows)))
+            log("%s: batch %d, %d process(es) starting %d worker(s) at once: iter() %.4f s, "
+                "first batch %.4f s, copy-on-write %.4f s"
+                % (name, b, k, workers, point["iter_s"][-1], point["first_batch_s"][-1],
+                   point["cow_s"][-1]))
+        points.append(point)
+    return {"workers": workers, "points": points}
+
+
 def measure_model(name, device, batches, warmup, repeats, log):
     result = {"batches": [], "iteration_s": [], "ddp_iteration_s": [], "oom_batch": None}
     group = OneRankGroup(device)
@@ -332,8 +438,15 @@ def run(a):
                         "points": measure_loader(dataset, a.loader_batch, a.loader_workers,
                                                  a.loader_batches, a.repeats, log)}
     result["models"] = {}
+    fork_workers = [w for w in a.loader_workers if w >= 1]
+    fork_ranks = a.fork_ranks if kind == "cpu" else [1]
+    train_subset = Subset(dataset, list(range(min(len(dataset), 4096))))
     for name in a.models:
-        result["models"][name] = measure_model(name, device, a.batches, a.warmup, a.repeats, log)
+        model = measure_model(name, device, a.batches, a.warmup, a.repeats, log)
+        if fork_workers and model["batches"]:
+            model["fork"] = measure_fork(name, device, a.threads, model["batches"], fork_workers[0],
+                                         fork_ranks, train_subset, a.repeats, log)
+        result["models"][name] = model
     write_json_atomic(a.out, result)
     log("wrote %s in %.1f s" % (a.out, time.perf_counter() - t_start))
 

@@ -199,12 +199,28 @@ struct Calibration {
   double probe_s() const { return 0.5 * (start_s + end_s); }
 };
 
+// Starting a DataLoader's worker processes, as it costs the training process (PyTorch forks them
+// at every epoch's iter(loader) unless they are persistent), with `ranks` training processes
+// doing it at once. Arrays aligned with PytorchLoop::batches.
+struct ForkPoint {
+  int ranks = 0;
+  std::vector<double> iter_s;         // iter(loader): forking the workers
+  std::vector<double> first_batch_s;  // the first next(): the workers start and build a batch
+  std::vector<double> cow_s;          // the first iteration's excess: copy-on-write faults
+};
+
+struct ForkCost {
+  int workers = 0;                 // workers per loader when measured
+  std::vector<ForkPoint> points;   // strictly ascending in ranks, from 1
+};
+
 // The PyTorch (Python) training loop measured by measure/pytorch/profile.py on this machine.
 struct PytorchLoop {
   std::vector<int64_t> batches;          // ascending: the batches that ran
   std::vector<double> iteration_s;       // plain module, the reference trainer's loop body
   std::vector<double> ddp_iteration_s;   // the same under DistributedDataParallel on 1 rank
   std::optional<int64_t> oom_batch;      // smallest batch that ran out of memory, if any
+  std::optional<ForkCost> fork;          // absent: not measured (no worker count >= 1)
 };
 
 // What the reference PyTorch trainer's own pipeline costs: its DataLoader (PIL images,

@@ -393,9 +393,34 @@ Calibration parse_calibration(const Value& value) {
   return c;
 }
 
+ForkCost parse_fork(const Value& value, size_t batch_count) {
+  const Map map(value, {"workers", "points"});
+  ForkCost fork;
+  fork.workers = map.required("workers").as_int(/*min=*/1);
+  for (const Value& item : map.required("points").as_list()) {
+    const Map point(item, {"ranks", "iter_s", "first_batch_s", "cow_s"});
+    ForkPoint p;
+    const Value ranks = point.required("ranks");
+    p.ranks = ranks.as_int(/*min=*/1);
+    if (fork.points.empty() && p.ranks != 1) {
+      ranks.fail("the first point must be the ranks: 1 reference, got " + ranks.describe());
+    }
+    if (!fork.points.empty() && p.ranks <= fork.points.back().ranks) {
+      ranks.fail("points must be strictly ascending in ranks: " + std::to_string(p.ranks) + " follows " +
+                 std::to_string(fork.points.back().ranks));
+    }
+    p.iter_s = parse_per_batch(point, "iter_s", batch_count);
+    p.first_batch_s = parse_per_batch(point, "first_batch_s", batch_count);
+    p.cow_s = parse_per_batch(point, "cow_s", batch_count);
+    fork.points.push_back(std::move(p));
+  }
+  if (fork.points.empty()) map.required("points").fail("must hold the ranks: 1 point at least");
+  return fork;
+}
+
 // Per-batch arrays of the Python loop: aligned with its own batches, times > 0.
 PytorchLoop parse_pytorch_loop(const Value& value) {
-  const Map map(value, {"batches", "iteration_s", "ddp_iteration_s", "oom_batch"});
+  const Map map(value, {"batches", "iteration_s", "ddp_iteration_s", "oom_batch", "fork"});
   PytorchLoop loop;
   const std::vector<Value> batch_nodes = map.required("batches").as_list();
   for (const Value& batch : batch_nodes) loop.batches.push_back(batch.as_int64(/*min=*/1));
@@ -403,6 +428,7 @@ PytorchLoop parse_pytorch_loop(const Value& value) {
   loop.iteration_s = parse_per_batch(map, "iteration_s", loop.batches.size());
   loop.ddp_iteration_s = parse_per_batch(map, "ddp_iteration_s", loop.batches.size());
   loop.oom_batch = parse_optional_batch(map, "oom_batch");
+  if (auto v = map.optional("fork")) loop.fork = parse_fork(*v, loop.batches.size());
   return loop;
 }
 

@@ -251,6 +251,15 @@ void write_pytorch(YamlText& y, const PytorchProfile& p) {
     y.line(3, "iteration_s: " + flow(loop.iteration_s));
     y.line(3, "ddp_iteration_s: " + flow(loop.ddp_iteration_s));
     y.line(3, "oom_batch: " + optional_int(loop.oom_batch));
+    if (loop.fork) {
+      y.line(3, "fork:");
+      y.line(4, "workers: " + std::to_string(loop.fork->workers));
+      y.line(4, "points:");
+      for (const ForkPoint& p : loop.fork->points) {
+        y.line(5, "- {ranks: " + std::to_string(p.ranks) + ", iter_s: " + flow(p.iter_s) +
+                      ", first_batch_s: " + flow(p.first_batch_s) + ", cow_s: " + flow(p.cow_s) + "}");
+      }
+    }
   }
 }
 

@@ -19,6 +19,7 @@ DdpGraph::DdpGraph(TrainingGraph& graph, const GraphInputs& in)
   last_rank_batch_ = samples_per_rank_ - (iterations_ - 1) * rank_batch_;
   full_iterations_ = last_rank_batch_ == rank_batch_ ? iterations_ : iterations_ - 1;
 
+  labels_ = StepLabels::add(g_, in.model);
   for (int r = 0; r < in.gpus; ++r) {
     const std::string gpu = "gpu" + std::to_string(r);
     Rank rank;
@@ -27,9 +28,11 @@ DdpGraph::DdpGraph(TrainingGraph& graph, const GraphInputs& in)
     rank.compute = g_.add_resource(gpu + ".compute", in.host_pool, in.compute_cores);
     rank.comm = g_.add_resource(gpu + ".comm", in.host_pool, in.comm_cores);
     if (in.workers > 0) {
+      // iter(loader) forks the workers before the loop asks for its first batch.
+      rank.previous_end = add_fork_op(g_, rank.host, in.fork_ns, labels_.fork);
       rank.loader = std::make_unique<LoaderPipeline>(g_, gpu + ".loader", in.workers,
-                                                     in.loader_rate_per_worker,
-                                                     in.loader_startup_ns, in.host_pool);
+                                                     in.loader_rate_per_worker, in.loader_startup_ns,
+                                                     in.host_pool, rank.previous_end);
     }
     comms_.push_back(rank.comm);
     ranks_.push_back(std::move(rank));
@@ -37,8 +40,6 @@ DdpGraph::DdpGraph(TrainingGraph& graph, const GraphInputs& in)
   g_.device0_compute = ranks_[0].compute;
   g_.device0_copy = ranks_[0].copy;
   g_.device0_comm = ranks_[0].comm;
-
-  labels_ = StepLabels::add(g_, in.model);
 
   // Buffers (BatchNorm running statistics) broadcast from rank 0 at every forward.
   double buffer_bytes = 0;
@@ -119,6 +120,7 @@ IterationOps DdpGraph::add_iteration(int64_t k) {
                         {rank.previous_end}, tag, labels_.inline_load);
     }
     batch_ops[r] = prev;
+    if (k == 0 && in_.cow_ns > 0) prev = ops.add_op(in_.cow_ns, {rank.host}, {prev}, tag, labels_.cow);
     if (d.overhead > 0) prev = ops.add_op(d.overhead, {rank.host}, {prev}, tag, labels_.overhead);
     const des::SimTime h2d = in_.h2d_ns(static_cast<double>(batch * in_.model.input_bytes_per_sample));
     if (h2d > 0) prev = ops.add_op(h2d, {rank.copy}, {prev}, tag, labels_.h2d);

@@ -20,10 +20,13 @@ DpGraph::DpGraph(TrainingGraph& graph, const GraphInputs& in)
   last_global_batch_ = in.train_samples - (iterations_ - 1) * global_batch_;
   full_iterations_ = last_global_batch_ == global_batch_ ? iterations_ : iterations_ - 1;
 
+  labels_ = StepLabels::add(g_, in.model);
   host_ = g_.add_resource("host", in.host_pool, 1.0);
   if (in.workers > 0) {
+    // iter(loader) forks the workers before the loop asks for its first batch.
+    previous_end_ = add_fork_op(g_, host_, in.fork_ns, labels_.fork);
     loader_ = std::make_unique<LoaderPipeline>(g_, "loader", in.workers, in.loader_rate_per_worker,
-                                               in.loader_startup_ns, in.host_pool);
+                                               in.loader_startup_ns, in.host_pool, previous_end_);
   }
   for (int i = 0; i < in.gpus; ++i) {
     const std::string gpu = "gpu" + std::to_string(i);
@@ -36,7 +39,6 @@ DpGraph::DpGraph(TrainingGraph& graph, const GraphInputs& in)
   g_.device0_compute = gpus_[0].compute;
   g_.device0_copy = gpus_[0].copy;
   g_.device0_comm = gpus_[0].comm;
-  labels_ = StepLabels::add(g_, in.model);
 
   if (in.gpus > 1) {
     std::vector<int64_t> params;
@@ -111,6 +113,7 @@ IterationOps DpGraph::add_iteration(int64_t k) {
   }
   out.batch_ready = prev;
   if (loader_ && k + 2 * in_.workers < iterations_) add_loader_batch(k + 2 * in_.workers, prev);
+  if (k == 0 && in_.cow_ns > 0) prev = ops.add_op(in_.cow_ns, {host_}, {prev}, tag, labels_.cow);
 
   // Launch overhead at the per-GPU batch (the measurement's single-device step).
   const SimTime overhead = durations_.at(chunk_sizes(batch).front()).overhead;

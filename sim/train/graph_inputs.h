@@ -27,6 +27,11 @@ struct GraphInputs {
   double loader_rate_per_worker = 0;  // samples/s of one worker of one loader (workers > 0)
   double inline_rate = 0;             // samples/s loading inline in the training loop (workers == 0)
   des::SimTime loader_startup_ns = 0; // each worker starts this long before its first batch
+  // Starting the workers as it costs each training process (PyTorch forks them at every epoch's
+  // iter(loader)): the fork itself, a host op before the first batch, and the copy-on-write
+  // faults the first iteration then pays, a host op after it. 0: none.
+  des::SimTime fork_ns = 0;
+  des::SimTime cow_ns = 0;
   bool sync_batchnorm = false;        // DDP: SyncBatchNorm collectives per BatchNorm layer
 
   // The host's cores, shared by processor sharing (des pools; docs/SIMULATOR.md "Host cores").

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include "train/epoch_runner.h"
 #include "train/graph_inputs.h"
 #include "train/host_contention.h"
+#include "train/batch_curve.h"
 #include "train/loader_model.h"
 #include "train/memory_model.h"
 #include "train/step_model.h"
@@ -184,10 +186,66 @@ void set_loader_startup(train::GraphInputs& in, const train::LoaderModel& loader
                                 *startup * 1e3));
 }
 
+// A fork figure (ForkPoint::iter_s, first_batch_s or cow_s) at `batch` for `processes` training
+// processes starting their workers at once: linear in the batch between the measured batches
+// (held outside them), then linear in the process count between the measured counts that fit
+// the host's cores (`fit`; held above the largest, and `held` set).
+double fork_figure(const ForkCost& fork, const std::vector<int64_t>& batches, std::vector<double> ForkPoint::*field,
+                   int64_t batch, int processes, int fit, bool& held) {
+  std::vector<std::pair<int, double>> at;  // (ranks, value at the batch)
+  for (const ForkPoint& p : fork.points) {
+    if (p.ranks > fit && !at.empty()) continue;
+    at.push_back({p.ranks, train::interpolate_in_batch(batches, p.*field, static_cast<double>(batch),
+                                                       train::BatchExtrapolation::kHoldNearest)});
+  }
+  if (processes >= at.back().first) {
+    held = held || processes > at.back().first;
+    return at.back().second;
+  }
+  for (std::size_t i = 1; i < at.size(); ++i) {
+    if (processes > at[i].first) continue;
+    const auto& [lo_n, lo_v] = at[i - 1];
+    const auto& [hi_n, hi_v] = at[i];
+    return lo_v + (hi_v - lo_v) * (processes - lo_n) / static_cast<double>(hi_n - lo_n);
+  }
+  return at.front().second;
+}
+
+// PyTorch's non-persistent workers, started at every epoch's iter(loader), as they cost the
+// training processes (measured by profile.py in a training process, with 1..K processes at once):
+// the fork, the workers' start-up (the first batch beyond building one), the copy-on-write faults
+// of the first iteration. Replaces the loader-only start-up.
+void set_fork_costs(train::GraphInputs& in, const ForkCost& fork, const std::vector<int64_t>& batches,
+                    int64_t batch, int processes, const Profile& profile, std::vector<std::string>& notes) {
+  const MachineInfo& m = profile.machine;
+  const int fit = m.cpu_cores > 0 ? std::max(1, m.cpu_cores / std::max(1, m.threads))
+                                  : std::numeric_limits<int>::max();
+  bool held = false;
+  // iter() forks the W workers one after another: the measured fork of fork.workers, scaled.
+  const double fork_s = fork_figure(fork, batches, &ForkPoint::iter_s, batch, processes, fit, held) *
+                        in.workers / fork.workers;
+  const double first_s = fork_figure(fork, batches, &ForkPoint::first_batch_s, batch, processes, fit, held);
+  const double cow_s = fork_figure(fork, batches, &ForkPoint::cow_s, batch, processes, fit, held);
+  // startup = the first batch beyond building one batch at a worker's rate.
+  const double startup_s = std::max(0.0, first_s - static_cast<double>(batch) / in.loader_rate_per_worker);
+  in.fork_ns = des::to_ns(fork_s);
+  in.cow_ns = des::to_ns(cow_s);
+  in.loader_startup_ns = des::to_ns(startup_s);
+  add_note(notes, printf_string("loader: every epoch starts its workers: fork %.1f ms, worker start-up %.1f ms, "
+                                "copy-on-write in the first iteration %.1f ms (measured in a training process",
+                                fork_s * 1e3, startup_s * 1e3, cow_s * 1e3) +
+                      printf_string(", %.0f at once)", std::min(processes, fork.points.back().ranks)));
+  if (held) {
+    add_note(notes, printf_string("loader start-up measured with up to %.0f processes at once; %.0f use that",
+                                  fork.points.back().ranks, processes));
+  }
+}
+
 // Whose loop and loader a prediction uses (RunSpec::trainer), from what the profile measured.
 struct Pipeline {
   train::LoopTimes loop;
   const LoaderProfile* loader = nullptr;
+  const ForkCost* fork = nullptr;  // PyTorch's worker start-up as the training process pays it
 };
 
 Pipeline pipeline_for(const Profile& profile, const ModelProfile& model, const RunSpec& spec,
@@ -203,7 +261,7 @@ Pipeline pipeline_for(const Profile& profile, const ModelProfile& model, const R
         return Pipeline{train::LoopTimes{it->second.batches,
                                          ddp ? it->second.ddp_iteration_s : it->second.iteration_s,
                                          ddp ? "PyTorch's DDP loop on 1 rank" : "PyTorch's loop"},
-                        &py.loader};
+                        &py.loader, it->second.fork ? &*it->second.fork : nullptr};
       }
     }
     add_note(notes, "trainer pytorch: the profile has no pytorch section for " + model.name +
@@ -436,7 +494,13 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   in.sync_batchnorm = spec.sync_batchnorm && ddp && n > 1;
   share_host_cores(in, graph, profile, processes, notes);
   set_loader_rates(in, loader, ddp, profile.machine.cpu_cores, notes);
-  set_loader_startup(in, loader, spec.persistent_workers, notes);
+  const int64_t first_batch = std::min<int64_t>(spec.batch_per_gpu, ddp ? (spec.train_samples + n - 1) / n
+                                                                        : spec.train_samples);
+  if (pipeline.fork != nullptr && in.workers > 0 && !spec.persistent_workers) {
+    set_fork_costs(in, *pipeline.fork, pipeline.loop.batches, first_batch, processes, profile, notes);
+  } else {
+    set_loader_startup(in, loader, spec.persistent_workers, notes);
+  }
   if (spec.sync_batchnorm && !ddp) {
     add_note(notes, "sync_batchnorm: not applied to dp (PyTorch's SyncBatchNorm runs only under "
                     "DistributedDataParallel): plain BatchNorm per replica");

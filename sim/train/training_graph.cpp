@@ -39,12 +39,18 @@ StepLabels StepLabels::add(TrainingGraph& graph, const ModelProfile& model) {
   s.h2d = graph.add_label(OpLabel{"h2d", "copy", false, 0});
   s.next_batch = graph.add_label(OpLabel{"next batch", "host", false, 0});
   s.inline_load = graph.add_label(OpLabel{"load batch (inline)", "loader", false, 0});
+  s.fork = graph.add_label(OpLabel{"start loader workers (fork)", "host", false, 0});
+  s.cow = graph.add_label(OpLabel{"copy-on-write after fork", "host", false, 0});
   return s;
+}
+
+des::OpId add_fork_op(TrainingGraph& graph, des::ResourceId host, des::SimTime fork_ns, uint32_t label) {
+  return fork_ns > 0 ? graph.ops.add_op(fork_ns, {host}, {}, 0, label) : des::kNoOp;
 }
 
 LoaderPipeline::LoaderPipeline(TrainingGraph& graph, const std::string& prefix, int workers,
                                double samples_per_s_per_worker, des::SimTime startup_ns,
-                               std::optional<des::PoolId> pool)
+                               std::optional<des::PoolId> pool, des::OpId started_by)
     : graph_(graph), samples_per_s_per_worker_(samples_per_s_per_worker) {
   if (workers < 1 || !(samples_per_s_per_worker > 0)) {
     throw std::logic_error("LoaderPipeline needs >= 1 worker and a positive rate");
@@ -54,8 +60,8 @@ LoaderPipeline::LoaderPipeline(TrainingGraph& graph, const std::string& prefix, 
   for (int w = 0; w < workers; ++w) {
     workers_.push_back(graph.add_resource(prefix + ".worker" + std::to_string(w), pool, 1.0));
     started_.push_back(startup_ns > 0
-                           ? graph.ops.add_op(startup_ns, {workers_.back()}, {}, 0, startup_label)
-                           : des::kNoOp);
+                           ? graph.ops.add_op(startup_ns, {workers_.back()}, {started_by}, 0, startup_label)
+                           : started_by);
   }
 }
 

@@ -51,6 +51,10 @@ class TrainingGraph {
   std::vector<OpLabel> labels_;
 };
 
+// Starting the epoch's loader workers on a process's host thread (GraphInputs::fork_ns): the
+// op forking them, or kNoOp when there is nothing to fork.
+des::OpId add_fork_op(TrainingGraph& graph, des::ResourceId host, des::SimTime fork_ns, uint32_t label);
+
 // Labels every strategy uses. Per-layer labels are consecutive: forward0 + layer index.
 struct StepLabels {
   uint32_t forward0 = 0;
@@ -62,6 +66,8 @@ struct StepLabels {
   uint32_t h2d = 0;
   uint32_t next_batch = 0;   // zero-length: the loop takes a prefetched batch
   uint32_t inline_load = 0;  // workers = 0: the loop builds the batch itself
+  uint32_t fork = 0;         // starting the loader's workers (iter(loader) forks them)
+  uint32_t cow = 0;          // copy-on-write faults after the fork (first iteration)
 
   static StepLabels add(TrainingGraph& graph, const ModelProfile& model);
 };
@@ -74,9 +80,10 @@ struct StepLabels {
 class LoaderPipeline {
  public:
   // `prefix` names the worker tracks ("loader" -> "loader.worker0"...). workers >= 1.
+  // The workers start once `started_by` is done (kNoOp: at time 0).
   LoaderPipeline(TrainingGraph& graph, const std::string& prefix, int workers,
                  double samples_per_s_per_worker, des::SimTime startup_ns,
-                 std::optional<des::PoolId> pool);
+                 std::optional<des::PoolId> pool, des::OpId started_by = des::kNoOp);
 
   // Adds the op building batch `batch_index` of `samples` samples; `slot_freed_by` is the op
   // handing batch batch_index - 2W to the loop (des::kNoOp for the first 2W batches).

@@ -18,7 +18,8 @@ class ProfileTest(unittest.TestCase):
             rc, stdout, err = util.run(
                 [util.PYTHON, PROFILE, "--data", data, "--device", "cpu", "--threads", "1",
                  "--batches", "4,2", "--repeats", "1", "--warmup", "0", "--loader-batches", "2",
-                 "--loader-batch", "8", "--loader-workers", "1,0", "--out", out], cwd=d)
+                 "--loader-batch", "8", "--loader-workers", "1,0", "--fork-ranks", "1,2",
+                 "--out", out], cwd=d)
             self.assertEqual(rc, 0, err)
             self.assertIn("loader: 1 worker(s)", err)  # progress on stderr
             with open(out) as f:
@@ -47,7 +48,7 @@ class ProfileTest(unittest.TestCase):
         self.assertEqual(points[0]["startup_s"], 0.0)
         self.assertEqual(list(p["models"]), ["resnet18-cifar"])
         m = p["models"]["resnet18-cifar"]
-        self.assertEqual(set(m), {"batches", "iteration_s", "ddp_iteration_s", "oom_batch"})
+        self.assertEqual(set(m), {"batches", "iteration_s", "ddp_iteration_s", "oom_batch", "fork"})
         self.assertEqual(m["batches"], [2, 4])  # sorted
         self.assertIsNone(m["oom_batch"])
         for key in ("iteration_s", "ddp_iteration_s"):
@@ -55,6 +56,16 @@ class ProfileTest(unittest.TestCase):
             for v in m[key]:
                 self.assertIsInstance(v, numbers.Real)
                 self.assertGreater(v, 0)
+        # Starting the workers: the smallest worker count >= 1, for 1 and 2 processes at once.
+        fork = m["fork"]
+        self.assertEqual(fork["workers"], 1)
+        self.assertEqual([q["ranks"] for q in fork["points"]], [1, 2])
+        for q in fork["points"]:
+            self.assertEqual(set(q), {"ranks", "iter_s", "first_batch_s", "cow_s"})
+            for key in ("iter_s", "first_batch_s"):
+                self.assertEqual(len(q[key]), 2)
+                self.assertTrue(all(v > 0 for v in q[key]), q)
+            self.assertTrue(all(v >= 0 for v in q["cow_s"]), q)
 
     def test_bad_flag_is_one_line(self):
         with util.TempDir() as d:
