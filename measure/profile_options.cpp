@@ -51,8 +51,9 @@ po::options_description profile_flags() {
        "largest rank count for collectives: one process per rank, measured for every count "
        "from 2 (cuda: from 1) to N (default cuda min(GPUs, 4), cpu 2; at most 4); on cpu also "
        "host contention for 1..N processes")
-      ("contention-batch", po::value<int64_t>()->value_name("B"),
-       "batch per process of the cpu host contention case (default: the smallest batch of the grid)")
+      ("contention-batches", po::value<std::string>()->value_name("B1,B2"),
+       "batches per process of the cpu host contention case (default: every batch of the grid; "
+       "contention grows with the batch as the working sets outgrow the shared caches)")
       ("collectives-max-bytes", po::value<int64_t>()->value_name("BYTES"),
        "largest collective message, sizes 1 KiB x4 up to it (default 256 MiB, --quick 16 MiB)")
       ("collective-repeats", po::value<int>()->value_name("N"),
@@ -151,9 +152,8 @@ std::optional<ProfileOptions> parse_profile_options(const std::vector<std::strin
   if (vm.count("repeats")) o.repeats = positive(vm, "repeats", 1);
   if (vm.count("threads")) o.threads = positive(vm, "threads", 1);
   if (vm.count("ranks")) o.ranks = positive(vm, "ranks", 1);
-  if (vm.count("contention-batch")) {
-    o.contention_batch = vm["contention-batch"].as<int64_t>();
-    if (*o.contention_batch < 1) throw UsageError("--contention-batch: must be >= 1");
+  if (vm.count("contention-batches")) {
+    o.contention_batches = parse_int_list(vm["contention-batches"].as<std::string>(), "--contention-batches");
   }
   if (vm.count("collective-repeats")) o.collective_repeats = positive(vm, "collective-repeats", 1);
   if (vm.count("collectives-max-bytes")) {
@@ -237,7 +237,10 @@ ProfilePlan resolve_plan(const ProfileOptions& o, const PlanTarget& target) {
     for (int n = 2; n <= ranks; ++n) p.rank_counts.push_back(n);
   }
   p.contention_ranks = p.rank_counts.back();
-  p.contention_batch = o.contention_batch.value_or(p.batches.front());
+  p.contention_batches = o.contention_batches.empty() ? p.batches : o.contention_batches;
+  std::sort(p.contention_batches.begin(), p.contention_batches.end());
+  p.contention_batches.erase(std::unique(p.contention_batches.begin(), p.contention_batches.end()),
+                             p.contention_batches.end());
   const int64_t collective_max = o.collectives_max_bytes.value_or(o.quick ? 16 * kMiB : 256 * kMiB);
   p.collective_sizes = collectives::message_sizes(kKiB, collective_max);
   p.collective_warmup = std::max(1, p.warmup);

@@ -22,7 +22,7 @@ struct ProfileOptions {
   std::optional<int> repeats;
   std::optional<int> threads;
   std::optional<int> ranks;              // the largest rank count for collectives and host contention
-  std::optional<int64_t> contention_batch;  // batch of the host contention case
+  std::vector<int64_t> contention_batches;  // batches of the host contention case (empty: the grid's)
   std::optional<int64_t> collectives_max_bytes;
   std::optional<int> collective_repeats;
   std::optional<int64_t> loader_samples;
@@ -59,7 +59,7 @@ struct ProfilePlan {
   int threads = 1;
   bool compute = true, h2d = true, loader = true, collectives = true;
   bool contention = true;              // host contention (cpu only)
-  int64_t contention_batch = 0;        // default: the smallest batch of the grid
+  std::vector<int64_t> contention_batches;  // ascending; default: every batch of the grid
   int contention_ranks = 0;            // processes 1..contention_ranks (cpu: --ranks)
   std::vector<int> rank_counts;        // ascending; cuda: 1..N (N <= 4), cpu: 2..ranks
   std::vector<int64_t> collective_sizes;

@@ -259,23 +259,27 @@ class ProfileRun {
     }
   }
 
-  // One case per model: 1..contention_ranks processes each running the fused iteration.
+  // One case per model and batch: 1..contention_ranks processes each running the fused iteration.
   void plan_contention() {
     if (!backend_available("gloo")) {  // the ranks' start barrier
       log("host contention: not measured (this build of measure has no gloo backend)");
       return;
     }
     for (const auto& name : plan_.models) {
-      Case c;
-      c.kind = "contention";
-      c.label = "host contention " + name + " batch " + std::to_string(plan_.contention_batch) + ", 1.." +
-                std::to_string(plan_.contention_ranks) + " processes";
-      c.done = [this, name] {
-        const auto it = profile_.models.find(name);
-        return it != profile_.models.end() && !it->second.host_contention.empty();
-      };
-      c.run = [this, name] { run_contention(name); };
-      cases_.push_back(std::move(c));
+      for (int64_t batch : plan_.contention_batches) {
+        Case c;
+        c.kind = "contention";
+        c.label = "host contention " + name + " batch " + std::to_string(batch) + ", 1.." +
+                  std::to_string(plan_.contention_ranks) + " processes";
+        c.done = [this, name, batch] {
+          const auto it = profile_.models.find(name);
+          if (it == profile_.models.end()) return false;
+          const auto& points = it->second.host_contention;
+          return std::any_of(points.begin(), points.end(), [batch](const ContentionPoint& p) { return p.batch == batch; });
+        };
+        c.run = [this, name, batch] { run_contention(name, batch); };
+        cases_.push_back(std::move(c));
+      }
     }
   }
 
@@ -472,12 +476,12 @@ class ProfileRun {
     save();
   }
 
-  // Median fused iteration of rank 0 while k processes run it at once, k = 1..N; the profile gets
-  // all points or none (a --resume measures the whole case again).
-  void run_contention(const std::string& name) {
+  // Median fused iteration of rank 0 while k processes run it at once at `batch`, k = 1..N; the
+  // profile gets all points of the batch or none (a --resume measures the whole case again).
+  void run_contention(const std::string& name, int64_t batch) {
     profiler::ContentionJob job;
     job.model = name;
-    job.batch = plan_.contention_batch;
+    job.batch = batch;
     job.warmup = plan_.warmup;
     job.repeats = plan_.repeats;
     job.threads = plan_.threads;
@@ -493,7 +497,12 @@ class ProfileRun {
       log("  " + std::to_string(k) + " process" + (k > 1 ? "es" : "") + ": " + format_ms(seconds) +
           " per fused iteration of rank 0 (" + ratio + " the 1-process time)");
     }
-    model_entry(name).host_contention = std::move(points);
+    // Points ordered by (batch, ranks), whatever order the cases ran in.
+    std::vector<ContentionPoint>& all = model_entry(name).host_contention;
+    all.insert(all.end(), points.begin(), points.end());
+    std::stable_sort(all.begin(), all.end(), [](const ContentionPoint& a, const ContentionPoint& b) {
+      return a.batch != b.batch ? a.batch < b.batch : a.ranks < b.ranks;
+    });
     save();
   }
 

@@ -38,6 +38,26 @@ done
 [ "$(awk -F, 'NR > 1 && ($18 != "trainsim" || $21 == "")' "$work/runs.csv" | wc -l)" -eq 0 ] \
   || fail "a row without trainer trainsim or probe_s: $(cat "$work/runs.csv")"
 
+# The PyTorch reference trainer too (real torchrun, real Gloo), when this machine has PyTorch:
+# its row joins the same comparison, predicted with PyTorch's own loop and DataLoader.
+python=""
+for candidate in /usr/bin/python3 python3; do
+  if "$candidate" -c 'import torch, torchvision' 2> /dev/null; then python=$candidate; break; fi
+done
+expected_runs=4
+if [ -n "$python" ]; then
+  "$bin/measure" make-data --out "$work/data" --train-samples 64 --test-samples 8 > /dev/null \
+    || fail "measure make-data exited non-zero"
+  "$python" -m torch.distributed.run --redirects 1 --tee 1 --standalone --nproc_per_node 2 \
+    "$(dirname "$0")/../measure/pytorch/train.py" --data "$work/data" --device cpu \
+    --batch-per-gpu 8 --train-samples 32 --epochs 2 --workers 0 --threads 1 --quiet --no-probe \
+    --runs "$work/runs.csv" > "$work/torchrun.log" 2>&1 \
+    || { cat "$work/torchrun.log" >&2; fail "the PyTorch reference trainer exited non-zero"; }
+  [ "$(awk -F, 'NR > 1 && $18 == "pytorch"' "$work/runs.csv" | wc -l)" -eq 1 ] \
+    || fail "no pytorch row: $(cat "$work/runs.csv")"
+  expected_runs=5
+fi
+
 cat > "$work/config.yaml" <<YAML
 profile: profile.yaml
 model: resnet18-cifar
@@ -60,5 +80,8 @@ if command -v gnuplot > /dev/null; then
   done
 fi
 last=$(tail -n 1 "$work/stdout")
-[[ $last =~ ^MAPE\ epoch_s:\ [0-9]+\.[0-9]%\ over\ 4\ runs$ ]] || fail "last line: '$last'"
-echo "e2e: profile, 4 runs and the comparison report produced; $last"
+[[ $last =~ ^MAPE\ epoch_s:\ [0-9]+\.[0-9]%\ over\ ${expected_runs}\ runs$ ]] || fail "last line: '$last'"
+if [ -n "$python" ]; then
+  grep -q '^MAPE epoch_s (pytorch, 2 ranks): ' "$work/stdout" || fail "no pytorch MAPE line: $(cat "$work/stdout")"
+fi
+echo "e2e: profile, $expected_runs runs and the comparison report produced; $last"

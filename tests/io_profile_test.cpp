@@ -575,7 +575,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"ContentionNotStartingAtOneRank", "    max_batch_tried: 128\n",
                    "    max_batch_tried: 128\n    host_contention:\n      - {ranks: 2, batch: 32, iteration_s: 1.5}\n",
                    "ranks: 2, batch: 32", "models.resnet18-cifar.host_contention[0].ranks",
-                   "the first point must be the ranks: 1 reference, got '2'"},
+                   "the first point of a batch must be the ranks: 1 reference, got '2'"},
         BadProfile{"ContentionRanksNotAscending", "    max_batch_tried: 128\n",
                    "    max_batch_tried: 128\n    host_contention:\n      - {ranks: 1, batch: 32, iteration_s: 1.0}\n"
                    "      - {ranks: 3, batch: 32, iteration_s: 1.8}\n      - {ranks: 3, batch: 32, iteration_s: 1.9}\n",
@@ -587,11 +587,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"ContentionZeroBatch", "    max_batch_tried: 128\n",
                    "    max_batch_tried: 128\n    host_contention:\n      - {ranks: 1, batch: 0, iteration_s: 1.0}\n",
                    "batch: 0,", "models.resnet18-cifar.host_contention[0].batch", "must be >= 1, got 0"},
-        BadProfile{"ContentionMixedBatches", "    max_batch_tried: 128\n",
+        BadProfile{"ContentionBatchesNotAscending", "    max_batch_tried: 128\n",
+                   "    max_batch_tried: 128\n    host_contention:\n      - {ranks: 1, batch: 64, iteration_s: 1.0}\n"
+                   "      - {ranks: 2, batch: 64, iteration_s: 1.1}\n      - {ranks: 1, batch: 32, iteration_s: 0.5}\n",
+                   "batch: 32, iteration_s: 0.5", "models.resnet18-cifar.host_contention[2].batch",
+                   "grouped by batch in ascending order: 32 follows 64"},
+        BadProfile{"ContentionBatchWithoutReference", "    max_batch_tried: 128\n",
                    "    max_batch_tried: 128\n    host_contention:\n      - {ranks: 1, batch: 32, iteration_s: 1.0}\n"
                    "      - {ranks: 2, batch: 64, iteration_s: 3.0}\n",
-                   "batch: 64", "models.resnet18-cifar.host_contention[1].batch",
-                   "same batch: 64 differs from 32"},
+                   "batch: 64", "models.resnet18-cifar.host_contention[1].ranks",
+                   "the first point of a batch must be the ranks: 1 reference, got '2'"},
         BadProfile{"DdpIterationLengthMismatch", "    max_batch_tried: 128\n",
                    "    max_batch_tried: 128\n    ddp_iteration_s: [0.06, 0.11]\n", "ddp_iteration_s:",
                    "models.resnet18-cifar.ddp_iteration_s", "has 2 values but batches has 3"},

@@ -74,9 +74,9 @@ TEST(ProfilePlan, HostContentionOnCpuOnly) {
   const auto cpu_plan = resolve_plan(parse({"--ranks", "3"}), cpu(2));
   EXPECT_TRUE(cpu_plan.contention);
   EXPECT_EQ(cpu_plan.contention_ranks, 3);     // processes 1..--ranks
-  EXPECT_EQ(cpu_plan.contention_batch, 32);    // the smallest batch of the grid 32, 128, 512
-  const auto chosen = resolve_plan(parse({"--batches", "64,128", "--contention-batch", "8"}), cpu(2));
-  EXPECT_EQ(chosen.contention_batch, 8);
+  EXPECT_EQ(cpu_plan.contention_batches, (std::vector<int64_t>{32, 128, 512}));  // the grid's batches
+  const auto chosen = resolve_plan(parse({"--batches", "64,128", "--contention-batches", "16,8"}), cpu(2));
+  EXPECT_EQ(chosen.contention_batches, (std::vector<int64_t>{8, 16}));
   EXPECT_FALSE(resolve_plan(parse({"--skip", "contention"}), cpu(2)).contention);
   EXPECT_FALSE(resolve_plan(parse({}), gpus(2)).contention);  // a GPU rank owns its device
 }
@@ -103,7 +103,7 @@ TEST(ProfileOptions, RejectsBadFlags) {
   EXPECT_THROW(bad({"--batches", "0"}), UsageError);
   EXPECT_THROW(bad({"--models", "resnet50"}), UsageError);
   EXPECT_THROW(bad({"--skip", "everything"}), UsageError);
-  EXPECT_THROW(bad({"--contention-batch", "0"}), UsageError);
+  EXPECT_THROW(bad({"--contention-batches", "0"}), UsageError);
   EXPECT_THROW(bad({"--repeats", "0"}), UsageError);
   EXPECT_THROW(bad({"--no-such-flag"}), UsageError);
   EXPECT_THROW(bad({"--machine", "a/b"}), UsageError);

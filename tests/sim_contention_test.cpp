@@ -72,7 +72,8 @@ TEST(HostContention, TwoCpuRanksRunComputeAtTheMeasuredSlowdown) {
   // Every compute op is 1.5x longer (each rounded to a whole ns: relative error far below 1e-6).
   EXPECT_NEAR(slow.compute_s / plain.compute_s, 1.5, 1e-6);
   EXPECT_GT(slow.epoch_s, plain.epoch_s);
-  EXPECT_TRUE(has_note(slow, "cpu host contention: 2 ranks run compute 1.50x slower than 1 (measured at batch 32)"))
+  EXPECT_TRUE(has_note(slow, "cpu host contention: 2 ranks run compute 1.50x slower than 1 at batch 128 (measured, "
+                            "between measured batches)"))
       << ::testing::PrintToString(slow.notes);
   EXPECT_TRUE(has_note(plain, "cpu profile without host_contention: ranks assumed not to slow each other"))
       << ::testing::PrintToString(plain.notes);
@@ -99,12 +100,26 @@ TEST(HostContention, InterpolatesBetweenMeasuredRankCounts) {
   const Profile p = cpu_profile({{1, 1.0}, {2, 1.5}, {4, 2.5}});
   const ModelProfile& m = p.models.at(kModel);
   // r(2) = 1.5, r(4) = 2.5; r(3) = 1.5 + (2.5 - 1.5) (3 - 2) / (4 - 2) = 2.0
-  const train::HostContention three = train::host_contention(p, m, 3);
+  const train::HostContention three = train::host_contention(p, m, 3, 32);
   EXPECT_DOUBLE_EQ(three.slowdown, 2.0);
   ASSERT_EQ(three.notes.size(), 1u);
-  EXPECT_EQ(three.notes[0], "cpu host contention: 3 ranks run compute 2.00x slower than 1 (interpolated at batch 32)");
-  EXPECT_DOUBLE_EQ(train::host_contention(p, m, 4).slowdown, 2.5);  // measured point: 2.5 / 1.0
-  EXPECT_DOUBLE_EQ(train::host_contention(p, m, 1).slowdown, 1.0);
+  EXPECT_EQ(three.notes[0], "cpu host contention: 3 ranks run compute 2.00x slower than 1 at batch 32 (interpolated)");
+  EXPECT_DOUBLE_EQ(train::host_contention(p, m, 4, 32).slowdown, 2.5);  // measured point: 2.5 / 1.0
+  EXPECT_DOUBLE_EQ(train::host_contention(p, m, 1, 32).slowdown, 1.0);
+}
+
+TEST(HostContention, GrowsWithTheBatchBetweenMeasuredBatches) {
+  Profile p = cpu_profile({{1, 1.0}, {2, 1.0}});  // batch 32: no slowdown
+  ModelProfile& m = p.models.at(kModel);
+  for (const auto& [ranks, seconds] : std::vector<std::pair<int, double>>{{1, 4.0}, {2, 5.0}}) {
+    m.host_contention.push_back(ContentionPoint{ranks, 128, seconds});  // batch 128: 5 / 4 = 1.25
+  }
+  EXPECT_DOUBLE_EQ(train::host_contention(p, m, 2, 32).slowdown, 1.0);
+  EXPECT_DOUBLE_EQ(train::host_contention(p, m, 2, 128).slowdown, 1.25);
+  // Batch 64: a third of the way from 32 to 128: 1 + 0.25 / 3.
+  EXPECT_NEAR(train::host_contention(p, m, 2, 64).slowdown, 1.0 + 0.25 / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(train::host_contention(p, m, 2, 512).slowdown, 1.25);  // held above the largest
+  EXPECT_DOUBLE_EQ(train::host_contention(p, m, 2, 16).slowdown, 1.0);    // and below the smallest
 }
 
 TEST(HostContention, BeyondTheMeasuredRanksUsesTheLargestWithANote) {
@@ -113,7 +128,8 @@ TEST(HostContention, BeyondTheMeasuredRanksUsesTheLargestWithANote) {
   const SimResult r = ddp(p, 4);
   EXPECT_TRUE(has_note(r, "host contention measured up to 2 ranks; 4-rank runs use 2-rank slowdown"))
       << ::testing::PrintToString(r.notes);
-  EXPECT_TRUE(has_note(r, "4 ranks run compute 1.50x slower than 1 (extrapolated at batch 32)"))
+  EXPECT_TRUE(has_note(r, "4 ranks run compute 1.50x slower than 1 at batch 128 (extrapolated, between measured "
+                         "batches)"))
       << ::testing::PrintToString(r.notes);
   const SimResult plain = ddp(cpu_profile({}), 4);
   EXPECT_NEAR(r.compute_s / plain.compute_s, 1.5, 1e-6);

@@ -68,9 +68,10 @@ struct LayerProfile {
 };
 
 // Host contention (CPU profiles): the median fused-iteration time of ONE rank while `ranks`
-// processes each run the same fused iteration at once on the host (ranks = 1: the solo reference,
-// measured the same way). GPU ranks own their device; CPU ranks share cores, caches and memory
-// bandwidth, so the simulator slows DDP compute by iteration_s(N) / iteration_s(1).
+// processes each run the same fused iteration at `batch` at once on the host (ranks = 1: the solo
+// reference, measured the same way). GPU ranks own their device; CPU ranks share caches and
+// memory bandwidth, so the simulator slows DDP compute by iteration_s(N) / iteration_s(1), per
+// measured batch.
 struct ContentionPoint {
   int ranks = 0;
   int64_t batch = 0;
@@ -109,7 +110,7 @@ struct ModelProfile {
   std::string memory_method;          // "cuda-allocator-peak" or "process-rss"
   std::optional<int64_t> oom_batch;   // smallest batch that ran out of memory, if any
   std::optional<int64_t> max_batch_tried;  // largest batch attempted (grid cap), if any
-  // Ascending in ranks, starting at ranks 1, one batch; empty = not measured (GPU, old profiles).
+  // Grouped by batch (ascending), each group ascending in ranks from 1; empty = not measured.
   std::vector<ContentionPoint> host_contention;
 
   int64_t param_bytes() const {

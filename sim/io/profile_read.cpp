@@ -112,8 +112,8 @@ LayerProfile parse_layer(const Value& value, size_t batch_count) {
   return layer;
 }
 
-// [{ranks, batch, iteration_s}, ...]: ranks strictly ascending from 1, one batch for all points
-// (the slowdown is a ratio of times at the same batch), times > 0.
+// [{ranks, batch, iteration_s}, ...]: grouped by batch, batches ascending; within a batch ranks
+// strictly ascending from 1 (the slowdown is a ratio of times at the same batch); times > 0.
 std::vector<ContentionPoint> parse_host_contention(const Value& value) {
   std::vector<ContentionPoint> points;
   for (const Value& item : value.as_list()) {
@@ -126,16 +126,17 @@ std::vector<ContentionPoint> parse_host_contention(const Value& value) {
     const Value time = map.required("iteration_s");
     p.iteration_s = time.as_double(kNonNegative);
     if (p.iteration_s <= 0) time.fail("must be > 0, got " + time.describe());
-    if (points.empty() && p.ranks != 1) {
-      ranks.fail("the first point must be the ranks: 1 reference, got " + ranks.describe());
+    const bool new_batch = points.empty() || p.batch != points.back().batch;
+    if (!points.empty() && p.batch < points.back().batch) {
+      batch.fail("points must be grouped by batch in ascending order: " + std::to_string(p.batch) +
+                 " follows " + std::to_string(points.back().batch));
     }
-    if (!points.empty() && p.ranks <= points.back().ranks) {
+    if (new_batch && p.ranks != 1) {
+      ranks.fail("the first point of a batch must be the ranks: 1 reference, got " + ranks.describe());
+    }
+    if (!new_batch && p.ranks <= points.back().ranks) {
       ranks.fail("points must be strictly ascending in ranks: " + std::to_string(p.ranks) +
                  " follows " + std::to_string(points.back().ranks));
-    }
-    if (!points.empty() && p.batch != points.front().batch) {
-      batch.fail("every point must have the same batch: " + std::to_string(p.batch) + " differs from " +
-                 std::to_string(points.front().batch));
     }
     points.push_back(p);
   }

@@ -477,7 +477,10 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
 
   // DDP ranks are processes: on a cpu profile they share the host and slow each other's compute.
   const int processes = ddp ? n : 1;
-  const train::HostContention contention = train::host_contention(profile, model, processes);
+  const int64_t rank_batch =
+      ddp ? std::min<int64_t>(spec.batch_per_gpu, (spec.train_samples + n - 1) / n)
+          : std::min<int64_t>(spec.batch_per_gpu * n, spec.train_samples);
+  const train::HostContention contention = train::host_contention(profile, model, processes, rank_batch);
   for (const std::string& note : contention.notes) add_note(notes, note);
   const Pipeline pipeline = pipeline_for(profile, model, spec, notes);
   const train::StepModel steps(model, pipeline.loop, contention.slowdown);
@@ -494,10 +497,8 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   in.sync_batchnorm = spec.sync_batchnorm && ddp && n > 1;
   share_host_cores(in, graph, profile, processes, notes);
   set_loader_rates(in, loader, ddp, profile.machine.cpu_cores, notes);
-  const int64_t first_batch = std::min<int64_t>(spec.batch_per_gpu, ddp ? (spec.train_samples + n - 1) / n
-                                                                        : spec.train_samples);
   if (pipeline.fork != nullptr && in.workers > 0 && !spec.persistent_workers) {
-    set_fork_costs(in, *pipeline.fork, pipeline.loop.batches, first_batch, processes, profile, notes);
+    set_fork_costs(in, *pipeline.fork, pipeline.loop.batches, rank_batch, processes, profile, notes);
   } else {
     set_loader_startup(in, loader, spec.persistent_workers, notes);
   }
