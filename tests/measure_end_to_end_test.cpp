@@ -197,7 +197,7 @@ TEST_F(MeasureEndToEnd, PytorchSectionFromProfilePy) {
   const std::string args = read_file(dir_ + "/args.txt");
   EXPECT_EQ(args.rfind(dir_ + "/profile.py --data ", 0), 0u) << args;
   for (const char* want : {"--device cpu --threads 1 --batches 2 --models resnet18-cifar --warmup 0 --repeats 1 "
-                           "--loader-batch 128 --loader-workers 0,1,2 --out "}) {
+                           "--loader-batch 128 --loader-workers 0,1,2 --fork-ranks 1,2 --out "}) {
     EXPECT_NE(args.find(want), std::string::npos) << args;
   }
   EXPECT_NE(stderr_.find("synthetic CIFAR-10-format files for Python"), std::string::npos) << stderr_;
