@@ -8,7 +8,8 @@
 #   DIR     default reports/cpu-epyc-2c (the committed validation); CONFIG default
 #           configs/cpu-validation.yaml (its profile: must point at DIR/profile.yaml)
 # Environment: REPEATS (default 3), BATCHES (default "16 32 64 128 256"), RANKS ("1 2"),
-#   WORKERS ("0 1"), TRAINERS ("pytorch trainsim"), SAMPLES (default 512), PYTHON (/usr/bin/python3).
+#   WORKERS ("0 1"), TRAINERS ("pytorch trainsim"), SAMPLES (default 512), PYTHON (/usr/bin/python3),
+#   PROFILE_BATCHES (default 16,32,64,128,256,512: every batch the runs use, and 512 for the sweep).
 # Build first (scripts/setup.sh). Timing-sensitive: run it on an otherwise idle machine; it takes
 # about an hour on 2 cores with the defaults. Progress goes to DIR/validation.log too.
 set -euo pipefail
@@ -25,6 +26,7 @@ ranks_list=${RANKS:-1 2}
 workers_list=${WORKERS:-0 1}
 trainers=${TRAINERS:-pytorch trainsim}
 samples=${SAMPLES:-512}
+profile_batches=${PROFILE_BATCHES:-16,32,64,128,256,512}
 # Synthetic CIFAR-format images (CIFAR-10 cannot be downloaded here), written by measure make-data
 # with a SYNTHETIC marker so every profile and row says `synthetic`. Not committed.
 data=${DATA:-build/validation-data}
@@ -42,9 +44,8 @@ fi
 
 if [[ $step == profile || $step == all ]]; then
   say "profile: start (load $(load))"
-  # One intra-op thread: each rank of a 2-rank run on 2 cores has one core. Batches 32, 128, 512:
-  # the runs' 16, 64 and 256 are then batches the profile never timed.
-  "$measure" --device cpu --threads 1 --batches 32,128,512 --warmup 1 --repeats 3 --ranks 2 \
+  # One intra-op thread: each rank of a 2-rank run on 2 cores has one core.
+  "$measure" --device cpu --threads 1 --batches "$profile_batches" --warmup 1 --repeats 3 --ranks 2 \
     --data "$data" --pytorch "$python" --out "$dir/profile.yaml" 2>&1 | tee -a "$log"
   say "profile: done (load $(load))"
 fi
