@@ -108,6 +108,14 @@ TEST(HostContention, InterpolatesBetweenMeasuredRankCounts) {
   EXPECT_DOUBLE_EQ(train::host_contention(p, m, 1, 32).slowdown, 1.0);
 }
 
+TEST(HostContention, ARatioBelowOneIsNoiseAndNotASpeedUp) {
+  const Profile p = cpu_profile({{1, 1.0}, {2, 0.97}});  // two processes "faster" than one
+  const train::HostContention r = train::host_contention(p, p.models.at(kModel), 2, 32);
+  EXPECT_EQ(r.slowdown, 1.0);
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_EQ(r.notes.back(), "host contention measured 0.970x at batch 32 (below 1: measurement noise); 1 used");
+}
+
 TEST(HostContention, GrowsWithTheBatchBetweenMeasuredBatches) {
   Profile p = cpu_profile({{1, 1.0}, {2, 1.0}});  // batch 32: no slowdown
   ModelProfile& m = p.models.at(kModel);

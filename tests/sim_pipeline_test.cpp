@@ -63,6 +63,17 @@ TEST(HostCores, CpuRanksNeverBeatTheCores) {
   }
 }
 
+TEST(HostCores, CpuRanksNeverBeatTheCoresWhateverTheContentionMeasurementSays) {
+  // A measured contention below 1 (two processes each "faster" than one alone: noise) must not
+  // lift the speedup above the cores.
+  Profile p = testing::synthetic_profile(cpu_knobs());
+  p.models.at(kModel).host_contention = {{1, 32, 1.0}, {2, 32, 0.95}};
+  for (int64_t batch : {32, 512, 2048}) {
+    const double t1 = simulate_run(p, kModel, ddp_spec(1, batch)).epoch_s;
+    EXPECT_LE(t1 / simulate_run(p, kModel, ddp_spec(2, batch)).epoch_s, 2 * (1 + 1e-9)) << batch;
+  }
+}
+
 TEST(HostCores, GlooCollectivesTakeTheirCoresFromCompute) {
   // 2 ranks x 1 thread on 2 cores: each rank's core is always busy with its compute or its
   // Gloo all-reduce (the optimizer waits for the last bucket), so an iteration costs the work of

@@ -46,6 +46,9 @@ TEST(BatchCurve, RejectsMismatchedArrays) {
                std::invalid_argument);
 }
 
+// Sum of a step's parts (what the loop excess is measured against).
+double step_sum(const StepTimes& t) { return t.layers_s() + t.loss_s + t.zero_grad_s + t.optimizer_s; }
+
 TEST(StepModel, LoopOverheadIsTheLoopMinusItsParts) {
   testing::SyntheticKnobs knobs;
   knobs.overhead_s = 1e-3;  // iteration_s = sum of parts + 1 ms at every measured batch
@@ -53,7 +56,10 @@ TEST(StepModel, LoopOverheadIsTheLoopMinusItsParts) {
   const ModelProfile& m = p.models.at("resnet18-cifar");
   const StepModel steps(m, fused_loop(m));
   EXPECT_NEAR(steps.at(128).overhead_s, 1e-3, 1e-12);
-  EXPECT_NEAR(steps.at(8192).overhead_s, 1e-3, 1e-12);  // held beyond the measured 2048
+  // Beyond the measured 2048 the excess keeps its ratio to the parts.
+  const double parts_ratio = step_sum(steps.at(8192)) / step_sum(steps.at(2048));
+  EXPECT_GT(parts_ratio, 3.0);
+  EXPECT_NEAR(steps.at(8192).overhead_s, 1e-3 * parts_ratio, 1e-12);
   EXPECT_EQ(steps.at(128).parts_scale, 1.0);
   // Layer forward at 128 for a block: 20 us + 4 us * 128 = 532 us; backward twice that.
   EXPECT_NEAR(steps.at(128).forward_s[1], 532e-6, 1e-12);
@@ -61,9 +67,6 @@ TEST(StepModel, LoopOverheadIsTheLoopMinusItsParts) {
   // Optimizer is batch-independent: held at 400 us beyond the range, not scaled.
   EXPECT_EQ(steps.at(8192).optimizer_s, 400e-6);
 }
-
-// Sum of a step's parts (what the loop excess is measured against).
-double step_sum(const StepTimes& t) { return t.layers_s() + t.loss_s + t.zero_grad_s + t.optimizer_s; }
 
 TEST(StepModel, ALoopCheaperThanItsPartsScalesThePartsDown) {
   const Profile p = testing::synthetic_profile();
@@ -82,6 +85,22 @@ TEST(StepModel, ALoopCheaperThanItsPartsScalesThePartsDown) {
   // Half way (320): excess = -0.05 parts128 / 2, linear in the batch.
   EXPECT_NEAR(steps.excess_at(320), -0.025 * parts128, 1e-12);
   EXPECT_NEAR(step_sum(steps.at(512)), parts512, 1e-12);
+}
+
+TEST(StepModel, AboveTheLargestBatchTheLoopKeepsItsRatioToItsParts) {
+  const Profile p = testing::synthetic_profile();  // measured up to batch 2048
+  const ModelProfile& m = p.models.at("resnet18-cifar");
+  const StepModel plain(m, fused_loop(m));
+  // A loop 10% above its parts at every measured batch.
+  LoopTimes loop{m.batches, {}, "a test loop"};
+  for (int64_t b : m.batches) loop.iteration_s.push_back(1.1 * step_sum(plain.at(b)));
+  const StepModel steps(m, loop);
+  // At 8192 the excess is 10% of the parts there, not the 2048 excess held:
+  // excess(8192) = excess(2048) * parts(8192) / parts(2048) = 0.1 * parts(8192).
+  const StepTimes t = steps.at(8192);
+  EXPECT_NEAR(t.overhead_s, 0.1 * step_sum(plain.at(8192)), 1e-9);
+  // Below the smallest measured batch (32) the excess is held.
+  EXPECT_NEAR(steps.at(8).overhead_s, 0.1 * step_sum(plain.at(32)), 1e-12);
 }
 
 TEST(StepModel, RejectsArraysNotAlignedWithBatchesAndImpossibleLoops) {

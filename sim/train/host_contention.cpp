@@ -68,6 +68,15 @@ HostContention host_contention(const Profile& profile, const ModelProfile& model
     return out;
   }
   out.slowdown = interpolate_in_batch(batches, ratios, static_cast<double>(batch), BatchExtrapolation::kHoldNearest);
+  if (out.slowdown < 1) {
+    // A rank cannot run faster because others run beside it: a ratio below 1 is the noise of the
+    // measurement.
+    out.notes.push_back(format("host contention measured %.3fx at batch %.0f (below 1: measurement noise); "
+                               "1 used",
+                               out.slowdown, static_cast<double>(batch)));
+    out.slowdown = 1;
+    return out;
+  }
   if (held_at > 0) {
     out.notes.push_back(format("host contention measured up to %.0f ranks; %.0f-rank runs use %.0f-rank slowdown",
                                held_at, ranks, held_at));

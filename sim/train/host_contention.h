@@ -28,8 +28,9 @@ struct HostContention {
 //   r(k) = iteration_s(k) / iteration_s(1) at the measured rank counts k;
 //   N between two of them: linear interpolation of r in N;
 //   N above the largest usable count: r at that count, with a note.
-// Across batches r is linear in b between measured batches and held outside them. No usable
-// points on a cpu profile: 1, with a note. Only a cpu profile (machine.device_kind "cpu") with
+// Across batches r is linear in b between measured batches and held outside them; a result
+// below 1 (faster beside others: the measurement's noise) is 1, with a note. No usable points on
+// a cpu profile: 1, with a note. Only a cpu profile (machine.device_kind "cpu") with
 // ranks >= 2 is slowed; otherwise 1, no note.
 HostContention host_contention(const Profile& profile, const ModelProfile& model, int ranks, int64_t batch);
 

@@ -89,7 +89,13 @@ double StepModel::parts_at(double b, StepTimes& t) const {
 }
 
 double StepModel::excess_at(int64_t batch) const {
-  return signed_interpolate(loop_.batches, excess_points_, static_cast<double>(batch));
+  const int64_t largest = loop_.batches.back();
+  if (batch <= largest) return signed_interpolate(loop_.batches, excess_points_, static_cast<double>(batch));
+  // Above the largest measured batch the loop keeps its ratio to its parts there:
+  // excess(b) = excess(b_max) * parts(b) / parts(b_max).
+  StepTimes scratch;
+  const double ratio = parts_at(static_cast<double>(batch), scratch) / parts_at(static_cast<double>(largest), scratch);
+  return excess_points_.back() * ratio;
 }
 
 StepTimes StepModel::at(int64_t batch) const {

@@ -38,7 +38,9 @@ struct LoopTimes {
 //   excess_i = loop_i - parts(b_i),  parts(b) = sum of layer fwd+bwd + loss + zero_grad + optimizer
 // the signed cost of the loop beyond its separately timed parts (autograd engine over the whole
 // graph, DDP's hooks and bucket copies, Python, the loop's own reads). excess(b) is linear in b
-// between measured batches and held at the nearest one outside them. At a batch:
+// between measured batches; below the smallest it is held (what dominates there is per-iteration
+// cost); above the largest the loop keeps its ratio to its parts, excess(b) = excess(b_max) *
+// parts(b) / parts(b_max) (what dominates there grows with the batch). At a batch:
 //   excess >= 0: an overhead op of `excess` (a host op serial with compute);
 //   excess <  0: the parts overstate the loop (timed alone, each part pays cold caches and
 //                synchronisation the fused loop does not): every part is scaled by
