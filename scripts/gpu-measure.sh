@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# All GPU-machine work in a few commands (see ../shared/docs/GPU.md and docs/MEASURE.md):
+# All GPU-machine work in a few commands (see docs/MEASURE.md):
 #
 #   scripts/gpu-measure.sh fetch-deps     on a development machine with apt: downloads the Debian
 #                                         packages the GPU machine may lack (yaml-cpp, Boost

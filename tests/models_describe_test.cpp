@@ -25,7 +25,7 @@ int64_t tensor_count(const ModelProfile& m) {
 TEST(DescribeModel, Resnet18CifarHasTheKnownParameterCount) {
   const ModelProfile m = describe_model(kResnet18Cifar);
   EXPECT_EQ(m.name, "resnet18-cifar");
-  // pytorch-cifar ResNet-18: 11,173,962 parameters (REFERENCE.md), 44,695,848 fp32 bytes.
+  // pytorch-cifar ResNet-18: 11,173,962 parameters (kuangliu/pytorch-cifar), 44,695,848 fp32 bytes.
   EXPECT_EQ(m.parameters, 11173962);
   EXPECT_EQ(m.param_bytes(), 44695848);
   // stem 3 (conv1, bn1 weight/bias) + 8 blocks * 6 + 3 projection shortcuts * 3 + head 2 = 62

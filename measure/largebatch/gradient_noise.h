@@ -1,6 +1,6 @@
 #pragma once
-// The gradient norms the two-batch noise-scale estimator needs (REFERENCE.md "Statistical
-// efficiency of large batches"; the estimator itself is trainsim::GradientNoiseEstimator in
+// The gradient norms the two-batch noise-scale estimator needs (McCandlish et al. 2018, Appendix
+// A.1; docs/LARGE_BATCH.md; the estimator itself is trainsim::GradientNoiseEstimator in
 // sim/stats/noise_scale.h). On one device a batch of B is split into k micro-batches of B/k: each
 // micro-batch's gradient is a G_small, their size-weighted mean is the batch gradient G_big that
 // the optimiser then uses. Under DDP the trainer reads the rank's gradient before the all-reduce

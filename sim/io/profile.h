@@ -162,7 +162,7 @@ struct LoaderProfile {
 };
 
 // Large-batch statistics (issue 5): a baseline training curve and the gradient noise scale
-// B_simple = tr(Sigma) / |G|^2 measured along it (two-batch estimator, REFERENCE.md).
+// B_simple = tr(Sigma) / |G|^2 measured along it (two-batch estimator, docs/LARGE_BATCH.md).
 struct EpochPoint {
   int epoch = 0;                   // 1-based: the state after this many epochs
   double examples = 0;             // training examples processed so far (epoch * train_samples)

@@ -1,6 +1,6 @@
 #pragma once
 // The course's tables (Q1, Table 1-3) built from a sweep's SimResults, as Markdown text.
-// Metric definitions: docs/OUTPUT.md (and DESIGN.md "Metric definitions").
+// Metric definitions: docs/OUTPUT.md and README "Metric definitions".
 
 #include <cstdint>
 #include <optional>

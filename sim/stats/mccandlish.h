@@ -1,6 +1,6 @@
 #pragma once
 // The McCandlish et al. (2018) trade-off between steps and examples needed to reach a given loss,
-// and Pollux's statistical efficiency (REFERENCE.md "Statistical efficiency of large batches"):
+// and Pollux's statistical efficiency (docs/LARGE_BATCH.md "The McCandlish relation"):
 //   (S/S_min - 1)(E/E_min - 1) = 1, i.e. S = S_min (1 + B_noise/B), E = E_min (1 + B/B_noise),
 // with E = B S and B_crit = E_min / S_min (= B_noise in this model).
 // All functions throw std::invalid_argument on a batch < 1, a non-positive count or a negative

@@ -1,8 +1,8 @@
 #pragma once
 // The gradient noise scale B_simple = tr(Sigma) / |G|^2 (McCandlish et al. 2018), estimated from
-// squared gradient norms at two batch sizes (REFERENCE.md "Statistical efficiency of large
-// batches"). Torch-free and dependency-free: `measure` feeds it real gradient norms, the tests
-// synthetic ones.
+// squared gradient norms at two batch sizes (McCandlish et al. 2018, Appendix A.1;
+// docs/LARGE_BATCH.md "The gradient noise scale"). Torch-free and dependency-free: `measure` feeds
+// it real gradient norms, the tests synthetic ones.
 
 #include <cstdint>
 #include <optional>
