@@ -1,0 +1,60 @@
+# trainsim `simulate --compare` plots. Redraw: run `gnuplot plots.gp` in this folder (gnuplot 5,
+# svg terminal; Debian package gnuplot-nox). Data: the .dat files beside this script.
+if (!exists('outdir')) outdir = '.'
+set terminal svg size 900,600 dynamic noenhanced font 'sans,12' background rgb 'white'
+set key outside right top
+set grid
+set bars small
+
+# Epoch time vs batch size per GPU
+set output outdir.'/epoch_vs_batch.svg'
+set title 'Epoch time vs batch size per GPU: predicted (lines) and measured (points)'
+set xlabel 'batch per GPU'
+set ylabel 'epoch time, s'
+set logscale xy
+set format x '%g'
+set autoscale xy
+plot 'epoch_vs_batch.dat' index 0 using 1:2 with linespoints lc 1 pt 6 title 'ddp 1 GPU predicted', \
+     'epoch_vs_batch.dat' index 1 using 1:2:3:4 with yerrorbars lc 1 pt 7 ps 1.2 title 'ddp 1 GPU measured', \
+     'epoch_vs_batch.dat' index 2 using 1:2 with linespoints lc 2 pt 6 title 'ddp 2 GPUs predicted', \
+     'epoch_vs_batch.dat' index 3 using 1:2:3:4 with yerrorbars lc 2 pt 7 ps 1.2 title 'ddp 2 GPUs measured'
+
+# Speedup vs GPU count
+set output outdir.'/speedup_vs_gpus.svg'
+set title 'Speedup T(1,b)/T(N,b) vs GPU count: predicted (lines) and measured (points)'
+set xlabel 'GPUs N'
+set ylabel 'speedup'
+unset logscale
+set format x '%g'
+set xrange [0.8:2.2]
+set yrange [0:*]
+set xtics 1
+plot 'speedup_vs_gpus.dat' index 0 using 1:2 with linespoints lc 1 pt 6 title 'ddp b=16 predicted', \
+     'speedup_vs_gpus.dat' index 1 using 1:2 with points lc 1 pt 7 ps 1.2 title 'ddp b=16 measured', \
+     'speedup_vs_gpus.dat' index 2 using 1:2 with linespoints lc 2 pt 6 title 'ddp b=32 predicted', \
+     'speedup_vs_gpus.dat' index 3 using 1:2 with points lc 2 pt 7 ps 1.2 title 'ddp b=32 measured', \
+     'speedup_vs_gpus.dat' index 4 using 1:2 with linespoints lc 3 pt 6 title 'ddp b=64 predicted', \
+     'speedup_vs_gpus.dat' index 5 using 1:2 with points lc 3 pt 7 ps 1.2 title 'ddp b=64 measured', \
+     'speedup_vs_gpus.dat' index 6 using 1:2 with linespoints lc 4 pt 6 title 'ddp b=128 predicted', \
+     'speedup_vs_gpus.dat' index 7 using 1:2 with points lc 4 pt 7 ps 1.2 title 'ddp b=128 measured', \
+     'speedup_vs_gpus.dat' index 8 using 1:2 with linespoints lc 5 pt 6 title 'ddp b=256 predicted', \
+     'speedup_vs_gpus.dat' index 9 using 1:2 with points lc 5 pt 7 ps 1.2 title 'ddp b=256 measured', \
+     x with lines dt 2 lc rgb 'gray40' title 'ideal (speedup = N)'
+set xtics autofreq
+
+# Predicted vs measured
+set output outdir.'/predicted_vs_measured.svg'
+set title 'Predicted vs measured time per epoch'
+set xlabel 'measured, s'
+set ylabel 'predicted, s'
+set logscale xy
+set format x '%g'
+set xrange [3.98778961:19.1445]
+set yrange [3.98778961:19.1445]
+set size ratio -1
+plot 'predicted_vs_measured.dat' index 0 using 1:2 with points lc 1 pt 7 ps 1.2 title 'epoch_s', \
+     'predicted_vs_measured.dat' index 1 using 1:2 with points lc 2 pt 5 ps 1.0 title 'train_s', \
+     x with lines dt 2 lc rgb 'gray40' title 'y = x (exact prediction)'
+set size noratio
+
+unset output
