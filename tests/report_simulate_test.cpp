@@ -1,5 +1,6 @@
 // End-to-end tests of the `simulate` program on the hand-written fixture profile
-// (tests/fixtures/report/): exit codes, the printed tables, --out files, one-line errors.
+// (tests/fixtures/report/): exit codes, the printed tables, --out files, one-line errors; and the
+// bundled configs on the measured profiles they name.
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -228,6 +230,57 @@ TEST_F(SimulateProgram, ExampleConfigsRunWithTheFixtureProfile) {
     }
   }
   EXPECT_GE(examples, 2);  // sweep.yaml and example-assumed-interconnect.yaml
+}
+
+// Splits one predictions.csv row (no quoted commas in the columns used here).
+std::vector<std::string> fields_of(const std::string& row) {
+  std::vector<std::string> fields;
+  std::istringstream in(row);
+  std::string field;
+  while (std::getline(in, field, ',')) fields.push_back(field);
+  return fields;
+}
+
+// The bundled configs with the profiles they name (the real, measured ones in reports/): each
+// runs, and on a CPU profile no rank count beats the host's cores (ranks share them).
+TEST_F(SimulateProgram, TheBundledConfigsRunOnTheirOwnProfilesAndCpuRanksShareTheCores) {
+  int checked = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(TRAINSIM_SOURCE_DIR) / "configs")) {
+    if (entry.path().extension() != ".yaml") continue;
+    std::string profile;
+    for (const auto& line : lines_of(read_file(entry.path()))) {
+      if (line.rfind("profile: ", 0) == 0) profile = line.substr(9);
+    }
+    if (profile.empty()) continue;  // an example without a profile: the test above gives it one
+    const std::string profile_text = read_file(entry.path().parent_path() / profile);
+    ASSERT_FALSE(profile_text.empty()) << entry.path() << " names " << profile;
+    const fs::path out = dir_ / entry.path().stem();
+    const ProgramRun run = simulate(entry.path().string() + " --quiet --out " + out.string());
+    ASSERT_EQ(run.exit_code, 0) << entry.path() << ": " << run.err;
+    ++checked;
+    const auto at = profile_text.find("cpu_cores: ");
+    if (profile_text.find("device_kind: \"cpu\"") == std::string::npos || at == std::string::npos) continue;
+    const double cores = std::stod(profile_text.substr(at + 11));
+    // epoch_s by (strategy, batch) for 1 rank, then every other rank count against it.
+    const auto rows = lines_of(read_file(out / "predictions.csv"));
+    ASSERT_GE(rows.size(), 2u);
+    std::map<std::string, double> one_rank;
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+      const auto f = fields_of(rows[i]);
+      if (f[1] == "1" && !f[5].empty()) one_rank[f[0] + ":" + f[2]] = std::stod(f[5]);
+    }
+    int compared = 0;
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+      const auto f = fields_of(rows[i]);
+      const auto base = one_rank.find(f[0] + ":" + f[2]);
+      if (f[1] == "1" || f[5].empty() || base == one_rank.end()) continue;
+      const double speedup = base->second / std::stod(f[5]);
+      EXPECT_LE(speedup, std::min(cores, std::stod(f[1])) + 1e-9) << entry.path() << ": " << rows[i];
+      ++compared;
+    }
+    EXPECT_GT(compared, 0) << entry.path();
+  }
+  EXPECT_GE(checked, 3);  // sweep.yaml and the two CPU validations
 }
 
 TEST_F(SimulateProgram, UnwritableOutputExitsOne) {
