@@ -24,7 +24,7 @@ using CloneDevice = CloneArgument<decltype(&torch::nn::Module::clone)>::type;
 
 struct ResNet18Impl : torch::nn::Cloneable<ResNet18Impl> {
   explicit ResNet18Impl(std::string variant = "resnet18-cifar", int64_t num_classes = 10);
-  void reset() override;  // (re)builds the stages; required by Cloneable / data_parallel
+  void reset() override;  // (re)builds the stages; required by Cloneable (DataParallel's replicas)
   torch::Tensor forward(torch::Tensor x);
   // Cloneable::clone, then `stages` relinked to the copy's blocks (clone replaces the modules
   // inside layer1..layer4, so the stage list built by reset() would point at stale blocks).

@@ -107,7 +107,7 @@ TEST_P(ResnetVariant, StageOutputsMatchDescribedShapesAndChainToForward) {
   EXPECT_TRUE(torch::equal(x, net->forward(input)));
 }
 
-// data_parallel replicates with clone(); the copy must run its own (copied) weights.
+// DataParallel builds its replicas with clone(); the copy must run its own (copied) weights.
 TEST_P(ResnetVariant, CloneRunsItsOwnCopyOfTheWeights) {
   torch::manual_seed(2);
   ResNet18 net(GetParam());

@@ -1,11 +1,14 @@
-# measure/runs/: DDP through c10d::Reducer (gradients, buckets against PyTorch's), the loop body,
-# DistributedSampler split, runs.csv, `measure train`.
+# measure/runs/: DDP through c10d::Reducer (gradients, buckets against PyTorch's), DataParallel as
+# nn.DataParallel, the loop body, DistributedSampler split, runs.csv, `measure train`.
 find_package(nlohmann_json 3 REQUIRED)  # reads the PyTorch bucket fixture
 trainsim_add_test(runs_buckets_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_buckets_test.cpp
   LIBS trainsim_runs nlohmann_json::nlohmann_json)
 trainsim_add_test(runs_ddp_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_ddp_test.cpp
+  LIBS trainsim_runs)
+trainsim_add_test(runs_dp_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_dp_test.cpp
   LIBS trainsim_runs)
 trainsim_add_test(runs_sampler_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_sampler_test.cpp

@@ -45,7 +45,7 @@ po::options_description train_flags(RawOptions& raw) {
     ("help,h", "print this help")
     ("strategy", po::value(&raw.strategy)->default_value(defaults.strategy),
        "ddp (one process per device, bucketed all-reduce overlapping backward) or dp "
-       "(torch::nn::parallel::data_parallel in one process)")
+       "(DataParallel as PyTorch's nn.DataParallel, in one process)")
     ("gpus", po::value(&raw.gpus)->default_value(defaults.gpus),
        "ranks (ddp) or devices (dp); on cpu, ddp ranks are processes and dp allows only 1")
     ("batch-per-gpu", po::value(&raw.batch_per_gpu)->default_value(defaults.batch_per_gpu),

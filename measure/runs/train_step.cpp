@@ -5,8 +5,8 @@
 namespace trainsim::measure {
 
 TrainStep::TrainStep(Forward forward, torch::optim::SGD& optimizer, DistributedDataParallel* ddp,
-                     const torch::Device& device)
-    : forward_(std::move(forward)), optimizer_(optimizer), ddp_(ddp), device_(device) {
+                     const torch::Device& device, DataParallel* dp)
+    : forward_(std::move(forward)), optimizer_(optimizer), ddp_(ddp), device_(device), dp_(dp) {
   reset_statistics();
 }
 
@@ -22,6 +22,7 @@ torch::Tensor TrainStep::run(const torch::Tensor& images, const torch::Tensor& l
   if (ddp_) ddp_->post_forward();
   const torch::Tensor loss = torch::nn::functional::cross_entropy(output, labels);
   loss.backward();
+  if (dp_) dp_->reduce_gradients();
   optimizer_.step();
 
   torch::NoGradGuard no_grad;

@@ -6,12 +6,14 @@
 //   backward (c10d::Reducer all-reduces the buckets from its autograd hooks and writes the
 //   averaged gradients back); SGD step; the loss sum and the correct count added up on the
 //   device (no host synchronisation).
-// Without DDP (dp, or one process) the DDP calls are left out.
+// Without DDP (dp, or one process) the DDP calls are left out; with DataParallel over two or more
+// devices the replicas' gradients are summed onto the module's after backward.
 
 #include <torch/torch.h>
 
 #include <functional>
 
+#include "runs/data_parallel.h"
 #include "runs/ddp.h"
 
 namespace trainsim::measure {
@@ -21,9 +23,9 @@ class TrainStep {
   // The model's forward (the plain module call, or DataParallel's).
   using Forward = std::function<torch::Tensor(const torch::Tensor& images)>;
 
-  // `optimizer` and `ddp` (may be null) must outlive this. Statistics live on `device`.
+  // `optimizer`, `ddp` and `dp` (either may be null) must outlive this. Statistics live on `device`.
   TrainStep(Forward forward, torch::optim::SGD& optimizer, DistributedDataParallel* ddp,
-            const torch::Device& device);
+            const torch::Device& device, DataParallel* dp = nullptr);
 
   // One iteration on a batch already on the device; returns the batch's mean loss (detached).
   torch::Tensor run(const torch::Tensor& images, const torch::Tensor& labels);
@@ -39,6 +41,7 @@ class TrainStep {
   torch::optim::SGD& optimizer_;
   DistributedDataParallel* ddp_;
   torch::Device device_;
+  DataParallel* dp_;
   torch::Tensor loss_sum_;
   torch::Tensor correct_;
 };

@@ -1,9 +1,5 @@
 #include "runs/trainer.h"
 
-#ifdef TRAINSIM_HAVE_CUDA
-#include <torch/nn/parallel/data_parallel.h>  // includes CUDA headers
-#endif
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +12,7 @@
 #include "largebatch/lr_schedule.h"
 #include "models/describe.h"
 #include "models/resnet.h"
+#include "runs/data_parallel.h"
 #include "runs/ddp.h"
 #include "runs/distributed_sampler.h"
 #include "runs/train_step.h"
@@ -80,19 +77,6 @@ class Progress {
   Clock::time_point last_print_;
 };
 
-// DataParallel over `devices` (two or more) or, with none, the plain module call (what
-// DataParallel does with one device).
-torch::Tensor forward(models::ResNet18& model, const torch::Tensor& images,
-                      const std::vector<torch::Device>& devices) {
-  if (devices.empty()) return model->forward(images);
-#ifdef TRAINSIM_HAVE_CUDA
-  return torch::nn::parallel::data_parallel(model, images, devices);
-#else
-  throw std::runtime_error("DataParallel over " + std::to_string(devices.size()) +
-                           " devices needs a LibTorch with CUDA");
-#endif
-}
-
 void synchronize(const torch::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
@@ -152,14 +136,19 @@ std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
       model->parameters(),
       torch::optim::SGDOptions(kLearningRate).momentum(kMomentum).weight_decay(kWeightDecay));
 
-  std::vector<torch::Device> dp_devices;
+  // DataParallel as PyTorch's nn.DataParallel (runs/data_parallel.h); on one device it is the
+  // plain module call, as in PyTorch.
+  std::optional<DataParallel> dp_model;
   if (!ddp && options.gpus >= 2) {
+    std::vector<torch::Device> dp_devices;
     for (int g = 0; g < options.gpus; ++g) {
       dp_devices.emplace_back(torch::kCUDA, static_cast<c10::DeviceIndex>(g));
     }
+    dp_model.emplace(model, dp_devices);
   }
-  TrainStep train_step([&](const torch::Tensor& images) { return forward(model, images, dp_devices); },
-                       optimizer, ddp_model.get(), device);
+  TrainStep train_step(
+      [&](const torch::Tensor& images) { return dp_model ? dp_model->forward(images) : model->forward(images); },
+      optimizer, ddp_model.get(), device, dp_model ? &*dp_model : nullptr);
 
   data::LoaderOptions loader_options;
   loader_options.workers = options.workers;

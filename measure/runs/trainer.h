@@ -34,8 +34,8 @@ data::ImageSet select_samples(const data::ImageSet& set, const std::vector<int64
 // distributed_sampler_indices(...), it trains on device cuda:rank (or cpu) and averages
 // gradients with c10d::Reducer (DistributedDataParallel, runs/ddp.h); every iteration is one
 // TrainStep (runs/train_step.h). dp (communicator null): one process, the loader shuffles the set,
-// batches of gpus * batch_per_gpu, torch::nn::parallel::data_parallel over cuda:0..gpus-1 when
-// gpus >= 2. Progress on stderr when `show_progress`.
+// batches of gpus * batch_per_gpu, DataParallel (runs/data_parallel.h, as PyTorch's
+// nn.DataParallel) over cuda:0..gpus-1 when gpus >= 2. Progress on stderr when `show_progress`.
 std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
                                            const data::ImageSet& train_set,
                                            Communicator* communicator, bool show_progress);
