@@ -16,10 +16,13 @@
 #include "models/resnet.h"
 #include "runs/ddp.h"
 #include "runs/train_step.h"
+#include "runs_test_util.h"
 
 namespace trainsim::measure {
 namespace {
 
+using runs_test::course_sgd;
+using runs_test::max_abs_diff;
 using torch::Tensor;
 
 // Runs body(rank, communicator) on `world` threads and rethrows the first failure. A short
@@ -60,19 +63,6 @@ struct SmallNetImpl : torch::nn::Module {
   torch::nn::Linear fc2{nullptr};
 };
 TORCH_MODULE(SmallNet);
-
-torch::optim::SGD course_sgd(const std::vector<Tensor>& params) {
-  return torch::optim::SGD(params, torch::optim::SGDOptions(0.1).momentum(0.9).weight_decay(5e-4));
-}
-
-double max_abs_diff(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double worst = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    worst = std::max(worst, (a[i] - b[i]).abs().max().item<double>());
-  }
-  return worst;
-}
 
 std::vector<Tensor> gradients(torch::nn::Module& module) {
   std::vector<Tensor> out;

@@ -11,24 +11,14 @@
 #include "models/resnet.h"
 #include "runs/data_parallel.h"
 #include "runs/train_step.h"
+#include "runs_test_util.h"
 
 namespace trainsim::measure {
 namespace {
 
+using runs_test::course_sgd;
+using runs_test::max_abs_diff;
 using torch::Tensor;
-
-torch::optim::SGD course_sgd(const std::vector<Tensor>& params) {
-  return torch::optim::SGD(params, torch::optim::SGDOptions(0.1).momentum(0.9).weight_decay(5e-4));
-}
-
-double max_abs_diff(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double worst = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    worst = std::max(worst, (a[i].to(torch::kFloat64) - b[i].to(torch::kFloat64)).abs().max().item<double>());
-  }
-  return worst;
-}
 
 models::ResNet18 resnet(uint64_t seed) {
   torch::manual_seed(seed);
