@@ -283,6 +283,25 @@ TEST_F(SimulateProgram, TheBundledConfigsRunOnTheirOwnProfilesAndCpuRanksShareTh
   EXPECT_GE(checked, 3);  // sweep.yaml and the two CPU validations
 }
 
+// gpus x batch_per_gpu >= 2^63 once segfaulted (dp, 2 GPUs) or raised SIGFPE (4 GPUs): the
+// global batch overflowed. It is one batch of the whole data set.
+TEST_F(SimulateProgram, BatchPerGpu2To62IsOneBatchOfTheDataSetNotAnOverflow) {
+  const fs::path config = write_config("profile: " + kFixtureProfile +
+                                       "\ndataset: {train_samples: 5000}\n"
+                                       "sweep: {strategy: [dp, ddp], gpus: [2, 3, 4], "
+                                       "batch_per_gpu: [4611686018427387904, 3074457345618258603]}\n");
+  const ProgramRun run = simulate(config.string() + " --quiet --out " + (dir_ / "out").string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto rows = lines_of(read_file(dir_ / "out" / "predictions.csv"));
+  ASSERT_EQ(rows.size(), 13u);
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto f = fields_of(rows[i]);
+    EXPECT_EQ(f[3], "5000") << rows[i];  // global_batch: the whole data set
+    EXPECT_EQ(f[4], "1") << rows[i];     // one iteration
+    EXPECT_EQ(f[12], "false") << rows[i];  // and it does not fit
+  }
+}
+
 TEST_F(SimulateProgram, UnwritableOutputExitsOne) {
   std::ofstream(dir_ / "a-file") << "x";
   const ProgramRun run = simulate(kFixtureConfig + " --quiet --out " + (dir_ / "a-file" / "sub").string());

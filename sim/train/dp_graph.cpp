@@ -15,7 +15,7 @@ using des::SimTime;
 DpGraph::DpGraph(TrainingGraph& graph, const GraphInputs& in)
     : g_(graph), in_(in), durations_(in.steps) {
   // A global batch larger than the data set is one batch of the whole data set.
-  global_batch_ = std::min<int64_t>(in.gpus * in.batch_per_gpu, in.train_samples);
+  global_batch_ = capped_global_batch(in.gpus, in.batch_per_gpu, in.train_samples);
   iterations_ = (in.train_samples + global_batch_ - 1) / global_batch_;
   last_global_batch_ = in.train_samples - (iterations_ - 1) * global_batch_;
   full_iterations_ = last_global_batch_ == global_batch_ ? iterations_ : iterations_ - 1;
