@@ -83,6 +83,21 @@ TEST_F(ConfigTest, ReadsEveryKeyAndResolvesProfileRelativeToConfigFolder) {
   EXPECT_TRUE(c.interconnect->override_measured);
 }
 
+TEST_F(ConfigTest, TenMillionIterationsPerEpochIsTheLongestEpochAccepted) {
+  write("profile.yaml", "schema_version: 1\n");
+  // 1 GPU at batch 32: 10^7 iterations per epoch, for dp and ddp alike.
+  const std::string config = write("sweep.yaml",
+                                   "profile: profile.yaml\n"
+                                   "dataset: {train_samples: 320000000}\n"
+                                   "sweep: {strategy: [dp, ddp], gpus: [1, 2], batch_per_gpu: [32, 16]}\n");
+  EXPECT_THROW(load_sweep_config(config), InputError);  // batch 16: 2 x 10^7 iterations
+  const std::string fits = write("sweep.yaml",
+                                 "profile: profile.yaml\n"
+                                 "dataset: {train_samples: 320000000}\n"
+                                 "sweep: {strategy: [dp, ddp], gpus: [1, 2], batch_per_gpu: [32]}\n");
+  EXPECT_EQ(load_sweep_config(fits).train_samples, 320000000);
+}
+
 TEST_F(ConfigTest, OptionalKeysTakeDocumentedDefaultsAndScalarsAreOneElementLists) {
   write("profile.yaml", "schema_version: 1\n");
   const std::string config = write("sweep.yaml",
@@ -250,6 +265,18 @@ INSTANTIATE_TEST_SUITE_P(
                   "dataset.images", "unknown key 'images' (known keys: train_samples)"},
         BadConfig{"IntegerGivenText", "dataset: {train_samples: abc}\n", 2,
                   "dataset.train_samples", "expected an integer, got 'abc'"},
+        // 2^63 - 1 samples once ended in "error: internal: cannot create std::vector larger than
+        // max_size()": an epoch of 2.9e17 iterations.
+        BadConfig{"TrainSamples2To63Minus1IsTooManyIterations",
+                  "dataset: {train_samples: 9223372036854775807}\nsweep: {strategy: ddp, gpus: [1, 2], "
+                  "batch_per_gpu: [64, 32]}\n",
+                  2, "dataset.train_samples",
+                  "9223372036854775807 samples make epochs of 288230376151711744 iterations per rank at "
+                  "batch_per_gpu 32; at most 10000000 are simulated"},
+        // The bound itself: 320,000,000 samples at batch 32 is 10^7 iterations and loads.
+        BadConfig{"OneSampleOverTenMillionIterations",
+                  "dataset: {train_samples: 320000001}\nsweep: {strategy: dp, gpus: 1, batch_per_gpu: 32}\n",
+                  2, "dataset.train_samples", "make epochs of 10000001 iterations per rank"},
         BadConfig{"IntegerGivenFraction",
                   "sweep:\n  strategy: ddp\n  gpus: [1, 2, 1.5]\n  batch_per_gpu: [32]\n", 4,
                   "sweep.gpus[2]", "expected an integer, got '1.5'"},

@@ -37,6 +37,29 @@ namespace {
 using yaml_io::Map;
 using yaml_io::Value;
 
+// The simulator keeps every iteration's times for the epoch (the timeline, the trace, the steady-
+// state check): epochs longer than this many iterations per rank are refused, not run out of
+// memory (10^7 iterations: ImageNet-1k at batch 1 is 1.3 x 10^6).
+constexpr int64_t kMaxIterationsPerEpoch = 10'000'000;
+
+// The most iterations per rank any configuration of the sweep runs in one epoch of `samples`:
+// dp runs ceil(S / (N b)) iterations of the global batch, ddp ceil(ceil(S / N) / b) per rank;
+// never multiplying past S.
+int64_t longest_epoch(const SweepConfig& c) {
+  int64_t longest = 0;
+  const int64_t b = *std::min_element(c.batch_per_gpu.begin(), c.batch_per_gpu.end());
+  const auto ceil_div = [](int64_t a, int64_t d) { return a / d + (a % d != 0); };
+  for (Strategy strategy : c.strategies) {
+    for (int n : c.gpus) {
+      const int64_t iterations = strategy == Strategy::kDdp ? ceil_div(ceil_div(c.train_samples, n), b)
+                                 : b >= ceil_div(c.train_samples, n) ? 1
+                                                                     : ceil_div(c.train_samples, n * b);
+      longest = std::max(longest, iterations);
+    }
+  }
+  return longest;
+}
+
 // Models the simulator knows the layer layout of (ResNet-18, CIFAR and torchvision variants).
 constexpr const char* kKnownModels[] = {"resnet18-cifar", "resnet18-imagenet"};
 
@@ -152,9 +175,11 @@ SweepConfig load_sweep_config(const std::string& path) {
     if (!known) model->fail("unknown model '" + config.model + "' (expected resnet18-cifar or resnet18-imagenet)");
   }
 
+  std::optional<Value> samples_node;
   if (auto dataset = top.optional("dataset")) {
     const Map map(*dataset, {"train_samples"});
-    if (auto samples = map.optional("train_samples")) config.train_samples = samples->as_int64(/*min=*/1);
+    samples_node = map.optional("train_samples");
+    if (samples_node) config.train_samples = samples_node->as_int64(/*min=*/1);
   }
 
   if (auto trainer = top.optional("trainer")) {
@@ -188,6 +213,13 @@ SweepConfig load_sweep_config(const std::string& path) {
   config.strategies = parse_strategies(sweep.required("strategy"));
   config.gpus = parse_gpus(sweep.required("gpus"));
   config.batch_per_gpu = parse_batches(sweep.required("batch_per_gpu"));
+  // Only a train_samples given in the config can exceed the bound (the default is 50000).
+  if (const int64_t iterations = longest_epoch(config); iterations > kMaxIterationsPerEpoch && samples_node) {
+    samples_node->fail(std::to_string(config.train_samples) + " samples make epochs of " +
+                       std::to_string(iterations) + " iterations per rank at batch_per_gpu " +
+                       std::to_string(*std::min_element(config.batch_per_gpu.begin(), config.batch_per_gpu.end())) +
+                       "; at most " + std::to_string(kMaxIterationsPerEpoch) + " are simulated");
+  }
 
   if (auto interconnect = top.optional("interconnect")) {
     config.interconnect = parse_interconnect(*interconnect);
