@@ -277,6 +277,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"OneSampleOverTenMillionIterations",
                   "dataset: {train_samples: 320000001}\nsweep: {strategy: dp, gpus: 1, batch_per_gpu: 32}\n",
                   2, "dataset.train_samples", "make epochs of 10000001 iterations per rank"},
+        // 2^31 - 1 GPUs once hung, and 10^5 DataParallel GPUs ran out of memory after a minute.
+        BadConfig{"Gpus2To31Minus1IsMoreThanTheSimulatorTakes",
+                  "sweep: {strategy: ddp, gpus: [2, 2147483647], batch_per_gpu: 32}\n", 2, "sweep.gpus[1]",
+                  "at most 4096 GPUs are simulated (every rank's ops are events), got 2147483647"},
+        // 2^31 - 1 loader workers once hung (10^8 already took 10 GB).
+        BadConfig{"LoaderWorkers2To31Minus1IsMoreThanTheSimulatorTakes",
+                  "loader: {workers: 2147483647}\nsweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\n", 2,
+                  "loader.workers", "at most 1024 loader worker processes per rank are simulated, got 2147483647"},
         BadConfig{"IntegerGivenFraction",
                   "sweep:\n  strategy: ddp\n  gpus: [1, 2, 1.5]\n  batch_per_gpu: [32]\n", 4,
                   "sweep.gpus[2]", "expected an integer, got '1.5'"},

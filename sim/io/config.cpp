@@ -42,6 +42,13 @@ using yaml_io::Value;
 // memory (10^7 iterations: ImageNet-1k at batch 1 is 1.3 x 10^6).
 constexpr int64_t kMaxIterationsPerEpoch = 10'000'000;
 
+// Sizes beyond any real job, refused with a clear error rather than simulated for minutes or
+// out of memory: 4096 data-parallel ranks (every rank's ops are events: a 4096-rank DDP epoch
+// takes about 20 s and 1.3 GB to simulate on 2 cores, 2048 ranks 4 s; the cost grows faster than
+// the rank count) and 1024 DataLoader workers per rank.
+constexpr int kMaxGpus = 4096;
+constexpr int kMaxLoaderWorkers = 1024;
+
 // The most iterations per rank any configuration of the sweep runs in one epoch of `samples`:
 // dp runs ceil(S / (N b)) iterations of the global batch, ddp ceil(ceil(S / N) / b) per rank;
 // never multiplying past S.
@@ -98,6 +105,10 @@ std::vector<int> parse_gpus(const Value& value) {
   std::set<int> seen;
   for (const Value& item : non_empty_list(value)) {
     gpus.push_back(item.as_int(/*min=*/1));
+    if (gpus.back() > kMaxGpus) {
+      item.fail("at most " + std::to_string(kMaxGpus) + " GPUs are simulated (every rank's ops are events), got " +
+                std::to_string(gpus.back()));
+    }
     reject_duplicate(seen, gpus.back(), item);
   }
   return gpus;
@@ -191,7 +202,13 @@ SweepConfig load_sweep_config(const std::string& path) {
 
   if (auto loader = top.optional("loader")) {
     const Map map(*loader, {"workers", "persistent_workers", "pin_memory"});
-    if (auto workers = map.optional("workers")) config.loader_workers = workers->as_int(/*min=*/0);
+    if (auto workers = map.optional("workers")) {
+      config.loader_workers = workers->as_int(/*min=*/0);
+      if (config.loader_workers > kMaxLoaderWorkers) {
+        workers->fail("at most " + std::to_string(kMaxLoaderWorkers) +
+                      " loader worker processes per rank are simulated, got " + std::to_string(config.loader_workers));
+      }
+    }
     if (auto persistent = map.optional("persistent_workers")) config.persistent_workers = persistent->as_bool();
     if (auto pin = map.optional("pin_memory")) config.pin_memory = pin->as_bool();
   }
