@@ -64,6 +64,19 @@ TEST(ParseTraceConfig, ReadsStrategyGpusAndBatch) {
   EXPECT_EQ(spec.train_samples, 1234);
 }
 
+// --trace-config ddp:1000000:128 once hung; a batch of 1 over a long epoch made the trace
+// simulate more iterations than any sweep may.
+TEST(ParseTraceConfig, RejectsMoreGpusOrIterationsThanTheSimulatorTakes) {
+  auto c = config({Strategy::kDdp}, {1}, {32});
+  EXPECT_NO_THROW(parse_trace_config("ddp:4096:128", c));
+  EXPECT_THROW(parse_trace_config("ddp:1000000:128", c), UsageError);
+  EXPECT_THROW(parse_trace_config("dp:4097:128", c), UsageError);
+  c.train_samples = 10'000'001;
+  EXPECT_NO_THROW(parse_trace_config("ddp:2:1", c));
+  EXPECT_THROW(parse_trace_config("ddp:1:1", c), UsageError);
+  EXPECT_THROW(parse_trace_config("dp:1:1", c), UsageError);
+}
+
 TEST(ParseTraceConfig, RejectsMalformedText) {
   const auto c = config({Strategy::kDdp}, {1}, {32});
   for (const char* bad : {"", "ddp", "ddp:4", "ddp:4:128:1", "sgd:4:128", "ddp:0:128", "ddp:4:0", "ddp:-1:128",

@@ -32,37 +32,24 @@ std::optional<Trainer> parse_trainer(const std::string& name) {
   return std::nullopt;
 }
 
+int64_t epoch_iterations(Strategy strategy, int64_t gpus, int64_t batch_per_gpu, int64_t samples) {
+  const auto ceil_div = [](int64_t a, int64_t d) { return a / d + (a % d != 0); };
+  if (strategy == Strategy::kDdp) return ceil_div(ceil_div(samples, gpus), batch_per_gpu);
+  // dp: the global batch gpus x batch_per_gpu, capped at the data set.
+  return batch_per_gpu >= ceil_div(samples, gpus) ? 1 : ceil_div(samples, gpus * batch_per_gpu);
+}
+
 namespace {
 
 using yaml_io::Map;
 using yaml_io::Value;
 
-// The simulator keeps every iteration's times for the epoch (the timeline, the trace, the steady-
-// state check): epochs longer than this many iterations per rank are refused, not run out of
-// memory (10^7 iterations: ImageNet-1k at batch 1 is 1.3 x 10^6).
-constexpr int64_t kMaxIterationsPerEpoch = 10'000'000;
-
-// Sizes beyond any real job, refused with a clear error rather than simulated for minutes or
-// out of memory: 4096 data-parallel ranks (every rank's ops are events: a 4096-rank DDP epoch
-// takes about 20 s and 1.3 GB to simulate on 2 cores, 2048 ranks 4 s; the cost grows faster than
-// the rank count) and 1024 DataLoader workers per rank.
-constexpr int kMaxGpus = 4096;
-constexpr int kMaxLoaderWorkers = 1024;
-
-// The most iterations per rank any configuration of the sweep runs in one epoch of `samples`:
-// dp runs ceil(S / (N b)) iterations of the global batch, ddp ceil(ceil(S / N) / b) per rank;
-// never multiplying past S.
+// The most iterations per rank any configuration of the sweep runs in one epoch.
 int64_t longest_epoch(const SweepConfig& c) {
   int64_t longest = 0;
   const int64_t b = *std::min_element(c.batch_per_gpu.begin(), c.batch_per_gpu.end());
-  const auto ceil_div = [](int64_t a, int64_t d) { return a / d + (a % d != 0); };
   for (Strategy strategy : c.strategies) {
-    for (int n : c.gpus) {
-      const int64_t iterations = strategy == Strategy::kDdp ? ceil_div(ceil_div(c.train_samples, n), b)
-                                 : b >= ceil_div(c.train_samples, n) ? 1
-                                                                     : ceil_div(c.train_samples, n * b);
-      longest = std::max(longest, iterations);
-    }
+    for (int n : c.gpus) longest = std::max(longest, epoch_iterations(strategy, n, b, c.train_samples));
   }
   return longest;
 }

@@ -67,6 +67,21 @@ struct SweepConfig {
   bool sync_batchnorm = false;
 };
 
+// What the simulator takes, beyond which a config is refused with a clear error rather than
+// simulated for minutes or out of memory (README "Config format"):
+// - ranks: every rank's ops are events (a 4096-rank DDP epoch takes about 20 s and 1.3 GB to
+//   simulate on 2 cores, 2048 ranks 4 s: the cost grows faster than the rank count);
+inline constexpr int kMaxGpus = 4096;
+// - DataLoader worker processes per rank;
+inline constexpr int kMaxLoaderWorkers = 1024;
+// - iterations per rank in one epoch: every iteration's times are kept (the timeline, the trace,
+//   the steady-state check); 10^7 take about 0.8 GB and 3 s (ImageNet-1k at batch 1: 1.3 x 10^6).
+inline constexpr int64_t kMaxIterationsPerEpoch = 10'000'000;
+
+// Iterations per rank in one epoch of `samples` (all >= 1): dp runs ceil(S / (N b)) iterations of
+// the global batch (one when N b >= S), ddp ceil(ceil(S / N) / b) per rank. Never overflows.
+int64_t epoch_iterations(Strategy strategy, int64_t gpus, int64_t batch_per_gpu, int64_t samples);
+
 // Parses and validates a sweep config. Throws InputError (file:line: key.path: message) on the
 // first problem: unknown key, wrong type, missing required key, zero/negative sizes, unknown
 // strategy or lr_rule.
