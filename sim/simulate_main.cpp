@@ -258,9 +258,12 @@ int run(int argc, char** argv) {
     if (!parent.empty()) report::create_directories(parent.string());
     report::write_file_atomic(cl->trace_file, report::format_trace_json(traced, config.model));
     if (!cl->quiet) {
-      std::cout << "wrote " << cl->trace_file << ": " << cl->trace_iterations << " iterations of "
-                << to_string(trace_spec->strategy) << " on " << trace_spec->gpus << " GPUs, batch "
-                << trace_spec->batch_per_gpu << " per GPU\n";
+      // --trace-iterations beyond the epoch traces the whole epoch, and says so.
+      const bool whole = cl->trace_iterations >= traced.iterations;
+      std::cout << "wrote " << cl->trace_file << ": "
+                << (whole ? traced.iterations : static_cast<int64_t>(cl->trace_iterations)) << " iterations"
+                << (whole ? " (the whole epoch)" : "") << " of " << to_string(trace_spec->strategy) << " on "
+                << trace_spec->gpus << " GPUs, batch " << trace_spec->batch_per_gpu << " per GPU\n";
     }
   }
   // The last line printed: the headline of the comparison.

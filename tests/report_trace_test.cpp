@@ -316,5 +316,27 @@ TEST(SimulateTrace, WritesAValidTimelineOfTheChosenConfiguration) {
   std::filesystem::remove(dir.string() + ".out");
 }
 
+// --trace-iterations 2000000000 was accepted and reported as 2e9 traced iterations of an epoch
+// that has a few: the whole epoch is traced, and the message says so.
+TEST(SimulateTrace, MoreTraceIterationsThanTheEpochTraceTheWholeEpochAndSaySo) {
+  const auto dir = std::filesystem::temp_directory_path() / ("trainsim_report_trace_all_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const auto file = dir / "trace.json";
+  const std::string out = dir.string() + ".out";
+  const std::string command = std::string(TRAINSIM_BIN_DIR) + "/simulate " + TRAINSIM_FIXTURES_DIR +
+                              "/report/sweep.yaml --trace " + file.string() +
+                              " --trace-config ddp:2:128 --trace-iterations 2000000000 > " + out + " 2>&1";
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0) << command;
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find(" iterations (the whole epoch) of ddp on 2 GPUs"), std::string::npos) << text.str();
+  EXPECT_EQ(text.str().find("2000000000"), std::string::npos) << text.str();
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(out);
+}
+
 }  // namespace
 }  // namespace trainsim::report
