@@ -5,11 +5,13 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 
+#include "io/config.h"
 #include "io/errors.h"
 #include "report/format.h"
 
@@ -60,7 +62,7 @@ std::vector<std::string> split_csv_line(const std::string& line, const std::stri
 }
 
 int64_t parse_whole(const std::string& text, const std::string& file, int line, const std::string& column,
-                    int64_t minimum) {
+                    int64_t minimum, int64_t maximum = std::numeric_limits<int64_t>::max()) {
   int64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
@@ -68,6 +70,9 @@ int64_t parse_whole(const std::string& text, const std::string& file, int line, 
   }
   if (value < minimum) {
     throw InputError(file, line, column, text + " must be >= " + std::to_string(minimum));
+  }
+  if (value > maximum) {
+    throw InputError(file, line, column, text + " must be <= " + std::to_string(maximum));
   }
   return value;
 }
@@ -507,16 +512,18 @@ RunsTable parse_runs_csv(const std::string& text, const std::string& file) {
     };
     RunKey key;
     key.strategy = parse_strategy(field("strategy"), file, line);
-    key.gpus = static_cast<int>(parse_whole(field("gpus"), file, line, "gpus", 1));
+    key.gpus = static_cast<int>(parse_whole(field("gpus"), file, line, "gpus", 1, kMaxGpus));
     key.batch_per_gpu = parse_whole(field("batch_per_gpu"), file, line, "batch_per_gpu", 1);
-    key.loader_workers = static_cast<int>(parse_whole(field("loader_workers"), file, line, "loader_workers", 0));
+    key.loader_workers =
+        static_cast<int>(parse_whole(field("loader_workers"), file, line, "loader_workers", 0, kMaxLoaderWorkers));
     key.train_samples = parse_whole(field("train_samples"), file, line, "train_samples", 1);
     if (table.has_trainer_column) key.trainer = parse_trainer_field(field("trainer"), file, line);
     if (!optional_field("test_samples").empty()) {
       key.test_samples = parse_whole(field("test_samples"), file, line, "test_samples", 0);
     }
     if (!optional_field("threads").empty()) {
-      key.threads = static_cast<int>(parse_whole(field("threads"), file, line, "threads", 1));
+      key.threads =
+          static_cast<int>(parse_whole(field("threads"), file, line, "threads", 1, std::numeric_limits<int>::max()));
     }
     const double epoch_s = parse_seconds(field("epoch_s"), file, line, "epoch_s");
     const double train_s = parse_seconds(field("train_s"), file, line, "train_s");
