@@ -73,7 +73,7 @@ TEST(HostContention, TwoCpuRanksRunComputeAtTheMeasuredSlowdown) {
   EXPECT_NEAR(slow.compute_s / plain.compute_s, 1.5, 1e-6);
   EXPECT_GT(slow.epoch_s, plain.epoch_s);
   EXPECT_TRUE(has_note(slow, "cpu host contention: 2 ranks run compute 1.50x slower than 1 at batch 128 (measured, "
-                            "between measured batches)"))
+                            "held from batch 32)"))
       << ::testing::PrintToString(slow.notes);
   EXPECT_TRUE(has_note(plain, "cpu profile without host_contention: ranks assumed not to slow each other"))
       << ::testing::PrintToString(plain.notes);
@@ -128,6 +128,14 @@ TEST(HostContention, GrowsWithTheBatchBetweenMeasuredBatches) {
   EXPECT_NEAR(train::host_contention(p, m, 2, 64).slowdown, 1.0 + 0.25 / 3, 1e-12);
   EXPECT_DOUBLE_EQ(train::host_contention(p, m, 2, 512).slowdown, 1.25);  // held above the largest
   EXPECT_DOUBLE_EQ(train::host_contention(p, m, 2, 16).slowdown, 1.0);    // and below the smallest
+  // The note says where the batch lay.
+  EXPECT_EQ(train::host_contention(p, m, 2, 64).notes.back(),
+            "cpu host contention: 2 ranks run compute 1.08x slower than 1 at batch 64 (measured, between measured "
+            "batches)");
+  EXPECT_EQ(train::host_contention(p, m, 2, 512).notes.back(),
+            "cpu host contention: 2 ranks run compute 1.25x slower than 1 at batch 512 (measured, held from batch 128)");
+  EXPECT_EQ(train::host_contention(p, m, 2, 128).notes.back(),
+            "cpu host contention: 2 ranks run compute 1.25x slower than 1 at batch 128 (measured)");
 }
 
 TEST(HostContention, BeyondTheMeasuredRanksUsesTheLargestWithANote) {
@@ -136,8 +144,7 @@ TEST(HostContention, BeyondTheMeasuredRanksUsesTheLargestWithANote) {
   const SimResult r = ddp(p, 4);
   EXPECT_TRUE(has_note(r, "host contention measured up to 2 ranks; 4-rank runs use 2-rank slowdown"))
       << ::testing::PrintToString(r.notes);
-  EXPECT_TRUE(has_note(r, "4 ranks run compute 1.50x slower than 1 at batch 128 (extrapolated, between measured "
-                         "batches)"))
+  EXPECT_TRUE(has_note(r, "4 ranks run compute 1.50x slower than 1 at batch 128 (extrapolated, held from batch 32)"))
       << ::testing::PrintToString(r.notes);
   const SimResult plain = ddp(cpu_profile({}), 4);
   EXPECT_NEAR(r.compute_s / plain.compute_s, 1.5, 1e-6);

@@ -81,10 +81,16 @@ HostContention host_contention(const Profile& profile, const ModelProfile& model
     out.notes.push_back(format("host contention measured up to %.0f ranks; %.0f-rank runs use %.0f-rank slowdown",
                                held_at, ranks, held_at));
   }
-  const bool at_measured = std::find(batches.begin(), batches.end(), batch) != batches.end();
+  // Where the batch lies: a measured one, between two, or outside them (the nearest one's ratio).
+  std::string where;
+  if (batch < batches.front() || batch > batches.back()) {
+    where = ", held from batch " + std::to_string(batch < batches.front() ? batches.front() : batches.back());
+  } else if (std::find(batches.begin(), batches.end(), batch) == batches.end()) {
+    where = ", between measured batches";
+  }
   out.notes.push_back(format("cpu host contention: %.0f ranks run compute %.2fx slower than 1 at batch %.0f (",
                              ranks, out.slowdown, static_cast<double>(batch)) +
-                      how + (at_measured ? "" : ", between measured batches") + ")");
+                      how + where + ")");
   return out;
 }
 
