@@ -189,14 +189,11 @@ def measure_loader(dataset, batch, workers, batches, repeats, log):
 # Iterations
 
 
-def time_loop_body(net, device, batch, warmup, repeats):
-    """The trainer's loop body on a fixed random batch already on the device; median seconds."""
+def loop_body(net, inputs, targets):
+    """The trainer's loop body (its SGD, loss and per-step reads) on one fixed batch already on
+    the device, as a function of no arguments that runs one iteration."""
     optimizer = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
     criterion = nn.CrossEntropyLoss()
-    g = torch.Generator()
-    g.manual_seed(batch)
-    inputs = torch.randn(batch, 3, 32, 32, generator=g).to(device)
-    targets = torch.randint(0, 10, (batch,), generator=g).to(device)
 
     def body():
         optimizer.zero_grad()
@@ -207,6 +204,17 @@ def time_loop_body(net, device, batch, warmup, repeats):
         loss.item()
         _, predicted = outputs.max(1)
         predicted.eq(targets).sum().item()
+
+    return body
+
+
+def time_loop_body(net, device, batch, warmup, repeats):
+    """The trainer's loop body on a fixed random batch already on the device; median seconds."""
+    g = torch.Generator()
+    g.manual_seed(batch)
+    inputs = torch.randn(batch, 3, 32, 32, generator=g).to(device)
+    targets = torch.randint(0, 10, (batch,), generator=g).to(device)
+    body = loop_body(net, inputs, targets)
 
     net.train()
     for _ in range(warmup):
@@ -267,22 +275,13 @@ def _fork_cycles(name, device_kind, threads, batch, workers, data, cycles, barri
             model = MODELS[name]().to(device)
             net = DistributedDataParallel(model, device_ids=[0]) if device_kind == "cuda" else \
                 DistributedDataParallel(model)
-            optimizer = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
-            criterion = nn.CrossEntropyLoss()
-            inputs = torch.randn(batch, 3, 32, 32).to(device)
-            targets = torch.randint(0, 10, (batch,)).to(device)
+            step = loop_body(net, torch.randn(batch, 3, 32, 32).to(device),
+                             torch.randint(0, 10, (batch,)).to(device))
             loader = cifar_data.train_loader(data, batch, workers, sampler=None, persistent=False,
                                              generator=cifar_data.seeded_generator(index))
 
             def body():
-                optimizer.zero_grad()
-                outputs = net(inputs)
-                loss = criterion(outputs, targets)
-                loss.backward()
-                optimizer.step()
-                loss.item()
-                _, predicted = outputs.max(1)
-                predicted.eq(targets).sum().item()
+                step()
                 sync(device)
 
             net.train()
@@ -302,7 +301,7 @@ def _fork_cycles(name, device_kind, threads, batch, workers, data, cycles, barri
                 del it  # shuts the workers down
                 out.append((t1 - t0, t2 - t1, (t3 - t2) - (t4 - t3)))
             results.put((index, out))
-            del net, model, optimizer
+            del body, step, net, model
         finally:
             group.close()
     except BaseException as e:  # noqa: BLE001 (reported to the parent, which fails)
