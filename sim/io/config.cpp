@@ -32,22 +32,15 @@ std::optional<Trainer> parse_trainer(const std::string& name) {
   return std::nullopt;
 }
 
-int64_t epoch_iterations(Strategy strategy, int64_t gpus, int64_t batch_per_gpu, int64_t samples) {
-  const auto ceil_div = [](int64_t a, int64_t d) { return a / d + (a % d != 0); };
-  if (strategy == Strategy::kDdp) return ceil_div(ceil_div(samples, gpus), batch_per_gpu);
-  // dp: the global batch gpus x batch_per_gpu, capped at the data set.
-  return batch_per_gpu >= ceil_div(samples, gpus) ? 1 : ceil_div(samples, gpus * batch_per_gpu);
-}
-
 namespace {
 
 using yaml_io::Map;
 using yaml_io::Value;
 
-// The most iterations per rank any configuration of the sweep runs in one epoch.
-int64_t longest_epoch(const SweepConfig& c) {
+// The most iterations per rank any configuration of the sweep runs in one epoch (at its smallest
+// batch b).
+int64_t longest_epoch(const SweepConfig& c, int64_t b) {
   int64_t longest = 0;
-  const int64_t b = *std::min_element(c.batch_per_gpu.begin(), c.batch_per_gpu.end());
   for (Strategy strategy : c.strategies) {
     for (int n : c.gpus) longest = std::max(longest, epoch_iterations(strategy, n, b, c.train_samples));
   }
@@ -218,11 +211,12 @@ SweepConfig load_sweep_config(const std::string& path) {
   config.gpus = parse_gpus(sweep.required("gpus"));
   config.batch_per_gpu = parse_batches(sweep.required("batch_per_gpu"));
   // Only a train_samples given in the config can exceed the bound (the default is 50000).
-  if (const int64_t iterations = longest_epoch(config); iterations > kMaxIterationsPerEpoch && samples_node) {
+  const int64_t smallest = *std::min_element(config.batch_per_gpu.begin(), config.batch_per_gpu.end());
+  if (const int64_t iterations = longest_epoch(config, smallest); iterations > kMaxIterationsPerEpoch && samples_node) {
     samples_node->fail(std::to_string(config.train_samples) + " samples make epochs of " +
                        std::to_string(iterations) + " iterations per rank at batch_per_gpu " +
-                       std::to_string(*std::min_element(config.batch_per_gpu.begin(), config.batch_per_gpu.end())) +
-                       "; at most " + std::to_string(kMaxIterationsPerEpoch) + " are simulated");
+                       std::to_string(smallest) + "; at most " + std::to_string(kMaxIterationsPerEpoch) +
+                       " are simulated");
   }
 
   if (auto interconnect = top.optional("interconnect")) {

@@ -78,9 +78,23 @@ inline constexpr int kMaxLoaderWorkers = 1024;
 //   the steady-state check); 10^7 take about 0.8 GB and 3 s (ImageNet-1k at batch 1: 1.3 x 10^6).
 inline constexpr int64_t kMaxIterationsPerEpoch = 10'000'000;
 
-// Iterations per rank in one epoch of `samples` (all >= 1): dp runs ceil(S / (N b)) iterations of
-// the global batch (one when N b >= S), ddp ceil(ceil(S / N) / b) per rank. Never overflows.
-int64_t epoch_iterations(Strategy strategy, int64_t gpus, int64_t batch_per_gpu, int64_t samples);
+// Header-only (the simulator's libraries use them without linking the config reader):
+// ceil(a / d) for a >= 0, d >= 1.
+inline int64_t ceil_div(int64_t a, int64_t d) { return a / d + (a % d != 0); }
+
+// The global batch gpus x batch_per_gpu, capped at the data set (a larger one is one batch of the
+// whole set); never overflows, whatever the sizes (>= 1 each).
+inline int64_t capped_global_batch(int64_t gpus, int64_t batch_per_gpu, int64_t samples) {
+  // gpus * batch_per_gpu >= samples  <=>  batch_per_gpu >= ceil(samples / gpus)
+  return batch_per_gpu >= ceil_div(samples, gpus) ? samples : gpus * batch_per_gpu;
+}
+
+// Iterations per rank in one epoch of `samples` (all >= 1): dp runs ceil(S / G) iterations of the
+// capped global batch G, ddp ceil(ceil(S / N) / b) per rank. Never overflows.
+inline int64_t epoch_iterations(Strategy strategy, int64_t gpus, int64_t batch_per_gpu, int64_t samples) {
+  if (strategy == Strategy::kDdp) return ceil_div(ceil_div(samples, gpus), batch_per_gpu);
+  return ceil_div(samples, capped_global_batch(gpus, batch_per_gpu, samples));
+}
 
 // Parses and validates a sweep config. Throws InputError (file:line: key.path: message) on the
 // first problem: unknown key, wrong type, missing required key, zero/negative sizes, unknown

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "io/config.h"
 #include "train/buckets.h"
 #include "train/format_bytes.h"
 

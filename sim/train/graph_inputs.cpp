@@ -2,12 +2,6 @@
 
 namespace trainsim::train {
 
-int64_t capped_global_batch(int64_t gpus, int64_t batch_per_gpu, int64_t train_samples) {
-  // gpus * batch_per_gpu >= train_samples  <=>  batch_per_gpu >= ceil(train_samples / gpus)
-  if (batch_per_gpu >= (train_samples + gpus - 1) / gpus) return train_samples;
-  return gpus * batch_per_gpu;
-}
-
 const StepDurations& StepDurationCache::at(int64_t batch) {
   const auto it = cache_.find(batch);
   if (it != cache_.end()) return it->second;

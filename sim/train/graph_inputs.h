@@ -58,10 +58,6 @@ struct StepDurations {
   des::SimTime overhead = 0;
 };
 
-// The global batch gpus x batch_per_gpu, capped at the data set (a larger one is one batch of the
-// whole set); never overflows, whatever the sizes (>= 1 each).
-int64_t capped_global_batch(int64_t gpus, int64_t batch_per_gpu, int64_t train_samples);
-
 // StepModel::at in ns, computed once per batch size (an epoch uses at most a few).
 class StepDurationCache {
  public:

@@ -10,6 +10,7 @@
 
 #include "hw/collective_model.h"
 #include "hw/curve.h"
+#include "io/config.h"
 #include "train/ddp_graph.h"
 #include "train/dp_graph.h"
 #include "train/epoch_runner.h"
@@ -479,7 +480,7 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   const int processes = ddp ? n : 1;
   const int64_t rank_batch =
       ddp ? std::min<int64_t>(spec.batch_per_gpu, (spec.train_samples + n - 1) / n)
-          : train::capped_global_batch(n, spec.batch_per_gpu, spec.train_samples);
+          : capped_global_batch(n, spec.batch_per_gpu, spec.train_samples);
   const train::HostContention contention = train::host_contention(profile, model, processes, rank_batch);
   for (const std::string& note : contention.notes) add_note(notes, note);
   const Pipeline pipeline = pipeline_for(profile, model, spec, notes);
@@ -517,7 +518,7 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   double extra_device0_bytes = 0;
   if (ddp) {
     auto g = std::make_unique<train::DdpGraph>(graph, in);
-    result.global_batch = train::capped_global_batch(n, spec.batch_per_gpu, spec.train_samples);
+    result.global_batch = capped_global_batch(n, spec.batch_per_gpu, spec.train_samples);
     device_batch = g->rank_batch();
     if (n > 1) {
       add_note(notes, collectives.note(hw::CollectiveOp::kAllReduce, n));
