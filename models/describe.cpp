@@ -1,6 +1,7 @@
 #include "models/describe.h"
 
 #include <stdexcept>
+#include <utility>
 
 namespace trainsim::models {
 namespace {
@@ -22,61 +23,131 @@ constexpr int64_t kBatchesTrackedBytes = 8;
 constexpr int kInputSide = 32;  // CIFAR-10 images are 3x32x32
 constexpr int kInputChannels = 3;
 
-struct Shape {
-  int64_t channels;
-  int64_t side;  // square feature maps
-  int64_t elements() const { return channels * side * side; }
-};
-
 // Convolution output side: floor((side + 2 * pad - kernel) / stride) + 1.
 int64_t conv_out_side(int64_t side, int kernel, int stride, int pad) {
   return (side + 2 * pad - kernel) / stride + 1;
 }
 
+// The description under construction; tensor ids are unique across its layers.
+struct ModelBuilder {
+  ModelDescription description;
+  int next_tensor_id = 1;  // 0 is the input batch
+};
+
+// Builds one layer: each op adds its parameters (registration order) and forward FLOPs to the
+// LayerProfile, records itself as an OpShape and returns its output as a new tensor.
 class LayerBuilder {
  public:
-  LayerBuilder(std::string name, std::string kind) {
+  LayerBuilder(ModelBuilder& model, std::string name, std::string kind) : model_(model) {
     layer_.name = std::move(name);
     layer_.kind = std::move(kind);
   }
 
-  // Adds a bias-free kxk convolution `prefix.weight`; returns its output shape.
-  Shape conv(const std::string& prefix, Shape in, int64_t out_channels, int kernel, int stride,
-             int pad) {
-    add_param(prefix + ".weight", out_channels * in.channels * kernel * kernel);
-    Shape out{out_channels, conv_out_side(in.side, kernel, stride, pad)};
+  // Bias-free kxk convolution `prefix` (parameter `prefix.weight`).
+  FeatureMap conv(const std::string& prefix, FeatureMap in, int64_t out_channels, int kernel,
+                  int stride, int pad) {
+    const int64_t weight = out_channels * in.channels * kernel * kernel;
+    add_param(prefix + ".weight", weight);
+    const FeatureMap out = tensor(out_channels, conv_out_side(in.side, kernel, stride, pad));
     // 2 * MACs, MACs = Cout * Hout * Wout * Cin * k * k
-    layer_.forward_flops +=
-        2.0 * static_cast<double>(out.elements()) * static_cast<double>(in.channels) * kernel * kernel;
+    OpShape& op = record(prefix, OpKind::kConv, {in}, out,
+                         2.0 * static_cast<double>(out.elements()) *
+                             static_cast<double>(in.channels) * kernel * kernel);
+    op.kernel = kernel;
+    op.weight_elements = weight;
     return out;
   }
 
   // BatchNorm2d `prefix`: weight and bias parameters, running stats buffers, 2 FLOPs/element.
-  void batch_norm(const std::string& prefix, Shape at) {
-    add_param(prefix + ".weight", at.channels);
-    add_param(prefix + ".bias", at.channels);
-    layer_.buffer_bytes += 2 * at.channels * kFloatBytes + kBatchesTrackedBytes;
-    layer_.forward_flops += 2.0 * static_cast<double>(at.elements());
+  FeatureMap batch_norm(const std::string& prefix, FeatureMap in) {
+    add_param(prefix + ".weight", in.channels);
+    add_param(prefix + ".bias", in.channels);
+    layer_.buffer_bytes += 2 * in.channels * kFloatBytes + kBatchesTrackedBytes;
+    const FeatureMap out = tensor(in.channels, in.side);
+    OpShape& op = record(prefix, OpKind::kBatchNorm, {in}, out,
+                         2.0 * static_cast<double>(in.elements()));
+    op.weight_elements = in.channels;
+    op.bias_elements = in.channels;
+    return out;
   }
 
-  void elementwise(Shape at) { layer_.forward_flops += static_cast<double>(at.elements()); }
+  FeatureMap relu(const std::string& name, FeatureMap in) {
+    const FeatureMap out = tensor(in.channels, in.side);
+    record(name, OpKind::kRelu, {in}, out, static_cast<double>(in.elements()));
+    return out;
+  }
 
-  void flops(double f) { layer_.forward_flops += f; }
+  FeatureMap add(const std::string& name, FeatureMap a, FeatureMap b) {
+    const FeatureMap out = tensor(a.channels, a.side);
+    record(name, OpKind::kAdd, {a, b}, out, static_cast<double>(out.elements()));
+    return out;
+  }
 
+  // One compare per window element of each output.
+  FeatureMap max_pool(const std::string& name, FeatureMap in, int kernel, int stride, int pad) {
+    const FeatureMap out = tensor(in.channels, conv_out_side(in.side, kernel, stride, pad));
+    OpShape& op = record(name, OpKind::kMaxPool, {in}, out,
+                         static_cast<double>(kernel * kernel * out.elements()));
+    op.kernel = kernel;
+    return out;
+  }
+
+  // Global average pool to 1x1: one add per input element.
+  FeatureMap global_avg_pool(const std::string& name, FeatureMap in) {
+    const FeatureMap out = tensor(in.channels, 1);
+    OpShape& op = record(name, OpKind::kAvgPool, {in}, out, static_cast<double>(in.elements()));
+    op.kernel = static_cast<int>(in.side);
+    return out;
+  }
+
+  // Linear `prefix` (parameters `prefix.weight`, `prefix.bias`) on the flattened `in`.
+  FeatureMap linear(const std::string& prefix, FeatureMap in, int64_t out_features) {
+    const int64_t weight = out_features * in.elements();
+    add_param(prefix + ".weight", weight);
+    add_param(prefix + ".bias", out_features);
+    const FeatureMap out = tensor(out_features, 1);
+    // multiply-adds plus the bias add
+    OpShape& op = record(prefix, OpKind::kLinear, {in}, out,
+                         2.0 * static_cast<double>(weight) + static_cast<double>(out_features));
+    op.weight_elements = weight;
+    op.bias_elements = out_features;
+    return out;
+  }
+
+  void finish(std::vector<int64_t> output_shape) {
+    layer_.output_shape = std::move(output_shape);
+    model_.description.model.layers.push_back(std::move(layer_));
+    model_.description.layer_ops.push_back(std::move(ops_));
+  }
+
+ private:
   void add_param(const std::string& name, int64_t elements) {
     layer_.params.push_back(ParamTensor{name, elements * kFloatBytes});
   }
 
-  LayerProfile finish(std::vector<int64_t> output_shape) {
-    layer_.output_shape = std::move(output_shape);
-    return std::move(layer_);
+  FeatureMap tensor(int64_t channels, int64_t side) {
+    return FeatureMap{channels, side, model_.next_tensor_id++};
   }
 
- private:
+  OpShape& record(const std::string& name, OpKind kind, std::vector<FeatureMap> inputs,
+                  FeatureMap output, double flops) {
+    layer_.forward_flops += flops;
+    OpShape op;
+    op.name = name;
+    op.kind = kind;
+    op.inputs = std::move(inputs);
+    op.output = output;
+    op.forward_flops = flops;
+    ops_.push_back(std::move(op));
+    return ops_.back();
+  }
+
+  ModelBuilder& model_;
   LayerProfile layer_;
+  std::vector<OpShape> ops_;
 };
 
-std::vector<int64_t> chw(Shape s) { return {s.channels, s.side, s.side}; }
+std::vector<int64_t> chw(FeatureMap s) { return {s.channels, s.side, s.side}; }
 
 // Both layouts share the four stages of two BasicBlocks; they differ in the stem, in the name of
 // the projection shortcut and of the classifier.
@@ -86,85 +157,87 @@ struct Layout {
   const char* classifier_name;  // "linear" (pytorch-cifar) or "fc" (torchvision)
 };
 
-LayerProfile describe_stem(const Layout& layout, Shape& x) {
-  LayerBuilder b("stem", "stem");
+// Op names follow the module paths (torchvision's "relu", "maxpool" and "avgpool" for the
+// functional ops of the stem and head).
+void describe_stem(ModelBuilder& model, const Layout& layout, FeatureMap& x) {
+  LayerBuilder b(model, "stem", "stem");
   if (layout.imagenet_stem) {
     x = b.conv("conv1", x, 64, /*kernel=*/7, /*stride=*/2, /*pad=*/3);
   } else {
     x = b.conv("conv1", x, 64, /*kernel=*/3, /*stride=*/1, /*pad=*/1);
   }
-  b.batch_norm("bn1", x);
-  b.elementwise(x);  // ReLU
+  x = b.batch_norm("bn1", x);
+  x = b.relu("relu", x);
   if (layout.imagenet_stem) {
-    x.side = conv_out_side(x.side, /*kernel=*/3, /*stride=*/2, /*pad=*/1);  // max-pool
-    b.flops(9.0 * static_cast<double>(x.elements()));
+    x = b.max_pool("maxpool", x, /*kernel=*/3, /*stride=*/2, /*pad=*/1);
   }
-  return b.finish(chw(x));
+  b.finish(chw(x));
 }
 
 // BasicBlock: relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)), the shortcut being a 1x1
 // convolution + BatchNorm when the stride or the channel count changes, else the identity.
-LayerProfile describe_block(const Layout& layout, const std::string& name, Shape& x,
-                            int64_t planes, int stride) {
-  LayerBuilder b(name, "basic-block");
+void describe_block(ModelBuilder& model, const Layout& layout, const std::string& name,
+                    FeatureMap& x, int64_t planes, int stride) {
+  LayerBuilder b(model, name, "basic-block");
   const std::string p = name + ".";
-  Shape in = x;
-  Shape mid = b.conv(p + "conv1", in, planes, 3, stride, 1);
-  b.batch_norm(p + "bn1", mid);
-  b.elementwise(mid);  // ReLU
-  Shape out = b.conv(p + "conv2", mid, planes, 3, 1, 1);
-  b.batch_norm(p + "bn2", out);
+  const FeatureMap in = x;
+  FeatureMap out = b.conv(p + "conv1", in, planes, 3, stride, 1);
+  out = b.batch_norm(p + "bn1", out);
+  out = b.relu(p + "relu1", out);
+  out = b.conv(p + "conv2", out, planes, 3, 1, 1);
+  out = b.batch_norm(p + "bn2", out);
+  FeatureMap shortcut = in;
   if (stride != 1 || in.channels != planes) {
     const std::string s = p + layout.shortcut_name;
-    b.conv(s + ".0", in, planes, 1, stride, 0);
-    b.batch_norm(s + ".1", out);
+    shortcut = b.conv(s + ".0", in, planes, 1, stride, 0);
+    shortcut = b.batch_norm(s + ".1", shortcut);
   }
-  b.elementwise(out);  // residual add
-  b.elementwise(out);  // ReLU
-  x = out;
-  return b.finish(chw(x));
+  out = b.add(p + "add", out, shortcut);
+  x = b.relu(p + "relu2", out);
+  b.finish(chw(x));
 }
 
-LayerProfile describe_head(const Layout& layout, Shape x, int64_t num_classes) {
-  LayerBuilder b("head", "head");
-  b.elementwise(x);  // global average pool: one add per input element
-  const std::string fc = layout.classifier_name;
-  b.add_param(fc + ".weight", num_classes * x.channels);
-  b.add_param(fc + ".bias", num_classes);
-  b.flops(2.0 * static_cast<double>(x.channels * num_classes) + static_cast<double>(num_classes));
-  return b.finish({num_classes});
+// Global average pool (flatten is a view), then the classifier.
+void describe_head(ModelBuilder& model, const Layout& layout, FeatureMap x, int64_t num_classes) {
+  LayerBuilder b(model, "head", "head");
+  const FeatureMap pooled = b.global_avg_pool("avgpool", x);
+  b.linear(layout.classifier_name, pooled, num_classes);
+  b.finish({num_classes});
 }
 
-ModelProfile describe_resnet18(const std::string& name, const Layout& layout) {
+ModelDescription describe_resnet18(const std::string& name, const Layout& layout) {
   constexpr int64_t kNumClasses = 10;
-  ModelProfile model;
+  ModelBuilder builder;
+  ModelProfile& model = builder.description.model;
   model.name = name;
   model.num_classes = static_cast<int>(kNumClasses);
   model.input_bytes_per_sample = kInputChannels * kInputSide * kInputSide * kFloatBytes;
 
-  Shape x{kInputChannels, kInputSide};
-  model.layers.push_back(describe_stem(layout, x));
+  FeatureMap x{kInputChannels, kInputSide, /*id=*/0};
+  describe_stem(builder, layout, x);
   const int64_t planes[4] = {64, 128, 256, 512};
   const int strides[4] = {1, 2, 2, 2};
   for (int stage = 0; stage < 4; ++stage) {
     for (int block = 0; block < 2; ++block) {
       const std::string block_name =
           "layer" + std::to_string(stage + 1) + "." + std::to_string(block);
-      model.layers.push_back(
-          describe_block(layout, block_name, x, planes[stage], block == 0 ? strides[stage] : 1));
+      describe_block(builder, layout, block_name, x, planes[stage],
+                     block == 0 ? strides[stage] : 1);
     }
   }
-  model.layers.push_back(describe_head(layout, x, kNumClasses));
+  describe_head(builder, layout, x, kNumClasses);
 
   model.parameters = model.param_bytes() / kFloatBytes;
-  return model;
+  return std::move(builder.description);
 }
 
 }  // namespace
 
 std::vector<std::string> known_models() { return {kResnet18Cifar, kResnet18Imagenet}; }
 
-ModelProfile describe_model(const std::string& name) {
+ModelProfile describe_model(const std::string& name) { return describe_model_ops(name).model; }
+
+ModelDescription describe_model_ops(const std::string& name) {
   if (name == kResnet18Cifar) {
     return describe_resnet18(name, Layout{false, "shortcut", "linear"});
   }
@@ -174,6 +247,22 @@ ModelProfile describe_model(const std::string& name) {
   std::string known;
   for (const auto& m : known_models()) known += (known.empty() ? "" : ", ") + m;
   throw std::invalid_argument("unknown model '" + name + "' (known: " + known + ")");
+}
+
+const char* to_string(OpKind kind) {
+  switch (kind) {
+    case OpKind::kConv: return "conv";
+    case OpKind::kBatchNorm: return "batch-norm";
+    case OpKind::kRelu: return "relu";
+    case OpKind::kAdd: return "add";
+    case OpKind::kMaxPool: return "max-pool";
+    case OpKind::kAvgPool: return "avg-pool";
+    case OpKind::kLinear: return "linear";
+    case OpKind::kLoss: return "loss";
+    case OpKind::kOptimizer: return "optimizer";
+    case OpKind::kZeroGrad: return "zero-grad";
+  }
+  return "unknown";
 }
 
 }  // namespace trainsim::models

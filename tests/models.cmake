@@ -1,7 +1,5 @@
-# models/: the torch-free description and the LibTorch ResNet-18 it describes.
-trainsim_add_test(models_describe_test
-  SOURCES ${CMAKE_CURRENT_LIST_DIR}/models_describe_test.cpp
-  LIBS trainsim_model_desc)
+# models/, LibTorch: the ResNet-18 modules against their torch-free description. The description's
+# own tests are in models_cost.cmake, registered without LibTorch too.
 trainsim_add_test(models_resnet_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/models_resnet_test.cpp
   LIBS trainsim_models)
