@@ -1,6 +1,9 @@
 // simulate CONFIG [--out DIR] [--compare RUNS.csv] [--trace FILE.json ...] [--exact] [--quiet]
+//          [--holdout]
+// simulate --list-gpus [--gpu-catalog FILE]
 // Predicts the course's tables for every configuration of a sweep config (docs/OUTPUT.md) and,
-// with --compare, joins them with measured runs into DIR/report.md (docs/COMPARE.md).
+// with --compare, joins them with measured runs into DIR/report.md (docs/COMPARE.md). A config
+// may name a catalog GPU and list measured timings to fit (docs/FIT.md).
 
 #include <boost/program_options.hpp>
 
@@ -9,12 +12,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <iostream>
 #include <optional>
 #include <string>
 
+#include "fit/fit.h"
+#include "fit/fit_format.h"
 #include "io/config.h"
 #include "io/errors.h"
+#include "io/gpu_catalog.h"
 #include "io/profile_io.h"
 #include "report/atomic_file.h"
 #include "report/compare.h"
@@ -40,6 +47,9 @@ struct CommandLine {
   int trace_iterations = 3;
   bool exact = false;
   bool quiet = false;
+  bool holdout = false;
+  bool list_gpus = false;
+  std::string gpu_catalog;
 };
 
 po::options_description visible_options(CommandLine& cl) {
@@ -53,8 +63,8 @@ po::options_description visible_options(CommandLine& cl) {
   options.add_options()
       ("help,h", "print this help and exit")
       ("out", po::value(&cl.out_dir)->value_name("DIR"),
-       "also write DIR/predictions.csv and DIR/predictions.md (DIR is created; files written "
-       "atomically). Default: no files")
+       "also write DIR/predictions.csv and DIR/predictions.md, and with observations DIR/fit.txt (the "
+       "fit and the held-out cells) (DIR is created; files written atomically). Default: no files")
       ("compare", po::value(&cl.compare_file)->value_name("RUNS.csv"),
        "join the predictions with measured runs (reports/<machine>/runs.csv from `measure train`), "
        "print the errors and MAPE; with --out also write DIR/report.md, DIR/comparison.csv and the "
@@ -72,7 +82,14 @@ po::options_description visible_options(CommandLine& cl) {
        "simulate every iteration of each epoch instead of extrapolating the steady state "
        "(default: off; slower, same result within 0.1%)")
       ("quiet,q", po::bool_switch(&cl.quiet),
-       "print nothing to stdout (use with --out or --trace); errors still go to stderr");
+       "print nothing to stdout (use with --out or --trace); errors still go to stderr")
+      ("holdout", po::bool_switch(&cl.holdout),
+       "with observations: in the config, predict each observation from a fit of the others and "
+       "print the table; the last line printed is `holdout MAPE epoch_s: X.X% over N observations`")
+      ("list-gpus", po::bool_switch(&cl.list_gpus),
+       "print the GPU catalog (the keys a config's gpu: may name) and exit; CONFIG not needed")
+      ("gpu-catalog", po::value(&cl.gpu_catalog)->value_name("FILE"),
+       "the catalog --list-gpus prints. Default: the bundled configs/gpus.yaml");
   return options;
 }
 
@@ -92,6 +109,8 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv) {
     return std::nullopt;
   }
   po::notify(vm);
+  if (cl.list_gpus) return cl;
+  if (!cl.gpu_catalog.empty()) throw report::UsageError("--gpu-catalog goes with --list-gpus (a config names its own: gpu_catalog:)");
   if (cl.config.empty()) throw report::UsageError("missing CONFIG (see simulate --help)");
   if (vm.count("trace-config")) cl.trace_config = vm["trace-config"].as<std::string>();
   if (cl.trace_file.empty() && (cl.trace_config || !vm["trace-iterations"].defaulted())) {
@@ -178,12 +197,111 @@ std::string write_comparison(const CommandLine& cl, const report::ReportContext&
          (outcome.drawn ? " and " + std::to_string(script.plots.size()) + " SVG plots" : " (no plots)") + "\n";
 }
 
+// What the sweep runs on: the measured profile as it is, moved to another catalog GPU, or built
+// from a fit of the config's observations (docs/FIT.md); and the config the predictions use (the
+// fitted link and DataParallel cost in it).
+struct Device {
+  SweepConfig config;
+  Profile profile;
+  std::unique_ptr<fit::DeviceFit> fitter;
+  std::optional<fit::FitResult> fit;
+  std::string fit_text;
+  std::vector<std::string> notes;  // carried by every prediction
+
+  report::SweepRefusal refuse() const {
+    if (!fit) return {};
+    return [this](const RunSpec& spec) { return fitter->unpredictable(spec, *fit); };
+  }
+};
+
+// The catalog GPU a measured profile was taken on: its device name looked up in the catalog.
+std::optional<GpuSpec> profile_gpu(const SweepConfig& config, const Profile& profile) {
+  if (profile.machine.device_kind != "cuda") return std::nullopt;
+  const GpuCatalog catalog = load_gpu_catalog(config.gpu_catalog_path);
+  if (const GpuSpec* gpu = catalog.match_device_name(profile.machine.device_name)) return *gpu;
+  return std::nullopt;
+}
+
+Device resolve_device(const SweepConfig& given, const std::optional<Profile>& measured) {
+  Device d;
+  d.config = given;
+  const std::optional<GpuSpec> measured_gpu = measured ? profile_gpu(given, *measured) : std::nullopt;
+  if (given.gpu && measured && !measured_gpu) {
+    throw InputError(given.file, given.gpu_line, "gpu",
+                     "the profile's device (" + measured->machine.device_kind + " '" + measured->machine.device_name +
+                         "') is not a GPU of the catalog " + given.gpu_catalog_path +
+                         ": its times cannot be moved to " + given.gpu->key +
+                         " (drop profile: and give observations: to fit the GPU instead)");
+  }
+  std::optional<GpuSpec> target = given.gpu ? given.gpu : measured_gpu;
+  if (!target && !measured) {
+    // A table from one GPU (every observation naming it) is a fit for that GPU.
+    for (const Observation& o : given.observations) {
+      if (o.gpu && (!target || target->key == o.gpu->key)) {
+        target = o.gpu;
+      } else if (o.gpu || target) {
+        throw InputError(given.file, o.line, "observations",
+                         "observations on different GPUs need the config's gpu: (the one to predict for)");
+      }
+    }
+  }
+  const std::string target_text = target ? target->key + (measured ? " (transferred profile)" : " (roofline)")
+                                         : std::string("an unknown device (model description only)");
+  if (given.observations.empty()) {
+    d.profile = *measured;
+    if (given.gpu && measured_gpu && measured_gpu->key != given.gpu->key) {
+      d.profile = fit::transfer_profile(*measured, given.model, *measured_gpu, *given.gpu);
+      if (!d.config.interconnect) d.config.interconnect = fit::catalog_interconnect(*given.gpu);
+    }
+    return d;
+  }
+  fit::FitSetup setup;
+  setup.config = d.config;
+  setup.target = target;
+  setup.measured = measured ? &*measured : nullptr;
+  setup.measured_gpu = measured_gpu;
+  d.fitter = std::make_unique<fit::DeviceFit>(setup);
+  d.fit = d.fitter->fit_all();
+  d.fit_text = fit::format_fit(*d.fit, d.config, target_text);
+  d.profile = d.fitter->target_profile(*d.fit);
+  // The sweep's specs carry the fitted link and DataParallel cost (RunSpec), like any config's.
+  RunSpec probe;
+  probe.gpus = 2;
+  probe.interconnect = d.config.interconnect;
+  const RunSpec applied = d.fitter->spec_for(probe, *d.fit);
+  d.config.interconnect = applied.interconnect;
+  d.config.dp_host_per_replica_s = applied.dp_host_per_replica_s;
+  if (d.config.profile_path.empty()) d.config.profile_path = "none: fitted to the observations of " + given.file;
+  d.notes = fit::fit_notes(*d.fit, target_text);
+  return d;
+}
+
 int run(int argc, char** argv) {
   const std::optional<CommandLine> cl = parse_command_line(argc, argv);
   if (!cl) return 0;
 
-  const SweepConfig config = load_sweep_config(cl->config);
-  const Profile profile = load_profile(config.profile_path);
+  if (cl->list_gpus) {
+    std::cout << format_gpu_list(load_gpu_catalog(cl->gpu_catalog.empty() ? default_gpu_catalog_path()
+                                                                          : cl->gpu_catalog));
+    return 0;
+  }
+  const SweepConfig given = load_sweep_config(cl->config);
+  const std::optional<Profile> measured =
+      given.profile_path.empty() ? std::nullopt : std::optional(load_profile(given.profile_path));
+  const Device device = resolve_device(given, measured);
+  const SweepConfig& config = device.config;
+  const Profile& profile = device.profile;
+  if (device.fit && !cl->quiet) std::cout << device.fit_text << "\n" << std::flush;
+  // The fit's validation: printed last, so its MAPE line ends the output.
+  const std::string held_out =
+      device.fit && !config.held_out.empty() ? fit::format_held_out(fit::score_held_out(*device.fitter, *device.fit), config)
+                                             : std::string();
+  if (cl->holdout) {
+    if (!device.fitter) throw report::UsageError("--holdout needs observations: in the config");
+    const std::string table = fit::format_holdout(fit::holdout(*device.fitter, config.observations.size()), config);
+    if (!cl->quiet) std::cout << table << std::flush;
+    return 0;
+  }
   // A bad runs file fails before the sweep runs.
   const std::optional<report::RunsTable> runs =
       cl->compare_file.empty() ? std::nullopt : std::optional(report::load_runs_csv(cl->compare_file));
@@ -195,12 +313,14 @@ int run(int argc, char** argv) {
   // The profile must cover the sweep and the traced configuration (which may use more GPUs).
   SweepConfig needed = config;
   if (trace_spec) needed.gpus.push_back(trace_spec->gpus);
-  require_for_model(profile, needed);
+  if (!device.fit) require_for_model(profile, needed);
 
   SimOptions options;
   options.exact = cl->exact;
   ProgressLine progress(cl->quiet);
-  const report::ResultGrid grid(report::run_sweep(profile, config, options, std::ref(progress)));
+  std::vector<SimResult> results = report::run_sweep(profile, config, options, std::ref(progress), device.refuse());
+  for (SimResult& r : results) r.notes.insert(r.notes.begin(), device.notes.begin(), device.notes.end());
+  const report::ResultGrid grid(std::move(results));
   const report::ReportContext context = report::make_report_context(config, profile, cl->exact);
 
   // Issue 5: Q4 when the profile has the model's baseline curve; with SyncBatchNorm, the ddp
@@ -245,6 +365,11 @@ int run(int argc, char** argv) {
     report::write_file_atomic(csv, report::format_predictions_csv(predictions, config.model, extras.large_batch));
     report::write_file_atomic(markdown, report::format_predictions_markdown(context, grid, extras));
     if (!cl->quiet) std::cout << "wrote " << csv << " and " << markdown << "\n";
+    if (device.fit) {
+      const std::string fit_file = (dir / "fit.txt").string();
+      report::write_file_atomic(fit_file, device.fit_text + (held_out.empty() ? "" : "\n" + held_out));
+      if (!cl->quiet) std::cout << "wrote " << fit_file << "\n";
+    }
     if (comparison) {
       const std::string wrote = write_comparison(*cl, context, *runs, grid, *comparison);
       if (!cl->quiet) std::cout << wrote;
@@ -266,6 +391,7 @@ int run(int argc, char** argv) {
                 << trace_spec->gpus << " GPUs, batch " << trace_spec->batch_per_gpu << " per GPU\n";
     }
   }
+  if (!held_out.empty() && !cl->quiet) std::cout << "\n" << held_out;
   // The last line printed: the headline of the comparison.
   if (comparison && !cl->quiet) {
     for (const std::string& line : report::format_group_mape_lines(*comparison)) std::cout << line << "\n";

@@ -83,6 +83,47 @@ TEST_F(ConfigTest, ReadsEveryKeyAndResolvesProfileRelativeToConfigFolder) {
   EXPECT_TRUE(c.interconnect->override_measured);
 }
 
+// docs/FIT.md: with observations to fit, no profile is needed; gpu: names a catalog entry.
+TEST_F(ConfigTest, ObservationsNeedNoProfileAndGpusComeFromTheCatalog) {
+  const std::string config = write("fit.yaml",
+                                   "gpu: a100-sxm4-40gb\n"
+                                   "loader: {workers: 2}\n"
+                                   "observations:\n"
+                                   "  - {strategy: ddp, gpus: 1, batch_per_gpu: 32, loader_workers: 4, iteration_s: 0.035}\n"
+                                   "  - {strategy: dp, gpus: 2, batch_per_gpu: 128, epoch_s: 12.5, gpu: rtx-2080-ti}\n"
+                                   "held_out:\n"
+                                   "  - {strategy: ddp, gpus: 1, batch_per_gpu: 512, epoch_s: 7.1}\n"
+                                   "sweep: {strategy: ddp, gpus: [1, 8], batch_per_gpu: 128}\n");
+  const SweepConfig c = load_sweep_config(config);
+  EXPECT_TRUE(c.profile_path.empty());
+  ASSERT_TRUE(c.gpu);
+  EXPECT_EQ(c.gpu->key, "a100-sxm4-40gb");
+  EXPECT_EQ(c.gpu_line, 1);
+  ASSERT_EQ(c.observations.size(), 2u);
+  EXPECT_EQ(c.observations[0].line, 4);
+  EXPECT_EQ(c.observations[0].loader_workers, 4);
+  EXPECT_DOUBLE_EQ(c.observations[0].measured(), 0.035);
+  EXPECT_STREQ(c.observations[0].measure(), "iteration_s");
+  EXPECT_FALSE(c.observations[0].gpu);
+  EXPECT_EQ(c.observations[1].strategy, Strategy::kDp);
+  ASSERT_TRUE(c.observations[1].gpu);
+  EXPECT_EQ(c.observations[1].gpu->key, "rtx-2080-ti");
+  EXPECT_FALSE(c.observations[1].loader_workers);  // the config's loader.workers applies
+  ASSERT_EQ(c.held_out.size(), 1u);
+  EXPECT_DOUBLE_EQ(*c.held_out[0].epoch_s, 7.1);
+}
+
+TEST_F(ConfigTest, WithoutObservationsTheProfileIsRequired) {
+  const std::string config = write("nofit.yaml", "gpu: t4\nsweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\n");
+  try {
+    load_sweep_config(config);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "profile");
+    EXPECT_NE(e.message().find("missing required key 'profile'"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(ConfigTest, TenMillionIterationsPerEpochIsTheLongestEpochAccepted) {
   write("profile.yaml", "schema_version: 1\n");
   // 1 GPU at batch 32: 10^7 iterations per epoch, for dp and ddp alike.
@@ -256,6 +297,28 @@ INSTANTIATE_TEST_SUITE_P(
         // The `[` on line 3 is never closed; the parser gives up on line 4, where it reports.
         BadConfig{"SyntaxError", "sweep:\n  gpus: [1, 2\n  strategy: ddp\n", 4, "",
                   "YAML syntax error"},
+        // docs/FIT.md: gpu:, observations:, held_out:.
+        BadConfig{"UnknownGpuListsTheCatalog", "gpu: a100\n", 2, "gpu",
+                  "unknown GPU 'a100' (catalog "},
+        BadConfig{"ObservationWithoutATime",
+                  "observations:\n  - {strategy: ddp, gpus: 1, batch_per_gpu: 32}\n", 3, "observations[0]",
+                  "needs epoch_s or iteration_s"},
+        BadConfig{"ObservationWithBothTimes",
+                  "observations:\n  - {strategy: ddp, gpus: 1, batch_per_gpu: 32, epoch_s: 5,\n"
+                  "     iteration_s: 0.1}\n",
+                  4, "observations[0].iteration_s", "give epoch_s or iteration_s, not both"},
+        BadConfig{"ObservationZeroTime",
+                  "observations:\n  - {strategy: ddp, gpus: 1, batch_per_gpu: 32, epoch_s: 0}\n", 3,
+                  "observations[0].epoch_s", "must be > 0 seconds"},
+        BadConfig{"ObservationUnknownGpu",
+                  "observations:\n  - {strategy: dp, gpus: 2, batch_per_gpu: 32, epoch_s: 9, gpu: v100}\n", 3,
+                  "observations[0].gpu", "unknown GPU 'v100'"},
+        BadConfig{"ObservationUnknownKey",
+                  "observations:\n  - {strategy: ddp, gpus: 1, batch: 32, epoch_s: 9}\n", 3,
+                  "observations[0].batch", "unknown key 'batch'"},
+        BadConfig{"HeldOutWithoutObservations",
+                  "held_out:\n  - {strategy: ddp, gpus: 1, batch_per_gpu: 32, epoch_s: 9}\n", 2, "held_out",
+                  "give observations: too"},
         BadConfig{"UnknownTopLevelKeySuggestsClosest", "sweeps: {}\n", 2, "sweeps",
                   "unknown key 'sweeps' (did you mean 'sweep'?)"},
         BadConfig{"UnknownNestedKeySuggestsClosest",

@@ -313,3 +313,53 @@ TEST_F(SimulateProgram, UnwritableOutputExitsOne) {
 }
 
 }  // namespace
+
+// docs/FIT.md from the command line: the catalog, a fit with no profile, its held-out cells and
+// --holdout, a transfer the profile cannot make.
+TEST_F(SimulateProgram, ListGpusPrintsTheCatalog) {
+  const ProgramRun run = simulate("--list-gpus");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  for (const char* key : {"t4", "v100-sxm2-16gb", "a100-sxm4-40gb", "rtx-2080-ti", "h100-sxm", "h200"}) {
+    EXPECT_NE(run.out.find(key), std::string::npos) << key;
+  }
+  EXPECT_NE(run.out.find("configs/gpus.yaml"), std::string::npos);
+}
+
+TEST_F(SimulateProgram, FitsObservationsWithoutAProfileAndScoresHeldOutCells) {
+  // Iteration times of a T4 table (configs/fit/pollux-t4.yaml): 3 fitted, 2 held out.
+  const fs::path config = write_config(
+      "model: resnet18-cifar\ngpu: t4\nloader: {workers: 2}\n"
+      "observations:\n"
+      "  - {strategy: ddp, gpus: 1, batch_per_gpu: 32, iteration_s: 0.0427887}\n"
+      "  - {strategy: ddp, gpus: 1, batch_per_gpu: 1024, iteration_s: 0.702093}\n"
+      "  - {strategy: ddp, gpus: 4, batch_per_gpu: 182, iteration_s: 0.146365}\n"
+      "held_out:\n"
+      "  - {strategy: ddp, gpus: 1, batch_per_gpu: 257, iteration_s: 0.187083}\n"
+      "  - {strategy: ddp, gpus: 2, batch_per_gpu: 513, iteration_s: 0.412567}\n"
+      "sweep: {strategy: [ddp], gpus: [1, 8], batch_per_gpu: [128]}\n");
+  const ProgramRun run = simulate(config.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("Fit of t4 (roofline) to 3 observations"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("compute_efficiency"), std::string::npos);
+  EXPECT_NE(run.out.find("## Table 1"), std::string::npos);
+  EXPECT_NE(run.out.find("fitted device: t4 (roofline)"), std::string::npos);  // every prediction says so
+  const auto lines = lines_of(run.out);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back().rfind("held-out MAPE iteration_s: ", 0), 0u) << lines.back();
+  EXPECT_NE(lines.back().find("% over 2 cells"), std::string::npos) << lines.back();
+
+  const ProgramRun holdout = simulate(config.string() + " --holdout");
+  ASSERT_EQ(holdout.exit_code, 0) << holdout.err;
+  const auto holdout_lines = lines_of(holdout.out);
+  EXPECT_EQ(holdout_lines.back().rfind("holdout MAPE iteration_s: ", 0), 0u) << holdout_lines.back();
+}
+
+TEST_F(SimulateProgram, HoldoutNeedsObservations) {
+  expect_one_line_error(simulate(kFixtureConfig + " --holdout"), "error: --holdout needs observations");
+}
+
+TEST_F(SimulateProgram, GpuWithAProfileOfAnUncataloguedDeviceIsAnError) {
+  const fs::path config = write_config("profile: " + kFixtureProfile +
+                                       "\ngpu: t4\nsweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\n");
+  expect_one_line_error(simulate(config.string()), "error: " + config.string() + ":2: gpu: the profile's device");
+}

@@ -9,3 +9,5 @@ trainsim_add_test(sim_contention_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_cont
                   LIBS trainsim_train)
 trainsim_add_test(sim_pipeline_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_pipeline_test.cpp
                   LIBS trainsim_train)
+# sim/fit: devices nobody profiled (roofline, transfer, the fit to a few timings).
+trainsim_add_test(fit_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/fit_test.cpp LIBS trainsim_fit)

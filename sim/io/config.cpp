@@ -131,12 +131,71 @@ LargeBatchRequest parse_large_batch(const Value& value) {
   return request;
 }
 
-// Relative profile paths are relative to the folder holding the config.
-std::string resolve_profile_path(const std::string& config_path, const std::string& profile) {
+// Relative paths in a config (profile, gpu_catalog) are relative to the folder holding it.
+std::string resolve_path(const std::string& config_path, const std::string& profile) {
   const std::filesystem::path given(profile);
   if (given.is_absolute()) return given.lexically_normal().string();
   const std::filesystem::path folder = std::filesystem::path(config_path).parent_path();
   return (folder / given).lexically_normal().string();
+}
+
+// The catalog entry a `gpu:` value names; unknown keys fail at the value.
+GpuSpec catalog_gpu(const Value& value, const GpuCatalog& catalog) {
+  const std::string key = value.as_string();
+  const GpuSpec* gpu = catalog.find(key);
+  if (gpu == nullptr) {
+    value.fail("unknown GPU '" + key + "' (catalog " + catalog.file + ": " + catalog.keys() +
+               "; see simulate --list-gpus)");
+  }
+  return *gpu;
+}
+
+double positive_seconds(const Value& value) {
+  const double s = value.as_double(/*min=*/0);
+  if (s <= 0) value.fail("must be > 0 seconds, got " + value.describe());
+  return s;
+}
+
+Observation parse_observation(const Value& value, const std::optional<GpuCatalog>& catalog) {
+  const Map map(value, {"strategy", "gpus", "batch_per_gpu", "loader_workers", "epoch_s", "iteration_s", "gpu"});
+  Observation o;
+  o.line = value.line();
+  const Value strategy = map.required("strategy");
+  const std::string name = strategy.as_string();
+  if (name == "ddp") {
+    o.strategy = Strategy::kDdp;
+  } else if (name == "dp") {
+    o.strategy = Strategy::kDp;
+  } else {
+    strategy.fail("unknown strategy '" + name + "' (expected dp or ddp)");
+  }
+  const Value gpus = map.required("gpus");
+  o.gpus = gpus.as_int(/*min=*/1);
+  if (o.gpus > kMaxGpus) gpus.fail("at most " + std::to_string(kMaxGpus) + " GPUs are simulated");
+  o.batch_per_gpu = map.required("batch_per_gpu").as_int64(/*min=*/1);
+  if (auto workers = map.optional("loader_workers")) {
+    o.loader_workers = workers->as_int(/*min=*/0);
+    if (*o.loader_workers > kMaxLoaderWorkers) {
+      workers->fail("at most " + std::to_string(kMaxLoaderWorkers) + " loader worker processes per rank are simulated");
+    }
+  }
+  const std::optional<Value> epoch = map.optional("epoch_s");
+  const std::optional<Value> iteration = map.optional("iteration_s");
+  if (epoch && iteration) iteration->fail("give epoch_s or iteration_s, not both");
+  if (!epoch && !iteration) map.self().fail("needs epoch_s or iteration_s (the measured time)");
+  if (epoch) o.epoch_s = positive_seconds(*epoch);
+  if (iteration) o.iteration_s = positive_seconds(*iteration);
+  if (auto gpu = map.optional("gpu")) o.gpu = catalog_gpu(*gpu, *catalog);
+  return o;
+}
+
+// Whether any observation names its own GPU (the catalog is then needed).
+bool names_gpu(const Value& observations) {
+  if (!observations.is_list()) return false;
+  for (const Value& item : observations.as_list()) {
+    if (item.is_map() && Map(item).has("gpu")) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -147,16 +206,55 @@ SweepConfig load_sweep_config(const std::string& path) {
   const Value root = Value::load_file(&config.file);
   if (!root.is_map()) root.fail("the config must be a map of keys (profile, sweep, ...), got " + root.describe());
   const Map top(root, {"profile", "model", "trainer", "dataset", "loader", "test_pass", "sweep",
-                       "interconnect", "lr_rule", "large_batch", "sync_batchnorm"});
+                       "interconnect", "lr_rule", "large_batch", "sync_batchnorm", "gpu", "gpu_catalog",
+                       "observations", "held_out"});
 
-  const Value profile = top.required("profile");
-  const std::string profile_text = profile.as_string();
-  if (profile_text.empty()) profile.fail("must name the profile file");
-  config.profile_line = profile.line();
-  config.profile_path = resolve_profile_path(path, profile_text);
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(config.profile_path, ec)) {
-    profile.fail("profile file " + config.profile_path + " does not exist");
+  const std::optional<Value> observations = top.optional("observations");
+  // Without observations to fit, the profile is what every prediction comes from.
+  const std::optional<Value> profile = observations ? top.optional("profile") : top.required("profile");
+  if (profile) {
+    const std::string profile_text = profile->as_string();
+    if (profile_text.empty()) profile->fail("must name the profile file");
+    config.profile_line = profile->line();
+    config.profile_path = resolve_path(path, profile_text);
+    std::error_code ec;
+    if (std::filesystem::is_directory(config.profile_path, ec)) {
+      profile->fail("profile " + config.profile_path + " is a directory, not a profile file");
+    }
+    if (!std::filesystem::is_regular_file(config.profile_path, ec)) {
+      profile->fail("profile file " + config.profile_path + " does not exist");
+    }
+  }
+
+  const std::optional<Value> gpu = top.optional("gpu");
+  std::optional<GpuCatalog> catalog;
+  config.gpu_catalog_path = default_gpu_catalog_path();
+  if (auto catalog_key = top.optional("gpu_catalog")) {
+    const std::string text = catalog_key->as_string();
+    if (text.empty()) catalog_key->fail("must name the GPU catalog file");
+    config.gpu_catalog_path = resolve_path(path, text);
+  }
+  const std::optional<Value> held_out = top.optional("held_out");
+  if (held_out && !observations) {
+    throw InputError(config.file, held_out->heading_line(), held_out->path(),
+                     "held-out timings are scored against a fit: give observations: too");
+  }
+  if (gpu || (observations && names_gpu(*observations)) || (held_out && names_gpu(*held_out))) {
+    catalog = load_gpu_catalog(config.gpu_catalog_path);
+  }
+  if (gpu) {
+    config.gpu = catalog_gpu(*gpu, *catalog);
+    config.gpu_line = gpu->line();
+  }
+  if (observations) {
+    const std::vector<Value> items = observations->as_list();
+    if (items.empty()) observations->fail("must list at least one observation");
+    for (const Value& item : items) config.observations.push_back(parse_observation(item, catalog));
+  }
+  if (held_out) {
+    const std::vector<Value> items = held_out->as_list();
+    if (items.empty()) held_out->fail("must list at least one timing");
+    for (const Value& item : items) config.held_out.push_back(parse_observation(item, catalog));
   }
 
   if (auto model = top.optional("model")) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "io/gpu_catalog.h"
 #include "stats/lr_rule.h"
 
 namespace trainsim {
@@ -45,10 +46,37 @@ struct LargeBatchRequest {
   std::optional<double> target_loss;  // default: the baseline's loss after k epochs
 };
 
+// One measured timing a user gives (`observations:`), for the fit (docs/FIT.md): a configuration
+// and its epoch or iteration time, on the config's GPU unless it names its own.
+struct Observation {
+  Strategy strategy = Strategy::kDdp;
+  int gpus = 1;
+  int64_t batch_per_gpu = 1;
+  std::optional<int> loader_workers;  // default: the config's loader.workers
+  std::optional<double> epoch_s;      // exactly one of epoch_s and iteration_s
+  std::optional<double> iteration_s;
+  std::optional<GpuSpec> gpu;         // the catalog entry of its own `gpu:`, if any
+  int line = 0;                       // line of the observation in the config
+
+  double measured() const { return epoch_s ? *epoch_s : *iteration_s; }
+  const char* measure() const { return epoch_s ? "epoch_s" : "iteration_s"; }
+};
+
 struct SweepConfig {
   std::string file;          // path of the config as given
-  std::string profile_path;  // resolved: relative paths are relative to the config's folder
+  std::string profile_path;  // resolved (relative to the config's folder); empty: no profile
   int profile_line = 0;      // line of the `profile:` key (for errors about the profile's content)
+  // `gpu:` (a catalog key): predict for this GPU. With a profile of another GPU, its times are
+  // transferred; without a profile, the roofline with fitted efficiencies (docs/FIT.md).
+  std::optional<GpuSpec> gpu;
+  int gpu_line = 0;
+  std::string gpu_catalog_path;  // `gpu_catalog:` resolved, else the bundled configs/gpus.yaml
+  std::vector<Observation> observations;  // `observations:`: measured timings to fit
+  // `held_out:`: measured timings of the same form, not fitted: each is predicted from the fit and
+  // scored (the fit's validation, docs/FIT.md).
+  std::vector<Observation> held_out;
+  // Not a config key: DataParallel's host work per replica when a fit determined it (RunSpec).
+  double dp_host_per_replica_s = 0;
   std::string model = "resnet18-cifar";
   int64_t train_samples = 50000;
   int loader_workers = 2;

@@ -164,11 +164,15 @@ std::optional<Strategy> q1_strategy(const ReportContext& context) {
 std::string format_header(const ReportContext& c) {
   std::string out = "# trainsim predictions: " + c.model + "\n\n";
   out += "- config: " + c.config_file + "\n";
-  out += "- profile: " + c.profile_path + " (machine " + c.machine_name + ", measured on " + c.host +
-         " " + c.measured_date + ")\n";
+  // A fitted device (docs/FIT.md) was measured nowhere.
+  out += "- profile: " + c.profile_path + " (machine " + c.machine_name +
+         (c.host.empty() && c.measured_date.empty() ? std::string(")\n")
+                                                    : ", measured on " + c.host + " " + c.measured_date + ")\n");
   out += "- device: " + c.device_kind + " " + c.device_name + " x" + std::to_string(c.device_count) +
          ", " + format_gib(c.device_memory_bytes) + " GiB each\n";
-  out += "- data: " + c.data + (c.data == "synthetic" ? " (loader measured on synthetic samples)" : " (real files)") +
+  out += "- data: " + c.data +
+         (c.data == "synthetic" ? " (loader measured on synthetic samples)"
+                                : c.data == "n/a" ? " (the loader was not measured: fitted)" : " (real files)") +
          "\n";
   out += "- model: " + c.model + ", " + with_thousands(c.param_bytes) + " parameter bytes (fp32)\n";
   out += std::string("- trainer: ") + to_string(c.trainer) +

@@ -22,6 +22,7 @@ RunSpec spec_for(const SweepConfig& config, Strategy strategy, int gpus, int64_t
   spec.persistent_workers = config.persistent_workers;
   spec.pin_memory = config.pin_memory;
   spec.test_pass = config.test_pass;
+  spec.dp_host_per_replica_s = config.dp_host_per_replica_s;
   return spec;
 }
 
@@ -49,12 +50,21 @@ std::vector<RunSpec> sweep_specs(const SweepConfig& config) {
 }
 
 std::vector<SimResult> run_sweep(const Profile& profile, const SweepConfig& config, const SimOptions& options,
-                                 const SweepProgress& progress) {
+                                 const SweepProgress& progress, const SweepRefusal& refuse) {
   const std::vector<RunSpec> specs = sweep_specs(config);
   std::vector<SimResult> results;
   results.reserve(specs.size());
   for (const RunSpec& spec : specs) {
-    results.push_back(simulate_run(profile, config.model, spec, options));
+    if (const std::optional<std::string> why = refuse ? refuse(spec) : std::nullopt) {
+      SimResult refused;
+      refused.spec = spec;
+      refused.runnable = false;
+      refused.not_runnable = *why;
+      refused.notes.push_back("not predicted: " + *why);
+      results.push_back(std::move(refused));
+    } else {
+      results.push_back(simulate_run(profile, config.model, spec, options));
+    }
     if (progress) progress(results.size(), specs.size());
   }
   return results;

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -28,8 +29,12 @@ std::vector<RunSpec> sweep_specs(const SweepConfig& config);
 using SweepProgress = std::function<void(size_t done, size_t total)>;
 
 // simulate_run for every spec of sweep_specs(config), in that order.
+// Why a configuration cannot be predicted (e.g. a fit left a parameter it needs undetermined), or
+// nullopt; such a configuration is not simulated and shows as n/a with the reason.
+using SweepRefusal = std::function<std::optional<std::string>(const RunSpec&)>;
+
 std::vector<SimResult> run_sweep(const Profile& profile, const SweepConfig& config, const SimOptions& options,
-                                 const SweepProgress& progress = {});
+                                 const SweepProgress& progress = {}, const SweepRefusal& refuse = {});
 
 // The configuration --trace records by default: ddp if swept (else the first strategy), the
 // largest GPU count, batch 128 per GPU if swept, else the first batch of the sweep.

@@ -54,6 +54,7 @@ DpGraph::DpGraph(TrainingGraph& graph, const GraphInputs& in)
     gradient_chunks_ = coalesce_before_exceeding(params, kCoalesceBufferBytes);
     gather_label_ = g_.add_label(OpLabel{"gather outputs", "comm", false, 0});
     scatter_grad_label_ = g_.add_label(OpLabel{"scatter output grad", "comm", false, 0});
+    dp_host_label_ = g_.add_label(OpLabel{"dp replicate/scatter/gather (host)", "host", false, 0});
   }
 
   if (in.workers > 0) {
@@ -119,6 +120,12 @@ IterationOps DpGraph::add_iteration(int64_t k) {
   // Launch overhead at the per-GPU batch (the measurement's single-device step).
   const SimTime overhead = durations_.at(chunk_sizes(batch).front()).overhead;
   if (overhead > 0) prev = ops.add_op(overhead, {host_}, {prev}, tag, labels_.overhead);
+  // DataParallel's own host work (module replicas, scatter, one thread per replica, gather), when
+  // a fit determined it (GraphInputs::dp_host_per_replica_ns).
+  if (in_.gpus > 1 && in_.dp_host_per_replica_ns > 0) {
+    const auto replicas = static_cast<SimTime>(chunk_sizes(batch).size());
+    prev = ops.add_op(replicas * in_.dp_host_per_replica_ns, {host_}, {prev}, tag, dp_host_label_);
+  }
 
   previous_end_ = in_.gpus == 1 ? add_single_gpu_step(batch, tag, prev)
                                 : add_replicated_step(batch, tag, prev);

@@ -1,6 +1,7 @@
 #pragma once
 // DataParallel: one process, one loader producing GLOBAL batches, N GPUs. Per iteration:
-//   next batch (host) -> loop overhead (host) ->
+//   next batch (host) -> loop overhead (host) -> [N > 1, when fitted: DataParallel's host work,
+//   GraphInputs::dp_host_per_replica_ns per replica] ->
 //   N = 1: h2d (gpu0.copy) -> forward -> loss -> backward -> optimizer -> zero_grad, all on gpu0
 //          (DataParallel with one device just calls the module);
 //   N > 1: scatter: the batch is split like Tensor.chunk(N) (chunks of ceil(B/N), the last one
@@ -74,7 +75,7 @@ class DpGraph final : public IterationGraph {
   std::vector<int64_t> param_chunks_, buffer_chunks_, gradient_chunks_;  // bytes
   std::map<int, ReplicaCollectives> collectives_;
   StepLabels labels_;
-  uint32_t gather_label_ = 0, scatter_grad_label_ = 0;
+  uint32_t gather_label_ = 0, scatter_grad_label_ = 0, dp_host_label_ = 0;
   std::vector<des::OpId> scratch_;
 };
 

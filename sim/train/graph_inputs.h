@@ -33,6 +33,9 @@ struct GraphInputs {
   des::SimTime fork_ns = 0;
   des::SimTime cow_ns = 0;
   bool sync_batchnorm = false;        // DDP: SyncBatchNorm collectives per BatchNorm layer
+  // DataParallel over N > 1 devices: host work per replica per iteration beyond the profile's
+  // loop (RunSpec::dp_host_per_replica_s, from a fit); 0: none.
+  des::SimTime dp_host_per_replica_ns = 0;
 
   // The host's cores, shared by processor sharing (des pools; docs/SIMULATOR.md "Host cores").
   // Unset when the profile does not say how many cores the host has. Every loader worker and

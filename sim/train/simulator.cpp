@@ -122,6 +122,7 @@ void validate(const RunSpec& spec) {
   if (spec.batch_per_gpu < 1) throw std::invalid_argument("batch_per_gpu must be >= 1");
   if (spec.train_samples < 1) throw std::invalid_argument("train_samples must be >= 1");
   if (spec.loader_workers < 0) throw std::invalid_argument("loader workers must be >= 0");
+  if (!(spec.dp_host_per_replica_s >= 0)) throw std::invalid_argument("dp_host_per_replica_s must be >= 0");
 }
 
 // The host-to-device copy curve the loop pays: pageable memory unless the loader pins its
@@ -496,6 +497,7 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   in.train_samples = spec.train_samples;
   in.workers = spec.loader_workers;
   in.sync_batchnorm = spec.sync_batchnorm && ddp && n > 1;
+  in.dp_host_per_replica_ns = des::to_ns(spec.dp_host_per_replica_s);
   share_host_cores(in, graph, profile, processes, notes);
   set_loader_rates(in, loader, ddp, profile.machine.cpu_cores, notes);
   if (pipeline.fork != nullptr && in.workers > 0 && !spec.persistent_workers) {

@@ -25,6 +25,9 @@ struct RunSpec {
   bool persistent_workers = false;      // loader workers kept across epochs (no start-up)
   bool pin_memory = false;              // pinned host memory: the pinned H2D curve
   std::optional<TestPass> test_pass;    // the per-epoch test pass (SimResult::test_s)
+  // DataParallel's host work per replica per iteration (replicate, scatter, threads, gather)
+  // beyond what the profile's loop holds: a fitted parameter (docs/FIT.md); 0 otherwise.
+  double dp_host_per_replica_s = 0;
 };
 
 struct SimOptions {

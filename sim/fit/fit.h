@@ -1,0 +1,117 @@
+#pragma once
+// Fitting a device to a few measured timings (docs/FIT.md): least squares over the parameters the
+// observations determine, each with its standard error; the ones they cannot determine named.
+//
+// Each observation is predicted by the simulator itself (simulate_run on a profile built from the
+// parameters: fit/device_model.h), so a fitted parameter means in a prediction exactly what it
+// meant in the fit. Residuals are relative (log predicted - log measured): a table spanning
+// 0.5 s and 500 s epochs weighs every cell alike. Parameters are fitted in log space (all are
+// positive) by Levenberg-Marquardt with a forward-difference Jacobian (Eigen).
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fit/device_model.h"
+#include "io/config.h"
+#include "io/gpu_catalog.h"
+#include "io/profile.h"
+#include "train/simulator.h"
+
+namespace trainsim::fit {
+
+enum class ParamStatus {
+  kNotInPlay,     // no observation and no prediction involves it (e.g. links with one GPU)
+  kFromProfile,   // the measured profile fixes it (transfer)
+  kFitted,        // determined by the observations
+  kAtZero,        // the observations put it at (or below) the smallest value fitted: none
+  kUndetermined,  // in play, but the observations cannot tell its value
+};
+const char* to_string(ParamStatus s);
+
+struct ParamEstimate {
+  Param param = Param::kEfficiency;
+  ParamStatus status = ParamStatus::kNotInPlay;
+  double value = 0;                   // what predictions use (0 unless fitted)
+  std::optional<double> relative_se;  // standard error / value (log-space); none with no residual dof
+  bool at_limit = false;              // fitted at the top of its range: the model cannot reach the observations
+};
+
+struct FitResult {
+  bool named_gpu = false;              // efficiency relative to a catalog roofline
+  std::vector<ParamEstimate> params;   // in Param order, all kParamCount
+  ParamValues values{};                // what predictions use
+  std::vector<double> predicted;       // per observation, its measured quantity
+  int degrees_of_freedom = 0;          // observations - fitted parameters
+  double rms_relative_error = 0;       // sqrt(mean(((predicted - measured) / measured)^2))
+  // Another minimum that fits nearly as well (rms within 10% + 0.5 points) with some parameter
+  // more than 2x apart: the observations admit two explanations. Holds no alternative itself.
+  std::shared_ptr<const FitResult> alternative;
+
+  const ParamEstimate& estimate(Param p) const { return params[static_cast<std::size_t>(p)]; }
+  std::vector<std::string> undetermined() const;  // names of the undetermined parameters
+};
+
+// What the fit and its predictions are about.
+struct FitSetup {
+  SweepConfig config;                   // model, data set, loader, trainer, file (errors)
+  std::optional<GpuSpec> target;        // the GPU predicted for; none: an unknown device
+  const Profile* measured = nullptr;    // a measured profile to transfer from, or nullptr
+  std::optional<GpuSpec> measured_gpu;  // the catalog GPU `measured` was taken on
+};
+
+// Fits, predicts, and says what a prediction needs that the fit did not determine.
+class DeviceFit {
+ public:
+  // Throws InputError (the config's file and the observation's line) for an observation the
+  // setup cannot predict: a GPU without a roofline to move efficiencies across, a configuration
+  // the simulator refuses.
+  explicit DeviceFit(FitSetup setup);
+
+  // Fits `observations` (indices into the config's). Throws InputError when the observations
+  // cannot determine the compute (no prediction would be possible).
+  FitResult fit(const std::vector<std::size_t>& observations) const;
+  FitResult fit_all() const;
+
+  // The profile the sweep runs on for the target GPU with the fitted values, and the spec change.
+  Profile target_profile(const FitResult& fit) const;
+  RunSpec spec_for(const RunSpec& spec, const FitResult& fit) const;
+  // Why `spec` cannot be predicted with this fit (a parameter it needs is undetermined), or nullopt.
+  std::optional<std::string> unpredictable(const RunSpec& spec, const FitResult& fit) const;
+  // The interconnect multi-GPU predictions use when the link was not fitted: the config's, else
+  // the target's catalog link; nullopt: none.
+  std::optional<InterconnectAssumption> fallback_link() const;
+
+  // The observation's measured quantity as the simulator predicts it with `values`.
+  double predict(const Observation& o, const ParamValues& values, bool link_fitted) const;
+  const SweepConfig& config() const { return setup_.config; }
+  RunSpec observation_spec(const Observation& o) const;
+  const Observation& observation(std::size_t i) const { return setup_.config.observations.at(i); }
+
+ private:
+  FitResult fit_from(const std::vector<std::size_t>& observations, int start) const;
+  Profile profile_for(const std::optional<GpuSpec>& gpu, const ParamValues& values) const;
+  const RooflineTable& table_for(const std::optional<GpuSpec>& gpu) const;
+  std::vector<Param> in_play(const std::vector<std::size_t>& observations) const;
+
+  FitSetup setup_;
+  int64_t max_batch_ = 1;
+  mutable std::vector<std::pair<std::string, RooflineTable>> tables_;  // by GPU key ("" unknown)
+};
+
+// Whether the fit determined the link (else the fallback link, if any, prices collectives).
+bool link_fitted(const FitResult& fit);
+
+// Leave-one-out over the observations: each predicted by a fit of the others.
+struct HoldoutRow {
+  std::size_t observation = 0;
+  std::optional<double> predicted;  // none: the others cannot predict it
+  std::string why_not;              // when not predicted: what the others leave undetermined
+};
+std::vector<HoldoutRow> holdout(const DeviceFit& fit, std::size_t observations);
+
+// The config's held_out: timings, each predicted from `fit` (rows index config.held_out).
+std::vector<HoldoutRow> score_held_out(const DeviceFit& device, const FitResult& fit);
+
+}  // namespace trainsim::fit

@@ -1,0 +1,248 @@
+// The fit to a few timings and the transfer between catalog GPUs (sim/fit, docs/FIT.md).
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "fit/device_model.h"
+#include "fit/fit.h"
+#include "io/errors.h"
+#include "io/gpu_catalog.h"
+#include "sim_test_profiles.h"
+#include "train/batch_curve.h"
+
+namespace trainsim::fit {
+namespace {
+
+const GpuCatalog& catalog() {
+  static const GpuCatalog c = load_gpu_catalog(default_gpu_catalog_path());
+  return c;
+}
+
+GpuSpec gpu(const std::string& key) {
+  const GpuSpec* g = catalog().find(key);
+  EXPECT_NE(g, nullptr) << key;
+  return *g;
+}
+
+Observation observation(Strategy strategy, int gpus, int64_t batch, int workers, bool epoch) {
+  Observation o;
+  o.strategy = strategy;
+  o.gpus = gpus;
+  o.batch_per_gpu = batch;
+  o.loader_workers = workers;
+  (epoch ? o.epoch_s : o.iteration_s) = 1.0;  // replaced by the generated time
+  return o;
+}
+
+SweepConfig config_for(std::vector<Observation> observations) {
+  SweepConfig c;
+  c.file = "test.yaml";
+  c.train_samples = 50000;
+  c.loader_workers = 2;
+  c.strategies = {Strategy::kDdp};
+  c.gpus = {1};
+  c.batch_per_gpu = {128};
+  c.observations = std::move(observations);
+  return c;
+}
+
+// Every observation's time as the simulator gives it with `truth`.
+SweepConfig generated(SweepConfig c, const std::optional<GpuSpec>& target, const ParamValues& truth) {
+  FitSetup setup;
+  setup.config = c;
+  setup.target = target;
+  const DeviceFit device(setup);
+  for (Observation& o : c.observations) {
+    const double t = device.predict(o, truth, /*link_fitted=*/true);
+    (o.epoch_s ? o.epoch_s : o.iteration_s) = t;
+  }
+  return c;
+}
+
+ParamValues known_values() {
+  ParamValues v{};
+  at(v, Param::kEfficiency) = 0.4;
+  at(v, Param::kOverhead) = 2e-3;
+  at(v, Param::kLoaderSample) = 0.3e-3;
+  at(v, Param::kLoaderStartup) = 0.5;
+  at(v, Param::kLinkBusbw) = 80;
+  at(v, Param::kLinkLatency) = 20e-6;
+  at(v, Param::kDpReplica) = 3e-3;
+  return v;
+}
+
+// Observations that exercise every parameter: compute-bound and loader-bound 1-GPU epochs,
+// iteration times (no start-up), DDP on 2, 4 and 8 GPUs at a batch small enough that the
+// all-reduce is not hidden behind backward (bus bandwidth and latency), DataParallel
+// on 2 and 4 (its host work per replica).
+std::vector<Observation> rich_observations() {
+  return {observation(Strategy::kDdp, 1, 32, 8, false),   observation(Strategy::kDdp, 1, 512, 8, false),
+          observation(Strategy::kDdp, 1, 2048, 8, false), observation(Strategy::kDdp, 1, 512, 1, true),
+          observation(Strategy::kDdp, 1, 256, 2, true),   observation(Strategy::kDdp, 1, 128, 0, false),
+          observation(Strategy::kDdp, 2, 4, 8, false),    observation(Strategy::kDdp, 4, 4, 8, false),
+          observation(Strategy::kDdp, 8, 4, 8, false),    observation(Strategy::kDdp, 8, 512, 8, false),
+          observation(Strategy::kDp, 2, 64, 8, false),    observation(Strategy::kDp, 4, 32, 8, false)};
+}
+
+TEST(Fit, RecoversKnownParametersFromSimulatedObservations) {
+  const ParamValues truth = known_values();
+  const SweepConfig c = generated(config_for(rich_observations()), gpu("a100-sxm4-40gb"), truth);
+  FitSetup setup;
+  setup.config = c;
+  setup.target = gpu("a100-sxm4-40gb");
+  const FitResult fit = DeviceFit(setup).fit_all();
+  for (int k = 0; k < kParamCount; ++k) {
+    const auto p = static_cast<Param>(k);
+    EXPECT_EQ(fit.estimate(p).status, ParamStatus::kFitted) << param_info(p, true).name;
+    EXPECT_NEAR(at(fit.values, p) / at(truth, p), 1.0, 0.01) << param_info(p, true).name;
+  }
+  EXPECT_LT(fit.rms_relative_error, 1e-3);
+  EXPECT_EQ(fit.degrees_of_freedom, 12 - kParamCount);
+}
+
+TEST(Fit, RecoversAnUnknownDevicesFlopRate) {
+  ParamValues truth = known_values();
+  at(truth, Param::kEfficiency) = 7.5e12;  // FLOP/s: an unknown device's compute is its rate
+  std::vector<Observation> obs = {observation(Strategy::kDdp, 1, 32, 8, false),
+                                  observation(Strategy::kDdp, 1, 1024, 8, false),
+                                  observation(Strategy::kDdp, 1, 256, 8, false)};
+  const SweepConfig c = generated(config_for(obs), std::nullopt, truth);
+  FitSetup setup;
+  setup.config = c;
+  const FitResult fit = DeviceFit(setup).fit_all();
+  EXPECT_FALSE(fit.named_gpu);
+  EXPECT_NEAR(at(fit.values, Param::kEfficiency) / 7.5e12, 1.0, 0.01);
+  EXPECT_NEAR(at(fit.values, Param::kOverhead) / 2e-3, 1.0, 0.01);
+}
+
+TEST(Fit, NamesWhatOneObservationCannotDetermine) {
+  // One iteration time: compute and per-iteration overhead trade off; the inline loader too.
+  const SweepConfig c = generated(config_for({observation(Strategy::kDdp, 1, 128, 0, false)}),
+                                  gpu("t4"), known_values());
+  FitSetup setup;
+  setup.config = c;
+  setup.target = gpu("t4");
+  const FitResult fit = DeviceFit(setup).fit_all();
+  EXPECT_EQ(fit.estimate(Param::kEfficiency).status, ParamStatus::kFitted);
+  EXPECT_FALSE(fit.estimate(Param::kEfficiency).relative_se);  // no degree of freedom: no error bar
+  const std::vector<std::string> undetermined = fit.undetermined();
+  EXPECT_NE(std::find(undetermined.begin(), undetermined.end(), "iteration_overhead"), undetermined.end());
+  EXPECT_NE(std::find(undetermined.begin(), undetermined.end(), "loader_cost_per_sample"), undetermined.end());
+  EXPECT_EQ(fit.estimate(Param::kLinkBusbw).status, ParamStatus::kNotInPlay);
+}
+
+TEST(Fit, MultiGpuPredictionsWithoutALinkAreRefusedNotInvented) {
+  const SweepConfig c = generated(config_for({observation(Strategy::kDdp, 1, 32, 2, false),
+                                              observation(Strategy::kDdp, 1, 512, 2, false)}),
+                                  std::nullopt, [] {
+                                    ParamValues v = known_values();
+                                    at(v, Param::kEfficiency) = 5e12;
+                                    return v;
+                                  }());
+  FitSetup setup;
+  setup.config = c;  // an unknown device: no catalog link to fall back on
+  const DeviceFit device(setup);
+  const FitResult fit = device.fit_all();
+  RunSpec four;
+  four.gpus = 4;
+  ASSERT_TRUE(device.unpredictable(four, fit));
+  EXPECT_NE(device.unpredictable(four, fit)->find("link"), std::string::npos);
+  RunSpec one;
+  EXPECT_FALSE(device.unpredictable(one, fit));
+}
+
+TEST(Fit, HoldoutPredictsEachObservationFromTheOthers) {
+  const SweepConfig c = generated(config_for({observation(Strategy::kDdp, 1, 32, 8, false),
+                                              observation(Strategy::kDdp, 1, 256, 8, false),
+                                              observation(Strategy::kDdp, 1, 1024, 8, false),
+                                              observation(Strategy::kDdp, 1, 2048, 8, false)}),
+                                  gpu("v100-sxm2-16gb"), known_values());
+  FitSetup setup;
+  setup.config = c;
+  setup.target = gpu("v100-sxm2-16gb");
+  const std::vector<HoldoutRow> rows = holdout(DeviceFit(setup), c.observations.size());
+  ASSERT_EQ(rows.size(), 4u);
+  for (const HoldoutRow& row : rows) {
+    ASSERT_TRUE(row.predicted) << row.why_not;
+    // Noise-free observations of the model itself: every one predicted from the other three.
+    EXPECT_NEAR(*row.predicted / c.observations[row.observation].measured(), 1.0, 0.01);
+  }
+}
+
+TEST(Fit, AnObservationOnAnotherGpuNeedsANamedTarget) {
+  SweepConfig c = config_for({observation(Strategy::kDdp, 1, 32, 2, true)});
+  c.observations[0].gpu = gpu("t4");
+  c.observations[0].line = 7;
+  FitSetup setup;
+  setup.config = c;
+  try {
+    DeviceFit device(setup);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 7);
+    EXPECT_NE(std::string(e.what()).find("gpu"), std::string::npos);
+  }
+}
+
+// A measured GPU profile: the synthetic fixture, said to come from an A100.
+Profile a100_profile() {
+  testing::SyntheticKnobs k;
+  k.overhead_s = 1e-3;
+  Profile p = testing::synthetic_profile(k);
+  p.machine.device_name = "NVIDIA A100-SXM4-40GB";
+  return p;
+}
+
+double parts(const ModelProfile& m, std::size_t i) {
+  double sum = m.loss_s[i] + m.zero_grad_s[i] + m.optimizer_s[i];
+  for (const LayerProfile& l : m.layers) sum += l.forward_s[i] + l.backward_s[i];
+  return sum;
+}
+
+TEST(Transfer, ToTheSameGpuIsTheIdentity) {
+  const Profile p = a100_profile();
+  const Profile same = transfer_profile(p, "resnet18-cifar", gpu("a100-sxm4-40gb"), gpu("a100-sxm4-40gb"));
+  const ModelProfile& a = p.models.at("resnet18-cifar");
+  const ModelProfile& b = same.models.at("resnet18-cifar");
+  for (std::size_t l = 0; l < a.layers.size(); ++l) {
+    EXPECT_EQ(a.layers[l].forward_s, b.layers[l].forward_s);
+    EXPECT_EQ(a.layers[l].backward_s, b.layers[l].backward_s);
+  }
+  EXPECT_EQ(a.iteration_s, b.iteration_s);
+  EXPECT_EQ(same.machine.device_memory_bytes, p.machine.device_memory_bytes);
+}
+
+TEST(Transfer, ScalesEachLayerBetweenTheBandwidthAndTheFlopRatios) {
+  const Profile p = a100_profile();
+  const GpuSpec from = gpu("a100-sxm4-40gb"), to = gpu("h100-sxm");
+  const Profile moved = transfer_profile(p, "resnet18-cifar", from, to);
+  const ModelProfile& a = p.models.at("resnet18-cifar");
+  const ModelProfile& b = moved.models.at("resnet18-cifar");
+  const double flops = to.fp32_training_flops() / from.fp32_training_flops();   // 494.5 / 156
+  const double bandwidth = to.memory_bandwidth_gbs / from.memory_bandwidth_gbs;  // 3350 / 1555
+  // At the largest batch every op fills both GPUs: each layer speeds up by a mix of the two
+  // ratios, weighted by how much of it is compute-bound (wave fill aside).
+  const std::size_t last = a.batches.size() - 1;
+  for (std::size_t l = 0; l < a.layers.size(); ++l) {
+    const double speedup = a.layers[l].forward_s[last] / b.layers[l].forward_s[last];
+    EXPECT_GE(speedup, std::min(flops, bandwidth) * 0.999) << a.layers[l].name;
+    EXPECT_LE(speedup, std::max(flops, bandwidth) * 1.001) << a.layers[l].name;
+  }
+  // The loop keeps what it measured beyond its parts (host overhead carries over).
+  for (std::size_t i = 0; i < a.batches.size(); ++i) {
+    EXPECT_NEAR(b.iteration_s[i] - parts(b, i), a.iteration_s[i] - parts(a, i), 1e-12);
+  }
+  EXPECT_DOUBLE_EQ(moved.machine.device_memory_bytes, to.memory_bytes);
+  for (const CollectiveCurve& c : moved.collectives.curves) EXPECT_EQ(c.ranks, 1);
+}
+
+TEST(Transfer, CatalogInterconnectIsTheLinksPerDirectionPeak) {
+  EXPECT_DOUBLE_EQ(catalog_interconnect(gpu("a100-sxm4-40gb")).bus_bandwidth_gbs, 300);  // 600 GB/s NVLink / 2
+  EXPECT_NEAR(catalog_interconnect(gpu("t4")).bus_bandwidth_gbs, 15.75, 0.01);           // PCIe 3.0 x16
+}
+
+}  // namespace
+}  // namespace trainsim::fit
