@@ -20,7 +20,7 @@
 #include "cli_util.h"
 #include "collectives/benchmark.h"
 #include "comm/communicator.h"
-#include "collectives/nccl_tests_log.h"
+#include "io/nccl_tests_log.h"
 #include "collectives/table.h"
 #include "data/cifar.h"
 #include "device.h"
@@ -327,7 +327,7 @@ class ProfileRun {
     profile_.collectives.backend = backend_;
     if (profile_.collectives.source.empty()) profile_.collectives.source = "measured";
     if (!options_.nccl_tests_log.empty()) {
-      const CollectiveCurve curve = collectives::parse_nccl_tests_log(options_.nccl_tests_log);
+      const CollectiveCurve curve = parse_nccl_tests_log(options_.nccl_tests_log);
       insert_curve(curve);
       profile_.collectives.source = "nccl-tests:" + options_.nccl_tests_log;
       log("all_reduce for " + std::to_string(curve.ranks) + " ranks from " + options_.nccl_tests_log +

@@ -1,10 +1,9 @@
-# measure/: the rank launcher, machine names, the nccl-tests log reader, the measurement plan,
+# measure/: the rank launcher, machine names, the measurement plan,
 # recording timings, loader points, the pytorch section's JSON; then through the measure binary: Gloo collectives with several rank
 # processes and an end-to-end CPU profile with --resume.
 trainsim_add_test(measure_unit_tests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/measure_launch_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/measure_machine_test.cpp
-          ${CMAKE_CURRENT_LIST_DIR}/measure_nccl_tests_log_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/measure_plan_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/measure_compute_record_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/measure_loader_point_test.cpp

@@ -3,14 +3,14 @@
 
 #include <string>
 
-#include "collectives/nccl_tests_log.h"
+#include "io/nccl_tests_log.h"
 #include "io/errors.h"
 
 namespace {
 
 using trainsim::InputError;
-using trainsim::measure::collectives::parse_nccl_tests_log;
-using trainsim::measure::collectives::parse_nccl_tests_log_text;
+using trainsim::parse_nccl_tests_log;
+using trainsim::parse_nccl_tests_log_text;
 
 const std::string kFixture = std::string(TRAINSIM_FIXTURES_DIR) + "/measure/all_reduce_perf_2ranks.log";
 
@@ -40,6 +40,24 @@ TEST(NcclTestsLog, StripsMpirunPrefixesAndReadsTheOlderLayout) {
   ASSERT_EQ(curve.points.size(), 1u);
   EXPECT_DOUBLE_EQ(curve.points[0].bytes, 8192);
   EXPECT_DOUBLE_EQ(curve.points[0].time_s, 20e-6);
+}
+
+// The older layout's `error` column is a difference, not a count: float32 rounding (2e-07, as in
+// published runs) is a valid run; a large difference is not.
+TEST(NcclTestsLog, OlderErrorColumnAcceptsRoundingAndRejectsWrongResults) {
+  const std::string header =
+      "#  Rank  0 Pid 1 on a device  0 [0x1] GPU\n"
+      "#  Rank  1 Pid 2 on a device  1 [0x2] GPU\n"
+      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n";
+  const auto curve = parse_nccl_tests_log_text(
+      header + "     1048576        262144   float     sum    165.5    6.33    9.50  2e-07    165.1    6.35    9.52  2e-07\n",
+      "rounding.log");
+  ASSERT_EQ(curve.points.size(), 1u);
+  EXPECT_DOUBLE_EQ(curve.points[0].time_s, 165.5e-6);
+  EXPECT_THROW(parse_nccl_tests_log_text(
+                   header + "     1048576        262144   float     sum    165.5    6.33    9.50  5e-01    165.1    6.35    9.52  0e+00\n",
+                   "wrong.log"),
+               InputError);
 }
 
 TEST(NcclTestsLog, ATruncatedDataLineNamesFileAndLine) {
