@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 const std::vector<std::string> kBundledKeys = {
     "t4", "rtx-2080-ti", "quadro-rtx-6000", "titan-rtx", "v100-sxm2-16gb", "v100-sxm2-32gb",
     "v100-pcie-16gb", "v100-pcie-32gb", "a10", "a100-sxm4-40gb", "a100-sxm4-80gb",
-    "a100-pcie-40gb", "a100-pcie-80gb", "l4", "rtx-3090", "rtx-4090", "h100-sxm", "h100-pcie",
+    "a100-pcie-40gb", "a100-pcie-80gb", "l4", "rtx-3090", "rtx-4090", "rtx-5090", "h100-sxm", "h100-pcie",
     "h200"};
 
 const GpuCatalog& bundled() {
@@ -180,6 +180,13 @@ std::string catalog_with(int number, const std::string& text, const std::string&
     if (!line.empty()) out += line + "\n";
   }
   return out + extra;
+}
+
+TEST(GpuCatalog, EveryBundledEntryHasItsComputeCapability) {
+  const GpuCatalog catalog = load_gpu_catalog(default_gpu_catalog_path());
+  for (const GpuSpec& gpu : catalog.gpus) EXPECT_TRUE(gpu.compute_capability.has_value()) << gpu.key;
+  EXPECT_DOUBLE_EQ(*catalog.find("a100-sxm4-40gb")->compute_capability, 8.0);
+  EXPECT_DOUBLE_EQ(*catalog.find("rtx-3090")->compute_capability, 8.6);
 }
 
 TEST_F(BadCatalogTest, TheGoodEntryLoads) {

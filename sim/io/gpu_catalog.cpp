@@ -83,7 +83,7 @@ std::string non_empty(const Value& value) {
 
 // The entry's fields; `sources` may name any of them but source and sources.
 constexpr std::initializer_list<const char*> kEntryKeys = {
-    "name", "device_names", "architecture", "fp32_tflops", "tf32_tflops", "fp16_tflops",
+    "name", "device_names", "architecture", "compute_capability", "fp32_tflops", "tf32_tflops", "fp16_tflops",
     "bf16_tflops", "memory_gib", "memory_bandwidth_gbs", "sms", "base_clock_mhz",
     "boost_clock_mhz", "l2_mib", "pcie", "nvlink", "source", "sources"};
 
@@ -163,6 +163,7 @@ GpuSpec parse_gpu(const std::string& key, const Value& value, std::map<std::stri
     architecture.fail("expected a lower-case architecture name (e.g. ampere), got " + architecture.describe());
   }
 
+  gpu.compute_capability = optional_positive(map, "compute_capability");
   gpu.fp32_tflops = positive(map.required("fp32_tflops"));
   gpu.tf32_tflops = optional_positive(map, "tf32_tflops");
   gpu.fp16_tflops = optional_positive(map, "fp16_tflops");

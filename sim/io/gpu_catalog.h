@@ -30,6 +30,7 @@ struct GpuSpec {
   std::string name;          // display name
   std::string architecture;  // "volta", "turing", "ampere", "ada", "hopper", ...
   std::vector<std::string> device_names;  // as torch.cuda.get_device_name() prints them
+  std::optional<double> compute_capability;  // CUDA compute capability, e.g. 8.0 (A100), 8.6 (GA102)
   // Peak dense TFLOPS (no structured sparsity). The tensor-core rates are nullopt where the GPU
   // has no such tensor-core mode (TF32 and BF16 before Ampere).
   double fp32_tflops = 0;                 // non-tensor FP32
