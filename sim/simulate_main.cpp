@@ -24,6 +24,7 @@
 #include "io/gpu_catalog.h"
 #include "io/profile_io.h"
 #include "report/atomic_file.h"
+#include "report/collectives.h"
 #include "report/compare.h"
 #include "report/csv.h"
 #include "report/large_batch.h"
@@ -268,6 +269,7 @@ Device resolve_device(const SweepConfig& given, const std::optional<Profile>& me
   RunSpec probe;
   probe.gpus = 2;
   probe.interconnect = d.config.interconnect;
+  probe.topology = d.config.topology;
   const RunSpec applied = d.fitter->spec_for(probe, *d.fit);
   d.config.interconnect = applied.interconnect;
   d.config.dp_host_per_replica_s = applied.dp_host_per_replica_s;
@@ -286,6 +288,24 @@ int run(int argc, char** argv) {
     return 0;
   }
   const SweepConfig given = load_sweep_config(cl->config);
+  if (given.collectives) {
+    // docs/SCALE.md: the collective on the topology, nccl-tests' layout; with no sweep, all.
+    const std::vector<report::CollectiveRow> rows = report::predict_collectives(*given.collectives, *given.topology);
+    if (!cl->quiet) std::cout << report::format_collectives_table(*given.collectives, *given.topology, rows) << std::flush;
+    if (!cl->out_dir.empty()) {
+      report::create_directories(cl->out_dir);
+      const std::string csv = (std::filesystem::path(cl->out_dir) / "collectives.csv").string();
+      report::write_file_atomic(csv, report::format_collectives_csv(*given.collectives, *given.topology, rows));
+      if (!cl->quiet) std::cout << "wrote " << csv << "\n";
+    }
+    if (given.strategies.empty()) {
+      if (cl->holdout || !cl->compare_file.empty() || !cl->trace_file.empty()) {
+        throw report::UsageError("--holdout, --compare and --trace need a sweep: in the config");
+      }
+      return 0;
+    }
+    if (!cl->quiet) std::cout << "\n";
+  }
   const std::optional<Profile> measured =
       given.profile_path.empty() ? std::nullopt : std::optional(load_profile(given.profile_path));
   const Device device = resolve_device(given, measured);

@@ -113,6 +113,31 @@ TEST_F(ConfigTest, ObservationsNeedNoProfileAndGpusComeFromTheCatalog) {
   EXPECT_DOUBLE_EQ(*c.held_out[0].epoch_s, 7.1);
 }
 
+// docs/SCALE.md: a preset is a whole system; fields given beside it override it.
+TEST_F(ConfigTest, TopologyPresetsAndTheCollectivesTableNeedNoSweep) {
+  const std::string config = write("scale.yaml",
+                                   "topology: {preset: dgx-h100, nodes: 2}\n"
+                                   "collectives: {op: all_reduce, min_bytes: 8, max_bytes: 8G, factor: 2}\n");
+  const SweepConfig c = load_sweep_config(config);
+  ASSERT_TRUE(c.topology);
+  EXPECT_EQ(c.topology->gpu.key, "h100-sxm");
+  EXPECT_EQ(c.topology->gpus(), 16);
+  EXPECT_EQ(c.topology->fabric, Fabric::kNvswitch);
+  ASSERT_TRUE(c.topology->nic);
+  EXPECT_DOUBLE_EQ(c.topology->nic->gbps, 400);
+  EXPECT_TRUE(c.topology->nic->per_gpu);
+  ASSERT_TRUE(c.collectives);
+  EXPECT_DOUBLE_EQ(c.collectives->max_bytes, 8.0 * 1024 * 1024 * 1024);
+  EXPECT_TRUE(c.strategies.empty());  // no sweep: the collectives table only
+  EXPECT_TRUE(c.profile_path.empty());
+
+  // The short form: the GPU's usual system (NVLink where it has it).
+  const SweepConfig shortform = load_sweep_config(write(
+      "short.yaml", "topology: {gpu: t4, gpus_per_node: 4}\ncollectives: {}\n"));
+  EXPECT_EQ(shortform.topology->fabric, Fabric::kPcie);
+  EXPECT_TRUE(shortform.topology->p2p);
+}
+
 TEST_F(ConfigTest, WithoutObservationsTheProfileIsRequired) {
   const std::string config = write("nofit.yaml", "gpu: t4\nsweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\n");
   try {
@@ -297,6 +322,28 @@ INSTANTIATE_TEST_SUITE_P(
         // The `[` on line 3 is never closed; the parser gives up on line 4, where it reports.
         BadConfig{"SyntaxError", "sweep:\n  gpus: [1, 2\n  strategy: ddp\n", 4, "",
                   "YAML syntax error"},
+        // docs/SCALE.md: topology:, collectives:, collectives_log:.
+        BadConfig{"UnknownTopologyPreset", "topology: {preset: dgx-b300}\n", 2, "topology.preset",
+                  "unknown preset 'dgx-b300' (known: dgx-a100, dgx-h100"},
+        BadConfig{"NodesWithoutNics", "topology: {gpu: a100-sxm4-40gb, nodes: 2, gpus_per_node: 8}\n", 2,
+                  "topology.nodes", "2 nodes need the NICs between them"},
+        BadConfig{"NvswitchNeedsNvlink", "topology: {gpu: t4, fabric: nvswitch}\n", 2, "topology.fabric",
+                  "fabric nvswitch needs NVLink, and t4 has none"},
+        BadConfig{"TopologyNeedsItsGpu", "topology: {nodes: 1}\n", 2, "topology.gpu",
+                  "missing required key 'gpu'"},
+        BadConfig{"NicPerSomethingElse", "topology: {preset: hgx-h100, nic: {gbps: 400, per: rack}}\n", 2,
+                  "topology.nic.per", "expected gpu or node"},
+        BadConfig{"CollectivesWithoutTopology", "collectives: {op: all_reduce}\n", 2, "collectives",
+                  "give topology: too"},
+        BadConfig{"CollectivesUnknownOp", "topology: {preset: dgx-h100}\ncollectives: {op: all_to_all}\n", 3,
+                  "collectives.op", "unknown collective 'all_to_all'"},
+        BadConfig{"CollectivesBadSize", "topology: {preset: dgx-h100}\ncollectives: {max_bytes: 8X}\n", 3,
+                  "collectives.max_bytes", "expected a byte count >= 1 such as 8, 64K, 128M or 8G"},
+        BadConfig{"TopologyAndInterconnect",
+                  "topology: {preset: dgx-h100}\ninterconnect: {bus_bandwidth_gbs: 100, latency_us: 5}\n"
+                  "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n",
+                  3,
+                  "interconnect", "give topology: or interconnect:, not both"},
         // docs/FIT.md: gpu:, observations:, held_out:.
         BadConfig{"UnknownGpuListsTheCatalog", "gpu: a100\n", 2, "gpu",
                   "unknown GPU 'a100' (catalog "},

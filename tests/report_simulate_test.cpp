@@ -363,3 +363,33 @@ TEST_F(SimulateProgram, GpuWithAProfileOfAnUncataloguedDeviceIsAnError) {
                                        "\ngpu: t4\nsweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\n");
   expect_one_line_error(simulate(config.string()), "error: " + config.string() + ":2: gpu: the profile's device");
 }
+
+// docs/SCALE.md: the collectives table of a topology against a published log, and a sweep that
+// spans nodes of a topology (DataParallel stays in one node).
+TEST_F(SimulateProgram, CollectivesTableComparesWithAnNcclTestsLog) {
+  const std::string log = std::string(TRAINSIM_SOURCE_DIR) +
+                          "/reports/published/nccl-tests/nccl-v100pcie-4gpu-sheffield-bessemer-nccl242.log";
+  const fs::path config = write_config(
+      "topology: {gpu: v100-pcie-32gb, gpus_per_node: 4, fabric: pcie}\n"
+      "collectives: {op: all_reduce, min_bytes: 1M, max_bytes: 128M, factor: 2}\n"
+      "collectives_log: " + log + "\n");
+  const ProgramRun run = simulate(config.string() + " --out " + (dir_ / "out").string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("#       size         count      type   redop    root"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("busbw error at >= 64 MiB: "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("over 2 sizes"), std::string::npos) << run.out;
+  const auto csv = lines_of(read_file(dir_ / "out" / "collectives.csv"));
+  ASSERT_EQ(csv.size(), 9u);  // header + 1M ... 128M
+  EXPECT_EQ(csv[0], "op,nodes,gpus,size_bytes,algorithm,protocol,time_us,algbw_GBps,busbw_GBps");
+  EXPECT_EQ(csv.back().rfind("all_reduce,1,4,134217728,ring,Simple,", 0), 0u) << csv.back();
+}
+
+TEST_F(SimulateProgram, ASweepSpansNodesOfATopology) {
+  const fs::path config = write_config("profile: " + kFixtureProfile +
+                                       "\ntopology: {preset: dgx-h100, nodes: 4}\n"
+                                       "sweep: {strategy: [dp, ddp], gpus: [1, 8, 32], batch_per_gpu: [128]}\n");
+  const ProgramRun run = simulate(config.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("DataParallel is one process: at most the 8 GPUs of one node"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("NCCL's cost model on 4 x dgx-h100"), std::string::npos) << run.out;
+}

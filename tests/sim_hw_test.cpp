@@ -160,3 +160,82 @@ TEST(CollectiveModel, NothingToPriceWithIsAnError) {
 
 }  // namespace
 }  // namespace trainsim::hw
+
+// NCCL's cost model (hw/nccl_model.h), against values computed by hand from its formulas.
+namespace nccl {
+
+using trainsim::hw::nccl_bus_factor;
+using trainsim::hw::nccl_fastest;
+using trainsim::hw::nccl_nvlink_gbs;
+using trainsim::hw::nccl_pcie_gbs;
+using trainsim::hw::nccl_seconds;
+using trainsim::hw::NcclAlgorithm;
+using trainsim::hw::NcclOp;
+using trainsim::hw::NcclProtocol;
+using trainsim::hw::NcclSystem;
+
+// One node of 4 GPUs on PCIe Gen3 x16: NCCL rates the path 16 x 60 / 80 = 12 GB/s.
+NcclSystem pcie4() {
+  NcclSystem s;
+  s.gpus_per_node = 4;
+  s.intra_gbs = nccl_pcie_gbs(3, 16);
+  return s;
+}
+
+TEST(NcclModel, LinkRatingsAreNcclsTopologyFigures) {
+  EXPECT_DOUBLE_EQ(nccl_pcie_gbs(3, 16), 12.0);   // 16 x 60 / 80
+  EXPECT_DOUBLE_EQ(nccl_pcie_gbs(5, 16), 48.0);   // 16 x 240 / 80
+  EXPECT_DOUBLE_EQ(nccl_nvlink_gbs(12, 8.0), 240.0);   // A100: 12 links x 20
+  EXPECT_DOUBLE_EQ(nccl_nvlink_gbs(18, 9.0), 370.8);   // H100: 18 x 20.6
+  EXPECT_DOUBLE_EQ(nccl_nvlink_gbs(4, 8.6), 48.0);     // GA102 bridge: 4 x 12
+  EXPECT_DOUBLE_EQ(nccl_bus_factor(NcclOp::kAllReduce, 4), 1.5);  // 2(n-1)/n
+  EXPECT_DOUBLE_EQ(nccl_bus_factor(NcclOp::kAllGather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(nccl_bus_factor(NcclOp::kBroadcast, 4), 1.0);
+}
+
+TEST(NcclModel, RingAllReduceOnOnePcieNode) {
+  // Simple: algbw = 12 x 4 / 6 = 8 GB/s; latency 8.4 + 6 steps x 5.7 = 42.6 us.
+  const double s = 134217728;
+  EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, s, pcie4(), NcclAlgorithm::kRing, NcclProtocol::kSimple),
+              42.6e-6 + s / 8e9, 1e-12);
+  // LL: a quarter of the bandwidth, 12 / 4 x 4 / 6 = 2 GB/s; latency 3.6 + 6 x 1.0 = 9.6 us.
+  EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, 8, pcie4(), NcclAlgorithm::kRing, NcclProtocol::kLL),
+              9.6e-6 + 8 / 2e9, 1e-15);
+  // LL128 runs only over NVLink; tree only for all-reduce.
+  EXPECT_LT(nccl_seconds(NcclOp::kAllReduce, 8, pcie4(), NcclAlgorithm::kRing, NcclProtocol::kLL128), 0);
+  EXPECT_LT(nccl_seconds(NcclOp::kBroadcast, 8, pcie4(), NcclAlgorithm::kTree, NcclProtocol::kSimple), 0);
+  // One rank moves nothing.
+  NcclSystem one = pcie4();
+  one.gpus_per_node = 1;
+  EXPECT_EQ(nccl_fastest(NcclOp::kAllReduce, 1e6, one).seconds, 0);
+}
+
+TEST(NcclModel, TheTunerSwitchesFromLlToSimpleWhereTheirTimesCross) {
+  // LL 9.6 us + S / 2 GB/s against Simple 42.6 us + S / 8 GB/s: equal at S = 33 us / (1/2 - 1/8)
+  // ns per byte = 88,000 bytes.
+  EXPECT_EQ(nccl_fastest(NcclOp::kAllReduce, 64 * 1024, pcie4()).protocol, NcclProtocol::kLL);
+  EXPECT_EQ(nccl_fastest(NcclOp::kAllReduce, 128 * 1024, pcie4()).protocol, NcclProtocol::kSimple);
+  EXPECT_EQ(nccl_fastest(NcclOp::kAllReduce, 128 * 1024, pcie4()).algorithm, NcclAlgorithm::kRing);
+}
+
+TEST(NcclModel, TreeAcrossNodes) {
+  // 2 nodes x 8 GPUs on NVLink: tree LL latency 4.4 + 2 ((8 - 1) x 0.52 x 1.8 + log2(2) x 5.0)
+  // = 27.504 us; bandwidth min(0.9 x 240, 110) / 3.8 x 1/2.
+  NcclSystem s;
+  s.nodes = 2;
+  s.gpus_per_node = 8;
+  s.nvlink = true;
+  s.intra_gbs = 240;
+  s.inter_gbs = 200;
+  const double bw = 110.0 / 3.8 * 0.5;
+  EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, 4096, s, NcclAlgorithm::kTree, NcclProtocol::kLL),
+              27.504e-6 + 4096 / (bw * 1e9), 1e-12);
+  // Ring Simple across nodes: busbw min(240, 200) = 200, algbw 200 x 16 / 30; latency 8.4 +
+  // (30 - 2) x 3.4 + 2 x 9.6 = 122.8 us, x1.9 at the plateau (S >= 16 / 16 x 64 KiB).
+  const double big = 1 << 30;
+  EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, big, s, NcclAlgorithm::kRing, NcclProtocol::kSimple),
+              1.9 * 122.8e-6 + big / (200e9 * 16 / 30), 1e-9);
+  EXPECT_EQ(nccl_fastest(NcclOp::kAllReduce, 8, s).algorithm, NcclAlgorithm::kTree);
+}
+
+}  // namespace nccl

@@ -127,6 +127,7 @@ RunSpec DeviceFit::observation_spec(const Observation& o) const {
   spec.train_samples = c.train_samples;
   spec.loader_workers = o.loader_workers.value_or(c.loader_workers);
   spec.interconnect = c.interconnect;
+  spec.topology = c.topology;
   spec.trainer = c.trainer;
   spec.persistent_workers = c.persistent_workers;
   spec.pin_memory = c.pin_memory;
@@ -141,8 +142,8 @@ std::optional<InterconnectAssumption> DeviceFit::fallback_link() const {
 
 double DeviceFit::predict(const Observation& o, const ParamValues& values, bool link_fitted) const {
   RunSpec spec = run_spec_for(observation_spec(o), values, link_fitted);
-  if (!link_fitted && o.gpus > 1 && !spec.interconnect) spec.interconnect = fallback_link();
-  if (o.gpus > 1 && !spec.interconnect) {
+  if (!link_fitted && o.gpus > 1 && !spec.interconnect && !spec.topology) spec.interconnect = fallback_link();
+  if (o.gpus > 1 && !spec.interconnect && !spec.topology) {
     throw observation_error(setup_.config, o, "on " + std::to_string(o.gpus) +
                                                   " GPUs needs the link between them, which nothing gives "
                                                   "(an interconnect: block or a catalog gpu:)");
@@ -167,7 +168,8 @@ std::vector<Param> DeviceFit::in_play(const std::vector<std::size_t>& observatio
     params = {Param::kEfficiency, Param::kOverhead, Param::kLoaderSample};
     if (workers && !c.persistent_workers) params.push_back(Param::kLoaderStartup);
   }
-  if (multi) {
+  // A topology prices collectives itself (NCCL's model): the link is not fitted then.
+  if (multi && !c.topology) {
     params.push_back(Param::kLinkBusbw);
     params.push_back(Param::kLinkLatency);
   }
@@ -473,12 +475,12 @@ RunSpec DeviceFit::spec_for(const RunSpec& spec, const FitResult& fit) const {
   ParamValues values = fit.values;
   if (!link_fitted(fit)) at(values, Param::kLinkBusbw) = 0;  // the fallback link, or none
   RunSpec out = run_spec_for(spec, values, link_fitted(fit));
-  if (!link_fitted(fit) && out.gpus > 1 && !out.interconnect) out.interconnect = fallback_link();
+  if (!link_fitted(fit) && out.gpus > 1 && !out.interconnect && !out.topology) out.interconnect = fallback_link();
   return out;
 }
 
 std::optional<std::string> DeviceFit::unpredictable(const RunSpec& spec, const FitResult& fit) const {
-  if (spec.gpus < 2 || link_fitted(fit) || fallback_link()) return std::nullopt;
+  if (spec.gpus < 2 || link_fitted(fit) || fallback_link() || setup_.config.topology) return std::nullopt;
   // A measured profile predicts for its own device from its measured collective curves.
   if (setup_.measured && (!setup_.target || !setup_.measured_gpu || setup_.target->key == setup_.measured_gpu->key)) {
     return std::nullopt;

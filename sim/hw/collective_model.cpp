@@ -8,8 +8,10 @@ namespace trainsim::hw {
 
 CollectiveModel::CollectiveModel(const CollectivesProfile& profile,
                                  std::optional<InterconnectAssumption> assumption,
-                                 AllReduceAlgorithm algorithm)
-    : assumption_(std::move(assumption)), algorithm_(algorithm) {
+                                 AllReduceAlgorithm algorithm, std::optional<NcclCluster> cluster)
+    : assumption_(std::move(assumption)), algorithm_(algorithm), cluster_(std::move(cluster)) {
+  // A cluster's own nccl-tests log prices all-reduces on its rank count.
+  if (cluster_ && cluster_->all_reduce_log) log_curve_.emplace(cluster_->all_reduce_log->points);
   for (const CollectiveCurve& c : profile.curves) {
     try {
       curves_.emplace(std::make_pair(c.op, c.ranks), MeasuredCurve(c.points));
@@ -50,6 +52,19 @@ CollectiveModel::Method CollectiveModel::resolve(CollectiveOp op, int ranks) con
       m.curve = c;
     }
     return m;  // kFree when no 1-rank curve was measured
+  }
+  if (cluster_ && log_curve_ && op == CollectiveOp::kAllReduce && ranks == cluster_->all_reduce_log->ranks) {
+    m.source = Source::kMeasured;
+    m.curve = &*log_curve_;
+    m.note = prefix + "the cluster's nccl-tests log";
+    return m;
+  }
+  if (cluster_) {
+    m.source = Source::kNccl;
+    const NcclSystem sys = cluster_->system(ranks);  // throws for nodes without NICs
+    m.note = prefix + "NCCL's cost model on " + cluster_->name + " (" + std::to_string(sys.nodes) + " node" +
+             (sys.nodes == 1 ? "" : "s") + "; the fastest of ring and tree, LL, LL128 and Simple per message)";
+    return m;
   }
   if (override_all) {
     m.source = Source::kFormula;
@@ -113,6 +128,12 @@ double CollectiveModel::seconds(CollectiveOp op, int ranks, double bytes) const 
     case Source::kFree: return 0.0;
     case Source::kMeasured: return m.curve->time_at(bytes);
     case Source::kFormula: return formula_seconds(op, ranks, bytes, m.alpha_beta);
+    case Source::kNccl: {
+      const NcclOp nccl = op == CollectiveOp::kAllReduce  ? NcclOp::kAllReduce
+                          : op == CollectiveOp::kBroadcast ? NcclOp::kBroadcast
+                                                           : NcclOp::kReduce;
+      return nccl_fastest(nccl, bytes, cluster_->system(ranks)).seconds;
+    }
   }
   return 0.0;
 }

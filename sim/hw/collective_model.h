@@ -5,7 +5,10 @@
 // For (op, n ranks, S bytes), in this order:
 //  1. n = 1: the measured 1-rank curve of `op` if there is one (and no override), else 0
 //     (nothing to exchange).
-//  2. the config's interconnect with override_measured: its alpha and busbw ("assumed").
+//  2. a topology (config `topology:`): NCCL's cost model on it, the tuner's fastest algorithm
+//     and protocol (hw/nccl_model.h); measured multi-rank curves describe another machine.
+//     An all-reduce on the rank count of the cluster's nccl-tests log (collectives_log:): the log.
+//     The config's interconnect with override_measured: its alpha and busbw ("assumed").
 //  3. the measured curve of `op` on n ranks: interpolated (MeasuredCurve).
 //  4. a fit: the curve of the same op on the nearest measured rank count M >= 2 (ties: the
 //     larger M), read as a ring (all-reduce) or pipelined ring (broadcast, reduce); for broadcast
@@ -20,6 +23,7 @@
 
 #include "hw/collective_cost.h"
 #include "hw/curve.h"
+#include "hw/nccl_model.h"
 #include "io/config.h"
 #include "io/profile.h"
 
@@ -32,7 +36,8 @@ class CollectiveModel {
   // Throws std::invalid_argument if a measured curve is malformed (see MeasuredCurve).
   CollectiveModel(const CollectivesProfile& profile,
                   std::optional<InterconnectAssumption> assumption,
-                  AllReduceAlgorithm algorithm = AllReduceAlgorithm::kRing);
+                  AllReduceAlgorithm algorithm = AllReduceAlgorithm::kRing,
+                  std::optional<NcclCluster> cluster = std::nullopt);
 
   double seconds(CollectiveOp op, int ranks, double bytes) const;
 
@@ -42,7 +47,7 @@ class CollectiveModel {
   std::string note(CollectiveOp op, int ranks) const;
 
  private:
-  enum class Source { kFree, kMeasured, kFormula };
+  enum class Source { kFree, kMeasured, kFormula, kNccl };
   struct Method {
     Source source = Source::kFree;
     const MeasuredCurve* curve = nullptr;  // kMeasured
@@ -59,6 +64,8 @@ class CollectiveModel {
   std::map<std::pair<std::string, int>, MeasuredCurve> curves_;  // (op name, ranks)
   std::optional<InterconnectAssumption> assumption_;
   AllReduceAlgorithm algorithm_;
+  std::optional<NcclCluster> cluster_;
+  std::optional<MeasuredCurve> log_curve_;  // cluster_->all_reduce_log
 };
 
 }  // namespace trainsim::hw

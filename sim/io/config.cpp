@@ -1,11 +1,13 @@
 #include "io/config.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <set>
 
 #include "io/errors.h"
+#include "io/nccl_tests_log.h"
 #include "io/yaml_reader.h"
 
 namespace trainsim {
@@ -24,6 +26,26 @@ const char* to_string(Trainer t) {
     case Trainer::kTrainsim: return "trainsim";
   }
   return "?";
+}
+
+const char* to_string(Fabric f) {
+  switch (f) {
+    case Fabric::kNvswitch: return "nvswitch";
+    case Fabric::kNvlinkMesh: return "nvlink-mesh";
+    case Fabric::kPcie: return "pcie";
+  }
+  return "?";
+}
+
+std::string Topology::describe() const {
+  char nic_text[96] = "";
+  if (nic) {
+    std::snprintf(nic_text, sizeof nic_text, ", %d x %g Gb/s NICs per node", nic->nics_per_node(gpus_per_node),
+                  nic->gbps);
+  }
+  return std::to_string(nodes) + " x " + (preset.empty() ? std::string("node") : preset) + ": " +
+         std::to_string(gpus_per_node) + " x " + gpu.key + " per node, " + to_string(fabric) +
+         (fabric == Fabric::kPcie ? (p2p ? " (peer-to-peer)" : " (through host memory)") : "") + nic_text;
 }
 
 std::optional<Trainer> parse_trainer(const std::string& name) {
@@ -189,6 +211,137 @@ Observation parse_observation(const Value& value, const std::optional<GpuCatalog
   return o;
 }
 
+const char* topology_presets() { return "dgx-a100, dgx-h100, hgx-a100, hgx-h100, pcie-workstation, pcie-workstation-p2p"; }
+
+// A preset: a common system built from the catalog's GPUs. The NICs of the DGX systems are their
+// datasheets' ("NVIDIA DGX A100 datasheet": 8 single-port ConnectX-6 200 Gb/s HDR InfiniBand;
+// "NVIDIA DGX H100 datasheet": 8 single-port ConnectX-7 400 Gb/s); an HGX baseboard's server
+// chooses its own NICs, and a workstation has none: give `nic:` to span nodes with those.
+std::optional<Topology> preset_topology(const std::string& name, const GpuCatalog& catalog) {
+  const auto with = [&](const char* gpu, int per_node, Fabric fabric, bool p2p, std::optional<Nic> nic) {
+    Topology t;
+    t.preset = name;
+    if (gpu != nullptr) t.gpu = *catalog.find(gpu);
+    t.gpus_per_node = per_node;
+    t.fabric = fabric;
+    t.p2p = p2p;
+    t.nic = nic;
+    return t;
+  };
+  if (name == "dgx-a100") return with("a100-sxm4-80gb", 8, Fabric::kNvswitch, true, Nic{200, true, 1});
+  if (name == "dgx-h100") return with("h100-sxm", 8, Fabric::kNvswitch, true, Nic{400, true, 1});
+  if (name == "hgx-a100") return with("a100-sxm4-80gb", 8, Fabric::kNvswitch, true, std::nullopt);
+  if (name == "hgx-h100") return with("h100-sxm", 8, Fabric::kNvswitch, true, std::nullopt);
+  if (name == "pcie-workstation") return with(nullptr, 4, Fabric::kPcie, false, std::nullopt);
+  if (name == "pcie-workstation-p2p") return with(nullptr, 4, Fabric::kPcie, true, std::nullopt);
+  return std::nullopt;
+}
+
+Topology parse_topology(const Value& value, const GpuCatalog& catalog) {
+  const Map map(value, {"preset", "gpu", "nodes", "gpus_per_node", "fabric", "p2p", "nic"});
+  Topology t;
+  bool have_gpu = false;
+  if (auto preset = map.optional("preset")) {
+    const std::string name = preset->as_string();
+    std::optional<Topology> p = preset_topology(name, catalog);
+    if (!p) preset->fail("unknown preset '" + name + "' (known: " + topology_presets() + ")");
+    t = *p;
+    have_gpu = !t.gpu.key.empty();
+  }
+  if (auto gpu = map.optional("gpu")) {
+    t.gpu = catalog_gpu(*gpu, catalog);
+    have_gpu = true;
+  }
+  if (!have_gpu) map.required("gpu");  // fails: a topology needs its GPU
+  if (auto nodes = map.optional("nodes")) t.nodes = nodes->as_int(/*min=*/1);
+  if (auto per_node = map.optional("gpus_per_node")) t.gpus_per_node = per_node->as_int(/*min=*/1);
+  if (static_cast<int64_t>(t.nodes) * t.gpus_per_node > kMaxGpus) {
+    map.self().fail(std::to_string(t.nodes) + " nodes x " + std::to_string(t.gpus_per_node) +
+                    " GPUs is more than the " + std::to_string(kMaxGpus) + " GPUs the simulator takes");
+  }
+  if (auto fabric = map.optional("fabric")) {
+    const std::string name = fabric->as_string();
+    if (name == "nvswitch") {
+      t.fabric = Fabric::kNvswitch;
+    } else if (name == "nvlink-mesh") {
+      t.fabric = Fabric::kNvlinkMesh;
+    } else if (name == "pcie") {
+      t.fabric = Fabric::kPcie;
+    } else {
+      fabric->fail("unknown fabric '" + name + "' (expected nvswitch, nvlink-mesh or pcie)");
+    }
+  } else if (!map.has("preset")) {
+    // The GPU's usual system: NVLink where it has NVLink, else PCIe.
+    t.fabric = t.gpu.link.nvlink_links > 0 ? Fabric::kNvswitch : Fabric::kPcie;
+  }
+  if (t.fabric != Fabric::kPcie && t.gpu.link.nvlink_links == 0) {
+    (map.has("fabric") ? map.required("fabric") : map.self())
+        .fail(std::string("fabric ") + to_string(t.fabric) + " needs NVLink, and " + t.gpu.key + " has none");
+  }
+  if (auto p2p = map.optional("p2p")) t.p2p = p2p->as_bool();
+  if (auto nic = map.optional("nic")) {
+    const Map nic_map(*nic, {"gbps", "per", "count"});
+    Nic n;
+    const Value gbps = nic_map.required("gbps");
+    n.gbps = gbps.as_double(/*min=*/0);
+    if (n.gbps <= 0) gbps.fail("must be > 0 Gb/s, got " + gbps.describe());
+    if (auto per = nic_map.optional("per")) {
+      const std::string name = per->as_string();
+      if (name != "gpu" && name != "node") per->fail("expected gpu or node, got '" + name + "'");
+      n.per_gpu = name == "gpu";
+    }
+    if (auto count = nic_map.optional("count")) {
+      if (n.per_gpu) count->fail("count goes with per: node (per: gpu is one NIC per GPU)");
+      n.count = count->as_int(/*min=*/1);
+    }
+    t.nic = n;
+  }
+  if (t.nodes > 1 && !t.nic) {
+    (map.has("nodes") ? map.required("nodes") : map.self())
+        .fail(std::to_string(t.nodes) + " nodes need the NICs between them (nic: {gbps: ..., per: gpu | node})");
+  }
+  t.line = value.heading_line();
+  return t;
+}
+
+// A byte count: an integer, or one with nccl-tests' suffix K, M or G (powers of 1024).
+double parse_bytes(const Value& value) {
+  const std::string text = value.as_string();
+  double scale = 1;
+  std::string digits = text;
+  if (!text.empty() && std::string("KMG").find(text.back()) != std::string::npos) {
+    scale = text.back() == 'K' ? 1024.0 : text.back() == 'M' ? 1024.0 * 1024 : 1024.0 * 1024 * 1024;
+    digits = text.substr(0, text.size() - 1);
+  }
+  if (digits.empty() || digits.size() > 15 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      std::stod(digits) < 1) {
+    value.fail("expected a byte count >= 1 such as 8, 64K, 128M or 8G, got " + value.describe());
+  }
+  return std::stod(digits) * scale;
+}
+
+CollectivesRequest parse_collectives(const Value& value) {
+  const Map map(value, {"op", "min_bytes", "max_bytes", "factor"});
+  CollectivesRequest c;
+  c.line = value.heading_line();
+  if (auto op = map.optional("op")) {
+    c.op = op->as_string();
+    static const char* const kOps[] = {"all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter"};
+    if (std::none_of(std::begin(kOps), std::end(kOps), [&](const char* k) { return c.op == k; })) {
+      op->fail("unknown collective '" + c.op + "' (expected all_reduce, broadcast, reduce, all_gather or reduce_scatter)");
+    }
+  }
+  if (auto min = map.optional("min_bytes")) c.min_bytes = parse_bytes(*min);
+  if (auto max = map.optional("max_bytes")) c.max_bytes = parse_bytes(*max);
+  if (c.max_bytes < c.min_bytes) map.required("max_bytes").fail("must be >= min_bytes");
+  if (auto factor = map.optional("factor")) {
+    c.factor = factor->as_double(/*min=*/0);
+    if (c.factor <= 1) factor->fail("must be > 1, got " + factor->describe());
+  }
+  return c;
+}
+
 // Whether any observation names its own GPU (the catalog is then needed).
 bool names_gpu(const Value& observations) {
   if (!observations.is_list()) return false;
@@ -207,11 +360,15 @@ SweepConfig load_sweep_config(const std::string& path) {
   if (!root.is_map()) root.fail("the config must be a map of keys (profile, sweep, ...), got " + root.describe());
   const Map top(root, {"profile", "model", "trainer", "dataset", "loader", "test_pass", "sweep",
                        "interconnect", "lr_rule", "large_batch", "sync_batchnorm", "gpu", "gpu_catalog",
-                       "observations", "held_out"});
+                       "observations", "held_out", "topology", "collectives", "collectives_log"});
 
   const std::optional<Value> observations = top.optional("observations");
-  // Without observations to fit, the profile is what every prediction comes from.
-  const std::optional<Value> profile = observations ? top.optional("profile") : top.required("profile");
+  const std::optional<Value> collectives = top.optional("collectives");
+  const bool sweeps = top.has("sweep") || !collectives;
+  // Without observations to fit, the profile is what every prediction comes from; a config that
+  // only asks for the collectives table needs none.
+  const std::optional<Value> profile =
+      observations || !sweeps ? top.optional("profile") : top.required("profile");
   if (profile) {
     const std::string profile_text = profile->as_string();
     if (profile_text.empty()) profile->fail("must name the profile file");
@@ -239,7 +396,8 @@ SweepConfig load_sweep_config(const std::string& path) {
     throw InputError(config.file, held_out->heading_line(), held_out->path(),
                      "held-out timings are scored against a fit: give observations: too");
   }
-  if (gpu || (observations && names_gpu(*observations)) || (held_out && names_gpu(*held_out))) {
+  const std::optional<Value> topology = top.optional("topology");
+  if (gpu || topology || (observations && names_gpu(*observations)) || (held_out && names_gpu(*held_out))) {
     catalog = load_gpu_catalog(config.gpu_catalog_path);
   }
   if (gpu) {
@@ -250,6 +408,22 @@ SweepConfig load_sweep_config(const std::string& path) {
     const std::vector<Value> items = observations->as_list();
     if (items.empty()) observations->fail("must list at least one observation");
     for (const Value& item : items) config.observations.push_back(parse_observation(item, catalog));
+  }
+  if (topology) config.topology = parse_topology(*topology, *catalog);
+  if (auto log = top.optional("collectives_log")) {
+    if (!topology) log->fail("an nccl-tests log is the collective curve of a topology: give topology: too");
+    const std::string text = log->as_string();
+    if (text.empty()) log->fail("must name an all_reduce_perf log file");
+    config.topology->all_reduce_log_path = resolve_path(path, text);
+    config.topology->all_reduce_log = parse_nccl_tests_log(config.topology->all_reduce_log_path);
+    if (config.topology->all_reduce_log->ranks != config.topology->gpus()) {
+      log->fail("the log ran on " + std::to_string(config.topology->all_reduce_log->ranks) + " ranks, the topology has " +
+                std::to_string(config.topology->gpus()) + " GPUs");
+    }
+  }
+  if (collectives) {
+    if (!topology) collectives->fail("the collectives table is of a topology: give topology: too");
+    config.collectives = parse_collectives(*collectives);
   }
   if (held_out) {
     const std::vector<Value> items = held_out->as_list();
@@ -304,20 +478,23 @@ SweepConfig load_sweep_config(const std::string& path) {
     }
   }
 
-  const Map sweep(top.required("sweep"), {"strategy", "gpus", "batch_per_gpu"});
-  config.strategies = parse_strategies(sweep.required("strategy"));
-  config.gpus = parse_gpus(sweep.required("gpus"));
-  config.batch_per_gpu = parse_batches(sweep.required("batch_per_gpu"));
-  // Only a train_samples given in the config can exceed the bound (the default is 50000).
-  const int64_t smallest = *std::min_element(config.batch_per_gpu.begin(), config.batch_per_gpu.end());
-  if (const int64_t iterations = longest_epoch(config, smallest); iterations > kMaxIterationsPerEpoch && samples_node) {
-    samples_node->fail(std::to_string(config.train_samples) + " samples make epochs of " +
-                       std::to_string(iterations) + " iterations per rank at batch_per_gpu " +
-                       std::to_string(smallest) + "; at most " + std::to_string(kMaxIterationsPerEpoch) +
-                       " are simulated");
+  if (sweeps) {
+    const Map sweep(top.required("sweep"), {"strategy", "gpus", "batch_per_gpu"});
+    config.strategies = parse_strategies(sweep.required("strategy"));
+    config.gpus = parse_gpus(sweep.required("gpus"));
+    config.batch_per_gpu = parse_batches(sweep.required("batch_per_gpu"));
+    // Only a train_samples given in the config can exceed the bound (the default is 50000).
+    const int64_t smallest = *std::min_element(config.batch_per_gpu.begin(), config.batch_per_gpu.end());
+    if (const int64_t iterations = longest_epoch(config, smallest); iterations > kMaxIterationsPerEpoch && samples_node) {
+      samples_node->fail(std::to_string(config.train_samples) + " samples make epochs of " +
+                         std::to_string(iterations) + " iterations per rank at batch_per_gpu " +
+                         std::to_string(smallest) + "; at most " + std::to_string(kMaxIterationsPerEpoch) +
+                         " are simulated");
+    }
   }
 
   if (auto interconnect = top.optional("interconnect")) {
+    if (topology) interconnect->fail("give topology: or interconnect:, not both (a topology prices collectives itself)");
     config.interconnect = parse_interconnect(*interconnect);
   }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "io/gpu_catalog.h"
+#include "io/topology.h"
 #include "stats/lr_rule.h"
 
 namespace trainsim {
@@ -62,6 +63,15 @@ struct Observation {
   const char* measure() const { return epoch_s ? "epoch_s" : "iteration_s"; }
 };
 
+// `collectives:` (docs/SCALE.md): an nccl-tests style sweep of one collective on the topology.
+struct CollectivesRequest {
+  std::string op = "all_reduce";  // all_reduce | broadcast | reduce | all_gather | reduce_scatter
+  double min_bytes = 8;
+  double max_bytes = 128.0 * 1024 * 1024;
+  double factor = 2;              // each size is the previous one times this
+  int line = 0;
+};
+
 struct SweepConfig {
   std::string file;          // path of the config as given
   std::string profile_path;  // resolved (relative to the config's folder); empty: no profile
@@ -75,6 +85,9 @@ struct SweepConfig {
   // `held_out:`: measured timings of the same form, not fitted: each is predicted from the fit and
   // scored (the fit's validation, docs/FIT.md).
   std::vector<Observation> held_out;
+  // `topology:` (docs/SCALE.md): the cluster the sweep runs on; collectives follow NCCL's model.
+  std::optional<Topology> topology;
+  std::optional<CollectivesRequest> collectives;  // `collectives:`: print an nccl-tests table
   // Not a config key: DataParallel's host work per replica when a fit determined it (RunSpec).
   double dp_host_per_replica_s = 0;
   std::string model = "resnet18-cifar";
@@ -84,7 +97,7 @@ struct SweepConfig {
   bool pin_memory = false;          // DataLoader(pin_memory=...): pinned H2D copies
   Trainer trainer = Trainer::kPytorch;
   std::optional<TestPass> test_pass;
-  std::vector<Strategy> strategies;
+  std::vector<Strategy> strategies;  // empty (with gpus, batch_per_gpu) when no sweep: is given
   std::vector<int> gpus;
   std::vector<int64_t> batch_per_gpu;
   std::optional<InterconnectAssumption> interconnect;

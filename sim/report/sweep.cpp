@@ -23,6 +23,7 @@ RunSpec spec_for(const SweepConfig& config, Strategy strategy, int gpus, int64_t
   spec.pin_memory = config.pin_memory;
   spec.test_pass = config.test_pass;
   spec.dp_host_per_replica_s = config.dp_host_per_replica_s;
+  spec.topology = config.topology;
   return spec;
 }
 

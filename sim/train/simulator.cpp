@@ -282,6 +282,16 @@ Pipeline pipeline_for(const Profile& profile, const ModelProfile& model, const R
 
 // Why `spec` cannot run on the profiled kind of machine, or nullopt.
 std::optional<std::string> not_runnable(const Profile& profile, const RunSpec& spec) {
+  if (spec.topology) {
+    if (spec.strategy == Strategy::kDp && spec.gpus > spec.topology->gpus_per_node) {
+      return "DataParallel is one process: at most the " + std::to_string(spec.topology->gpus_per_node) +
+             " GPUs of one node of the topology";
+    }
+    if (spec.gpus > spec.topology->gpus_per_node && !spec.topology->nic) {
+      return std::to_string(spec.gpus) + " GPUs span nodes of " + std::to_string(spec.topology->gpus_per_node) +
+             " and the topology has no NICs between nodes";
+    }
+  }
   if (profile.machine.device_kind != "cpu") return std::nullopt;
   if (spec.strategy == Strategy::kDp && spec.gpus >= 2) {
     return "DataParallel over " + std::to_string(spec.gpus) +
@@ -487,7 +497,9 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   const Pipeline pipeline = pipeline_for(profile, model, spec, notes);
   const train::StepModel steps(model, pipeline.loop, contention.slowdown);
   const train::LoaderModel loader(*pipeline.loader);
-  const hw::CollectiveModel collectives(profile.collectives, spec.interconnect);
+  const hw::CollectiveModel collectives(
+      profile.collectives, spec.interconnect, hw::AllReduceAlgorithm::kRing,
+      spec.topology ? std::optional(hw::nccl_cluster(*spec.topology)) : std::nullopt);
   const std::unique_ptr<hw::MeasuredCurve> h2d = h2d_curve(profile, spec.pin_memory, notes);
 
   TrainingGraph graph;

@@ -28,6 +28,8 @@ struct RunSpec {
   // DataParallel's host work per replica per iteration (replicate, scatter, threads, gather)
   // beyond what the profile's loop holds: a fitted parameter (docs/FIT.md); 0 otherwise.
   double dp_host_per_replica_s = 0;
+  // The cluster (config `topology:`): collectives follow NCCL's model on it (docs/SCALE.md).
+  std::optional<Topology> topology;
 };
 
 struct SimOptions {

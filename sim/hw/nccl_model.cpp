@@ -1,0 +1,198 @@
+#include "hw/nccl_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace trainsim::hw {
+namespace {
+
+constexpr int kTree = 0, kRing = 1;
+constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
+constexpr int kNvlink = 0, kPci = 1, kNet = 2;
+
+// NCCL's latency tables (tuning.cc, NCCL 2.8), microseconds: [algorithm][protocol], algorithm
+// tree, ring; protocol LL, LL128, Simple.
+constexpr double kBaseLatencyUs[2][3] = {{4.4, 4.4, 0}, {3.6, 10.0, 8.4}};
+// [hardware: NVLink, PCIe, network][algorithm][protocol]: one hop.
+constexpr double kHopLatencyUs[3][2][3] = {
+    {{0.52, 1.2, 28}, {0.47, 1.9, 3.4}},  // NVLink
+    {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}},    // PCIe
+    {{5.0, 8.5, 50}, {2.7, 4.0, 9.6}},    // network
+};
+
+int index(NcclAlgorithm a) { return a == NcclAlgorithm::kTree ? kTree : kRing; }
+int index(NcclProtocol p) { return p == NcclProtocol::kLL ? kLL : p == NcclProtocol::kLL128 ? kLL128 : kSimple; }
+
+// Ring steps of `op` over `ranks` (NCCL's nsteps and nInterSteps with ranks = nodes).
+int ring_steps(NcclOp op, int ranks) {
+  switch (op) {
+    case NcclOp::kAllReduce: return 2 * (ranks - 1);
+    case NcclOp::kAllGather:
+    case NcclOp::kReduceScatter: return ranks - 1;
+    case NcclOp::kBroadcast:
+    case NcclOp::kReduce: return ranks;
+  }
+  return ranks;
+}
+
+int floor_log2(int n) {
+  int l = 0;
+  while (n > 1) {
+    n >>= 1;
+    ++l;
+  }
+  return l;
+}
+
+}  // namespace
+
+const char* to_string(NcclOp op) {
+  switch (op) {
+    case NcclOp::kAllReduce: return "all_reduce";
+    case NcclOp::kBroadcast: return "broadcast";
+    case NcclOp::kReduce: return "reduce";
+    case NcclOp::kAllGather: return "all_gather";
+    case NcclOp::kReduceScatter: return "reduce_scatter";
+  }
+  return "?";
+}
+
+const char* to_string(NcclAlgorithm a) { return a == NcclAlgorithm::kTree ? "tree" : "ring"; }
+
+const char* to_string(NcclProtocol p) {
+  return p == NcclProtocol::kLL ? "LL" : p == NcclProtocol::kLL128 ? "LL128" : "Simple";
+}
+
+double nccl_bus_factor(NcclOp op, int ranks) {
+  if (ranks <= 1) return 0;
+  const double n = ranks;
+  switch (op) {
+    case NcclOp::kAllReduce: return 2 * (n - 1) / n;
+    case NcclOp::kAllGather:
+    case NcclOp::kReduceScatter: return (n - 1) / n;
+    case NcclOp::kBroadcast:
+    case NcclOp::kReduce: return 1;
+  }
+  return 1;
+}
+
+double nccl_seconds(NcclOp op, double bytes, const NcclSystem& sys, NcclAlgorithm algorithm, NcclProtocol protocol) {
+  const int n = sys.ranks();
+  if (n <= 1 || bytes <= 0) return 0;
+  const int a = index(algorithm), p = index(protocol);
+  if (algorithm == NcclAlgorithm::kTree && op != NcclOp::kAllReduce) return -1;
+  if (protocol == NcclProtocol::kLL128 && !sys.nvlink) return -1;
+  const int nodes = sys.nodes;
+  const double ppn = sys.gpus_per_node;
+
+  // Bus bandwidth: the ring's slowest hop, then each algorithm's and protocol's share of it.
+  double bus = nodes == 1 ? sys.intra_gbs : std::min(sys.intra_gbs, sys.inter_gbs);
+  if (sys.sm80) bus = std::min(bus, 235.0);
+  if (algorithm == NcclAlgorithm::kRing) {
+    if (protocol == NcclProtocol::kLL) {
+      bus *= (nodes > 1 || op == NcclOp::kAllReduce || op == NcclOp::kReduce) ? 1.0 / 4.0 : 1.0 / 3.0;
+    } else if (protocol == NcclProtocol::kLL128) {
+      bus *= ppn < 2 ? 0.7 : 0.92;
+    }
+  } else {
+    const bool ll128_sm80 = sys.sm80 && protocol == NcclProtocol::kLL128;
+    const double max_tree = nodes > 2 ? (ll128_sm80 ? 105.0 : 80.0) : (ll128_sm80 ? 130.0 : 110.0);
+    bus = std::min(bus * 0.9, max_tree);
+    if (protocol == NcclProtocol::kLL) bus /= 3.8;
+    if (protocol == NcclProtocol::kLL128) bus *= nodes == 1 ? 7.0 / 9.0 : 0.915;
+  }
+  const int nsteps = ring_steps(op, n);
+  const double ratio = algorithm == NcclAlgorithm::kRing ? static_cast<double>(n) / nsteps : 0.5;
+  const double algbw_gbs = bus * ratio;
+
+  // Latency: a base plus the hops, intra-node hops on NVLink or PCIe, the rest on the network.
+  const int intra_hw = sys.nvlink ? kNvlink : kPci;
+  double intra_us = kHopLatencyUs[intra_hw][a][p];
+  if (nodes > 1 && protocol == NcclProtocol::kLL) intra_us *= 1.8;
+  const double inter_us = kHopLatencyUs[kNet][a][p];
+  double latency_us = kBaseLatencyUs[a][p];
+  if (algorithm == NcclAlgorithm::kRing) {
+    if (op == NcclOp::kBroadcast || op == NcclOp::kReduce) {
+      // NCCL's model for rings whose channels differ: every step a hop, Simple at tree's chunk cost.
+      const int hw = nodes == 1 ? intra_hw : kNet;
+      const double hop = protocol == NcclProtocol::kSimple ? kHopLatencyUs[hw][kTree][p] : kHopLatencyUs[hw][a][p];
+      latency_us += nsteps * hop;
+    } else {
+      const int inter_steps = ring_steps(op, nodes) * (nodes > 1 ? 1 : 0);
+      latency_us += (nsteps - inter_steps) * intra_us + inter_steps * inter_us;
+    }
+    if (protocol == NcclProtocol::kSimple && nodes > 1 && op == NcclOp::kAllReduce &&
+        bytes >= n / 16.0 * 65536) {
+      latency_us *= 1.9;  // the ring's plateau
+    }
+  } else {
+    latency_us += 2 * ((ppn - 1) * intra_us + floor_log2(nodes) * inter_us);
+  }
+  return latency_us * 1e-6 + bytes / (algbw_gbs * 1e9);
+}
+
+NcclTime nccl_fastest(NcclOp op, double bytes, const NcclSystem& sys) {
+  NcclTime best;
+  best.seconds = -1;
+  for (NcclAlgorithm a : {NcclAlgorithm::kTree, NcclAlgorithm::kRing}) {
+    for (NcclProtocol p : {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple}) {
+      const double t = nccl_seconds(op, bytes, sys, a, p);
+      if (t >= 0 && (best.seconds < 0 || t < best.seconds)) best = NcclTime{a, p, t};
+    }
+  }
+  return best;
+}
+
+double nccl_pcie_gbs(int generation, int lanes) {
+  // NCCL's lane speeds, in its 100 Mb/s units, for 2.5, 5, 8, 16, 32 and 64 GT/s.
+  static constexpr double kLaneSpeed[] = {0, 15, 30, 60, 120, 240, 480};
+  return lanes * kLaneSpeed[std::clamp(generation, 1, 6)] / 80;
+}
+
+double nccl_nvlink_gbs(int links, double compute_capability) {
+  const double cc = compute_capability;
+  double per_link = 40.1;                                  // 10.x and up
+  if (cc < 7.0) per_link = 18.0;                           // 6.x
+  else if (cc < 8.0) per_link = 20.0;                      // 7.x
+  else if (std::abs(cc - 8.6) < 0.05) per_link = 12.0;     // 8.6 (GA102)
+  else if (cc < 9.0) per_link = 20.0;                      // 8.0, 8.7, 8.9
+  else if (cc < 10.0) per_link = 20.6;                     // 9.x
+  return links * per_link;
+}
+
+NcclSystem NcclCluster::system(int ranks) const {
+  NcclSystem sys;
+  sys.gpus_per_node = std::min(ranks, gpus_per_node);
+  sys.nodes = (ranks + gpus_per_node - 1) / gpus_per_node;
+  if (sys.nodes > 1 && inter_gbs <= 0) {
+    throw std::invalid_argument(std::to_string(ranks) + " ranks span " + std::to_string(sys.nodes) +
+                                " nodes of " + name + ", which has no NICs between nodes");
+  }
+  sys.nvlink = nvlink;
+  sys.intra_gbs = intra_gbs;
+  sys.inter_gbs = sys.nodes > 1 ? inter_gbs : 0;
+  sys.sm80 = sm80;
+  return sys;
+}
+
+NcclCluster nccl_cluster(const Topology& t) {
+  NcclCluster c;
+  c.gpus_per_node = t.gpus_per_node;
+  c.name = t.describe();
+  const std::optional<double>& cc = t.gpu.compute_capability;
+  c.sm80 = cc && std::abs(*cc - 8.0) < 0.05;
+  if (t.fabric == Fabric::kPcie) {
+    c.intra_gbs = nccl_pcie_gbs(t.gpu.link.pcie_generation, t.gpu.link.pcie_lanes);
+  } else {
+    c.nvlink = true;
+    // No compute capability in the catalog entry: NCCL's default per-link figure (8.0's).
+    c.intra_gbs = nccl_nvlink_gbs(t.gpu.link.nvlink_links, cc.value_or(8.0));
+  }
+  if (t.nic) c.inter_gbs = t.nic->nics_per_node(t.gpus_per_node) * t.nic->gbps / 8;
+  c.all_reduce_log = t.all_reduce_log;
+  return c;
+}
+
+}  // namespace trainsim::hw

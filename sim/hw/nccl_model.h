@@ -1,0 +1,97 @@
+#pragma once
+// Collectives as NCCL runs them (docs/SCALE.md): ring and tree algorithms, the LL, LL128 and
+// Simple protocols, each a latency plus bytes over a bandwidth, and the tuner's choice of the
+// fastest per message size. The model and its constants are NCCL's own cost model, from NCCL's
+// src/graph/tuning.cc (ncclTopoTuneModel, ncclTopoGetAlgoTime; NCCL 2.8, NVIDIA/nccl) and the
+// link figures of its topology model (src/graph/topo.h, topo.cc); re-derived here, not copied.
+//
+// For `op` on n = nodes x gpus_per_node ranks and S bytes, algorithm a, protocol p:
+//   time = latency(a, p) + S / algbw(a, p)
+//   algbw = busbw(a, p) * ratio,  ratio: ring n / nsteps (all-reduce nsteps = 2(n-1), broadcast
+//           and reduce n, all-gather and reduce-scatter n-1); tree 1/2.
+//   busbw(ring) = B = the ring's slowest hop per GPU: the intra-node path with one node, else
+//           min(intra, the node's NICs together); Simple x1, LL128 x0.92 (x0.7 with one GPU per
+//           node), LL x1/4 (all-reduce, reduce or several nodes), else x1/3.
+//   busbw(tree) = min(0.9 B, 110 GB/s with <= 2 nodes, else 80; with LL128 on compute
+//           capability 8.0, 130 and 105); LL x1/3.8, LL128 x7/9 on one node, x0.915 on several.
+//           Tree is all-reduce only. On compute capability 8.0 (A100) B is capped at 235 GB/s.
+//   latency(ring) = base(a, p) + (nsteps - inter_steps) * hw(intra, a, p) + inter_steps * hw(net, a, p),
+//           inter_steps: the steps that cross nodes (all-reduce 2(nodes-1), ...); broadcast and
+//           reduce pay nsteps hops of the ring.
+//   latency(tree) = base(a, p) + 2 ((gpus_per_node - 1) hw(intra, a, p) + log2(nodes) hw(net, a, p)).
+//   LL's intra-node hop costs 1.8x when the ring spans nodes; a multi-node ring all-reduce with
+//   Simple pays 1.9x its latency once S >= n/16 x 64 KiB (the ring's plateau).
+// base and hw (microseconds) are NCCL's tables. LL128 is used only over NVLink (NCCL enables it
+// by default only there). Not modelled: NCCL's tree correction factors for medium sizes, CollNet
+// and NVLS (switch reduction), per-channel caps, the number of channels its search finds.
+//
+// nccl-tests' bus bandwidth: busbw = algbw x factor, factor all-reduce 2(n-1)/n, all-gather and
+// reduce-scatter (n-1)/n, broadcast and reduce 1.
+
+#include <optional>
+#include <string>
+
+#include "io/topology.h"
+
+namespace trainsim::hw {
+
+enum class NcclOp { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter };
+enum class NcclAlgorithm { kTree, kRing };
+enum class NcclProtocol { kLL, kLL128, kSimple };
+const char* to_string(NcclOp op);         // "all_reduce", "broadcast", ...
+const char* to_string(NcclAlgorithm a);   // "tree", "ring"
+const char* to_string(NcclProtocol p);    // "LL", "LL128", "Simple"
+
+// What NCCL's cost model sees of a system (built from a topology: io/topology.h).
+struct NcclSystem {
+  int nodes = 1;
+  int gpus_per_node = 1;
+  bool nvlink = false;     // the intra-node path is NVLink (else PCIe)
+  double intra_gbs = 0;    // per GPU per direction, NCCL's rating of the intra-node path (GB/s)
+  double inter_gbs = 0;    // per node per direction, all its NICs together (GB/s); 0: one node
+  bool sm80 = false;       // every GPU has compute capability 8.0 (NCCL's A100 refinements)
+  int ranks() const { return nodes * gpus_per_node; }
+};
+
+struct NcclTime {
+  NcclAlgorithm algorithm = NcclAlgorithm::kRing;
+  NcclProtocol protocol = NcclProtocol::kSimple;
+  double seconds = 0;
+};
+
+// The time of one (algorithm, protocol); nullopt-like negative when NCCL would not run it (tree
+// for anything but all-reduce, LL128 without NVLink). 0 for one rank or no bytes.
+double nccl_seconds(NcclOp op, double bytes, const NcclSystem& system, NcclAlgorithm a, NcclProtocol p);
+// The tuner's choice: the fastest (algorithm, protocol) NCCL would run.
+NcclTime nccl_fastest(NcclOp op, double bytes, const NcclSystem& system);
+
+// A cluster of identical nodes as NCCL sees it: n ranks fill ceil(n / gpus_per_node) nodes.
+struct NcclCluster {
+  int gpus_per_node = 1;
+  bool nvlink = false;
+  double intra_gbs = 0;  // NcclSystem::intra_gbs
+  double inter_gbs = 0;  // per node; 0: no NICs (one node only)
+  bool sm80 = false;
+  std::string name;      // Topology::describe(), for notes
+  std::optional<CollectiveCurve> all_reduce_log;  // Topology::all_reduce_log
+  // Throws std::invalid_argument for ranks spanning nodes without NICs.
+  NcclSystem system(int ranks) const;
+};
+
+// NCCL's view of a topology: intra-node per GPU NVLink (links x NCCL's per-link figure) over
+// NVSwitch or a mesh, else PCIe (NCCL rates a path through host memory like the PCIe link it
+// crosses); between nodes the NICs of a node together, each Gb/s / 8.
+NcclCluster nccl_cluster(const Topology& topology);
+
+// nccl-tests' busbw / algbw factor for `op` on `ranks`.
+double nccl_bus_factor(NcclOp op, int ranks);
+
+// NCCL's per-GPU rating of the links (src/graph/topo.h, topo.cc), GB/s per direction:
+// PCIe: lanes x speed / 80 with NCCL's lane speeds in 100 Mb/s units (gen1 15, gen2 30, gen3 60,
+// gen4 120, gen5 240, gen6 480: three quarters of the payload rate; gen3 x16 = 12); NVLink: links x the per-link figure
+// for the compute capability (6.x 18, 7.x and 8.0 20, 8.6 12, 9.x 20.6, 10.x and up 40.1); a
+// NIC: its Gb/s / 8.
+double nccl_pcie_gbs(int generation, int lanes);
+double nccl_nvlink_gbs(int links, double compute_capability);
+
+}  // namespace trainsim::hw

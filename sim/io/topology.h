@@ -1,0 +1,44 @@
+#pragma once
+// A cluster's topology (`topology:` in a config, docs/SCALE.md): nodes of identical GPUs from the
+// catalog, how they connect inside a node (NVSwitch, an NVLink mesh, PCIe with or without
+// peer-to-peer) and between nodes (NICs). Presets name common systems. Plain structs; parsed in
+// config.cpp, turned into NCCL's view of it in hw/nccl_model.h.
+
+#include <optional>
+#include <string>
+
+#include "io/gpu_catalog.h"
+#include "io/profile.h"
+
+namespace trainsim {
+
+enum class Fabric { kNvswitch, kNvlinkMesh, kPcie };
+const char* to_string(Fabric f);  // "nvswitch", "nvlink-mesh", "pcie"
+
+struct Nic {
+  double gbps = 0;     // line rate of one NIC, Gb/s
+  bool per_gpu = true; // one NIC per GPU; false: `count` NICs per node
+  int count = 1;       // NICs per node when per_gpu is false
+  int nics_per_node(int gpus_per_node) const { return per_gpu ? gpus_per_node : count; }
+};
+
+struct Topology {
+  std::string preset;       // the preset it started from, "" when spelled out
+  GpuSpec gpu;
+  int nodes = 1;
+  int gpus_per_node = 1;
+  Fabric fabric = Fabric::kPcie;
+  bool p2p = true;          // PCIe peer-to-peer; false: through host memory
+  std::optional<Nic> nic;   // between nodes; required with nodes > 1
+  int line = 0;             // line of the `topology:` key
+  // `collectives_log:` (an nccl-tests all_reduce_perf log of this cluster): its all-reduce curve
+  // prices all-reduces on its rank count instead of the model; none: not given.
+  std::optional<CollectiveCurve> all_reduce_log;
+  std::string all_reduce_log_path;
+
+  int gpus() const { return nodes * gpus_per_node; }
+  // e.g. "2 x dgx-h100: 8 x h100-sxm per node, nvswitch, 8 x 400 Gb/s NICs per node"
+  std::string describe() const;
+};
+
+}  // namespace trainsim

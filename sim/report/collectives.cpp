@@ -1,0 +1,129 @@
+#include "report/collectives.h"
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace trainsim::report {
+namespace {
+
+constexpr double kFloatBytes = 4;
+
+std::string printf_string(const char* format, double a) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, a);
+  return text;
+}
+
+}  // namespace
+
+hw::NcclOp nccl_op(const std::string& name) {
+  if (name == "all_reduce") return hw::NcclOp::kAllReduce;
+  if (name == "broadcast") return hw::NcclOp::kBroadcast;
+  if (name == "reduce") return hw::NcclOp::kReduce;
+  if (name == "all_gather") return hw::NcclOp::kAllGather;
+  if (name == "reduce_scatter") return hw::NcclOp::kReduceScatter;
+  throw std::invalid_argument("unknown collective '" + name + "'");
+}
+
+std::vector<CollectiveRow> predict_collectives(const CollectivesRequest& request, const Topology& topology) {
+  const hw::NcclOp op = nccl_op(request.op);
+  const hw::NcclSystem system = hw::nccl_cluster(topology).system(topology.gpus());
+  std::vector<CollectiveRow> rows;
+  for (double size = request.min_bytes; size <= request.max_bytes * (1 + 1e-12); size *= request.factor) {
+    CollectiveRow row;
+    row.bytes = std::max(kFloatBytes, std::floor(size / kFloatBytes) * kFloatBytes);
+    row.time = hw::nccl_fastest(op, row.bytes, system);
+    row.algbw_gbs = row.time.seconds > 0 ? row.bytes / row.time.seconds / 1e9 : 0;
+    row.busbw_gbs = row.algbw_gbs * hw::nccl_bus_factor(op, topology.gpus());
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+namespace {
+
+// The log's out-of-place time at exactly `bytes`, or a negative number.
+double logged_seconds(const CollectiveCurve& log, double bytes) {
+  for (const CurvePoint& p : log.points) {
+    if (p.bytes == bytes) return p.time_s;
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::string format_collectives_table(const CollectivesRequest& request, const Topology& topology,
+                                     const std::vector<CollectiveRow>& rows) {
+  const CollectiveCurve* log =
+      request.op == "all_reduce" && topology.all_reduce_log ? &*topology.all_reduce_log : nullptr;
+  std::string out = "# trainsim: " + request.op + " on " + std::to_string(topology.gpus()) + " GPUs, " +
+                    topology.describe() + "\n# NCCL's cost model (docs/SCALE.md): predicted, not measured" +
+                    (log ? "; beside it the measured log " + topology.all_reduce_log_path : std::string()) +
+                    "\n#\n";
+  char line[320];
+  std::snprintf(line, sizeof line, "#%11s %13s %9s %7s %7s %10s %8s %8s  %-9s %-8s", "size", "count", "type", "redop",
+                "root", "time", "algbw", "busbw", "algorithm", "protocol");
+  out += line;
+  out += log ? "   measured time  busbw   error time  busbw\n" : "\n";
+  std::snprintf(line, sizeof line, "#%11s %13s %9s %7s %7s %10s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)",
+                "(GB/s)", "(GB/s)");
+  out += line;
+  const bool rooted = request.op == "broadcast" || request.op == "reduce";
+  const bool reduces = request.op == "all_reduce" || request.op == "reduce" || request.op == "reduce_scatter";
+  const double factor = hw::nccl_bus_factor(nccl_op(request.op), topology.gpus());
+  double busbw_error = 0, time_error = 0;
+  int busbw_count = 0, time_count = 0;
+  for (const CollectiveRow& r : rows) {
+    std::snprintf(line, sizeof line, " %11.0f %13.0f %9s %7s %7d %10.2f %8.2f %8.2f  %-9s %-8s", r.bytes,
+                  r.bytes / kFloatBytes, "float", reduces ? "sum" : "none", rooted ? 0 : -1, r.time.seconds * 1e6,
+                  r.algbw_gbs, r.busbw_gbs, hw::to_string(r.time.algorithm), hw::to_string(r.time.protocol));
+    out += line;
+    const double measured = log ? logged_seconds(*log, r.bytes) : -1;
+    if (measured > 0) {
+      const double measured_busbw = r.bytes / measured / 1e9 * factor;
+      const double e_time = (r.time.seconds - measured) / measured;
+      const double e_busbw = (r.busbw_gbs - measured_busbw) / measured_busbw;
+      std::snprintf(line, sizeof line, "   %13.2f %6.2f   %+9.1f%% %+6.1f%%", measured * 1e6, measured_busbw,
+                    e_time * 100, e_busbw * 100);
+      out += line;
+      if (r.bytes >= 64.0 * 1024 * 1024) {
+        busbw_error += std::abs(e_busbw);
+        ++busbw_count;
+      }
+      if (r.bytes < 1024.0 * 1024) {
+        time_error += std::abs(e_time);
+        ++time_count;
+      }
+    }
+    out += "\n";
+  }
+  double sum = 0;
+  for (const CollectiveRow& r : rows) sum += r.busbw_gbs;
+  out += "# Avg bus bandwidth    : " + printf_string("%g", rows.empty() ? 0.0 : sum / static_cast<double>(rows.size())) +
+         "\n";
+  if (log) {
+    out += "busbw error at >= 64 MiB: " +
+           (busbw_count > 0 ? printf_string("%.1f%%", 100 * busbw_error / busbw_count) : std::string("n/a")) + " over " +
+           std::to_string(busbw_count) + " sizes\n";
+    out += "time error below 1 MiB: " +
+           (time_count > 0 ? printf_string("%.1f%%", 100 * time_error / time_count) : std::string("n/a")) + " over " +
+           std::to_string(time_count) + " sizes\n";
+  }
+  return out;
+}
+
+std::string format_collectives_csv(const CollectivesRequest& request, const Topology& topology,
+                                   const std::vector<CollectiveRow>& rows) {
+  std::string out = "op,nodes,gpus,size_bytes,algorithm,protocol,time_us,algbw_GBps,busbw_GBps\n";
+  char line[256];
+  for (const CollectiveRow& r : rows) {
+    std::snprintf(line, sizeof line, "%s,%d,%d,%.0f,%s,%s,%.9g,%.9g,%.9g\n", request.op.c_str(), topology.nodes,
+                  topology.gpus(), r.bytes, hw::to_string(r.time.algorithm), hw::to_string(r.time.protocol),
+                  r.time.seconds * 1e6, r.algbw_gbs, r.busbw_gbs);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace trainsim::report
