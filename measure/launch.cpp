@@ -213,4 +213,75 @@ void launch_ranks(const std::string& exe, const std::vector<std::string>& args, 
   }
 }
 
+namespace {
+
+std::optional<std::string> env(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+// A whole decimal integer in [min, max] from variable `name`.
+int env_int(const char* name, const std::string& text, long min, long max) {
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || value < min || value > max) {
+    throw std::invalid_argument(std::string(name) + "=" + text + ": expected a whole number from " +
+                                std::to_string(min) + " to " + std::to_string(max));
+  }
+  return static_cast<int>(value);
+}
+
+std::string required_env(const char* name, const char* launcher) {
+  const std::optional<std::string> value = env(name);
+  if (!value || value->empty()) {
+    throw std::invalid_argument(std::string(launcher) + " rank without " + name + " in the environment");
+  }
+  return *value;
+}
+
+}  // namespace
+
+std::string first_slurm_host(const std::string& nodelist) {
+  const std::size_t bracket = nodelist.find('[');
+  const std::size_t comma = nodelist.find(',');
+  if (bracket == std::string::npos || (comma != std::string::npos && comma < bracket)) {
+    return nodelist.substr(0, comma);
+  }
+  // prefix[a-b,c]: the prefix and the first number, zero padding kept.
+  const std::size_t end = nodelist.find_first_of("-,]", bracket + 1);
+  return nodelist.substr(0, bracket) + nodelist.substr(bracket + 1, end - bracket - 1);
+}
+
+std::optional<ExternalRank> external_rank_from_env() {
+  constexpr long kMaxWorld = 1 << 20;
+  ExternalRank r;
+  if (const std::optional<std::string> rank = env("RANK")) {
+    r.launcher = "torchrun";
+    r.world_size = env_int("WORLD_SIZE", required_env("WORLD_SIZE", "torchrun"), 1, kMaxWorld);
+    r.rank = env_int("RANK", *rank, 0, r.world_size - 1);
+    r.local_rank = env_int("LOCAL_RANK", required_env("LOCAL_RANK", "torchrun"), 0, r.world_size - 1);
+    if (const auto local = env("LOCAL_WORLD_SIZE")) r.local_world_size = env_int("LOCAL_WORLD_SIZE", *local, 1, r.world_size);
+    r.master_addr = required_env("MASTER_ADDR", "torchrun");
+    r.master_port = env_int("MASTER_PORT", required_env("MASTER_PORT", "torchrun"), 1, 65535);
+    return r;
+  }
+  if (const std::optional<std::string> procid = env("SLURM_PROCID")) {
+    r.launcher = "slurm";
+    r.world_size = env_int("SLURM_NTASKS", required_env("SLURM_NTASKS", "Slurm"), 1, kMaxWorld);
+    r.rank = env_int("SLURM_PROCID", *procid, 0, r.world_size - 1);
+    r.local_rank = env_int("SLURM_LOCALID", required_env("SLURM_LOCALID", "Slurm"), 0, r.world_size - 1);
+    if (const auto per_node = env("SLURM_NTASKS_PER_NODE")) {
+      // "4" or "4(x2)": the first count.
+      r.local_world_size = env_int("SLURM_NTASKS_PER_NODE", per_node->substr(0, per_node->find('(')), 1, r.world_size);
+    }
+    const std::optional<std::string> addr = env("MASTER_ADDR");
+    r.master_addr = addr && !addr->empty() ? *addr : first_slurm_host(required_env("SLURM_JOB_NODELIST", "Slurm"));
+    if (const auto port = env("MASTER_PORT")) r.master_port = env_int("MASTER_PORT", *port, 1, 65535);
+    return r;
+  }
+  return std::nullopt;
+}
+
 }  // namespace trainsim::measure

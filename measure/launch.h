@@ -1,8 +1,10 @@
 #pragma once
 // Multi-process launching on one machine: `measure` starts one child process per rank (itself,
 // with a hidden worker subcommand); ranks rendezvous through a c10d FileStore in `store_dir`.
-// Torch-free.
+// Or the ranks are started by a launcher people already use (torchrun, Slurm's srun) on one or
+// many nodes: external_rank_from_env reads which rank this process is. Torch-free.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,5 +38,27 @@ int run_program(const std::vector<std::string>& argv, double timeout_s, bool qui
 // std::runtime_error names the rank and how it ended. Child stderr passes through.
 void launch_ranks(const std::string& exe, const std::vector<std::string>& args, int world_size,
                   const std::string& store_dir, double timeout_s = 3600, double grace_s = 10);
+
+// This process as one rank of a run an external launcher started, from its environment:
+//   torchrun: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE (optional), MASTER_ADDR, MASTER_PORT;
+//   Slurm (srun): SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NTASKS_PER_NODE (optional),
+//     with MASTER_ADDR (default: the first host of SLURM_JOB_NODELIST) and MASTER_PORT (default
+//     29500, torchrun's).
+// nullopt when neither RANK nor SLURM_PROCID is set. Throws std::invalid_argument naming the
+// variable when a set is incomplete or a value is malformed (a rank outside the world, a port
+// outside 1..65535).
+struct ExternalRank {
+  std::string launcher;  // "torchrun" or "slurm"
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;         // this node's GPU index
+  int local_world_size = 0;   // ranks on this node; 0: not given
+  std::string master_addr;    // rank 0's host: the rendezvous (c10d TCPStore) server
+  int master_port = 29500;
+};
+std::optional<ExternalRank> external_rank_from_env();
+
+// The first host of a Slurm node list: "gpu[01-04,07],login" -> "gpu01", "a,b" -> "a".
+std::string first_slurm_host(const std::string& nodelist);
 
 }  // namespace trainsim::measure

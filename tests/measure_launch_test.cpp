@@ -95,3 +95,82 @@ TEST(SelfExecutable, IsThisTestBinary) {
 }
 
 }  // namespace
+
+// Ranks started by torchrun or srun (external_rank_from_env).
+namespace {
+
+using trainsim::measure::external_rank_from_env;
+using trainsim::measure::first_slurm_host;
+
+// Sets the given variables for one test and clears every launcher variable around it.
+class LauncherEnvironment : public ::testing::Test {
+ protected:
+  static constexpr const char* kNames[] = {"RANK",         "WORLD_SIZE",    "LOCAL_RANK",   "LOCAL_WORLD_SIZE",
+                                           "MASTER_ADDR",  "MASTER_PORT",   "SLURM_PROCID", "SLURM_NTASKS",
+                                           "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE", "SLURM_JOB_NODELIST"};
+  void SetUp() override { clear(); }
+  void TearDown() override { clear(); }
+  static void clear() {
+    for (const char* name : kNames) unsetenv(name);
+  }
+};
+
+TEST_F(LauncherEnvironment, NoLauncherIsNone) { EXPECT_FALSE(external_rank_from_env()); }
+
+TEST_F(LauncherEnvironment, ReadsTorchrunsVariables) {
+  setenv("RANK", "3", 1);
+  setenv("WORLD_SIZE", "8", 1);
+  setenv("LOCAL_RANK", "3", 1);
+  setenv("LOCAL_WORLD_SIZE", "4", 1);
+  setenv("MASTER_ADDR", "node0", 1);
+  setenv("MASTER_PORT", "29400", 1);
+  const auto r = external_rank_from_env();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->launcher, "torchrun");
+  EXPECT_EQ(r->rank, 3);
+  EXPECT_EQ(r->world_size, 8);
+  EXPECT_EQ(r->local_rank, 3);
+  EXPECT_EQ(r->local_world_size, 4);
+  EXPECT_EQ(r->master_addr, "node0");
+  EXPECT_EQ(r->master_port, 29400);
+}
+
+TEST_F(LauncherEnvironment, IncompleteOrMalformedSetsNameTheVariable) {
+  setenv("RANK", "0", 1);
+  try {
+    external_rank_from_env();
+    FAIL() << "expected invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("WORLD_SIZE"), std::string::npos) << e.what();
+  }
+  setenv("WORLD_SIZE", "2", 1);
+  setenv("LOCAL_RANK", "0", 1);
+  setenv("MASTER_ADDR", "h", 1);
+  setenv("MASTER_PORT", "70000", 1);
+  EXPECT_THROW(external_rank_from_env(), std::invalid_argument);  // port beyond 65535
+  setenv("MASTER_PORT", "29500", 1);
+  setenv("RANK", "2", 1);
+  EXPECT_THROW(external_rank_from_env(), std::invalid_argument);  // rank outside a world of 2
+}
+
+TEST_F(LauncherEnvironment, ReadsSlurmsVariablesAndItsFirstHost) {
+  setenv("SLURM_PROCID", "5", 1);
+  setenv("SLURM_NTASKS", "16", 1);
+  setenv("SLURM_LOCALID", "1", 1);
+  setenv("SLURM_NTASKS_PER_NODE", "4(x4)", 1);
+  setenv("SLURM_JOB_NODELIST", "gpu[07-10]", 1);
+  const auto r = external_rank_from_env();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->launcher, "slurm");
+  EXPECT_EQ(r->rank, 5);
+  EXPECT_EQ(r->world_size, 16);
+  EXPECT_EQ(r->local_world_size, 4);
+  EXPECT_EQ(r->master_addr, "gpu07");
+  EXPECT_EQ(r->master_port, 29500);  // torchrun's default
+  EXPECT_EQ(first_slurm_host("a,b"), "a");
+  EXPECT_EQ(first_slurm_host("login"), "login");
+  EXPECT_EQ(first_slurm_host("n[1,3-4],m"), "n1");
+  EXPECT_EQ(first_slurm_host("x1,n[2-3]"), "x1");
+}
+
+}  // namespace

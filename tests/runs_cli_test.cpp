@@ -2,7 +2,10 @@
 // DataParallel runs on CPU, their runs.csv rows, and the one-line errors. Skipped while the
 // binary does not dispatch `train`.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -110,6 +113,57 @@ TEST_F(MeasureTrain, DdpTwoRanksOnCpuAppendsOneRow) {
   EXPECT_GE(*row.load_before, 0.0);
   EXPECT_GE(*row.load_after, 0.0);
   EXPECT_NE(r.out.find("appended to " + runs), std::string::npos) << r.out;
+}
+
+// A port nobody listens on now (the kernel's pick for port 0), for the TCPStore rendezvous.
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof address;
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    return 29500;
+  }
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+// Ranks started as torchrun starts them (its environment variables, no measure launcher): they
+// rendezvous through a TCPStore on rank 0's host and rank 0 appends the one row.
+TEST_F(MeasureTrain, DdpRanksStartedWithTorchrunsVariablesRendezvousOverTcp) {
+  const std::string runs = dir_ + "/reports/box/runs.csv";
+  const std::string env = "WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                          std::to_string(free_port());
+  const std::string args = " train --device cpu --strategy ddp --gpus 2 --batch-per-gpu 8 --train-samples 64 "
+                           "--epochs 2 --workers 0 --threads 1 --no-probe --runs " + runs;
+  // `timeout`: a rendezvous that never completes fails the test instead of hanging it.
+  const std::string command = "env RANK=0 LOCAL_RANK=0 " + env + " timeout 300 " + kMeasure + args + " >" + dir_ + "/out0 2>" +
+                              dir_ + "/err0 & env RANK=1 LOCAL_RANK=1 " + env + " timeout 300 " + kMeasure + args + " >" + dir_ +
+                              "/out1 2>" + dir_ + "/err1; one=$?; wait $!; zero=$?; exit $((zero | one))";
+  const int raw = std::system(("bash -c '" + command + "'").c_str());
+  ASSERT_TRUE(WIFEXITED(raw) && WEXITSTATUS(raw) == 0)
+      << read_text(dir_ + "/err0") << read_text(dir_ + "/err1");
+  const auto lines = lines_of(read_text(runs));
+  ASSERT_EQ(lines.size(), 2u);  // the header and rank 0's row
+  const RunRow row = parse_run_row(lines[1]);
+  EXPECT_EQ(row.gpus, 2);
+  EXPECT_EQ(row.iterations, 4);
+  EXPECT_NEAR(row.samples_per_s * row.epoch_s, 64.0, 64.0 * 1e-4);  // both ranks' samples
+  EXPECT_NE(read_text(dir_ + "/err0").find("rank 0 of 2 (torchrun), rendezvous at 127.0.0.1:"), std::string::npos)
+      << read_text(dir_ + "/err0");
+  EXPECT_TRUE(read_text(dir_ + "/out1").empty());  // only rank 0 reports
+}
+
+TEST_F(MeasureTrain, LauncherRanksMustMatchGpus) {
+  const std::string command = "env RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 " + kMeasure +
+                              " train --device cpu --strategy ddp --gpus 4 >/dev/null 2>" + dir_ + "/err";
+  const int raw = std::system(command.c_str());
+  EXPECT_EQ(WEXITSTATUS(raw), 2);
+  EXPECT_NE(read_text(dir_ + "/err").find("--gpus 4 but torchrun started 2 ranks"), std::string::npos)
+      << read_text(dir_ + "/err");
 }
 
 TEST_F(MeasureTrain, DataParallelOnOneCpuDevice) {

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <vector>
 
 #ifdef TRAINSIM_HAVE_GLOO
@@ -83,6 +84,17 @@ bool backend_available(const std::string& backend) {
 
 c10::intrusive_ptr<c10d::Store> make_file_store(const std::string& path, int world_size) {
   return c10::make_intrusive<c10d::FileStore>(path, world_size);
+}
+
+c10::intrusive_ptr<c10d::Store> make_tcp_store(const std::string& host, int port, int world_size, bool server,
+                                               std::chrono::milliseconds timeout) {
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<std::uint16_t>(port);
+  options.isServer = server;
+  options.numWorkers = static_cast<std::size_t>(world_size);
+  options.waitWorkers = true;  // every rank checks in; the server waits for all of them
+  options.timeout = timeout;
+  return c10::make_intrusive<c10d::TCPStore>(host, options);
 }
 
 Communicator::Communicator(c10::intrusive_ptr<c10d::Store> store, const CommunicatorOptions& options)

@@ -78,4 +78,10 @@ bool backend_available(const std::string& backend);
 // A c10d::FileStore at `path` shared by `world_size` processes (or threads).
 c10::intrusive_ptr<c10d::Store> make_file_store(const std::string& path, int world_size);
 
+// A c10d::TCPStore, what torchrun's ranks rendezvous through: rank 0 serves it on `host`:`port`,
+// the others connect (waiting up to `timeout` for the server); every rank checks in and the
+// server returns once all `world_size` have. For ranks on many nodes.
+c10::intrusive_ptr<c10d::Store> make_tcp_store(const std::string& host, int port, int world_size, bool server,
+                                               std::chrono::milliseconds timeout = kCollectiveTimeout);
+
 }  // namespace trainsim::measure

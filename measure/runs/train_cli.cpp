@@ -202,37 +202,76 @@ int run_train(TrainOptions o) {
   return 0;
 }
 
-int run_worker(const TrainOptions& o) {
+// One rank's part of a DDP run, rendezvous through `store`, on GPU `device_index` (cuda). Returns
+// the runs.csv row on rank 0 (wall epoch time: the slowest rank; loss, accuracy and samples:
+// over all ranks), nullopt on the others.
+std::optional<std::string> train_rank(const TrainOptions& o, c10::intrusive_ptr<c10d::Store> store, int device_index) {
   torch::set_num_threads(o.threads);
   CommunicatorOptions comm_options;
   comm_options.backend = o.device == "cuda" ? "nccl" : "gloo";
   comm_options.rank = o.rank;
   comm_options.world_size = o.world_size;
-  comm_options.device_index = o.rank;
-  const auto communicator = std::make_unique<Communicator>(
-      make_file_store(o.store_dir + "/filestore", o.world_size), comm_options);
+  comm_options.device_index = device_index;
+  const auto communicator = std::make_unique<Communicator>(std::move(store), comm_options);
   const data::ImageSet set = load_training_set(o);
   const auto epochs = train_epochs(o, set, communicator.get(), !o.quiet && o.rank == 0);
   const EpochMeasurement& t = epochs.back();
 
-  // Wall epoch time: the slowest rank. Loss, accuracy and samples: over all ranks.
-  const auto on_device =
-      torch::TensorOptions().dtype(torch::kFloat64).device(o.device == "cuda"
-                                                               ? torch::Device(torch::kCUDA, o.rank)
-                                                               : torch::Device(torch::kCPU));
+  const auto on_device = torch::TensorOptions().dtype(torch::kFloat64).device(communicator->device());
   auto epoch_max = torch::tensor({t.epoch_s}, on_device);
   auto sums = torch::tensor({t.loss_sum, static_cast<double>(t.correct),
                              static_cast<double>(t.samples)},
                             on_device);
   communicator->wait(communicator->all_reduce(epoch_max, c10d::ReduceOp::MAX));
   communicator->wait(communicator->all_reduce(sums, c10d::ReduceOp::SUM));
+  if (o.rank != 0) return std::nullopt;
   const auto max_cpu = epoch_max.cpu();
   const auto sums_cpu = sums.cpu();
-  if (o.rank == 0) {
-    const RunRow row = make_row(o, set, t, max_cpu[0].item<double>(), sums_cpu[0].item<double>(),
-                                sums_cpu[1].item<double>(), sums_cpu[2].item<double>());
-    write_file_atomically(o.store_dir + "/" + kResultFile, format_run_row(row) + "\n");
+  return format_run_row(make_row(o, set, t, max_cpu[0].item<double>(), sums_cpu[0].item<double>(),
+                                 sums_cpu[1].item<double>(), sums_cpu[2].item<double>()));
+}
+
+// A rank launch_ranks started: the FileStore in --store, the row to the result file for train_main.
+int run_worker(const TrainOptions& o) {
+  if (const auto line = train_rank(o, make_file_store(o.store_dir + "/filestore", o.world_size), o.rank)) {
+    write_file_atomically(o.store_dir + "/" + kResultFile, *line + "\n");
   }
+  return 0;
+}
+
+// A rank torchrun or srun started (on one node or many): a TCPStore on rank 0's host, rank 0
+// appends the row to runs.csv.
+int run_external_rank(TrainOptions o, const ExternalRank& ext) {
+  if (o.strategy != "ddp") {
+    throw UsageError("--strategy " + o.strategy + " under " + ext.launcher +
+                     ": DataParallel is one process; start it without a launcher");
+  }
+  if (o.gpus != ext.world_size) {
+    throw UsageError("--gpus " + std::to_string(o.gpus) + " but " + ext.launcher + " started " +
+                     std::to_string(ext.world_size) + " ranks: give --gpus " + std::to_string(ext.world_size));
+  }
+  o.rank = ext.rank;
+  o.world_size = ext.world_size;
+  resolve_runtime(o);
+  const std::string runs_path = o.runs_path.empty() ? default_runs_path(o) : o.runs_path;
+  if (o.rank == 0) check_runs_header(runs_path);
+  const std::optional<double> load_before = load_average_1min();
+  std::optional<double> probe_s;
+  if (o.probe && o.rank == 0) probe_s = time_probe(o);
+  if (!o.quiet && o.rank == 0) {
+    std::fprintf(stderr, "train: rank 0 of %d (%s), rendezvous at %s:%d\n", o.world_size, ext.launcher.c_str(),
+                 ext.master_addr.c_str(), ext.master_port);
+  }
+  const std::optional<std::string> line = train_rank(
+      o, make_tcp_store(ext.master_addr, ext.master_port, ext.world_size, ext.rank == 0), ext.local_rank);
+  if (!line) return 0;
+  RunRow row = parse_run_row(*line);
+  row.probe_s = probe_s;
+  row.load_before = load_before;
+  row.load_after = load_average_1min();
+  const std::string out = format_run_row(row);
+  append_run_line(runs_path, out);
+  print_summary(row, runs_path);
   return 0;
 }
 
@@ -242,6 +281,13 @@ int train_main(int argc, char** argv) {
   try {
     const auto options = parse_train_options(arguments(argc, argv));
     if (!options) return 0;  // --help
+    std::optional<ExternalRank> external;
+    try {
+      external = external_rank_from_env();
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    if (external) return run_external_rank(*options, *external);
     return run_train(*options);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
