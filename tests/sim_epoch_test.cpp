@@ -10,6 +10,10 @@
 #include "hw/collective_model.h"
 #include "sim_test_profiles.h"
 #include "train/buckets.h"
+#include "train/dp_graph.h"
+#include "train/graph_inputs.h"
+#include "train/step_model.h"
+#include "train/training_graph.h"
 #include "train/simulator.h"
 
 namespace trainsim {
@@ -120,6 +124,33 @@ TEST(SimulateRun, DataParallelNeverOverlapsCommunicationWithCompute) {
     EXPECT_GT(r.comm_s, 0);
     EXPECT_EQ(r.exposed_comm_s, r.comm_s) << gpus << " GPUs";
   }
+}
+
+// DataParallel over N GPUs: one iteration's ops and dependencies grow linearly in N (the output
+// gradients' fan-in goes through one join, not N x N edges), so 4096 GPUs stay cheap.
+std::pair<std::size_t, std::size_t> dp_iteration_size(int gpus) {
+  const Profile p = testing::synthetic_profile();
+  const ModelProfile& m = p.models.at("resnet18-cifar");
+  const train::StepModel steps(m, train::fused_loop(m));
+  const hw::CollectiveModel coll(p.collectives, std::nullopt);
+  train::TrainingGraph graph;
+  train::GraphInputs in{m, steps, coll, nullptr};
+  in.gpus = gpus;
+  in.batch_per_gpu = 8;
+  in.train_samples = 1 << 20;
+  in.workers = 0;
+  in.inline_rate = 1e6;
+  train::DpGraph dp(graph, in);
+  dp.add_iteration(0);
+  return {graph.ops.op_count(), graph.ops.edge_count()};
+}
+
+TEST(DpGraph, OneIterationGrowsLinearlyInTheGpus) {
+  const auto [ops_small, edges_small] = dp_iteration_size(256);
+  const auto [ops_large, edges_large] = dp_iteration_size(1024);
+  // 4x the GPUs: about 4x the ops and edges (quadratic fan-in would be 16x the edges).
+  EXPECT_LT(static_cast<double>(ops_large) / ops_small, 4.2);
+  EXPECT_LT(static_cast<double>(edges_large) / edges_small, 4.2);
 }
 
 TEST(SimulateRun, OneGpuHasNoCommunication) {

@@ -70,6 +70,7 @@ class OpScheduler {
   }
 
   std::size_t op_count() const { return ops_.size(); }
+  std::size_t edge_count() const { return edges_.size(); }  // dependencies added so far
   bool done(OpId id) const { return ops_[id].state == State::kDone; }
   SimTime start_time(OpId id) const { return ops_[id].start; }  // -1 until started
   SimTime end_time(OpId id) const { return ops_[id].end; }      // -1 until done

@@ -208,14 +208,17 @@ OpId DpGraph::add_replicated_step(int64_t batch, int32_t tag, OpId launched) {
     scratch_.push_back(ops.add_op(output_copy_ns(chunks[i]), {gpu0_comm}, {loss}, tag,
                                   scatter_grad_label_));
   }
-  const std::vector<OpId> grad_ready = scratch_;
+  // One zero-time join on GPU 0's comm stream (where the scatters ran, so it ends with the last
+  // of them) stands for "every output gradient arrived": N edges into it and N out of it, not
+  // N x N from every scatter to every replica's backward.
+  const OpId grad_ready = ops.add_op(0, &gpu0_comm, 1, scratch_.data(), scratch_.size(), tag, scatter_grad_label_);
   std::vector<OpId> backward_end;
   for (std::size_t i = 0; i < chunks.size(); ++i) {
     const StepDurations& d = durations_.at(chunks[i]);
     const ResourceId compute = gpus_[i].compute;
     const std::size_t last = d.backward.size() - 1;
-    OpId prev = ops.add_op(d.backward[last], &compute, 1, grad_ready.data(), grad_ready.size(),
-                           tag, labels_.backward0 + static_cast<uint32_t>(last));
+    OpId prev = ops.add_op(d.backward[last], &compute, 1, &grad_ready, 1, tag,
+                           labels_.backward0 + static_cast<uint32_t>(last));
     for (std::size_t l = last; l-- > 0;) {
       prev = ops.add_op(d.backward[l], {compute}, {prev}, tag,
                         labels_.backward0 + static_cast<uint32_t>(l));
