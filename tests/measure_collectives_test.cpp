@@ -94,7 +94,8 @@ TEST(Table, AlgbwAndBusbwAsNcclTests) {
   c.points = {{1e6, 1e-3}};  // algbw = 1e6 B / 1e-3 s = 1 GB/s; busbw = 1 * 2(4-1)/4 = 1.5 GB/s
   const std::string table = curve_table(c);
   EXPECT_NE(table.find("all_reduce, 4 ranks"), std::string::npos) << table;
-  EXPECT_NE(table.find("1000000       250000    float      1000.00     1.000     1.500"), std::string::npos)
+  EXPECT_NE(table.find("     1000000        250000     float     sum      -1    1000.00    1.000    1.500"),
+            std::string::npos)
       << table;
 }
 

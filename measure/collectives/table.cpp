@@ -23,14 +23,19 @@ std::string format(const char* fmt, ...) {
 
 std::string curve_table(const CollectiveCurve& curve) {
   const double factor = bus_bandwidth_factor(curve.op, curve.ranks);
+  const bool rooted = curve.op == "broadcast" || curve.op == "reduce";
+  const bool reduces = curve.op == "all_reduce" || curve.op == "reduce";
   std::string s = format("# %s, %d rank%s (busbw = algbw * %.4g)\n", curve.op.c_str(), curve.ranks,
                          curve.ranks == 1 ? "" : "s", factor);
-  s += format("# %12s %12s %8s %12s %9s %9s\n", "size", "count", "type", "time", "algbw", "busbw");
-  s += format("# %12s %12s %8s %12s %9s %9s\n", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)");
+  // nccl-tests' layout (as simulate's collectives table, docs/SCALE.md).
+  s += format("#%11s %13s %9s %7s %7s %10s %8s %8s\n", "size", "count", "type", "redop", "root", "time", "algbw",
+              "busbw");
+  s += format("#%11s %13s %9s %7s %7s %10s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
   for (const auto& p : curve.points) {
     const double algbw = p.bytes / p.time_s / 1e9;
-    s += format("  %12lld %12lld %8s %12.2f %9.3f %9.3f\n", static_cast<long long>(p.bytes),
-                static_cast<long long>(p.bytes / 4), "float", p.time_s * 1e6, algbw, algbw * factor);
+    s += format(" %11lld %13lld %9s %7s %7d %10.2f %8.3f %8.3f\n", static_cast<long long>(p.bytes),
+                static_cast<long long>(p.bytes / 4), "float", reduces ? "sum" : "none", rooted ? 0 : -1,
+                p.time_s * 1e6, algbw, algbw * factor);
   }
   return s;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// The collectives as an nccl-tests style table (size, count, type, time, algbw, busbw), for
+// The collectives in nccl-tests' layout (size, count, type, redop, root, time, algbw, busbw), for
 // stderr and reports/<machine>/collectives.txt. Torch-free.
 //   algbw = bytes / time; busbw = algbw * bus_bandwidth_factor(op, ranks); GB/s = 1e9 B/s.
 
