@@ -385,6 +385,18 @@ int run(int argc, char** argv) {
     report::write_file_atomic(csv, report::format_predictions_csv(predictions, config.model, extras.large_batch));
     report::write_file_atomic(markdown, report::format_predictions_markdown(context, grid, extras));
     if (!cl->quiet) std::cout << "wrote " << csv << " and " << markdown << "\n";
+    if (!comparison) {
+      // The sweep's own plots (epoch time vs batch, predicted speedup vs GPUs); --compare draws
+      // them with the measured runs instead.
+      const report::PlotOutcome outcome =
+          report::draw_plots(cl->out_dir, report::build_plot_script(report::Comparison{}, predictions));
+      for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
+      if (!cl->quiet) {
+        std::cout << (outcome.drawn ? "wrote the plots (plots.gp, SVG) in " + cl->out_dir
+                                    : "plots not drawn: " + outcome.problem + " (plots.gp is in " + cl->out_dir + ")")
+                  << "\n";
+      }
+    }
     if (device.fit) {
       const std::string fit_file = (dir / "fit.txt").string();
       report::write_file_atomic(fit_file, device.fit_text + (held_out.empty() ? "" : "\n" + held_out));

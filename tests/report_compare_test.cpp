@@ -469,10 +469,13 @@ TEST_F(Join, PlotsWithoutMeasurementsSayWhyTheyAreMissing) {
   ASSERT_EQ(s.skipped.size(), 1u);
   EXPECT_NE(s.skipped[0].find("speedup vs GPU count"), std::string::npos) << s.skipped[0];
 
+  // Nothing measured (a plain `simulate --out`): the predicted curves, speedup included.
   const Comparison none = join("");
   const PlotScript empty = build_plot_script(none, small_sweep());
-  ASSERT_EQ(empty.plots.size(), 1u);  // predicted lines only
-  EXPECT_EQ(empty.skipped.size(), 2u);
+  ASSERT_EQ(empty.plots.size(), 2u);
+  EXPECT_EQ(empty.plots[1].first, "speedup_vs_gpus.svg");
+  ASSERT_EQ(empty.skipped.size(), 1u);  // predicted vs measured
+  EXPECT_NE(empty.skipped[0].find("predicted vs measured"), std::string::npos) << empty.skipped[0];
 }
 
 // ---------------------------------------------------------------------------------------------

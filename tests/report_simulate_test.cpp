@@ -393,3 +393,15 @@ TEST_F(SimulateProgram, ASweepSpansNodesOfATopology) {
   EXPECT_NE(run.out.find("DataParallel is one process: at most the 8 GPUs of one node"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("NCCL's cost model on 4 x dgx-h100"), std::string::npos) << run.out;
 }
+
+// A plain run with --out draws the sweep's own plots: epoch time vs batch and the predicted
+// speedup vs GPUs (the SVGs need gnuplot; the script and its data are written either way).
+TEST_F(SimulateProgram, PlainOutWritesTheSpeedupPlotData) {
+  const fs::path out = dir_ / "plots";
+  const ProgramRun run = simulate(kFixtureConfig + " --quiet --out " + out.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(fs::exists(out / "plots.gp"));
+  const std::string data = read_file(out / "speedup_vs_gpus.dat");
+  EXPECT_NE(data.find("predicted: gpus speedup"), std::string::npos) << data;
+  EXPECT_NE(read_file(out / "plots.gp").find("speedup_vs_gpus.svg"), std::string::npos);
+}

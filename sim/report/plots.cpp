@@ -150,9 +150,24 @@ void speedup_vs_gpus(const Comparison& c, const std::vector<SimResult>& predicti
     });
     if (has_multi) measured_series.push_back({k.strategy, k.batch_per_gpu});
   }
+  // Without measured runs to compare (a plain `simulate --out`): every predicted series.
+  const bool predicted_only = c.compared.empty();
+  if (predicted_only) {
+    for (const SimResult& r : predictions) {
+      if (r.spec.gpus != 1 || !r.runnable || !r.fits) continue;
+      const bool has_multi = std::any_of(predictions.begin(), predictions.end(), [&](const SimResult& o) {
+        return o.spec.strategy == r.spec.strategy && o.spec.batch_per_gpu == r.spec.batch_per_gpu &&
+               o.spec.gpus >= 2 && o.runnable && o.fits;
+      });
+      if (has_multi) measured_series.push_back({r.spec.strategy, r.spec.batch_per_gpu});
+    }
+  }
   if (measured_series.empty()) {
-    script.skipped.push_back(
-        "speedup vs GPU count: not drawn, no strategy and batch was measured on 1 GPU and on 2 or more");
+    script.skipped.push_back(predicted_only
+                                 ? "speedup vs GPU count: not drawn, no strategy and batch was predicted on 1 GPU "
+                                   "and on 2 or more"
+                                 : "speedup vs GPU count: not drawn, no strategy and batch was measured on 1 GPU "
+                                   "and on 2 or more");
     return;
   }
   int color = 1;
@@ -193,16 +208,24 @@ void speedup_vs_gpus(const Comparison& c, const std::vector<SimResult>& predicti
   clauses.push_back("x with lines dt 2 lc rgb 'gray40' title 'ideal (speedup = N)'");
   script.files.push_back(data.file("# speedup T(1,b)/T(N,b) vs GPU count N (blocks: see the comments)\n"));
   script.plots.push_back({"speedup_vs_gpus.svg",
-                          "Speedup T(1,b)/T(N,b) vs GPU count at a fixed per-GPU batch: "
-                          "predicted (lines), measured (points), ideal (dashed)"});
+                          predicted_only ? "Predicted speedup T(1,b)/T(N,b) vs GPU count at a fixed per-GPU batch, "
+                                           "ideal (dashed)"
+                                         : "Speedup T(1,b)/T(N,b) vs GPU count at a fixed per-GPU batch: "
+                                           "predicted (lines), measured (points), ideal (dashed)"});
   commands +=
       "\n# Speedup vs GPU count\n"
       "set output outdir.'/speedup_vs_gpus.svg'\n"
-      "set title 'Speedup T(1,b)/T(N,b) vs GPU count: predicted (lines) and measured (points)'\n"
-      "set xlabel 'GPUs N'\nset ylabel 'speedup'\n"
-      "unset logscale\nset format x '%g'\nset xrange [0.8:" +
-      std::to_string(max_gpus) + ".2]\nset yrange [0:*]\nset xtics 1\n" + plot_command(clauses) +
-      "set xtics autofreq\n";
+      "set title '" +
+      std::string(predicted_only ? "Predicted speedup T(1,b)/T(N,b) vs GPU count"
+                                 : "Speedup T(1,b)/T(N,b) vs GPU count: predicted (lines) and measured (points)") +
+      "'\n"
+      "set xlabel 'GPUs N'\nset ylabel 'speedup'\n" +
+      // Past 8 GPUs the counts are spread on a log scale (powers of two evenly).
+      (max_gpus > 8 ? "set logscale xy 2\nset format x '%g'\nset xrange [0.8:" + std::to_string(max_gpus) +
+                          "*1.2]\nset yrange [*:*]\nset xtics autofreq\n"
+                    : "unset logscale\nset format x '%g'\nset xrange [0.8:" + std::to_string(max_gpus) +
+                          ".2]\nset yrange [0:*]\nset xtics 1\n") +
+      plot_command(clauses) + "unset logscale\nset xtics autofreq\n";
 }
 
 // Predicted vs measured epoch_s and train_s, log-log, with the y = x line.
@@ -299,7 +322,7 @@ PlotScript build_plot_script(const Comparison& comparison, const std::vector<Sim
   speedup_vs_gpus(in_setting, predictions, script, commands);
   predicted_vs_measured(comparison, script, commands);
   const std::string header =
-      "# trainsim `simulate --compare` plots. Redraw: run `gnuplot plots.gp` in this folder (gnuplot 5,\n"
+      "# trainsim `simulate` plots. Redraw: run `gnuplot plots.gp` in this folder (gnuplot 5,\n"
       "# svg terminal; Debian package gnuplot-nox). Data: the .dat files beside this script.\n"
       "if (!exists('outdir')) outdir = '.'\n"
       "set terminal svg size 900,600 dynamic noenhanced font 'sans,12' background rgb 'white'\n"
