@@ -119,18 +119,8 @@ Profile DeviceFit::profile_for(const std::optional<GpuSpec>& gpu, const ParamVal
 }
 
 RunSpec DeviceFit::observation_spec(const Observation& o) const {
-  const SweepConfig& c = setup_.config;
-  RunSpec spec;
-  spec.strategy = o.strategy;
-  spec.gpus = o.gpus;
-  spec.batch_per_gpu = o.batch_per_gpu;
-  spec.train_samples = c.train_samples;
-  spec.loader_workers = o.loader_workers.value_or(c.loader_workers);
-  spec.interconnect = c.interconnect;
-  spec.topology = c.topology;
-  spec.trainer = c.trainer;
-  spec.persistent_workers = c.persistent_workers;
-  spec.pin_memory = c.pin_memory;
+  RunSpec spec = config_spec(setup_.config, o.strategy, o.gpus, o.batch_per_gpu);
+  spec.loader_workers = o.loader_workers.value_or(setup_.config.loader_workers);
   return spec;
 }
 

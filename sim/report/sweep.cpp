@@ -9,24 +9,6 @@
 namespace trainsim::report {
 namespace {
 
-RunSpec spec_for(const SweepConfig& config, Strategy strategy, int gpus, int64_t batch) {
-  RunSpec spec;
-  spec.strategy = strategy;
-  spec.gpus = gpus;
-  spec.batch_per_gpu = batch;
-  spec.train_samples = config.train_samples;
-  spec.loader_workers = config.loader_workers;
-  spec.interconnect = config.interconnect;
-  spec.sync_batchnorm = config.sync_batchnorm;
-  spec.trainer = config.trainer;
-  spec.persistent_workers = config.persistent_workers;
-  spec.pin_memory = config.pin_memory;
-  spec.test_pass = config.test_pass;
-  spec.dp_host_per_replica_s = config.dp_host_per_replica_s;
-  spec.topology = config.topology;
-  return spec;
-}
-
 // A whole decimal integer >= 1 that fits in int64_t, else nullopt ("12x", "0", "-3", "" fail).
 std::optional<int64_t> positive_integer(const std::string& text) {
   if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
@@ -44,7 +26,7 @@ std::vector<RunSpec> sweep_specs(const SweepConfig& config) {
   std::vector<RunSpec> specs;
   for (Strategy strategy : config.strategies) {
     for (int gpus : config.gpus) {
-      for (int64_t batch : config.batch_per_gpu) specs.push_back(spec_for(config, strategy, gpus, batch));
+      for (int64_t batch : config.batch_per_gpu) specs.push_back(config_spec(config, strategy, gpus, batch));
     }
   }
   return specs;
@@ -78,7 +60,7 @@ RunSpec default_trace_spec(const SweepConfig& config) {
   const Strategy strategy = has(config.strategies, Strategy::kDdp) ? Strategy::kDdp : config.strategies.front();
   const int gpus = *std::max_element(config.gpus.begin(), config.gpus.end());
   const int64_t batch = has(config.batch_per_gpu, int64_t{128}) ? 128 : config.batch_per_gpu.front();
-  return spec_for(config, strategy, gpus, batch);
+  return config_spec(config, strategy, gpus, batch);
 }
 
 RunSpec parse_trace_config(const std::string& text, const SweepConfig& config) {
@@ -108,7 +90,7 @@ RunSpec parse_trace_config(const std::string& text, const SweepConfig& config) {
                      " samples make epochs of " + std::to_string(n) + " iterations per rank; at most " +
                      std::to_string(kMaxIterationsPerEpoch) + " are simulated");
   }
-  return spec_for(config, strategy, static_cast<int>(*gpus), *batch);
+  return config_spec(config, strategy, static_cast<int>(*gpus), *batch);
 }
 
 }  // namespace trainsim::report

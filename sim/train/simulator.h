@@ -32,6 +32,10 @@ struct RunSpec {
   std::optional<Topology> topology;
 };
 
+// The configuration (strategy, gpus, batch_per_gpu) in the config's setting: its data set, loader,
+// trainer, test pass, interconnect or topology, SyncBatchNorm and fitted DataParallel cost.
+RunSpec config_spec(const SweepConfig& config, Strategy strategy, int gpus, int64_t batch_per_gpu);
+
 struct SimOptions {
   bool exact = false;         // simulate every iteration instead of extrapolating the steady state
   int trace_iterations = 0;   // record ops of the first N iterations into SimResult::trace
