@@ -594,18 +594,11 @@ ProbeReference probe_reference(const Profile& profile) {
 }
 
 RunSpec spec_for_measured(const SweepConfig& config, const RunKey& key) {
-  RunSpec spec;
-  spec.strategy = key.strategy;
-  spec.gpus = key.gpus;
-  spec.batch_per_gpu = key.batch_per_gpu;
+  RunSpec spec = config_spec(config, key.strategy, key.gpus, key.batch_per_gpu);
   spec.train_samples = key.train_samples;
   spec.loader_workers = key.loader_workers;
   spec.trainer = key.trainer;
-  if (key.test_samples > 0) spec.test_pass = TestPass{key.test_samples, 100};
-  spec.interconnect = config.interconnect;
-  spec.sync_batchnorm = config.sync_batchnorm;
-  spec.persistent_workers = config.persistent_workers;
-  spec.pin_memory = config.pin_memory;
+  spec.test_pass = key.test_samples > 0 ? std::optional(TestPass{key.test_samples, 100}) : std::nullopt;
   return spec;
 }
 
