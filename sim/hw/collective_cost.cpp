@@ -79,11 +79,18 @@ double pipelined_broadcast_seconds(double bytes, int ranks, const AlphaBeta& ab)
   return (ranks - 1.0) * ab.alpha_s + bytes / ab.bus_bandwidth_Bps;
 }
 
+NcclOp to_nccl(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce: return NcclOp::kAllReduce;
+    case CollectiveOp::kBroadcast: return NcclOp::kBroadcast;
+    case CollectiveOp::kReduce: return NcclOp::kReduce;
+  }
+  return NcclOp::kAllReduce;
+}
+
 double bus_bytes(CollectiveOp op, double bytes, int ranks) {
   require_ranks(ranks);
-  if (ranks == 1) return 0.0;
-  if (op == CollectiveOp::kAllReduce) return 2.0 * (ranks - 1.0) / ranks * bytes;
-  return bytes;
+  return nccl_bus_factor(to_nccl(op), ranks) * bytes;
 }
 
 std::string describe(const AlphaBeta& ab) {

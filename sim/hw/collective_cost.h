@@ -17,11 +17,13 @@
 
 #include "io/config.h"
 #include "hw/curve.h"
+#include "hw/nccl_model.h"
 
 namespace trainsim::hw {
 
 enum class CollectiveOp { kAllReduce, kBroadcast, kReduce };
 const char* collective_name(CollectiveOp op);  // "all_reduce", "broadcast", "reduce" (profile names)
+NcclOp to_nccl(CollectiveOp op);
 
 struct AlphaBeta {
   double alpha_s = 0;               // per-step latency

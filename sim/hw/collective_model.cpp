@@ -128,12 +128,7 @@ double CollectiveModel::seconds(CollectiveOp op, int ranks, double bytes) const 
     case Source::kFree: return 0.0;
     case Source::kMeasured: return m.curve->time_at(bytes);
     case Source::kFormula: return formula_seconds(op, ranks, bytes, m.alpha_beta);
-    case Source::kNccl: {
-      const NcclOp nccl = op == CollectiveOp::kAllReduce  ? NcclOp::kAllReduce
-                          : op == CollectiveOp::kBroadcast ? NcclOp::kBroadcast
-                                                           : NcclOp::kReduce;
-      return nccl_fastest(nccl, bytes, cluster_->system(ranks)).seconds;
-    }
+    case Source::kNccl: return nccl_fastest(to_nccl(op), bytes, cluster_->system(ranks)).seconds;
   }
   return 0.0;
 }
