@@ -51,7 +51,6 @@ StepRoofline step_roofline(const std::string& model, int64_t batch, const Roof& 
   models::OpCost copies;
   copies.bytes = 4 * step.param_bytes;
   out.bucket_copy_s = op_seconds(copies, roof);
-  out.input_bytes = step.input_bytes;
   out.param_bytes = step.param_bytes;
   return out;
 }

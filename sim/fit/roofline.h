@@ -41,7 +41,6 @@ struct StepRoofline {
   double zero_grad_s = 0;
   double bucket_copy_s = 0;        // DDP: gradients copied into the buckets and the result back
   double saved_bytes = 0;          // activations autograd keeps for backward (all layers)
-  double input_bytes = 0;          // the batch's input tensor (host-to-device copy)
   double param_bytes = 0;
 };
 

@@ -300,7 +300,6 @@ Topology parse_topology(const Value& value, const GpuCatalog& catalog) {
     (map.has("nodes") ? map.required("nodes") : map.self())
         .fail(std::to_string(t.nodes) + " nodes need the NICs between them (nic: {gbps: ..., per: gpu | node})");
   }
-  t.line = value.heading_line();
   return t;
 }
 
@@ -324,7 +323,6 @@ double parse_bytes(const Value& value) {
 CollectivesRequest parse_collectives(const Value& value) {
   const Map map(value, {"op", "min_bytes", "max_bytes", "factor"});
   CollectivesRequest c;
-  c.line = value.heading_line();
   if (auto op = map.optional("op")) {
     c.op = op->as_string();
     static const char* const kOps[] = {"all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter"};

@@ -69,7 +69,6 @@ struct CollectivesRequest {
   double min_bytes = 8;
   double max_bytes = 128.0 * 1024 * 1024;
   double factor = 2;              // each size is the previous one times this
-  int line = 0;
 };
 
 struct SweepConfig {

@@ -30,7 +30,6 @@ struct Topology {
   Fabric fabric = Fabric::kPcie;
   bool p2p = true;          // PCIe peer-to-peer; false: through host memory
   std::optional<Nic> nic;   // between nodes; required with nodes > 1
-  int line = 0;             // line of the `topology:` key
   // `collectives_log:` (an nccl-tests all_reduce_perf log of this cluster): its all-reduce curve
   // prices all-reduces on its rank count instead of the model; none: not given.
   std::optional<CollectiveCurve> all_reduce_log;
