@@ -35,13 +35,15 @@ constexpr double kRankTimeoutSeconds = 7 * 24 * 3600.0;
 std::vector<std::string> arguments(int argc, char** argv) { return {argv, argv + argc}; }
 
 // Checks that need LibTorch or the data set's size; fills in the default device and threads.
-void resolve_runtime(TrainOptions& o) {
+// `host_processes`: the run's processes on this host (all of them, unless a launcher spread the
+// ranks over several nodes): what needs a CUDA device each and shares the cores.
+void resolve_runtime(TrainOptions& o, int host_processes) {
   o.device = resolve_device(o.device).kind_name();
   if (o.device == "cuda") {
     const int visible = cuda_device_count();
-    if (o.gpus > visible) {
-      throw UsageError("--gpus " + std::to_string(o.gpus) + ": only " + std::to_string(visible) +
-                       " CUDA device(s) visible");
+    if (host_processes > visible) {
+      throw UsageError("--gpus " + std::to_string(o.gpus) + ": " + std::to_string(host_processes) +
+                       " on this host, only " + std::to_string(visible) + " CUDA device(s) visible");
     }
     if (o.strategy == "ddp" && !backend_available("nccl")) {
       throw UsageError("--strategy ddp --device cuda: this LibTorch has no c10d NCCL backend");
@@ -52,7 +54,7 @@ void resolve_runtime(TrainOptions& o) {
                      std::to_string(kCifarTrainImages) + " images of the (synthetic) training set");
   }
   // Cores: the CPUs this process may run on, as the profile's machine block counts them.
-  if (o.threads == 0) o.threads = default_threads(detect_host().cpu_cores, processes_of(o));
+  if (o.threads == 0) o.threads = default_threads(detect_host().cpu_cores, host_processes);
 }
 
 // reports/<machine>/runs.csv, the machine named as `measure` names it for its profile.
@@ -167,7 +169,7 @@ void print_summary(const RunRow& r, const std::string& runs_path) {
 }
 
 int run_train(TrainOptions o) {
-  resolve_runtime(o);
+  resolve_runtime(o, processes_of(o));
   const std::string runs_path = o.runs_path.empty() ? default_runs_path(o) : o.runs_path;
   check_runs_header(runs_path);  // fail now, not after the epochs
 
@@ -252,7 +254,7 @@ int run_external_rank(TrainOptions o, const ExternalRank& ext) {
   }
   o.rank = ext.rank;
   o.world_size = ext.world_size;
-  resolve_runtime(o);
+  resolve_runtime(o, ext.local_world_size > 0 ? ext.local_world_size : ext.world_size);
   const std::string runs_path = o.runs_path.empty() ? default_runs_path(o) : o.runs_path;
   if (o.rank == 0) check_runs_header(runs_path);
   const std::optional<double> load_before = load_average_1min();
