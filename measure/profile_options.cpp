@@ -75,6 +75,10 @@ po::options_description profile_flags() {
        "profile.py to run (default: the source tree's measure/pytorch/profile.py)")
       ("skip", po::value<std::string>()->value_name("A,B"),
        "parts not to measure: compute, contention, h2d, loader, collectives")
+      ("cudnn-benchmark", po::value<std::string>()->value_name("on|off"),
+       "cuda: torch.backends.cudnn.benchmark for every timing (default on, as the course's script "
+       "and both trainers set it; off: PyTorch's default algorithm heuristics). Recorded in the "
+       "profile; --resume refuses a profile measured with the other setting")
       ("seed", po::value<uint64_t>()->value_name("N"), "seed of the random inputs (default 0)");
   return d;
 }
@@ -183,6 +187,13 @@ std::optional<ProfileOptions> parse_profile_options(const std::vector<std::strin
     }
   }
   if (vm.count("seed")) o.seed = vm["seed"].as<uint64_t>();
+  if (vm.count("cudnn-benchmark")) {
+    const std::string value = vm["cudnn-benchmark"].as<std::string>();
+    if (value != "on" && value != "off") {
+      throw UsageError("--cudnn-benchmark: '" + value + "' (expected on or off)");
+    }
+    o.cudnn_benchmark = value == "on";
+  }
   return o;
 }
 

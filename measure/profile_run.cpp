@@ -175,7 +175,12 @@ class ProfileRun {
     target.cpu_cores = machine.cpu_cores;
     plan_ = resolve_plan(options_, target);
     torch::set_num_threads(plan_.threads);
-    if (device_.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);  // as the course and measure train
+    // cuDNN autotuning on (default) as the course and both trainers set it, or off (--cudnn-benchmark).
+    if (options_.cudnn_benchmark && !device_.is_cuda()) {
+      throw UsageError("--cudnn-benchmark applies to cuda only (this run profiles the cpu)");
+    }
+    const bool cudnn_benchmark = options_.cudnn_benchmark.value_or(true);
+    if (device_.is_cuda()) at::globalContext().setBenchmarkCuDNN(cudnn_benchmark);
 
     // The default name counts the visible GPUs (as `measure train` names the machine);
     // device_count is what the collectives use: the largest rank count (ranks on CPU).
@@ -201,6 +206,11 @@ class ProfileRun {
             ", repeats " + std::to_string(profile_.measurement.repeats) + "; new cases use warmup " +
             std::to_string(plan_.warmup) + ", repeats " + std::to_string(plan_.repeats));
       }
+      if (device_.is_cuda() && profile_.measurement.cudnn_benchmark.value_or(true) != cudnn_benchmark) {
+        throw UsageError("--resume: " + out_ + " was measured with cudnn.benchmark " +
+                         (cudnn_benchmark ? "off" : "on") + ", this run has it " +
+                         (cudnn_benchmark ? "on" : "off") + " (--cudnn-benchmark)");
+      }
       log("resuming " + out_);
     } else {
       if (fs::exists(out_)) log("replacing " + out_ + " (--resume would continue it)");
@@ -212,6 +222,11 @@ class ProfileRun {
     profile_.measurement.warmup = plan_.warmup;
     profile_.measurement.repeats = plan_.repeats;
     profile_.measurement.quick = options_.quick;
+    if (device_.is_cuda()) {
+      profile_.measurement.cudnn_benchmark = cudnn_benchmark;
+      profile_.measurement.tf32_convolutions = at::globalContext().allowTF32CuDNN();
+      profile_.measurement.tf32_matmul = at::globalContext().allowTF32CuBLAS();
+    }
     if (!device_.is_cuda()) profile_.h2d = CopyProfile{};  // applicable: false, no copy on CPU
   }
 
@@ -568,6 +583,7 @@ class ProfileRun {
     q.repeats = plan_.repeats;
     q.loader_batch = plan_.loader_batch;
     q.loader_workers = plan_.loader_workers;
+    q.cudnn_benchmark = options_.cudnn_benchmark.value_or(true);
     // What starting the workers costs, with as many training processes at once as the host
     // contention case runs (CPU: ranks share the host; a GPU host's ranks each have a device).
     q.fork_ranks.clear();

@@ -83,6 +83,9 @@ Profile make_profile() {
   p.measurement.warmup = 3;
   p.measurement.repeats = 7;
   p.measurement.quick = true;
+  p.measurement.cudnn_benchmark = false;
+  p.measurement.tf32_convolutions = true;
+  p.measurement.tf32_matmul = false;
 
   ModelProfile m;
   m.name = "resnet18-cifar";
@@ -235,6 +238,9 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
   EXPECT_EQ(a.measurement.warmup, b.measurement.warmup);
   EXPECT_EQ(a.measurement.repeats, b.measurement.repeats);
   EXPECT_EQ(a.measurement.quick, b.measurement.quick);
+  EXPECT_EQ(a.measurement.cudnn_benchmark, b.measurement.cudnn_benchmark);
+  EXPECT_EQ(a.measurement.tf32_convolutions, b.measurement.tf32_convolutions);
+  EXPECT_EQ(a.measurement.tf32_matmul, b.measurement.tf32_matmul);
 
   ASSERT_EQ(a.models.size(), b.models.size());
   for (const auto& [key, x] : a.models) {
@@ -778,16 +784,20 @@ TEST_F(RequireTest, CudaDeviceNeedsCopyCurve) {
   EXPECT_NO_THROW(require_for_model(profile_, config_));
 }
 
-TEST_F(RequireTest, MultiGpuSweepNeedsAllReduceCurveOrInterconnect) {
+TEST_F(RequireTest, MultiGpuSweepNeedsAllReduceCurveOrInterconnectOrTopology) {
   // Keep only the broadcast curve: broadcast/reduce can be derived, all-reduce cannot.
   profile_.collectives.curves.erase(profile_.collectives.curves.begin());
   ASSERT_EQ(profile_.collectives.curves.at(0).op, "broadcast");
   EXPECT_EQ(error_message(),
             "profile reports/x/profile.yaml has no all_reduce curve and the config gives no "
-            "interconnect: cannot cost 4-rank all-reduce");
+            "interconnect or topology: cannot cost 4-rank all-reduce");
   config_.interconnect = InterconnectAssumption{100, 10, false};
   EXPECT_NO_THROW(require_for_model(profile_, config_));
   config_.interconnect.reset();
+  // A topology prices the collectives with NCCL's model (a one-GPU machine's profile, e.g.).
+  config_.topology = Topology{};
+  EXPECT_NO_THROW(require_for_model(profile_, config_));
+  config_.topology.reset();
   config_.gpus = {1};  // a single-GPU sweep has no collective to cost
   EXPECT_NO_THROW(require_for_model(profile_, config_));
 }

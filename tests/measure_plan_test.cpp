@@ -107,6 +107,13 @@ TEST(ProfileOptions, RejectsBadFlags) {
   EXPECT_THROW(bad({"--repeats", "0"}), UsageError);
   EXPECT_THROW(bad({"--no-such-flag"}), UsageError);
   EXPECT_THROW(bad({"--machine", "a/b"}), UsageError);
+  EXPECT_THROW(bad({"--cudnn-benchmark", "maybe"}), UsageError);
+}
+
+TEST(ProfileOptions, CudnnBenchmarkIsOnUnlessTurnedOff) {
+  EXPECT_FALSE(parse({}).cudnn_benchmark.has_value());  // unset: on, as the trainers run
+  EXPECT_EQ(parse({"--cudnn-benchmark", "off"}).cudnn_benchmark, false);
+  EXPECT_EQ(parse({"--cudnn-benchmark", "on"}).cudnn_benchmark, true);
 }
 
 TEST(CollectiveOp, BusBandwidthFactorsFollowNcclTests) {

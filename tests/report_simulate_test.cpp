@@ -392,6 +392,9 @@ TEST_F(SimulateProgram, ASweepSpansNodesOfATopology) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("DataParallel is one process: at most the 8 GPUs of one node"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("NCCL's cost model on 4 x dgx-h100"), std::string::npos) << run.out;
+  // The header says where the collective costs come from: assumed, not the profile's curves.
+  EXPECT_NE(run.out.find("- interconnect: assumed, not measured: NCCL's cost model on 4 x dgx-h100"),
+            std::string::npos) << run.out;
 }
 
 // A plain run with --out draws the sweep's own plots: epoch time vs batch and the predicted

@@ -111,7 +111,7 @@ ForkCost parse_fork(const Reader& r, const json& value, const std::string& key, 
 std::vector<std::string> pytorch_profile_command(const PytorchRequest& q) {
   std::string models;
   for (const auto& m : q.models) models += (models.empty() ? "" : ",") + m;
-  return {q.python,
+  std::vector<std::string> command = {q.python,
           q.script,
           "--data", q.data_dir,
           "--device", q.device,
@@ -124,6 +124,10 @@ std::vector<std::string> pytorch_profile_command(const PytorchRequest& q) {
           "--loader-workers", join_ints(std::vector<int64_t>(q.loader_workers.begin(), q.loader_workers.end())),
           "--fork-ranks", join_ints(std::vector<int64_t>(q.fork_ranks.begin(), q.fork_ranks.end())),
           "--out", q.out};
+  if (q.device == "cuda") {
+    command.insert(command.end(), {"--cudnn-benchmark", q.cudnn_benchmark ? "on" : "off"});
+  }
+  return command;
 }
 
 PytorchProfile parse_pytorch_profile(const std::string& text, const std::string& name) {

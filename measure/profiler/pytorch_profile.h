@@ -33,11 +33,13 @@ struct PytorchRequest {
   int64_t loader_batch = 128;
   std::vector<int> loader_workers;
   std::vector<int> fork_ranks = {1};  // training processes starting their workers at once
+  bool cudnn_benchmark = true;       // cuda: torch.backends.cudnn.benchmark
   std::string out;                   // the JSON file profile.py writes
 };
 
 // PYTHON SCRIPT --data DIR --device D --threads T --batches B1,B2 --models M --warmup W
-// --repeats R --loader-batch B --loader-workers W1,W2 --fork-ranks K1,K2 --out FILE.
+// --repeats R --loader-batch B --loader-workers W1,W2 --fork-ranks K1,K2 --out FILE, and on cuda
+// --cudnn-benchmark on|off.
 std::vector<std::string> pytorch_profile_command(const PytorchRequest& request);
 
 // Parses profile.py's JSON. Bad content throws trainsim::InputError naming `name` (the file) and

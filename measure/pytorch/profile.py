@@ -113,6 +113,8 @@ def parse_args(argv):
     p.add_argument("--fork-ranks", type=lambda t: sorted(int_list(t, 1)), default=[1],
                    help="numbers of training processes that start their workers at once "
                         "(cpu; 1 on cuda)")
+    p.add_argument("--cudnn-benchmark", choices=["on", "off"], default="on",
+                   help="cuda: torch.backends.cudnn.benchmark (default on, as the trainers)")
     p.add_argument("--out", required=True, metavar="FILE.json")
     p.add_argument("--quiet", action="store_true")
     a = p.parse_args(argv)
@@ -404,7 +406,7 @@ def run(a):
     device = torch.device("cuda", 0) if kind == "cuda" else torch.device("cpu")
     if kind == "cuda":
         torch.cuda.set_device(device)
-        torch.backends.cudnn.benchmark = True
+        torch.backends.cudnn.benchmark = a.cudnn_benchmark == "on"
     elif not dist.is_gloo_available():
         raise UsageError("--device cpu: this PyTorch has no Gloo (needed for ddp_iteration_s)")
     if a.threads is not None:

@@ -40,6 +40,13 @@ struct MeasurementInfo {
   int warmup = 0;       // warm-up iterations before timing
   int repeats = 0;      // timed repeats; the median is recorded
   bool quick = false;   // measure --quick
+  // CUDA only (absent on CPU profiles): torch.backends.cudnn.benchmark as measured (true: cuDNN
+  // times the candidate algorithms per shape and keeps the fastest, as the course's script sets
+  // it; false: PyTorch's default heuristics) and whether fp32 convolutions / matmuls ran on TF32
+  // tensor cores (PyTorch's defaults: convolutions yes, matmuls no).
+  std::optional<bool> cudnn_benchmark;
+  std::optional<bool> tf32_convolutions;
+  std::optional<bool> tf32_matmul;
 };
 
 // One parameter tensor, in the model's registration (parameters()) order.

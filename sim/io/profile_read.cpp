@@ -81,13 +81,19 @@ MachineInfo parse_machine(const Value& value) {
 }
 
 MeasurementInfo parse_measurement(const Value& value) {
-  const Map map(value, {"command", "data", "warmup", "repeats", "quick"});
+  const Map map(value, {"command", "data", "warmup", "repeats", "quick", "cudnn_benchmark",
+                        "tf32_convolutions", "tf32_matmul"});
   MeasurementInfo m;
   m.command = map.required("command").as_string();
   m.data = map.required("data").as_string();
   m.warmup = map.required("warmup").as_int(/*min=*/0);
   m.repeats = map.required("repeats").as_int(/*min=*/0);
   m.quick = map.required("quick").as_bool();
+  for (auto [key, field] : {std::pair{"cudnn_benchmark", &m.cudnn_benchmark},
+                            std::pair{"tf32_convolutions", &m.tf32_convolutions},
+                            std::pair{"tf32_matmul", &m.tf32_matmul}}) {
+    if (auto v = map.optional(key)) *field = v->as_bool();
+  }
   return m;
 }
 
@@ -527,12 +533,13 @@ void require_for_model(const Profile& profile, const SweepConfig& config) {
   }
 
   const int max_gpus = config.gpus.empty() ? 1 : *std::max_element(config.gpus.begin(), config.gpus.end());
-  if (max_gpus > 1 && !config.interconnect) {
+  // A topology prices every collective with NCCL's model: no measured curve is needed then.
+  if (max_gpus > 1 && !config.interconnect && !config.topology) {
     const bool has_all_reduce = std::any_of(
         profile.collectives.curves.begin(), profile.collectives.curves.end(),
         [](const CollectiveCurve& c) { return c.op == "all_reduce" && c.ranks >= 2 && !c.points.empty(); });
     if (!has_all_reduce) {
-      fail("has no all_reduce curve and the config gives no interconnect: cannot cost " +
+      fail("has no all_reduce curve and the config gives no interconnect or topology: cannot cost " +
            std::to_string(max_gpus) + "-rank all-reduce");
     }
   }

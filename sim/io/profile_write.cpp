@@ -125,6 +125,12 @@ void write_measurement(YamlText& y, const MeasurementInfo& m) {
   y.line(1, "warmup: " + std::to_string(m.warmup));
   y.line(1, "repeats: " + std::to_string(m.repeats));
   y.line(1, std::string("quick: ") + (m.quick ? "true" : "false"));
+  const auto flag = [&](const char* key, const std::optional<bool>& value) {
+    if (value) y.line(1, std::string(key) + ": " + (*value ? "true" : "false"));
+  };
+  flag("cudnn_benchmark", m.cudnn_benchmark);
+  flag("tf32_convolutions", m.tf32_convolutions);
+  flag("tf32_matmul", m.tf32_matmul);
 }
 
 void write_layer(YamlText& y, const LayerProfile& layer) {

@@ -117,6 +117,7 @@ ReportContext make_report_context(const SweepConfig& config, const Profile& prof
   c.trainer = config.trainer;
   c.test_pass = config.test_pass;
   c.interconnect = config.interconnect;
+  if (config.topology) c.topology = config.topology->describe();
   c.exact = exact;
   c.sync_batchnorm = config.sync_batchnorm;
   c.strategies = config.strategies;
@@ -192,6 +193,8 @@ std::string format_header(const ReportContext& c) {
            (c.interconnect->override_measured ? ", used instead of the profile's curves"
                                               : ", used where the profile has no curve") +
            "\n";
+  } else if (!c.topology.empty()) {
+    out += "- interconnect: assumed, not measured: NCCL's cost model on " + c.topology + " (topology:)\n";
   } else {
     out += "- interconnect: the profile's measured collective curves\n";
   }

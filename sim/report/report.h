@@ -35,6 +35,7 @@ struct ReportContext {
   Trainer trainer = Trainer::kPytorch;
   std::optional<TestPass> test_pass;
   std::optional<InterconnectAssumption> interconnect;
+  std::string topology;  // Topology::describe() when the config has `topology:`, else empty
   bool exact = false;             // --exact: every iteration simulated
   bool sync_batchnorm = false;    // the config's sync_batchnorm
   // Sweep axes in config order (the config parser rejects duplicates).
