@@ -313,7 +313,10 @@ def _fork_cycles(name, device_kind, threads, batch, workers, data, cycles, barri
 def measure_fork(name, device, threads, batches, workers, ranks_list, data, cycles, log):
     """{workers, points: [{ranks, iter_s[], first_batch_s[], cow_s[]}]}: per number of processes k
     that start their workers at once, per batch, the medians over the cycles and processes."""
-    ctx = multiprocessing.get_context("fork")
+    # The training processes: forked on CPU; on CUDA started fresh ("spawn"), as torchrun starts
+    # them, because a child forked from this process (which has initialised CUDA) cannot use
+    # CUDA. Their DataLoader workers are forked from them either way, as in a real run.
+    ctx = multiprocessing.get_context("spawn" if device.type == "cuda" else "fork")
     points = []
     for k in ranks_list:
         point = {"ranks": k, "iter_s": [], "first_batch_s": [], "cow_s": []}
