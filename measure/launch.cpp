@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "remove_tree.h"
+
 namespace trainsim::measure {
 namespace {
 
@@ -117,10 +119,7 @@ TempDir::TempDir(const std::string& prefix) {
   path_ = pattern;
 }
 
-TempDir::~TempDir() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-}
+TempDir::~TempDir() { remove_tree(path_); }
 
 std::string self_executable() {
   std::vector<char> buffer(4096);

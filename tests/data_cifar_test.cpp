@@ -12,6 +12,7 @@
 #include <string>
 
 #include "data/cifar.h"
+#include "remove_tree.h"
 
 namespace trainsim::data {
 namespace {
@@ -27,8 +28,7 @@ class TempDir {
     fs::create_directories(path_);
   }
   ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
+    trainsim::measure::remove_tree(path_.string());
   }
   std::string file(const std::string& name) const { return (path_ / name).string(); }
 

@@ -17,6 +17,7 @@
 #include "largebatch/gradient_noise.h"
 #include "comm/communicator.h"
 #include "runs/ddp.h"
+#include "remove_tree.h"
 #include "stats/noise_scale.h"
 
 namespace trainsim::measure {
@@ -214,7 +215,7 @@ TEST(DdpNoiseScale, PerRankAndAllReducedGradientsMatchTheGroundTruth) {
     });
   }
   for (auto& t : threads) t.join();
-  fs::remove_all(pattern);
+  trainsim::measure::remove_tree(pattern);
   for (const auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }

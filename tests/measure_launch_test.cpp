@@ -11,6 +11,7 @@
 #include <string>
 
 #include "launch.h"
+#include "remove_tree.h"
 
 namespace {
 
@@ -22,7 +23,7 @@ struct TempFolder {
     std::string pattern = (fs::temp_directory_path() / "measure-launch-test-XXXXXX").string();
     path = mkdtemp(pattern.data());
   }
-  ~TempFolder() { fs::remove_all(path); }
+  ~TempFolder() { trainsim::measure::remove_tree(path); }
   std::string path;
 };
 
@@ -86,6 +87,29 @@ TEST(LaunchRanks, AMissingExecutableIsAFailedRank) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("exited with status 127"), std::string::npos) << e.what();
   }
+}
+
+// remove_tree replaces std::filesystem::remove_all, which crashed in every program linked with
+// the PyTorch 2.11 wheel's LibTorch (its libtorch_cpu.so exports libstdc++'s filesystem internals).
+TEST(RemoveTree, RemovesNestedFoldersAndFilesButNotWhatALinkPointsTo) {
+  TempFolder outside;
+  const fs::path kept = fs::path(outside.path) / "kept.txt";
+  std::ofstream(kept) << "stays";
+  std::string pattern = (fs::temp_directory_path() / "remove-tree-test-XXXXXX").string();
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  const fs::path root = pattern;
+  fs::create_directories(root / "a" / "b" / "c");
+  std::ofstream(root / "top.txt") << "x";
+  std::ofstream(root / "a" / "b" / "c" / "deep.txt") << "y";
+  fs::create_symlink(outside.path, root / "a" / "link");
+  EXPECT_TRUE(trainsim::measure::remove_tree(root.string()));
+  EXPECT_FALSE(fs::exists(root));
+  EXPECT_TRUE(fs::exists(kept));                                   // the link's target stays
+  EXPECT_FALSE(trainsim::measure::remove_tree(root.string()));     // already gone
+  const fs::path file = fs::path(outside.path) / "one-file";
+  std::ofstream(file) << "z";
+  EXPECT_TRUE(trainsim::measure::remove_tree(file.string()));      // a plain file
+  EXPECT_FALSE(fs::exists(file));
 }
 
 TEST(SelfExecutable, IsThisTestBinary) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "remove_tree.h"
 #include "runs/runs_csv.h"
 
 namespace trainsim::measure {
@@ -56,7 +57,7 @@ class MeasureTrain : public ::testing::Test {
     }
   }
   void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
+    if (!dir_.empty()) trainsim::measure::remove_tree(dir_);
   }
 
   Result run(const std::string& args) {

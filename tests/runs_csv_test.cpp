@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "io/errors.h"
+#include "remove_tree.h"
 #include "runs/runs_csv.h"
 
 namespace trainsim::measure {
@@ -28,7 +29,7 @@ class RunsCsv : public ::testing::Test {
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override { trainsim::measure::remove_tree(dir_); }
 
   static std::vector<std::string> lines_of(const std::string& path) {
     std::ifstream in(path);
