@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "gloo_required.h"
 #include "io/profile_io.h"
 
 namespace trainsim {
@@ -133,6 +134,7 @@ TEST_F(LargeBatchCli, BaselineCreatesAMissingProfile) {
 }
 
 TEST_F(LargeBatchCli, BaselineUnderDdpUsesThePerRankGradient) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   const fs::path profile = dir_ / "profile.yaml";
   const ProgramRun r = run(kMeasure, "baseline" + kTinyBaseline + " --gpus 2 --epochs 1 --profile " + profile.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "gloo_required.h"
 #include "largebatch/gradient_noise.h"
 #include "comm/communicator.h"
 #include "runs/ddp.h"
@@ -160,6 +161,7 @@ TEST(MicroBatchNoiseScale, MatchesThePerExampleGroundTruth) {
 }
 
 TEST(DdpNoiseScale, PerRankAndAllReducedGradientsMatchTheGroundTruth) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   const Regression data;
   constexpr int kWorld = 2;
   constexpr int64_t kRankBatch = 16;  // B_small = 16, B_big = 32

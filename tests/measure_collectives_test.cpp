@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "gloo_required.h"
 #include "collectives/benchmark.h"
 #include "collectives/table.h"
 
@@ -29,6 +30,7 @@ CollectiveJob small_job(CollectiveOp op) {
 }
 
 TEST(GlooCollectives, TwoRankAllReduceSumsContributions) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   ASSERT_TRUE(fs::exists(kMeasure)) << kMeasure;
   const CollectiveResult r = run_collective(kMeasure, small_job(CollectiveOp::all_reduce), 2, 120);
   // Rank 0 contributes 1, rank 1 contributes 2: the sum is 3 on every rank.
@@ -43,12 +45,14 @@ TEST(GlooCollectives, TwoRankAllReduceSumsContributions) {
 }
 
 TEST(GlooCollectives, ThreeRankAllReduce) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   const CollectiveResult r = run_collective(kMeasure, small_job(CollectiveOp::all_reduce), 3, 120);
   EXPECT_DOUBLE_EQ(r.check_observed, 6.0);  // 1 + 2 + 3
   EXPECT_EQ(r.curve.ranks, 3);
 }
 
 TEST(GlooCollectives, BroadcastCopiesRankZeroAndReduceSumsOnRankZero) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   const CollectiveResult b = run_collective(kMeasure, small_job(CollectiveOp::broadcast), 2, 120);
   EXPECT_DOUBLE_EQ(b.check_observed, 1.0);  // rank 0's value, 0 + 1; rank 1 checked it too
   EXPECT_EQ(b.curve.op, "broadcast");

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "gloo_required.h"
 #include "io/profile_io.h"
 
 namespace {
@@ -58,6 +59,7 @@ class MeasureEndToEnd : public ::testing::Test {
 };
 
 TEST_F(MeasureEndToEnd, WritesAFullProfileAndResumesOnlyWhatIsMissing) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   ASSERT_TRUE(fs::exists(kMeasure)) << kMeasure;
 
   // 1. Compute and host contention (1 and 2 processes at the grid's batch 2) only.
@@ -182,6 +184,7 @@ const char* const kPytorchJson = R"({"framework": "pytorch", "torch": "9.9", "to
   "models": {"resnet18-cifar": {"batches": [2], "iteration_s": [0.1], "ddp_iteration_s": [0.12], "oom_batch": null}}})";
 
 TEST_F(MeasureEndToEnd, PytorchSectionFromProfilePy) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   const std::string python = fake_python(dir_, kPytorchJson);
   const std::string flags = " --skip compute,contention,loader,collectives --pytorch " + python +
                             " --pytorch-script " + dir_ + "/profile.py";
@@ -208,6 +211,7 @@ TEST_F(MeasureEndToEnd, PytorchSectionFromProfilePy) {
 }
 
 TEST_F(MeasureEndToEnd, BadPytorchJsonIsOneLineNamingFileAndKey) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   std::string bad = kPytorchJson;
   const std::string good_rate = "\"samples_per_s\": 1000";
   bad.replace(bad.find(good_rate), good_rate.size(), "\"samples_per_s\": -1");
@@ -230,6 +234,7 @@ TEST_F(MeasureEndToEnd, PytorchInterpreterWithoutTorchIsRejected) {
 }
 
 TEST_F(MeasureEndToEnd, SimulateAcceptsTheProfile) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   // Only in builds that have the simulator too (measure-only builds skip this check).
   const std::string simulate = std::string(TRAINSIM_BIN_DIR) + "/simulate";
   if (!fs::exists(simulate)) GTEST_SKIP() << simulate << " is not built";

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "gloo_required.h"
 #include "comm/communicator.h"
 #include "models/describe.h"
 #include "models/resnet.h"
@@ -122,11 +123,13 @@ TEST(DdpBuckets, FixtureIsPyTorchsOneBucketThenThreeRebuilt) {
 }
 
 TEST(DdpBuckets, TwoRanksLaunchPyTorchsBucketsEveryIteration) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   const Iterations want = read_fixture();
   expect_same(record(2, want.size()), want);
 }
 
 TEST(DdpBuckets, OneRankRebuildsTheSameBuckets) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   // measure's profile records ddp_buckets from a 1-rank reducer: it rebuilds too.
   const Iterations want = read_fixture();
   expect_same(record(1, want.size()), want);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "gloo_required.h"
 #include "remove_tree.h"
 #include "runs/runs_csv.h"
 
@@ -76,6 +77,7 @@ class MeasureTrain : public ::testing::Test {
 };
 
 TEST_F(MeasureTrain, DdpTwoRanksOnCpuAppendsOneRow) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   const std::string runs = dir_ + "/reports/box/runs.csv";
   const Result r = run("train --device cpu --strategy ddp --gpus 2 --batch-per-gpu 8 "
                        "--train-samples 64 --epochs 2 --workers 0 --threads 1 --quiet --runs " +
@@ -135,6 +137,7 @@ int free_port() {
 // Ranks started as torchrun starts them (its environment variables, no measure launcher): they
 // rendezvous through a TCPStore on rank 0's host and rank 0 appends the one row.
 TEST_F(MeasureTrain, DdpRanksStartedWithTorchrunsVariablesRendezvousOverTcp) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   const std::string runs = dir_ + "/reports/box/runs.csv";
   const std::string env = "WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
                           std::to_string(free_port());

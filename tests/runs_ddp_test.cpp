@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "gloo_required.h"
 #include "comm/communicator.h"
 #include "models/describe.h"
 #include "models/resnet.h"
@@ -134,6 +135,7 @@ void expect_mean_of_local_gradients(const std::function<Model()>& make, const st
 }
 
 TEST(Ddp, SmallModelAveragesTheRanksLocalGradients) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   std::vector<Tensor> x, y;
   torch::manual_seed(0);
   for (int b = 0; b < 6; ++b) {
@@ -147,6 +149,7 @@ TEST(Ddp, SmallModelAveragesTheRanksLocalGradients) {
 }
 
 TEST(Ddp, ResNet18AveragesTheRanksLocalGradients) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   std::vector<Tensor> x, y;
   torch::manual_seed(0);
   for (int b = 0; b < 4; ++b) {
@@ -165,6 +168,7 @@ TEST(Ddp, ResNet18AveragesTheRanksLocalGradients) {
 }
 
 TEST(TrainStep, TwoRanksMatchOneProcessOnTheWholeBatch) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   constexpr int kWorld = 2;
   constexpr int64_t kBatchPerRank = 4;
   constexpr int kSteps = 3;
@@ -221,6 +225,7 @@ TEST(TrainStep, TwoRanksMatchOneProcessOnTheWholeBatch) {
 }
 
 TEST(Ddp, BuffersFollowRankZeroBeforeEachForward) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   struct NormNetImpl : torch::nn::Module {
     NormNetImpl() {
       bn = register_module("bn", torch::nn::BatchNorm1d(3));
@@ -253,6 +258,7 @@ TEST(Ddp, BuffersFollowRankZeroBeforeEachForward) {
 }
 
 TEST(Ddp, LocalGradientNormIsTheRanksOwnBeforeTheAverage) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   torch::manual_seed(0);
   const std::vector<Tensor> x = {torch::randn({4, 6}), torch::randn({4, 6})};
   const std::vector<Tensor> y = {torch::randint(0, 3, {4}, torch::kLong), torch::randint(0, 3, {4}, torch::kLong)};
@@ -293,6 +299,7 @@ TEST(Ddp, LocalGradientNormIsTheRanksOwnBeforeTheAverage) {
 }
 
 TEST(Ddp, AParameterWithoutGradientFailsTheNextIteration) {
+  TRAINSIM_SKIP_WITHOUT_GLOO();
   struct PartlyUsedImpl : torch::nn::Module {
     PartlyUsedImpl() {
       used = register_module("used", torch::nn::Linear(2, 2));
