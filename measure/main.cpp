@@ -10,7 +10,9 @@
 #include <string>
 
 #include "collectives/benchmark.h"
+#include "comm/communicator.h"
 #include "data/cifar.h"
+#include "device.h"
 #include "io/errors.h"
 #include "largebatch/baseline.h"
 #include "largebatch/validate_cli.h"
@@ -23,6 +25,17 @@
 namespace {
 
 using trainsim::measure::UsageError;
+
+// `measure --version`: this program's version and what the LibTorch it was built with can do.
+void print_version() {
+  std::cout << "measure " << TRAINSIM_VERSION << " (trainsim), LibTorch "
+            << trainsim::measure::libtorch_version() << ", collectives:"
+            << (trainsim::measure::backend_available("nccl") ? " nccl" : "")
+            << (trainsim::measure::backend_available("gloo") ? " gloo" : "")
+            << (!trainsim::measure::backend_available("nccl") && !trainsim::measure::backend_available("gloo")
+                    ? " none" : "")
+            << ", CUDA devices visible: " << trainsim::measure::cuda_device_count() << "\n";
+}
 
 // Every entry point takes (argc, argv) with argv[0] = its subcommand name.
 using EntryPoint = int (*)(int argc, char** argv);
@@ -55,8 +68,10 @@ int dispatch(const Subcommand* begin, const Subcommand* end, const char* what, i
   for (const Subcommand* s = begin; s != end; ++s) {
     if (std::strcmp(argv[0], s->name) == 0) return s->main(argc, argv);
   }
-  std::string known;
-  for (const Subcommand* s = begin; s != end; ++s) known += (known.empty() ? "" : ", ") + std::string(s->name);
+  std::string known;  // `worker` is internal: not offered to users
+  for (const Subcommand* s = begin; s != end; ++s) {
+    if (std::strcmp(s->name, "worker") != 0) known += (known.empty() ? "" : ", ") + std::string(s->name);
+  }
   throw UsageError(std::string("unknown ") + what + " '" + argv[0] + "' (known: " + known + ")");
 }
 
@@ -75,6 +90,10 @@ std::string first_line(const char* what) {
 
 int main(int argc, char** argv) {
   try {
+    if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+      print_version();
+      return 0;
+    }
     if (argc > 1 && argv[1][0] != '-') {
       return dispatch(std::begin(kSubcommands), std::end(kSubcommands), "subcommand", argc - 1, argv + 1);
     }

@@ -101,6 +101,7 @@ std::string profile_help() {
        "       measure baseline [flags]     baseline training curve + gradient noise scale\n"
        "       measure largebatch-validate  predicted vs measured steps to a target loss\n"
        "       measure make-data --out DIR  synthetic images in the CIFAR-10 binary format (make-data --help)\n"
+       "       measure --version            the version, the LibTorch it was built with, its collectives\n"
        "\n"
        "Profiles ResNet-18 training on this machine and writes the profile the simulator\n"
        "reads (reports/<machine>/profile.yaml): per-stage forward and backward times, loss,\n"
@@ -114,7 +115,10 @@ std::string profile_help() {
        "timing is the median of repeats after warm-up (CUDA events on a GPU, a steady clock on\n"
        "CPU). The profile is rewritten atomically after every finished case, so an interrupted run\n"
        "keeps what it measured; --resume continues it. Progress goes to stderr.\n\n"
-    << profile_flags();
+    << profile_flags()
+    << "\nExit codes (every subcommand): 0 success, 2 bad input (flags, data files, a profile or runs\n"
+       "file: one `error: ...` line on stderr), 1 a failure while measuring (the first line of the\n"
+       "error on stderr; what was measured before it is kept).\n";
   return s.str();
 }
 

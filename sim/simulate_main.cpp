@@ -63,6 +63,7 @@ po::options_description visible_options(CommandLine& cl) {
       "Options");
   options.add_options()
       ("help,h", "print this help and exit")
+      ("version", "print the version (and the profile schema it reads) and exit")
       ("out", po::value(&cl.out_dir)->value_name("DIR"),
        "also write DIR/predictions.csv and DIR/predictions.md, and with observations DIR/fit.txt (the "
        "fit and the held-out cells) (DIR is created; files written atomically). Default: no files")
@@ -94,7 +95,7 @@ po::options_description visible_options(CommandLine& cl) {
   return options;
 }
 
-// Returns nullopt when --help was printed.
+// Returns nullopt when --help or --version was printed.
 std::optional<CommandLine> parse_command_line(int argc, char** argv) {
   CommandLine cl;
   po::options_description visible = visible_options(cl);
@@ -107,6 +108,10 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv) {
   if (vm.count("help")) {
     std::cout << visible << "\nExit codes: 0 success, 2 bad input (config, profile, command line: one line\n"
               << "`error: FILE:LINE: key: problem` on stderr), 1 output or internal error.\n";
+    return std::nullopt;
+  }
+  if (vm.count("version")) {
+    std::cout << "simulate " << TRAINSIM_VERSION << " (trainsim), profile schema_version 1\n";
     return std::nullopt;
   }
   po::notify(vm);

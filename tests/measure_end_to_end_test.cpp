@@ -252,6 +252,24 @@ TEST_F(MeasureEndToEnd, SimulateAcceptsTheProfile) {
   EXPECT_TRUE(fs::exists(dir_ + "/sim/predictions.csv"));
 }
 
+// measure --version names the program, its LibTorch and its collectives; the internal `worker`
+// subcommand is never offered to users.
+TEST_F(MeasureEndToEnd, VersionAndSubcommandListLeaveOutTheWorker) {
+  const std::string out = dir_ + "/stdout.txt";
+  const std::string err = dir_ + "/stderr.txt";
+  int status = std::system((kMeasure + " --version > " + out + " 2> " + err).c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << read_file(err);
+  EXPECT_EQ(read_file(out).rfind("measure ", 0), 0u) << read_file(out);
+  EXPECT_NE(read_file(out).find("LibTorch "), std::string::npos) << read_file(out);
+  status = std::system((kMeasure + " nonsense 2> " + err).c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  const std::string message = read_file(err);
+  EXPECT_NE(message.find("unknown subcommand 'nonsense' (known: profile, train"), std::string::npos) << message;
+  EXPECT_EQ(message.find("worker"), std::string::npos) << message;
+}
+
 TEST_F(MeasureEndToEnd, BadFlagsExitTwoWithOneLine) {
   EXPECT_EQ(measure(" --ranks 9"), 2);  // on CPU 2..4 ranks
   EXPECT_EQ(stderr_.rfind("error: --ranks 9", 0), 0u) << stderr_;

@@ -159,6 +159,13 @@ TEST_F(SimulateProgram, HelpNamesEveryOption) {
   }
 }
 
+TEST_F(SimulateProgram, VersionNamesTheProgramAndTheProfileSchema) {
+  const ProgramRun run = simulate("--version");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out.rfind("simulate ", 0), 0u) << run.out;
+  EXPECT_NE(run.out.find("profile schema_version 1"), std::string::npos) << run.out;
+}
+
 TEST_F(SimulateProgram, BadCommandLinesExitTwoWithOneLine) {
   expect_one_line_error(simulate(""), "error: missing CONFIG");
   expect_one_line_error(simulate(kFixtureConfig + " --bogus"), "error: ");
