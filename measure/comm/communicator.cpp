@@ -10,6 +10,9 @@
 #ifdef TRAINSIM_HAVE_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #endif
+#ifdef TRAINSIM_HAVE_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
 // NCCL: LibTorch's CUDA builds define USE_C10D_NCCL; ProcessGroupNCCL.hpp needs nccl.h, which
 // measure/CMakeLists.txt found when it sets TRAINSIM_HAVE_NCCL.
 #if defined(USE_C10D_NCCL) && defined(TRAINSIM_HAVE_NCCL)
@@ -104,6 +107,11 @@ Communicator::Communicator(c10::intrusive_ptr<c10d::Store> store, const Communic
                                 " outside a world of " + std::to_string(options.world_size));
   }
   store_->setTimeout(options.timeout);
+#ifdef TRAINSIM_HAVE_CUDA
+  // This rank's GPU becomes the current device, as torch.cuda.set_device(local_rank) in a PyTorch
+  // script: allocations and streams that name no device land on it, not on cuda:0.
+  if (options.backend == "nccl") c10::cuda::set_device(static_cast<c10::DeviceIndex>(options.device_index));
+#endif
   group_ = make_group(store_, options_);
 }
 

@@ -122,8 +122,11 @@ std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
   const int rank = ddp ? communicator->rank() : 0;
   const int world = ddp ? communicator->world_size() : 1;
   const bool cuda = options.device == "cuda";
-  const torch::Device device = cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(rank))
-                                    : torch::Device(torch::kCPU);
+  // DDP: the communicator's device (cuda:LOCAL_RANK under a launcher on several nodes, where the
+  // global rank can exceed this node's GPUs); dp and one process: cuda:0.
+  const torch::Device device = !cuda ? torch::Device(torch::kCPU)
+                               : ddp ? communicator->device()
+                                     : torch::Device(torch::kCUDA, 0);
   if (cuda) at::globalContext().setBenchmarkCuDNN(true);  // the course sets cudnn.benchmark
 
   torch::manual_seed(options.seed);  // same initial weights everywhere (DDP broadcasts anyway)
