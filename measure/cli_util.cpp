@@ -1,5 +1,7 @@
 #include "cli_util.h"
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
@@ -21,7 +23,7 @@ std::vector<std::string> split_list(const std::string& text) {
 }
 
 std::vector<int64_t> parse_int_list(const std::string& text, const std::string& flag,
-                                    int64_t minimum) {
+                                    int64_t minimum, bool distinct) {
   std::vector<int64_t> values;
   for (const auto& item : split_list(text)) {
     errno = 0;
@@ -29,6 +31,9 @@ std::vector<int64_t> parse_int_list(const std::string& text, const std::string& 
     const long long v = std::strtoll(item.c_str(), &end, 10);
     if (errno != 0 || end == item.c_str() || *end != '\0' || v < minimum) {
       throw UsageError(flag + ": '" + item + "' is not an integer >= " + std::to_string(minimum));
+    }
+    if (distinct && std::find(values.begin(), values.end(), v) != values.end()) {
+      throw UsageError(flag + ": " + std::to_string(v) + " is given twice");
     }
     values.push_back(v);
   }

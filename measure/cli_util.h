@@ -9,9 +9,10 @@
 namespace trainsim::measure {
 
 // "32,128,512" -> {32, 128, 512}. Throws UsageError naming `flag` unless every item is an
-// integer >= minimum (and the list is not empty).
+// integer >= minimum (and the list is not empty), and with `distinct` unless no value repeats
+// (a batch given twice would be measured once: "--batches: 32 is given twice").
 std::vector<int64_t> parse_int_list(const std::string& text, const std::string& flag,
-                                    int64_t minimum = 1);
+                                    int64_t minimum = 1, bool distinct = false);
 // Parses args[1..] (args[0] names the subcommand) with `flags`, notify included. A bad flag
 // throws UsageError(prefix + what boost said), e.g. prefix "train: ".
 boost::program_options::variables_map parse_flags(const std::vector<std::string>& args,

@@ -151,7 +151,7 @@ std::optional<ProfileOptions> parse_profile_options(const std::vector<std::strin
     }
     if (o.models.empty()) throw UsageError("--models: empty list");
   }
-  if (vm.count("batches")) o.batches = parse_int_list(vm["batches"].as<std::string>(), "--batches");
+  if (vm.count("batches")) o.batches = parse_int_list(vm["batches"].as<std::string>(), "--batches", 1, /*distinct=*/true);
   if (vm.count("max-batch")) {
     o.max_batch = vm["max-batch"].as<int64_t>();
     if (*o.max_batch < 1) throw UsageError("--max-batch: must be >= 1");
@@ -161,7 +161,8 @@ std::optional<ProfileOptions> parse_profile_options(const std::vector<std::strin
   if (vm.count("threads")) o.threads = positive(vm, "threads", 1);
   if (vm.count("ranks")) o.ranks = positive(vm, "ranks", 1);
   if (vm.count("contention-batches")) {
-    o.contention_batches = parse_int_list(vm["contention-batches"].as<std::string>(), "--contention-batches");
+    o.contention_batches =
+        parse_int_list(vm["contention-batches"].as<std::string>(), "--contention-batches", 1, /*distinct=*/true);
   }
   if (vm.count("collective-repeats")) o.collective_repeats = positive(vm, "collective-repeats", 1);
   if (vm.count("collectives-max-bytes")) {

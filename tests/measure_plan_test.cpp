@@ -110,6 +110,17 @@ TEST(ProfileOptions, RejectsBadFlags) {
   EXPECT_THROW(bad({"--cudnn-benchmark", "maybe"}), UsageError);
 }
 
+// `--batches 32,32` once measured batch 32 once and said nothing.
+TEST(ProfileOptions, BatchesGivenTwiceIsAnErrorNamingTheBatch) {
+  try {
+    parse_profile_options({"measure", "--batches", "32,128,32"});
+    ADD_FAILURE() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--batches: 32 is given twice");
+  }
+  EXPECT_THROW(parse_profile_options({"measure", "--contention-batches", "8,8"}), UsageError);
+}
+
 TEST(ProfileOptions, CudnnBenchmarkIsOnUnlessTurnedOff) {
   EXPECT_FALSE(parse({}).cudnn_benchmark.has_value());  // unset: on, as the trainers run
   EXPECT_EQ(parse({"--cudnn-benchmark", "off"}).cudnn_benchmark, false);

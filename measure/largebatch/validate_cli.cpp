@@ -141,7 +141,7 @@ std::optional<ValidateCommand> parse_validate_command(const std::vector<std::str
   }
   ValidateCommand c;
   ValidationOptions& o = c.options;
-  o.batches = parse_int_list(raw.batches, "batches");
+  o.batches = parse_int_list(raw.batches, "batches", 1, /*distinct=*/true);
   o.base_batch = raw.base_batch;
   o.micro_batches = raw.micro_batches;
   o.lrs = vm.count("lrs") ? parse_double_list(raw.lrs, "lrs") : geometric_lr_grid(raw.lr_max, raw.lr_min);
@@ -149,7 +149,7 @@ std::optional<ValidateCommand> parse_validate_command(const std::vector<std::str
   o.repeats = static_cast<int>(raw.repeats);
   o.target_gaps = parse_double_list(raw.target_gaps, "target-gaps");
   o.seeds.clear();
-  for (int64_t seed : parse_int_list(raw.seeds, "seeds", 0)) o.seeds.push_back(static_cast<uint64_t>(seed));
+  for (int64_t seed : parse_int_list(raw.seeds, "seeds", 0, /*distinct=*/true)) o.seeds.push_back(static_cast<uint64_t>(seed));
   o.max_steps = raw.max_steps;
   o.held_out = raw.held_out;
   o.mixture.dims = raw.dims;
