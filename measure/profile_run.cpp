@@ -189,6 +189,8 @@ class ProfileRun {
     machine.device_count = plan_.rank_counts.back();
     machine.threads = torch::get_num_threads();
     out_ = options_.out.empty() ? "reports/" + machine.name + "/profile.yaml" : options_.out;
+    // Checked before anything is measured, not when the first case is written.
+    if (fs::is_directory(out_)) throw UsageError("--out " + out_ + ": is a folder (give the profile's file name)");
     table_path_ = (fs::path(out_).parent_path() / "collectives.txt").string();
 
     log("device " + device_.kind_name() + " (" + machine.device_name + "), " +

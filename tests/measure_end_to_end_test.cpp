@@ -276,4 +276,15 @@ TEST_F(MeasureEndToEnd, BadFlagsExitTwoWithOneLine) {
   EXPECT_EQ(std::count(stderr_.begin(), stderr_.end(), '\n'), 1) << stderr_;
 }
 
+// `--out DIR` once measured for seconds, then failed to rename the profile onto the folder.
+TEST_F(MeasureEndToEnd, OutThatIsAFolderIsRejectedBeforeMeasuring) {
+  const std::string err = dir_ + "/stderr.txt";
+  const int status = std::system((kMeasure + kTiny + " --pytorch off --out " + dir_ + " 2> " + err).c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  const std::string message = read_file(err);
+  EXPECT_NE(message.find("error: --out " + dir_ + ": is a folder"), std::string::npos) << message;
+  EXPECT_EQ(message.find("compute"), std::string::npos) << message;  // nothing was measured
+}
+
 }  // namespace
