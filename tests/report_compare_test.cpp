@@ -691,6 +691,13 @@ TEST_F(CompareProgram, WithoutOutItPrintsTheComparisonOnly) {
   EXPECT_TRUE(run.err.empty()) << run.err;
 }
 
+// A runs file that is a folder once said "header: empty file".
+TEST_F(CompareProgram, RunsFileThatIsAFolderSaysSo) {
+  const ProgramRun run = simulate(kConfig + " --compare " + dir_.string());
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "error: " + dir_.string() + ": is a directory, not a runs file (reports/<machine>/runs.csv)\n");
+}
+
 TEST_F(CompareProgram, NoPredictableRunIsAWarningAndNotApplicableMape) {
   const fs::path runs = write("runs.csv", kHeader + ",threads\nddp,1,32,2,50000,10.0,9.0,4\n");
   const ProgramRun run = simulate(kConfig + " --compare " + runs.string() + " --out " + (dir_ / "r").string());

@@ -170,6 +170,16 @@ TEST_F(MeasureTrain, LauncherRanksMustMatchGpus) {
       << read_text(dir_ + "/err");
 }
 
+// `--gpus 99 --device cpu` once started 97 extra rank processes on 2 cores without a word.
+TEST_F(MeasureTrain, CpuRanksBeyondTheCoresAreAnError) {
+  const Result r = run("train --device cpu --strategy ddp --gpus 4096 --train-samples 64 --no-probe --runs " +
+                       dir_ + "/runs.csv");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("error: --gpus 4096 --device cpu: 4096 rank processes on this host's "), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ + "/runs.csv"));
+}
+
 TEST_F(MeasureTrain, DataParallelOnOneCpuDevice) {
   const std::string runs = dir_ + "/runs.csv";
   const Result r = run("train --device cpu --strategy dp --gpus 1 --batch-per-gpu 16 "

@@ -54,7 +54,15 @@ void resolve_runtime(TrainOptions& o, int host_processes) {
                      std::to_string(kCifarTrainImages) + " images of the (synthetic) training set");
   }
   // Cores: the CPUs this process may run on, as the profile's machine block counts them.
-  if (o.threads == 0) o.threads = default_threads(detect_host().cpu_cores, host_processes);
+  const int cores = detect_host().cpu_cores;
+  if (o.device == "cpu" && cores > 0 && host_processes > cores) {
+    // Rank processes past the cores time the oversubscription, not the setting (97 extra
+    // processes once started here without a word).
+    throw UsageError("--gpus " + std::to_string(o.gpus) + " --device cpu: " + std::to_string(host_processes) +
+                     " rank processes on this host's " + std::to_string(cores) +
+                     " cores; each CPU rank needs a core of its own (at most " + std::to_string(cores) + ")");
+  }
+  if (o.threads == 0) o.threads = default_threads(cores, host_processes);
 }
 
 // reports/<machine>/runs.csv, the machine named as `measure` names it for its profile.

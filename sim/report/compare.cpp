@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -575,6 +576,10 @@ RunsTable parse_runs_csv(const std::string& text, const std::string& file) {
 }
 
 RunsTable load_runs_csv(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError(path, 0, "", "is a directory, not a runs file (reports/<machine>/runs.csv)");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, "", "cannot read the runs file");
   std::ostringstream text;
