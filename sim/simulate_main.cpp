@@ -15,6 +15,7 @@
 #include <memory>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "fit/fit.h"
@@ -172,6 +173,45 @@ report::Comparison join_runs(const SweepConfig& config, const Profile& profile, 
   return report::compare_runs(config, grid.all(), runs, profiled, report::probe_reference(profile), predict);
 }
 
+// What `simulate --out DIR` may write. A run removes those of an earlier run that it does not
+// write itself, so that DIR never holds an inconsistent set (a plain run into a folder of a
+// --compare run once left the old comparison.csv, report.md and plots beside new predictions).
+// The plots are always removed first: whatever this run draws is written again.
+enum class Output { kPredictions, kComparison, kFit, kCollectives };
+void remove_stale_outputs(const CommandLine& cl, const std::set<Output>& written) {
+  struct Kind {
+    Output output;
+    std::vector<const char*> files;
+  };
+  static const std::vector<Kind> kinds = {
+      {Output::kPredictions, {"predictions.csv", "predictions.md"}},
+      {Output::kComparison, {"comparison.csv", "report.md"}},
+      {Output::kFit, {"fit.txt"}},
+      {Output::kCollectives, {"collectives.csv"}},
+  };
+  static const std::vector<const char*> plots = {
+      "plots.gp", "epoch_vs_batch.dat", "epoch_vs_batch.svg", "speedup_vs_gpus.dat", "speedup_vs_gpus.svg",
+      "predicted_vs_measured.dat", "predicted_vs_measured.svg"};
+  std::vector<std::string> removed;
+  const auto remove = [&](const char* name, bool say) {
+    const std::filesystem::path file = std::filesystem::path(cl.out_dir) / name;
+    std::error_code ec;
+    if (std::filesystem::remove(file, ec) && say) removed.push_back(name);
+  };
+  for (const Kind& kind : kinds) {
+    if (written.count(kind.output) == 0) {
+      for (const char* name : kind.files) remove(name, true);
+    }
+  }
+  const bool draws = written.count(Output::kPredictions) > 0;
+  for (const char* name : plots) remove(name, !draws);
+  if (!removed.empty() && !cl.quiet) {
+    std::string list;
+    for (const auto& name : removed) list += (list.empty() ? "" : ", ") + name;
+    std::cout << "removed " << list << " from " << cl.out_dir << " (an earlier run's; this one does not write them)\n";
+  }
+}
+
 // DIR/comparison.csv, the plots and DIR/report.md (last, so it can say whether the plots exist).
 // Returns the "wrote ..." line.
 std::string write_comparison(const CommandLine& cl, const report::ReportContext& context, const report::RunsTable& runs,
@@ -299,6 +339,7 @@ int run(int argc, char** argv) {
     if (!cl->quiet) std::cout << report::format_collectives_table(*given.collectives, *given.topology, rows) << std::flush;
     if (!cl->out_dir.empty()) {
       report::create_directories(cl->out_dir);
+      if (given.strategies.empty()) remove_stale_outputs(*cl, {Output::kCollectives});
       const std::string csv = (std::filesystem::path(cl->out_dir) / "collectives.csv").string();
       report::write_file_atomic(csv, report::format_collectives_csv(*given.collectives, *given.topology, rows));
       if (!cl->quiet) std::cout << "wrote " << csv << "\n";
@@ -380,6 +421,11 @@ int run(int argc, char** argv) {
 
   if (!cl->out_dir.empty()) {
     report::create_directories(cl->out_dir);
+    std::set<Output> written = {Output::kPredictions};
+    if (comparison) written.insert(Output::kComparison);
+    if (device.fit) written.insert(Output::kFit);
+    if (given.collectives) written.insert(Output::kCollectives);
+    remove_stale_outputs(*cl, written);
     const std::filesystem::path dir(cl->out_dir);
     const std::string csv = (dir / "predictions.csv").string(), markdown = (dir / "predictions.md").string();
     // With --compare, predictions.csv also holds the measured configurations simulated outside the sweep.

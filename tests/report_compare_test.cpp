@@ -691,6 +691,22 @@ TEST_F(CompareProgram, WithoutOutItPrintsTheComparisonOnly) {
   EXPECT_TRUE(run.err.empty()) << run.err;
 }
 
+// A plain run into the folder of a --compare run once left the old comparison.csv, report.md and
+// measured-vs-predicted plot beside its new predictions.
+TEST_F(CompareProgram, APlainRunRemovesAnEarlierComparisonFromItsFolder) {
+  const fs::path out = dir_ / "out";
+  ASSERT_EQ(simulate(kConfig + " --quiet --compare " + kRuns + " --out " + out.string()).exit_code, 0);
+  ASSERT_TRUE(fs::exists(out / "comparison.csv"));
+  ASSERT_TRUE(fs::exists(out / "predicted_vs_measured.dat"));
+  const ProgramRun plain = simulate(kConfig + " --out " + out.string());
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  for (const char* stale : {"comparison.csv", "report.md", "predicted_vs_measured.dat", "predicted_vs_measured.svg"}) {
+    EXPECT_FALSE(fs::exists(out / stale)) << stale;
+  }
+  EXPECT_TRUE(fs::exists(out / "predictions.csv"));
+  EXPECT_NE(plain.out.find("removed comparison.csv, report.md from "), std::string::npos) << plain.out;
+}
+
 // A runs file that is a folder once said "header: empty file".
 TEST_F(CompareProgram, RunsFileThatIsAFolderSaysSo) {
   const ProgramRun run = simulate(kConfig + " --compare " + dir_.string());
