@@ -20,6 +20,7 @@
 #include "cli_util.h"
 #include "collectives/benchmark.h"
 #include "comm/communicator.h"
+#include "io/atomic_write.h"
 #include "io/nccl_tests_log.h"
 #include "collectives/table.h"
 #include "data/cifar.h"
@@ -83,19 +84,6 @@ std::string format_gib(double bytes) {
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 void log(const std::string& line) { std::cerr << "measure: " << line << std::endl; }
-
-void write_text_atomic(const std::string& text, const std::string& path) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw std::runtime_error("cannot rename " + tmp + " to " + path);
-  }
-}
 
 // One unit of work that ends with a profile write.
 struct Case {
@@ -640,7 +628,7 @@ class ProfileRun {
     if (!parent.empty()) fs::create_directories(parent);
     write_profile_atomic(profile_, out_);
     if (!profile_.collectives.curves.empty()) {
-      write_text_atomic(collectives::collectives_table(profile_.collectives), table_path_);
+      write_file_atomic(table_path_, collectives::collectives_table(profile_.collectives));
     }
   }
 

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "cli_util.h"
+#include "io/atomic_write.h"
 #include "launch.h"
 #include "stats.h"
 #include "usage_error.h"
@@ -187,23 +188,15 @@ CollectiveResult run_collective(const std::string& exe, const CollectiveJob& job
 }
 
 void write_result_file(const CollectiveResult& result, const std::string& path) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp);
-    out << kResultMagic << " " << kResultVersion << "\n";
-    out << "op " << result.curve.op << "\n";
-    out << "ranks " << result.curve.ranks << "\n";
-    out << "check " << format_double(result.check_expected) << " "
-        << format_double(result.check_observed) << "\n";
-    for (const auto& p : result.curve.points) {
-      out << "point " << format_double(p.bytes) << " " << format_double(p.time_s) << "\n";
-    }
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp);
+  std::ostringstream out;
+  out << kResultMagic << " " << kResultVersion << "\n";
+  out << "op " << result.curve.op << "\n";
+  out << "ranks " << result.curve.ranks << "\n";
+  out << "check " << format_double(result.check_expected) << " " << format_double(result.check_observed) << "\n";
+  for (const auto& p : result.curve.points) {
+    out << "point " << format_double(p.bytes) << " " << format_double(p.time_s) << "\n";
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw std::runtime_error("cannot rename " + tmp + " to " + path);
-  }
+  write_file_atomic(path, out.str());
 }
 
 CollectiveResult read_result_file(const std::string& path) {

@@ -1,3 +1,4 @@
+#include "io/atomic_write.h"
 #include "profiler/host_contention.h"
 
 #include <unistd.h>
@@ -68,16 +69,8 @@ std::string format_double(double v) {
 
 // result.txt: "trainsim-contention-result 1" then "iteration_s <seconds>", written atomically.
 void write_result(double iteration_s, const std::string& path) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp);
-    out << kResultMagic << " " << kResultVersion << "\n" << "iteration_s " << format_double(iteration_s) << "\n";
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw std::runtime_error("cannot rename " + tmp + " to " + path);
-  }
+  write_file_atomic(path, std::string(kResultMagic) + " " + std::to_string(kResultVersion) + "\n" +
+                              "iteration_s " + format_double(iteration_s) + "\n");
 }
 
 double read_result(const std::string& path) {

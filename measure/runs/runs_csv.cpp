@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "io/atomic_write.h"
 #include "io/errors.h"
 
 namespace trainsim::measure {
@@ -47,18 +48,6 @@ class FileLock {
  private:
   int fd_ = -1;
 };
-
-void write_all(int fd, const std::string& text, const std::string& path) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(system_error("cannot write", path));
-    }
-    done += static_cast<size_t>(n);
-  }
-}
 
 std::string number(double value) {
   char buffer[64];
@@ -191,24 +180,7 @@ void append_run_line(const std::string& path, const std::string& line) {
   }
   content += line + "\n";
 
-  // Temporary file beside the target (same file system, so rename is atomic).
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error(system_error("cannot create", tmp));
-  try {
-    write_all(fd, content, tmp);
-    if (::fsync(fd) != 0) throw std::runtime_error(system_error("cannot sync", tmp));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string message = system_error("cannot rename " + tmp + " to", path);
-    ::unlink(tmp.c_str());
-    throw std::runtime_error(message);
-  }
+  write_file_atomic(path, content);
 }
 
 }  // namespace trainsim::measure

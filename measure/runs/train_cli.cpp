@@ -1,3 +1,4 @@
+#include "io/atomic_write.h"
 #include "runs/train_cli.h"
 
 #include <stdlib.h>
@@ -133,16 +134,6 @@ double time_probe(const TrainOptions& o) {
   return seconds;
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) throw std::runtime_error(tmp + ": cannot write");
-  }
-  std::filesystem::rename(tmp, path);
-}
-
 std::string read_result(const std::string& store_dir) {
   const std::string path = store_dir + "/" + kResultFile;
   std::ifstream in(path);
@@ -244,7 +235,7 @@ std::optional<std::string> train_rank(const TrainOptions& o, c10::intrusive_ptr<
 // A rank launch_ranks started: the FileStore in --store, the row to the result file for train_main.
 int run_worker(const TrainOptions& o) {
   if (const auto line = train_rank(o, make_file_store(o.store_dir + "/filestore", o.world_size), o.rank)) {
-    write_file_atomically(o.store_dir + "/" + kResultFile, *line + "\n");
+    write_file_atomic(o.store_dir + "/" + kResultFile, *line + "\n");
   }
   return 0;
 }

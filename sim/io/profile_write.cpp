@@ -2,17 +2,13 @@
 // YAML::Emitter so the layout is fixed (numeric arrays in flow style, one curve per line) and
 // every double is written with the shortest digits that read back to the same value.
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 
+#include "io/atomic_write.h"
 #include "io/profile_io.h"
 
 namespace trainsim {
@@ -302,9 +298,6 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
   }
 }
 
-[[noreturn]] void throw_io_error(const std::string& what, const std::string& path, int error) {
-  throw std::runtime_error("cannot " + what + " " + path + ": " + std::strerror(error));
-}
 
 }  // namespace
 
@@ -340,32 +333,7 @@ void write_profile_atomic(const Profile& profile, const std::string& path) {
     if (ec) throw std::runtime_error("cannot create directory " + folder.string() + ": " + ec.message());
   }
 
-  // Same folder as the target, so rename(2) replaces it in one step (same file system).
-  const std::string temp = path + ".tmp." + std::to_string(::getpid());
-  FILE* file = std::fopen(temp.c_str(), "wb");
-  if (file == nullptr) throw_io_error("create", temp, errno);
-  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size() &&
-                       std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
-  const int write_errno = errno;
-  const bool closed = std::fclose(file) == 0;
-  if (!written || !closed) {
-    const int error = written ? errno : write_errno;
-    std::remove(temp.c_str());
-    throw_io_error("write", temp, error);
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temp.c_str());
-    throw_io_error("rename " + temp + " to", path, error);
-  }
-  // Make the rename itself durable: fsync the folder's entry (best effort; some file systems
-  // refuse fsync on directories, and the file's data is already on disk).
-  const std::string folder_name = folder.empty() ? "." : folder.string();
-  const int dir = ::open(folder_name.c_str(), O_RDONLY | O_DIRECTORY);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
+  write_file_atomic(path, text);
 }
 
 }  // namespace trainsim

@@ -1,31 +1,16 @@
 #include "report/atomic_file.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
+
+#include "io/atomic_write.h"
 
 namespace trainsim::report {
 
 void write_file_atomic(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw OutputError("cannot write " + tmp + ": " + std::strerror(errno));
-    out << content;
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw OutputError("cannot write " + tmp + ": " + std::strerror(errno));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw OutputError("cannot rename " + tmp + " to " + path + ": " + reason);
+  try {
+    trainsim::write_file_atomic(path, content);
+  } catch (const WriteError& e) {
+    throw OutputError(e.what());
   }
 }
 

@@ -1,0 +1,82 @@
+// trainsim::write_file_atomic (sim/io/atomic_write.h), the one atomic write of both programs.
+// It replaced nine copies, two of which used the fixed name FILE.tmp (a file or link planted there
+// was written through) and most of which never fsynced.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "io/atomic_write.h"
+
+namespace trainsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+class AtomicWrite : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "trainsim-atomic-write-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static std::string read(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(AtomicWrite, ReplacesTheFileWithMode0644AndLeavesNothingElse) {
+  const fs::path file = dir_ / "out.csv";
+  std::ofstream(file) << "old";
+  write_file_atomic(file.string(), std::string("new\0bytes", 9));
+  EXPECT_EQ(read(file), std::string("new\0bytes", 9));
+  struct stat st {};
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  int entries = 0;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    ++entries;
+    EXPECT_EQ(entry.path().filename(), "out.csv");
+  }
+  EXPECT_EQ(entries, 1);
+}
+
+// The temporary file's name is unpredictable and created exclusively: what was planted at the
+// old fixed names (a link to a file elsewhere) stays untouched, and so does its target.
+TEST_F(AtomicWrite, APlantedLinkAtTheOldTemporaryNamesIsNeverWrittenThrough) {
+  const fs::path victim = dir_ / "victim.txt";
+  std::ofstream(victim) << "precious";
+  const fs::path file = dir_ / "profile.yaml";
+  fs::create_symlink(victim, dir_ / "profile.yaml.tmp");
+  fs::create_symlink(victim, dir_ / ("profile.yaml.tmp." + std::to_string(::getpid())));
+  write_file_atomic(file.string(), "schema_version: 1\n");
+  EXPECT_EQ(read(victim), "precious");
+  EXPECT_EQ(read(file), "schema_version: 1\n");
+  EXPECT_FALSE(fs::is_symlink(file));
+}
+
+TEST_F(AtomicWrite, AMissingFolderIsAnErrorNamingThePathAndTheReason) {
+  const std::string path = (dir_ / "no-such-folder" / "x.csv").string();
+  try {
+    write_file_atomic(path, "x");
+    FAIL() << "expected WriteError";
+  } catch (const WriteError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+    EXPECT_NE(what.find("No such file or directory"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace trainsim
