@@ -82,10 +82,10 @@ TEST(ProfilePlan, HostContentionOnCpuOnly) {
 }
 
 TEST(ProfilePlan, ExplicitFlagsWin) {
-  const auto p = resolve_plan(parse({"--batches", "64,2,2", "--repeats", "7", "--warmup", "0",
+  const auto p = resolve_plan(parse({"--batches", "64,2", "--repeats", "7", "--warmup", "0",
                                      "--skip", "loader,collectives", "--collectives-max-bytes", "4096"}),
                               cpu(2));
-  EXPECT_EQ(p.batches, (std::vector<int64_t>{2, 64}));  // sorted, duplicates dropped
+  EXPECT_EQ(p.batches, (std::vector<int64_t>{2, 64}));  // sorted (a batch given twice is an error)
   EXPECT_EQ(p.repeats, 7);
   EXPECT_EQ(p.warmup, 0);
   EXPECT_FALSE(p.loader);
