@@ -20,8 +20,10 @@ constexpr int64_t kFloatBytes = 4;
 // BatchNorm2d buffers: running_mean and running_var (fp32, C each) plus num_batches_tracked, an
 // int64 scalar (LibTorch registers it as a 0-dim kLong tensor: 8 bytes).
 constexpr int64_t kBatchesTrackedBytes = 8;
-constexpr int kInputSide = 32;  // CIFAR-10 images are 3x32x32
-constexpr int kInputChannels = 3;
+constexpr int kCifarSide = 32;  // CIFAR-10 images are 3x32x32
+constexpr int kCifarChannels = 3;
+constexpr int kFashionSide = 28;  // Fashion-MNIST images are 1x28x28
+constexpr int kFashionChannels = 1;
 
 // Convolution output side: floor((side + 2 * pad - kernel) / stride) + 1.
 int64_t conv_out_side(int64_t side, int kernel, int stride, int pad) {
@@ -211,9 +213,9 @@ ModelDescription describe_resnet18(const std::string& name, const Layout& layout
   ModelProfile& model = builder.description.model;
   model.name = name;
   model.num_classes = static_cast<int>(kNumClasses);
-  model.input_bytes_per_sample = kInputChannels * kInputSide * kInputSide * kFloatBytes;
+  model.input_bytes_per_sample = kCifarChannels * kCifarSide * kCifarSide * kFloatBytes;
 
-  FeatureMap x{kInputChannels, kInputSide, /*id=*/0};
+  FeatureMap x{kCifarChannels, kCifarSide, /*id=*/0};
   describe_stem(builder, layout, x);
   const int64_t planes[4] = {64, 128, 256, 512};
   const int strides[4] = {1, 2, 2, 2};
@@ -231,9 +233,44 @@ ModelDescription describe_resnet18(const std::string& name, const Layout& layout
   return std::move(builder.description);
 }
 
+// models/fashion_cnn.h: two blocks of 3x3 convolution (no bias), BatchNorm, ReLU and 2x2 max-pool,
+// then the classifier on the flattened 64x7x7 map (flatten is a view).
+ModelDescription describe_fashion_cnn(const std::string& name) {
+  constexpr int64_t kNumClasses = 10;
+  ModelBuilder builder;
+  ModelProfile& model = builder.description.model;
+  model.name = name;
+  model.num_classes = static_cast<int>(kNumClasses);
+  model.input_bytes_per_sample = kFashionChannels * kFashionSide * kFashionSide * kFloatBytes;
+
+  FeatureMap x{kFashionChannels, kFashionSide, /*id=*/0};
+  const int64_t widths[2] = {32, 64};
+  for (int block = 0; block < 2; ++block) {
+    const std::string n = std::to_string(block + 1);
+    LayerBuilder b(builder, "block" + n, "conv-block");
+    x = b.conv("conv" + n, x, widths[block], /*kernel=*/3, /*stride=*/1, /*pad=*/1);
+    x = b.batch_norm("bn" + n, x);
+    x = b.relu("relu" + n, x);
+    x = b.max_pool("pool" + n, x, /*kernel=*/2, /*stride=*/2, /*pad=*/0);
+    b.finish(chw(x));
+  }
+  LayerBuilder head(builder, "head", "head");
+  head.linear("fc", x, kNumClasses);
+  head.finish({kNumClasses});
+
+  model.parameters = model.param_bytes() / kFloatBytes;
+  return std::move(builder.description);
+}
+
 }  // namespace
 
-std::vector<std::string> known_models() { return {kResnet18Cifar, kResnet18Imagenet}; }
+std::vector<std::string> known_models() { return {kResnet18Cifar, kResnet18Imagenet, kFashionCnn}; }
+
+InputShape model_input(const std::string& name) {
+  if (name == kFashionCnn) return {kFashionChannels, kFashionSide};
+  (void)describe_model_ops(name);  // the unknown-name error
+  return {kCifarChannels, kCifarSide};
+}
 
 ModelProfile describe_model(const std::string& name) { return describe_model_ops(name).model; }
 
@@ -244,6 +281,7 @@ ModelDescription describe_model_ops(const std::string& name) {
   if (name == kResnet18Imagenet) {
     return describe_resnet18(name, Layout{true, "downsample", "fc"});
   }
+  if (name == kFashionCnn) return describe_fashion_cnn(name);
   std::string known;
   for (const auto& m : known_models()) known += (known.empty() ? "" : ", ") + m;
   throw std::invalid_argument("unknown model '" + name + "' (known: " + known + ")");

@@ -15,11 +15,20 @@ namespace trainsim::models {
 // Names accepted by describe_model / make_resnet18.
 inline const char* const kResnet18Cifar = "resnet18-cifar";        // 11,173,962 parameters
 inline const char* const kResnet18Imagenet = "resnet18-imagenet";  // torchvision layout, 11,181,642
+inline const char* const kFashionCnn = "fashion-cnn";              // models/fashion_cnn.h, 50,282
 
 std::vector<std::string> known_models();
 
-// A ModelProfile with the description filled in and no timings. input: 3x32x32 (CIFAR-10).
-// Throws std::invalid_argument for an unknown name.
+// The per-sample input a model takes: ResNet-18 3x32x32 (CIFAR-10), fashion-cnn 1x28x28
+// (Fashion-MNIST). Throws std::invalid_argument for an unknown name.
+struct InputShape {
+  int64_t channels = 0;
+  int64_t side = 0;
+};
+InputShape model_input(const std::string& name);
+
+// A ModelProfile with the description filled in and no timings. Throws std::invalid_argument for
+// an unknown name.
 ModelProfile describe_model(const std::string& name);
 
 // The kernel-level ops of a training step (models/cost.h prices them at a batch size).

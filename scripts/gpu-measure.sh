@@ -56,7 +56,7 @@ deps_root=$repo/.deps/root
 # Debian 12 packages: the -dev packages and the runtime libraries they link.
 deps_packages=(libyaml-cpp-dev libyaml-cpp0.7 libboost-program-options-dev
                libboost-program-options1.74-dev libboost-program-options1.74.0 libboost1.74-dev
-               libeigen3-dev libgtest-dev nlohmann-json3-dev)
+               libeigen3-dev libgtest-dev nlohmann-json3-dev zlib1g-dev)
 
 say() { echo "gpu-measure: $*" >&2; }
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "data/cifar.h"
 #include "data/loader.h"
 
 namespace trainsim::data {
@@ -35,7 +36,7 @@ TEST(Augment, NormalizeUsesPerChannelMeanAndStd) {
   src[at(1, 0, 0)] = 255;
   src[at(2, 0, 0)] = 255;
   std::vector<float> dst(kPixelsPerImage);
-  normalize_image(src.data(), dst.data());
+  normalize_image(kCifar10Format, src.data(), dst.data());
   EXPECT_NEAR(dst[at(0, 0, 0)], kRed255, kTol);
   EXPECT_NEAR(dst[at(1, 0, 0)], kGreen255, kTol);
   EXPECT_NEAR(dst[at(2, 0, 0)], kBlue255, kTol);
@@ -48,8 +49,8 @@ TEST(Augment, CenteredCropWithoutFlipIsNormalize) {
   // Offset (4, 4) in the 40x40 padded image is the original image.
   auto src = synthetic_cifar10(1, 9).pixels;
   std::vector<float> augmented(kPixelsPerImage), normalized(kPixelsPerImage);
-  augment_image(src.data(), augmented.data(), 4, 4, false);
-  normalize_image(src.data(), normalized.data());
+  augment_image(kCifar10Format, src.data(), augmented.data(), 4, 4, false);
+  normalize_image(kCifar10Format, src.data(), normalized.data());
   EXPECT_EQ(augmented, normalized);
 }
 
@@ -59,7 +60,7 @@ TEST(Augment, CropMovesPixelsByTheOffset) {
   std::vector<float> dst(kPixelsPerImage);
   // Output (y, x) = source (y + dy - 4, x + dx - 4). dy = 6, dx = 1: source (5, 7) lands at
   // (5 - 2, 7 + 3) = (3, 10).
-  augment_image(src.data(), dst.data(), 6, 1, false);
+  augment_image(kCifar10Format, src.data(), dst.data(), 6, 1, false);
   EXPECT_NEAR(dst[at(0, 3, 10)], kRed255, kTol);
   EXPECT_NEAR(dst[at(0, 5, 7)], kRed0, kTol);
   int bright = 0;
@@ -71,7 +72,7 @@ TEST(Augment, PaddingIsZeroNormalised) {
   const auto src = image_filled(200);
   std::vector<float> dst(kPixelsPerImage);
   // dy = dx = 0: output rows and columns 0..3 come from the zero padding, (4, 4) from source (0, 0).
-  augment_image(src.data(), dst.data(), 0, 0, false);
+  augment_image(kCifar10Format, src.data(), dst.data(), 0, 0, false);
   EXPECT_NEAR(dst[at(0, 0, 0)], kRed0, kTol);
   EXPECT_NEAR(dst[at(0, 3, 31)], kRed0, kTol);
   EXPECT_NEAR(dst[at(0, 31, 3)], kRed0, kTol);
@@ -79,7 +80,7 @@ TEST(Augment, PaddingIsZeroNormalised) {
   EXPECT_NEAR(dst[at(0, 4, 4)], kRed200, kTol);
   EXPECT_NEAR(dst[at(0, 31, 31)], kRed200, kTol);
   // dy = dx = 8: the last 4 rows and columns are padding.
-  augment_image(src.data(), dst.data(), 8, 8, false);
+  augment_image(kCifar10Format, src.data(), dst.data(), 8, 8, false);
   EXPECT_NEAR(dst[at(0, 27, 27)], kRed200, kTol);
   EXPECT_NEAR(dst[at(0, 28, 0)], kRed0, kTol);
   EXPECT_NEAR(dst[at(1, 0, 28)], kGreen0, kTol);
@@ -90,20 +91,20 @@ TEST(Augment, FlipMirrorsTheCrop) {
   src[at(2, 5, 7)] = 255;
   std::vector<float> dst(kPixelsPerImage);
   // No shift, flipped: column 7 -> 31 - 7 = 24.
-  augment_image(src.data(), dst.data(), 4, 4, true);
+  augment_image(kCifar10Format, src.data(), dst.data(), 4, 4, true);
   EXPECT_NEAR(dst[at(2, 5, 24)], kBlue255, kTol);
   EXPECT_NEAR(dst[at(2, 5, 7)], kBlue0, kTol);
   // Crop then flip: output x shows crop column 31 - x = source column 31 - x + dx - 4.
   // dx = 6: source column 7 = 33 - x -> x = 26.
-  augment_image(src.data(), dst.data(), 4, 6, true);
+  augment_image(kCifar10Format, src.data(), dst.data(), 4, 6, true);
   EXPECT_NEAR(dst[at(2, 5, 26)], kBlue255, kTol);
 }
 
 TEST(Augment, RejectsOffsetsOutsideThePadding) {
   const auto src = image_filled(0);
   std::vector<float> dst(kPixelsPerImage);
-  EXPECT_THROW(augment_image(src.data(), dst.data(), 9, 0, false), std::invalid_argument);
-  EXPECT_THROW(augment_image(src.data(), dst.data(), 0, -1, false), std::invalid_argument);
+  EXPECT_THROW(augment_image(kCifar10Format, src.data(), dst.data(), 9, 0, false), std::invalid_argument);
+  EXPECT_THROW(augment_image(kCifar10Format, src.data(), dst.data(), 0, -1, false), std::invalid_argument);
 }
 
 // Image i is filled with the byte i, so any pixel of any crop identifies the sample: the centre
@@ -120,7 +121,7 @@ ImageSet numbered_images(int n) {
 // Sample index from the red centre pixel: v = round((x * std + mean) * 255).
 int sample_of(const torch::Tensor& images, int64_t row) {
   const float x = images[row][0][16][16].item<float>();
-  return static_cast<int>(std::lround((x * kStd[0] + kMean[0]) * 255.0f));
+  return static_cast<int>(std::lround((x * kCifar10Format.std[0] + kCifar10Format.mean[0]) * 255.0f));
 }
 
 std::vector<Batch> whole_epoch(DataLoader& loader, int64_t epoch) {
@@ -287,9 +288,40 @@ TEST(DataLoader, TestTransformOnlyNormalises) {
   DataLoader loader(set, options);
   const auto batches = whole_epoch(loader, 0);
   std::vector<float> expected(kPixelsPerImage);
-  normalize_image(set.image(2), expected.data());
+  normalize_image(kCifar10Format, set.image(2), expected.data());
   const auto row = batches[0].images[2].contiguous();
   EXPECT_TRUE(std::equal(expected.begin(), expected.end(), row.data_ptr<float>()));
+}
+
+// Fashion-MNIST's grey 28x28 images: batches of [b, 1, 28, 28] normalised with its own mean and
+// std, crops of padding 2 (offsets 0..4), the same pixel arithmetic as CIFAR's.
+TEST(DataLoader, FashionMnistFormatBatchesAreOneChannelOf28) {
+  ImageSet set;
+  set.format = kFashionMnistFormat;
+  for (int i = 0; i < 6; ++i) {
+    set.labels.push_back(static_cast<uint8_t>(i));
+    set.pixels.insert(set.pixels.end(), 28 * 28, static_cast<uint8_t>(10 * i));
+  }
+  LoaderOptions options;
+  options.batch_size = 4;
+  options.workers = 0;
+  options.shuffle = false;
+  options.augment = false;
+  DataLoader plain(set, options);
+  const auto batches = whole_epoch(plain, 0);
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(batches[0].images.sizes().vec(), (std::vector<int64_t>{4, 1, 28, 28}));
+  EXPECT_FLOAT_EQ(batches[0].images[3][0][5][7].item<float>(), (30.0f / 255.0f - 0.2860f) / 0.3530f);
+
+  std::vector<float> dst(28 * 28);
+  augment_image(kFashionMnistFormat, set.image(1), dst.data(), 4, 4, false);  // source (y + 2, x + 2)
+  EXPECT_FLOAT_EQ(dst[0], (10.0f / 255.0f - 0.2860f) / 0.3530f);
+  EXPECT_FLOAT_EQ(dst[27 * 28 + 27], (0.0f - 0.2860f) / 0.3530f);  // the padding, black
+  EXPECT_THROW(augment_image(kFashionMnistFormat, set.image(1), dst.data(), 5, 0, false), std::invalid_argument);
+
+  options.augment = true;
+  DataLoader augmented(set, options);
+  EXPECT_EQ(whole_epoch(augmented, 0)[1].images.sizes().vec(), (std::vector<int64_t>{2, 1, 28, 28}));
 }
 
 TEST(DataLoader, NextWithoutStartEpochRunsEpochZero) {

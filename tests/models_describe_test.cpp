@@ -140,9 +140,30 @@ TEST(DescribeModel, Resnet18ImagenetLayout) {
   EXPECT_DOUBLE_EQ(layer(m, "stem").forward_flops, 4902912.0);
 }
 
+// models/fashion_cnn.h on 1x28x28: per sample
+//   block1: conv 2*32*28*28*1*9 = 451,584; BN 2*25,088 = 50,176; ReLU 25,088; max-pool 2x2
+//           4*32*14*14 = 25,088 -> 551,936
+//   block2: conv 2*64*14*14*32*9 = 7,225,344; BN 2*12,544 = 25,088; ReLU 12,544; max-pool
+//           4*64*7*7 = 12,544 -> 7,275,520
+//   head:   linear 2*3,136*10 + 10 = 62,730
+TEST(DescribeModel, FashionCnnLayersShapesAndFlops) {
+  const ModelProfile m = describe_model(kFashionCnn);
+  ASSERT_EQ(m.layers.size(), 3u);
+  EXPECT_EQ(layer(m, "block1").output_shape, (std::vector<int64_t>{32, 14, 14}));
+  EXPECT_EQ(layer(m, "block2").output_shape, (std::vector<int64_t>{64, 7, 7}));
+  EXPECT_EQ(layer(m, "head").output_shape, (std::vector<int64_t>{10}));
+  EXPECT_DOUBLE_EQ(layer(m, "block1").forward_flops, 551936.0);
+  EXPECT_DOUBLE_EQ(layer(m, "block2").forward_flops, 7275520.0);
+  EXPECT_DOUBLE_EQ(layer(m, "head").forward_flops, 62730.0);
+  EXPECT_EQ(m.parameters, 50282);
+  EXPECT_EQ(m.input_bytes_per_sample, 3136);
+  // BatchNorm buffers: running mean and var (4 bytes x C each) + num_batches_tracked (8).
+  EXPECT_EQ(layer(m, "block1").buffer_bytes, 2 * 32 * 4 + 8);
+}
+
 TEST(DescribeModel, KnownModelsAreDescribableAndUnknownNamesThrow) {
   const auto names = known_models();
-  ASSERT_EQ(names.size(), 2u);
+  ASSERT_EQ(names.size(), 3u);
   for (const auto& name : names) EXPECT_EQ(describe_model(name).name, name);
   EXPECT_THROW(describe_model("resnet50"), std::invalid_argument);
   EXPECT_THROW(describe_model(""), std::invalid_argument);

@@ -148,6 +148,11 @@ ImageSet synthetic_cifar10(int64_t n, uint64_t seed) {
 }
 
 void write_cifar10_file(const ImageSet& set, const std::string& path) {
+  if (set.format.pixels() != kPixelsPerImage) {
+    throw DataError(path + ": cannot write " + set.format.name + " images (" + std::to_string(set.format.channels) +
+                    "x" + std::to_string(set.format.side) + "x" + std::to_string(set.format.side) +
+                    ") as CIFAR-10 records (3x32x32)");
+  }
   if (set.pixels.size() != set.labels.size() * static_cast<size_t>(kPixelsPerImage)) {
     throw DataError(path + ": cannot write: " + std::to_string(set.pixels.size()) +
                     " pixel bytes for " + std::to_string(set.labels.size()) + " labels");

@@ -4,9 +4,9 @@
 // Torch-free.
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
-#include <vector>
+
+#include "data/image_set.h"
 
 namespace trainsim::data {
 
@@ -14,24 +14,6 @@ inline constexpr int kImageSide = 32;
 inline constexpr int kChannels = 3;
 inline constexpr int64_t kPixelsPerImage = kChannels * kImageSide * kImageSide;  // 3072
 inline constexpr int64_t kRecordBytes = 1 + kPixelsPerImage;                      // 3073
-inline constexpr int kNumClasses = 10;
-
-struct ImageSet {
-  std::vector<uint8_t> pixels;  // size() * 3072 bytes, CHW per image
-  std::vector<uint8_t> labels;  // 0..9
-  bool synthetic = false;       // true: generated, not real CIFAR-10
-  int64_t size() const { return static_cast<int64_t>(labels.size()); }
-  const uint8_t* image(int64_t i) const { return pixels.data() + i * kPixelsPerImage; }
-};
-
-// Error naming the file (and record, counted from 0, where it applies), e.g.
-// "data_batch_3.bin: record 17: label 12 out of range 0..9" or
-// "data_batch_1.bin: truncated: 30730001 bytes is not a multiple of 3073 (record 10000 is
-// incomplete)". Also for a missing, unreadable or empty file.
-class DataError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // A CIFAR-10 directory holding a file of this name contains generated images (measure make-data,
 // measure/pytorch/synthetic.py): both trainers' readers label what they read `synthetic`.

@@ -17,53 +17,58 @@
 namespace trainsim::data {
 namespace {
 
-constexpr int kPad = 4;  // RandomCrop padding
-constexpr int kPlane = kImageSide * kImageSide;
-
 // normalized[c][v] = (v / 255 - mean[c]) / std[c]: ToTensor then Normalize, per channel and byte.
-const std::array<std::array<float, 256>, kChannels>& normalized_values() {
-  static const auto table = [] {
-    std::array<std::array<float, 256>, kChannels> t{};
-    for (int c = 0; c < kChannels; ++c) {
-      for (int v = 0; v < 256; ++v) {
-        t[c][v] = (static_cast<float>(v) / 255.0f - kMean[c]) / kStd[c];
+using NormalizeTable = std::array<std::array<float, 256>, 3>;
+
+NormalizeTable normalize_table(const ImageFormat& format) {
+  NormalizeTable t{};
+  for (int c = 0; c < format.channels; ++c) {
+    for (int v = 0; v < 256; ++v) t[c][v] = (static_cast<float>(v) / 255.0f - format.mean[c]) / format.std[c];
+  }
+  return t;
+}
+
+void augment_with(const NormalizeTable& table, const ImageFormat& format, const uint8_t* src, float* dst, int dy,
+                  int dx, bool flip) {
+  const int side = format.side;
+  const int pad = format.crop_padding;
+  if (dy < 0 || dy > 2 * pad || dx < 0 || dx > 2 * pad) {
+    throw std::invalid_argument("augment_image: crop offset (" + std::to_string(dy) + ", " +
+                                std::to_string(dx) + ") outside [0, " + std::to_string(2 * pad) + "]");
+  }
+  const int plane = side * side;
+  for (int c = 0; c < format.channels; ++c) {
+    const uint8_t* in = src + c * plane;
+    float* out = dst + c * plane;
+    const float zero = table[c][0];  // zero padding, normalised like a black pixel
+    for (int y = 0; y < side; ++y) {
+      // Output (y, x) = crop (y, flip ? side - 1 - x : x) = padded (y + dy, x' + dx)
+      //              = source (y + dy - pad, x' + dx - pad), or 0 outside the source.
+      const int sy = y + dy - pad;
+      for (int x = 0; x < side; ++x) {
+        const int sx = (flip ? side - 1 - x : x) + dx - pad;
+        const bool inside = sy >= 0 && sy < side && sx >= 0 && sx < side;
+        out[y * side + x] = inside ? table[c][in[sy * side + sx]] : zero;
       }
     }
-    return t;
-  }();
-  return table;
+  }
+}
+
+void normalize_with(const NormalizeTable& table, const ImageFormat& format, const uint8_t* src, float* dst) {
+  const int64_t plane = static_cast<int64_t>(format.side) * format.side;
+  for (int c = 0; c < format.channels; ++c) {
+    for (int64_t i = 0; i < plane; ++i) dst[c * plane + i] = table[c][src[c * plane + i]];
+  }
 }
 
 }  // namespace
 
-void augment_image(const uint8_t* src, float* dst, int dy, int dx, bool flip) {
-  if (dy < 0 || dy > 2 * kPad || dx < 0 || dx > 2 * kPad) {
-    throw std::invalid_argument("augment_image: crop offset (" + std::to_string(dy) + ", " +
-                                std::to_string(dx) + ") outside [0, 8]");
-  }
-  const auto& table = normalized_values();
-  for (int c = 0; c < kChannels; ++c) {
-    const uint8_t* in = src + c * kPlane;
-    float* out = dst + c * kPlane;
-    const float zero = table[c][0];  // zero padding, normalised like a black pixel
-    for (int y = 0; y < kImageSide; ++y) {
-      // Output (y, x) = crop (y, flip ? 31 - x : x) = padded (y + dy, x' + dx)
-      //              = source (y + dy - 4, x' + dx - 4), or 0 outside the source.
-      const int sy = y + dy - kPad;
-      for (int x = 0; x < kImageSide; ++x) {
-        const int sx = (flip ? kImageSide - 1 - x : x) + dx - kPad;
-        const bool inside = sy >= 0 && sy < kImageSide && sx >= 0 && sx < kImageSide;
-        out[y * kImageSide + x] = inside ? table[c][in[sy * kImageSide + sx]] : zero;
-      }
-    }
-  }
+void augment_image(const ImageFormat& format, const uint8_t* src, float* dst, int dy, int dx, bool flip) {
+  augment_with(normalize_table(format), format, src, dst, dy, dx, flip);
 }
 
-void normalize_image(const uint8_t* src, float* dst) {
-  const auto& table = normalized_values();
-  for (int c = 0; c < kChannels; ++c) {
-    for (int i = 0; i < kPlane; ++i) dst[c * kPlane + i] = table[c][src[c * kPlane + i]];
-  }
+void normalize_image(const ImageFormat& format, const uint8_t* src, float* dst) {
+  normalize_with(normalize_table(format), format, src, dst);
 }
 
 // Concurrency: worker w builds batches w, w + W, w + 2W, ... of the current epoch. A worker may
@@ -90,7 +95,9 @@ struct DataLoader::Impl {
   std::exception_ptr error;
   std::vector<std::thread> workers;
 
-  Impl(const ImageSet& s, LoaderOptions o) : set(s), options(o) {}
+  const NormalizeTable table;
+
+  Impl(const ImageSet& s, LoaderOptions o) : set(s), options(o), table(normalize_table(s.format)) {}
 
   int64_t samples() const {
     return options.limit > 0 ? std::min(options.limit, set.size()) : set.size();
@@ -123,7 +130,8 @@ struct DataLoader::Impl {
     }
     Batch batch;
     batch.index = k;
-    batch.images = torch::empty({b, kChannels, kImageSide, kImageSide}, float_options);
+    const ImageFormat& format = set.format;
+    batch.images = torch::empty({b, format.channels, format.side, format.side}, float_options);
     batch.labels = torch::empty({b}, long_options);
     float* images = batch.images.data_ptr<float>();
     int64_t* labels = batch.labels.data_ptr<int64_t>();
@@ -131,14 +139,15 @@ struct DataLoader::Impl {
                               static_cast<uint64_t>(k));
     for (int64_t i = 0; i < b; ++i) {
       const int64_t sample = order[static_cast<size_t>(first + i)];
-      float* dst = images + i * kPixelsPerImage;
+      float* dst = images + i * format.pixels();
       if (options.augment) {
-        const int dy = static_cast<int>(uniform_below(state, 2 * kPad + 1));
-        const int dx = static_cast<int>(uniform_below(state, 2 * kPad + 1));
+        const auto crops = static_cast<uint64_t>(2 * format.crop_padding + 1);
+        const int dy = static_cast<int>(uniform_below(state, crops));
+        const int dx = static_cast<int>(uniform_below(state, crops));
         const bool flip = uniform_below(state, 2) == 1;  // p = 0.5
-        augment_image(set.image(sample), dst, dy, dx, flip);
+        augment_with(table, format, set.image(sample), dst, dy, dx, flip);
       } else {
-        normalize_image(set.image(sample), dst);
+        normalize_with(table, format, set.image(sample), dst);
       }
       labels[i] = set.labels[static_cast<size_t>(sample)];
     }

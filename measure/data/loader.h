@@ -8,21 +8,19 @@
 #include <memory>
 #include <optional>
 
-#include "data/cifar.h"
+#include "data/image_set.h"
 
 namespace trainsim::data {
 
-inline constexpr float kMean[3] = {0.4914f, 0.4822f, 0.4465f};
-inline constexpr float kStd[3] = {0.2023f, 0.1994f, 0.2010f};
-
-// RandomCrop(32, padding 4, zero fill) + RandomHorizontalFlip(0.5) + ToTensor + Normalize.
-// src: 3072 CHW bytes; dst: 3072 floats CHW. crop offsets dy, dx in [0, 8]; flip as given.
-void augment_image(const uint8_t* src, float* dst, int dy, int dx, bool flip);
+// RandomCrop(side, padding p, zero fill) + RandomHorizontalFlip(0.5) + ToTensor + Normalize, p
+// the format's crop_padding (CIFAR-10: 32, 4). src: format.pixels() CHW bytes; dst as many floats.
+// Crop offsets dy, dx in [0, 2p]; flip as given.
+void augment_image(const ImageFormat& format, const uint8_t* src, float* dst, int dy, int dx, bool flip);
 // ToTensor + Normalize only (test set).
-void normalize_image(const uint8_t* src, float* dst);
+void normalize_image(const ImageFormat& format, const uint8_t* src, float* dst);
 
 struct Batch {
-  torch::Tensor images;  // float32 [b, 3, 32, 32]
+  torch::Tensor images;  // float32 [b, channels, side, side] of the set's format
   torch::Tensor labels;  // int64 [b]
   int64_t index = 0;     // batch number within the epoch
 };

@@ -23,7 +23,9 @@
 #include "largebatch/lr_schedule.h"
 #include "launch.h"
 #include "machine.h"
-#include "models/resnet.h"
+#include "data/idx.h"
+#include "models/describe.h"
+#include "models/staged.h"
 #include "runs/ddp.h"
 #include "runs/distributed_sampler.h"
 #include "runs/trainer.h"
@@ -48,9 +50,22 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// A --data folder made by `measure make-data` (marker file SYNTHETIC) holds synthetic images too.
+// fashion-cnn reads Fashion-MNIST (IDX files), the ResNets CIFAR-10 (binaries).
+bool fashion(const BaselineOptions& o) { return o.model == models::kFashionCnn; }
+
+// The folder the images come from: --data, else Debian's Fashion-MNIST for fashion-cnn; empty:
+// synthetic CIFAR-10 images.
+std::string data_dir(const BaselineOptions& o) {
+  if (o.data_dir.empty() && fashion(o)) return data::kFashionMnistDir;
+  return o.data_dir;
+}
+
+// A --data folder with the marker file SYNTHETIC (`measure make-data`, the tests' generated IDX
+// folders) holds synthetic images too.
 std::string data_label(const BaselineOptions& o) {
-  return o.data_dir.empty() || data::is_synthetic_dir(o.data_dir) ? "synthetic" : "cifar10";
+  const std::string dir = data_dir(o);
+  if (dir.empty() || data::is_synthetic_dir(dir)) return "synthetic";
+  return fashion(o) ? data::kFashionMnistFormat.name : data::kCifar10Format.name;
 }
 
 void set_learning_rate(torch::optim::SGD& optimizer, double lr) {
@@ -58,7 +73,7 @@ void set_learning_rate(torch::optim::SGD& optimizer, double lr) {
 }
 
 // Fraction of `test_set` classified right, in eval mode (BatchNorm running statistics).
-double test_accuracy(models::ResNet18& model, const data::ImageSet& test_set, const torch::Device& device) {
+double test_accuracy(models::StagedModel& model, const data::ImageSet& test_set, const torch::Device& device) {
   data::LoaderOptions options;
   options.batch_size = kEvalBatch;
   options.workers = 0;
@@ -66,36 +81,38 @@ double test_accuracy(models::ResNet18& model, const data::ImageSet& test_set, co
   options.augment = false;
   data::DataLoader loader(test_set, options);
   torch::NoGradGuard no_grad;
-  model->eval();
+  model.module().eval();
   auto correct = torch::zeros({}, torch::TensorOptions().dtype(torch::kInt64).device(device));
   loader.start_epoch(0);
   while (auto batch = loader.next()) {
-    correct += model->forward(batch->images.to(device)).argmax(1).eq(batch->labels.to(device)).sum();
+    correct += model.forward(batch->images.to(device)).argmax(1).eq(batch->labels.to(device)).sum();
   }
-  model->train();
+  model.module().train();
   return static_cast<double>(correct.item<int64_t>()) / static_cast<double>(test_set.size());
 }
 
 data::ImageSet load_train_set(const BaselineOptions& o) {
-  if (o.data_dir.empty()) return data::synthetic_cifar10(o.train_samples.value_or(kCifarTrainImages), o.seed);
-  const data::ImageSet all = data::read_cifar10_train(o.data_dir);
+  const std::string dir = data_dir(o);
+  if (dir.empty()) return data::synthetic_cifar10(o.train_samples.value_or(kCifarTrainImages), o.seed);
+  const data::ImageSet all = fashion(o) ? data::read_fashion_mnist_train(dir) : data::read_cifar10_train(dir);
   const int64_t n = o.train_samples.value_or(all.size());  // default: the folder's whole training set
   if (n > all.size()) {
     throw UsageError("--train-samples " + std::to_string(n) + " exceeds the " + std::to_string(all.size()) +
-                     " images in " + o.data_dir);
+                     " training images in " + dir);
   }
   return first_samples(all, n);
 }
 
 data::ImageSet load_test_set(const BaselineOptions& o) {
-  if (o.data_dir.empty()) {
+  const std::string dir = data_dir(o);
+  if (dir.empty()) {
     return data::synthetic_cifar10(o.test_samples.value_or(kCifarTestImages), o.seed + kSyntheticTestSeedOffset);
   }
-  const data::ImageSet all = data::read_cifar10_test(o.data_dir);
+  const data::ImageSet all = fashion(o) ? data::read_fashion_mnist_test(dir) : data::read_cifar10_test(dir);
   const int64_t n = o.test_samples.value_or(all.size());
   if (n > all.size()) {
     throw UsageError("--test-samples " + std::to_string(n) + " exceeds the " + std::to_string(all.size()) +
-                     " images of " + o.data_dir + "/test_batch.bin");
+                     " test images in " + dir);
   }
   return first_samples(all, n);
 }
@@ -147,15 +164,16 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
   if (cuda) at::globalContext().setBenchmarkCuDNN(true);  // as the course's script
 
   torch::manual_seed(o.seed);  // the same initial weights everywhere (DDP broadcasts them anyway)
-  models::ResNet18 model(o.model);
-  model->to(device);
-  model->train();
+  const std::shared_ptr<models::StagedModel> staged = models::make_model(o.model);
+  models::StagedModel& model = *staged;
+  model.module().to(device);
+  model.module().train();
   std::unique_ptr<DistributedDataParallel> ddp_model;
   if (ddp) {
-    ddp_model = std::make_unique<DistributedDataParallel>(*model, *communicator);
+    ddp_model = std::make_unique<DistributedDataParallel>(model.module(), *communicator);
     ddp_model->record_local_gradient_norm();  // G_small: each rank's gradient before the all-reduce
   }
-  const std::vector<torch::Tensor> params = model->parameters();
+  const std::vector<torch::Tensor> params = model.module().parameters();
   torch::optim::SGD optimizer(params,
                               torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
 
@@ -228,7 +246,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       if (ddp) {
         optimizer.zero_grad();
         ddp_model->pre_forward();
-        const auto output = model->forward(images);
+        const auto output = model.forward(images);
         ddp_model->post_forward();
         const auto loss = torch::nn::functional::cross_entropy(output, labels);
         const GradientNorms norms = ddp_backward(params, *ddp_model, loss, process_batch, world);
@@ -243,7 +261,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
         last_loss = loss.detach();
       } else {
         const MeanLoss mean_loss = [&](const torch::Tensor& x, const torch::Tensor& y) {
-          const auto output = model->forward(x);
+          const auto output = model.forward(x);
           auto loss = torch::nn::functional::cross_entropy(output, y);
           loss_sum += loss.detach().to(torch::kFloat64) * static_cast<double>(x.size(0));
           correct += output.detach().argmax(1).eq(y).sum().to(torch::kFloat64);
@@ -341,7 +359,7 @@ int run_baseline(BaselineOptions o, const std::string& command) {
   if (device.is_cuda() && o.gpus >= 2 && !backend_available("nccl")) {
     throw UsageError("--gpus " + std::to_string(o.gpus) + " --device cuda: this LibTorch has no c10d NCCL backend");
   }
-  if (o.data_dir.empty() && o.train_samples.value_or(0) > kCifarTrainImages) {
+  if (data_dir(o).empty() && o.train_samples.value_or(0) > kCifarTrainImages) {
     throw UsageError("--train-samples " + std::to_string(*o.train_samples) + " exceeds the " +
                      std::to_string(kCifarTrainImages) + " images of the synthetic training set");
   }
@@ -354,7 +372,7 @@ int run_baseline(BaselineOptions o, const std::string& command) {
   prepare_profile(o.profile_path, machine, command, data_label(o));
 
   if (o.gpus >= 2) {
-    if (!o.data_dir.empty()) {  // bad files: one clear error before the ranks start
+    if (!data_dir(o).empty()) {  // bad files: one clear error before the ranks start
       load_train_set(o);
       load_test_set(o);
     }

@@ -48,7 +48,8 @@ po::options_description baseline_flags(RawOptions& raw) {
   // clang-format off
   flags.add_options()
     ("help,h", "print this help")
-    ("model", po::value(&raw.model)->default_value(d.model), "resnet18-cifar or resnet18-imagenet")
+    ("model", po::value(&raw.model)->default_value(d.model),
+       "resnet18-cifar or resnet18-imagenet (CIFAR-10 images), or fashion-cnn (Fashion-MNIST images)")
     ("batch", po::value(&raw.batch)->default_value(d.batch), "global batch B_0")
     ("micro-batches", po::value(&raw.micro_batches)->default_value(d.micro_batches),
        "one device: each step's gradient from k micro-batches of batch / k (B_small of the noise "
@@ -59,8 +60,11 @@ po::options_description baseline_flags(RawOptions& raw) {
     ("train-samples", po::value(&raw.train_samples), "first N training images (default: all of --data's, or 50000 generated)")
     ("test-samples", po::value(&raw.test_samples), "first N test images (default: all of --data's, or 10000 generated)")
     ("data", po::value(&raw.data_dir),
-       "folder with the CIFAR-10 binaries (data_batch_1..5.bin, test_batch.bin); default: synthetic "
-       "images (a synthetic held-out set for the test accuracy), and the profile says `synthetic`")
+       "ResNet-18: folder with the CIFAR-10 binaries (data_batch_1..5.bin, test_batch.bin); default: "
+       "synthetic images (a synthetic held-out set for the test accuracy), and the profile says `synthetic`. "
+       "fashion-cnn: folder with the Fashion-MNIST IDX files (train-/t10k-images-idx3-ubyte, "
+       "train-/t10k-labels-idx1-ubyte, plain or .gz); default: /usr/share/datasets/fashion-mnist "
+       "(Debian's dataset-fashion-mnist)")
     ("device", po::value(&raw.device), "cpu or cuda (default: cuda when available, else cpu)")
     ("threads", po::value(&raw.threads), "intra-op threads per process (default: cores / processes)")
     ("workers", po::value(&raw.workers)->default_value(d.workers), "data-loader worker threads per process")

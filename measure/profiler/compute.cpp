@@ -6,8 +6,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "data/cifar.h"
-#include "models/resnet.h"
+#include "models/staged.h"
 
 namespace trainsim::measure::profiler {
 namespace {
@@ -32,7 +31,7 @@ double BatchTimings::sum_of_parts_s() const {
 BatchTimings measure_batch(const ModelProfile& description, int64_t batch, const Device& device,
                            const Repetition& rep, uint64_t seed) {
   FusedIteration step(description, batch, device, seed);
-  models::ResNet18& model = step.model();
+  models::StagedModel& model = step.model();
   torch::optim::SGD& optimizer = step.optimizer();
   const torch::Tensor& images = step.images();
   const torch::Tensor& labels = step.labels();
@@ -51,12 +50,12 @@ BatchTimings measure_batch(const ModelProfile& description, int64_t batch, const
   t.iteration_s = median_seconds(device, rep, nullptr, fused_iteration);
 
   // The real input of every stage: the activations of one full forward.
-  const size_t stages = model->num_stages();
+  const size_t stages = model.num_stages();
   std::vector<torch::Tensor> inputs(stages + 1);
   {
     torch::NoGradGuard no_grad;
     inputs[0] = images;
-    for (size_t i = 0; i < stages; ++i) inputs[i + 1] = model->forward_stage(i, inputs[i]);
+    for (size_t i = 0; i < stages; ++i) inputs[i + 1] = model.forward_stage(i, inputs[i]);
   }
 
   for (size_t i = 0; i < stages; ++i) {
@@ -64,7 +63,7 @@ BatchTimings measure_batch(const ModelProfile& description, int64_t batch, const
     // graph, so backward computes the gradient for the previous stage too.
     torch::Tensor in = inputs[i].detach();
     if (i > 0) in.requires_grad_(true);
-    t.forward_s.push_back(median_seconds(device, rep, nullptr, [&] { model->forward_stage(i, in); }));
+    t.forward_s.push_back(median_seconds(device, rep, nullptr, [&] { model.forward_stage(i, in); }));
 
     const torch::Tensor grad = torch::randn_like(inputs[i + 1]);  // random upstream gradient
     torch::Tensor out;
@@ -73,7 +72,7 @@ BatchTimings measure_batch(const ModelProfile& description, int64_t batch, const
         [&] {
           optimizer.zero_grad();
           if (in.requires_grad()) in.mutable_grad() = torch::Tensor();
-          out = model->forward_stage(i, in);
+          out = model.forward_stage(i, in);
         },
         [&] { out.backward(grad); }));
   }
@@ -84,9 +83,9 @@ BatchTimings measure_batch(const ModelProfile& description, int64_t batch, const
       [&] { torch::nn::functional::cross_entropy(logits, labels).backward(); });
 
   inputs.clear();  // the stage inputs are not part of the optimizer's working set
-  t.zero_grad_s = median_seconds(device, rep, [&] { ensure_gradients(*model); },
+  t.zero_grad_s = median_seconds(device, rep, [&] { ensure_gradients(model.module()); },
                                  [&] { optimizer.zero_grad(); });
-  t.optimizer_s = median_seconds(device, rep, [&] { ensure_gradients(*model); },
+  t.optimizer_s = median_seconds(device, rep, [&] { ensure_gradients(model.module()); },
                                  [&] { optimizer.step(); });
   return t;
 }

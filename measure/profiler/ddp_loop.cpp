@@ -16,9 +16,9 @@ DdpLoopTimings measure_ddp_iteration(const ModelProfile& description, int64_t ba
                                 device.torch_device().str());
   }
   FusedIteration fused(description, batch, device, seed);
-  models::ResNet18& model = fused.model();
-  DistributedDataParallel ddp(*model, communicator);
-  TrainStep step([&](const torch::Tensor& images) { return model->forward(images); }, fused.optimizer(), &ddp,
+  models::StagedModel& model = fused.model();
+  DistributedDataParallel ddp(model.module(), communicator);
+  TrainStep step([&](const torch::Tensor& images) { return model.forward(images); }, fused.optimizer(), &ddp,
                  device.torch_device());
   const Repetition steady{std::max(rep.warmup, 2), rep.repeats};
   DdpLoopTimings t;

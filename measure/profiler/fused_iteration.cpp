@@ -5,21 +5,21 @@
 #include <stdexcept>
 #include <string>
 
-#include "data/cifar.h"
+#include "models/describe.h"
 
 namespace trainsim::measure::profiler {
 namespace {
 
-void check_stages(models::ResNet18& model, const ModelProfile& description) {
-  if (model->num_stages() != description.layers.size()) {
+void check_stages(const models::StagedModel& model, const ModelProfile& description) {
+  if (model.num_stages() != description.layers.size()) {
     throw std::logic_error(description.name + ": the LibTorch model has " +
-                           std::to_string(model->num_stages()) + " stages, its description " +
+                           std::to_string(model.num_stages()) + " stages, its description " +
                            std::to_string(description.layers.size()) + " layers");
   }
   for (size_t i = 0; i < description.layers.size(); ++i) {
-    if (model->stage_name(i) != description.layers[i].name) {
+    if (model.stage_name(i) != description.layers[i].name) {
       throw std::logic_error(description.name + ": stage " + std::to_string(i) + " is '" +
-                             model->stage_name(i) + "' but the description says '" +
+                             model.stage_name(i) + "' but the description says '" +
                              description.layers[i].name + "'");
     }
   }
@@ -27,12 +27,13 @@ void check_stages(models::ResNet18& model, const ModelProfile& description) {
 
 // The model, seeded, checked against its description, on the device and in train() mode, before
 // the optimizer takes its parameters.
-models::ResNet18 build_model(const ModelProfile& description, const Device& device, uint64_t seed) {
+std::shared_ptr<models::StagedModel> build_model(const ModelProfile& description, const Device& device,
+                                                uint64_t seed) {
   torch::manual_seed(seed);
-  models::ResNet18 model(description.name, description.num_classes);
-  check_stages(model, description);
-  model->to(device.torch_device());
-  model->train();
+  auto model = models::make_model(description.name, description.num_classes);
+  check_stages(*model, description);
+  model->module().to(device.torch_device());
+  model->module().train();
   return model;
 }
 
@@ -41,11 +42,12 @@ models::ResNet18 build_model(const ModelProfile& description, const Device& devi
 FusedIteration::FusedIteration(const ModelProfile& description, int64_t batch, const Device& device,
                                uint64_t seed)
     : model_(build_model(description, device, seed)),
-      optimizer_(model_->parameters(),
+      optimizer_(model_->module().parameters(),
                  torch::optim::SGDOptions(kLearningRate).momentum(kMomentum).weight_decay(kWeightDecay)) {
   const torch::Device dev = device.torch_device();
   const auto float_options = torch::TensorOptions().dtype(torch::kFloat32).device(dev);
-  images_ = torch::randn({batch, data::kChannels, data::kImageSide, data::kImageSide}, float_options);
+  const models::InputShape input = models::model_input(description.name);
+  images_ = torch::randn({batch, input.channels, input.side, input.side}, float_options);
   labels_ = torch::randint(0, description.num_classes, {batch},
                            torch::TensorOptions().dtype(torch::kInt64).device(dev));
 }

@@ -4,10 +4,11 @@
 // contention workers run side by side, and the calibration probe (probe.h).
 
 #include <cstdint>
+#include <memory>
 
 #include "device.h"
 #include "io/profile.h"
-#include "models/resnet.h"
+#include "models/staged.h"
 
 namespace trainsim::measure::profiler {
 
@@ -25,13 +26,13 @@ class FusedIteration {
   FusedIteration(const ModelProfile& description, int64_t batch, const Device& device, uint64_t seed);
   void run();
 
-  models::ResNet18& model() { return model_; }
+  models::StagedModel& model() { return *model_; }
   torch::optim::SGD& optimizer() { return optimizer_; }
   const torch::Tensor& images() const { return images_; }
   const torch::Tensor& labels() const { return labels_; }
 
  private:
-  models::ResNet18 model_;
+  std::shared_ptr<models::StagedModel> model_;
   torch::optim::SGD optimizer_;
   torch::Tensor images_;
   torch::Tensor labels_;

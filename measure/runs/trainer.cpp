@@ -89,25 +89,26 @@ data::ImageSet first_samples(const data::ImageSet& set, int64_t n) {
                                 std::to_string(set.size()) + " images of the training set");
   }
   data::ImageSet subset;
+  subset.format = set.format;
   subset.synthetic = set.synthetic;
   subset.labels.assign(set.labels.begin(), set.labels.begin() + n);
-  subset.pixels.assign(set.pixels.begin(), set.pixels.begin() + n * data::kPixelsPerImage);
+  subset.pixels.assign(set.pixels.begin(), set.pixels.begin() + n * set.format.pixels());
   return subset;
 }
 
 data::ImageSet select_samples(const data::ImageSet& set, const std::vector<int64_t>& indices) {
   data::ImageSet selected;
+  selected.format = set.format;
   selected.synthetic = set.synthetic;
   selected.labels.reserve(indices.size());
-  selected.pixels.reserve(indices.size() * data::kPixelsPerImage);
+  selected.pixels.reserve(indices.size() * static_cast<size_t>(set.format.pixels()));
   for (int64_t i : indices) {
     if (i < 0 || i >= set.size()) {
       throw std::out_of_range("select_samples: index " + std::to_string(i) + " outside a set of " +
                               std::to_string(set.size()));
     }
     selected.labels.push_back(set.labels[static_cast<size_t>(i)]);
-    selected.pixels.insert(selected.pixels.end(), set.image(i),
-                           set.image(i) + data::kPixelsPerImage);
+    selected.pixels.insert(selected.pixels.end(), set.image(i), set.image(i) + set.format.pixels());
   }
   return selected;
 }

@@ -69,8 +69,12 @@ int64_t longest_epoch(const SweepConfig& c, int64_t b) {
   return longest;
 }
 
-// Models the simulator knows the layer layout of (ResNet-18, CIFAR and torchvision variants).
-constexpr const char* kKnownModels[] = {"resnet18-cifar", "resnet18-imagenet"};
+// Models the simulator knows the layer layout of (models/describe.h: ResNet-18, CIFAR and
+// torchvision variants, on CIFAR-10; the small CNN on Fashion-MNIST).
+constexpr const char* kKnownModels[] = {"resnet18-cifar", "resnet18-imagenet", "fashion-cnn"};
+// Training images per epoch of each model's data set when the config has no `dataset:`.
+constexpr int64_t kCifar10TrainSamples = 50000;
+constexpr int64_t kFashionMnistTrainSamples = 60000;
 
 // A required list, a lone scalar taken as a one-element list; empty lists rejected.
 std::vector<Value> non_empty_list(const Value& value) {
@@ -433,8 +437,11 @@ SweepConfig load_sweep_config(const std::string& path) {
     config.model = model->as_string();
     const bool known = std::any_of(std::begin(kKnownModels), std::end(kKnownModels),
                                    [&](const char* m) { return config.model == m; });
-    if (!known) model->fail("unknown model '" + config.model + "' (expected resnet18-cifar or resnet18-imagenet)");
+    if (!known) {
+      model->fail("unknown model '" + config.model + "' (expected resnet18-cifar, resnet18-imagenet or fashion-cnn)");
+    }
   }
+  config.train_samples = config.model == "fashion-cnn" ? kFashionMnistTrainSamples : kCifar10TrainSamples;
 
   std::optional<Value> samples_node;
   if (auto dataset = top.optional("dataset")) {
