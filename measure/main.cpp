@@ -3,6 +3,7 @@
 //   measure train [flags]        real training runs appended to runs.csv (docs/RUNS.md)
 //   measure baseline [flags]     a baseline training curve and noise scale into the profile
 //   measure largebatch-validate  predicted vs measured steps to a target loss (docs/LARGE_BATCH.md)
+//   measure largebatch-compare   large-batch predictions against real runs (docs/LARGE_BATCH.md)
 //   measure make-data --out DIR  synthetic images in the CIFAR-10 binary format (docs/MEASURE.md)
 //   measure worker KIND ...      internal: one rank process started by launch_ranks
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "device.h"
 #include "io/errors.h"
 #include "largebatch/baseline.h"
+#include "largebatch/compare.h"
 #include "largebatch/validate_cli.h"
 #include "make_data.h"
 #include "profile_run.h"
@@ -52,6 +54,7 @@ constexpr Subcommand kSubcommands[] = {
     {"train", trainsim::measure::train_main},
     {"baseline", trainsim::measure::baseline_main},
     {"largebatch-validate", trainsim::measure::largebatch_validate_main},
+    {"largebatch-compare", trainsim::measure::largebatch_compare_main},
     {"make-data", trainsim::measure::make_data_main},
     {"worker", worker_main},
 };

@@ -100,6 +100,7 @@ std::string profile_help() {
        "       measure train [flags]        real training runs (see measure train --help)\n"
        "       measure baseline [flags]     baseline training curve + gradient noise scale\n"
        "       measure largebatch-validate  predicted vs measured steps to a target loss\n"
+       "       measure largebatch-compare   large-batch predictions against real runs (--dir DIR)\n"
        "       measure make-data --out DIR  synthetic images in the CIFAR-10 binary format (make-data --help)\n"
        "       measure --version            the version, the LibTorch it was built with, its collectives\n"
        "\n"

@@ -376,10 +376,15 @@ int run(int argc, char** argv) {
     trace_spec = cl->trace_config ? report::parse_trace_config(*cl->trace_config, config)
                                   : report::default_trace_spec(config);
   }
-  // The profile must cover the sweep and the traced configuration (which may use more GPUs).
+  // The profile must cover the sweep and the traced configuration (which may use more GPUs), and
+  // Q4's own sweep when large_batch names another model or trainer.
   SweepConfig needed = config;
   if (trace_spec) needed.gpus.push_back(trace_spec->gpus);
-  if (!device.fit) require_for_model(profile, needed);
+  const std::optional<SweepConfig> q4_sweep = large_batch_sweep(config);
+  if (!device.fit) {
+    require_for_model(profile, needed);
+    if (q4_sweep) require_for_model(profile, *q4_sweep);
+  }
 
   SimOptions options;
   options.exact = cl->exact;
@@ -391,7 +396,15 @@ int run(int argc, char** argv) {
 
   // Issue 5: Q4 when the profile has the model's baseline curve; with SyncBatchNorm, the ddp
   // multi-GPU configurations again without it, to show what it adds.
-  const std::optional<report::LargeBatchReport> large_batch = report::LargeBatchReport::make(config, profile);
+  std::optional<report::LargeBatchReport> large_batch = report::LargeBatchReport::make(q4_sweep.value_or(config), profile);
+  std::optional<report::ResultGrid> q4_grid;
+  if (q4_sweep && large_batch) {
+    q4_grid.emplace(report::run_sweep(profile, *q4_sweep, options));
+    large_batch->set_sweep_note(std::string("the sweep's configurations simulated again for ") + q4_sweep->model +
+                                " with the " + to_string(q4_sweep->trainer) + " trainer, " +
+                                std::to_string(q4_sweep->train_samples) + " samples per epoch: the times below are " +
+                                "theirs, not the tables' above");
+  }
   std::optional<report::ResultGrid> without_sync;
   if (config.sync_batchnorm) {
     SweepConfig plain = config;
@@ -404,6 +417,7 @@ int run(int argc, char** argv) {
   }
   report::ReportExtras extras;
   extras.large_batch = large_batch ? &*large_batch : nullptr;
+  extras.large_batch_grid = q4_grid ? &*q4_grid : nullptr;
   extras.profile = &profile;
   extras.without_sync_batchnorm = without_sync ? &*without_sync : nullptr;
 
@@ -433,7 +447,9 @@ int run(int argc, char** argv) {
     if (comparison) {
       predictions.insert(predictions.end(), comparison->extra_predictions.begin(), comparison->extra_predictions.end());
     }
-    report::write_file_atomic(csv, report::format_predictions_csv(predictions, config.model, extras.large_batch));
+    // Q4's columns join the sweep's rows only when Q4 is about the sweep's own configurations.
+    report::write_file_atomic(csv, report::format_predictions_csv(predictions, config.model,
+                                                                  q4_grid ? nullptr : extras.large_batch));
     report::write_file_atomic(markdown, report::format_predictions_markdown(context, grid, extras));
     if (!cl->quiet) std::cout << "wrote " << csv << " and " << markdown << "\n";
     if (!comparison) {

@@ -440,7 +440,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"DuplicateKey", "model: resnet18-cifar\nmodel: resnet18-imagenet\n", 3,
                   "model", "duplicate key 'model'"},
         BadConfig{"UnknownModel", "model: resnet50\n", 2, "model",
-                  "unknown model 'resnet50' (expected resnet18-cifar or resnet18-imagenet)"},
+                  "unknown model 'resnet50' (expected resnet18-cifar, resnet18-imagenet or fashion-cnn)"},
         // The interconnect cases put a valid sweep (lines 2-5) first; the block starts on line 6.
         BadConfig{"InterconnectNeedsBandwidth",
                   "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n\n\n\n"

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -303,16 +304,23 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     const auto small_cpu = small.cpu();
     const auto big_cpu = torch::stack(big_sq).cpu();
     const auto sums_cpu = sums.cpu();
+    if (!std::isfinite(sums_cpu[0].item<double>())) {  // before the norms, which are not finite either
+      throw std::runtime_error("epoch " + std::to_string(epoch + 1) + ": the training loss is not finite: training "
+                               "diverged at lr " + std::to_string(learning_rate_at(schedule, step - 1)) +
+                               " (the profile keeps the epochs before it)");
+    }
     for (int64_t i = 0; i < small_cpu.size(0); ++i) {
       noise.add(small_cpu[i].item<double>(), big_cpu[i].item<double>(), small_size, big_size);
     }
     const auto noise_scale = noise.noise_scale();
     if (!noise_scale) {
-      throw std::runtime_error("epoch " + std::to_string(epoch + 1) +
-                               ": the gradient noise scale is not measurable: the moving averages are |G|^2 " +
-                               std::to_string(noise.grad_sq_norm()) + " and tr(Sigma) " +
-                               std::to_string(noise.trace_sigma()) + " after " + std::to_string(noise.steps()) +
-                               " steps (gradient noise dominates the |G|^2 estimate: train more steps)");
+      const std::string why = "epoch " + std::to_string(epoch + 1) +
+                              ": the gradient noise scale is not measurable: the moving averages are |G|^2 " +
+                              std::to_string(noise.grad_sq_norm()) + " and tr(Sigma) " +
+                              std::to_string(noise.trace_sigma()) + " after " + std::to_string(noise.steps()) +
+                              " steps (gradient noise dominates the |G|^2 estimate: train more steps)";
+      if (o.require_noise_scale) throw std::runtime_error(why);
+      if (rank == 0) std::fprintf(stderr, "warning: %s; recorded as 0 (--noise-scale best-effort)\n", why.c_str());
     }
     EpochPoint point;
     point.epoch = epoch + 1;
@@ -321,9 +329,9 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     point.train_loss = sums_cpu[0].item<double>() / all_samples;
     point.train_accuracy = sums_cpu[1].item<double>() / all_samples;
     point.test_accuracy = test_set ? test_accuracy(model, *test_set, device) : -1;
-    point.grad_sq_norm = noise.grad_sq_norm();
-    point.trace_sigma = noise.trace_sigma();
-    point.noise_scale = *noise_scale;
+    point.grad_sq_norm = noise_scale ? noise.grad_sq_norm() : 0;
+    point.trace_sigma = noise_scale ? noise.trace_sigma() : 0;
+    point.noise_scale = noise_scale.value_or(0);
     curve.epochs.push_back(point);
     if (show_progress) {
       std::fprintf(stderr,

@@ -34,6 +34,7 @@ struct RawOptions {
   int64_t lr_base_batch = 0;
   double warmup_epochs = 0;
   double ema_decay = 0;
+  std::string noise_scale;
   std::string profile_path;
   std::string machine;
   int64_t rank = -1;
@@ -78,6 +79,10 @@ po::options_description baseline_flags(RawOptions& raw) {
     ("warmup-epochs", po::value(&raw.warmup_epochs)->default_value(d.warmup_epochs), "k of linear-warmup")
     ("ema-decay", po::value(&raw.ema_decay)->default_value(d.ema_decay),
        "decay of the moving averages of |G|^2 and tr(Sigma) (0.99: about 200 steps)")
+    ("noise-scale", po::value(&raw.noise_scale)->default_value("required"),
+       "required: an epoch whose noise scale is not measurable (the |G|^2 or tr(Sigma) average not "
+       "positive) stops the run; best-effort: it is recorded as 0 with a warning (large-batch runs "
+       "whose curve is compared, never used to predict)")
     ("profile", po::value(&raw.profile_path),
        "profile the curve is written into (default: reports/<machine>/profile.yaml; created if missing)")
     ("machine", po::value(&raw.machine), "machine name of the default --profile")
@@ -139,6 +144,10 @@ BaselineOptions validated(const RawOptions& raw, const po::variables_map& vm) {
     throw UsageError("--ema-decay: " + std::to_string(raw.ema_decay) + " is not in [0, 1)");
   }
   o.ema_decay = raw.ema_decay;
+  if (raw.noise_scale != "required" && raw.noise_scale != "best-effort") {
+    throw UsageError("--noise-scale: '" + raw.noise_scale + "' is not one of required, best-effort");
+  }
+  o.require_noise_scale = raw.noise_scale == "required";
   o.profile_path = raw.profile_path;
   o.machine = raw.machine;
   o.quiet = vm.count("quiet") > 0;
@@ -220,7 +229,8 @@ std::vector<std::string> to_baseline_worker_args(const BaselineOptions& o) {
                                    "--lr-rule",       to_string(o.lr_rule),
                                    "--lr-base-batch", std::to_string(o.lr_base_batch),
                                    "--warmup-epochs", number(o.warmup_epochs),
-                                   "--ema-decay",     number(o.ema_decay)};
+                                   "--ema-decay",     number(o.ema_decay),
+                                   "--noise-scale",   o.require_noise_scale ? "required" : "best-effort"};
   if (o.micro_batches_given) args.insert(args.end(), {"--micro-batches", std::to_string(o.micro_batches)});
   if (o.train_samples) args.insert(args.end(), {"--train-samples", std::to_string(*o.train_samples)});
   if (o.test_samples) args.insert(args.end(), {"--test-samples", std::to_string(*o.test_samples)});

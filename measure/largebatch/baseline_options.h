@@ -33,6 +33,10 @@ struct BaselineOptions {
   int64_t lr_base_batch = 128;           // B_0 of the learning-rate rule
   double warmup_epochs = 5;              // linear-warmup only
   double ema_decay = 0.99;               // of the noise-scale averages
+  // false (--noise-scale best-effort): an epoch whose noise scale is not measurable is recorded
+  // with |G|^2, tr(Sigma) and B_noise 0 and a warning instead of stopping the run (runs past the
+  // critical batch, whose curves are compared, not used for predictions).
+  bool require_noise_scale = true;
   std::string profile_path;              // empty = reports/<machine>/profile.yaml
   std::string machine;                   // empty = measure's default machine name
   bool quiet = false;

@@ -76,6 +76,25 @@ constexpr const char* kKnownModels[] = {"resnet18-cifar", "resnet18-imagenet", "
 constexpr int64_t kCifar10TrainSamples = 50000;
 constexpr int64_t kFashionMnistTrainSamples = 60000;
 
+int64_t default_train_samples(const std::string& model) {
+  return model == "fashion-cnn" ? kFashionMnistTrainSamples : kCifar10TrainSamples;
+}
+
+std::string known_model(const Value& value) {
+  const std::string name = value.as_string();
+  const bool known = std::any_of(std::begin(kKnownModels), std::end(kKnownModels),
+                                 [&](const char* m) { return name == m; });
+  if (!known) value.fail("unknown model '" + name + "' (expected resnet18-cifar, resnet18-imagenet or fashion-cnn)");
+  return name;
+}
+
+Trainer trainer_value(const Value& value) {
+  const std::string name = value.as_string();
+  const std::optional<Trainer> parsed = parse_trainer(name);
+  if (!parsed) value.fail("unknown trainer '" + name + "' (expected pytorch or trainsim)");
+  return *parsed;
+}
+
 // A required list, a lone scalar taken as a one-element list; empty lists rejected.
 std::vector<Value> non_empty_list(const Value& value) {
   std::vector<Value> items = value.as_list(/*scalar_as_list=*/true);
@@ -148,12 +167,14 @@ LargeBatchRequest parse_large_batch(const Value& value) {
   request.key = "large_batch";
   request.line = value.heading_line();
   if (value.is_null()) return request;  // `large_batch:` alone: every default
-  const Map map(value, {"epochs", "target_loss"});
+  const Map map(value, {"epochs", "target_loss", "model", "trainer"});
   if (auto epochs = map.optional("epochs")) request.epochs = epochs->as_int(/*min=*/1);
   if (auto target = map.optional("target_loss")) {
     request.target_loss = target->as_double(/*min=*/0);
     if (*request.target_loss <= 0) target->fail("must be > 0, got " + target->describe());
   }
+  if (auto model = map.optional("model")) request.model = known_model(*model);
+  if (auto trainer = map.optional("trainer")) request.trainer = trainer_value(*trainer);
   return request;
 }
 
@@ -433,15 +454,8 @@ SweepConfig load_sweep_config(const std::string& path) {
     for (const Value& item : items) config.held_out.push_back(parse_observation(item, catalog));
   }
 
-  if (auto model = top.optional("model")) {
-    config.model = model->as_string();
-    const bool known = std::any_of(std::begin(kKnownModels), std::end(kKnownModels),
-                                   [&](const char* m) { return config.model == m; });
-    if (!known) {
-      model->fail("unknown model '" + config.model + "' (expected resnet18-cifar, resnet18-imagenet or fashion-cnn)");
-    }
-  }
-  config.train_samples = config.model == "fashion-cnn" ? kFashionMnistTrainSamples : kCifar10TrainSamples;
+  if (auto model = top.optional("model")) config.model = known_model(*model);
+  config.train_samples = default_train_samples(config.model);
 
   std::optional<Value> samples_node;
   if (auto dataset = top.optional("dataset")) {
@@ -450,12 +464,7 @@ SweepConfig load_sweep_config(const std::string& path) {
     if (samples_node) config.train_samples = samples_node->as_int64(/*min=*/1);
   }
 
-  if (auto trainer = top.optional("trainer")) {
-    const std::string name = trainer->as_string();
-    const std::optional<Trainer> parsed = parse_trainer(name);
-    if (!parsed) trainer->fail("unknown trainer '" + name + "' (expected pytorch or trainsim)");
-    config.trainer = *parsed;
-  }
+  if (auto trainer = top.optional("trainer")) config.trainer = trainer_value(*trainer);
 
   if (auto loader = top.optional("loader")) {
     const Map map(*loader, {"workers", "persistent_workers", "pin_memory"});
@@ -517,6 +526,23 @@ SweepConfig load_sweep_config(const std::string& path) {
   }
   if (auto sync = top.optional("sync_batchnorm")) config.sync_batchnorm = sync->as_bool();
   return config;
+}
+
+std::optional<SweepConfig> large_batch_sweep(const SweepConfig& config) {
+  if (!config.large_batch) return std::nullopt;
+  const LargeBatchRequest& request = *config.large_batch;
+  const bool other_model = request.model && *request.model != config.model;
+  const bool other_trainer = request.trainer && *request.trainer != config.trainer;
+  if (!other_model && !other_trainer) return std::nullopt;
+  SweepConfig q4 = config;
+  if (other_model) {
+    q4.model = *request.model;
+    q4.train_samples = default_train_samples(q4.model);
+  }
+  if (request.trainer) q4.trainer = *request.trainer;
+  q4.large_batch->model.reset();
+  q4.large_batch->trainer.reset();
+  return q4;
 }
 
 }  // namespace trainsim

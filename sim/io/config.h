@@ -45,6 +45,11 @@ struct LargeBatchRequest {
   int line = 0;                       // line of that key
   int epochs = 5;                     // k: predict the loss after k epochs
   std::optional<double> target_loss;  // default: the baseline's loss after k epochs
+  // Q4 for another model than the sweep's (large_batch.model), and/or with another trainer
+  // (large_batch.trainer): the sweep's configurations are simulated again for it (its own data
+  // set's epoch), and Q4's times are those.
+  std::optional<std::string> model;
+  std::optional<Trainer> trainer;
 };
 
 // One measured timing a user gives (`observations:`), for the fit (docs/FIT.md): a configuration
@@ -140,5 +145,11 @@ inline int64_t epoch_iterations(Strategy strategy, int64_t gpus, int64_t batch_p
 // first problem: unknown key, wrong type, missing required key, zero/negative sizes, unknown
 // strategy or lr_rule.
 SweepConfig load_sweep_config(const std::string& path);
+
+// The sweep Q4 is simulated on when large_batch names another model or trainer than the sweep's:
+// the same configurations with that model (its data set's epoch: 50,000 CIFAR-10 images for the
+// ResNets, 60,000 Fashion-MNIST images for fashion-cnn) and trainer; nullopt when Q4 uses the
+// sweep itself.
+std::optional<SweepConfig> large_batch_sweep(const SweepConfig& config);
 
 }  // namespace trainsim

@@ -183,7 +183,7 @@ struct EpochPoint {
 
 struct TrainingCurve {
   std::string model;               // e.g. "resnet18-cifar"
-  std::string data;                // "synthetic" or "cifar10"
+  std::string data;                // "synthetic", "cifar10" or "fashion-mnist"
   int64_t batch = 0;               // global batch of the baseline run
   int64_t small_batch = 0;         // B_small of the two-batch estimator (per rank or micro-batch)
   int64_t train_samples = 0;       // samples per epoch

@@ -43,7 +43,7 @@ std::string format_predictions_csv(const std::vector<SimResult>& results, const 
   std::string out = predictions_csv_header() + "\n";
   for (const auto& r : results) {
     std::optional<Q4Row> q4;
-    if (large_batch) q4 = large_batch->row(r);
+    if (large_batch && r.runnable) q4 = large_batch->row(r);
     // A configuration that cannot run has no predicted figures: empty cells.
     const auto timed = [&r](double value) { return r.runnable ? number(value) : std::string(); };
     const std::vector<std::string> cells{

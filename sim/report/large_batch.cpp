@@ -99,6 +99,7 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
          " epochs measured: train loss " + plain(first.train_loss) + " (epoch " + std::to_string(first.epoch) +
          ") -> " + plain(last.train_loss) + ", gradient noise scale B_noise " + plain(first.noise_scale) +
          " -> " + plain(last.noise_scale) + "\n";
+  if (!report.sweep_note().empty()) out += "- " + report.sweep_note() + "\n";
   out += "- target loss: " + plain(model.target_loss()) + " (" + model.target_source() + ")\n";
   out += std::string("- lr rule for other batches: ") + to_string(settings.lr_rule) +
          " (config lr_rule), relative to the baseline's lr at batch " + std::to_string(curve.batch) + "\n";
@@ -113,6 +114,7 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
                    "epochs to target", "time to target s", "efficiency", "goodput samples/s", "notes"});
   NumberedNotes notes;
   for (const SimResult& r : grid.all()) {
+    if (!r.runnable) continue;  // no epoch time, no global batch: not a row of Q4
     const Q4Row row = report.row(r);
     const LargeBatchPrediction& p = row.prediction;
     std::vector<std::string> row_notes = p.notes;

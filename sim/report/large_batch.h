@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/config.h"
@@ -34,12 +35,16 @@ class LargeBatchReport {
   Q4Row row(const SimResult& result) const;
   const LargeBatchModel& model() const { return model_; }
   int64_t config_train_samples() const { return config_train_samples_; }
+  // A line under Q4's heading saying where its times come from (Q4's own sweep).
+  void set_sweep_note(std::string note) { sweep_note_ = std::move(note); }
+  const std::string& sweep_note() const { return sweep_note_; }
 
  private:
   LargeBatchReport(LargeBatchModel model, int64_t config_train_samples)
       : model_(std::move(model)), config_train_samples_(config_train_samples) {}
   LargeBatchModel model_;
   int64_t config_train_samples_;
+  std::string sweep_note_;
 };
 
 // "## Q4: ..." with the baseline, the target, the table (one row per configuration, in sweep

@@ -448,7 +448,9 @@ std::string format_report(const ReportContext& context, const ResultGrid& grid, 
   if (extras.without_sync_batchnorm != nullptr && extras.profile != nullptr) {
     out += format_sync_batchnorm(*extras.profile, context.model, grid, *extras.without_sync_batchnorm);
   }
-  if (extras.large_batch != nullptr) out += format_q4(*extras.large_batch, grid);
+  if (extras.large_batch != nullptr) {
+    out += format_q4(*extras.large_batch, extras.large_batch_grid != nullptr ? *extras.large_batch_grid : grid);
+  }
   return out + format_notes(grid);
 }
 

@@ -93,6 +93,7 @@ std::string format_metric_definitions();
 // the SyncBatchNorm table when the config turns it on (with the sweep re-simulated without it).
 struct ReportExtras {
   const LargeBatchReport* large_batch = nullptr;
+  const ResultGrid* large_batch_grid = nullptr;     // Q4's own sweep (large_batch.model); null: the sweep
   const Profile* profile = nullptr;                 // needed with without_sync_batchnorm
   const ResultGrid* without_sync_batchnorm = nullptr;
 };

@@ -1,0 +1,309 @@
+#include "largebatch/compare.h"
+
+#include <boost/program_options.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include "cli_util.h"
+#include "io/profile_io.h"
+#include "largebatch/text_file.h"
+#include "usage_error.h"
+
+namespace trainsim::measure {
+namespace fs = std::filesystem;
+namespace {
+
+std::string fixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+std::string cell(const std::optional<double>& value, int digits) { return value ? fixed(*value, digits) : "-"; }
+
+std::string signed_cell(const std::optional<double>& value, int digits) {
+  if (!value) return "-";
+  return (*value >= 0 ? "+" : "") + fixed(*value, digits);
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  std::string text = s.str();
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
+}
+
+// The run's curve: the profile's only training curve.
+TrainingCurve load_curve(const fs::path& path) {
+  const Profile profile = load_profile(path.string());
+  if (profile.training.size() != 1) {
+    throw std::runtime_error(path.string() + ": holds " + std::to_string(profile.training.size()) +
+                             " training curves, a run's file holds one");
+  }
+  return profile.training.front();
+}
+
+double mean_abs(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += std::fabs(v);
+  return values.empty() ? 0 : sum / static_cast<double>(values.size());
+}
+
+}  // namespace
+
+std::optional<RunName> parse_run_name(const std::string& file_name) {
+  static const std::regex pattern(R"(b([0-9]+)-(constant|linear|linear-warmup|sqrt)-s([0-9]+)\.yaml)");
+  std::smatch m;
+  if (!std::regex_match(file_name, m, pattern)) return std::nullopt;
+  RunName name;
+  name.batch = std::stoll(m[1].str());
+  name.rule = *parse_lr_rule(m[2].str());
+  name.seed = std::stoull(m[3].str());
+  if (name.batch < 1) return std::nullopt;
+  return name;
+}
+
+ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
+  std::error_code ec;
+  if (!fs::is_directory(o.runs_dir, ec)) throw std::runtime_error(o.runs_dir + ": not a folder of run curves");
+  std::vector<std::pair<RunName, fs::path>> found;
+  for (const auto& entry : fs::directory_iterator(o.runs_dir)) {
+    if (const auto name = parse_run_name(entry.path().filename().string())) found.emplace_back(*name, entry.path());
+  }
+  const auto order = [](const RunName& a, const RunName& b) {
+    if (a.seed != b.seed) return a.seed < b.seed;
+    if (a.rule != b.rule) return static_cast<int>(a.rule) < static_cast<int>(b.rule);
+    return a.batch < b.batch;
+  };
+  std::sort(found.begin(), found.end(), [&](const auto& a, const auto& b) { return order(a.first, b.first); });
+
+  ComparisonSummary summary;
+  std::map<uint64_t, TrainingCurve> baselines;
+  for (const auto& [name, path] : found) {
+    if (name.batch == o.base_batch && name.rule == LrRule::kConstant) {
+      TrainingCurve curve = load_curve(path);
+      if (static_cast<int>(curve.epochs.size()) < o.epochs) {
+        throw std::runtime_error(path.string() + ": the baseline has " + std::to_string(curve.epochs.size()) +
+                                 " epochs, the comparison needs " + std::to_string(o.epochs));
+      }
+      baselines.emplace(name.seed, std::move(curve));
+    }
+  }
+  for (const auto& [seed, curve] : baselines) {
+    summary.seeds.push_back(seed);
+    summary.baselines.push_back(curve);
+  }
+
+  std::vector<double> loss_errors, accuracy_errors, epochs_errors;
+  for (const auto& [name, path] : found) {
+    if (name.batch == o.base_batch && name.rule == LrRule::kConstant) continue;
+    const auto baseline = baselines.find(name.seed);
+    if (baseline == baselines.end()) {
+      throw std::runtime_error(path.string() + ": no baseline for seed " + std::to_string(name.seed) + " (b" +
+                               std::to_string(o.base_batch) + "-constant-s" + std::to_string(name.seed) +
+                               ".yaml in " + o.runs_dir + ")");
+    }
+    LargeBatchSettings settings;
+    settings.epochs = o.epochs;
+    settings.lr_rule = name.rule;
+    // Default target: where the baseline was after its first epoch, a loss the large batches
+    // reach within a few epochs or not at all (the question Q4 asks).
+    settings.target_loss = o.target_loss.value_or(baseline->second.epochs.front().train_loss);
+    const LargeBatchModel model(baseline->second, o.num_classes, settings);
+
+    RunComparison c;
+    c.run = name;
+    c.file = path.filename().string();
+    c.target_loss = model.target_loss();
+    c.predicted = model.predict(name.batch);
+
+    const fs::path failed = path.string() + ".failed";
+    const TrainingCurve curve = load_curve(path);
+    if (fs::exists(failed, ec)) {
+      c.measured_missing = read_text(failed);
+    } else if (static_cast<int>(curve.epochs.size()) < o.epochs) {
+      throw std::runtime_error(path.string() + ": " + std::to_string(curve.epochs.size()) + " of " +
+                               std::to_string(o.epochs) + " epochs and no " + failed.filename().string() +
+                               " (an interrupted run: run scripts/largebatch-fashion.sh again)");
+    } else {
+      const EpochPoint& at_k = curve.epochs[static_cast<size_t>(o.epochs - 1)];
+      c.loss_at_k = at_k.train_loss;
+      if (at_k.test_accuracy >= 0) c.test_accuracy_at_k = at_k.test_accuracy;
+      // The run's own curve, interpolated as the baseline's is (from the untrained model's ln C).
+      TrainingCurve first_k = curve;
+      first_k.epochs.resize(static_cast<size_t>(o.epochs));
+      const BaselineCurve measured(first_k, o.num_classes);
+      if (const auto examples = measured.examples_to_loss(c.target_loss)) {
+        c.epochs_to_target = *examples / static_cast<double>(curve.train_samples);
+      }
+    }
+    if (c.predicted.refused.empty()) {
+      if (c.loss_at_k && c.predicted.loss_at_k) {
+        c.loss_error_pct = (*c.predicted.loss_at_k - *c.loss_at_k) / *c.loss_at_k * 100.0;
+        loss_errors.push_back(*c.loss_error_pct);
+      }
+      if (c.test_accuracy_at_k && c.predicted.test_accuracy_at_k) {
+        c.accuracy_error_points = (*c.predicted.test_accuracy_at_k - *c.test_accuracy_at_k) * 100.0;
+        accuracy_errors.push_back(*c.accuracy_error_points);
+      }
+      if (c.epochs_to_target && c.predicted.epochs_to_target) {
+        c.epochs_error_pct = (*c.predicted.epochs_to_target - *c.epochs_to_target) / *c.epochs_to_target * 100.0;
+        epochs_errors.push_back(*c.epochs_error_pct);
+      }
+    }
+    summary.runs.push_back(std::move(c));
+  }
+  if (summary.runs.empty()) throw std::runtime_error(o.runs_dir + ": no runs besides the baselines");
+  summary.loss_error_pct = mean_abs(loss_errors);
+  summary.loss_count = static_cast<int>(loss_errors.size());
+  summary.accuracy_error_points = mean_abs(accuracy_errors);
+  summary.accuracy_count = static_cast<int>(accuracy_errors.size());
+  summary.epochs_error_pct = mean_abs(epochs_errors);
+  summary.epochs_count = static_cast<int>(epochs_errors.size());
+  return summary;
+}
+
+std::string format_error_lines(const ComparisonSummary& s, const CompareOptions& o) {
+  const std::string k = std::to_string(o.epochs);
+  const auto over = [&](int n) { return " over " + std::to_string(n) + " of " + std::to_string(s.runs.size()) + " runs"; };
+  std::string out;
+  out += "loss error: " + (s.loss_count ? fixed(s.loss_error_pct, 1) + "%" : std::string("n/a")) +
+         " (training loss at epoch " + k + "," + over(s.loss_count) + ")\n";
+  out += "accuracy error: " + (s.accuracy_count ? fixed(s.accuracy_error_points, 1) + " points" : std::string("n/a")) +
+         " (test accuracy at epoch " + k + "," + over(s.accuracy_count) + ")\n";
+  out += "epochs-to-target error: " + (s.epochs_count ? fixed(s.epochs_error_pct, 1) + "%" : std::string("n/a")) +
+         " (epochs to the target loss," + over(s.epochs_count) + ": the runs that reached it in " + k +
+         " epochs and were predicted)\n";
+  return out;
+}
+
+std::string format_comparison_csv(const ComparisonSummary& s) {
+  std::string out =
+      "seed,rule,batch,target_loss,pred_loss_at_k,meas_loss_at_k,loss_error_pct,pred_test_acc_at_k,meas_test_acc_at_k,"
+      "accuracy_error_points,pred_epochs_to_target,meas_epochs_to_target,epochs_error_pct,refused,measured_missing\n";
+  const auto num = [](const std::optional<double>& v) { return v ? fixed(*v, 6) : std::string(); };
+  const auto quoted = [](const std::string& t) {
+    std::string q = "\"";
+    for (char ch : t) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+  };
+  for (const auto& c : s.runs) {
+    out += std::to_string(c.run.seed) + "," + to_string(c.run.rule) + "," + std::to_string(c.run.batch) + "," +
+           fixed(c.target_loss, 6) + "," + num(c.predicted.loss_at_k) + "," + num(c.loss_at_k) + "," +
+           num(c.loss_error_pct) + "," + num(c.predicted.test_accuracy_at_k) + "," + num(c.test_accuracy_at_k) + "," +
+           num(c.accuracy_error_points) + "," + num(c.predicted.epochs_to_target) + "," + num(c.epochs_to_target) +
+           "," + num(c.epochs_error_pct) + "," + quoted(c.predicted.refused) + "," + quoted(c.measured_missing) + "\n";
+  }
+  return out;
+}
+
+std::string format_comparison_report(const ComparisonSummary& s, const CompareOptions& o, const std::string& command) {
+  const std::string k = std::to_string(o.epochs);
+  std::string out = "# Large batches on real data: predicted vs measured\n\n";
+  out += "Reproduce: `" + command + "` on the runs of `scripts/largebatch-fashion.sh` (docs/LARGE_BATCH.md).\n\n";
+  out += "Each seed's baseline (batch " + std::to_string(o.base_batch) +
+         ", constant lr) is the only input of the predictions (trainsim_stats, what `simulate` prints as Q4); "
+         "every other run is compared with them after " + k + " epochs.\n\n";
+  out += "## Baselines\n\n| seed | data | epoch | train loss | test acc | B_noise |\n|---:|:---|---:|---:|---:|---:|\n";
+  for (size_t i = 0; i < s.baselines.size(); ++i) {
+    for (const auto& p : s.baselines[i].epochs) {
+      out += "| " + std::to_string(s.seeds[i]) + " | " + s.baselines[i].data + " | " + std::to_string(p.epoch) + " | " +
+             fixed(p.train_loss, 4) + " | " + fixed(p.test_accuracy, 4) + " | " + fixed(p.noise_scale, 1) + " |\n";
+    }
+  }
+  out += "\n## Runs\n\nloss: mean training loss of epoch " + k + "; acc: test accuracy after epoch " + k +
+         "; epochs: to the target loss (the seed's baseline loss after epoch 1 unless --target-loss), interpolated; "
+         "error = predicted - measured (loss and epochs in % of the measured value, accuracy in points).\n\n";
+  out += "| seed | rule | batch | B/B0 | loss pred | loss meas | err % | acc pred | acc meas | err pts | epochs pred | "
+         "epochs meas | err % | notes |\n";
+  out += "|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n";
+  for (const auto& c : s.runs) {
+    std::string notes = c.predicted.refused;
+    if (!c.measured_missing.empty()) notes += (notes.empty() ? "" : "; ") + std::string("run: ") + c.measured_missing;
+    if (c.loss_at_k && !c.epochs_to_target) notes += (notes.empty() ? "" : "; ") + std::string("target not reached in ") + k + " epochs";
+    out += "| " + std::to_string(c.run.seed) + " | " + to_string(c.run.rule) + " | " + std::to_string(c.run.batch) +
+           " | " + fixed(static_cast<double>(c.run.batch) / static_cast<double>(o.base_batch), 0) + "x | " +
+           cell(c.predicted.loss_at_k, 4) + " | " + cell(c.loss_at_k, 4) + " | " + signed_cell(c.loss_error_pct, 1) +
+           " | " + cell(c.predicted.test_accuracy_at_k, 4) + " | " + cell(c.test_accuracy_at_k, 4) + " | " +
+           signed_cell(c.accuracy_error_points, 1) + " | " + cell(c.predicted.epochs_to_target, 2) + " | " +
+           cell(c.epochs_to_target, 2) + " | " + signed_cell(c.epochs_error_pct, 1) + " | " + notes + " |\n";
+  }
+  out += "\n## Errors (mean absolute)\n\n" + format_error_lines(s, o);
+  return out;
+}
+
+namespace {
+
+namespace po = boost::program_options;
+
+po::options_description compare_flags(CompareOptions& o, double& target_loss, int64_t& base_batch, int64_t& epochs) {
+  po::options_description flags("measure largebatch-compare: large-batch predictions against real runs",
+                                /*line_length=*/100, /*min_description_length=*/50);
+  // clang-format off
+  flags.add_options()
+    ("help,h", "print this help")
+    ("dir", po::value(&o.runs_dir)->required(),
+       "the folder scripts/largebatch-fashion.sh wrote: its runs/ are read, report.md and comparison.csv "
+       "are written beside them")
+    ("base-batch", po::value(&base_batch)->default_value(o.base_batch), "the baselines' batch (b<B>-constant-s<seed>.yaml)")
+    ("epochs", po::value(&epochs)->default_value(o.epochs), "k: loss and accuracy after k epochs")
+    ("target-loss", po::value(&target_loss), "target training loss (default: each seed's baseline loss after epoch 1)")
+    ("quiet", "print only the three error lines");
+  // clang-format on
+  return flags;
+}
+
+}  // namespace
+
+int largebatch_compare_main(int argc, char** argv) {
+  const std::vector<std::string> args(argv, argv + argc);
+  CompareOptions o;
+  double target_loss = 0;
+  int64_t base_batch = 0, epochs = 0;
+  const auto flags = compare_flags(o, target_loss, base_batch, epochs);
+  if (std::find(args.begin() + 1, args.end(), "--help") != args.end() ||
+      std::find(args.begin() + 1, args.end(), "-h") != args.end()) {
+    std::cout << "Usage: measure largebatch-compare --dir DIR [flags]\n\n"
+                 "Compares the large-batch model's predictions (from each seed's baseline run alone) with the\n"
+                 "runs at other batches and learning-rate rules: training loss and test accuracy after k epochs,\n"
+                 "epochs to a target loss. Writes DIR/report.md and DIR/comparison.csv; the last three lines\n"
+                 "printed are the mean absolute errors (docs/LARGE_BATCH.md).\n\n"
+              << flags;
+    return 0;
+  }
+  const auto vm = parse_flags(args, flags, "largebatch-compare: ");
+  o.base_batch = at_least("base-batch", base_batch, 1);
+  o.epochs = bounded_int("epochs", epochs, 1);
+  if (vm.count("target-loss")) {
+    if (!(target_loss > 0) || !std::isfinite(target_loss)) {
+      throw UsageError("--target-loss: " + std::to_string(target_loss) + " must be finite and > 0");
+    }
+    o.target_loss = target_loss;
+  }
+  const std::string dir = o.runs_dir;
+  o.runs_dir = (fs::path(dir) / "runs").string();
+  const ComparisonSummary summary = compare_large_batch_runs(o);
+  const std::string command = "measure " + join_command_line(argc, argv);
+  const std::string report = (fs::path(dir) / "report.md").string();
+  const std::string csv = (fs::path(dir) / "comparison.csv").string();
+  write_text_atomically(report, format_comparison_report(summary, o, command));
+  write_text_atomically(csv, format_comparison_csv(summary));
+  if (!vm.count("quiet")) {
+    std::cout << summary.runs.size() << " runs compared with the predictions from " << summary.baselines.size()
+              << " baseline(s); wrote " << report << " and " << csv << "\n";
+  }
+  std::cout << format_error_lines(summary, o);
+  return 0;
+}
+
+}  // namespace trainsim::measure

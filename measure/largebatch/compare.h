@@ -1,0 +1,78 @@
+#pragma once
+// `measure largebatch-compare RUNS`: the large-batch predictions of trainsim_stats (what
+// `simulate` prints as Q4) against real runs at other batches (docs/LARGE_BATCH.md "Validation on
+// real data"). RUNS holds one curve per run, written by `measure baseline --profile` as
+// scripts/largebatch-fashion.sh names them: b<batch>-<rule>-s<seed>.yaml, the baseline of each
+// seed b<base>-constant-s<seed>.yaml, and b<...>.yaml.failed beside a run that diverged.
+// Torch-free.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/profile.h"
+#include "stats/large_batch.h"
+#include "stats/lr_rule.h"
+
+namespace trainsim::measure {
+
+struct CompareOptions {
+  std::string runs_dir;
+  int64_t base_batch = 128;
+  int epochs = 5;                     // k: loss and accuracy after k epochs
+  std::optional<double> target_loss;  // default: each seed's baseline loss after epoch 1
+  int num_classes = 10;
+};
+
+struct RunName {
+  int64_t batch = 0;
+  LrRule rule = LrRule::kConstant;
+  uint64_t seed = 0;
+};
+// b<batch>-<rule>-s<seed>.yaml -> its parts; nullopt for any other name.
+std::optional<RunName> parse_run_name(const std::string& file_name);
+
+// One run against its prediction.
+struct RunComparison {
+  RunName run;
+  std::string file;
+  double target_loss = 0;
+  LargeBatchPrediction predicted;
+  std::optional<double> loss_at_k;            // measured: the run's epoch-k mean training loss
+  std::optional<double> test_accuracy_at_k;   // measured
+  std::optional<double> epochs_to_target;     // measured: first crossing of the target, interpolated
+  std::string measured_missing;               // why loss_at_k is empty: diverged, incomplete
+  // Errors where both sides exist: (predicted - measured) / measured in %, and in points.
+  std::optional<double> loss_error_pct;
+  std::optional<double> accuracy_error_points;
+  std::optional<double> epochs_error_pct;
+};
+
+struct ComparisonSummary {
+  std::vector<RunComparison> runs;          // sorted by seed, rule, batch
+  std::vector<TrainingCurve> baselines;     // one per seed, in seed order
+  std::vector<uint64_t> seeds;
+  // Mean absolute errors over the runs where both sides exist, and how many those are.
+  double loss_error_pct = 0;
+  int loss_count = 0;
+  double accuracy_error_points = 0;
+  int accuracy_count = 0;
+  double epochs_error_pct = 0;
+  int epochs_count = 0;
+};
+
+// Reads RUNS and compares. Throws std::runtime_error naming the file for a missing baseline, a
+// run that is neither complete (k epochs) nor marked failed, or an unreadable curve.
+ComparisonSummary compare_large_batch_runs(const CompareOptions& options);
+
+std::string format_comparison_report(const ComparisonSummary& summary, const CompareOptions& options,
+                                     const std::string& command);
+std::string format_comparison_csv(const ComparisonSummary& summary);
+// The three lines the report ends with: "loss error: X% ...", "accuracy error: X points ...",
+// "epochs-to-target error: X% ...".
+std::string format_error_lines(const ComparisonSummary& summary, const CompareOptions& options);
+
+int largebatch_compare_main(int argc, char** argv);
+
+}  // namespace trainsim::measure

@@ -1,0 +1,147 @@
+// measure largebatch-compare's arithmetic (measure/largebatch/compare.h) on hand-made run curves
+// whose predictions are known by hand: a baseline with an enormous noise scale scales perfectly
+// (E_B = E_0), so the prediction at any batch is the baseline's own curve.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "io/profile_io.h"
+#include "largebatch/compare.h"
+
+namespace trainsim::measure {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CompareTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "trainsim-lb-compare-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    fs::create_directories(dir_ / "runs");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A run's file as `measure baseline --profile` writes it: machine, measurement, one curve.
+  void write_run(const std::string& name, int64_t batch, const std::vector<double>& losses,
+                 const std::vector<double>& test_accuracies) {
+    Profile p;
+    p.machine.name = "test-machine";
+    p.machine.device_kind = "cpu";
+    p.measurement.command = "measure baseline";
+    p.measurement.data = "synthetic";
+    TrainingCurve c;
+    c.model = "fashion-cnn";
+    c.data = "synthetic";
+    c.batch = batch;
+    c.small_batch = batch / 4;
+    c.train_samples = 1000;
+    c.lr = 0.1;
+    c.lr_rule = "constant";
+    for (size_t i = 0; i < losses.size(); ++i) {
+      EpochPoint e;
+      e.epoch = static_cast<int>(i) + 1;
+      e.examples = 1000.0 * static_cast<double>(i + 1);
+      e.train_loss = losses[i];
+      e.train_accuracy = 0.5;
+      e.test_accuracy = test_accuracies[i];
+      e.grad_sq_norm = 1e-6;
+      e.trace_sigma = 1e3;
+      e.noise_scale = 1e9;
+      c.epochs.push_back(e);
+    }
+    p.training.push_back(c);
+    write_profile_atomic(p, (dir_ / "runs" / name).string());
+  }
+
+  CompareOptions options() const {
+    CompareOptions o;
+    o.runs_dir = (dir_ / "runs").string();
+    o.base_batch = 128;
+    o.epochs = 2;
+    return o;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CompareTest, ErrorsAgainstHandComputedPredictions) {
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  // Predicted at 512 (perfect scaling): loss 0.5 and accuracy 0.8 at epoch 2, the target (the
+  // baseline's epoch-1 loss 1.0) after 1 epoch. Measured: 0.8, 0.75, and the loss crosses 1.0
+  // halfway between epoch 1 (1.2) and epoch 2 (0.8): 1.5 epochs.
+  write_run("b512-linear-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  write_run("b2048-constant-s0.yaml", 2048, {1.5, 1.1}, {0.5, 0.6});  // constant lr at 16x: refused
+  write_run("b1024-linear-s0.yaml", 1024, {2.0}, {0.3});
+  std::ofstream(dir_ / "runs" / "b1024-linear-s0.yaml.failed") << "epoch 2: the training loss is not finite\n";
+  std::ofstream(dir_ / "runs" / "notes.txt") << "not a run\n";
+
+  const ComparisonSummary s = compare_large_batch_runs(options());
+  ASSERT_EQ(s.runs.size(), 3u);
+  ASSERT_EQ(s.baselines.size(), 1u);
+  const RunComparison* linear512 = nullptr;
+  for (const auto& c : s.runs) {
+    if (c.run.batch == 512) linear512 = &c;
+  }
+  ASSERT_NE(linear512, nullptr);
+  EXPECT_NEAR(*linear512->predicted.loss_at_k, 0.5, 1e-6);
+  EXPECT_NEAR(*linear512->loss_error_pct, (0.5 - 0.8) / 0.8 * 100, 1e-4);
+  EXPECT_NEAR(*linear512->accuracy_error_points, (0.8 - 0.75) * 100, 1e-4);
+  EXPECT_NEAR(*linear512->epochs_to_target, 1.5, 1e-9);
+  EXPECT_NEAR(*linear512->predicted.epochs_to_target, 1.0, 1e-6);
+  EXPECT_NEAR(*linear512->epochs_error_pct, (1.0 - 1.5) / 1.5 * 100, 1e-4);
+  EXPECT_EQ(s.loss_count, 1);
+  EXPECT_EQ(s.accuracy_count, 1);
+  EXPECT_EQ(s.epochs_count, 1);
+  EXPECT_NEAR(s.loss_error_pct, 37.5, 1e-4);
+  EXPECT_NEAR(s.accuracy_error_points, 5.0, 1e-4);
+  EXPECT_NEAR(s.epochs_error_pct, 100.0 / 3, 1e-4);
+
+  for (const auto& c : s.runs) {
+    if (c.run.batch == 2048) EXPECT_FALSE(c.predicted.refused.empty());
+    if (c.run.batch == 1024) EXPECT_EQ(c.measured_missing, "epoch 2: the training loss is not finite");
+  }
+  const std::string lines = format_error_lines(s, options());
+  EXPECT_NE(lines.find("loss error: 37.5% (training loss at epoch 2, over 1 of 3 runs)\n"), std::string::npos) << lines;
+  EXPECT_NE(lines.find("accuracy error: 5.0 points"), std::string::npos) << lines;
+  EXPECT_NE(lines.find("epochs-to-target error: 33.3%"), std::string::npos) << lines;
+  const std::string report = format_comparison_report(s, options(), "measure largebatch-compare --dir X");
+  EXPECT_NE(report.find("| 0 | linear | 512 | 4x | 0.5000 | 0.8000 | -37.5 |"), std::string::npos) << report;
+}
+
+TEST_F(CompareTest, MissingBaselineAndInterruptedRunsAreErrorsNamingTheFile) {
+  write_run("b512-linear-s3.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  try {
+    compare_large_batch_runs(options());
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no baseline for seed 3"), std::string::npos) << e.what();
+  }
+  write_run("b128-constant-s3.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  write_run("b256-sqrt-s3.yaml", 256, {1.0}, {0.7});  // 1 of 2 epochs, no .failed
+  try {
+    compare_large_batch_runs(options());
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("b256-sqrt-s3.yaml: 1 of 2 epochs"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RunName, ParsesTheScriptsNamesOnly) {
+  const auto n = parse_run_name("b4096-linear-warmup-s1.yaml");
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(n->batch, 4096);
+  EXPECT_EQ(n->rule, LrRule::kLinearWarmup);
+  EXPECT_EQ(n->seed, 1u);
+  EXPECT_FALSE(parse_run_name("b4096-linear-s1.yaml.failed"));
+  EXPECT_FALSE(parse_run_name("b4096-cosine-s1.yaml"));
+  EXPECT_FALSE(parse_run_name("profile.yaml"));
+}
+
+}  // namespace
+}  // namespace trainsim::measure
