@@ -217,20 +217,38 @@ TEST(LargeBatchModel, DefaultTargetWhenTheBaselineIsShorterThanK) {
   EXPECT_NE(m.target_source().find("last epoch (4"), std::string::npos) << m.target_source();
 }
 
-TEST(LargeBatchModel, HugeBatchFallsBeforeTheFirstEpochAndFlagsTheLearningRate) {
-  // B = 8192 = 64 x 128, k = 1: E_0 (100 + 8192)/(100 + 128) = 1000 -> E_0 = 1000 * 228/8292 = 27.5
-  // (B_noise is epoch 1's before epoch 1): loss = ln 10 + (1.5 - ln 10) * 0.0275.
-  const LargeBatchPrediction p = model(1, std::nullopt, LrRule::kLinearWarmup).predict(8192);
+TEST(LargeBatchModel, LargeBatchFallsBeforeTheFirstEpochAndIsCoarse) {
+  // B = 1024 = 8 x 128 under sqrt, k = 1: E_0 (100 + 1024)/(100 + 128) = 1000 -> E_0 = 1000 * 228/1124
+  // = 202.8 (B_noise is epoch 1's before epoch 1): loss = ln 10 + (1.5 - ln 10) * 0.2028. The lr,
+  // sqrt 8 = 2.83 vs tuned (1 + 100/128)/(1 + 100/1024) = 1.623, is 1.74x the tuned one: predicted.
+  const LargeBatchPrediction p = model(1, std::nullopt, LrRule::kSqrt).predict(1024);
   ASSERT_TRUE(p.loss_at_k.has_value());
-  const double t = 228.0 / 8292;
+  EXPECT_FALSE(p.no_progress);
+  const double t = 228.0 / 1124;
   EXPECT_NEAR(*p.loss_at_k, std::log(10.0) + (1.5 - std::log(10.0)) * t, 1e-6);
-  ASSERT_EQ(p.notes.size(), 2u);
+  ASSERT_EQ(p.notes.size(), 1u);
   EXPECT_NE(p.notes[0].find("before the baseline's first epoch"), std::string::npos) << p.notes[0];
-  // Linear lr ratio 64 vs tuned (1 + 100/128)/(1 + 100/8192) = 1.7597 at the target's B_noise 100:
-  // 36.4x the tuned lr.
-  EXPECT_NE(p.notes[1].find("linear-warmup lr at 64x the baseline batch (128) is 36.4x the model's tuned lr"),
-            std::string::npos)
-      << p.notes[1];
+}
+
+// McCandlish et al.: past twice eps_max (the tuned lr of an unlimited batch) even the noiseless
+// loss rises. Linear scaling to 64x gives 64 x the baseline lr, eps_max is 1 + 100/128 = 1.78125 x
+// it at the target's B_noise 100: 35.9x, so no progress: the untrained model's loss ln 10 and
+// accuracy 1/10, no target.
+TEST(LargeBatchModel, AboveTwiceTheTunedLearningRateNoProgressIsPredicted) {
+  const LargeBatchPrediction p = model(1, std::nullopt, LrRule::kLinearWarmup).predict(8192);
+  EXPECT_TRUE(p.no_progress);
+  EXPECT_TRUE(p.refused.empty());
+  ASSERT_TRUE(p.loss_at_k.has_value());
+  EXPECT_DOUBLE_EQ(*p.loss_at_k, std::log(10.0));
+  EXPECT_DOUBLE_EQ(*p.train_accuracy_at_k, 0.1);
+  EXPECT_DOUBLE_EQ(*p.test_accuracy_at_k, 0.1);
+  EXPECT_FALSE(p.epochs_to_target.has_value());
+  EXPECT_FALSE(p.efficiency.has_value());
+  EXPECT_EQ(p.target_missing, "never: no progress at this lr");
+  ASSERT_EQ(p.notes.size(), 1u);
+  EXPECT_EQ(p.notes[0].rfind("no progress: linear-warmup lr at 64x the baseline batch (128) is 35.9x eps_max", 0), 0u)
+      << p.notes[0];
+  EXPECT_NE(p.notes[0].find("the untrained model's"), std::string::npos) << p.notes[0];
 }
 
 TEST(LargeBatchModel, ConstantLearningRateFarFromTheBaselineIsRefused) {
@@ -252,28 +270,41 @@ TEST(LargeBatchModel, ConstantLearningRateFarFromTheBaselineIsRefused) {
   EXPECT_TRUE(four.notes.empty());
 }
 
-TEST(LargeBatchModel, LinearWithoutWarmupBeyond8xIsFlagged) {
-  const LargeBatchPrediction p = model(4, 0.9, LrRule::kLinear).predict(2048);
-  EXPECT_TRUE(p.refused.empty());
-  EXPECT_TRUE(p.epochs_to_target.has_value());
-  EXPECT_TRUE(has_note(p, "linear lr scaling without warm-up at 16x the baseline batch (128)"));
-  // The tuned-lr note too: linear 16 vs (1 + 200/128)/(1 + 200/2048) = 2.3345 at the target -> 6.85x.
-  EXPECT_TRUE(has_note(p, "linear lr at 16x the baseline batch (128) is 6.85x the model's tuned lr"));
-  // linear-warmup at the same batch: no warm-up warning, the same tuned-lr note.
-  const LargeBatchPrediction warm = model(4, 0.9, LrRule::kLinearWarmup).predict(2048);
-  EXPECT_FALSE(has_note(warm, "without warm-up"));
-  EXPECT_TRUE(has_note(warm, "6.85x the model's tuned lr"));
-  // 4x the batch: no warm-up warning.
-  EXPECT_FALSE(has_note(model(4, 0.9, LrRule::kLinear).predict(512), "without warm-up"));
+TEST(LargeBatchModel, LinearScalingFarPastTheNoiseScaleMakesNoProgress) {
+  // linear 16 x the baseline lr vs eps_max = (1 + 200/128) = 2.5625 x it at the target -> 6.24x,
+  // with or without warm-up (warm-up only delays the rule's lr).
+  for (LrRule rule : {LrRule::kLinear, LrRule::kLinearWarmup}) {
+    const LargeBatchPrediction p = model(4, 0.9, rule).predict(2048);
+    EXPECT_TRUE(p.no_progress);
+    EXPECT_TRUE(has_note(p, std::string("no progress: ") + to_string(rule) +
+                                " lr at 16x the baseline batch (128) is 6.24x eps_max"));
+    EXPECT_FALSE(p.epochs_to_target.has_value());
+  }
+  // 2x: linear 2 vs eps_max 2.5625: progress; vs the tuned (1 + 200/128)/(1 + 200/256) = 1.4386:
+  // 1.39x, no note.
+  const LargeBatchPrediction two = model(4, 0.9, LrRule::kLinear).predict(256);
+  EXPECT_FALSE(two.no_progress);
+  EXPECT_TRUE(two.epochs_to_target.has_value());
+  EXPECT_FALSE(has_note(two, "tuned lr"));
 }
 
 TEST(LargeBatchModel, SqrtRuleNearTheTunedLearningRate) {
-  // sqrt(2048/128) = 4 vs tuned 2.3345: 1.71x, within 2x: no lr note.
+  // sqrt(2048/128) = 4 vs tuned 2.3345: 1.71x, within 2x: predicted, no lr note.
   const LargeBatchPrediction p = model(4, 0.9, LrRule::kSqrt).predict(2048);
   EXPECT_TRUE(p.refused.empty());
+  EXPECT_FALSE(p.no_progress);
   EXPECT_FALSE(has_note(p, "tuned lr"));
-  // At 64x: sqrt 8 vs tuned (1 + 200/128)/(1 + 200/8192) = 2.502: 3.2x -> noted.
-  EXPECT_TRUE(has_note(model(4, 0.9, LrRule::kSqrt).predict(8192), "3.2x the model's tuned lr"));
+  // At 64x: sqrt 8 vs eps_max 2.5625: 3.12x -> no progress.
+  const LargeBatchPrediction far = model(4, 0.9, LrRule::kSqrt).predict(8192);
+  EXPECT_TRUE(far.no_progress);
+  EXPECT_TRUE(has_note(far, "3.12x eps_max"));
+  // Between twice the tuned lr and twice eps_max: predicted, with the optimistic note. sqrt at 16x
+  // with B_noise 200 is 1.71x tuned; linear at 4x: 4 vs eps_max 2.5625 (1.56x) and vs the tuned
+  // (1 + 200/128)/(1 + 200/512) = 1.8427: 2.17x -> noted, predicted.
+  const LargeBatchPrediction four = model(4, 0.9, LrRule::kLinear).predict(512);
+  EXPECT_FALSE(four.no_progress);
+  EXPECT_TRUE(four.epochs_to_target.has_value());
+  EXPECT_TRUE(has_note(four, "2.17x the model's tuned lr"));
 }
 
 TEST(LargeBatchModel, RejectsBadSettings) {

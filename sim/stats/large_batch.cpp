@@ -164,6 +164,35 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   const double n = static_cast<double>(c.train_samples);
   const std::string measured = std::to_string(c.epochs.back().epoch) + " epochs measured";
 
+  // The learning-rate rule against the model's tuned lr, at the target's noise scale (else the last).
+  const std::optional<double> e0_target = baseline_.examples_to_loss(target_loss_);
+  const double noise = e0_target ? baseline_.at(*e0_target).noise_scale : c.epochs.back().noise_scale;
+  const double mismatch = lr_ratio(settings_.lr_rule, b, b0) / tuned_lr_ratio(b, b0, noise);
+  const std::string lr_text = std::string(to_string(settings_.lr_rule)) + " lr at " + batch_text + " is " +
+                              short_number(mismatch) + "x the model's tuned lr (eps_max / (1 + B_noise/B), B_noise " +
+                              short_number(noise) + ")";
+  // McCandlish et al. 2018 ("An Empirical Model of Large-Batch Training", section 2): one SGD step
+  // changes the expected loss by -eps |G|^2 + eps^2 / 2 (G^T H G + tr(H Sigma) / B). Its noiseless
+  // part rises once eps > 2 eps_max (eps_max = |G|^2 / G^T H G, the tuned lr of an unlimited batch,
+  // eps_opt(B_0) (1 + B_noise/B_0) with the baseline's lr taken as tuned): the curvature bound, past
+  // which training diverges however large the batch. Then the model predicts no progress: after k
+  // epochs the loss and accuracies are the untrained model's and the target is never reached
+  // (warm-up only delays the rule's lr). Between 2 eps_opt(B) and 2 eps_max the noise term keeps the
+  // loss on a floor instead: predicted as tuned, with the note below.
+  const double over_max = lr_ratio(settings_.lr_rule, b, b0) / (1 + noise / b0);
+  if (over_max > kNoProgressLrRatio) {
+    p.no_progress = true;
+    p.loss_at_k = baseline_.untrained_loss();
+    p.train_accuracy_at_k = 1.0 / baseline_.num_classes();
+    if (baseline_.at(0).test_accuracy) p.test_accuracy_at_k = 1.0 / baseline_.num_classes();
+    p.target_missing = "never: no progress at this lr";
+    p.notes.push_back("no progress: " + std::string(to_string(settings_.lr_rule)) + " lr at " + batch_text + " is " +
+                      short_number(over_max) + "x eps_max, the model's tuned lr for an unlimited batch (baseline lr x (1 + "
+                      "B_noise/B_0), B_noise " + short_number(noise) + "); above 2x an SGD step raises even the "
+                      "noiseless loss: loss and accuracy are the untrained model's");
+    return p;
+  }
+
   // Loss after k epochs: the baseline at E_0 with E_0 (B_n + B) / (B_n + B_0) = k N.
   if (const auto e0 = equivalent_baseline_examples(settings_.epochs * n, b)) {
     const BaselineCurve::Point point = baseline_.at(*e0);
@@ -181,12 +210,9 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   }
 
   // Epochs to the target: E_B = E_0(target) (B_n + B) / (B_n + B_0), B_n where the baseline got there.
-  std::optional<double> reference_noise;
-  if (const auto e0 = baseline_.examples_to_loss(target_loss_)) {
-    const double noise = baseline_.at(*e0).noise_scale;
-    reference_noise = noise;
+  if (e0_target) {
     p.noise_scale_at_target = noise;
-    p.examples_to_target = *e0 * examples_ratio(b, b0, noise);
+    p.examples_to_target = *e0_target * examples_ratio(b, b0, noise);
     p.epochs_to_target = *p.examples_to_target / n;
     p.efficiency = pollux_efficiency(noise, b0, b);
   } else {
@@ -194,18 +220,13 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
                        ", last loss " + short_number(c.epochs.back().train_loss) + ")";
   }
 
-  // The learning-rate rule against the model's tuned lr, at the target's noise scale (else the last).
   if (settings_.lr_rule == LrRule::kLinear && ratio > kRuleBatchRatio) {
     p.notes.push_back("linear lr scaling without warm-up at " + batch_text +
                       ": the large early lr often diverges (Goyal et al. warm up over 5 epochs); the "
                       "prediction assumes training stays stable");
   }
-  const double noise = reference_noise.value_or(c.epochs.back().noise_scale);
-  const double mismatch = lr_ratio(settings_.lr_rule, b, b0) / tuned_lr_ratio(b, b0, noise);
   if (mismatch > kLrMismatch || mismatch < 1 / kLrMismatch) {
-    p.notes.push_back(std::string(to_string(settings_.lr_rule)) + " lr at " + batch_text + " is " +
-                      short_number(mismatch) + "x the model's tuned lr (eps_max / (1 + B_noise/B), B_noise " +
-                      short_number(noise) + "): the prediction assumes the tuned lr and is optimistic");
+    p.notes.push_back(lr_text + ": the prediction assumes the tuned lr and is optimistic");
   }
   return p;
 }

@@ -76,6 +76,9 @@ struct LargeBatchPrediction {
   std::string target_missing;                    // why epochs_to_target is empty (refusal aside)
   // Caveats that do not stop the prediction (learning-rate mismatch, extrapolation).
   std::vector<std::string> notes;
+  // The rule's lr is above kNoProgressLrRatio x eps_max: the model predicts no progress (the loss
+  // and accuracies at k are the untrained model's, the target is never reached).
+  bool no_progress = false;
 };
 
 class LargeBatchModel {
@@ -98,6 +101,10 @@ class LargeBatchModel {
   static constexpr double kRuleBatchRatio = 8;
   // Outside [1/2, 2] x the model's tuned learning rate, a rule draws a note.
   static constexpr double kLrMismatch = 2;
+  // Above this multiple of eps_max (the tuned learning rate of an unlimited batch) an SGD step
+  // raises even the noiseless loss (McCandlish et al. 2018: -eps |G|^2 + eps^2/2 G^T H G > 0 for
+  // eps > 2 |G|^2 / G^T H G): no progress is predicted. The theory's 2, not a fitted value.
+  static constexpr double kNoProgressLrRatio = 2;
 
  private:
   // The smallest E_0 with E_0 (B_n(E_0) + B) / (B_n(E_0) + B_0) >= examples; nullopt beyond the curve.
