@@ -104,7 +104,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     summary.baselines.push_back(curve);
   }
 
-  std::vector<double> loss_errors, accuracy_errors, epochs_errors;
+  std::vector<double> loss_errors, accuracy_errors, epochs_errors, trained_loss_errors, trained_accuracy_errors;
   for (const auto& [name, path] : found) {
     if (name.batch == o.base_batch && name.rule == LrRule::kConstant) continue;
     const auto baseline = baselines.find(name.seed);
@@ -148,17 +148,28 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       }
     }
     if (c.predicted.refused.empty()) {
+      if (c.predicted.no_progress) ++summary.no_progress_predicted;
       if (c.loss_at_k && c.predicted.loss_at_k) {
         c.loss_error_pct = (*c.predicted.loss_at_k - *c.loss_at_k) / *c.loss_at_k * 100.0;
         loss_errors.push_back(*c.loss_error_pct);
+        if (!c.predicted.no_progress) trained_loss_errors.push_back(*c.loss_error_pct);
       }
       if (c.test_accuracy_at_k && c.predicted.test_accuracy_at_k) {
         c.accuracy_error_points = (*c.predicted.test_accuracy_at_k - *c.test_accuracy_at_k) * 100.0;
         accuracy_errors.push_back(*c.accuracy_error_points);
+        if (!c.predicted.no_progress) trained_accuracy_errors.push_back(*c.accuracy_error_points);
       }
       if (c.epochs_to_target && c.predicted.epochs_to_target) {
         c.epochs_error_pct = (*c.predicted.epochs_to_target - *c.epochs_to_target) / *c.epochs_to_target * 100.0;
         epochs_errors.push_back(*c.epochs_error_pct);
+      } else if (c.loss_at_k) {  // a complete run: the target within k epochs or not at all
+        // A prediction beyond k epochs that the run did not reach either agrees as far as k shows.
+        const bool predicted_within = c.predicted.epochs_to_target && *c.predicted.epochs_to_target <= o.epochs;
+        if (c.epochs_to_target || predicted_within) {
+          ++summary.target_one_side;
+        } else {
+          ++summary.target_neither;
+        }
       }
     }
     summary.runs.push_back(std::move(c));
@@ -170,6 +181,10 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   summary.accuracy_count = static_cast<int>(accuracy_errors.size());
   summary.epochs_error_pct = mean_abs(epochs_errors);
   summary.epochs_count = static_cast<int>(epochs_errors.size());
+  summary.trained_loss_error_pct = mean_abs(trained_loss_errors);
+  summary.trained_loss_count = static_cast<int>(trained_loss_errors.size());
+  summary.trained_accuracy_error_points = mean_abs(trained_accuracy_errors);
+  summary.trained_accuracy_count = static_cast<int>(trained_accuracy_errors.size());
   return summary;
 }
 
@@ -229,6 +244,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
   out += "|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n";
   for (const auto& c : s.runs) {
     std::string notes = c.predicted.refused;
+    if (c.predicted.no_progress) notes = "predicted: no progress (lr above 2 eps_max)";
     if (!c.measured_missing.empty()) notes += (notes.empty() ? "" : "; ") + std::string("run: ") + c.measured_missing;
     if (c.loss_at_k && !c.epochs_to_target) notes += (notes.empty() ? "" : "; ") + std::string("target not reached in ") + k + " epochs";
     out += "| " + std::to_string(c.run.seed) + " | " + to_string(c.run.rule) + " | " + std::to_string(c.run.batch) +
@@ -238,7 +254,18 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
            signed_cell(c.accuracy_error_points, 1) + " | " + cell(c.predicted.epochs_to_target, 2) + " | " +
            cell(c.epochs_to_target, 2) + " | " + signed_cell(c.epochs_error_pct, 1) + " | " + notes + " |\n";
   }
-  out += "\n## Errors (mean absolute)\n\n" + format_error_lines(s, o);
+  out += "\nThe target within " + k + " epochs on one side only (no percentage exists): " +
+         std::to_string(s.target_one_side) + " runs; on neither side (agreement as far as " + k +
+         " epochs show): " + std::to_string(s.target_neither) + " runs.\n";
+  out += "\n## Errors (mean absolute)\n\n";
+  out += std::to_string(s.no_progress_predicted) + " of the " + std::to_string(s.runs.size()) +
+         " runs are predicted to make no progress (lr above 2 eps_max); over the runs predicted to train, "
+         "the test of the McCandlish relation itself: loss " +
+         (s.trained_loss_count ? fixed(s.trained_loss_error_pct, 1) + "%" : std::string("n/a")) + " over " +
+         std::to_string(s.trained_loss_count) + " runs, accuracy " +
+         (s.trained_accuracy_count ? fixed(s.trained_accuracy_error_points, 1) + " points" : std::string("n/a")) +
+         " over " + std::to_string(s.trained_accuracy_count) + " runs. Over all runs:\n\n";
+  out += format_error_lines(s, o);
   return out;
 }
 

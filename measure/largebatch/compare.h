@@ -60,6 +60,17 @@ struct ComparisonSummary {
   int accuracy_count = 0;
   double epochs_error_pct = 0;
   int epochs_count = 0;
+  // Runs whose target is reached on one side only (predicted "never" and measured, or the other
+  // way round), and on neither: no error percentage exists for them.
+  int target_one_side = 0;
+  int target_neither = 0;
+  // The same mean absolute errors over the runs the model predicts to train (not "no progress"):
+  // the test of the McCandlish relation itself.
+  double trained_loss_error_pct = 0;
+  int trained_loss_count = 0;
+  double trained_accuracy_error_points = 0;
+  int trained_accuracy_count = 0;
+  int no_progress_predicted = 0;
 };
 
 // Reads RUNS and compares. Throws std::runtime_error naming the file for a missing baseline, a
