@@ -163,15 +163,21 @@ Profile make_profile() {
   curve.momentum = 0.9;
   curve.weight_decay = 5e-4;
   curve.lr_rule = "linear-warmup";
+  curve.warmup_epochs = 0.1 + 0.2;
   // Awkward doubles again; epoch 2 has no test accuracy (-1).
   curve.epochs = {{1, 50000, 1.0 / 3.0, 0.4, 0.45, 2.5e-3, 1.7976931348623157e308, 0.1 + 0.2},
                   {2, 100000, 0.0, 1.0, -1, 0.0, 0.0, 0.0},
                   {5, 250000, 0.5, 0.875, 1.0, 5e-324, 12.5, 2500}};
+  // Samples inside the run (--evals-per-epoch): one not evaluated, one without a noise scale.
+  curve.samples = {{1.0 / 3.0 * 1000, 1.0 / 3.0 * 1000, 4.5, 0.2, 0.3, 7.25},
+                   {50000, 49000, 1.0 / 7.0, 0.5, -1, 0}};
   p.training.push_back(curve);
   // A curve whose run has not finished an epoch yet.
   TrainingCurve empty_curve = curve;
   empty_curve.model = "tiny-mlp";
   empty_curve.lr_rule = "sqrt";
+  empty_curve.warmup_epochs = 0;
+  empty_curve.samples.clear();
   empty_curve.epochs.clear();
   p.training.push_back(empty_curve);
 
@@ -318,6 +324,16 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
     EXPECT_EQ(x.momentum, y.momentum);
     EXPECT_EQ(x.weight_decay, y.weight_decay);
     EXPECT_EQ(x.lr_rule, y.lr_rule);
+    EXPECT_EQ(x.warmup_epochs, y.warmup_epochs);
+    ASSERT_EQ(x.samples.size(), y.samples.size());
+    for (size_t j = 0; j < x.samples.size(); ++j) {
+      EXPECT_EQ(x.samples[j].examples, y.samples[j].examples);
+      EXPECT_EQ(x.samples[j].window_examples, y.samples[j].window_examples);
+      EXPECT_EQ(x.samples[j].train_loss, y.samples[j].train_loss);
+      EXPECT_EQ(x.samples[j].train_accuracy, y.samples[j].train_accuracy);
+      EXPECT_EQ(x.samples[j].test_accuracy, y.samples[j].test_accuracy);
+      EXPECT_EQ(x.samples[j].noise_scale, y.samples[j].noise_scale);
+    }
     ASSERT_EQ(x.epochs.size(), y.epochs.size());
     for (size_t j = 0; j < x.epochs.size(); ++j) {
       const EpochPoint& e = x.epochs[j];
@@ -627,6 +643,27 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"LoaderNegativeStartup", "{workers: 2, samples_per_s: 9000}",
                    "{workers: 2, samples_per_s: 9000, startup_s: -0.1}", "startup_s: -0.1",
                    "loader.points[1].startup_s", "must be >= 0"},
+        // A curve's optional warm-up and samples (measure baseline --evals-per-epoch).
+        BadProfile{"WarmupOnAConstantCurve", "    lr_rule: \"constant\"\n",
+                   "    lr_rule: \"constant\"\n    warmup_epochs: 1\n", "warmup_epochs: 1",
+                   "training[0].warmup_epochs", "only a linear-warmup curve has a warm-up"},
+        BadProfile{"SampleWindowLongerThanTheRun", "noise_scale: 400}\n",
+                   "noise_scale: 400}\n    samples:\n      - {examples: 100, window_examples: 200, train_loss: 2, "
+                   "train_accuracy: 0.1, test_accuracy: -1, noise_scale: 0}\n",
+                   "window_examples: 200", "training[0].samples[0].window_examples", "must be in (0, examples]"},
+        BadProfile{"SamplesOverlap", "noise_scale: 400}\n",
+                   "noise_scale: 400}\n    samples:\n      - {examples: 1000, window_examples: 1000, train_loss: 2, "
+                   "train_accuracy: 0.1, test_accuracy: -1, noise_scale: 0}\n      - {examples: 1500, window_examples: "
+                   "1000, train_loss: 2, train_accuracy: 0.1, test_accuracy: -1, noise_scale: 0}\n",
+                   "examples: 1500", "training[0].samples[1]", "windows that do not overlap"},
+        BadProfile{"SampleBeyondTheLastEpoch", "noise_scale: 400}\n",
+                   "noise_scale: 400}\n    samples:\n      - {examples: 100001, window_examples: 1, train_loss: 2, "
+                   "train_accuracy: 0.1, test_accuracy: -1, noise_scale: 0}\n",
+                   "examples: 100001", "training[0].samples[0]", "beyond the last epoch (100000 examples)"},
+        BadProfile{"SampleWithoutNoiseScale", "noise_scale: 400}\n",
+                   "noise_scale: 400}\n    samples:\n      - {examples: 100, window_examples: 100, train_loss: 2, "
+                   "train_accuracy: 0.1, test_accuracy: -1}\n",
+                   "examples: 100,", "training[0].samples[0].noise_scale", ""},
         BadProfile{"CalibrationZeroProbe", "training:\n",
                    "calibration: {model: \"resnet18-cifar\", batch: 32, threads: 1, start_s: 0, end_s: 0.9}\ntraining:\n",
                    "calibration:", "calibration.start_s", "must be > 0, got '0'"},

@@ -123,6 +123,37 @@ TEST_F(LargeBatchCli, BaselineReplacesTheCurveInAProfileThatSimulateUses) {
   EXPECT_NE(sim.out.find("## Q4: large batches"), std::string::npos) << sim.out;
 }
 
+// --evals-per-epoch 4 on 4 steps per epoch (128 images, batch 32): a sample after every step,
+// each a one-batch window, the last at the epoch's end; the epochs are the same as without them.
+// fashion-cnn on the first 128 Fashion-MNIST images: a second per run.
+TEST_F(LargeBatchCli, BaselineSamplesInsideTheEpochs) {
+  const std::string tiny = " --model fashion-cnn" + kTinyBaseline + " --epochs 2";
+  const ProgramRun plain = run(kMeasure, "baseline" + tiny + " --profile " + (dir_ / "a.yaml").string());
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const ProgramRun sampled = run(kMeasure, "baseline" + tiny + " --evals-per-epoch 4 --profile " + (dir_ / "b.yaml").string());
+  ASSERT_EQ(sampled.exit_code, 0) << sampled.err;
+  const TrainingCurve a = load_profile((dir_ / "a.yaml").string()).training.at(0);
+  const TrainingCurve b = load_profile((dir_ / "b.yaml").string()).training.at(0);
+  EXPECT_TRUE(a.samples.empty());
+  ASSERT_EQ(b.samples.size(), 8u);
+  ASSERT_EQ(b.epochs.size(), 2u);
+  for (size_t e = 0; e < 2; ++e) {
+    EXPECT_EQ(a.epochs[e].train_loss, b.epochs[e].train_loss);  // the evaluations do not change training
+    EXPECT_EQ(a.epochs[e].test_accuracy, b.epochs[e].test_accuracy);
+    double loss = 0;
+    for (size_t i = 0; i < 4; ++i) {
+      const CurveSample& s = b.samples[4 * e + i];
+      EXPECT_DOUBLE_EQ(s.examples, 128.0 * static_cast<double>(e) + 32.0 * static_cast<double>(i + 1));
+      EXPECT_DOUBLE_EQ(s.window_examples, 32);
+      EXPECT_GE(s.test_accuracy, 0);
+      loss += s.train_loss / 4;
+    }
+    EXPECT_NEAR(loss, b.epochs[e].train_loss, 1e-9);  // the windows' means make up the epoch's
+    EXPECT_EQ(b.samples[4 * e + 3].test_accuracy, b.epochs[e].test_accuracy);
+    EXPECT_EQ(b.samples[4 * e + 3].noise_scale, b.epochs[e].noise_scale);
+  }
+}
+
 TEST_F(LargeBatchCli, BaselineCreatesAMissingProfile) {
   const fs::path profile = dir_ / "new" / "profile.yaml";
   const ProgramRun r = run(kMeasure, "baseline" + kTinyBaseline + " --epochs 1 --profile " + profile.string());
@@ -210,7 +241,8 @@ TEST_F(LargeBatchCli, BaselineBadFlagsExit2WithOneLine) {
   for (const std::string& flags :
        {std::string(" --lr-rule fast"), std::string(" --batch 30 --micro-batches 4"),
         std::string(" --gpus 2 --micro-batches 2"), std::string(" --train-samples 16"),
-        std::string(" --ema-decay 1"), std::string(" --model vgg"), std::string(" --noise-scale maybe")}) {
+        std::string(" --ema-decay 1"), std::string(" --model vgg"), std::string(" --noise-scale maybe"),
+        std::string(" --evals-per-epoch 0"), std::string(" --evals-per-epoch 101")}) {
     const ProgramRun r = run(kMeasure, "baseline" + kTinyBaseline + flags + " --profile " + (dir_ / "p.yaml").string());
     EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
     EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << flags << ": " << r.err;

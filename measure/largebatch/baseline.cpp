@@ -212,6 +212,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
   curve.momentum = o.momentum;
   curve.weight_decay = o.weight_decay;
   curve.lr_rule = to_string(o.lr_rule);
+  if (o.lr_rule == LrRule::kLinearWarmup) curve.warmup_epochs = o.warmup_epochs;
 
   const bool show_progress = !o.quiet && rank == 0;
   const auto run_start = Clock::now();
@@ -235,8 +236,52 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     std::vector<torch::Tensor> big_sq;    // per measured step: |G_big|^2
     int64_t small_size = 0;
     int64_t big_size = 0;
+    // The steps' norms since the last call into the moving averages: the ranks' |G_small|^2
+    // averaged over the ranks (a better estimate than one rank's), in one collective.
+    size_t absorbed = 0;
+    const auto absorb_norms = [&] {
+      if (absorbed == small_sq.size()) return;
+      auto small = torch::stack(std::vector<torch::Tensor>(small_sq.begin() + static_cast<std::ptrdiff_t>(absorbed),
+                                                           small_sq.end()));
+      if (ddp) {
+        communicator->wait(communicator->all_reduce(small));
+        small = small / static_cast<double>(world);
+      }
+      const auto small_cpu = small.cpu();
+      const auto big_cpu =
+          torch::stack(std::vector<torch::Tensor>(big_sq.begin() + static_cast<std::ptrdiff_t>(absorbed), big_sq.end()))
+              .cpu();
+      for (int64_t i = 0; i < small_cpu.size(0); ++i) {
+        noise.add(small_cpu[i].item<double>(), big_cpu[i].item<double>(), small_size, big_size);
+      }
+      absorbed = small_sq.size();
+    };
     loader.start_epoch(epoch);
     int64_t batch_index = 0;
+    // --evals-per-epoch K: a curve sample after steps_per_epoch * j / K steps (j = 1..K; the last
+    // is the epoch's end), its means over the window since the previous one, summed over the ranks.
+    int next_eval = 1;
+    double window_start[3] = {0, 0, 0};  // loss sum, correct, samples at the previous sample
+    const auto add_sample = [&](bool epoch_end, double test) {
+      auto totals = torch::stack({loss_sum, correct, torch::tensor(static_cast<double>(samples), f64)});
+      if (ddp) communicator->wait(communicator->all_reduce(totals));
+      const auto t = totals.cpu();
+      const double now[3] = {t[0].item<double>(), t[1].item<double>(), t[2].item<double>()};
+      CurveSample sample;
+      sample.window_examples = now[2] - window_start[2];
+      sample.examples = static_cast<double>(epoch) * static_cast<double>(train_set.size()) +
+                        std::min(now[2], static_cast<double>(train_set.size()));
+      if (epoch_end) sample.examples = static_cast<double>(epoch + 1) * static_cast<double>(train_set.size());
+      sample.window_examples = std::min(sample.window_examples, sample.examples);
+      sample.train_loss = (now[0] - window_start[0]) / (now[2] - window_start[2]);
+      sample.train_accuracy = (now[1] - window_start[1]) / (now[2] - window_start[2]);
+      sample.test_accuracy = test;
+      std::copy(now, now + 3, window_start);
+      if (!std::isfinite(sample.train_loss)) return;  // diverged: the epoch's end stops the run
+      absorb_norms();
+      sample.noise_scale = noise.noise_scale().value_or(0);
+      curve.samples.push_back(sample);
+    };
     while (auto batch = loader.next()) {
       const double lr = learning_rate_at(schedule, step);
       set_learning_rate(optimizer, lr);
@@ -281,6 +326,13 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       ++step;
       ++batch_index;
       samples += b;
+      if (next_eval < o.evals_per_epoch && batch_index == steps_per_epoch * next_eval / o.evals_per_epoch) {
+        add_sample(/*epoch_end=*/false, test_set ? test_accuracy(model, *test_set, device) : -1);
+        // Fewer steps than K: the samples that would land on the same step are one.
+        while (next_eval < o.evals_per_epoch && steps_per_epoch * next_eval / o.evals_per_epoch <= batch_index) {
+          ++next_eval;
+        }
+      }
       if (show_progress && (seconds_since(last_print) >= kProgressInterval)) {
         last_print = Clock::now();
         const double elapsed = seconds_since(run_start);
@@ -292,26 +344,16 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       }
     }
 
-    // Per epoch, one collective each: the ranks' |G_small|^2 averaged over the ranks (a better
-    // estimate than one rank's), and the loss, correct and sample sums.
-    auto small = torch::stack(small_sq);
+    // Per epoch, one collective for the loss, correct and sample sums, one in absorb_norms.
     auto sums = torch::stack({loss_sum, correct, torch::tensor(static_cast<double>(samples), f64)});
-    if (ddp) {
-      communicator->wait(communicator->all_reduce(small));
-      small = small / static_cast<double>(world);
-      communicator->wait(communicator->all_reduce(sums));
-    }
-    const auto small_cpu = small.cpu();
-    const auto big_cpu = torch::stack(big_sq).cpu();
+    if (ddp) communicator->wait(communicator->all_reduce(sums));
     const auto sums_cpu = sums.cpu();
     if (!std::isfinite(sums_cpu[0].item<double>())) {  // before the norms, which are not finite either
       throw std::runtime_error("epoch " + std::to_string(epoch + 1) + ": the training loss is not finite: training "
                                "diverged at lr " + std::to_string(learning_rate_at(schedule, step - 1)) +
                                " (the profile keeps the epochs before it)");
     }
-    for (int64_t i = 0; i < small_cpu.size(0); ++i) {
-      noise.add(small_cpu[i].item<double>(), big_cpu[i].item<double>(), small_size, big_size);
-    }
+    absorb_norms();
     const auto noise_scale = noise.noise_scale();
     if (!noise_scale) {
       const std::string why = "epoch " + std::to_string(epoch + 1) +
@@ -333,6 +375,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     point.trace_sigma = noise_scale ? noise.trace_sigma() : 0;
     point.noise_scale = noise_scale.value_or(0);
     curve.epochs.push_back(point);
+    if (o.evals_per_epoch > 1) add_sample(/*epoch_end=*/true, point.test_accuracy);
     if (show_progress) {
       std::fprintf(stderr,
                    "baseline: epoch %d/%d done in %.1f s: train loss %.4f, train accuracy %.4f, test accuracy %.4f, "

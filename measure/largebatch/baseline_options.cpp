@@ -20,6 +20,7 @@ struct RawOptions {
   int64_t micro_batches = 0;
   int64_t gpus = 0;
   int64_t epochs = 0;
+  int64_t evals_per_epoch = 0;
   int64_t train_samples = 0;
   int64_t test_samples = 0;
   std::string data_dir;
@@ -58,6 +59,9 @@ po::options_description baseline_flags(RawOptions& raw) {
     ("gpus", po::value(&raw.gpus)->default_value(d.gpus),
        "DDP ranks (processes, one device each); >= 2: B_small is the per-rank batch")
     ("epochs", po::value(&raw.epochs)->default_value(d.epochs), "epochs to train (one curve point each)")
+    ("evals-per-epoch", po::value(&raw.evals_per_epoch)->default_value(d.evals_per_epoch),
+       "K > 1: also K curve samples per epoch (training loss and accuracy over the last 1/K epoch, "
+       "test accuracy), for the large-batch model where early training moves fast")
     ("train-samples", po::value(&raw.train_samples), "first N training images (default: all of --data's, or 50000 generated)")
     ("test-samples", po::value(&raw.test_samples), "first N test images (default: all of --data's, or 10000 generated)")
     ("data", po::value(&raw.data_dir),
@@ -120,6 +124,11 @@ BaselineOptions validated(const RawOptions& raw, const po::variables_map& vm) {
   o.micro_batches_given = !vm["micro-batches"].defaulted();
   o.gpus = bounded_int("gpus", raw.gpus, 1);
   o.epochs = bounded_int("epochs", raw.epochs, 1);
+  o.evals_per_epoch = bounded_int("evals-per-epoch", raw.evals_per_epoch, 1);
+  if (o.evals_per_epoch > kMaxEvalsPerEpoch) {
+    throw UsageError("--evals-per-epoch " + std::to_string(o.evals_per_epoch) + ": at most " +
+                     std::to_string(kMaxEvalsPerEpoch) + " (each evaluates the whole test set)");
+  }
   if (vm.count("train-samples")) o.train_samples = at_least("train-samples", raw.train_samples, 1);
   if (vm.count("test-samples")) o.test_samples = at_least("test-samples", raw.test_samples, 1);
   o.data_dir = raw.data_dir;
@@ -221,6 +230,7 @@ std::vector<std::string> to_baseline_worker_args(const BaselineOptions& o) {
                                    "--batch",         std::to_string(o.batch),
                                    "--gpus",          std::to_string(o.gpus),
                                    "--epochs",        std::to_string(o.epochs),
+                                   "--evals-per-epoch", std::to_string(o.evals_per_epoch),
                                    "--workers",       std::to_string(o.workers),
                                    "--seed",          std::to_string(o.seed),
                                    "--lr",            number(o.lr),

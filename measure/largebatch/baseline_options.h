@@ -12,6 +12,9 @@
 
 namespace trainsim::measure {
 
+// --evals-per-epoch's bound: each sample evaluates the whole test set.
+constexpr int kMaxEvalsPerEpoch = 100;
+
 struct BaselineOptions {
   std::string model = "resnet18-cifar";  // resnet18-cifar or resnet18-imagenet (models/describe.h)
   int64_t batch = 128;                   // global batch B_0
@@ -19,6 +22,7 @@ struct BaselineOptions {
   bool micro_batches_given = false;      // --micro-batches on the command line
   int gpus = 1;                          // DDP ranks (processes); >= 2: B_small = the per-rank batch
   int epochs = 5;
+  int evals_per_epoch = 1;               // curve samples per epoch (loss window means, test accuracy)
   std::optional<int64_t> train_samples;  // first N training images; nullopt = all 50000
   std::optional<int64_t> test_samples;   // first N test images; nullopt = all 10000
   std::string data_dir;                  // CIFAR-10 binaries; empty = synthetic images (labelled so)

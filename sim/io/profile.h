@@ -181,6 +181,18 @@ struct EpochPoint {
   double noise_scale = 0;          // B_simple = trace_sigma / grad_sq_norm
 };
 
+// A point inside the baseline run (measure baseline --evals-per-epoch K): the training loss and
+// accuracy averaged over the last window_examples examples, and the test accuracy evaluated at
+// `examples`. Finer than the epochs where early training moves fast.
+struct CurveSample {
+  double examples = 0;             // training examples processed so far (the window's end)
+  double window_examples = 0;      // the examples the means below average over (> 0)
+  double train_loss = 0;           // mean training loss over the window
+  double train_accuracy = 0;       // fraction in [0, 1], over the window
+  double test_accuracy = -1;       // fraction in [0, 1] at `examples`; -1 when not evaluated
+  double noise_scale = 0;          // B_simple of the moving averages at `examples`; 0: not measurable
+};
+
 struct TrainingCurve {
   std::string model;               // e.g. "resnet18-cifar"
   std::string data;                // "synthetic", "cifar10" or "fashion-mnist"
@@ -191,7 +203,9 @@ struct TrainingCurve {
   double momentum = 0;
   double weight_decay = 0;
   std::string lr_rule;             // "constant", "linear", "linear-warmup", "sqrt"
+  double warmup_epochs = 0;        // linear-warmup: epochs of the ramp (> 0); 0 for the other rules
   std::vector<EpochPoint> epochs;  // ascending in epoch
+  std::vector<CurveSample> samples;  // optional, ascending in examples; empty: the epochs only
 };
 
 // The calibration probe (docs/PROFILE.md "Calibration"): one fixed training iteration of

@@ -330,9 +330,31 @@ EpochPoint parse_epoch_point(const Value& value) {
   return p;
 }
 
+CurveSample parse_curve_sample(const Value& value) {
+  const Map map(value, {"examples", "window_examples", "train_loss", "train_accuracy", "test_accuracy", "noise_scale"});
+  CurveSample s;
+  const Value examples = map.required("examples");
+  s.examples = examples.as_double(kNonNegative);
+  if (s.examples <= 0) examples.fail("must be > 0, got " + examples.describe());
+  const Value window = map.required("window_examples");
+  s.window_examples = window.as_double(kNonNegative);
+  if (s.window_examples <= 0 || s.window_examples > s.examples) {
+    window.fail("must be in (0, examples], got " + window.describe());
+  }
+  s.train_loss = map.required("train_loss").as_double(kNonNegative);
+  s.train_accuracy = parse_fraction(map.required("train_accuracy"));
+  const Value test = map.required("test_accuracy");
+  s.test_accuracy = test.as_double();
+  if (s.test_accuracy != -1 && (s.test_accuracy < 0 || s.test_accuracy > 1)) {
+    test.fail("must be a fraction in [0, 1] or -1 (not evaluated), got " + test.describe());
+  }
+  s.noise_scale = map.required("noise_scale").as_double(kNonNegative);
+  return s;
+}
+
 TrainingCurve parse_training_curve(const Value& value) {
   const Map map(value, {"model", "data", "batch", "small_batch", "train_samples", "lr", "momentum",
-                        "weight_decay", "lr_rule", "epochs"});
+                        "weight_decay", "lr_rule", "warmup_epochs", "epochs", "samples"});
   TrainingCurve curve;
   curve.model = map.required("model").as_string();
   curve.data = map.required("data").as_string();
@@ -353,6 +375,11 @@ TrainingCurve parse_training_curve(const Value& value) {
   if (!parse_lr_rule(curve.lr_rule)) {
     rule.fail("unknown lr_rule '" + curve.lr_rule + "' (expected constant, linear, linear-warmup or sqrt)");
   }
+  if (auto warmup = map.optional("warmup_epochs")) {
+    if (curve.lr_rule != "linear-warmup") warmup->fail("only a linear-warmup curve has a warm-up");
+    curve.warmup_epochs = warmup->as_double(kNonNegative);
+    if (curve.warmup_epochs <= 0) warmup->fail("must be > 0 epochs, got " + warmup->describe());
+  }
   const std::vector<Value> nodes = map.required("epochs").as_list();
   for (size_t i = 0; i < nodes.size(); ++i) {
     EpochPoint point = parse_epoch_point(nodes[i]);
@@ -370,6 +397,27 @@ TrainingCurve parse_training_curve(const Value& value) {
       }
     }
     curve.epochs.push_back(point);
+  }
+  if (auto samples = map.optional("samples")) {
+    for (const Value& node : samples->as_list()) {
+      CurveSample sample = parse_curve_sample(node);
+      // Windows follow one another: each starts at or after the previous one's end.
+      const double previous_end = curve.samples.empty() ? 0.0 : curve.samples.back().examples;
+      if (sample.examples - sample.window_examples < previous_end - 1e-9 * previous_end) {
+        std::ostringstream message;
+        message << "samples must be ascending with windows that do not overlap: the window (" << sample.window_examples
+                << " examples) ending at " << sample.examples << " starts before the previous sample's end "
+                << previous_end;
+        node.fail(message.str());
+      }
+      if (!curve.epochs.empty() && sample.examples > curve.epochs.back().examples * (1 + 1e-9)) {
+        std::ostringstream message;
+        message << "sample at " << sample.examples << " examples lies beyond the last epoch ("
+                << curve.epochs.back().examples << " examples)";
+        node.fail(message.str());
+      }
+      curve.samples.push_back(sample);
+    }
   }
   return curve;
 }

@@ -281,6 +281,7 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
     y.line(2, "momentum: " + format_double(c.momentum));
     y.line(2, "weight_decay: " + format_double(c.weight_decay));
     y.line(2, "lr_rule: " + quote(c.lr_rule));
+    if (c.warmup_epochs > 0) y.line(2, "warmup_epochs: " + format_double(c.warmup_epochs));
     if (c.epochs.empty()) {
       y.line(2, "epochs: []");
       continue;
@@ -294,6 +295,15 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
                     ", grad_sq_norm: " + format_double(e.grad_sq_norm) +
                     ", trace_sigma: " + format_double(e.trace_sigma) +
                     ", noise_scale: " + format_double(e.noise_scale) + "}");
+    }
+    if (c.samples.empty()) continue;
+    y.line(2, "samples:");
+    for (const CurveSample& s : c.samples) {
+      y.line(3, "- {examples: " + format_double(s.examples) + ", window_examples: " + format_double(s.window_examples) +
+                    ", train_loss: " + format_double(s.train_loss) +
+                    ", train_accuracy: " + format_double(s.train_accuracy) +
+                    ", test_accuracy: " + format_double(s.test_accuracy) +
+                    ", noise_scale: " + format_double(s.noise_scale) + "}");
     }
   }
 }
