@@ -38,9 +38,10 @@ run() {  # batch rule seed
   rm -f "$file"  # a run cut short starts again: its partial curve is not a complete run
   echo "largebatch-fashion: batch $1, lr rule $2, seed $3 -> $file" >&2
   local rc=0
-  # The baseline also samples its curve 10 times an epoch: the predictions for 16x-64x fall early in it.
+  # The baseline also samples its curve 20 times an epoch (the first epoch densest at its start):
+  # 16x-64x the batch for 5 epochs are worth the baseline's first epoch or less.
   local evals=1
-  if [ "$1" = 128 ]; then evals=10; fi
+  if [ "$1" = 128 ]; then evals=20; fi
   "$measure" baseline --model fashion-cnn --device cpu --batch "$1" --micro-batches 4 --epochs "$epochs" \
     --evals-per-epoch "$evals" --lr 0.1 --lr-rule "$2" --lr-base-batch 128 --warmup-epochs 1 --seed "$3" \
     --threads "$threads" --workers "$workers" --noise-scale best-effort --quiet --profile "$file" \

@@ -191,7 +191,7 @@ void remove_stale_outputs(const CommandLine& cl, const std::set<Output>& written
   };
   static const std::vector<const char*> plots = {
       "plots.gp", "epoch_vs_batch.dat", "epoch_vs_batch.svg", "speedup_vs_gpus.dat", "speedup_vs_gpus.svg",
-      "predicted_vs_measured.dat", "predicted_vs_measured.svg"};
+      "predicted_vs_measured.dat", "predicted_vs_measured.svg", "large_batch.dat", "large_batch.svg"};
   std::vector<std::string> removed;
   const auto remove = [&](const char* name, bool say) {
     const std::filesystem::path file = std::filesystem::path(cl.out_dir) / name;
@@ -455,8 +455,13 @@ int run(int argc, char** argv) {
     if (!comparison) {
       // The sweep's own plots (epoch time vs batch, predicted speedup vs GPUs); --compare draws
       // them with the measured runs instead.
-      const report::PlotOutcome outcome =
-          report::draw_plots(cl->out_dir, report::build_plot_script(report::Comparison{}, predictions));
+      // Q4's plot over the global batches of its table.
+      std::vector<int64_t> q4_batches;
+      for (const SimResult& r : (q4_grid ? *q4_grid : grid).all()) {
+        if (r.runnable) q4_batches.push_back(r.global_batch);
+      }
+      const report::PlotOutcome outcome = report::draw_plots(
+          cl->out_dir, report::build_plot_script(report::Comparison{}, predictions, extras.large_batch, q4_batches));
       for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
       if (!cl->quiet) {
         std::cout << (outcome.drawn ? "wrote the plots (plots.gp, SVG) in " + cl->out_dir

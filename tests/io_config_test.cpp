@@ -211,6 +211,7 @@ TEST_F(ConfigTest, LargeBatchKeys) {
                                    "large_batch:\n"
                                    "  epochs: 3\n"
                                    "  target_loss: 0.75\n"
+                                   "  warmup_epochs: 0.5\n"
                                    "sync_batchnorm: true\n");
   const SweepConfig c = load_sweep_config(config);
   EXPECT_EQ(c.lr_rule, LrRule::kSqrt);
@@ -219,6 +220,7 @@ TEST_F(ConfigTest, LargeBatchKeys) {
   EXPECT_EQ(c.large_batch->line, 4);
   EXPECT_EQ(c.large_batch->epochs, 3);
   EXPECT_EQ(c.large_batch->target_loss, 0.75);
+  EXPECT_EQ(c.large_batch->warmup_epochs, 0.5);
   EXPECT_TRUE(c.sync_batchnorm);
 }
 
@@ -235,6 +237,7 @@ TEST_F(ConfigTest, LargeBatchDefaults) {
   ASSERT_TRUE(empty.large_batch.has_value());
   EXPECT_EQ(empty.large_batch->epochs, 5);
   EXPECT_FALSE(empty.large_batch->target_loss.has_value());
+  EXPECT_EQ(empty.large_batch->warmup_epochs, 5);  // measure baseline's default ramp
   EXPECT_EQ(empty.large_batch->line, 3);
   // `lr_rule:` alone also asks for predictions; errors about the curve then point at it.
   const SweepConfig rule = load_sweep_config(write("rule.yaml", base + "\nlr_rule: constant\n"));
@@ -485,6 +488,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "unknown trainer 'tensorflow' (expected pytorch or trainsim)"},
         BadConfig{"PersistentWorkersGivenWord", "loader: {workers: 2, persistent_workers: always}\n", 2,
                   "loader.persistent_workers", "expected true or false, got 'always'"},
+        BadConfig{"WarmupNegative", "sweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\nlarge_batch: {warmup_epochs: -1}\n",
+                  3, "large_batch.warmup_epochs", ""},
+        BadConfig{"WarmupTooLong", "sweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\nlarge_batch: {warmup_epochs: 1e9}\n",
+                  3, "large_batch.warmup_epochs", "at most 1000 epochs"},
         BadConfig{"TestPassZeroBatch", "test_pass: {samples: 100, batch: 0}\n", 2, "test_pass.batch",
                   "must be >= 1, got 0"},
         BadConfig{"TestPassUnknownKey", "test_pass: {images: 100}\n", 2, "test_pass.images",

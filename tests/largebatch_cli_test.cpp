@@ -123,8 +123,9 @@ TEST_F(LargeBatchCli, BaselineReplacesTheCurveInAProfileThatSimulateUses) {
   EXPECT_NE(sim.out.find("## Q4: large batches"), std::string::npos) << sim.out;
 }
 
-// --evals-per-epoch 4 on 4 steps per epoch (128 images, batch 32): a sample after every step,
-// each a one-batch window, the last at the epoch's end; the epochs are the same as without them.
+// --evals-per-epoch 4 on 4 steps per epoch (128 images, batch 32): in the first epoch after steps
+// round(4 (j/4)^2) = 0, 1, 2 (one sample per step: after steps 1 and 2) and at its end; in the second
+// after every step. The windows' means make up the epoch's; the epochs are the same as without them.
 // fashion-cnn on the first 128 Fashion-MNIST images: a second per run.
 TEST_F(LargeBatchCli, BaselineSamplesInsideTheEpochs) {
   const std::string tiny = " --model fashion-cnn" + kTinyBaseline + " --epochs 2";
@@ -135,23 +136,29 @@ TEST_F(LargeBatchCli, BaselineSamplesInsideTheEpochs) {
   const TrainingCurve a = load_profile((dir_ / "a.yaml").string()).training.at(0);
   const TrainingCurve b = load_profile((dir_ / "b.yaml").string()).training.at(0);
   EXPECT_TRUE(a.samples.empty());
-  ASSERT_EQ(b.samples.size(), 8u);
+  const std::vector<double> ends = {32, 64, 128, 160, 192, 224, 256};
+  ASSERT_EQ(b.samples.size(), ends.size());
   ASSERT_EQ(b.epochs.size(), 2u);
+  double previous = 0;
+  for (size_t i = 0; i < ends.size(); ++i) {
+    EXPECT_DOUBLE_EQ(b.samples[i].examples, ends[i]);
+    EXPECT_DOUBLE_EQ(b.samples[i].window_examples, ends[i] - previous);
+    EXPECT_GE(b.samples[i].test_accuracy, 0);
+    previous = ends[i];
+  }
   for (size_t e = 0; e < 2; ++e) {
     EXPECT_EQ(a.epochs[e].train_loss, b.epochs[e].train_loss);  // the evaluations do not change training
     EXPECT_EQ(a.epochs[e].test_accuracy, b.epochs[e].test_accuracy);
     double loss = 0;
-    for (size_t i = 0; i < 4; ++i) {
-      const CurveSample& s = b.samples[4 * e + i];
-      EXPECT_DOUBLE_EQ(s.examples, 128.0 * static_cast<double>(e) + 32.0 * static_cast<double>(i + 1));
-      EXPECT_DOUBLE_EQ(s.window_examples, 32);
-      EXPECT_GE(s.test_accuracy, 0);
-      loss += s.train_loss / 4;
+    for (const CurveSample& s : b.samples) {
+      if (s.examples > 128.0 * static_cast<double>(e) && s.examples <= 128.0 * static_cast<double>(e + 1)) {
+        loss += s.train_loss * s.window_examples / 128;
+      }
     }
-    EXPECT_NEAR(loss, b.epochs[e].train_loss, 1e-9);  // the windows' means make up the epoch's
-    EXPECT_EQ(b.samples[4 * e + 3].test_accuracy, b.epochs[e].test_accuracy);
-    EXPECT_EQ(b.samples[4 * e + 3].noise_scale, b.epochs[e].noise_scale);
+    EXPECT_NEAR(loss, b.epochs[e].train_loss, 1e-9);
   }
+  EXPECT_EQ(b.samples[2].test_accuracy, b.epochs[0].test_accuracy);  // the epoch's end
+  EXPECT_EQ(b.samples[6].noise_scale, b.epochs[1].noise_scale);
 }
 
 TEST_F(LargeBatchCli, BaselineCreatesAMissingProfile) {

@@ -20,6 +20,7 @@
 #include "io/profile_io.h"
 #include "report/csv.h"
 #include "report/large_batch.h"
+#include "report/plots.h"
 #include "report/report.h"
 #include "train/sync_batchnorm.h"
 
@@ -89,39 +90,41 @@ TEST_F(Q4Test, NoReportWithoutACurve) {
   EXPECT_FALSE(LargeBatchReport::make(config_, profile_).has_value());
 }
 
-// ddp:4:128 (global batch 512) with a 10 s epoch: 5000 samples/s.
-// Target: the baseline's loss after 5 epochs, 0.75, reached at E_0 = 250000 with B_noise 1000:
-//   E_B = 250000 (1000 + 512) / (1000 + 128) = 335106.4 examples = 6.70213 epochs of 50000;
-//   efficiency 1128 / 1512 = 0.746032; time 335106.4 / 5000 = 67.0213 s; goodput 3730.16 samples/s.
-// Loss after 5 epochs: E_0 (B_n + 512) / (B_n + 128) = 250000 has its root between epochs 3 and 4
-// (at 150000, B_n 600: 150000 x 1112/728 = 229121 < 250000; at 200000, B_n 800: 282759 > 250000),
-// where loss = 1.0 - 0.15 (E_0 - 150000) / 50000 and B_n = 600 + 200 (E_0 - 150000) / 50000.
+// The fixture's curve: loss knots at the epochs' middles (25000, 1.6), (75000, 1.2), (125000, 1.0),
+// (175000, 0.85), (225000, 0.75), flat after; the noise scale 200, 400, ..., 1000 at the epochs'
+// ends. Target: the baseline's mean loss in epoch 5, 0.75, reached at E_0 = 225000 (4.5 epochs),
+// where B_noise = 900.
+// The baseline's own batch: epoch 5's mean loss over [200000, 250000] = (0.8 + 0.75)/2 / 2 + 0.75 / 2
+// = 0.7625, its train accuracy (0.72 + 0.74)/2 / 2 + 0.74 / 2 = 0.735.
 TEST_F(Q4Test, RowFromTheBaselineCurveAndTheSimulatedEpoch) {
   const auto report = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(report.has_value());
   EXPECT_DOUBLE_EQ(report->model().target_loss(), 0.75);
+  // ddp:4:128 (global batch 512) with a 10 s epoch: 5000 samples/s; the row is the model's
+  // prediction priced at that throughput.
   const Q4Row row = report->row(result(Strategy::kDdp, 4, 128, 10.0));
   const LargeBatchPrediction& p = row.prediction;
+  const LargeBatchPrediction direct = report->model().predict(512);
   ASSERT_TRUE(p.epochs_to_target && p.efficiency && row.time_to_target_s && row.goodput);
-  EXPECT_NEAR(*p.examples_to_target, 250000.0 * 1512 / 1128, 1e-6);
-  EXPECT_NEAR(*p.epochs_to_target, 5.0 * 1512 / 1128, 1e-9);
-  EXPECT_NEAR(*p.efficiency, 1128.0 / 1512, 1e-12);
+  EXPECT_DOUBLE_EQ(*p.examples_to_target, *direct.examples_to_target);
+  EXPECT_DOUBLE_EQ(*p.noise_scale_at_target, 900);
+  EXPECT_NEAR(*p.efficiency, 1028.0 / 1412, 1e-12);
   EXPECT_DOUBLE_EQ(row.throughput, 5000);
-  EXPECT_NEAR(*row.time_to_target_s, 250000.0 * 1512 / 1128 / 5000, 1e-9);
-  EXPECT_NEAR(*row.goodput, 5000 * 1128.0 / 1512, 1e-9);
-  ASSERT_TRUE(p.baseline_examples_at_k && p.loss_at_k);
-  const double e0 = *p.baseline_examples_at_k;
-  const double bn = 600 + 200 * (e0 - 150000) / 50000;
-  EXPECT_NEAR(e0 * (bn + 512) / (bn + 128), 250000, 1e-2);
-  EXPECT_NEAR(*p.loss_at_k, 1.0 - 0.15 * (e0 - 150000) / 50000, 1e-9);
-  // The baseline's own batch reproduces the baseline: loss 0.75 after 5 epochs, 5 epochs to target.
+  EXPECT_NEAR(*row.time_to_target_s, *p.examples_to_target / 5000, 1e-9);
+  EXPECT_NEAR(*row.goodput, 5000 * 1028.0 / 1412, 1e-9);
+  // 4x the batch under linear warm-up: more examples to the target, a higher loss in epoch 5.
+  EXPECT_FALSE(p.no_progress);
+  EXPECT_GT(*p.epochs_to_target, 4.5);
+  EXPECT_GT(*p.loss_at_k, 0.7625);
   const Q4Row base = report->row(result(Strategy::kDdp, 1, 128, 9.0));
-  EXPECT_NEAR(*base.prediction.loss_at_k, 0.75, 1e-9);
-  EXPECT_NEAR(*base.prediction.epochs_to_target, 5.0, 1e-12);
-  EXPECT_NEAR(*base.time_to_target_s, 45.0, 1e-9);  // 5 epochs x 9 s
+  EXPECT_NEAR(*base.prediction.loss_at_k, 0.7625, 1e-9);
+  EXPECT_NEAR(*base.prediction.train_accuracy_at_k, 0.735, 1e-9);
+  EXPECT_NEAR(*base.prediction.test_accuracy_at_k, 0.72, 1e-9);
+  EXPECT_NEAR(*base.prediction.epochs_to_target, 4.5, 1e-9);
+  EXPECT_NEAR(*base.time_to_target_s, 40.5, 1e-9);  // 4.5 epochs x 9 s
 }
 
-TEST_F(Q4Test, TableRowsRefusalsAndNotes) {
+TEST_F(Q4Test, TableRowsNoProgressAndNotes) {
   config_.lr_rule = LrRule::kConstant;
   const auto report = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(report.has_value());
@@ -131,43 +134,38 @@ TEST_F(Q4Test, TableRowsRefusalsAndNotes) {
                          result(Strategy::kDdp, 1, 32, 20.0), oom});
   const std::string text = format_q4(*report, grid);
   EXPECT_NE(text.find("## Q4: large batches: loss after 5 epochs and time to a target loss"), std::string::npos);
-  EXPECT_NE(text.find("- target loss: 0.75 (the baseline's loss after 5 epochs)"), std::string::npos) << text;
-  EXPECT_NE(text.find("- lr rule for other batches: constant"), std::string::npos);
+  EXPECT_NE(text.find("- target loss: 0.75 (the baseline's mean loss in epoch 5)"), std::string::npos) << text;
+  EXPECT_NE(text.find("- lr rule for other batches: constant (config lr_rule)"), std::string::npos) << text;
   // Columns: config, global batch, B/B0, loss@5, train acc@5, test acc@5, epochs to target,
   // time to target s, efficiency, goodput samples/s, notes.
   const auto base = table_row(text, "ddp:1:128");
   ASSERT_EQ(base.size(), 11u) << text;
   EXPECT_EQ(base[2], "1x");
-  EXPECT_EQ(base[3], "0.7500");
-  EXPECT_EQ(base[4], "0.740");
-  EXPECT_EQ(base[6], "5.000");
-  EXPECT_EQ(base[7], "45.00");
-  // 4x with a constant lr: predicted (the rule is refused from 8x); the values derived above.
+  EXPECT_EQ(base[3], "0.7625");
+  EXPECT_EQ(base[4], "0.735");
+  EXPECT_EQ(base[6], "4.500");
+  EXPECT_EQ(base[7], "40.50");
+  // 4x with the baseline's lr: predicted, efficiency 1028/1412 = 0.728, goodput 3640 samples/s.
   const auto four = table_row(text, "ddp:4:128");
   ASSERT_EQ(four.size(), 11u);
   EXPECT_EQ(four[1], "512");
   EXPECT_EQ(four[2], "4x");
-  EXPECT_EQ(four[6], "6.702");   // 6.70213
-  EXPECT_EQ(four[7], "67.02");   // 67.0213 s
-  EXPECT_EQ(four[8], "0.746");
-  EXPECT_EQ(four[9], "3730");    // 3730.16
-  // Constant lr at 4x: 1 / tuned ratio (1 + 1000/128)/(1 + 1000/512) = 1/2.983 = 0.335 < 1/2: noted.
-  EXPECT_NE(four[10], "");
-  // 1/4 the batch: 5 epochs at batch 32 are worth more baseline examples than it ran.
+  EXPECT_EQ(four[8], "0.728");
+  EXPECT_EQ(four[9], "3640");
+  // 1/4 the batch at the same lr: x = (1 + 200/32)/(1 + 200/128) = 2.83 > 2 from the first step.
   const auto quarter = table_row(text, "ddp:1:32");
-  EXPECT_EQ(quarter[3], "not predicted");
-  EXPECT_NE(text.find("loss at epoch 5: beyond the baseline curve (5 epochs measured)"), std::string::npos);
-  // 64x with a constant lr: refused, whatever fits; OOM where it does not fit.
-  const auto big = table_row(text, "ddp:4:2048");
-  ASSERT_EQ(big.size(), 11u);
-  EXPECT_EQ(big[3], "not predicted");
-  EXPECT_EQ(big[6], "not predicted");
-  EXPECT_EQ(big[7], "OOM");
-  EXPECT_EQ(big[8], "-");
-  EXPECT_NE(text.find("not predicted: constant lr at 64x the baseline batch (128) is outside the model (it "
-                      "assumes the lr tuned per batch)"),
+  EXPECT_EQ(quarter[3], "2.303");  // ln 10: the untrained model
+  EXPECT_EQ(quarter[6], "not predicted");
+  EXPECT_NE(text.find("no progress: constant lr at 0.25x the baseline batch (128) passes 2x the tuned lr"),
             std::string::npos)
       << text;
+  EXPECT_NE(text.find("epochs to target: never: no progress at this lr"), std::string::npos);
+  // 64x: predicted; its time is OOM where it does not fit.
+  const auto big = table_row(text, "ddp:4:2048");
+  ASSERT_EQ(big.size(), 11u);
+  EXPECT_NE(big[3], "not predicted");
+  EXPECT_EQ(big[7], "OOM");
+  EXPECT_EQ(big[8], "0.113");  // (900 + 128)/(900 + 8192) at the target
 }
 
 TEST_F(Q4Test, CsvColumns) {
@@ -188,16 +186,42 @@ TEST_F(Q4Test, CsvColumns) {
     ADD_FAILURE() << "no column " << name;
     return std::string();
   };
-  EXPECT_EQ(cell("epochs_to_target"), "6.70212766");  // 5 x 1512/1128, %.9g
-  EXPECT_EQ(cell("time_to_target_s"), "67.0212766");
-  EXPECT_EQ(cell("efficiency"), "0.746031746");       // 1128/1512
-  EXPECT_NEAR(std::stod(cell("loss_at_k")), 0.94, 0.01);  // 0.9422 (derived above)
+  const LargeBatchPrediction p = report->model().predict(512);
+  EXPECT_NEAR(std::stod(cell("epochs_to_target")), *p.epochs_to_target, 1e-6);  // %.9g
+  EXPECT_NEAR(std::stod(cell("time_to_target_s")), *p.examples_to_target / 5000, 1e-6);
+  EXPECT_EQ(cell("efficiency"), "0.728045326");  // 1028/1412, %.9g
+  EXPECT_NEAR(std::stod(cell("loss_at_k")), *p.loss_at_k, 1e-6);
   EXPECT_EQ(cell("sync_bn_s"), "0");
-  // The refused case leaves the columns empty.
-  config_.lr_rule = LrRule::kConstant;
-  const auto constant = LargeBatchReport::make(config_, profile_);
-  const std::string refused = format_predictions_csv({result(Strategy::kDdp, 4, 2048, 30.0)}, "m", &*constant);
-  EXPECT_NE(refused.find(",m,false,0,,,,,0,,,pytorch,true\n"), std::string::npos) << refused;
+}
+
+// large_batch.svg: every rule at the given global batches, from the same model as the table.
+TEST_F(Q4Test, PlotHasEveryRuleAtEveryBatch) {
+  const auto report = LargeBatchReport::make(config_, profile_);
+  ASSERT_TRUE(report.has_value());
+  const PlotScript s = build_plot_script(Comparison{}, {}, &*report, {512, 32, 128, 128});
+  ASSERT_FALSE(s.plots.empty());
+  EXPECT_EQ(s.plots.back().first, "large_batch.svg");
+  EXPECT_NE(s.files[0].content.find("outdir.'/large_batch.svg'"), std::string::npos);
+  const TextFile* data = nullptr;
+  for (const TextFile& f : s.files) {
+    if (f.name == "large_batch.dat") data = &f;
+  }
+  ASSERT_NE(data, nullptr);
+  // At the baseline's batch every rule is the baseline (0.7625, derived above); at 32 the
+  // constant rule makes no progress (ln 10), batches sorted and once each.
+  EXPECT_NE(data->content.find("# constant: global batch, loss in epoch 5\n32 2.30258509\n128 0.7625\n512 "),
+            std::string::npos)
+      << data->content;
+  for (const char* rule : {"linear", "linear-warmup", "sqrt"}) {
+    EXPECT_NE(data->content.find(std::string("# ") + rule + ": global batch, loss in epoch 5\n"), std::string::npos)
+        << rule;
+    EXPECT_NE(data->content.find(std::string("# ") + rule + ": global batch, test accuracy after epoch 5\n"),
+              std::string::npos)
+        << rule;
+  }
+  const PlotScript one = build_plot_script(Comparison{}, {}, &*report, {128});
+  ASSERT_FALSE(one.skipped.empty());
+  EXPECT_NE(one.skipped.back().find("large batches: not drawn, fewer than 2 global batch sizes"), std::string::npos);
 }
 
 struct ProgramRun {

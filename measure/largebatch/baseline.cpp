@@ -258,8 +258,13 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     };
     loader.start_epoch(epoch);
     int64_t batch_index = 0;
-    // --evals-per-epoch K: a curve sample after steps_per_epoch * j / K steps (j = 1..K; the last
-    // is the epoch's end), its means over the window since the previous one, summed over the ranks.
+    // --evals-per-epoch K: a curve sample after step s_j (j = 1..K; s_K is the epoch's end), its
+    // means over the window since the previous one, summed over the ranks. In the first epoch, where
+    // the loss moves fastest, s_j = S (j/K)^2 (the first within a few steps); then S j / K.
+    const auto eval_step = [&](int j) {
+      const double f = static_cast<double>(j) / o.evals_per_epoch;
+      return static_cast<int64_t>(std::llround(static_cast<double>(steps_per_epoch) * (epoch == 0 ? f * f : f)));
+    };
     int next_eval = 1;
     double window_start[3] = {0, 0, 0};  // loss sum, correct, samples at the previous sample
     const auto add_sample = [&](bool epoch_end, double test) {
@@ -326,12 +331,10 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       ++step;
       ++batch_index;
       samples += b;
-      if (next_eval < o.evals_per_epoch && batch_index == steps_per_epoch * next_eval / o.evals_per_epoch) {
+      if (next_eval < o.evals_per_epoch && batch_index >= eval_step(next_eval)) {
         add_sample(/*epoch_end=*/false, test_set ? test_accuracy(model, *test_set, device) : -1);
-        // Fewer steps than K: the samples that would land on the same step are one.
-        while (next_eval < o.evals_per_epoch && steps_per_epoch * next_eval / o.evals_per_epoch <= batch_index) {
-          ++next_eval;
-        }
+        // Fewer steps than samples: those that would land on the same step are one.
+        while (next_eval < o.evals_per_epoch && eval_step(next_eval) <= batch_index) ++next_eval;
       }
       if (show_progress && (seconds_since(last_print) >= kProgressInterval)) {
         last_print = Clock::now();

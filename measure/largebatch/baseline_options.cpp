@@ -60,8 +60,9 @@ po::options_description baseline_flags(RawOptions& raw) {
        "DDP ranks (processes, one device each); >= 2: B_small is the per-rank batch")
     ("epochs", po::value(&raw.epochs)->default_value(d.epochs), "epochs to train (one curve point each)")
     ("evals-per-epoch", po::value(&raw.evals_per_epoch)->default_value(d.evals_per_epoch),
-       "K > 1: also K curve samples per epoch (training loss and accuracy over the last 1/K epoch, "
-       "test accuracy), for the large-batch model where early training moves fast")
+       "K > 1: also K curve samples per epoch (training loss and accuracy over the steps since the "
+       "previous one, test accuracy, noise scale), evenly spaced, in the first epoch quadratically "
+       "(after S (j/K)^2 of its S steps): the large-batch model's early curve")
     ("train-samples", po::value(&raw.train_samples), "first N training images (default: all of --data's, or 50000 generated)")
     ("test-samples", po::value(&raw.test_samples), "first N test images (default: all of --data's, or 10000 generated)")
     ("data", po::value(&raw.data_dir),

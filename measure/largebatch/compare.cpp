@@ -116,6 +116,9 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     LargeBatchSettings settings;
     settings.epochs = o.epochs;
     settings.lr_rule = name.rule;
+    // The ramp of the run's own warm-up (recorded by measure baseline); measure's default if absent.
+    const TrainingCurve curve = load_curve(path);
+    if (curve.warmup_epochs > 0) settings.warmup_epochs = curve.warmup_epochs;
     // Default target: where the baseline was after its first epoch, a loss the large batches
     // reach within a few epochs or not at all (the question Q4 asks).
     settings.target_loss = o.target_loss.value_or(baseline->second.epochs.front().train_loss);
@@ -128,7 +131,6 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     c.predicted = model.predict(name.batch);
 
     const fs::path failed = path.string() + ".failed";
-    const TrainingCurve curve = load_curve(path);
     if (fs::exists(failed, ec)) {
       c.measured_missing = read_text(failed);
     } else if (static_cast<int>(curve.epochs.size()) < o.epochs) {
@@ -147,29 +149,27 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
         c.epochs_to_target = *examples / static_cast<double>(curve.train_samples);
       }
     }
-    if (c.predicted.refused.empty()) {
-      if (c.predicted.no_progress) ++summary.no_progress_predicted;
-      if (c.loss_at_k && c.predicted.loss_at_k) {
-        c.loss_error_pct = (*c.predicted.loss_at_k - *c.loss_at_k) / *c.loss_at_k * 100.0;
-        loss_errors.push_back(*c.loss_error_pct);
-        if (!c.predicted.no_progress) trained_loss_errors.push_back(*c.loss_error_pct);
-      }
-      if (c.test_accuracy_at_k && c.predicted.test_accuracy_at_k) {
-        c.accuracy_error_points = (*c.predicted.test_accuracy_at_k - *c.test_accuracy_at_k) * 100.0;
-        accuracy_errors.push_back(*c.accuracy_error_points);
-        if (!c.predicted.no_progress) trained_accuracy_errors.push_back(*c.accuracy_error_points);
-      }
-      if (c.epochs_to_target && c.predicted.epochs_to_target) {
-        c.epochs_error_pct = (*c.predicted.epochs_to_target - *c.epochs_to_target) / *c.epochs_to_target * 100.0;
-        epochs_errors.push_back(*c.epochs_error_pct);
-      } else if (c.loss_at_k) {  // a complete run: the target within k epochs or not at all
-        // A prediction beyond k epochs that the run did not reach either agrees as far as k shows.
-        const bool predicted_within = c.predicted.epochs_to_target && *c.predicted.epochs_to_target <= o.epochs;
-        if (c.epochs_to_target || predicted_within) {
-          ++summary.target_one_side;
-        } else {
-          ++summary.target_neither;
-        }
+    if (c.predicted.no_progress) ++summary.no_progress_predicted;
+    if (c.loss_at_k && c.predicted.loss_at_k) {
+      c.loss_error_pct = (*c.predicted.loss_at_k - *c.loss_at_k) / *c.loss_at_k * 100.0;
+      loss_errors.push_back(*c.loss_error_pct);
+      if (!c.predicted.no_progress) trained_loss_errors.push_back(*c.loss_error_pct);
+    }
+    if (c.test_accuracy_at_k && c.predicted.test_accuracy_at_k) {
+      c.accuracy_error_points = (*c.predicted.test_accuracy_at_k - *c.test_accuracy_at_k) * 100.0;
+      accuracy_errors.push_back(*c.accuracy_error_points);
+      if (!c.predicted.no_progress) trained_accuracy_errors.push_back(*c.accuracy_error_points);
+    }
+    if (c.epochs_to_target && c.predicted.epochs_to_target) {
+      c.epochs_error_pct = (*c.predicted.epochs_to_target - *c.epochs_to_target) / *c.epochs_to_target * 100.0;
+      epochs_errors.push_back(*c.epochs_error_pct);
+    } else if (c.loss_at_k) {  // a complete run: the target within k epochs or not at all
+      // A prediction beyond k epochs that the run did not reach either agrees as far as k shows.
+      const bool predicted_within = c.predicted.epochs_to_target && *c.predicted.epochs_to_target <= o.epochs;
+      if (c.epochs_to_target || predicted_within) {
+        ++summary.target_one_side;
+      } else {
+        ++summary.target_neither;
       }
     }
     summary.runs.push_back(std::move(c));
@@ -205,7 +205,7 @@ std::string format_error_lines(const ComparisonSummary& s, const CompareOptions&
 std::string format_comparison_csv(const ComparisonSummary& s) {
   std::string out =
       "seed,rule,batch,target_loss,pred_loss_at_k,meas_loss_at_k,loss_error_pct,pred_test_acc_at_k,meas_test_acc_at_k,"
-      "accuracy_error_points,pred_epochs_to_target,meas_epochs_to_target,epochs_error_pct,refused,measured_missing\n";
+      "accuracy_error_points,pred_epochs_to_target,meas_epochs_to_target,epochs_error_pct,no_progress_predicted,measured_missing\n";
   const auto num = [](const std::optional<double>& v) { return v ? fixed(*v, 6) : std::string(); };
   const auto quoted = [](const std::string& t) {
     std::string q = "\"";
@@ -217,7 +217,7 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
            fixed(c.target_loss, 6) + "," + num(c.predicted.loss_at_k) + "," + num(c.loss_at_k) + "," +
            num(c.loss_error_pct) + "," + num(c.predicted.test_accuracy_at_k) + "," + num(c.test_accuracy_at_k) + "," +
            num(c.accuracy_error_points) + "," + num(c.predicted.epochs_to_target) + "," + num(c.epochs_to_target) +
-           "," + num(c.epochs_error_pct) + "," + quoted(c.predicted.refused) + "," + quoted(c.measured_missing) + "\n";
+           "," + num(c.epochs_error_pct) + "," + (c.predicted.no_progress ? "true" : "false") + "," + quoted(c.measured_missing) + "\n";
   }
   return out;
 }
@@ -243,8 +243,8 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
          "epochs meas | err % | notes |\n";
   out += "|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n";
   for (const auto& c : s.runs) {
-    std::string notes = c.predicted.refused;
-    if (c.predicted.no_progress) notes = "predicted: no progress (lr above 2 eps_max)";
+    std::string notes;
+    if (c.predicted.no_progress) notes = "predicted: no progress (lr above 2x the tuned lr)";
     if (!c.measured_missing.empty()) notes += (notes.empty() ? "" : "; ") + std::string("run: ") + c.measured_missing;
     if (c.loss_at_k && !c.epochs_to_target) notes += (notes.empty() ? "" : "; ") + std::string("target not reached in ") + k + " epochs";
     out += "| " + std::to_string(c.run.seed) + " | " + to_string(c.run.rule) + " | " + std::to_string(c.run.batch) +

@@ -167,8 +167,14 @@ LargeBatchRequest parse_large_batch(const Value& value) {
   request.key = "large_batch";
   request.line = value.heading_line();
   if (value.is_null()) return request;  // `large_batch:` alone: every default
-  const Map map(value, {"epochs", "target_loss", "model", "trainer"});
+  const Map map(value, {"epochs", "target_loss", "warmup_epochs", "model", "trainer"});
   if (auto epochs = map.optional("epochs")) request.epochs = epochs->as_int(/*min=*/1);
+  if (auto warmup = map.optional("warmup_epochs")) {
+    request.warmup_epochs = warmup->as_double(/*min=*/0);
+    if (request.warmup_epochs > kMaxWarmupEpochs) {
+      warmup->fail("at most " + std::to_string(kMaxWarmupEpochs) + " epochs, got " + warmup->describe());
+    }
+  }
   if (auto target = map.optional("target_loss")) {
     request.target_loss = target->as_double(/*min=*/0);
     if (*request.target_loss <= 0) target->fail("must be > 0, got " + target->describe());

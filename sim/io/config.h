@@ -45,6 +45,7 @@ struct LargeBatchRequest {
   int line = 0;                       // line of that key
   int epochs = 5;                     // k: predict the loss after k epochs
   std::optional<double> target_loss;  // default: the baseline's loss after k epochs
+  double warmup_epochs = 5;           // linear-warmup: the ramp's length (measure baseline's default)
   // Q4 for another model than the sweep's (large_batch.model), and/or with another trainer
   // (large_batch.trainer): the sweep's configurations are simulated again for it (its own data
   // set's epoch), and Q4's times are those.
@@ -122,6 +123,8 @@ inline constexpr int kMaxLoaderWorkers = 1024;
 // - iterations per rank in one epoch: every iteration's times are kept (the timeline, the trace,
 //   the steady-state check); 10^7 take about 0.8 GB and 3 s (ImageNet-1k at batch 1: 1.3 x 10^6).
 inline constexpr int64_t kMaxIterationsPerEpoch = 10'000'000;
+// - large_batch.warmup_epochs: a ramp longer than any run the large-batch model follows.
+inline constexpr int kMaxWarmupEpochs = 1000;
 
 // Header-only (the simulator's libraries use them without linking the config reader):
 // ceil(a / d) for a >= 0, d >= 1.

@@ -67,6 +67,7 @@ std::optional<LargeBatchReport> LargeBatchReport::make(const SweepConfig& config
   if (config.large_batch) {
     settings.epochs = config.large_batch->epochs;
     settings.target_loss = config.large_batch->target_loss;
+    settings.warmup_epochs = config.large_batch->warmup_epochs;
   }
   return LargeBatchReport(LargeBatchModel(*curve, model->second.num_classes, settings), config.train_samples);
 }
@@ -102,6 +103,7 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
   if (!report.sweep_note().empty()) out += "- " + report.sweep_note() + "\n";
   out += "- target loss: " + plain(model.target_loss()) + " (" + model.target_source() + ")\n";
   out += std::string("- lr rule for other batches: ") + to_string(settings.lr_rule) +
+         (settings.lr_rule == LrRule::kLinearWarmup ? " over " + plain(settings.warmup_epochs) + " warm-up epochs" : "") +
          " (config lr_rule), relative to the baseline's lr at batch " + std::to_string(curve.batch) + "\n";
   if (report.config_train_samples() != curve.train_samples) {
     out += "- the config's epoch (" + std::to_string(report.config_train_samples()) +
@@ -120,18 +122,13 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
     std::vector<std::string> row_notes = p.notes;
     std::string loss = optional_cell(p.loss_at_k);
     std::string epochs = optional_cell(p.epochs_to_target);
-    if (!p.refused.empty()) {
-      row_notes.insert(row_notes.begin(), p.refused);
-      loss = epochs = "not predicted";
-    } else {
-      if (!p.loss_at_k) {
-        row_notes.push_back("loss at epoch " + k + ": " + p.loss_missing);
-        loss = "not predicted";
-      }
-      if (!p.epochs_to_target) {
-        row_notes.push_back("epochs to target: " + p.target_missing);
-        epochs = "not predicted";
-      }
+    if (!p.loss_at_k) {
+      row_notes.push_back("loss in epoch " + k + ": " + p.loss_missing);
+      loss = "not predicted";
+    }
+    if (!p.epochs_to_target) {
+      row_notes.push_back("epochs to target: " + p.target_missing);
+      epochs = "not predicted";
     }
     const double ratio = static_cast<double>(r.global_batch) / static_cast<double>(curve.batch);
     table.add_row({config_label(r.spec), std::to_string(r.global_batch), ratio_cell(ratio), loss,
@@ -141,13 +138,14 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
   }
   out += table.to_markdown() + "\n";
   if (!notes.empty()) out += notes.list() + "\n";
-  out += "Model (docs/LARGE_BATCH.md): to reach a loss the baseline reached after E_0 examples, batch B needs "
-         "E_B = E_0 (B_noise + B) / (B_noise + B_0) examples (McCandlish et al. 2018), with B_noise the "
-         "baseline's noise scale at that loss; the loss and accuracy after k epochs at B are the baseline's "
-         "at the E_0 that k epochs at B are worth. It assumes the learning rate tuned for each batch and the "
+  out += "Model (docs/LARGE_BATCH.md, after McCandlish et al. 2018): an example at batch B is worth "
+         "dE_0/dE_B = (B_noise + B_0) / (B_noise + B) (2x - x^2) of the baseline's, x the rule's lr over the "
+         "tuned lr eps_max / (1 + B_noise/B) (the baseline's lr taken as tuned) and B_noise the baseline's "
+         "noise scale where the path is; past x = 2 the loss rises (no progress). loss and train acc: means "
+         "over epoch k, test acc at its end, the baseline's at the examples E_0 the path reaches. It assumes the "
          "same accuracy at the same training loss (no generalisation gap). efficiency = (B_noise + B_0) / "
-         "(B_noise + B) (Pollux), goodput = simulated throughput x efficiency, time to target = E_B / "
-         "simulated throughput. Accuracies are fractions; OOM: the configuration does not fit.\n\n";
+         "(B_noise + B) at the target (Pollux), goodput = simulated throughput x efficiency, time to target = "
+         "E_B / simulated throughput. Accuracies are fractions; OOM: the configuration does not fit.\n\n";
   return out;
 }
 

@@ -297,6 +297,55 @@ std::pair<int, std::string> run_gnuplot(const std::string& gnuplot, const std::s
   return {code, messages};
 }
 
+// Q4 for every learning-rate rule: the predicted loss in epoch k (left axis) and test accuracy at
+// its end (right axis) vs the global batch; no-progress predictions are drawn at the untrained
+// model's values, as the table prints them.
+void large_batch_vs_batch(const LargeBatchReport& report, std::vector<int64_t> batches, PlotScript& script,
+                          std::string& commands) {
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  if (batches.size() < 2) {
+    script.skipped.push_back("large batches: not drawn, fewer than 2 global batch sizes");
+    return;
+  }
+  const LargeBatchModel& model = report.model();
+  const std::string k = std::to_string(model.settings().epochs);
+  DataFile data("large_batch.dat");
+  int color = 1;
+  for (LrRule rule : {LrRule::kConstant, LrRule::kLinear, LrRule::kLinearWarmup, LrRule::kSqrt}) {
+    LargeBatchSettings settings = model.settings();
+    settings.lr_rule = rule;
+    const LargeBatchModel ruled(model.baseline().curve(), model.baseline().num_classes(), settings);
+    std::vector<std::vector<double>> loss, accuracy;
+    for (int64_t b : batches) {
+      const LargeBatchPrediction p = ruled.predict(b);
+      if (p.loss_at_k) loss.push_back({static_cast<double>(b), *p.loss_at_k});
+      if (p.test_accuracy_at_k) accuracy.push_back({static_cast<double>(b), *p.test_accuracy_at_k});
+    }
+    const std::string name = to_string(rule);
+    const std::string lc = "lc " + std::to_string(color++);
+    data.add(name + ": global batch, loss in epoch " + k, loss,
+             "using 1:2 axes x1y1 with linespoints " + lc + " pt 7 title " + quoted(name + ": loss"));
+    data.add(name + ": global batch, test accuracy after epoch " + k, accuracy,
+             "using 1:2 axes x1y2 with linespoints " + lc + " dt 2 pt 6 title " + quoted(name + ": test accuracy"));
+  }
+  if (data.empty()) {
+    script.skipped.push_back("large batches: not drawn, no batch size has a prediction");
+    return;
+  }
+  script.files.push_back(data.file("# Q4: predicted loss in epoch " + k +
+                                   " and test accuracy vs global batch, per lr rule (blocks: see the comments)\n"));
+  const std::string title = "Predicted loss in epoch " + k + " (solid) and test accuracy (dashed) vs global batch, "
+                            "per lr rule (baseline batch " + std::to_string(model.base_batch()) + ")";
+  script.plots.push_back({"large_batch.svg", title});
+  commands += "\n# Large batches (Q4)\nset output outdir.'/large_batch.svg'\nset title '" + title +
+              "'\nset xlabel 'global batch'\nset ylabel 'training loss'\nset y2label 'test accuracy'\n"
+              "set logscale x 2\nset format x '%g'\nset xrange [*:*]\nset yrange [0:*]\nset y2range [0:1]\n"
+              "set ytics nomirror\nset y2tics\n" +
+              plot_command(data.clauses()) +
+              "unset logscale\nunset y2tics\nunset y2label\nset ytics mirror\nset y2range [*:*]\n";
+}
+
 std::vector<std::string> non_empty_lines(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
@@ -309,7 +358,8 @@ std::vector<std::string> non_empty_lines(const std::string& text) {
 
 }  // namespace
 
-PlotScript build_plot_script(const Comparison& comparison, const std::vector<SimResult>& predictions) {
+PlotScript build_plot_script(const Comparison& comparison, const std::vector<SimResult>& predictions,
+                             const LargeBatchReport* large_batch, const std::vector<int64_t>& large_batch_batches) {
   PlotScript script;
   std::string commands;
   // The curves over batch and GPU count are for the config's setting (its trainer, loader workers
@@ -321,6 +371,7 @@ PlotScript build_plot_script(const Comparison& comparison, const std::vector<Sim
   epoch_vs_batch(in_setting, predictions, script, commands);
   speedup_vs_gpus(in_setting, predictions, script, commands);
   predicted_vs_measured(comparison, script, commands);
+  if (large_batch) large_batch_vs_batch(*large_batch, large_batch_batches, script, commands);
   const std::string header =
       "# trainsim `simulate` plots. Redraw: run `gnuplot plots.gp` in this folder (gnuplot 5,\n"
       "# svg terminal; Debian package gnuplot-nox). Data: the .dat files beside this script.\n"

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "report/compare.h"
+#include "report/large_batch.h"
 #include "train/simulator.h"
 
 namespace trainsim::report {
@@ -31,8 +32,13 @@ struct PlotScript {
 //  - speedup_vs_gpus.svg: T(1,b)/T(N,b) vs N for each strategy and batch measured on 1 GPU and on
 //    at least one N >= 2, predicted line and measured points, with the ideal speedup = N;
 //  - predicted_vs_measured.svg: predicted vs measured epoch_s and train_s of every compared
-//    configuration, log-log, with y = x.
-PlotScript build_plot_script(const Comparison& comparison, const std::vector<SimResult>& predictions);
+//    configuration, log-log, with y = x;
+//  - large_batch.svg (with `large_batch`, Q4's report, and its grid's global batches): the
+//    predicted loss in epoch k and test accuracy at its end vs the global batch, one line per
+//    learning-rate rule.
+PlotScript build_plot_script(const Comparison& comparison, const std::vector<SimResult>& predictions,
+                             const LargeBatchReport* large_batch = nullptr,
+                             const std::vector<int64_t>& large_batch_batches = {});
 
 // The first executable `name` in $PATH, or nullopt.
 std::optional<std::string> find_on_path(const std::string& name);

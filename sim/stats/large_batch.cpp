@@ -38,58 +38,69 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
   if (curve_.batch < 1 || curve_.train_samples < 1) {
     throw std::invalid_argument("BaselineCurve: batch and train_samples must be >= 1");
   }
+  const double chance = 1.0 / num_classes_;
+  loss_ = {{0, untrained_loss_}};
+  train_accuracy_ = {{0, chance}};
+  test_accuracy_ = {{0, chance}};
+  // A window's mean is the loss at its middle (exact for a loss linear over the window).
+  const auto add_window = [&](double end, double window, double loss, double accuracy) {
+    const double middle = end - 0.5 * window;
+    if (middle <= loss_.back().examples) return;
+    loss_.push_back({middle, loss});
+    train_accuracy_.push_back({middle, accuracy});
+  };
+  if (!curve_.samples.empty()) {
+    for (const CurveSample& s : curve_.samples) {
+      add_window(s.examples, s.window_examples, s.train_loss, s.train_accuracy);
+      if (s.test_accuracy >= 0) test_accuracy_.push_back({s.examples, s.test_accuracy});
+      if (s.noise_scale > 0) noise_scale_.push_back({s.examples, s.noise_scale});
+    }
+  } else {
+    double previous = 0;
+    for (const EpochPoint& e : curve_.epochs) {
+      add_window(e.examples, e.examples - previous, e.train_loss, e.train_accuracy);
+      if (e.test_accuracy >= 0) test_accuracy_.push_back({e.examples, e.test_accuracy});
+      if (e.noise_scale > 0) noise_scale_.push_back({e.examples, e.noise_scale});
+      previous = e.examples;
+    }
+  }
+  if (test_accuracy_.size() == 1) test_accuracy_.clear();  // never evaluated
+}
+
+double BaselineCurve::interpolate(const std::vector<Knot>& knots, double examples) {
+  if (knots.empty()) return 0;
+  if (examples <= knots.front().examples) return knots.front().value;
+  if (examples >= knots.back().examples) return knots.back().value;
+  const auto next = std::upper_bound(knots.begin(), knots.end(), examples,
+                                     [](double e, const Knot& k) { return e < k.examples; });
+  const Knot& a = *(next - 1);
+  const Knot& b = *next;
+  return lerp(a.value, b.value, (examples - a.examples) / (b.examples - a.examples));
 }
 
 BaselineCurve::Point BaselineCurve::at(double examples) const {
-  const std::vector<EpochPoint>& epochs = curve_.epochs;
-  const double e = std::clamp(examples, 0.0, last_examples());
   Point p;
-  p.examples = e;
-  const EpochPoint& first = epochs.front();
-  if (e < first.examples) {
-    // Untrained model at 0 examples: uniform predictions, cross-entropy ln(C), accuracy 1/C.
-    const double t = e / first.examples;
-    const double chance = 1.0 / num_classes_;
-    p.loss = lerp(untrained_loss_, first.train_loss, t);
-    p.train_accuracy = lerp(chance, first.train_accuracy, t);
-    if (first.test_accuracy >= 0) p.test_accuracy = lerp(chance, first.test_accuracy, t);
-    p.noise_scale = first.noise_scale;
-    p.before_first_epoch = true;
-    return p;
+  p.examples = std::clamp(examples, 0.0, last_examples());
+  p.loss = interpolate(loss_, p.examples);
+  p.train_accuracy = interpolate(train_accuracy_, p.examples);
+  // Not beyond the last evaluation (a later epoch without a test set).
+  if (!test_accuracy_.empty() && p.examples <= test_accuracy_.back().examples) {
+    p.test_accuracy = interpolate(test_accuracy_, p.examples);
   }
-  // The segment [epochs[i], epochs[i + 1]] holding e (the last point when e is the end).
-  size_t i = 0;
-  while (i + 1 < epochs.size() && epochs[i + 1].examples < e) ++i;
-  if (i + 1 == epochs.size()) {
-    const EpochPoint& last = epochs.back();
-    p.loss = last.train_loss;
-    p.train_accuracy = last.train_accuracy;
-    if (last.test_accuracy >= 0) p.test_accuracy = last.test_accuracy;
-    p.noise_scale = last.noise_scale;
-    return p;
-  }
-  const EpochPoint& a = epochs[i];
-  const EpochPoint& b = epochs[i + 1];
-  const double t = (e - a.examples) / (b.examples - a.examples);
-  p.loss = lerp(a.train_loss, b.train_loss, t);
-  p.train_accuracy = lerp(a.train_accuracy, b.train_accuracy, t);
-  if (a.test_accuracy >= 0 && b.test_accuracy >= 0) p.test_accuracy = lerp(a.test_accuracy, b.test_accuracy, t);
-  p.noise_scale = lerp(a.noise_scale, b.noise_scale, t);
+  p.noise_scale = interpolate(noise_scale_, p.examples);
+  p.before_first_point = loss_.size() < 2 || p.examples < loss_[1].examples;
   return p;
 }
 
 std::optional<double> BaselineCurve::examples_to_loss(double loss) const {
-  double previous_examples = 0;
-  double previous_loss = untrained_loss_;
-  if (previous_loss <= loss) return 0.0;
-  for (const EpochPoint& point : curve_.epochs) {
-    if (point.train_loss <= loss) {
-      // previous_loss > loss >= point.train_loss: the crossing lies in this segment.
-      const double t = (previous_loss - loss) / (previous_loss - point.train_loss);
-      return lerp(previous_examples, point.examples, t);
+  if (loss_.front().value <= loss) return 0.0;
+  for (size_t i = 1; i < loss_.size(); ++i) {
+    if (loss_[i].value <= loss) {
+      // loss_[i - 1] > loss >= loss_[i]: the crossing lies in this segment.
+      const Knot& a = loss_[i - 1];
+      const Knot& b = loss_[i];
+      return lerp(a.examples, b.examples, (a.value - loss) / (a.value - b.value));
     }
-    previous_examples = point.examples;
-    previous_loss = point.train_loss;
   }
   return std::nullopt;
 }
@@ -97,6 +108,9 @@ std::optional<double> BaselineCurve::examples_to_loss(double loss) const {
 LargeBatchModel::LargeBatchModel(const TrainingCurve& curve, int num_classes, const LargeBatchSettings& settings)
     : baseline_(curve, num_classes), settings_(settings) {
   if (settings.epochs < 1) throw std::invalid_argument("LargeBatchModel: epochs must be >= 1");
+  if (!(settings.warmup_epochs >= 0) || !std::isfinite(settings.warmup_epochs)) {
+    throw std::invalid_argument("LargeBatchModel: warmup_epochs must be finite and >= 0");
+  }
   if (settings.target_loss) {
     if (!(*settings.target_loss > 0)) throw std::invalid_argument("LargeBatchModel: target_loss must be > 0");
     target_loss_ = *settings.target_loss;
@@ -104,44 +118,29 @@ LargeBatchModel::LargeBatchModel(const TrainingCurve& curve, int num_classes, co
     return;
   }
   const TrainingCurve& c = baseline_.curve();
-  const double k_examples = static_cast<double>(settings.epochs) * static_cast<double>(c.train_samples);
-  if (k_examples <= baseline_.last_examples()) {
-    target_loss_ = baseline_.at(k_examples).loss;
-    target_source_ = "the baseline's loss after " + std::to_string(settings.epochs) + " epochs";
+  if (static_cast<size_t>(settings.epochs) <= c.epochs.size() &&
+      c.epochs[static_cast<size_t>(settings.epochs) - 1].epoch == settings.epochs) {
+    target_loss_ = c.epochs[static_cast<size_t>(settings.epochs) - 1].train_loss;
+    target_source_ = "the baseline's mean loss in epoch " + std::to_string(settings.epochs);
   } else {
     target_loss_ = c.epochs.back().train_loss;
-    target_source_ = "the baseline's loss at its last epoch (" + std::to_string(c.epochs.back().epoch) +
+    target_source_ = "the baseline's mean loss in its last epoch (" + std::to_string(c.epochs.back().epoch) +
                      "; it ran fewer than " + std::to_string(settings.epochs) + " epochs)";
   }
 }
 
-std::optional<double> LargeBatchModel::equivalent_baseline_examples(double examples, double batch) const {
-  const double base = static_cast<double>(base_batch());
-  // h(E_0) = E_0 (B_n(E_0) + B) / (B_n(E_0) + B_0) - E_B; B_n varies along the curve, so h is
-  // scanned in small steps for its first sign change, then bisected.
-  const auto h = [&](double e0) {
-    return e0 * examples_ratio(batch, base, baseline_.at(e0).noise_scale) - examples;
-  };
-  std::vector<double> knots{0.0};
-  for (const EpochPoint& p : baseline_.curve().epochs) knots.push_back(p.examples);
-  constexpr int kStepsPerSegment = 32;
-  double low = 0;
-  for (size_t i = 0; i + 1 < knots.size(); ++i) {
-    for (int s = 1; s <= kStepsPerSegment; ++s) {
-      const double high = lerp(knots[i], knots[i + 1], static_cast<double>(s) / kStepsPerSegment);
-      if (h(high) < 0) {
-        low = high;
-        continue;
-      }
-      double a = low, b = high;  // h(a) < 0 <= h(b)
-      for (int iteration = 0; iteration < 100 && b - a > 1e-9 * b; ++iteration) {
-        const double mid = 0.5 * (a + b);
-        (h(mid) < 0 ? a : b) = mid;
-      }
-      return b;
-    }
-  }
-  return std::nullopt;
+double LargeBatchModel::lr_ratio_at(double examples, double batch) const {
+  const double b0 = static_cast<double>(baseline_.curve().batch);
+  const double full = lr_ratio(settings_.lr_rule, batch, b0);
+  if (settings_.lr_rule != LrRule::kLinearWarmup || settings_.warmup_epochs <= 0) return full;
+  // measure's ramp: lr_0 + (lr_target - lr_0) t / W over the first warmup_epochs.
+  const double ramp = examples / (settings_.warmup_epochs * static_cast<double>(baseline_.curve().train_samples));
+  return ramp >= 1 ? full : 1 + (full - 1) * ramp;
+}
+
+double LargeBatchModel::lr_over_tuned(double examples, double batch, double noise_scale) const {
+  const double b0 = static_cast<double>(baseline_.curve().batch);
+  return lr_ratio_at(examples, batch) * (1 + noise_scale / batch) / (1 + noise_scale / b0);
 }
 
 LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
@@ -152,81 +151,124 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   const TrainingCurve& c = baseline_.curve();
   const double b = static_cast<double>(batch);
   const double b0 = static_cast<double>(c.batch);
-  const double ratio = b / b0;
-  const std::string batch_text = times(ratio) + " the baseline batch (" + std::to_string(c.batch) + ")";
-
-  if (settings_.lr_rule == LrRule::kConstant && std::max(ratio, 1 / ratio) >= kRuleBatchRatio) {
-    p.refused = "not predicted: constant lr at " + batch_text +
-                " is outside the model (it assumes the lr tuned per batch)";
-    return p;
-  }
-
   const double n = static_cast<double>(c.train_samples);
+  const double k_examples = settings_.epochs * n;
+  const std::string batch_text = times(b / b0) + " the baseline batch (" + std::to_string(c.batch) + ")";
+  const std::string rule = to_string(settings_.lr_rule);
   const std::string measured = std::to_string(c.epochs.back().epoch) + " epochs measured";
 
-  // The learning-rate rule against the model's tuned lr, at the target's noise scale (else the last).
+  // The path E_0(E_B) (McCandlish et al. 2018, "An Empirical Model of Large-Batch Training",
+  // section 2): one SGD step of lr eps changes the expected loss by -eps |G|^2 + eps^2/2 (G^T H G +
+  // tr(H Sigma)/B). Its best, at eps_opt(B) = eps_max / (1 + B_n/B), is (1 + B_n/B_0) / (1 + B_n/B)
+  // times the baseline's step (whose lr is taken as tuned: eps_max = lr_0 (1 + B_n/B_0)); another
+  // lr, x = eps / eps_opt(B), makes 2x - x^2 of the best. Per example: dE_0/dE_B =
+  // (B_n + B_0) / (B_n + B) (2x - x^2), with B_n the baseline's noise scale where the path is (it
+  // grows as the loss falls). Past x = 2 the expected loss rises: no progress.
+  const auto rate = [&](double e_b, double e_0, double* x_out) {
+    const double noise = baseline_.at(e_0).noise_scale;
+    const double x = lr_over_tuned(e_b, b, noise);
+    if (x_out) *x_out = x;
+    return (noise + b0) / (noise + b) * (2 * x - x * x);
+  };
+  const double h = n / kStepsPerEpoch;
   const std::optional<double> e0_target = baseline_.examples_to_loss(target_loss_);
-  const double noise = e0_target ? baseline_.at(*e0_target).noise_scale : c.epochs.back().noise_scale;
-  const double mismatch = lr_ratio(settings_.lr_rule, b, b0) / tuned_lr_ratio(b, b0, noise);
-  const std::string lr_text = std::string(to_string(settings_.lr_rule)) + " lr at " + batch_text + " is " +
-                              short_number(mismatch) + "x the model's tuned lr (eps_max / (1 + B_noise/B), B_noise " +
-                              short_number(noise) + ")";
-  // McCandlish et al. 2018 ("An Empirical Model of Large-Batch Training", section 2): one SGD step
-  // changes the expected loss by -eps |G|^2 + eps^2 / 2 (G^T H G + tr(H Sigma) / B). Its noiseless
-  // part rises once eps > 2 eps_max (eps_max = |G|^2 / G^T H G, the tuned lr of an unlimited batch,
-  // eps_opt(B_0) (1 + B_noise/B_0) with the baseline's lr taken as tuned): the curvature bound, past
-  // which training diverges however large the batch. Then the model predicts no progress: after k
-  // epochs the loss and accuracies are the untrained model's and the target is never reached
-  // (warm-up only delays the rule's lr). Between 2 eps_opt(B) and 2 eps_max the noise term keeps the
-  // loss on a floor instead: predicted as tuned, with the note below.
-  const double over_max = lr_ratio(settings_.lr_rule, b, b0) / (1 + noise / b0);
-  if (over_max > kNoProgressLrRatio) {
+  std::vector<double> path{0.0};  // E_0 at E_B = i h
+  double e_0 = 0;
+  double diverged_at = -1;  // E_B where x passed the bound
+  const double horizon = e0_target ? kMaxEpochs * n : k_examples;
+  // Past epoch k only the target is sought: steps of h B/B_0 (E_0 moves about h B_0/B per step).
+  const double coarse = h * std::max(1.0, b / b0);
+  const int k_steps = settings_.epochs * kStepsPerEpoch;
+  for (int i = 0;; ++i) {
+    const double e_b = i < k_steps ? i * h : k_examples + (i - k_steps) * coarse;
+    if (e_b >= horizon) break;
+    const double step = i < k_steps ? h : coarse;
+    double x = 0;
+    const double k1 = rate(e_b, e_0, &x);
+    if (x > kNoProgressLrRatio) {
+      diverged_at = e_b;
+      break;
+    }
+    const double k2 = rate(e_b + step, e_0 + step * k1, &x);  // Heun's method
+    if (x > kNoProgressLrRatio) {
+      diverged_at = e_b + step;
+      break;
+    }
+    const double next = e_0 + 0.5 * step * (k1 + k2);
+    if (e0_target && !p.examples_to_target && next >= *e0_target) {
+      p.examples_to_target = e_b + step * (*e0_target - e_0) / (next - e_0);
+    }
+    e_0 = next;
+    if (i < k_steps) path.push_back(e_0);  // E_0 at E_B = (i + 1) h, up to k epochs
+    if (i + 1 >= k_steps && (!e0_target || p.examples_to_target || e_0 >= baseline_.last_examples())) break;
+  }
+
+  if (diverged_at >= 0 && diverged_at < k_examples + h) {
+    const double noise = baseline_.at(path.back()).noise_scale;
     p.no_progress = true;
     p.loss_at_k = baseline_.untrained_loss();
     p.train_accuracy_at_k = 1.0 / baseline_.num_classes();
     if (baseline_.at(0).test_accuracy) p.test_accuracy_at_k = 1.0 / baseline_.num_classes();
+    p.examples_to_target.reset();
     p.target_missing = "never: no progress at this lr";
-    p.notes.push_back("no progress: " + std::string(to_string(settings_.lr_rule)) + " lr at " + batch_text + " is " +
-                      short_number(over_max) + "x eps_max, the model's tuned lr for an unlimited batch (baseline lr x (1 + "
-                      "B_noise/B_0), B_noise " + short_number(noise) + "); above 2x an SGD step raises even the "
-                      "noiseless loss: loss and accuracy are the untrained model's");
+    p.notes.push_back("no progress: " + rule + " lr at " + batch_text + " passes " +
+                      short_number(kNoProgressLrRatio) + "x the tuned lr (eps_max / (1 + B_noise/B), B_noise " +
+                      short_number(noise) + ") " +
+                      (diverged_at > 0 ? "after " + short_number(diverged_at / n) + " epochs" : std::string("from the start")) +
+                      "; past it an SGD step raises the expected loss: loss and accuracy are the "
+                      "untrained model's");
     return p;
   }
 
-  // Loss after k epochs: the baseline at E_0 with E_0 (B_n + B) / (B_n + B_0) = k N.
-  if (const auto e0 = equivalent_baseline_examples(settings_.epochs * n, b)) {
-    const BaselineCurve::Point point = baseline_.at(*e0);
-    p.baseline_examples_at_k = *e0;
-    p.loss_at_k = point.loss;
-    p.train_accuracy_at_k = point.train_accuracy;
-    p.test_accuracy_at_k = point.test_accuracy;
-    if (point.before_first_epoch) {
-      p.notes.push_back("loss at epoch " + std::to_string(settings_.epochs) + " falls before the baseline's first " +
-                        "epoch: interpolated from the untrained model (loss ln(C) = " +
+  // Epoch k: the mean loss and training accuracy over its examples, the test accuracy at its end.
+  const auto path_at = [&](double e_b) {
+    const double i = e_b / h;
+    const size_t lo = std::min(static_cast<size_t>(i), path.size() - 1);
+    const size_t hi = std::min(lo + 1, path.size() - 1);
+    return lerp(path[lo], path[hi], i - static_cast<double>(lo));
+  };
+  const double e0_k = path_at(k_examples);
+  if (e0_k > baseline_.last_examples()) {
+    p.loss_missing = "beyond the baseline curve (" + measured + ")";
+  } else {
+    constexpr int kEpochSamples = 64;
+    double loss = 0, accuracy = 0;
+    for (int s = 0; s < kEpochSamples; ++s) {
+      const BaselineCurve::Point point = baseline_.at(path_at(k_examples - n + (s + 0.5) * n / kEpochSamples));
+      loss += point.loss / kEpochSamples;
+      accuracy += point.train_accuracy / kEpochSamples;
+    }
+    const BaselineCurve::Point end = baseline_.at(e0_k);
+    p.baseline_examples_at_k = e0_k;
+    p.loss_at_k = loss;
+    p.train_accuracy_at_k = accuracy;
+    p.test_accuracy_at_k = end.test_accuracy;
+    if (end.before_first_point) {
+      p.notes.push_back("epoch " + std::to_string(settings_.epochs) + " falls before the baseline's first " +
+                        "measured point: interpolated from the untrained model (loss ln(C) = " +
                         short_number(baseline_.untrained_loss()) + "), coarse");
     }
-  } else {
-    p.loss_missing = "beyond the baseline curve (" + measured + ")";
   }
 
-  // Epochs to the target: E_B = E_0(target) (B_n + B) / (B_n + B_0), B_n where the baseline got there.
   if (e0_target) {
+    const double noise = baseline_.at(*e0_target).noise_scale;
     p.noise_scale_at_target = noise;
-    p.examples_to_target = *e0_target * examples_ratio(b, b0, noise);
-    p.epochs_to_target = *p.examples_to_target / n;
     p.efficiency = pollux_efficiency(noise, b0, b);
+    if (p.examples_to_target) {
+      p.epochs_to_target = *p.examples_to_target / n;
+    } else {
+      p.target_missing = "not within " + std::to_string(kMaxEpochs) + " epochs";
+    }
+    // The rule's lr against the tuned one where the target is: a large mismatch slows the path.
+    const double x = lr_over_tuned(p.examples_to_target.value_or(k_examples), b, noise);
+    if (x > kLrMismatch || x < 1 / kLrMismatch) {
+      p.notes.push_back(rule + " lr at " + batch_text + " is " + short_number(x) +
+                        "x the tuned lr at the target (B_noise " + short_number(noise) + "): a step makes " +
+                        short_number(100 * (2 * x - x * x)) + "% of a tuned step's progress");
+    }
   } else {
     p.target_missing = "the baseline never reached loss " + short_number(target_loss_) + " (" + measured +
                        ", last loss " + short_number(c.epochs.back().train_loss) + ")";
-  }
-
-  if (settings_.lr_rule == LrRule::kLinear && ratio > kRuleBatchRatio) {
-    p.notes.push_back("linear lr scaling without warm-up at " + batch_text +
-                      ": the large early lr often diverges (Goyal et al. warm up over 5 epochs); the "
-                      "prediction assumes training stays stable");
-  }
-  if (mismatch > kLrMismatch || mismatch < 1 / kLrMismatch) {
-    p.notes.push_back(lr_text + ": the prediction assumes the tuned lr and is optimistic");
   }
   return p;
 }

@@ -3,11 +3,10 @@
 // loss and accuracy after k epochs at batch B, epochs to a target loss, Pollux efficiency, and
 // whether the learning-rate rule lets the model answer at all.
 //
-// The model: to reach a loss L, batch B needs E_B(L) = E_0(L) (1 + B/B_n(L)) / (1 + B_0/B_n(L))
-// examples, where E_0(L) is what the baseline (batch B_0) needed and B_n(L) the noise scale the
-// baseline measured there (McCandlish et al. 2018; B_n grows as the loss falls). The curve is
-// interpolated linearly in examples between its epochs, and between the untrained model
-// (0 examples: loss ln(C), accuracy 1/C for C classes) and the first epoch.
+// The model (McCandlish et al. 2018, step by step): an example at batch B with learning rate
+// eps is worth dE_0/dE_B = (B_n + B_0) / (B_n + B) (2x - x^2) of the baseline's examples, x =
+// eps / eps_opt(B) the rule's lr over the tuned one and B_n the noise scale the baseline measured
+// where the path is; past x = 2 the loss rises and no progress is predicted.
 
 #include <cstdint>
 #include <optional>
@@ -19,7 +18,11 @@
 
 namespace trainsim {
 
-// The baseline curve as functions of the examples processed (E in [0, last epoch's examples]).
+// The baseline curve as functions of the examples processed (E in [0, last epoch's examples]):
+// the instantaneous loss and training accuracy, each window's mean placed at the window's middle
+// (the curve's samples where it has them, else its epochs), the test accuracy where it was
+// evaluated, the noise scale where it was measured; linear in between, from the untrained model
+// (0 examples: loss ln(C), accuracies 1/C for C classes), flat after the last point.
 class BaselineCurve {
  public:
   // Throws std::invalid_argument for a curve without epochs, num_classes < 2, or a non-positive
@@ -31,13 +34,12 @@ class BaselineCurve {
     double loss = 0;
     double train_accuracy = 0;
     std::optional<double> test_accuracy;  // nullopt where the baseline has no test accuracy
-    double noise_scale = 0;
-    bool before_first_epoch = false;      // interpolated from the untrained-model anchor
+    double noise_scale = 0;               // before the first measurement: the first
+    bool before_first_point = false;      // between the untrained model and the first measured loss
   };
-  // Linear interpolation at `examples`, clamped to [0, last_examples()]. Before the first epoch
-  // the noise scale is the first epoch's (nothing was measured earlier).
+  // The state at `examples`, clamped to [0, last_examples()].
   Point at(double examples) const;
-  // The first E at which the interpolated loss reaches `loss` (<=); nullopt if it never does.
+  // The first E at which the loss reaches `loss` (<=); nullopt if it never does.
   std::optional<double> examples_to_loss(double loss) const;
 
   const TrainingCurve& curve() const { return curve_; }
@@ -46,38 +48,46 @@ class BaselineCurve {
   int num_classes() const { return num_classes_; }
 
  private:
+  struct Knot {
+    double examples;
+    double value;
+  };
+  static double interpolate(const std::vector<Knot>& knots, double examples);
+
   TrainingCurve curve_;
   int num_classes_;
   double untrained_loss_;
+  std::vector<Knot> loss_, train_accuracy_, test_accuracy_, noise_scale_;
 };
 
 struct LargeBatchSettings {
   int epochs = 5;                     // k: report the loss after k epochs
-  std::optional<double> target_loss;  // default: the baseline's loss after k epochs (its last if shorter)
+  std::optional<double> target_loss;  // default: the baseline's loss in its epoch k (its last if shorter)
   LrRule lr_rule = LrRule::kLinearWarmup;
+  double warmup_epochs = 5;           // linear-warmup: the ramp from the baseline's lr (measure's default)
 };
 
 struct LargeBatchPrediction {
   int64_t batch = 0;
   LrRule lr_rule = LrRule::kLinearWarmup;
-  // Set when the learning-rate rule puts this batch outside the model: nothing below is predicted.
-  std::string refused;
-  // After k epochs at `batch`: the baseline's state at the equivalent examples E_0.
+  // In epoch k at `batch`: the mean loss and training accuracy over the epoch and the test
+  // accuracy at its end, the baseline's at the equivalent examples E_0.
   std::optional<double> loss_at_k;
   std::optional<double> train_accuracy_at_k;
   std::optional<double> test_accuracy_at_k;
-  std::optional<double> baseline_examples_at_k;  // E_0
-  std::string loss_missing;                      // why loss_at_k is empty (refusal aside)
+  std::optional<double> baseline_examples_at_k;  // E_0 at the end of epoch k
+  std::string loss_missing;                      // why loss_at_k is empty
   // To the target loss.
   std::optional<double> examples_to_target;      // E_B
   std::optional<double> epochs_to_target;        // E_B / train_samples (the baseline's epoch size)
   std::optional<double> noise_scale_at_target;   // B_n where the baseline reached the target
   std::optional<double> efficiency;              // Pollux (B_n + B_0) / (B_n + B) at the target
-  std::string target_missing;                    // why epochs_to_target is empty (refusal aside)
+  std::string target_missing;                    // why epochs_to_target is empty
   // Caveats that do not stop the prediction (learning-rate mismatch, extrapolation).
   std::vector<std::string> notes;
-  // The rule's lr is above kNoProgressLrRatio x eps_max: the model predicts no progress (the loss
-  // and accuracies at k are the untrained model's, the target is never reached).
+  // The rule's lr passes kNoProgressLrRatio x the tuned lr somewhere on the path: the model
+  // predicts no progress (the loss and accuracies at k are the untrained model's, the target is
+  // never reached).
   bool no_progress = false;
 };
 
@@ -96,19 +106,22 @@ class LargeBatchModel {
   const std::string& target_source() const { return target_source_; }
   int64_t base_batch() const { return baseline_.curve().batch; }
 
-  // Beyond this ratio between the batch and the baseline's (either way), a constant learning
-  // rate is refused, and linear scaling without warm-up draws a warning.
-  static constexpr double kRuleBatchRatio = 8;
-  // Outside [1/2, 2] x the model's tuned learning rate, a rule draws a note.
-  static constexpr double kLrMismatch = 2;
-  // Above this multiple of eps_max (the tuned learning rate of an unlimited batch) an SGD step
-  // raises even the noiseless loss (McCandlish et al. 2018: -eps |G|^2 + eps^2/2 G^T H G > 0 for
-  // eps > 2 |G|^2 / G^T H G): no progress is predicted. The theory's 2, not a fitted value.
+  // Above this multiple of the tuned learning rate an SGD step raises the expected loss
+  // (McCandlish et al. 2018: a step changes it by |G|^2 eps_opt (x^2/2 - x) for x = eps / eps_opt):
+  // no progress is predicted. The theory's 2, not a fitted value.
   static constexpr double kNoProgressLrRatio = 2;
+  // Outside [1/2, 2] x the tuned learning rate at the target, a row draws a note.
+  static constexpr double kLrMismatch = 2;
+  // Integration steps per epoch of the batch's run (the path E_0(E_B), docs/LARGE_BATCH.md).
+  static constexpr int kStepsPerEpoch = 400;
+  // The path is followed for at most this many epochs when looking for the target.
+  static constexpr int kMaxEpochs = 1000;
 
  private:
-  // The smallest E_0 with E_0 (B_n(E_0) + B) / (B_n(E_0) + B_0) >= examples; nullopt beyond the curve.
-  std::optional<double> equivalent_baseline_examples(double examples, double batch) const;
+  // lr(B) / lr(B_0) after `examples` at batch B under the settings' rule (warm-up included).
+  double lr_ratio_at(double examples, double batch) const;
+  // x: the rule's lr over the tuned lr eps_max / (1 + B_n/B), eps_max = lr_0 (1 + B_n/B_0).
+  double lr_over_tuned(double examples, double batch, double noise_scale) const;
 
   BaselineCurve baseline_;
   LargeBatchSettings settings_;
