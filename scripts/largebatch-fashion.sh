@@ -7,14 +7,14 @@
 # is a result too: OUT/runs/<name>.yaml.failed says where it diverged. `measure largebatch-compare` turns
 # the curves into the report (docs/LARGE_BATCH.md).
 #   scripts/largebatch-fashion.sh OUT     (e.g. reports/cpu-epyc-2c/largebatch-fashion)
-# Environment: SEEDS ("0 1"), BATCHES ("2048 3072 4096 6144 8192"), RULES ("linear linear-warmup
+# Environment: SEEDS ("0 1"), BATCHES ("2048 3072 4096 6144 8192"; empty: the baselines only), RULES ("linear linear-warmup
 # sqrt constant"), EPOCHS (5), THREADS (cores), WORKERS (1), MEASURE (build/bin/measure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 measure=${MEASURE:-build/bin/measure}
 seeds=${SEEDS:-"0 1"}
-batches=${BATCHES:-"2048 3072 4096 6144 8192"}
-rules=${RULES:-"linear linear-warmup sqrt constant"}
+batches=${BATCHES-"2048 3072 4096 6144 8192"}
+rules=${RULES-"linear linear-warmup sqrt constant"}
 epochs=${EPOCHS:-5}
 threads=${THREADS:-$(nproc)}
 workers=${WORKERS:-1}
