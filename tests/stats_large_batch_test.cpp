@@ -159,23 +159,32 @@ TEST(BaselineCurve, WindowMeansSitAtTheWindowsMiddleFromTheUntrainedModel) {
   EXPECT_EQ(curve.examples_to_loss(3.0), 0.0);  // above the untrained loss
 }
 
-TEST(BaselineCurve, SamplesInsideTheEpochsReplaceThem) {
+TEST(BaselineCurve, SamplesResolveTheFirstEpoch) {
   TrainingCurve c = fixture_curve();
+  c.batch = 2;  // the noise scale counts after 100 steps: 200 examples
+  c.small_batch = 1;
   //           examples window loss train test B_noise
-  c.samples = {{250, 250, 3.0, 0.2, 0.3, 10},  // the early spike the epoch mean hides
+  c.samples = {{100, 100, 2.0, 0.15, 0.2, 99},  // one step's noise scale: before 200 examples, not used
+               {250, 150, 3.0, 0.2, 0.3, 10},   // the early spike the epoch mean hides
                {500, 250, 1.8, 0.4, 0.4, 20},
-               {1000, 500, 1.2, 0.6, 0.5, 0}};  // noise scale not measurable: no knot
+               {1000, 500, 1.2, 0.6, 0.5, 0},   // the epoch's end: its test accuracy and noise scale are epoch 1's
+               {1500, 500, 0.1, 0.9, 0.9, 0}};  // after the first epoch the epochs' means are used
   const BaselineCurve curve(c, 10);
-  EXPECT_DOUBLE_EQ(curve.at(125).loss, 3.0);  // the first window's middle
+  EXPECT_DOUBLE_EQ(curve.at(50).loss, 2.0);  // each window's middle
+  EXPECT_DOUBLE_EQ(curve.at(175).loss, 3.0);
   EXPECT_DOUBLE_EQ(curve.at(375).loss, 1.8);
   EXPECT_DOUBLE_EQ(curve.at(750).loss, 1.2);
-  EXPECT_DOUBLE_EQ(curve.at(4000).loss, 1.2);  // the epochs are not used when there are samples
+  EXPECT_DOUBLE_EQ(curve.at(1500).loss, 1.0);  // epoch 2's mean at its middle, not the sample
+  EXPECT_DOUBLE_EQ(curve.at(4000).loss, 0.7);
   EXPECT_DOUBLE_EQ(*curve.at(250).test_accuracy, 0.3);
-  EXPECT_DOUBLE_EQ(curve.at(100).noise_scale, 10);
+  EXPECT_DOUBLE_EQ(*curve.at(1000).test_accuracy, 0.45);
+  EXPECT_DOUBLE_EQ(*curve.at(1500).test_accuracy, 0.525);
+  EXPECT_DOUBLE_EQ(curve.at(100).noise_scale, 10);  // flat before the first counted reading
   EXPECT_DOUBLE_EQ(curve.at(375).noise_scale, 15);
-  EXPECT_DOUBLE_EQ(curve.at(900).noise_scale, 20);
-  // Loss 2.0 is first reached on the way down from the spike: 125 + 250 (3.0 - 2.0)/(3.0 - 1.8).
-  EXPECT_NEAR(*curve.examples_to_loss(2.0), 125 + 250 * 1.0 / 1.2, 1e-9);
+  EXPECT_DOUBLE_EQ(curve.at(750).noise_scale, 20 + (100 - 20) * 0.5);
+  // Loss 2.0 is first reached on the way down from the spike: 175 + 200 (3.0 - 2.0)/(3.0 - 1.8).
+  EXPECT_NEAR(*curve.examples_to_loss(2.0), 50, 1e-9);  // the first window already sits at 2.0
+  EXPECT_NEAR(*curve.examples_to_loss(1.9), 175 + 200 * 1.1 / 1.2, 1e-9);
 }
 
 TEST(LargeBatchModel, BaselineBatchReproducesTheBaseline) {

@@ -49,20 +49,27 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
     loss_.push_back({middle, loss});
     train_accuracy_.push_back({middle, accuracy});
   };
-  if (!curve_.samples.empty()) {
-    for (const CurveSample& s : curve_.samples) {
-      add_window(s.examples, s.window_examples, s.train_loss, s.train_accuracy);
-      if (s.test_accuracy >= 0) test_accuracy_.push_back({s.examples, s.test_accuracy});
-      if (s.noise_scale > 0) noise_scale_.push_back({s.examples, s.noise_scale});
+  // The samples inside the first epoch, where the curve moves fastest; after it the epochs' own
+  // means, whose windows are long enough that their noise (a 1/20-epoch window's mean loss varies
+  // by a few hundredths) stays below the curve's change. A sample's noise scale counts once the
+  // moving averages have absorbed kNoiseMemorySteps steps: one step's estimate is mostly noise.
+  const double first_epoch = curve_.epochs.front().examples;
+  const double noise_from = kNoiseMemorySteps * static_cast<double>(curve_.batch);
+  double previous = 0;
+  for (const CurveSample& s : curve_.samples) {
+    if (s.examples > first_epoch) break;
+    add_window(s.examples, s.window_examples, s.train_loss, s.train_accuracy);
+    if (s.test_accuracy >= 0 && s.examples < first_epoch) test_accuracy_.push_back({s.examples, s.test_accuracy});
+    if (s.noise_scale > 0 && s.examples >= noise_from && s.examples < first_epoch) {
+      noise_scale_.push_back({s.examples, s.noise_scale});
     }
-  } else {
-    double previous = 0;
-    for (const EpochPoint& e : curve_.epochs) {
-      add_window(e.examples, e.examples - previous, e.train_loss, e.train_accuracy);
-      if (e.test_accuracy >= 0) test_accuracy_.push_back({e.examples, e.test_accuracy});
-      if (e.noise_scale > 0) noise_scale_.push_back({e.examples, e.noise_scale});
-      previous = e.examples;
-    }
+    previous = s.examples;
+  }
+  for (const EpochPoint& e : curve_.epochs) {
+    if (e.examples > previous) add_window(e.examples, e.examples - previous, e.train_loss, e.train_accuracy);
+    if (e.test_accuracy >= 0) test_accuracy_.push_back({e.examples, e.test_accuracy});
+    if (e.noise_scale > 0) noise_scale_.push_back({e.examples, e.noise_scale});
+    previous = e.examples;
   }
   if (test_accuracy_.size() == 1) test_accuracy_.clear();  // never evaluated
 }

@@ -20,7 +20,7 @@ namespace trainsim {
 
 // The baseline curve as functions of the examples processed (E in [0, last epoch's examples]):
 // the instantaneous loss and training accuracy, each window's mean placed at the window's middle
-// (the curve's samples where it has them, else its epochs), the test accuracy where it was
+// (the curve's samples in its first epoch, its epochs after), the test accuracy where it was
 // evaluated, the noise scale where it was measured; linear in between, from the untrained model
 // (0 examples: loss ln(C), accuracies 1/C for C classes), flat after the last point.
 class BaselineCurve {
@@ -48,6 +48,9 @@ class BaselineCurve {
   int num_classes() const { return num_classes_; }
 
  private:
+  // The moving averages' memory at measure baseline's default --ema-decay 0.99: 1 / (1 - 0.99).
+  static constexpr double kNoiseMemorySteps = 100;
+
   struct Knot {
     double examples;
     double value;
