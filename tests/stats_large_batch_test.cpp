@@ -62,17 +62,6 @@ TEST(Pollux, EfficiencyFormula) {
   EXPECT_DOUBLE_EQ(pollux_efficiency(200, 128, 64), 328.0 / 264.0);
   // No gradient noise: M0 / M (the same number of steps at any batch).
   EXPECT_DOUBLE_EQ(pollux_efficiency(0, 128, 512), 0.25);
-  // It is the inverse of the McCandlish examples ratio E(M)/E(M0).
-  EXPECT_DOUBLE_EQ(examples_ratio(328, 128, 200), 528.0 / 328.0);
-  EXPECT_DOUBLE_EQ(examples_ratio(512, 128, 0), 4.0);
-}
-
-TEST(McCandlish, TunedLearningRateRatio) {
-  // (1 + Bn/B0) / (1 + Bn/B): Bn = 200, B0 = 128, B = 328 -> (1 + 1.5625) / (1 + 0.609756) = 1.59184
-  EXPECT_NEAR(tuned_lr_ratio(328, 128, 200), 2.5625 / (1 + 200.0 / 328), 1e-12);
-  // B << B_noise: linear in B; B >> B_noise: saturates at (Bn + B0) / B0.
-  EXPECT_NEAR(tuned_lr_ratio(2, 1, 1e9), 2, 1e-6);
-  EXPECT_NEAR(tuned_lr_ratio(1e9, 1, 1), 2, 1e-6);
 }
 
 // TEST FIXTURE (hand-written, not a measurement): baseline batch 128, 1000 examples per epoch,

@@ -259,7 +259,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
          " epochs show): " + std::to_string(s.target_neither) + " runs.\n";
   out += "\n## Errors (mean absolute)\n\n";
   out += std::to_string(s.no_progress_predicted) + " of the " + std::to_string(s.runs.size()) +
-         " runs are predicted to make no progress (lr above 2 eps_max); over the runs predicted to train, "
+         " runs are predicted to make no progress (lr past 2x the tuned lr); over the runs predicted to train, "
          "the test of the McCandlish relation itself: loss " +
          (s.trained_loss_count ? fixed(s.trained_loss_error_pct, 1) + "%" : std::string("n/a")) + " over " +
          std::to_string(s.trained_loss_count) + " runs, accuracy " +

@@ -79,26 +79,11 @@ McCandlishFit fit_two_runs(double batch1, double steps1, double batch2, double s
   return fit;
 }
 
-double examples_ratio(double batch, double base_batch, double noise_scale) {
-  require_batch(batch, "examples_ratio");
-  require_batch(base_batch, "examples_ratio");
-  require_noise(noise_scale, false, "examples_ratio");
-  return (noise_scale + batch) / (noise_scale + base_batch);  // (1 + B/Bn) / (1 + B0/Bn)
-}
-
 double pollux_efficiency(double noise_scale, double base_batch, double batch) {
   require_batch(batch, "pollux_efficiency");
   require_batch(base_batch, "pollux_efficiency");
   require_noise(noise_scale, false, "pollux_efficiency");
   return (noise_scale + base_batch) / (noise_scale + batch);  // (phi + M0) / (phi + M)
-}
-
-double tuned_lr_ratio(double batch, double base_batch, double noise_scale) {
-  require_batch(batch, "tuned_lr_ratio");
-  require_batch(base_batch, "tuned_lr_ratio");
-  require_noise(noise_scale, false, "tuned_lr_ratio");
-  // (1 + Bn/B0) / (1 + Bn/B) = B (B0 + Bn) / (B0 (B + Bn))
-  return batch * (base_batch + noise_scale) / (base_batch * (batch + noise_scale));
 }
 
 }  // namespace trainsim

@@ -32,19 +32,9 @@ struct McCandlishFit {
 };
 McCandlishFit fit_two_runs(double batch1, double steps1, double batch2, double steps2);
 
-// E(B) / E(B_0) = (1 + B/B_noise) / (1 + B_0/B_noise) = (B_noise + B) / (B_noise + B_0): how many
-// times more examples batch B needs than batch B_0 to reach the same loss. noise_scale = 0 (no
-// gradient noise) gives B / B_0: the same number of steps.
-double examples_ratio(double batch, double base_batch, double noise_scale);
-
 // Pollux: efficiency(M) = (phi + M_0) / (phi + M), phi the noise scale and M_0 the reference
-// batch; the progress per example at batch M relative to M_0 (= 1 / examples_ratio).
+// batch; the progress per example at batch M relative to M_0 (McCandlish: E(M_0) / E(M) at one loss).
 // goodput = throughput * efficiency.
 double pollux_efficiency(double noise_scale, double base_batch, double batch);
-
-// The learning rate that minimises the loss after one SGD step at batch B, relative to the one at
-// B_0: eps_opt(B) = eps_max / (1 + B_noise / B), so the ratio is (1 + B_noise/B_0) / (1 + B_noise/B).
-// Linear scaling (B/B_0) matches it for B << B_noise; it saturates at (B_noise + B_0)/B_0 beyond.
-double tuned_lr_ratio(double batch, double base_batch, double noise_scale);
 
 }  // namespace trainsim
