@@ -308,22 +308,31 @@ double parse_fraction(const Value& value) {
   return x;
 }
 
+// Training examples processed so far, > 0.
+double parse_examples(const Value& value) {
+  const double x = value.as_double(kNonNegative);
+  if (x <= 0) value.fail("must be > 0, got " + value.describe());
+  return x;
+}
+
+// A test accuracy: a fraction, or -1 for "no test set evaluated".
+double parse_test_accuracy(const Value& value) {
+  const double x = value.as_double();
+  if (x != -1 && (x < 0 || x > 1)) {
+    value.fail("must be a fraction in [0, 1] or -1 (not evaluated), got " + value.describe());
+  }
+  return x;
+}
+
 EpochPoint parse_epoch_point(const Value& value) {
   const Map map(value, {"epoch", "examples", "train_loss", "train_accuracy", "test_accuracy",
                         "grad_sq_norm", "trace_sigma", "noise_scale"});
   EpochPoint p;
   p.epoch = map.required("epoch").as_int(/*min=*/1);
-  const Value examples = map.required("examples");
-  p.examples = examples.as_double(kNonNegative);
-  if (p.examples <= 0) examples.fail("must be > 0, got " + examples.describe());
+  p.examples = parse_examples(map.required("examples"));
   p.train_loss = map.required("train_loss").as_double(kNonNegative);
   p.train_accuracy = parse_fraction(map.required("train_accuracy"));
-  // -1 marks "no test set evaluated"; anything else must be a fraction.
-  const Value test = map.required("test_accuracy");
-  p.test_accuracy = test.as_double();
-  if (p.test_accuracy != -1 && (p.test_accuracy < 0 || p.test_accuracy > 1)) {
-    test.fail("must be a fraction in [0, 1] or -1 (not evaluated), got " + test.describe());
-  }
+  p.test_accuracy = parse_test_accuracy(map.required("test_accuracy"));
   p.grad_sq_norm = map.required("grad_sq_norm").as_double(kNonNegative);
   p.trace_sigma = map.required("trace_sigma").as_double(kNonNegative);
   p.noise_scale = map.required("noise_scale").as_double(kNonNegative);
@@ -333,9 +342,7 @@ EpochPoint parse_epoch_point(const Value& value) {
 CurveSample parse_curve_sample(const Value& value) {
   const Map map(value, {"examples", "window_examples", "train_loss", "train_accuracy", "test_accuracy", "noise_scale"});
   CurveSample s;
-  const Value examples = map.required("examples");
-  s.examples = examples.as_double(kNonNegative);
-  if (s.examples <= 0) examples.fail("must be > 0, got " + examples.describe());
+  s.examples = parse_examples(map.required("examples"));
   const Value window = map.required("window_examples");
   s.window_examples = window.as_double(kNonNegative);
   if (s.window_examples <= 0 || s.window_examples > s.examples) {
@@ -343,11 +350,7 @@ CurveSample parse_curve_sample(const Value& value) {
   }
   s.train_loss = map.required("train_loss").as_double(kNonNegative);
   s.train_accuracy = parse_fraction(map.required("train_accuracy"));
-  const Value test = map.required("test_accuracy");
-  s.test_accuracy = test.as_double();
-  if (s.test_accuracy != -1 && (s.test_accuracy < 0 || s.test_accuracy > 1)) {
-    test.fail("must be a fraction in [0, 1] or -1 (not evaluated), got " + test.describe());
-  }
+  s.test_accuracy = parse_test_accuracy(map.required("test_accuracy"));
   s.noise_scale = map.required("noise_scale").as_double(kNonNegative);
   return s;
 }
