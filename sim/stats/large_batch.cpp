@@ -263,6 +263,9 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     p.efficiency = pollux_efficiency(noise, b0, b);
     if (p.examples_to_target) {
       p.epochs_to_target = *p.examples_to_target / n;
+    } else if (diverged_at >= 0) {
+      p.target_missing = "never: the lr passes 2x the tuned lr after " + short_number(diverged_at / n) +
+                         " epochs, before the target";
     } else {
       p.target_missing = "not within " + std::to_string(kMaxEpochs) + " epochs";
     }
@@ -270,8 +273,10 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     const double x = lr_over_tuned(p.examples_to_target.value_or(k_examples), b, noise);
     if (x > kLrMismatch || x < 1 / kLrMismatch) {
       p.notes.push_back(rule + " lr at " + batch_text + " is " + short_number(x) +
-                        "x the tuned lr at the target (B_noise " + short_number(noise) + "): a step makes " +
-                        short_number(100 * (2 * x - x * x)) + "% of a tuned step's progress");
+                        "x the tuned lr at the target (B_noise " + short_number(noise) + "): " +
+                        (x > kNoProgressLrRatio ? std::string("past 2x a step raises the loss")
+                                                : "a step makes " + short_number(100 * (2 * x - x * x)) +
+                                                      "% of a tuned step's progress"));
     }
   } else {
     p.target_missing = "the baseline never reached loss " + short_number(target_loss_) + " (" + measured +
