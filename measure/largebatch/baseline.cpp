@@ -272,14 +272,14 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       if (ddp) communicator->wait(communicator->all_reduce(totals));
       const auto t = totals.cpu();
       const double now[3] = {t[0].item<double>(), t[1].item<double>(), t[2].item<double>()};
+      // DDP pads the ranks' shares to equal size: the examples never pass the epoch's end.
+      const double n = static_cast<double>(train_set.size());
+      const double window = now[2] - window_start[2];
       CurveSample sample;
-      sample.window_examples = now[2] - window_start[2];
-      sample.examples = static_cast<double>(epoch) * static_cast<double>(train_set.size()) +
-                        std::min(now[2], static_cast<double>(train_set.size()));
-      if (epoch_end) sample.examples = static_cast<double>(epoch + 1) * static_cast<double>(train_set.size());
-      sample.window_examples = std::min(sample.window_examples, sample.examples);
-      sample.train_loss = (now[0] - window_start[0]) / (now[2] - window_start[2]);
-      sample.train_accuracy = (now[1] - window_start[1]) / (now[2] - window_start[2]);
+      sample.examples = static_cast<double>(epoch) * n + (epoch_end ? n : std::min(now[2], n));
+      sample.window_examples = std::min(window, sample.examples);
+      sample.train_loss = (now[0] - window_start[0]) / window;
+      sample.train_accuracy = (now[1] - window_start[1]) / window;
       sample.test_accuracy = test;
       std::copy(now, now + 3, window_start);
       if (!std::isfinite(sample.train_loss)) return;  // diverged: the epoch's end stops the run
