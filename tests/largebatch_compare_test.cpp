@@ -107,7 +107,9 @@ TEST_F(CompareTest, ErrorsAgainstHandComputedPredictions) {
   EXPECT_NEAR(s.epochs_error_pct, 50.0, 1e-3);
 
   for (const auto& c : s.runs) {
-    if (c.run.batch == 1024) EXPECT_EQ(c.measured_missing, "epoch 2: the training loss is not finite");
+    if (c.run.batch == 1024) {
+      EXPECT_EQ(c.measured_missing, "epoch 2: the training loss is not finite");
+    }
   }
   const std::string lines = format_error_lines(s, options());
   EXPECT_NE(lines.find("loss error: 39.3% (training loss at epoch 2, over 2 of 3 runs)\n"), std::string::npos) << lines;

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -266,12 +267,15 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       return static_cast<int64_t>(std::llround(static_cast<double>(steps_per_epoch) * (epoch == 0 ? f * f : f)));
     };
     int next_eval = 1;
-    double window_start[3] = {0, 0, 0};  // loss sum, correct, samples at the previous sample
-    const auto add_sample = [&](bool epoch_end, double test) {
-      auto totals = torch::stack({loss_sum, correct, torch::tensor(static_cast<double>(samples), f64)});
-      if (ddp) communicator->wait(communicator->all_reduce(totals));
-      const auto t = totals.cpu();
-      const double now[3] = {t[0].item<double>(), t[1].item<double>(), t[2].item<double>()};
+    std::array<double, 3> window_start{0, 0, 0};  // the sums at the previous sample
+    // The loss, correct and sample sums so far in this epoch, summed over the ranks.
+    const auto reduced_sums = [&] {
+      auto sums = torch::stack({loss_sum, correct, torch::tensor(static_cast<double>(samples), f64)});
+      if (ddp) communicator->wait(communicator->all_reduce(sums));
+      const auto t = sums.cpu();
+      return std::array<double, 3>{t[0].item<double>(), t[1].item<double>(), t[2].item<double>()};
+    };
+    const auto add_sample = [&](const std::array<double, 3>& now, bool epoch_end, double test) {
       // DDP pads the ranks' shares to equal size: the examples never pass the epoch's end.
       const double n = static_cast<double>(train_set.size());
       const double window = now[2] - window_start[2];
@@ -281,7 +285,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       sample.train_loss = (now[0] - window_start[0]) / window;
       sample.train_accuracy = (now[1] - window_start[1]) / window;
       sample.test_accuracy = test;
-      std::copy(now, now + 3, window_start);
+      window_start = now;
       if (!std::isfinite(sample.train_loss)) return;  // diverged: the epoch's end stops the run
       absorb_norms();
       sample.noise_scale = noise.noise_scale().value_or(0);
@@ -332,7 +336,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       ++batch_index;
       samples += b;
       if (next_eval < o.evals_per_epoch && batch_index >= eval_step(next_eval)) {
-        add_sample(/*epoch_end=*/false, test_set ? test_accuracy(model, *test_set, device) : -1);
+        add_sample(reduced_sums(), /*epoch_end=*/false, test_set ? test_accuracy(model, *test_set, device) : -1);
         // Fewer steps than samples: those that would land on the same step are one.
         while (next_eval < o.evals_per_epoch && eval_step(next_eval) <= batch_index) ++next_eval;
       }
@@ -347,11 +351,9 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       }
     }
 
-    // Per epoch, one collective for the loss, correct and sample sums, one in absorb_norms.
-    auto sums = torch::stack({loss_sum, correct, torch::tensor(static_cast<double>(samples), f64)});
-    if (ddp) communicator->wait(communicator->all_reduce(sums));
-    const auto sums_cpu = sums.cpu();
-    if (!std::isfinite(sums_cpu[0].item<double>())) {  // before the norms, which are not finite either
+    // Per epoch, one collective for the sums, one in absorb_norms.
+    const std::array<double, 3> sums = reduced_sums();
+    if (!std::isfinite(sums[0])) {  // before the norms, which are not finite either
       throw std::runtime_error("epoch " + std::to_string(epoch + 1) + ": the training loss is not finite: training "
                                "diverged at lr " + std::to_string(learning_rate_at(schedule, step - 1)) +
                                " (the profile keeps the epochs before it)");
@@ -370,15 +372,14 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     EpochPoint point;
     point.epoch = epoch + 1;
     point.examples = static_cast<double>(epoch + 1) * static_cast<double>(train_set.size());
-    const double all_samples = sums_cpu[2].item<double>();
-    point.train_loss = sums_cpu[0].item<double>() / all_samples;
-    point.train_accuracy = sums_cpu[1].item<double>() / all_samples;
+    point.train_loss = sums[0] / sums[2];
+    point.train_accuracy = sums[1] / sums[2];
     point.test_accuracy = test_set ? test_accuracy(model, *test_set, device) : -1;
     point.grad_sq_norm = noise_scale ? noise.grad_sq_norm() : 0;
     point.trace_sigma = noise_scale ? noise.trace_sigma() : 0;
     point.noise_scale = noise_scale.value_or(0);
     curve.epochs.push_back(point);
-    if (o.evals_per_epoch > 1) add_sample(/*epoch_end=*/true, point.test_accuracy);
+    if (o.evals_per_epoch > 1) add_sample(sums, /*epoch_end=*/true, point.test_accuracy);
     if (show_progress) {
       std::fprintf(stderr,
                    "baseline: epoch %d/%d done in %.1f s: train loss %.4f, train accuracy %.4f, test accuracy %.4f, "

@@ -94,9 +94,13 @@ BaselineCurve::Point BaselineCurve::at(double examples) const {
   if (!test_accuracy_.empty() && p.examples <= test_accuracy_.back().examples) {
     p.test_accuracy = interpolate(test_accuracy_, p.examples);
   }
-  p.noise_scale = interpolate(noise_scale_, p.examples);
+  p.noise_scale = noise_scale_at(p.examples);
   p.before_first_point = loss_.size() < 2 || p.examples < loss_[1].examples;
   return p;
+}
+
+double BaselineCurve::noise_scale_at(double examples) const {
+  return interpolate(noise_scale_, std::clamp(examples, 0.0, last_examples()));
 }
 
 std::optional<double> BaselineCurve::examples_to_loss(double loss) const {
@@ -172,7 +176,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   // (B_n + B_0) / (B_n + B) (2x - x^2), with B_n the baseline's noise scale where the path is (it
   // grows as the loss falls). Past x = 2 the expected loss rises: no progress.
   const auto rate = [&](double e_b, double e_0, double* x_out) {
-    const double noise = baseline_.at(e_0).noise_scale;
+    const double noise = baseline_.noise_scale_at(e_0);
     const double x = lr_over_tuned(e_b, b, noise);
     if (x_out) *x_out = x;
     return (noise + b0) / (noise + b) * (2 * x - x * x);
@@ -211,7 +215,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   }
 
   if (diverged_at >= 0 && diverged_at < k_examples + h) {
-    const double noise = baseline_.at(path.back()).noise_scale;
+    const double noise = baseline_.noise_scale_at(path.back());
     p.no_progress = true;
     p.loss_at_k = baseline_.untrained_loss();
     p.train_accuracy_at_k = 1.0 / baseline_.num_classes();
@@ -258,7 +262,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   }
 
   if (e0_target) {
-    const double noise = baseline_.at(*e0_target).noise_scale;
+    const double noise = baseline_.noise_scale_at(*e0_target);
     p.noise_scale_at_target = noise;
     p.efficiency = pollux_efficiency(noise, b0, b);
     if (p.examples_to_target) {

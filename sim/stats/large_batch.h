@@ -39,6 +39,8 @@ class BaselineCurve {
   };
   // The state at `examples`, clamped to [0, last_examples()].
   Point at(double examples) const;
+  // at(examples).noise_scale alone (the path's inner loop needs nothing else).
+  double noise_scale_at(double examples) const;
   // The first E at which the loss reaches `loss` (<=); nullopt if it never does.
   std::optional<double> examples_to_loss(double loss) const;
 
