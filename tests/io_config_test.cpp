@@ -136,6 +136,21 @@ TEST_F(ConfigTest, TopologyPresetsAndTheCollectivesTableNeedNoSweep) {
       "short.yaml", "topology: {gpu: t4, gpus_per_node: 4}\ncollectives: {}\n"));
   EXPECT_EQ(shortform.topology->fabric, Fabric::kPcie);
   EXPECT_TRUE(shortform.topology->p2p);
+  EXPECT_FALSE(shortform.topology->nccl);  // the newest NCCL the model has
+
+  // `nccl:` the release whose cost model prices collectives; the patch level is dropped.
+  const SweepConfig versioned = load_sweep_config(write(
+      "nccl.yaml", "topology: {gpu: t4, gpus_per_node: 4, nccl: \"2.4.2\"}\ncollectives: {}\n"));
+  ASSERT_TRUE(versioned.topology->nccl);
+  EXPECT_EQ(versioned.topology->nccl->major, 2);
+  EXPECT_EQ(versioned.topology->nccl->minor, 4);
+  EXPECT_EQ(load_sweep_config(write("nccl.yaml", "topology: {gpu: t4, nccl: 2.26}\ncollectives: {}\n"))
+                .topology->nccl->minor,
+            26);
+  for (const char* bad : {"two", "2", "2.26.1.1", "2.x", "-2.4"}) {
+    const std::string text = std::string("topology: {gpu: t4, nccl: \"") + bad + "\"}\ncollectives: {}\n";
+    EXPECT_THROW(load_sweep_config(write("nccl.yaml", text)), InputError) << bad;
+  }
 }
 
 TEST_F(ConfigTest, WithoutObservationsTheProfileIsRequired) {

@@ -173,13 +173,29 @@ using trainsim::hw::NcclAlgorithm;
 using trainsim::hw::NcclOp;
 using trainsim::hw::NcclProtocol;
 using trainsim::hw::NcclSystem;
+using trainsim::hw::NcclTable;
+using trainsim::hw::nccl_table;
 
-// One node of 4 GPUs on PCIe Gen3 x16: NCCL rates the path 16 x 60 / 80 = 12 GB/s.
-NcclSystem pcie4() {
+// One node of 4 GPUs on PCIe Gen3 x16: NCCL rates the path 16 x 60 / 80 = 12 GB/s. With NCCL
+// 2.7's constants unless told.
+NcclSystem pcie4(NcclTable table = NcclTable::k2_7) {
   NcclSystem s;
   s.gpus_per_node = 4;
   s.intra_gbs = nccl_pcie_gbs(3, 16);
+  s.nccl = table;
   return s;
+}
+
+TEST(NcclModel, AReleaseTakesTheNewestTableAtOrBeforeIt) {
+  EXPECT_EQ(nccl_table({2, 4}), NcclTable::k2_7);  // before the cost model: the oldest table
+  EXPECT_EQ(nccl_table({2, 6}), NcclTable::k2_7);
+  EXPECT_EQ(nccl_table({2, 19}), NcclTable::k2_7);
+  EXPECT_EQ(nccl_table({2, 20}), NcclTable::k2_20);
+  EXPECT_EQ(nccl_table({2, 25}), NcclTable::k2_20);
+  EXPECT_EQ(nccl_table({2, 26}), NcclTable::k2_26);
+  EXPECT_EQ(nccl_table({2, 29}), NcclTable::k2_26);
+  EXPECT_EQ(nccl_table({3, 0}), NcclTable::k2_26);
+  EXPECT_EQ(NcclSystem{}.nccl, NcclTable::k2_26);  // the default: the newest
 }
 
 TEST(NcclModel, LinkRatingsAreNcclsTopologyFigures) {
@@ -218,6 +234,31 @@ TEST(NcclModel, TheTunerSwitchesFromLlToSimpleWhereTheirTimesCross) {
   EXPECT_EQ(nccl_fastest(NcclOp::kAllReduce, 128 * 1024, pcie4()).algorithm, NcclAlgorithm::kRing);
 }
 
+TEST(NcclModel, Nccl226OnOnePcieNode) {
+  const NcclSystem s = pcie4(NcclTable::k2_26);
+  // Ring LL: base 6.6 + 6 steps x 1.0 = 12.6 us; half the bandwidth, 12 x 0.5 x 4 / 6 = 4 GB/s.
+  EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, 8, s, NcclAlgorithm::kRing, NcclProtocol::kLL), 12.6e-6 + 8 / 4e9,
+              1e-15);
+  // Ring Simple as in 2.7: 8.4 + 6 x 5.7 = 42.6 us, 12 x 4 / 6 = 8 GB/s.
+  const double big = 134217728;
+  EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, big, s, NcclAlgorithm::kRing, NcclProtocol::kSimple),
+              42.6e-6 + big / 8e9, 1e-12);
+  // Tree LL: 6.8 + 2 (3 x 1.0) = 12.8 us; 12 x 0.92 / 3.8 x 1/2 GB/s.
+  EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, 8, s, NcclAlgorithm::kTree, NcclProtocol::kLL),
+              12.8e-6 + 8 / (12 * 0.92 / 3.8 * 0.5 * 1e9), 1e-15);
+  // Tree Simple: 8.4 + 2 (3 x 4.0) = 32.4 us; 12 x 0.92 x 1/2 = 5.52 GB/s.
+  EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, 4096, s, NcclAlgorithm::kTree, NcclProtocol::kSimple),
+              32.4e-6 + 4096 / 5.52e9, 1e-15);
+  // Broadcast's ring LL: half the bandwidth too (2.7: a third), 12 x 0.5 x 4 / 4 = 6 GB/s;
+  // latency 6.6 + 4 steps x 1.0 = 10.6 us.
+  EXPECT_NEAR(nccl_seconds(NcclOp::kBroadcast, 8, s, NcclAlgorithm::kRing, NcclProtocol::kLL), 10.6e-6 + 8 / 6e9,
+              1e-15);
+  // The tuner's pick at 8 B: ring LL (12.6 us against tree LL's 12.8).
+  const auto t = nccl_fastest(NcclOp::kAllReduce, 8, s);
+  EXPECT_EQ(t.algorithm, NcclAlgorithm::kRing);
+  EXPECT_EQ(t.protocol, NcclProtocol::kLL);
+}
+
 TEST(NcclModel, TreeAcrossNodes) {
   // 2 nodes x 8 GPUs on NVLink: tree LL latency 4.4 + 2 ((8 - 1) x 0.52 x 1.8 + log2(2) x 5.0)
   // = 27.504 us; bandwidth min(0.9 x 240, 110) / 3.8 x 1/2.
@@ -227,6 +268,7 @@ TEST(NcclModel, TreeAcrossNodes) {
   s.nvlink = true;
   s.intra_gbs = 240;
   s.inter_gbs = 200;
+  s.nccl = NcclTable::k2_7;
   const double bw = 110.0 / 3.8 * 0.5;
   EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, 4096, s, NcclAlgorithm::kTree, NcclProtocol::kLL),
               27.504e-6 + 4096 / (bw * 1e9), 1e-12);
@@ -236,6 +278,35 @@ TEST(NcclModel, TreeAcrossNodes) {
   EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, big, s, NcclAlgorithm::kRing, NcclProtocol::kSimple),
               1.9 * 122.8e-6 + big / (200e9 * 16 / 30), 1e-9);
   EXPECT_EQ(nccl_fastest(NcclOp::kAllReduce, 8, s).algorithm, NcclAlgorithm::kTree);
+}
+
+TEST(NcclModel, Nccl220AcrossNodes) {
+  // The same 2 nodes x 8 GPUs with NCCL 2.20's constants.
+  NcclSystem s;
+  s.nodes = 2;
+  s.gpus_per_node = 8;
+  s.nvlink = true;
+  s.intra_gbs = 240;
+  s.inter_gbs = 200;
+  s.nccl = NcclTable::k2_20;
+  // Tree LL: 6.8 + 2 ((8 - 1) x 0.6 x 1.8 + log2(2) x 5.0) = 31.92 us; no fixed cap, so
+  // min(240, 200) x 0.92 / 3.8 x 1/2.
+  EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, 4096, s, NcclAlgorithm::kTree, NcclProtocol::kLL),
+              31.92e-6 + 4096 / (200 * 0.92 / 3.8 * 0.5 * 1e9), 1e-12);
+  // Ring Simple: 2 x 2 = 4 network steps (2.20 counts 2 nodes), 30 - 4 = 26 NVLink steps:
+  // 8.4 + 26 x 3.4 + 4 x 14.0 = 152.8 us, x1.9 at the plateau.
+  const double big = 1 << 30;
+  EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, big, s, NcclAlgorithm::kRing, NcclProtocol::kSimple),
+              1.9 * 152.8e-6 + big / (200e9 * 16 / 30), 1e-9);
+  // Ring LL128 with one GPU per node: x0.7 in 2.20 (x0.92 in 2.26). 2 nodes x 1 GPU: 2 steps,
+  // which 2.20 counts as 4 network steps and 2 - 4 = -2 NVLink ones, as its formula does:
+  // 14.0 - 2 x 1.9 + 4 x 4.0 = 26.2 us; algbw 200 x 0.7 x 2 / 2.
+  s.gpus_per_node = 1;
+  EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, big, s, NcclAlgorithm::kRing, NcclProtocol::kLL128),
+              26.2e-6 + big / (200e9 * 0.7), 1e-9);
+  s.nccl = NcclTable::k2_26;  // 2(2 - 1) = 2 network steps again: 14.0 + 2 x 4.0 = 22 us
+  EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, big, s, NcclAlgorithm::kRing, NcclProtocol::kLL128),
+              22e-6 + big / (200e9 * 0.92), 1e-9);
 }
 
 }  // namespace nccl

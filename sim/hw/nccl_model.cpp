@@ -12,15 +12,66 @@ constexpr int kTree = 0, kRing = 1;
 constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
 constexpr int kNvlink = 0, kPci = 1, kNet = 2;
 
-// NCCL's latency tables (tuning.cc, NCCL 2.8), microseconds: [algorithm][protocol], algorithm
-// tree, ring; protocol LL, LL128, Simple.
-constexpr double kBaseLatencyUs[2][3] = {{4.4, 4.4, 0}, {3.6, 10.0, 8.4}};
-// [hardware: NVLink, PCIe, network][algorithm][protocol]: one hop.
-constexpr double kHopLatencyUs[3][2][3] = {
-    {{0.52, 1.2, 28}, {0.47, 1.9, 3.4}},  // NVLink
-    {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}},    // PCIe
-    {{5.0, 8.5, 50}, {2.7, 4.0, 9.6}},    // network
+// One release's constants (nccl_model.h names where each enters the model). Latencies in
+// microseconds, [algorithm: tree, ring][protocol: LL, LL128, Simple]; hop latencies per hardware:
+// NVLink, PCIe, network.
+struct Constants {
+  double base_us[2][3];
+  double hop_us[3][2][3];
+  double ring_ll;            // LL's share of the ring's bandwidth: all-reduce, reduce or several nodes
+  double ring_ll_other;      // ... the rest
+  double ll128_one_per_node; // ring LL128's share with one GPU per node
+  double tree_share;         // the tree's share of B
+  bool tree_cap;             // NCCL's fixed tree caps (110 / 80 GB/s, 130 / 105 for LL128 on 8.0)
+  double tree_ll128_nodes;   // tree LL128's share on several nodes
+  double sm80_cap;           // B's cap on compute capability 8.0, GB/s; 0: none
+  int extra_inter_steps;     // added to a multi-node ring all-reduce's 2(nodes - 1) network steps
 };
+
+// NCCL 2.7.5, src/graph/tuning.cc (NVIDIA/nccl commit 01afd20a77b5804e0ecf1042509dd9d20ebf9e93),
+// the cost model's constants since it appeared (2.5) and the ones this model first re-derived.
+constexpr Constants k2_7 = {
+    {{4.4, 4.4, 0}, {3.6, 10.0, 8.4}},
+    {
+        {{0.52, 1.2, 28}, {0.47, 1.9, 3.4}},  // NVLink
+        {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}},    // PCIe
+        {{5.0, 8.5, 50}, {2.7, 4.0, 9.6}},    // network
+    },
+    1.0 / 4.0, 1.0 / 3.0, 0.7, 0.9, true, 0.915, 235.0, 0};
+
+// NCCL 2.20.3, src/graph/tuning.cc (commit b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2): higher base
+// latencies, network Simple hops 28 (tree) and 14 (ring), per-channel caps instead of the fixed
+// tree and A100 caps, and a ring all-reduce counting 2 nodes network steps.
+constexpr Constants k2_20 = {
+    {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}},
+    {
+        {{0.6, 1.25, 28}, {0.6, 1.9, 3.4}},  // NVLink
+        {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}},   // PCIe
+        {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}},  // network
+    },
+    1.0 / 4.0, 1.0 / 3.0, 0.7, 0.92, false, 120.0 / 128.0, 0, 2};
+
+// NCCL 2.26: src/graph/tuning.cc as it stood between the Blackwell tables (2.25) and the tuner
+// constants of 2.27 (ncclTunerConstantsDefaults, which keep these values through 2.29): tree
+// Simple a base of 8.4 and hops of 4 (NVLink, PCIe) and 14 (network), LL at half the ring's
+// bandwidth for every collective, LL128 at 0.92 whatever the GPUs per node.
+constexpr Constants k2_26 = {
+    {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}},
+    {
+        {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}},  // NVLink
+        {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}},   // PCIe
+        {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}},   // network
+    },
+    0.5, 0.5, 0.92, 0.92, false, 120.0 / 128.0, 0, 0};
+
+const Constants& constants(NcclTable t) {
+  switch (t) {
+    case NcclTable::k2_7: return k2_7;
+    case NcclTable::k2_20: return k2_20;
+    case NcclTable::k2_26: return k2_26;
+  }
+  return k2_26;
+}
 
 int index(NcclAlgorithm a) { return a == NcclAlgorithm::kTree ? kTree : kRing; }
 int index(NcclProtocol p) { return p == NcclProtocol::kLL ? kLL : p == NcclProtocol::kLL128 ? kLL128 : kSimple; }
@@ -59,6 +110,22 @@ const char* to_string(NcclOp op) {
   return "?";
 }
 
+NcclTable nccl_table(const NcclRelease& r) {
+  const auto at_least = [&](int major, int minor) { return r.major > major || (r.major == major && r.minor >= minor); };
+  if (at_least(2, 26)) return NcclTable::k2_26;
+  if (at_least(2, 20)) return NcclTable::k2_20;
+  return NcclTable::k2_7;
+}
+
+const char* to_string(NcclTable t) {
+  switch (t) {
+    case NcclTable::k2_7: return "2.7";
+    case NcclTable::k2_20: return "2.20";
+    case NcclTable::k2_26: return "2.26";
+  }
+  return "?";
+}
+
 const char* to_string(NcclAlgorithm a) { return a == NcclAlgorithm::kTree ? "tree" : "ring"; }
 
 const char* to_string(NcclProtocol p) {
@@ -86,22 +153,25 @@ double nccl_seconds(NcclOp op, double bytes, const NcclSystem& sys, NcclAlgorith
   if (protocol == NcclProtocol::kLL128 && !sys.nvlink) return -1;
   const int nodes = sys.nodes;
   const double ppn = sys.gpus_per_node;
+  const Constants& c = constants(sys.nccl);
 
   // Bus bandwidth: the ring's slowest hop, then each algorithm's and protocol's share of it.
   double bus = nodes == 1 ? sys.intra_gbs : std::min(sys.intra_gbs, sys.inter_gbs);
-  if (sys.sm80) bus = std::min(bus, 235.0);
+  if (sys.sm80 && c.sm80_cap > 0) bus = std::min(bus, c.sm80_cap);
   if (algorithm == NcclAlgorithm::kRing) {
     if (protocol == NcclProtocol::kLL) {
-      bus *= (nodes > 1 || op == NcclOp::kAllReduce || op == NcclOp::kReduce) ? 1.0 / 4.0 : 1.0 / 3.0;
+      bus *= (nodes > 1 || op == NcclOp::kAllReduce || op == NcclOp::kReduce) ? c.ring_ll : c.ring_ll_other;
     } else if (protocol == NcclProtocol::kLL128) {
-      bus *= ppn < 2 ? 0.7 : 0.92;
+      bus *= ppn < 2 ? c.ll128_one_per_node : 0.92;
     }
   } else {
-    const bool ll128_sm80 = sys.sm80 && protocol == NcclProtocol::kLL128;
-    const double max_tree = nodes > 2 ? (ll128_sm80 ? 105.0 : 80.0) : (ll128_sm80 ? 130.0 : 110.0);
-    bus = std::min(bus * 0.9, max_tree);
+    bus *= c.tree_share;
+    if (c.tree_cap) {
+      const bool ll128_sm80 = sys.sm80 && protocol == NcclProtocol::kLL128;
+      bus = std::min(bus, nodes > 2 ? (ll128_sm80 ? 105.0 : 80.0) : (ll128_sm80 ? 130.0 : 110.0));
+    }
     if (protocol == NcclProtocol::kLL) bus /= 3.8;
-    if (protocol == NcclProtocol::kLL128) bus *= nodes == 1 ? 7.0 / 9.0 : 0.915;
+    if (protocol == NcclProtocol::kLL128) bus *= nodes == 1 ? 7.0 / 9.0 : c.tree_ll128_nodes;
   }
   const int nsteps = ring_steps(op, n);
   const double ratio = algorithm == NcclAlgorithm::kRing ? static_cast<double>(n) / nsteps : 0.5;
@@ -109,18 +179,19 @@ double nccl_seconds(NcclOp op, double bytes, const NcclSystem& sys, NcclAlgorith
 
   // Latency: a base plus the hops, intra-node hops on NVLink or PCIe, the rest on the network.
   const int intra_hw = sys.nvlink ? kNvlink : kPci;
-  double intra_us = kHopLatencyUs[intra_hw][a][p];
+  double intra_us = c.hop_us[intra_hw][a][p];
   if (nodes > 1 && protocol == NcclProtocol::kLL) intra_us *= 1.8;
-  const double inter_us = kHopLatencyUs[kNet][a][p];
-  double latency_us = kBaseLatencyUs[a][p];
+  const double inter_us = c.hop_us[kNet][a][p];
+  double latency_us = c.base_us[a][p];
   if (algorithm == NcclAlgorithm::kRing) {
     if (op == NcclOp::kBroadcast || op == NcclOp::kReduce) {
       // NCCL's model for rings whose channels differ: every step a hop, Simple at tree's chunk cost.
       const int hw = nodes == 1 ? intra_hw : kNet;
-      const double hop = protocol == NcclProtocol::kSimple ? kHopLatencyUs[hw][kTree][p] : kHopLatencyUs[hw][a][p];
+      const double hop = protocol == NcclProtocol::kSimple ? c.hop_us[hw][kTree][p] : c.hop_us[hw][a][p];
       latency_us += nsteps * hop;
     } else {
-      const int inter_steps = ring_steps(op, nodes) * (nodes > 1 ? 1 : 0);
+      int inter_steps = 0;
+      if (nodes > 1) inter_steps = ring_steps(op, nodes) + (op == NcclOp::kAllReduce ? c.extra_inter_steps : 0);
       latency_us += (nsteps - inter_steps) * intra_us + inter_steps * inter_us;
     }
     if (protocol == NcclProtocol::kSimple && nodes > 1 && op == NcclOp::kAllReduce &&
@@ -174,6 +245,7 @@ NcclSystem NcclCluster::system(int ranks) const {
   sys.intra_gbs = intra_gbs;
   sys.inter_gbs = sys.nodes > 1 ? inter_gbs : 0;
   sys.sm80 = sm80;
+  sys.nccl = nccl;
   return sys;
 }
 
@@ -183,6 +255,7 @@ NcclCluster nccl_cluster(const Topology& t) {
   c.name = t.describe();
   const std::optional<double>& cc = t.gpu.compute_capability;
   c.sm80 = cc && std::abs(*cc - 8.0) < 0.05;
+  if (t.nccl) c.nccl = nccl_table(*t.nccl);
   if (t.fabric == Fabric::kPcie) {
     c.intra_gbs = nccl_pcie_gbs(t.gpu.link.pcie_generation, t.gpu.link.pcie_lanes);
   } else {

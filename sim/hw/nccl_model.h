@@ -2,28 +2,42 @@
 // Collectives as NCCL runs them (docs/SCALE.md): ring and tree algorithms, the LL, LL128 and
 // Simple protocols, each a latency plus bytes over a bandwidth, and the tuner's choice of the
 // fastest per message size. The model and its constants are NCCL's own cost model, from NCCL's
-// src/graph/tuning.cc (ncclTopoTuneModel, ncclTopoGetAlgoTime; NCCL 2.8, NVIDIA/nccl) and the
-// link figures of its topology model (src/graph/topo.h, topo.cc); re-derived here, not copied.
+// src/graph/tuning.cc (ncclTopoTuneModel, ncclTopoGetAlgoTime; NVIDIA/nccl) and the link figures
+// of its topology model (src/graph/topo.h, topo.cc); re-derived here, not copied. The constants
+// change between NCCL releases: nccl_model.cpp holds one table per modelled release (2.7, 2.20,
+// 2.26, each naming its source), and a system takes the newest table at or before its release.
 //
-// For `op` on n = nodes x gpus_per_node ranks and S bytes, algorithm a, protocol p:
+// For `op` on n = nodes x gpus_per_node ranks and S bytes, algorithm a, protocol p, with the
+// release's constants (written c.name):
 //   time = latency(a, p) + S / algbw(a, p)
 //   algbw = busbw(a, p) * ratio,  ratio: ring n / nsteps (all-reduce nsteps = 2(n-1), broadcast
 //           and reduce n, all-gather and reduce-scatter n-1); tree 1/2.
 //   busbw(ring) = B = the ring's slowest hop per GPU: the intra-node path with one node, else
-//           min(intra, the node's NICs together); Simple x1, LL128 x0.92 (x0.7 with one GPU per
-//           node), LL x1/4 (all-reduce, reduce or several nodes), else x1/3.
-//   busbw(tree) = min(0.9 B, 110 GB/s with <= 2 nodes, else 80; with LL128 on compute
-//           capability 8.0, 130 and 105); LL x1/3.8, LL128 x7/9 on one node, x0.915 on several.
-//           Tree is all-reduce only. On compute capability 8.0 (A100) B is capped at 235 GB/s.
+//           min(intra, the node's NICs together); Simple x1, LL128 x0.92 (x c.ll128_one_per_node
+//           with one GPU per node), LL x c.ring_ll (all-reduce, reduce or several nodes), else
+//           x c.ring_ll_other.
+//   busbw(tree) = min(c.tree_share B, c.tree_cap: 110 GB/s with <= 2 nodes, else 80; with LL128
+//           on compute capability 8.0, 130 and 105; none where c has no cap); LL x1/3.8, LL128
+//           x7/9 on one node, x c.tree_ll128_nodes on several. Tree is all-reduce only. On
+//           compute capability 8.0 (A100) B is capped at c.sm80_cap where c has one.
 //   latency(ring) = base(a, p) + (nsteps - inter_steps) * hw(intra, a, p) + inter_steps * hw(net, a, p),
-//           inter_steps: the steps that cross nodes (all-reduce 2(nodes-1), ...); broadcast and
-//           reduce pay nsteps hops of the ring.
+//           inter_steps: the steps that cross nodes (all-reduce 2(nodes-1) + c.extra_inter_steps,
+//           ...); broadcast and reduce pay nsteps hops of the ring.
 //   latency(tree) = base(a, p) + 2 ((gpus_per_node - 1) hw(intra, a, p) + log2(nodes) hw(net, a, p)).
 //   LL's intra-node hop costs 1.8x when the ring spans nodes; a multi-node ring all-reduce with
 //   Simple pays 1.9x its latency once S >= n/16 x 64 KiB (the ring's plateau).
-// base and hw (microseconds) are NCCL's tables. LL128 is used only over NVLink (NCCL enables it
-// by default only there). Not modelled: NCCL's tree correction factors for medium sizes, CollNet
-// and NVLS (switch reduction), per-channel caps, the number of channels its search finds.
+// base and hw (microseconds) are the release's tables. LL128 is used only over NVLink (NCCL
+// enables it by default only there). Not modelled: NCCL's tree correction factors for medium
+// sizes, CollNet, NVLS and PAT, the per-channel caps and the number of channels its search finds
+// (from 2.20 the tree's and LL's bandwidth caps are per channel), the network post overhead of
+// 2.20 and later (1 us on Intel, 2 us on AMD CPUs per multi-node ring step), and the later
+// releases' plateau rule (per channel).
+//
+// Peer-to-peer off (`p2p: false`): NCCL routes GPU to GPU through the CPU (paths.cc,
+// addInterStep): the path's bandwidth is the smaller of the two PCIe paths to the CPU, so it is
+// rated like peer-to-peer, and its latency is PCIe's. The one penalty NCCL's search applies is on
+// Intel x86 root complexes (search.cc followPath, topo.h INTEL_P2P_OVERHEAD: the PCIe links carry
+// 6/5 of the bandwidth); the topology does not name its CPU, so that is not modelled.
 //
 // nccl-tests' bus bandwidth: busbw = algbw x factor, factor all-reduce 2(n-1)/n, all-gather and
 // reduce-scatter (n-1)/n, broadcast and reduce 1.
@@ -42,6 +56,14 @@ const char* to_string(NcclOp op);         // "all_reduce", "broadcast", ...
 const char* to_string(NcclAlgorithm a);   // "tree", "ring"
 const char* to_string(NcclProtocol p);    // "LL", "LL128", "Simple"
 
+// The releases whose cost-model constants are modelled, oldest first, and the one a release
+// uses: the newest at or before it (releases before 2.7, including 2.4, which had no cost model
+// and chose by size thresholds, take 2.7's). kNewestNccl: the default.
+enum class NcclTable { k2_7, k2_20, k2_26 };
+constexpr NcclTable kNewestNccl = NcclTable::k2_26;
+NcclTable nccl_table(const NcclRelease& release);
+const char* to_string(NcclTable t);  // "2.7", "2.20", "2.26"
+
 // What NCCL's cost model sees of a system (built from a topology: io/topology.h).
 struct NcclSystem {
   int nodes = 1;
@@ -50,6 +72,7 @@ struct NcclSystem {
   double intra_gbs = 0;    // per GPU per direction, NCCL's rating of the intra-node path (GB/s)
   double inter_gbs = 0;    // per node per direction, all its NICs together (GB/s); 0: one node
   bool sm80 = false;       // every GPU has compute capability 8.0 (NCCL's A100 refinements)
+  NcclTable nccl = kNewestNccl;  // whose constants
   int ranks() const { return nodes * gpus_per_node; }
 };
 
@@ -72,6 +95,7 @@ struct NcclCluster {
   double intra_gbs = 0;  // NcclSystem::intra_gbs
   double inter_gbs = 0;  // per node; 0: no NICs (one node only)
   bool sm80 = false;
+  NcclTable nccl = kNewestNccl;
   std::string name;      // Topology::describe(), for notes
   std::optional<CollectiveCurve> all_reduce_log;  // Topology::all_reduce_log
   // Throws std::invalid_argument for ranks spanning nodes without NICs.

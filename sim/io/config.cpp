@@ -269,7 +269,7 @@ std::optional<Topology> preset_topology(const std::string& name, const GpuCatalo
 }
 
 Topology parse_topology(const Value& value, const GpuCatalog& catalog) {
-  const Map map(value, {"preset", "gpu", "nodes", "gpus_per_node", "fabric", "p2p", "nic"});
+  const Map map(value, {"preset", "gpu", "nodes", "gpus_per_node", "fabric", "p2p", "nic", "nccl"});
   Topology t;
   bool have_gpu = false;
   if (auto preset = map.optional("preset")) {
@@ -310,6 +310,19 @@ Topology parse_topology(const Value& value, const GpuCatalog& catalog) {
         .fail(std::string("fabric ") + to_string(t.fabric) + " needs NVLink, and " + t.gpu.key + " has none");
   }
   if (auto p2p = map.optional("p2p")) t.p2p = p2p->as_bool();
+  if (auto nccl = map.optional("nccl")) {
+    // "MAJOR.MINOR" or "MAJOR.MINOR.PATCH", e.g. "2.26" or "2.4.2".
+    const std::string text = nccl->as_string();
+    NcclRelease r;
+    int patch = 0;
+    char extra = 0;
+    const int fields = std::sscanf(text.c_str(), "%d.%d.%d%c", &r.major, &r.minor, &patch, &extra);
+    if ((fields != 2 && fields != 3) || r.major < 1 || r.minor < 0 || patch < 0 ||
+        text.find_first_not_of("0123456789.") != std::string::npos) {
+      nccl->fail("expected an NCCL release such as \"2.26\" or \"2.4.2\", got '" + text + "'");
+    }
+    t.nccl = r;
+  }
   if (auto nic = map.optional("nic")) {
     const Map nic_map(*nic, {"gbps", "per", "count"});
     Nic n;

@@ -22,6 +22,12 @@ struct Nic {
   int nics_per_node(int gpus_per_node) const { return per_gpu ? gpus_per_node : count; }
 };
 
+// An NCCL release (`nccl: "2.26"`); the patch level does not change NCCL's cost model.
+struct NcclRelease {
+  int major = 2;
+  int minor = 0;
+};
+
 struct Topology {
   std::string preset;       // the preset it started from, "" when spelled out
   GpuSpec gpu;
@@ -30,6 +36,9 @@ struct Topology {
   Fabric fabric = Fabric::kPcie;
   bool p2p = true;          // PCIe peer-to-peer; false: through host memory
   std::optional<Nic> nic;   // between nodes; required with nodes > 1
+  // `nccl:` the NCCL release whose cost model prices collectives (hw/nccl_model.h); none: the
+  // newest the model has.
+  std::optional<NcclRelease> nccl;
   // `collectives_log:` (an nccl-tests all_reduce_perf log of this cluster): its all-reduce curve
   // prices all-reduces on its rank count instead of the model; none: not given.
   std::optional<CollectiveCurve> all_reduce_log;

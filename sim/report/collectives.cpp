@@ -58,7 +58,8 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
   const CollectiveCurve* log =
       request.op == "all_reduce" && topology.all_reduce_log ? &*topology.all_reduce_log : nullptr;
   std::string out = "# trainsim: " + request.op + " on " + std::to_string(topology.gpus()) + " GPUs, " +
-                    topology.describe() + "\n# NCCL's cost model (docs/SCALE.md): predicted, not measured" +
+                    topology.describe() + "\n# NCCL's cost model (docs/SCALE.md), NCCL " +
+                    hw::to_string(hw::nccl_cluster(topology).nccl) + "'s constants: predicted, not measured" +
                     (log ? "; beside it the measured log " + topology.all_reduce_log_path : std::string()) +
                     "\n#\n";
   char line[320];
