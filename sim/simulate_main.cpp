@@ -31,6 +31,7 @@
 #include "report/large_batch.h"
 #include "report/plots.h"
 #include "report/report.h"
+#include "report/scale_out.h"
 #include "report/sweep.h"
 #include "report/trace.h"
 #include "train/simulator.h"
@@ -177,7 +178,7 @@ report::Comparison join_runs(const SweepConfig& config, const Profile& profile, 
 // write itself, so that DIR never holds an inconsistent set (a plain run into a folder of a
 // --compare run once left the old comparison.csv, report.md and plots beside new predictions).
 // The plots are always removed first: whatever this run draws is written again.
-enum class Output { kPredictions, kComparison, kFit, kCollectives };
+enum class Output { kPredictions, kComparison, kFit, kCollectives, kScaleOut };
 void remove_stale_outputs(const CommandLine& cl, const std::set<Output>& written) {
   struct Kind {
     Output output;
@@ -188,6 +189,9 @@ void remove_stale_outputs(const CommandLine& cl, const std::set<Output>& written
       {Output::kComparison, {"comparison.csv", "report.md"}},
       {Output::kFit, {"fit.txt"}},
       {Output::kCollectives, {"collectives.csv"}},
+      {Output::kScaleOut, {"scale-out/predictions.csv", "scale-out/plots.gp", "scale-out/epoch_vs_batch.dat",
+                           "scale-out/epoch_vs_batch.svg", "scale-out/speedup_vs_gpus.dat",
+                           "scale-out/speedup_vs_gpus.svg"}},
   };
   static const std::vector<const char*> plots = {
       "plots.gp", "epoch_vs_batch.dat", "epoch_vs_batch.svg", "speedup_vs_gpus.dat", "speedup_vs_gpus.svg",
@@ -385,6 +389,13 @@ int run(int argc, char** argv) {
     require_for_model(profile, needed);
     if (q4_sweep) require_for_model(profile, *q4_sweep);
   }
+  // scale_out: (docs/SCALE.md) on its own profile when it names one.
+  const std::optional<SweepConfig> scale_sweep = scale_out_sweep(config);
+  std::optional<Profile> scale_profile;
+  if (scale_sweep) {
+    scale_profile = scale_sweep->profile_path == config.profile_path ? profile : load_profile(scale_sweep->profile_path);
+    require_for_model(*scale_profile, *scale_sweep);
+  }
 
   SimOptions options;
   options.exact = cl->exact;
@@ -422,6 +433,13 @@ int run(int argc, char** argv) {
   extras.without_sync_batchnorm = without_sync ? &*without_sync : nullptr;
 
   if (!cl->quiet) std::cout << report::format_report(context, grid, extras) << std::flush;
+  std::optional<report::ResultGrid> scale_grid;
+  std::string scale_text;
+  if (scale_sweep) {
+    scale_grid.emplace(report::run_sweep(*scale_profile, *scale_sweep, options, std::ref(progress)));
+    scale_text = report::format_scale_out(*scale_sweep, *scale_profile, *scale_grid);
+    if (!cl->quiet) std::cout << scale_text << std::flush;
+  }
 
   std::optional<report::Comparison> comparison;
   if (runs) {
@@ -439,6 +457,7 @@ int run(int argc, char** argv) {
     if (comparison) written.insert(Output::kComparison);
     if (device.fit) written.insert(Output::kFit);
     if (given.collectives) written.insert(Output::kCollectives);
+    if (scale_grid) written.insert(Output::kScaleOut);
     remove_stale_outputs(*cl, written);
     const std::filesystem::path dir(cl->out_dir);
     const std::string csv = (dir / "predictions.csv").string(), markdown = (dir / "predictions.md").string();
@@ -450,8 +469,22 @@ int run(int argc, char** argv) {
     // Q4's columns join the sweep's rows only when Q4 is about the sweep's own configurations.
     report::write_file_atomic(csv, report::format_predictions_csv(predictions, config.model,
                                                                   q4_grid ? nullptr : extras.large_batch));
-    report::write_file_atomic(markdown, report::format_predictions_markdown(context, grid, extras));
+    report::write_file_atomic(markdown, report::format_predictions_markdown(context, grid, extras) + scale_text);
     if (!cl->quiet) std::cout << "wrote " << csv << " and " << markdown << "\n";
+    if (scale_grid) {
+      // The scale-out's predictions and its plots (epoch time vs batch, speedup vs GPUs) in a folder of their own.
+      const std::string scale_dir = (dir / "scale-out").string();
+      report::create_directories(scale_dir);
+      report::write_file_atomic((dir / "scale-out" / "predictions.csv").string(),
+                                report::format_predictions_csv(scale_grid->all(), scale_sweep->model));
+      const report::PlotOutcome outcome =
+          report::draw_plots(scale_dir, report::build_plot_script(report::Comparison{}, scale_grid->all()));
+      for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
+      if (!cl->quiet) {
+        std::cout << "wrote " << scale_dir << "/predictions.csv"
+                  << (outcome.drawn ? " and its plots" : " (plots not drawn: " + outcome.problem + ")") << "\n";
+      }
+    }
     if (!comparison) {
       // The sweep's own plots (epoch time vs batch, predicted speedup vs GPUs); --compare draws
       // them with the measured runs instead.

@@ -408,7 +408,27 @@ INSTANTIATE_TEST_SUITE_P(
         // 2^31 - 1 GPUs once hung, and 10^5 DataParallel GPUs ran out of memory after a minute.
         BadConfig{"Gpus2To31Minus1IsMoreThanTheSimulatorTakes",
                   "sweep: {strategy: ddp, gpus: [2, 2147483647], batch_per_gpu: 32}\n", 2, "sweep.gpus[1]",
-                  "at most 4096 GPUs are simulated (every rank's ops are events), got 2147483647"},
+                  "at most 1048576 GPUs are simulated, got 2147483647"},
+        // One machine's ranks are each simulated; beyond 4096 a topology's nodes are needed.
+        BadConfig{"MoreThanOneMachineTakesWithoutATopology",
+                  "sweep: {strategy: ddp, gpus: [8, 4097], batch_per_gpu: 32}\n", 2, "sweep.gpus[1]",
+                  "at most 4096 GPUs on one machine are simulated (each rank is); more need a topology: of "
+                  "nodes, got 4097"},
+        BadConfig{"MoreGpusThanTheTopologysNodes",
+                  "topology: {preset: dgx-h100, nodes: 2}\nsweep: {strategy: ddp, gpus: [16, 32], batch_per_gpu: 32}\n",
+                  3, "sweep.gpus[1]", "32 GPUs are more than the topology's 2 nodes x 8 GPUs (give topology.nodes)"},
+        BadConfig{"ScaleOutNeedsATopology",
+                  "sweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\nscale_out: {gpus: [8]}\n", 3,
+                  "scale_out.topology", "missing required key 'topology'"},
+        BadConfig{"ScaleOutNeedsASweep", "scale_out: {topology: {preset: dgx-h100}, gpus: [8]}\n"
+                  "topology: {preset: dgx-h100}\ncollectives: {}\n", 2, "scale_out",
+                  "give sweep: too"},
+        BadConfig{"ScaleOutUnknownKey",
+                  "sweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\n"
+                  "scale_out: {topology: {preset: dgx-h100}, gpus: [8], strategy: dp}\n", 3,
+                  "scale_out.strategy", "unknown key"},
+        BadConfig{"MoreGpusPerNodeThanOneMachineTakes", "topology: {gpu: t4, gpus_per_node: 5000}\n", 2,
+                  "topology.gpus_per_node", "at most 4096 GPUs per node are simulated"},
         // 2^31 - 1 loader workers once hung (10^8 already took 10 GB).
         BadConfig{"LoaderWorkers2To31Minus1IsMoreThanTheSimulatorTakes",
                   "loader: {workers: 2147483647}\nsweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\n", 2,

@@ -145,7 +145,7 @@ TEST(RunsCsv, BadInputNamesFileLineAndColumn) {
       {h + "ddp,0,32,2,1000,1.0,0.5\n", 2, "gpus", "must be >= 1"},
       {h + "ddp,two,32,2,1000,1.0,0.5\n", 2, "gpus", "not a whole number"},
       // 4294967298 was once read as 2 (a cast to int) and scored as a 2-GPU run; the same for workers.
-      {h + "ddp,4294967298,32,2,1000,1.0,0.5\n", 2, "gpus", "4294967298 must be <= 4096"},
+      {h + "ddp,4294967298,32,2,1000,1.0,0.5\n", 2, "gpus", "4294967298 must be <= 1048576"},
       {h + "ddp,1,32,4294967298,1000,1.0,0.5\n", 2, "loader_workers", "4294967298 must be <= 1024"},
       {kHeader + ",threads\n" + "ddp,1,32,2,1000,1.0,0.5,4294967297\n", 2, "threads", "must be <= 2147483647"},
       {h + "ddp,1.5,32,2,1000,1.0,0.5\n", 2, "gpus", "not a whole number"},

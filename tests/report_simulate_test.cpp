@@ -228,10 +228,13 @@ TEST_F(SimulateProgram, ExampleConfigsRunWithTheFixtureProfile) {
     ++examples;
     // The fixture holds ResNet-18 only: a `large_batch:` naming another model (whose curve and
     // timings only the real profile has) and the `lr_rule:` that goes with it are dropped; the
-    // next test runs them on their own profile.
+    // next test runs them on their own profile. A `scale_out:` profile is the fixture too.
     std::string body = "profile: " + kFixtureProfile + "\n";
     for (const auto& line : lines_of(read_file(entry.path()))) {
-      if (line.rfind("profile:", 0) != 0 && line.rfind("large_batch:", 0) != 0 && line.rfind("lr_rule:", 0) != 0) {
+      if (line.rfind("  profile:", 0) == 0) {
+        body += "  profile: " + kFixtureProfile + "\n";
+      } else if (line.rfind("profile:", 0) != 0 && line.rfind("large_batch:", 0) != 0 &&
+                 line.rfind("lr_rule:", 0) != 0) {
         body += line + "\n";
       }
     }
@@ -421,6 +424,42 @@ TEST_F(SimulateProgram, ASweepSpansNodesOfATopology) {
   // The header says where the collective costs come from: assumed, not the profile's curves.
   EXPECT_NE(run.out.find("- interconnect: assumed, not measured: NCCL's cost model on 4 x dgx-h100"),
             std::string::npos) << run.out;
+}
+
+// scale_out: DDP past the sweep's GPUs on a topology, one node simulated; its own section, its
+// own folder under --out, removed by a later run without it.
+TEST_F(SimulateProgram, ScaleOutPrintsItsSectionAndWritesItsFolder) {
+  const fs::path config = write_config("profile: " + kFixtureProfile +
+                                       "\nsweep: {strategy: ddp, gpus: [1], batch_per_gpu: [128]}\n"
+                                       "scale_out:\n  topology: {preset: dgx-h100, nodes: 4}\n"
+                                       "  gpus: [1, 8, 32]\n");
+  const fs::path out = dir_ / "out";
+  const ProgramRun run = simulate(config.string() + " --out " + out.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("## Scale-out: ddp on 4 x dgx-h100"), std::string::npos) << run.out;
+  const std::vector<std::string> lines = lines_of(run.out);
+  const auto row = std::find_if(lines.begin(), lines.end(),
+                                [](const std::string& l) { return l.rfind("| 128       |   32 |     4 |", 0) == 0; });
+  ASSERT_NE(row, lines.end()) << run.out;  // 32 GPUs on 4 nodes of 8
+  const std::vector<std::string> csv = lines_of(read_file(out / "scale-out" / "predictions.csv"));
+  ASSERT_EQ(csv.size(), 4u);  // header + 1, 8, 32 GPUs
+  EXPECT_EQ(csv[3].rfind("ddp,32,128,", 0), 0u) << csv[3];
+  EXPECT_TRUE(fs::exists(out / "scale-out" / "plots.gp"));
+
+  const fs::path plain = write_config("profile: " + kFixtureProfile +
+                                      "\nsweep: {strategy: ddp, gpus: [1], batch_per_gpu: [128]}\n");
+  ASSERT_EQ(simulate(plain.string() + " --quiet --out " + out.string()).exit_code, 0);
+  EXPECT_FALSE(fs::exists(out / "scale-out" / "predictions.csv"));
+  EXPECT_FALSE(fs::exists(out / "scale-out" / "speedup_vs_gpus.dat"));
+}
+
+TEST_F(SimulateProgram, ScaleOutPastTheTopologysNodesIsAnError) {
+  const fs::path config = write_config("profile: " + kFixtureProfile +
+                                       "\nsweep: {strategy: ddp, gpus: [1], batch_per_gpu: [128]}\n"
+                                       "scale_out:\n  topology: {preset: dgx-h100, nodes: 2}\n"
+                                       "  gpus: [8, 64]\n");
+  expect_one_line_error(simulate(config.string()),
+                        "error: " + config.string() + ":5: scale_out.gpus[1]: 64 GPUs are more than the topology's 2 nodes");
 }
 
 // A plain run with --out draws the sweep's own plots: epoch time vs batch and the predicted

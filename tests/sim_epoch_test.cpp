@@ -10,7 +10,9 @@
 #include "hw/collective_model.h"
 #include "sim_test_profiles.h"
 #include "train/buckets.h"
+#include "train/ddp_graph.h"
 #include "train/dp_graph.h"
+#include "train/epoch_runner.h"
 #include "train/graph_inputs.h"
 #include "train/step_model.h"
 #include "train/training_graph.h"
@@ -151,6 +153,38 @@ TEST(DpGraph, OneIterationGrowsLinearlyInTheGpus) {
   // 4x the GPUs: about 4x the ops and edges (quadratic fan-in would be 16x the edges).
   EXPECT_LT(static_cast<double>(ops_large) / ops_small, 4.2);
   EXPECT_LT(static_cast<double>(edges_large) / edges_small, 4.2);
+}
+
+// DDP across nodes simulates one node's ranks: every rank runs the same iteration, so the epoch's
+// timeline is the one all N ranks give (no host pool here: each rank's own streams and workers).
+train::EpochTimeline ddp_epoch(int gpus, int simulated_ranks, std::size_t& ops) {
+  const Profile p = testing::synthetic_profile();
+  const ModelProfile& m = p.models.at("resnet18-cifar");
+  const train::StepModel steps(m, train::fused_loop(m));
+  const hw::CollectiveModel coll(p.collectives, std::nullopt);
+  train::TrainingGraph graph;
+  train::GraphInputs in{m, steps, coll, nullptr};
+  in.gpus = gpus;
+  in.simulated_ranks = simulated_ranks;
+  in.batch_per_gpu = 16;
+  in.train_samples = 4096;
+  in.workers = 2;
+  in.loader_rate_per_worker = 3000;
+  train::DdpGraph ddp(graph, in);
+  train::EpochTimeline t = train::run_epoch(graph, ddp, /*exact=*/true, 0);
+  ops = graph.ops.op_count();
+  return t;
+}
+
+TEST(DdpGraph, OneNodesRanksGiveTheTimelineOfAllRanks) {
+  std::size_t all_ops = 0, node_ops = 0;
+  const train::EpochTimeline all = ddp_epoch(16, 0, all_ops);
+  const train::EpochTimeline node = ddp_epoch(16, 4, node_ops);
+  ASSERT_EQ(all.end.size(), 16u);  // 4096 / 16 ranks / 16 per batch
+  EXPECT_EQ(all.end, node.end);
+  EXPECT_EQ(all.loop_end, node.loop_end);
+  EXPECT_EQ(all.ready, node.ready);
+  EXPECT_LT(node_ops * 3, all_ops);  // a quarter of the ranks' ops, plus the shared collectives
 }
 
 TEST(SimulateRun, OneGpuHasNoCommunication) {

@@ -131,8 +131,7 @@ std::vector<int> parse_gpus(const Value& value) {
   for (const Value& item : non_empty_list(value)) {
     gpus.push_back(item.as_int(/*min=*/1));
     if (gpus.back() > kMaxGpus) {
-      item.fail("at most " + std::to_string(kMaxGpus) + " GPUs are simulated (every rank's ops are events), got " +
-                std::to_string(gpus.back()));
+      item.fail("at most " + std::to_string(kMaxGpus) + " GPUs are simulated, got " + std::to_string(gpus.back()));
     }
     reject_duplicate(seen, gpus.back(), item);
   }
@@ -190,6 +189,17 @@ std::string resolve_path(const std::string& config_path, const std::string& prof
   if (given.is_absolute()) return given.lexically_normal().string();
   const std::filesystem::path folder = std::filesystem::path(config_path).parent_path();
   return (folder / given).lexically_normal().string();
+}
+
+// An existing profile file named by `value`, resolved against the config's folder.
+std::string profile_file(const Value& value, const std::string& config_path) {
+  const std::string text = value.as_string();
+  if (text.empty()) value.fail("must name the profile file");
+  const std::string resolved = resolve_path(config_path, text);
+  std::error_code ec;
+  if (std::filesystem::is_directory(resolved, ec)) value.fail("profile " + resolved + " is a directory, not a profile file");
+  if (!std::filesystem::is_regular_file(resolved, ec)) value.fail("profile file " + resolved + " does not exist");
+  return resolved;
 }
 
 // The catalog entry a `gpu:` value names; unknown keys fail at the value.
@@ -286,6 +296,11 @@ Topology parse_topology(const Value& value, const GpuCatalog& catalog) {
   if (!have_gpu) map.required("gpu");  // fails: a topology needs its GPU
   if (auto nodes = map.optional("nodes")) t.nodes = nodes->as_int(/*min=*/1);
   if (auto per_node = map.optional("gpus_per_node")) t.gpus_per_node = per_node->as_int(/*min=*/1);
+  if (t.gpus_per_node > kMaxGpusPerMachine) {
+    map.required("gpus_per_node").fail("at most " + std::to_string(kMaxGpusPerMachine) +
+                                       " GPUs per node are simulated (each of a node's ranks is), got " +
+                                       std::to_string(t.gpus_per_node));
+  }
   if (static_cast<int64_t>(t.nodes) * t.gpus_per_node > kMaxGpus) {
     map.self().fail(std::to_string(t.nodes) + " nodes x " + std::to_string(t.gpus_per_node) +
                     " GPUs is more than the " + std::to_string(kMaxGpus) + " GPUs the simulator takes");
@@ -393,6 +408,24 @@ bool names_gpu(const Value& observations) {
   return false;
 }
 
+ScaleOutRequest parse_scale_out(const Value& value, const std::string& config_path, const GpuCatalog& catalog) {
+  const Map map(value, {"profile", "trainer", "topology", "gpus", "batch_per_gpu"});
+  ScaleOutRequest request;
+  request.line = value.heading_line();
+  if (auto profile = map.optional("profile")) request.profile_path = profile_file(*profile, config_path);
+  if (auto trainer = map.optional("trainer")) request.trainer = trainer_value(*trainer);
+  request.topology = parse_topology(map.required("topology"), catalog);
+  const Value gpus = map.required("gpus");
+  request.gpus = parse_gpus(gpus);
+  for (std::size_t i = 0; i < request.gpus.size(); ++i) {
+    if (std::string problem = gpu_count_problem(request.topology, request.gpus[i]); !problem.empty()) {
+      gpus.as_list()[i].fail(problem);
+    }
+  }
+  if (auto batches = map.optional("batch_per_gpu")) request.batch_per_gpu = parse_batches(*batches);
+  return request;
+}
+
 }  // namespace
 
 SweepConfig load_sweep_config(const std::string& path) {
@@ -402,7 +435,7 @@ SweepConfig load_sweep_config(const std::string& path) {
   if (!root.is_map()) root.fail("the config must be a map of keys (profile, sweep, ...), got " + root.describe());
   const Map top(root, {"profile", "model", "trainer", "dataset", "loader", "test_pass", "sweep",
                        "interconnect", "lr_rule", "large_batch", "sync_batchnorm", "gpu", "gpu_catalog",
-                       "observations", "held_out", "topology", "collectives", "collectives_log"});
+                       "observations", "held_out", "topology", "collectives", "collectives_log", "scale_out"});
 
   const std::optional<Value> observations = top.optional("observations");
   const std::optional<Value> collectives = top.optional("collectives");
@@ -412,17 +445,8 @@ SweepConfig load_sweep_config(const std::string& path) {
   const std::optional<Value> profile =
       observations || !sweeps ? top.optional("profile") : top.required("profile");
   if (profile) {
-    const std::string profile_text = profile->as_string();
-    if (profile_text.empty()) profile->fail("must name the profile file");
     config.profile_line = profile->line();
-    config.profile_path = resolve_path(path, profile_text);
-    std::error_code ec;
-    if (std::filesystem::is_directory(config.profile_path, ec)) {
-      profile->fail("profile " + config.profile_path + " is a directory, not a profile file");
-    }
-    if (!std::filesystem::is_regular_file(config.profile_path, ec)) {
-      profile->fail("profile file " + config.profile_path + " does not exist");
-    }
+    config.profile_path = profile_file(*profile, path);
   }
 
   const std::optional<Value> gpu = top.optional("gpu");
@@ -439,7 +463,8 @@ SweepConfig load_sweep_config(const std::string& path) {
                      "held-out timings are scored against a fit: give observations: too");
   }
   const std::optional<Value> topology = top.optional("topology");
-  if (gpu || topology || (observations && names_gpu(*observations)) || (held_out && names_gpu(*held_out))) {
+  const std::optional<Value> scale_out = top.optional("scale_out");
+  if (gpu || topology || scale_out || (observations && names_gpu(*observations)) || (held_out && names_gpu(*held_out))) {
     catalog = load_gpu_catalog(config.gpu_catalog_path);
   }
   if (gpu) {
@@ -514,7 +539,13 @@ SweepConfig load_sweep_config(const std::string& path) {
   if (sweeps) {
     const Map sweep(top.required("sweep"), {"strategy", "gpus", "batch_per_gpu"});
     config.strategies = parse_strategies(sweep.required("strategy"));
-    config.gpus = parse_gpus(sweep.required("gpus"));
+    const Value gpus = sweep.required("gpus");
+    config.gpus = parse_gpus(gpus);
+    for (std::size_t i = 0; i < config.gpus.size(); ++i) {
+      if (std::string problem = gpu_count_problem(config.topology, config.gpus[i]); !problem.empty()) {
+        gpus.as_list()[i].fail(problem);
+      }
+    }
     config.batch_per_gpu = parse_batches(sweep.required("batch_per_gpu"));
     // Only a train_samples given in the config can exceed the bound (the default is 50000).
     const int64_t smallest = *std::min_element(config.batch_per_gpu.begin(), config.batch_per_gpu.end());
@@ -544,7 +575,49 @@ SweepConfig load_sweep_config(const std::string& path) {
     }
   }
   if (auto sync = top.optional("sync_batchnorm")) config.sync_batchnorm = sync->as_bool();
+  if (scale_out) {
+    if (!sweeps) scale_out->fail("scales the sweep's model and loader out: give sweep: too");
+    if (config.gpu || observations) {
+      scale_out->fail("takes a measured profile's compute as it is: not with gpu: or observations:");
+    }
+    config.scale_out = parse_scale_out(*scale_out, path, *catalog);
+    if (config.scale_out->profile_path.empty() && config.profile_path.empty()) {
+      scale_out->fail("needs a profile: give scale_out.profile or the config's profile:");
+    }
+  }
   return config;
+}
+
+std::optional<SweepConfig> scale_out_sweep(const SweepConfig& config) {
+  if (!config.scale_out) return std::nullopt;
+  const ScaleOutRequest& request = *config.scale_out;
+  SweepConfig out = config;
+  if (!request.profile_path.empty()) out.profile_path = request.profile_path;
+  if (request.trainer) out.trainer = *request.trainer;
+  out.topology = request.topology;
+  out.interconnect.reset();
+  out.strategies = {Strategy::kDdp};
+  out.gpus = request.gpus;
+  if (!request.batch_per_gpu.empty()) out.batch_per_gpu = request.batch_per_gpu;
+  out.large_batch.reset();
+  out.scale_out.reset();
+  out.collectives.reset();
+  out.sync_batchnorm = false;
+  return out;
+}
+
+std::string gpu_count_problem(const std::optional<Topology>& topology, int64_t gpus) {
+  if (topology && gpus > topology->gpus()) {
+    return std::to_string(gpus) + " GPUs are more than the topology's " + std::to_string(topology->nodes) +
+           (topology->nodes == 1 ? " node" : " nodes") + " x " + std::to_string(topology->gpus_per_node) +
+           " GPUs (give topology.nodes)";
+  }
+  if (!topology && gpus > kMaxGpusPerMachine) {
+    return "at most " + std::to_string(kMaxGpusPerMachine) +
+           " GPUs on one machine are simulated (each rank is); more need a topology: of nodes, got " +
+           std::to_string(gpus);
+  }
+  return "";
 }
 
 std::optional<SweepConfig> large_batch_sweep(const SweepConfig& config) {

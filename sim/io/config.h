@@ -53,6 +53,18 @@ struct LargeBatchRequest {
   std::optional<Trainer> trainer;
 };
 
+// `scale_out:` (docs/SCALE.md "Scale-out in the main job"): DDP past the sweep's GPU counts, on a
+// topology of nodes, with the compute of the config's profile or of another one (a measured
+// GPU's when the sweep's profile is a CPU's). The sweep's model, data set and loader are kept.
+struct ScaleOutRequest {
+  int line = 0;                       // line of the `scale_out:` key
+  std::string profile_path;           // resolved; empty: the config's profile
+  std::optional<Trainer> trainer;     // default: the config's
+  Topology topology;
+  std::vector<int> gpus;
+  std::vector<int64_t> batch_per_gpu; // empty: the sweep's
+};
+
 // One measured timing a user gives (`observations:`), for the fit (docs/FIT.md): a configuration
 // and its epoch or iteration time, on the config's GPU unless it names its own.
 struct Observation {
@@ -109,15 +121,21 @@ struct SweepConfig {
   // How the learning rate follows the global batch in the large-batch predictions.
   LrRule lr_rule = LrRule::kLinearWarmup;
   std::optional<LargeBatchRequest> large_batch;
+  std::optional<ScaleOutRequest> scale_out;
   // PyTorch SyncBatchNorm: per-BatchNorm-layer collectives in forward and backward (DDP only).
   bool sync_batchnorm = false;
 };
 
 // What the simulator takes, beyond which a config is refused with a clear error rather than
 // simulated for minutes or out of memory (README "Config format"):
-// - ranks: every rank's ops are events (a 4096-rank DDP epoch takes about 20 s and 1.3 GB to
-//   simulate on 2 cores, 2048 ranks 4 s: the cost grows faster than the rank count);
-inline constexpr int kMaxGpus = 4096;
+// - ranks on one machine: each is simulated, its ops events (a 4096-rank DDP epoch takes about
+//   20 s and 1.3 GB on 2 cores, 2048 ranks 4 s: the cost grows faster than the rank count). A
+//   topology's nodes are copies of one another, so DDP simulates one node: its gpus_per_node is
+//   held to this bound, the whole cluster to kMaxGpus;
+inline constexpr int kMaxGpusPerMachine = 4096;
+// - GPUs in all (a topology's nodes x gpus_per_node): beyond any cluster built, and far from
+//   overflowing the int arithmetic over ranks;
+inline constexpr int kMaxGpus = 1 << 20;
 // - DataLoader worker processes per rank;
 inline constexpr int kMaxLoaderWorkers = 1024;
 // - iterations per rank in one epoch: every iteration's times are kept (the timeline, the trace,
@@ -149,10 +167,18 @@ inline int64_t epoch_iterations(Strategy strategy, int64_t gpus, int64_t batch_p
 // strategy or lr_rule.
 SweepConfig load_sweep_config(const std::string& path);
 
+// Why `gpus` GPUs cannot be simulated: more than `topology`'s nodes hold, or, with no topology
+// (one machine), more than kMaxGpusPerMachine; "" when they can.
+std::string gpu_count_problem(const std::optional<Topology>& topology, int64_t gpus);
+
 // The sweep Q4 is simulated on when large_batch names another model or trainer than the sweep's:
 // the same configurations with that model (its data set's epoch: 50,000 CIFAR-10 images for the
 // ResNets, 60,000 Fashion-MNIST images for fashion-cnn) and trainer; nullopt when Q4 uses the
 // sweep itself.
 std::optional<SweepConfig> large_batch_sweep(const SweepConfig& config);
+
+// The sweep `scale_out:` asks for: DDP at its GPU counts and batches on its topology, with its
+// profile and trainer, the config's model, data set and loader; nullopt without `scale_out:`.
+std::optional<SweepConfig> scale_out_sweep(const SweepConfig& config);
 
 }  // namespace trainsim

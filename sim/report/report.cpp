@@ -27,15 +27,6 @@ std::string seconds(double s) { return format_significant(s, 4); }
 std::string ratio(double r) { return format_fixed(r, 3); }
 std::string gbytes(double bytes) { return format_significant(bytes / 1e9, 4); }
 
-// The epoch time cell: "OOM" for a configuration that does not fit, "n/a" for one that cannot
-// run on the profiled machine, "-" when not swept.
-std::string time_cell(const SimResult* r, double SimResult::*field) {
-  if (r == nullptr) return kNone;
-  if (!r->runnable) return kNotRunnable;
-  if (!r->fits) return kOom;
-  return seconds(r->*field);
-}
-
 bool usable(const SimResult* r) { return r != nullptr && r->runnable && r->fits; }
 
 std::vector<int> multi_gpu_counts(const ReportContext& context) {
@@ -133,6 +124,13 @@ const SimResult* ResultGrid::find(Strategy strategy, int gpus, int64_t batch_per
     }
   }
   return nullptr;
+}
+
+std::string time_cell(const SimResult* r, double SimResult::*field) {
+  if (r == nullptr) return kNone;
+  if (!r->runnable) return kNotRunnable;
+  if (!r->fits) return kOom;
+  return seconds(r->*field);
 }
 
 std::string config_label(const RunSpec& spec) {

@@ -58,6 +58,10 @@ class ResultGrid {
   std::vector<SimResult> results_;
 };
 
+// A time cell of the tables (4 significant digits): "OOM" for a configuration that does not
+// fit, "n/a" for one that cannot run on the profiled machine, "-" when not swept (nullptr).
+std::string time_cell(const SimResult* r, double SimResult::*field);
+
 // "ddp:4:128": STRATEGY:GPUS:BATCH, the same form as --trace-config.
 std::string config_label(const RunSpec& spec);
 

@@ -82,8 +82,8 @@ RunSpec parse_trace_config(const std::string& text, const SweepConfig& config) {
   if (!gpus || *gpus > std::numeric_limits<int>::max() || !batch) {
     throw UsageError(usage + " (GPUS and BATCH are whole numbers >= 1)");
   }
-  if (*gpus > kMaxGpus) {
-    throw UsageError("--trace-config '" + text + "': at most " + std::to_string(kMaxGpus) + " GPUs are simulated");
+  if (const std::string problem = gpu_count_problem(config.topology, *gpus); !problem.empty()) {
+    throw UsageError("--trace-config '" + text + "': " + problem);
   }
   if (const int64_t n = epoch_iterations(strategy, *gpus, *batch, config.train_samples); n > kMaxIterationsPerEpoch) {
     throw UsageError("--trace-config '" + text + "': " + std::to_string(config.train_samples) +

@@ -20,7 +20,8 @@ DdpGraph::DdpGraph(TrainingGraph& graph, const GraphInputs& in)
   full_iterations_ = last_rank_batch_ == rank_batch_ ? iterations_ : iterations_ - 1;
 
   labels_ = StepLabels::add(g_, in.model);
-  for (int r = 0; r < in.gpus; ++r) {
+  const int simulated = in.simulated_ranks > 0 ? std::min(in.simulated_ranks, in.gpus) : in.gpus;
+  for (int r = 0; r < simulated; ++r) {
     const std::string gpu = "gpu" + std::to_string(r);
     Rank rank;
     rank.host = g_.add_resource(gpu + ".host", in.host_pool, 1.0);

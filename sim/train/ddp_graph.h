@@ -12,6 +12,8 @@
 // which the next layer waits for on every rank.
 // DistributedSampler: each rank gets ceil(samples / N) samples per epoch (padded by repeating
 // samples), in batches of min(b, that) with a smaller last batch if it does not divide.
+// Across nodes only GraphInputs::simulated_ranks ranks (one node's) have ops: every rank runs the
+// same iteration, so the others would repeat them; the collectives are priced on all N.
 
 #include <memory>
 #include <vector>

@@ -146,11 +146,12 @@ std::unique_ptr<hw::MeasuredCurve> h2d_curve(const Profile& profile, bool pin_me
 }
 
 // Loader rates. A worker builds batches at the per-worker rate measured with k workers, k the
-// workers loading at once (N ranks x W for DDP, W for DataParallel) capped at the host's cores
-// and at the largest measured count: beyond the cores the host-core pool time-slices them.
+// workers loading at once on one host (a node's N ranks x W for DDP, W for DataParallel) capped
+// at the host's cores and at the largest measured count: beyond the cores the host-core pool
+// time-slices them.
 void set_loader_rates(train::GraphInputs& in, const train::LoaderModel& loader, bool ddp,
                       int cores, std::vector<std::string>& notes) {
-  const int n = in.gpus;
+  const int n = in.simulated_ranks;
   const int w = in.workers;
   if (w == 0) {
     in.inline_rate = loader.samples_per_s(0);
@@ -287,11 +288,9 @@ std::optional<std::string> not_runnable(const Profile& profile, const RunSpec& s
       return "DataParallel is one process: at most the " + std::to_string(spec.topology->gpus_per_node) +
              " GPUs of one node of the topology";
     }
-    if (spec.gpus > spec.topology->gpus_per_node && !spec.topology->nic) {
-      return std::to_string(spec.gpus) + " GPUs span nodes of " + std::to_string(spec.topology->gpus_per_node) +
-             " and the topology has no NICs between nodes";
-    }
   }
+  // A measured run joined by --compare is not checked by the config's sweep.
+  if (std::string problem = gpu_count_problem(spec.topology, spec.gpus); !problem.empty()) return problem;
   if (profile.machine.device_kind != "cpu") return std::nullopt;
   if (spec.strategy == Strategy::kDp && spec.gpus >= 2) {
     return "DataParallel over " + std::to_string(spec.gpus) +
@@ -326,9 +325,9 @@ void share_host_cores(train::GraphInputs& in, TrainingGraph& graph, const Profil
 
 // Peak memory of the most loaded device at per-device batch `batch` and whether it fits.
 void predict_memory(SimResult& result, const Profile& profile, const ModelProfile& model,
-                    int64_t batch, double extra_device0_bytes) {
+                    int64_t batch, double extra_device0_bytes, int processes) {
   const train::MemoryModel memory(model);
-  const int n = result.spec.gpus;
+  const int n = processes;
   const double replica_peak = memory.replica_peak_bytes(batch);
   if (!memory.measured()) {
     add_note(result.notes, "memory: no peak measured; static memory (3 x parameters + buffers) only");
@@ -505,8 +504,10 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
     return result;
   }
 
-  // DDP ranks are processes: on a cpu profile they share the host and slow each other's compute.
-  const int processes = ddp ? n : 1;
+  // DDP ranks are processes: the ranks of a node share its host (on a cpu profile they slow each
+  // other's compute). Across nodes one node is simulated: the nodes are copies of one another.
+  const int node_ranks = ddp && spec.topology ? std::min(n, spec.topology->gpus_per_node) : n;
+  const int processes = ddp ? node_ranks : 1;
   const int64_t rank_batch =
       ddp ? std::min<int64_t>(spec.batch_per_gpu, (spec.train_samples + n - 1) / n)
           : capped_global_batch(n, spec.batch_per_gpu, spec.train_samples);
@@ -523,6 +524,7 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   TrainingGraph graph;
   train::GraphInputs in{model, steps, collectives, h2d.get()};
   in.gpus = n;
+  in.simulated_ranks = node_ranks;
   in.batch_per_gpu = spec.batch_per_gpu;
   in.train_samples = spec.train_samples;
   in.workers = spec.loader_workers;
@@ -552,6 +554,12 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
     auto g = std::make_unique<train::DdpGraph>(graph, in);
     result.global_batch = capped_global_batch(n, spec.batch_per_gpu, spec.train_samples);
     device_batch = g->rank_batch();
+    if (node_ranks < n) {
+      add_note(notes, "ddp: " + std::to_string(n) + " ranks on " + std::to_string((n + node_ranks - 1) / node_ranks) +
+                          " nodes; one node's " + std::to_string(node_ranks) +
+                          " ranks simulated (every node runs the same iterations), collectives priced on all " +
+                          std::to_string(n));
+    }
     if (n > 1) {
       add_note(notes, collectives.note(hw::CollectiveOp::kAllReduce, n));
       add_note(notes, collectives.note(hw::CollectiveOp::kBroadcast, n));
@@ -579,7 +587,7 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   }
   result.iterations = iterations->iterations();
   note_compute(notes, model, steps, device_batch);
-  predict_memory(result, profile, model, device_batch, extra_device0_bytes);
+  predict_memory(result, profile, model, device_batch, extra_device0_bytes, processes);
 
   const int trace_iterations = std::max(0, options.trace_iterations);
   const train::EpochTimeline timeline =

@@ -1,0 +1,49 @@
+#include "report/scale_out.h"
+
+#include <algorithm>
+
+#include "report/format.h"
+
+namespace trainsim::report {
+
+std::string format_scale_out(const SweepConfig& scale, const Profile& profile, const ResultGrid& grid) {
+  const Topology& topology = *scale.topology;
+  const int base = *std::min_element(scale.gpus.begin(), scale.gpus.end());
+  const std::string speedup_header = base == 1 ? "speedup" : "speedup vs " + std::to_string(base);
+  TextTable table({"batch/GPU", "GPUs", "nodes", "global batch", "epoch_s", "iteration ms", speedup_header,
+                   "efficiency", "comm exposed", "busbw GB/s"});
+  std::vector<int> gpus = scale.gpus;
+  std::sort(gpus.begin(), gpus.end());
+  for (int64_t batch : scale.batch_per_gpu) {
+    const SimResult* first = grid.find(Strategy::kDdp, base, batch);
+    const bool have_base = first != nullptr && first->runnable && first->fits;
+    for (int n : gpus) {
+      const SimResult* r = grid.find(Strategy::kDdp, n, batch);
+      if (r == nullptr) continue;
+      const bool ok = r->runnable && r->fits;
+      const int nodes = (n + topology.gpus_per_node - 1) / topology.gpus_per_node;
+      const double s = ok && have_base ? speedup(first->epoch_s, r->epoch_s) : 0;
+      table.add_row({std::to_string(batch), std::to_string(n), std::to_string(nodes),
+                     std::to_string(r->global_batch), time_cell(r, &SimResult::epoch_s),
+                     ok ? format_significant(r->iteration_s * 1e3, 4) : "-",
+                     ok && have_base ? format_fixed(s, 1) : "-",
+                     ok && have_base ? format_fixed(s * base / n, 3) : "-",
+                     ok && r->epoch_s > 0 ? format_fixed(100 * r->exposed_comm_s / r->epoch_s, 1) + "%" : "-",
+                     ok && r->busbw_gbs > 0 ? format_significant(r->busbw_gbs, 4) : "-"});
+    }
+  }
+  const MachineInfo& m = profile.machine;
+  std::string out = "## Scale-out: ddp on " + topology.describe() + "\n\n";
+  out += "- compute: " + scale.profile_path + " (machine " + m.name + ": " + m.device_kind + " " +
+         m.device_name + "), trainer " + to_string(scale.trainer) + "\n";
+  out += "- collectives: assumed, not measured: NCCL's cost model on the topology\n";
+  out += "- epoch: " + std::to_string(scale.train_samples) + " samples of " + scale.model +
+         "; loader workers: " + std::to_string(scale.loader_workers) + " per rank, each node's host as the profile's\n";
+  out += "- across nodes one node's ranks are simulated: every node runs the same iterations\n\n";
+  out += table.to_markdown() + "\n";
+  out += "comm exposed: the share of the epoch GPU 0 waits for communication. busbw: the all-reduces' bus "
+         "bandwidth (nccl-tests' definition) over their time.\n\n";
+  return out;
+}
+
+}  // namespace trainsim::report
