@@ -167,7 +167,7 @@ report::Comparison join_runs(const SweepConfig& config, const Profile& profile, 
     one.gpus = {spec.gpus};
     one.batch_per_gpu = {spec.batch_per_gpu};
     require_for_model(profile, one);
-    return simulate_run(profile, config.model, spec, options);
+    return report::simulate_config(profile, config, spec, options);
   };
   const auto model = profile.models.find(config.model);
   const std::vector<int64_t> profiled = model == profile.models.end() ? std::vector<int64_t>{} : model->second.batches;
@@ -515,7 +515,7 @@ int run(int argc, char** argv) {
   if (trace_spec) {
     SimOptions trace_options = options;
     trace_options.trace_iterations = cl->trace_iterations;
-    const SimResult traced = simulate_run(profile, config.model, *trace_spec, trace_options);
+    const SimResult traced = report::simulate_config(profile, config, *trace_spec, trace_options);
     const std::filesystem::path parent = std::filesystem::path(cl->trace_file).parent_path();
     if (!parent.empty()) report::create_directories(parent.string());
     report::write_file_atomic(cl->trace_file, report::format_trace_json(traced, config.model));

@@ -579,6 +579,10 @@ INSTANTIATE_TEST_SUITE_P(
                    "models.resnet18-cifar.num_class", "unknown key 'num_class' (did you mean 'num_classes'?)"},
         BadProfile{"UnsupportedSchemaVersion", "schema_version: 1", "schema_version: 2",
                    "schema_version:", "schema_version", "unsupported schema_version 2"},
+        // A parameter of 2^63 - 1 bytes once overflowed the model's sum into a negative size.
+        BadProfile{"Parameter2To63Minus1Bytes", "{name: \"conv1.weight\", bytes: 3456}",
+                   "{name: \"conv1.weight\", bytes: 9223372036854775807}", "conv1.weight",
+                   "models.resnet18-cifar.layers[0].params[0].bytes", "more than 2^50 bytes"},
         BadProfile{"NegativeTime", "forward_s: [0.01, 0.02, 0.04]", "forward_s: [0.01, -0.02, 0.04]",
                    "-0.02", "models.resnet18-cifar.layers[0].forward_s[1]", "must be >= 0, got -0.02"},
         BadProfile{"NotANumberTime", "iteration_s: [0.05, 0.1, 0.2]", "iteration_s: [0.05, nan, 0.2]",
@@ -695,6 +699,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"PytorchUnknownKey", "training:\n",
                    "pytorch:\n  torch: \"1.13\"\n  torchvison: \"0.14\"\ntraining:\n", "torchvison",
                    "pytorch.torchvison", "unknown key 'torchvison'"},
+        // All-zero times once ended in "error: internal" when another rank count was fitted.
+        BadProfile{"CurveOfZeroTimes", "time_s: [0.0001, 0.01]}", "time_s: [0, 0]}",
+                   "\"all_reduce\"", "collectives.curves[0].time_s", "no point has bytes > 0 and a time > 0"},
         BadProfile{"CurveLengthMismatch", "time_s: [0.0001, 0.01]}", "time_s: [0.0001]}",
                    "\"all_reduce\"", "collectives.curves[0].time_s", "has 1 values but bytes has 2"},
         BadProfile{"CurveBytesNotAscending", "bytes: [1024, 1048576], time_s: [0.00005",

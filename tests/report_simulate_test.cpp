@@ -426,6 +426,47 @@ TEST_F(SimulateProgram, ASweepSpansNodesOfATopology) {
             std::string::npos) << run.out;
 }
 
+// Inputs each valid but out of the simulator's range once combined: a clean line naming the
+// config and the configuration (they once ended in "error: internal: negative op duration").
+TEST_F(SimulateProgram, TimesBeyondTheSimulatorsRangeAreOneLineErrors) {
+  for (const char* interconnect : {"{bus_bandwidth_gbs: 1e-300, latency_us: 5, override_measured: true}",
+                                   "{bus_bandwidth_gbs: 100, latency_us: 1e300, override_measured: true}"}) {
+    const fs::path config = write_config("profile: " + kFixtureProfile + "\ninterconnect: " + interconnect +
+                                         "\nsweep: {strategy: ddp, gpus: [1, 2], batch_per_gpu: [32]}\n");
+    expect_one_line_error(simulate(config.string()), "error: " + config.string() + ": ddp:2:32: a time of ");
+  }
+  // 2^63 - 1 samples at batch 2^62: two iterations of a batch no clock holds (the ceiling of
+  // samples over ranks once wrapped into a negative epoch: "cannot create std::vector").
+  for (const char* strategy : {"ddp", "dp"}) {
+    const fs::path config = write_config("profile: " + kFixtureProfile +
+                                         "\ndataset: {train_samples: 9223372036854775807}\nsweep: {strategy: " +
+                                         strategy + ", gpus: [2], batch_per_gpu: [4611686018427387904]}\n");
+    expect_one_line_error(simulate(config.string()), "error: " + config.string() + ": " + strategy +
+                                                         ":2:4611686018427387904: a time of ");
+  }
+}
+
+// A profile whose every compute time is 0 says nothing about the steps: an error at profile:
+// (it once predicted epochs from the loop's time alone).
+TEST_F(SimulateProgram, AProfileWithEveryComputeTimeZeroIsAnError) {
+  std::string profile = read_file(kFixtureProfile);
+  for (const char* key : {"forward_s: [", "backward_s: [", "loss_s: [", "optimizer_s: [", "zero_grad_s: ["}) {
+    for (std::size_t at = profile.find(key); at != std::string::npos; at = profile.find(key, at + 1)) {
+      const std::size_t open = at + std::string(key).size(), close = profile.find(']', open);
+      const std::size_t values = std::count(profile.begin() + open, profile.begin() + close, ',') + 1;
+      std::string zeros;
+      for (std::size_t i = 0; i < values; ++i) zeros += i == 0 ? "0" : ", 0";
+      profile.replace(open, close - open, zeros);
+    }
+  }
+  const fs::path zero = dir_ / "zero.yaml";
+  std::ofstream(zero) << profile;
+  const fs::path config = write_config("profile: " + zero.string() +
+                                       "\nsweep: {strategy: ddp, gpus: [1], batch_per_gpu: [32]}\n");
+  expect_one_line_error(simulate(config.string()), "error: " + config.string() + ":1: profile: profile " +
+                                                       zero.string() + ": model resnet18-cifar: every timed part");
+}
+
 // scale_out: DDP past the sweep's GPUs on a topology, one node simulated; its own section, its
 // own folder under --out, removed by a later run without it.
 TEST_F(SimulateProgram, ScaleOutPrintsItsSectionAndWritesItsFolder) {

@@ -74,6 +74,22 @@ TEST(Engine, RunUntilStopsAtTheGivenTime) {
   EXPECT_EQ(ran, 3);
 }
 
+// Times from inputs out of range (an op of 1e10 s, a rate of 1e-300/s) are refused, never wrapped
+// past int64: the conversion, an event after kMaxTime, and a fast-forward past it.
+TEST(Engine, TimesBeyondTheRangeAreTimeRangeErrors) {
+  EXPECT_EQ(to_ns(4e9), SimTime{4'000'000'000'000'000'000});  // 127 years: in range
+  EXPECT_THROW(to_ns(1e10), TimeRangeError);
+  EXPECT_THROW(to_ns(1e300), TimeRangeError);
+  Engine engine;
+  engine.schedule_at(kMaxTime - 10, [] {});
+  engine.run();
+  EXPECT_THROW(engine.schedule_after(11, [] {}), TimeRangeError);
+  engine.schedule_after(10, [] {});  // exactly kMaxTime
+  Engine shifted;
+  shifted.schedule_at(100, [] {});
+  EXPECT_THROW(shifted.shift_time(kMaxTime), TimeRangeError);
+}
+
 TEST(Engine, RejectsEventsInThePast) {
   Engine engine;
   engine.schedule_at(5, [] {});

@@ -1,5 +1,6 @@
 #include "des/engine.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -91,6 +92,9 @@ void Engine::run_until(SimTime time) {
 
 void Engine::shift_time(SimTime delta) {
   if (delta < 0) throw std::logic_error("Engine::shift_time: negative shift");
+  SimTime latest = now_;
+  for (const Entry& e : heap_) latest = std::max(latest, e.time);
+  if (delta > kMaxTime - latest) throw TimeRangeError(out_of_range_message(to_seconds(latest) + to_seconds(delta)));
   now_ += delta;
   for (Entry& e : heap_) e.time += delta;  // a uniform shift keeps the heap property
 }

@@ -22,7 +22,9 @@ class Engine {
   // Schedules `handler` at absolute time `time` (>= now()). Throws std::logic_error for a time in
   // the past or a priority outside [kMinPriority, kMaxPriority].
   void schedule_at(SimTime time, EventHandler handler, int priority = 0);
+  // Past kMaxTime: TimeRangeError.
   void schedule_after(SimTime delay, EventHandler handler, int priority = 0) {
+    if (delay > kMaxTime - now_) throw TimeRangeError(out_of_range_message(to_seconds(now_) + to_seconds(delay)));
     schedule_at(now_ + delay, std::move(handler), priority);
   }
 

@@ -139,7 +139,9 @@ void OpScheduler::reschedule_pool(uint32_t pool_id) {
   for (OpId id : pool.running) {
     Op& op = ops_[id];
     const uint32_t generation = ++op.generation;
-    const auto delay = static_cast<SimTime>(std::ceil(op.remaining / rate));
+    const double ns = std::ceil(op.remaining / rate);
+    if (ns >= static_cast<double>(kMaxTime)) throw TimeRangeError(out_of_range_message(ns * 1e-9));
+    const auto delay = static_cast<SimTime>(ns);
     engine_.schedule_after(delay, [this, id, generation, pool_id] {
       if (ops_[id].generation != generation) return;
       Pool& p = pools_[pool_id];

@@ -34,4 +34,11 @@ class InputError : public std::runtime_error {
   std::string message_;
 };
 
+// A profile whose values are each valid but do not fit together, found while simulating (e.g. a
+// training loop faster than half its timed parts). Reported against the config's `profile:` key.
+class ProfileInconsistency : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace trainsim

@@ -17,6 +17,8 @@ using yaml_io::Map;
 using yaml_io::Value;
 
 constexpr double kNonNegative = 0.0;
+// Sums of parameter bytes over any model stay far from int64's end.
+constexpr int64_t kMaxParameterBytes = int64_t{1} << 50;
 
 std::vector<double> parse_doubles(const Value& value, double min) {
   std::vector<double> out;
@@ -105,8 +107,11 @@ LayerProfile parse_layer(const Value& value, size_t batch_count) {
   layer.kind = map.required("kind").as_string();
   for (const Value& item : map.required("params").as_list()) {
     const Map param(item, {"name", "bytes"});
-    layer.params.push_back({param.required("name").as_string(),
-                            param.required("bytes").as_int64(/*min=*/0)});
+    const Value bytes = param.required("bytes");
+    layer.params.push_back({param.required("name").as_string(), bytes.as_int64(/*min=*/0)});
+    if (layer.params.back().bytes > kMaxParameterBytes) {
+      bytes.fail("a parameter tensor of more than 2^50 bytes (1 PiB) is not a model's, got " + bytes.describe());
+    }
   }
   layer.buffer_bytes = map.required("buffer_bytes").as_int64(/*min=*/0);
   for (const Value& dim : map.required("output_shape").as_list()) {
@@ -238,6 +243,12 @@ std::vector<CurvePoint> parse_points(const Map& map) {
   }
   std::vector<CurvePoint> points;
   for (size_t i = 0; i < bytes.size(); ++i) points.push_back({bytes[i], times[i]});
+  // A measured copy or collective takes time: a curve of zeros prices nothing (it once ended in
+  // "error: internal" when a rank count had to be fitted from it).
+  if (!points.empty() && std::none_of(points.begin(), points.end(),
+                                      [](const CurvePoint& p) { return p.bytes > 0 && p.time_s > 0; })) {
+    time_value.fail("no point has bytes > 0 and a time > 0: a measured curve takes time");
+  }
   return points;
 }
 

@@ -6,6 +6,10 @@
 #include <limits>
 #include <optional>
 
+#include "des/time.h"
+#include "io/errors.h"
+#include "report/report.h"
+
 namespace trainsim::report {
 namespace {
 
@@ -32,6 +36,18 @@ std::vector<RunSpec> sweep_specs(const SweepConfig& config) {
   return specs;
 }
 
+SimResult simulate_config(const Profile& profile, const SweepConfig& config, const RunSpec& spec,
+                          const SimOptions& options) {
+  try {
+    return simulate_run(profile, config.model, spec, options);
+  } catch (const des::TimeRangeError& e) {
+    throw InputError(config.file, 0, config_label(spec),
+                     std::string(e.what()) + ": the profile's times and rates or the config's interconnect are out of range");
+  } catch (const ProfileInconsistency& e) {
+    throw InputError(config.file, config.profile_line, "profile", "profile " + config.profile_path + ": " + e.what());
+  }
+}
+
 std::vector<SimResult> run_sweep(const Profile& profile, const SweepConfig& config, const SimOptions& options,
                                  const SweepProgress& progress, const SweepRefusal& refuse) {
   const std::vector<RunSpec> specs = sweep_specs(config);
@@ -46,7 +62,7 @@ std::vector<SimResult> run_sweep(const Profile& profile, const SweepConfig& conf
       refused.notes.push_back("not predicted: " + *why);
       results.push_back(std::move(refused));
     } else {
-      results.push_back(simulate_run(profile, config.model, spec, options));
+      results.push_back(simulate_config(profile, config, spec, options));
     }
     if (progress) progress(results.size(), specs.size());
   }

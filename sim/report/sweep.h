@@ -33,6 +33,12 @@ using SweepProgress = std::function<void(size_t done, size_t total)>;
 // nullopt; such a configuration is not simulated and shows as n/a with the reason.
 using SweepRefusal = std::function<std::optional<std::string>(const RunSpec&)>;
 
+// simulate_run for one configuration of `config`; a time beyond the simulator's range (inputs
+// out of range: des::TimeRangeError) becomes an InputError naming the config file and the
+// configuration, a ProfileInconsistency one naming the config's profile: line.
+SimResult simulate_config(const Profile& profile, const SweepConfig& config, const RunSpec& spec,
+                          const SimOptions& options);
+
 std::vector<SimResult> run_sweep(const Profile& profile, const SweepConfig& config, const SimOptions& options,
                                  const SweepProgress& progress = {}, const SweepRefusal& refuse = {});
 

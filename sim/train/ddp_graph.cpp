@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "io/config.h"
 #include "train/format_bytes.h"
 #include "train/sync_batchnorm.h"
 
@@ -13,9 +14,9 @@ using des::OpId;
 DdpGraph::DdpGraph(TrainingGraph& graph, const GraphInputs& in)
     : g_(graph), in_(in), durations_(in.steps) {
   const int64_t n = in.gpus;
-  samples_per_rank_ = (in.train_samples + n - 1) / n;         // ceil(S / N)
+  samples_per_rank_ = ceil_div(in.train_samples, n);  // ceil(S / N)
   rank_batch_ = std::min(in.batch_per_gpu, samples_per_rank_);  // a batch > the share is one batch
-  iterations_ = (samples_per_rank_ + rank_batch_ - 1) / rank_batch_;
+  iterations_ = ceil_div(samples_per_rank_, rank_batch_);
   last_rank_batch_ = samples_per_rank_ - (iterations_ - 1) * rank_batch_;
   full_iterations_ = last_rank_batch_ == rank_batch_ ? iterations_ : iterations_ - 1;
 

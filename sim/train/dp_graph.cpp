@@ -17,7 +17,7 @@ DpGraph::DpGraph(TrainingGraph& graph, const GraphInputs& in)
     : g_(graph), in_(in), durations_(in.steps) {
   // A global batch larger than the data set is one batch of the whole data set.
   global_batch_ = capped_global_batch(in.gpus, in.batch_per_gpu, in.train_samples);
-  iterations_ = (in.train_samples + global_batch_ - 1) / global_batch_;
+  iterations_ = ceil_div(in.train_samples, global_batch_);
   last_global_batch_ = in.train_samples - (iterations_ - 1) * global_batch_;
   full_iterations_ = last_global_batch_ == global_batch_ ? iterations_ : iterations_ - 1;
 
@@ -67,7 +67,7 @@ DpGraph::DpGraph(TrainingGraph& graph, const GraphInputs& in)
 std::vector<int64_t> DpGraph::chunk_sizes(int64_t samples) const {
   // Tensor.chunk(N): chunks of ceil(B / N) samples, the last one what remains.
   const int64_t n = in_.gpus;
-  const int64_t chunk = (samples + n - 1) / n;
+  const int64_t chunk = ceil_div(samples, n);
   std::vector<int64_t> sizes;
   for (int64_t left = samples; left > 0; left -= chunk) sizes.push_back(std::min(chunk, left));
   return sizes;

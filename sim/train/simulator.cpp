@@ -390,7 +390,7 @@ double test_pass_seconds(const RunSpec& spec, const train::GraphInputs& in, cons
                          const Profile& profile, int processes) {
   const TestPass& pass = *spec.test_pass;
   const int64_t t = std::min(pass.batch, pass.samples);
-  const int64_t batches = (pass.samples + t - 1) / t;
+  const int64_t batches = ceil_div(pass.samples, t);
   const train::StepTimes st = steps.at(t);
   double compute = st.loss_s;
   for (double f : st.forward_s) compute += f;
@@ -509,7 +509,7 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   const int node_ranks = ddp && spec.topology ? std::min(n, spec.topology->gpus_per_node) : n;
   const int processes = ddp ? node_ranks : 1;
   const int64_t rank_batch =
-      ddp ? std::min<int64_t>(spec.batch_per_gpu, (spec.train_samples + n - 1) / n)
+      ddp ? std::min<int64_t>(spec.batch_per_gpu, ceil_div(spec.train_samples, n))
           : capped_global_batch(n, spec.batch_per_gpu, spec.train_samples);
   const train::HostContention contention = train::host_contention(profile, model, processes, rank_batch);
   for (const std::string& note : contention.notes) add_note(notes, note);

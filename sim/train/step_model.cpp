@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "io/errors.h"
 #include "train/batch_curve.h"
 
 namespace trainsim::train {
@@ -59,18 +60,25 @@ StepModel::StepModel(const ModelProfile& model, const LoopTimes& loop, double sl
                                 std::to_string(loop.iteration_s.size()) + " times for " +
                                 std::to_string(loop.batches.size()) + " batch sizes");
   }
+  bool any_part = false;
   for (std::size_t i = 0; i < loop.batches.size(); ++i) {
     StepTimes scratch;
     const double parts = parts_at(static_cast<double>(loop.batches[i]), scratch);
+    any_part = any_part || parts > 0;
     // excess_i = loop_i - parts(b_i)
     excess_points_.push_back(loop.iteration_s[i] - parts);
     if (loop.iteration_s[i] < 0.5 * parts) {
-      throw std::invalid_argument("model " + model.name + ": " + loop.what + " at batch " +
+      throw ProfileInconsistency("model " + model.name + ": " + loop.what + " at batch " +
                                   std::to_string(loop.batches[i]) + " (" +
                                   std::to_string(loop.iteration_s[i]) +
                                   " s) is less than half the sum of its timed parts (" +
                                   std::to_string(parts) + " s)");
     }
+  }
+  if (!any_part) {
+    // The loop alone would all be overhead: nothing says what the steps cost (docs/PROFILE.md).
+    throw ProfileInconsistency("model " + model.name + ": every timed part (forward, backward, loss, optimizer, "
+                               "zero_grad) is 0 at every measured batch");
   }
 }
 
