@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
+#include "io/errors.h"
 #include "sim_test_profiles.h"
 #include "train/batch_curve.h"
 #include "train/buckets.h"
@@ -111,8 +113,16 @@ TEST(StepModel, RejectsArraysNotAlignedWithBatchesAndImpossibleLoops) {
   EXPECT_THROW(StepModel(m, loop), std::invalid_argument);
   const ModelProfile& good = p.models.at("resnet18-cifar");
   EXPECT_THROW(StepModel(good, LoopTimes{{32, 128}, {1.0}, "short"}), std::invalid_argument);
-  // A loop at less than half its parts cannot be a measurement of the same work.
-  EXPECT_THROW(StepModel(good, LoopTimes{{128}, {1e-6}, "too fast"}), std::invalid_argument);
+  // A loop at less than half its parts cannot be a measurement of the same work, and parts that
+  // are all 0 say nothing about the steps: the profile's values do not fit together.
+  EXPECT_THROW(StepModel(good, LoopTimes{{128}, {1e-6}, "too fast"}), ProfileInconsistency);
+  ModelProfile zero = good;
+  for (LayerProfile& l : zero.layers) {
+    std::fill(l.forward_s.begin(), l.forward_s.end(), 0.0);
+    std::fill(l.backward_s.begin(), l.backward_s.end(), 0.0);
+  }
+  for (std::vector<double>* v : {&zero.loss_s, &zero.zero_grad_s, &zero.optimizer_s}) std::fill(v->begin(), v->end(), 0.0);
+  EXPECT_THROW(StepModel(zero, fused_loop(zero)), ProfileInconsistency);
 }
 
 TEST(LoaderModel, FollowsMeasuredPointsAndCapsBeyondThem) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <unordered_map>
 
 #include "report/format.h"
 
@@ -117,13 +118,16 @@ ReportContext make_report_context(const SweepConfig& config, const Profile& prof
   return c;
 }
 
-const SimResult* ResultGrid::find(Strategy strategy, int gpus, int64_t batch_per_gpu) const {
-  for (const auto& r : results_) {
-    if (r.spec.strategy == strategy && r.spec.gpus == gpus && r.spec.batch_per_gpu == batch_per_gpu) {
-      return &r;
-    }
+ResultGrid::ResultGrid(std::vector<SimResult> results) : results_(std::move(results)) {
+  for (std::size_t i = 0; i < results_.size(); ++i) {
+    const RunSpec& s = results_[i].spec;
+    index_.emplace(Key{s.strategy, s.gpus, s.batch_per_gpu}, i);  // keeps the first
   }
-  return nullptr;
+}
+
+const SimResult* ResultGrid::find(Strategy strategy, int gpus, int64_t batch_per_gpu) const {
+  const auto it = index_.find(Key{strategy, gpus, batch_per_gpu});
+  return it == index_.end() ? nullptr : &results_[it->second];
 }
 
 std::string time_cell(const SimResult* r, double SimResult::*field) {
@@ -380,14 +384,22 @@ std::string format_table3(const ReportContext& c, const ResultGrid& grid) {
 }
 
 std::string format_notes(const ResultGrid& grid) {
-  // Each distinct note once, with the configurations that reported it.
+  // Each distinct note once (in order of first appearance), with the configurations that
+  // reported it; a result's notes are looked up by hash, not by scanning every note.
   std::vector<std::pair<std::string, std::vector<std::string>>> notes;
-  for (const auto& r : grid.all()) {
-    for (const auto& note : r.notes) {
-      auto it = std::find_if(notes.begin(), notes.end(), [&](const auto& n) { return n.first == note; });
-      if (it == notes.end()) it = notes.insert(notes.end(), {note, {}});
-      const std::string label = config_label(r.spec);
-      if (std::find(it->second.begin(), it->second.end(), label) == it->second.end()) it->second.push_back(label);
+  std::unordered_map<std::string, std::size_t> note_index;
+  std::vector<std::size_t> last_result;  // per note: the last result that reported it
+  const std::vector<SimResult>& results = grid.all();
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    for (const auto& note : results[i].notes) {
+      const auto [it, added] = note_index.emplace(note, notes.size());
+      if (added) {
+        notes.push_back({note, {}});
+        last_result.push_back(results.size());
+      }
+      if (last_result[it->second] == i) continue;  // reported twice by one configuration
+      last_result[it->second] = i;
+      notes[it->second].second.push_back(config_label(results[i].spec));
     }
   }
   std::string out = "## Notes\n\n";

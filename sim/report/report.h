@@ -3,8 +3,10 @@
 // Metric definitions: docs/OUTPUT.md and README "Metric definitions".
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "io/config.h"
@@ -49,13 +51,15 @@ ReportContext make_report_context(const SweepConfig& config, const Profile& prof
 // The sweep's results with lookup by configuration.
 class ResultGrid {
  public:
-  explicit ResultGrid(std::vector<SimResult> results) : results_(std::move(results)) {}
-  // nullptr when the sweep has no such configuration.
+  explicit ResultGrid(std::vector<SimResult> results);
+  // nullptr when the sweep has no such configuration (the first one when it has several).
   const SimResult* find(Strategy strategy, int gpus, int64_t batch_per_gpu) const;
   const std::vector<SimResult>& all() const { return results_; }
 
  private:
+  using Key = std::tuple<Strategy, int, int64_t>;
   std::vector<SimResult> results_;
+  std::map<Key, std::size_t> index_;  // the tables look up every cell: no linear scans
 };
 
 // A time cell of the tables (4 significant digits): "OOM" for a configuration that does not
