@@ -86,4 +86,6 @@ int bounded_int(const char* flag, int64_t value, int64_t minimum) {
   return static_cast<int>(value);
 }
 
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
 }  // namespace trainsim::measure

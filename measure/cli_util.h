@@ -26,6 +26,9 @@ int bounded_int(const char* flag, int64_t value, int64_t minimum);
 std::vector<std::string> split_list(const std::string& text);
 // {32, 128} -> "32,128"
 std::string join_ints(const std::vector<int64_t>& values);
+// The first line of an error message: LibTorch's errors carry multi-line backtraces, and every
+// error of measure (its own or a rank's) is one line.
+std::string first_line(const std::string& text);
 // The command line as one string, arguments separated by spaces (quoted when they contain
 // spaces), for the profile's measurement.command.
 std::string join_command_line(int argc, const char* const* argv);

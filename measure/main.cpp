@@ -10,6 +10,7 @@
 #include <iostream>
 #include <string>
 
+#include "cli_util.h"
 #include "collectives/benchmark.h"
 #include "comm/communicator.h"
 #include "data/cifar.h"
@@ -26,6 +27,7 @@
 
 namespace {
 
+using trainsim::measure::first_line;
 using trainsim::measure::UsageError;
 
 // `measure --version`: this program's version and what the LibTorch it was built with can do.
@@ -81,12 +83,6 @@ int dispatch(const Subcommand* begin, const Subcommand* end, const char* what, i
 int worker_main(int argc, char** argv) {
   if (argc < 2) throw UsageError("worker: missing the worker kind");
   return dispatch(std::begin(kWorkers), std::end(kWorkers), "worker kind", argc - 1, argv + 1);
-}
-
-// The first line of a message (LibTorch errors carry multi-line backtraces).
-std::string first_line(const char* what) {
-  const std::string s = what;
-  return s.substr(0, s.find('\n'));
 }
 
 }  // namespace

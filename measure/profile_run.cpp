@@ -81,7 +81,6 @@ std::string format_gib(double bytes) {
 }
 
 // The first line of an error message (LibTorch appends multi-line backtraces).
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 void log(const std::string& line) { std::cerr << "measure: " << line << std::endl; }
 
@@ -484,6 +483,12 @@ class ProfileRun {
   // Median fused iteration of rank 0 while k processes run it at once at `batch`, k = 1..N; the
   // profile gets all points of the batch or none (a --resume measures the whole case again).
   void run_contention(const std::string& name, int64_t batch) {
+    const ModelProfile& m = model_entry(name);
+    if (m.oom_batch && batch >= *m.oom_batch) {
+      log("  skipped: batch " + std::to_string(batch) + " is at or above the OOM boundary " +
+          std::to_string(*m.oom_batch));
+      return;
+    }
     profiler::ContentionJob job;
     job.model = name;
     job.batch = batch;

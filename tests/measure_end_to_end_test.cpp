@@ -287,4 +287,21 @@ TEST_F(MeasureEndToEnd, OutThatIsAFolderIsRejectedBeforeMeasuring) {
   EXPECT_EQ(message.find("compute"), std::string::npos) << message;  // nothing was measured
 }
 
+// A batch no memory holds: the compute case records it as the OOM boundary, and the host
+// contention case at that batch is skipped (it once failed in its rank processes, printing
+// LibTorch's 30-line backtrace).
+TEST_F(MeasureEndToEnd, ABatchBeyondMemoryIsTheOomBoundaryAndContentionSkipsIt) {
+  const std::string err = dir_ + "/stderr.txt";
+  const int status = std::system((kMeasure + " --device cpu --models resnet18-cifar --batches 99999999999999"
+                                  " --warmup 0 --repeats 1 --threads 1 --skip h2d,loader,collectives"
+                                  " --pytorch off --out " + profile_ + " 2> " + err).c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  const std::string log = read_file(err);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << log;
+  EXPECT_NE(log.find("out of memory at batch 99999999999999"), std::string::npos) << log;
+  EXPECT_NE(log.find("skipped: batch 99999999999999 is at or above the OOM boundary"), std::string::npos) << log;
+  EXPECT_EQ(log.find("frame #"), std::string::npos) << log;
+  EXPECT_NE(read_file(profile_).find("oom_batch: 99999999999999"), std::string::npos);
+}
+
 }  // namespace

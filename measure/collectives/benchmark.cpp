@@ -163,7 +163,7 @@ int collective_worker_main(int argc, char** argv) {
     if (f.rank == 0) write_result_file(result, f.store_dir + "/result.txt");
     comm.barrier();  // nobody leaves (closing its store handle) while others still need it
   } catch (const std::exception& e) {
-    std::cerr << "error: rank " << f.rank << " of " << f.world_size << ": " << e.what() << "\n";
+    std::cerr << "error: rank " << f.rank << " of " << f.world_size << ": " << first_line(e.what()) << "\n";
     return 1;
   }
   return 0;
