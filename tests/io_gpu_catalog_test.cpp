@@ -4,10 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "io/errors.h"
@@ -136,11 +137,10 @@ TEST(GpuCatalog, ListNamesEveryGpuAndTheCatalog) {
 class BadCatalogTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("trainsim-io-gpu-catalog-" + std::to_string(::getpid()) + "-" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    // mkdtemp: a parameterised test's name holds a '/', which once left a folder per case behind.
+    std::string pattern = (fs::temp_directory_path() / "trainsim-io-gpu-catalog-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp " + pattern + " failed");
+    dir_ = pattern;
   }
   void TearDown() override { fs::remove_all(dir_); }
 
