@@ -177,6 +177,8 @@ Profile make_profile() {
   empty_curve.model = "tiny-mlp";
   empty_curve.lr_rule = "sqrt";
   empty_curve.warmup_epochs = 0;
+  empty_curve.optimizer = "lars";  // measure baseline --optimizer lars
+  empty_curve.lars_eta = 0.001 + 0.002;
   empty_curve.samples.clear();
   empty_curve.epochs.clear();
   p.training.push_back(empty_curve);
@@ -325,6 +327,8 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
     EXPECT_EQ(x.weight_decay, y.weight_decay);
     EXPECT_EQ(x.lr_rule, y.lr_rule);
     EXPECT_EQ(x.warmup_epochs, y.warmup_epochs);
+    EXPECT_EQ(x.optimizer, y.optimizer);
+    EXPECT_EQ(x.lars_eta, y.lars_eta);
     ASSERT_EQ(x.samples.size(), y.samples.size());
     for (size_t j = 0; j < x.samples.size(); ++j) {
       EXPECT_EQ(x.samples[j].examples, y.samples[j].examples);
@@ -432,7 +436,9 @@ TEST_F(ProfileTest, LayoutIsCompactAndVersionedFirst) {
                       "test_accuracy: -1, grad_sq_norm: 0, trace_sigma: 0, noise_scale: 0}\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("    lr_rule: \"sqrt\"\n    epochs: []\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    lr_rule: \"sqrt\"\n    optimizer: \"lars\"\n    lars_eta: 0.003\n    epochs: []\n"),
+            std::string::npos)
+      << text;
   // 0.1 + 0.2 needs 17 significant digits to come back as the same double.
   EXPECT_NE(text.find("0.30000000000000004"), std::string::npos);
 }
@@ -651,6 +657,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"WarmupOnAConstantCurve", "    lr_rule: \"constant\"\n",
                    "    lr_rule: \"constant\"\n    warmup_epochs: 1\n", "warmup_epochs: 1",
                    "training[0].warmup_epochs", "only a linear-warmup curve has a warm-up"},
+        BadProfile{"UnknownOptimizer", "    lr_rule: \"constant\"\n",
+                   "    lr_rule: \"constant\"\n    optimizer: \"adam\"\n", "optimizer:",
+                   "training[0].optimizer", "unknown optimizer 'adam' (expected sgd or lars)"},
+        BadProfile{"LarsWithoutItsTrustCoefficient", "    lr_rule: \"constant\"\n",
+                   "    lr_rule: \"constant\"\n    optimizer: \"lars\"\n", "- model:",
+                   "training[0].lars_eta", "missing required key"},
         BadProfile{"SampleWindowLongerThanTheRun", "noise_scale: 400}\n",
                    "noise_scale: 400}\n    samples:\n      - {examples: 100, window_examples: 200, train_loss: 2, "
                    "train_accuracy: 0.1, test_accuracy: -1, noise_scale: 0}\n",

@@ -23,6 +23,9 @@ endif()
 trainsim_add_test(largebatch_train_lr_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_train_lr_test.cpp
   LIBS trainsim_runs)
+trainsim_add_test(largebatch_lars_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_lars_test.cpp
+  LIBS trainsim_largebatch)
 trainsim_add_test(largebatch_compare_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_compare_test.cpp
   LIBS trainsim_largebatch)

@@ -249,7 +249,8 @@ TEST_F(LargeBatchCli, BaselineBadFlagsExit2WithOneLine) {
        {std::string(" --lr-rule fast"), std::string(" --batch 30 --micro-batches 4"),
         std::string(" --gpus 2 --micro-batches 2"), std::string(" --train-samples 16"),
         std::string(" --ema-decay 1"), std::string(" --model vgg"), std::string(" --noise-scale maybe"),
-        std::string(" --evals-per-epoch 0"), std::string(" --evals-per-epoch 101")}) {
+        std::string(" --evals-per-epoch 0"), std::string(" --evals-per-epoch 101"), std::string(" --optimizer adam"),
+        std::string(" --optimizer lars --lars-eta 0")}) {
     const ProgramRun r = run(kMeasure, "baseline" + kTinyBaseline + flags + " --profile " + (dir_ / "p.yaml").string());
     EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
     EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << flags << ": " << r.err;

@@ -29,7 +29,7 @@ class CompareTest : public ::testing::Test {
 
   // A run's file as `measure baseline --profile` writes it: machine, measurement, one curve.
   void write_run(const std::string& name, int64_t batch, const std::vector<double>& losses,
-                 const std::vector<double>& test_accuracies) {
+                 const std::vector<double>& test_accuracies, const std::string& optimizer = "sgd") {
     Profile p;
     p.machine.name = "test-machine";
     p.machine.device_kind = "cpu";
@@ -43,6 +43,8 @@ class CompareTest : public ::testing::Test {
     c.train_samples = 1000;
     c.lr = 0.1;
     c.lr_rule = "constant";
+    c.optimizer = optimizer;
+    if (optimizer == "lars") c.lars_eta = 0.001;
     for (size_t i = 0; i < losses.size(); ++i) {
       EpochPoint e;
       e.epoch = static_cast<int>(i) + 1;
@@ -137,6 +139,31 @@ TEST_F(CompareTest, MissingBaselineAndInterruptedRunsAreErrorsNamingTheFile) {
   }
 }
 
+// LARS runs are measured only: in the report and the CSV, in no error and no count of them.
+TEST_F(CompareTest, LarsRunsAreMeasuredOnly) {
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  write_run("b512-linear-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  write_run("b512-lars-s0.yaml", 512, {1.1, 0.7}, {0.65, 0.77}, "lars");
+  const ComparisonSummary s = compare_large_batch_runs(options());
+  ASSERT_EQ(s.runs.size(), 2u);
+  EXPECT_EQ(s.measured_only, 1);
+  const RunComparison& lars = s.runs.back();  // LARS after the rules of its seed
+  EXPECT_TRUE(lars.run.lars);
+  EXPECT_TRUE(lars.measured_only);
+  EXPECT_NEAR(*lars.loss_at_k, 0.7, 1e-12);
+  EXPECT_FALSE(lars.predicted.loss_at_k);
+  EXPECT_FALSE(lars.loss_error_pct);
+  EXPECT_EQ(s.loss_count, 1);
+  EXPECT_NEAR(s.loss_error_pct, 29.6875, 1e-3);  // the linear run's alone
+  EXPECT_NE(format_error_lines(s, options()).find("over 1 of 1 runs"), std::string::npos);
+  EXPECT_NE(format_comparison_report(s, options(), "x").find("| 0 | lars | 512 | 4x | - | 0.7000 | - |"),
+            std::string::npos);
+  EXPECT_NE(format_comparison_csv(s).find("\n0,lars,512,"), std::string::npos);
+  // A file named lars whose curve was trained with SGD is a mislabelled run.
+  write_run("b1024-lars-s0.yaml", 1024, {1.1, 0.7}, {0.65, 0.77});
+  EXPECT_THROW(compare_large_batch_runs(options()), std::runtime_error);
+}
+
 TEST(RunName, ParsesTheScriptsNamesOnly) {
   const auto n = parse_run_name("b4096-linear-warmup-s1.yaml");
   ASSERT_TRUE(n.has_value());
@@ -145,6 +172,12 @@ TEST(RunName, ParsesTheScriptsNamesOnly) {
   EXPECT_EQ(n->seed, 1u);
   EXPECT_FALSE(parse_run_name("b4096-linear-s1.yaml.failed"));
   EXPECT_FALSE(parse_run_name("b4096-cosine-s1.yaml"));
+  const auto lars = parse_run_name("b8192-lars-s0.yaml");
+  ASSERT_TRUE(lars.has_value());
+  EXPECT_TRUE(lars->lars);
+  EXPECT_EQ(lars->rule, LrRule::kLinearWarmup);
+  EXPECT_EQ(rule_label(*lars), "lars");
+  EXPECT_EQ(rule_label(*n), "linear-warmup");
   EXPECT_FALSE(parse_run_name("profile.yaml"));
 }
 

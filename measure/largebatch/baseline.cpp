@@ -22,6 +22,7 @@
 #include "io/errors.h"
 #include "io/profile_io.h"
 #include "largebatch/gradient_noise.h"
+#include "largebatch/lars.h"
 #include "largebatch/lr_schedule.h"
 #include "launch.h"
 #include "machine.h"
@@ -176,8 +177,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     ddp_model->record_local_gradient_norm();  // G_small: each rank's gradient before the all-reduce
   }
   const std::vector<torch::Tensor> params = model.module().parameters();
-  torch::optim::SGD optimizer(params,
-                              torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
+  torch::optim::SGD optimizer = make_sgd(params, o.lr, o.momentum, o.weight_decay, o.optimizer == "lars");
 
   const int64_t process_batch = per_process_batch(o);
   data::LoaderOptions loader_options;
@@ -214,6 +214,8 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
   curve.weight_decay = o.weight_decay;
   curve.lr_rule = to_string(o.lr_rule);
   if (o.lr_rule == LrRule::kLinearWarmup) curve.warmup_epochs = o.warmup_epochs;
+  curve.optimizer = o.optimizer;
+  if (o.optimizer == "lars") curve.lars_eta = o.lars_eta;
 
   const bool show_progress = !o.quiet && rank == 0;
   const auto run_start = Clock::now();
@@ -331,6 +333,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
           big_size = norms->big_batch;
         }
       }
+      if (o.optimizer == "lars") lars_step(params, o.lars_eta, o.weight_decay);
       optimizer.step();
       ++step;
       ++batch_index;

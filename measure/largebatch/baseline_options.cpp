@@ -34,6 +34,8 @@ struct RawOptions {
   std::string lr_rule;
   int64_t lr_base_batch = 0;
   double warmup_epochs = 0;
+  std::string optimizer;
+  double lars_eta = 0;
   double ema_decay = 0;
   std::string noise_scale;
   std::string profile_path;
@@ -82,6 +84,10 @@ po::options_description baseline_flags(RawOptions& raw) {
        "constant, linear (lr B/B0), linear-warmup (ramp to lr B/B0 over --warmup-epochs), sqrt (lr sqrt(B/B0))")
     ("lr-base-batch", po::value(&raw.lr_base_batch)->default_value(d.lr_base_batch), "B0 of the lr rule")
     ("warmup-epochs", po::value(&raw.warmup_epochs)->default_value(d.warmup_epochs), "k of linear-warmup")
+    ("optimizer", po::value(&raw.optimizer)->default_value(d.optimizer),
+       "sgd (momentum SGD), or lars: each weight tensor's step scaled by --lars-eta ||w|| / (||g|| + "
+       "weight decay ||w||) under the lr rule (You et al. 2017); biases and BatchNorm stay plain SGD")
+    ("lars-eta", po::value(&raw.lars_eta)->default_value(d.lars_eta), "lars: the trust coefficient")
     ("ema-decay", po::value(&raw.ema_decay)->default_value(d.ema_decay),
        "decay of the moving averages of |G|^2 and tr(Sigma) (0.99: about 200 steps)")
     ("noise-scale", po::value(&raw.noise_scale)->default_value("required"),
@@ -150,6 +156,14 @@ BaselineOptions validated(const RawOptions& raw, const po::variables_map& vm) {
   o.lr_rule = *rule;
   o.lr_base_batch = at_least("lr-base-batch", raw.lr_base_batch, 1);
   o.warmup_epochs = non_negative("warmup-epochs", raw.warmup_epochs);
+  if (raw.optimizer != "sgd" && raw.optimizer != "lars") {
+    throw UsageError("--optimizer: '" + raw.optimizer + "' is not one of sgd, lars");
+  }
+  o.optimizer = raw.optimizer;
+  if (!(raw.lars_eta > 0) || !std::isfinite(raw.lars_eta)) {
+    throw UsageError("--lars-eta: " + std::to_string(raw.lars_eta) + " must be a finite number > 0");
+  }
+  o.lars_eta = raw.lars_eta;
   if (!(raw.ema_decay >= 0 && raw.ema_decay < 1)) {
     throw UsageError("--ema-decay: " + std::to_string(raw.ema_decay) + " is not in [0, 1)");
   }
@@ -240,6 +254,8 @@ std::vector<std::string> to_baseline_worker_args(const BaselineOptions& o) {
                                    "--lr-rule",       to_string(o.lr_rule),
                                    "--lr-base-batch", std::to_string(o.lr_base_batch),
                                    "--warmup-epochs", number(o.warmup_epochs),
+                                   "--optimizer",     o.optimizer,
+                                   "--lars-eta",      number(o.lars_eta),
                                    "--ema-decay",     number(o.ema_decay),
                                    "--noise-scale",   o.require_noise_scale ? "required" : "best-effort"};
   if (o.micro_batches_given) args.insert(args.end(), {"--micro-batches", std::to_string(o.micro_batches)});

@@ -36,6 +36,11 @@ struct BaselineOptions {
   LrRule lr_rule = LrRule::kConstant;
   int64_t lr_base_batch = 128;           // B_0 of the learning-rate rule
   double warmup_epochs = 5;              // linear-warmup only
+  // "sgd", or "lars" (You et al. 2017): each weight tensor's step (gradient plus weight decay)
+  // scaled by its trust ratio lars_eta ||w|| / (||g|| + weight_decay ||w||), the lr rule on top;
+  // biases and BatchNorm's parameters (1-d tensors) keep plain SGD, as LARS implementations do.
+  std::string optimizer = "sgd";
+  double lars_eta = 0.001;               // You et al.'s trust coefficient
   double ema_decay = 0.99;               // of the noise-scale averages
   // false (--noise-scale best-effort): an epoch whose noise scale is not measurable is recorded
   // with |G|^2, tr(Sigma) and B_noise 0 and a warning instead of stopping the run (runs past the

@@ -62,16 +62,19 @@ double mean_abs(const std::vector<double>& values) {
 }  // namespace
 
 std::optional<RunName> parse_run_name(const std::string& file_name) {
-  static const std::regex pattern(R"(b([0-9]+)-(constant|linear|linear-warmup|sqrt)-s([0-9]+)\.yaml)");
+  static const std::regex pattern(R"(b([0-9]+)-(constant|linear|linear-warmup|sqrt|lars)-s([0-9]+)\.yaml)");
   std::smatch m;
   if (!std::regex_match(file_name, m, pattern)) return std::nullopt;
   RunName name;
   name.batch = std::stoll(m[1].str());
-  name.rule = *parse_lr_rule(m[2].str());
+  name.lars = m[2].str() == "lars";
+  name.rule = name.lars ? LrRule::kLinearWarmup : *parse_lr_rule(m[2].str());
   name.seed = std::stoull(m[3].str());
   if (name.batch < 1) return std::nullopt;
   return name;
 }
+
+std::string rule_label(const RunName& name) { return name.lars ? "lars" : to_string(name.rule); }
 
 ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   std::error_code ec;
@@ -82,6 +85,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   }
   const auto order = [](const RunName& a, const RunName& b) {
     if (a.seed != b.seed) return a.seed < b.seed;
+    if (a.lars != b.lars) return b.lars;
     if (a.rule != b.rule) return static_cast<int>(a.rule) < static_cast<int>(b.rule);
     return a.batch < b.batch;
   };
@@ -90,7 +94,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   ComparisonSummary summary;
   std::map<uint64_t, TrainingCurve> baselines;
   for (const auto& [name, path] : found) {
-    if (name.batch == o.base_batch && name.rule == LrRule::kConstant) {
+    if (name.batch == o.base_batch && name.rule == LrRule::kConstant && !name.lars) {
       TrainingCurve curve = load_curve(path);
       if (static_cast<int>(curve.epochs.size()) < o.epochs) {
         throw std::runtime_error(path.string() + ": the baseline has " + std::to_string(curve.epochs.size()) +
@@ -106,7 +110,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
 
   std::vector<double> loss_errors, accuracy_errors, epochs_errors, trained_loss_errors, trained_accuracy_errors;
   for (const auto& [name, path] : found) {
-    if (name.batch == o.base_batch && name.rule == LrRule::kConstant) continue;
+    if (name.batch == o.base_batch && name.rule == LrRule::kConstant && !name.lars) continue;
     const auto baseline = baselines.find(name.seed);
     if (baseline == baselines.end()) {
       throw std::runtime_error(path.string() + ": no baseline for seed " + std::to_string(name.seed) + " (b" +
@@ -128,7 +132,15 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     c.run = name;
     c.file = path.filename().string();
     c.target_loss = model.target_loss();
-    c.predicted = model.predict(name.batch);
+    if (name.lars) {
+      if (curve.optimizer != "lars") {
+        throw std::runtime_error(path.string() + ": named a lars run, but its curve was trained with " + curve.optimizer);
+      }
+      c.measured_only = true;
+      ++summary.measured_only;
+    } else {
+      c.predicted = model.predict(name.batch);
+    }
 
     const fs::path failed = path.string() + ".failed";
     if (fs::exists(failed, ec)) {
@@ -148,6 +160,10 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       if (const auto examples = measured.examples_to_loss(c.target_loss)) {
         c.epochs_to_target = *examples / static_cast<double>(curve.train_samples);
       }
+    }
+    if (c.measured_only) {
+      summary.runs.push_back(std::move(c));
+      continue;
     }
     if (c.predicted.no_progress) ++summary.no_progress_predicted;
     if (c.loss_at_k && c.predicted.loss_at_k) {
@@ -190,7 +206,8 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
 
 std::string format_error_lines(const ComparisonSummary& s, const CompareOptions& o) {
   const std::string k = std::to_string(o.epochs);
-  const auto over = [&](int n) { return " over " + std::to_string(n) + " of " + std::to_string(s.runs.size()) + " runs"; };
+  const std::size_t predicted = s.runs.size() - static_cast<std::size_t>(s.measured_only);
+  const auto over = [&](int n) { return " over " + std::to_string(n) + " of " + std::to_string(predicted) + " runs"; };
   std::string out;
   out += "loss error: " + (s.loss_count ? fixed(s.loss_error_pct, 1) + "%" : std::string("n/a")) +
          " (training loss at epoch " + k + "," + over(s.loss_count) + ")\n";
@@ -213,7 +230,7 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
     return q + "\"";
   };
   for (const auto& c : s.runs) {
-    out += std::to_string(c.run.seed) + "," + to_string(c.run.rule) + "," + std::to_string(c.run.batch) + "," +
+    out += std::to_string(c.run.seed) + "," + rule_label(c.run) + "," + std::to_string(c.run.batch) + "," +
            fixed(c.target_loss, 6) + "," + num(c.predicted.loss_at_k) + "," + num(c.loss_at_k) + "," +
            num(c.loss_error_pct) + "," + num(c.predicted.test_accuracy_at_k) + "," + num(c.test_accuracy_at_k) + "," +
            num(c.accuracy_error_points) + "," + num(c.predicted.epochs_to_target) + "," + num(c.epochs_to_target) +
@@ -245,9 +262,10 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
   for (const auto& c : s.runs) {
     std::string notes;
     if (c.predicted.no_progress) notes = "predicted: no progress (lr above 2x the tuned lr)";
+    if (c.measured_only) notes = "LARS under linear-warmup: measured only (the model has no layer-wise rule)";
     if (!c.measured_missing.empty()) notes += (notes.empty() ? "" : "; ") + std::string("run: ") + c.measured_missing;
     if (c.loss_at_k && !c.epochs_to_target) notes += (notes.empty() ? "" : "; ") + std::string("target not reached in ") + k + " epochs";
-    out += "| " + std::to_string(c.run.seed) + " | " + to_string(c.run.rule) + " | " + std::to_string(c.run.batch) +
+    out += "| " + std::to_string(c.run.seed) + " | " + rule_label(c.run) + " | " + std::to_string(c.run.batch) +
            " | " + fixed(static_cast<double>(c.run.batch) / static_cast<double>(o.base_batch), 0) + "x | " +
            cell(c.predicted.loss_at_k, 4) + " | " + cell(c.loss_at_k, 4) + " | " + signed_cell(c.loss_error_pct, 1) +
            " | " + cell(c.predicted.test_accuracy_at_k, 4) + " | " + cell(c.test_accuracy_at_k, 4) + " | " +
@@ -258,7 +276,10 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
          std::to_string(s.target_one_side) + " runs; on neither side (agreement as far as " + k +
          " epochs show): " + std::to_string(s.target_neither) + " runs.\n";
   out += "\n## Errors (mean absolute)\n\n";
-  out += std::to_string(s.no_progress_predicted) + " of the " + std::to_string(s.runs.size()) +
+  if (s.measured_only > 0) {
+    out += std::to_string(s.measured_only) + " LARS run(s) are measured only and in no error below. ";
+  }
+  out += std::to_string(s.no_progress_predicted) + " of the " + std::to_string(s.runs.size() - static_cast<std::size_t>(s.measured_only)) +
          " runs are predicted to make no progress (lr past 2x the tuned lr); over the runs predicted to train, "
          "the test of the McCandlish relation itself: loss " +
          (s.trained_loss_count ? fixed(s.trained_loss_error_pct, 1) + "%" : std::string("n/a")) + " over " +

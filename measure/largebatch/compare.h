@@ -28,10 +28,13 @@ struct CompareOptions {
 struct RunName {
   int64_t batch = 0;
   LrRule rule = LrRule::kConstant;
+  bool lars = false;  // b<batch>-lars-s<seed>.yaml: LARS under the linear-warmup rule
   uint64_t seed = 0;
 };
-// b<batch>-<rule>-s<seed>.yaml -> its parts; nullopt for any other name.
+// b<batch>-<rule>-s<seed>.yaml (rule: constant, linear, linear-warmup, sqrt or lars) -> its
+// parts; nullopt for any other name.
 std::optional<RunName> parse_run_name(const std::string& file_name);
+std::string rule_label(const RunName& name);  // "lars" or the lr rule's name
 
 // One run against its prediction.
 struct RunComparison {
@@ -43,6 +46,8 @@ struct RunComparison {
   std::optional<double> test_accuracy_at_k;   // measured
   std::optional<double> epochs_to_target;     // measured: first crossing of the target, interpolated
   std::string measured_missing;               // why loss_at_k is empty: diverged, incomplete
+  // LARS: measured only, the model has no layer-wise rule (predicted stays empty, no errors).
+  bool measured_only = false;
   // Errors where both sides exist: (predicted - measured) / measured in %, and in points.
   std::optional<double> loss_error_pct;
   std::optional<double> accuracy_error_points;
@@ -50,7 +55,8 @@ struct RunComparison {
 };
 
 struct ComparisonSummary {
-  std::vector<RunComparison> runs;          // sorted by seed, rule, batch
+  std::vector<RunComparison> runs;          // sorted by seed, rule (LARS last), batch
+  int measured_only = 0;                    // LARS runs: no prediction
   std::vector<TrainingCurve> baselines;     // one per seed, in seed order
   std::vector<uint64_t> seeds;
   // Mean absolute errors over the runs where both sides exist, and how many those are.

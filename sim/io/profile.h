@@ -204,6 +204,10 @@ struct TrainingCurve {
   double weight_decay = 0;
   std::string lr_rule;             // "constant", "linear", "linear-warmup", "sqrt"
   double warmup_epochs = 0;        // linear-warmup: epochs of the ramp (> 0); 0 for the other rules
+  // "sgd" (momentum SGD), or "lars": layer-wise adaptive rate scaling (You et al. 2017), each
+  // weight tensor's step scaled by lars_eta ||w|| / (||g|| + weight_decay ||w||).
+  std::string optimizer = "sgd";
+  double lars_eta = 0;             // lars: the trust coefficient (> 0); 0 for sgd
   std::vector<EpochPoint> epochs;  // ascending in epoch
   std::vector<CurveSample> samples;  // optional, ascending in examples; empty: the epochs only
 };

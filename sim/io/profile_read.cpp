@@ -368,7 +368,7 @@ CurveSample parse_curve_sample(const Value& value) {
 
 TrainingCurve parse_training_curve(const Value& value) {
   const Map map(value, {"model", "data", "batch", "small_batch", "train_samples", "lr", "momentum",
-                        "weight_decay", "lr_rule", "warmup_epochs", "epochs", "samples"});
+                        "weight_decay", "lr_rule", "warmup_epochs", "optimizer", "lars_eta", "epochs", "samples"});
   TrainingCurve curve;
   curve.model = map.required("model").as_string();
   curve.data = map.required("data").as_string();
@@ -384,6 +384,19 @@ TrainingCurve parse_training_curve(const Value& value) {
   curve.lr = map.required("lr").as_double(kNonNegative);
   curve.momentum = map.required("momentum").as_double(kNonNegative);
   curve.weight_decay = map.required("weight_decay").as_double(kNonNegative);
+  if (auto optimizer = map.optional("optimizer")) {
+    curve.optimizer = optimizer->as_string();
+    if (curve.optimizer != "sgd" && curve.optimizer != "lars") {
+      optimizer->fail("unknown optimizer '" + curve.optimizer + "' (expected sgd or lars)");
+    }
+  }
+  if (auto eta = map.optional("lars_eta")) {
+    if (curve.optimizer != "lars") eta->fail("only a lars curve has a trust coefficient");
+    curve.lars_eta = eta->as_double(kNonNegative);
+    if (curve.lars_eta <= 0) eta->fail("must be > 0, got " + eta->describe());
+  } else if (curve.optimizer == "lars") {
+    map.required("lars_eta");  // fails: a lars curve names its trust coefficient
+  }
   const Value rule = map.required("lr_rule");
   curve.lr_rule = rule.as_string();
   if (!parse_lr_rule(curve.lr_rule)) {

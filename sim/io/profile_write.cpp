@@ -282,6 +282,10 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
     y.line(2, "weight_decay: " + format_double(c.weight_decay));
     y.line(2, "lr_rule: " + quote(c.lr_rule));
     if (c.warmup_epochs > 0) y.line(2, "warmup_epochs: " + format_double(c.warmup_epochs));
+    if (c.optimizer != "sgd") {
+      y.line(2, "optimizer: " + quote(c.optimizer));
+      y.line(2, "lars_eta: " + format_double(c.lars_eta));
+    }
     if (c.epochs.empty()) {
       y.line(2, "epochs: []");
       continue;
