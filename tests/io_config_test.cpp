@@ -283,6 +283,16 @@ TEST_F(ConfigTest, MissingFileIsLineZero) {
   }
 }
 
+// A config that is /dev/zero was read forever (issue 13): inputs are read up to kMaxInputBytes.
+TEST_F(ConfigTest, DevZeroIsRefusedAtTheSizeLimit) {
+  try {
+    load_sweep_config("/dev/zero");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "/dev/zero: larger than 64 MiB: not a YAML file");
+  }
+}
+
 TEST_F(ConfigTest, WhatIsTheOneLineUsersSee) {
   write("profile.yaml", "schema_version: 1\n");
   const std::string config = write("sweep.yaml",

@@ -88,6 +88,21 @@ TEST(NcclTestsLog, NeedsRankHeadersAndData) {
   EXPECT_THROW(parse_nccl_tests_log("/nonexistent/all_reduce.log"), InputError);
 }
 
+TEST(NcclTestsLog, DevZeroAndAFolderAreRefused) {
+  try {
+    parse_nccl_tests_log("/dev/zero");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "/dev/zero: larger than 64 MiB: not an nccl-tests log");
+  }
+  try {
+    parse_nccl_tests_log("/tmp");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "/tmp: is a directory, not an nccl-tests log");
+  }
+}
+
 TEST(NcclTestsLog, SizesMustAscend) {
   const std::string text =
       "#  Rank  0 Group 0 Pid 1 on a device 0 [0x1] GPU\n"

@@ -751,7 +751,9 @@ TEST_F(CompareProgram, BadRunsFilesExitTwoWithOneLine) {
                         "error: " + bad_number.string() + ":3: epoch_s: 'fast' is not a number");
   EXPECT_FALSE(fs::exists(dir_ / "x"));  // nothing written before the input is known good
   expect_one_line_error(simulate(kConfig + " --compare " + (dir_ / "missing.csv").string()),
-                        "error: " + (dir_ / "missing.csv").string() + ": cannot read");
+                        "error: " + (dir_ / "missing.csv").string() + ": cannot open: No such file or directory");
+  expect_one_line_error(simulate(kConfig + " --compare /dev/zero"),
+                        "error: /dev/zero: larger than 64 MiB: not a runs file (reports/<machine>/runs.csv)");
 }
 
 TEST_F(CompareProgram, HelpNamesCompare) {

@@ -1,6 +1,6 @@
 #pragma once
-// Atomic text output for the large-batch commands: PATH.tmp.<pid>, flushed, then renamed over
-// PATH, so a reader never sees a torn file. Torch-free.
+// Atomic text output for the large-batch commands: write_file_atomic (io/atomic_write.h) after
+// creating missing parent folders, so a reader never sees a torn file. Torch-free.
 
 #include <string>
 

@@ -2,12 +2,12 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <vector>
 
 #include "io/errors.h"
+#include "io/input_text.h"
 
 namespace trainsim {
 namespace {
@@ -121,11 +121,7 @@ CollectiveCurve parse_nccl_tests_log_text(const std::string& text, const std::st
 }
 
 CollectiveCurve parse_nccl_tests_log(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, kKey, "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_nccl_tests_log_text(text.str(), path);
+  return parse_nccl_tests_log_text(read_input_text(path, "an nccl-tests log"), path);
 }
 
 }  // namespace trainsim

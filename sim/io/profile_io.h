@@ -16,7 +16,8 @@ Profile load_profile(const std::string& path);
 // Serialises to YAML text (deterministic: same struct, same bytes).
 std::string profile_to_yaml(const Profile& profile);
 
-// Writes atomically: PATH.tmp.<pid> then rename(2), so a reader never sees a torn file.
+// Writes atomically (write_file_atomic: an exclusive temporary file, fsynced, then rename(2)), so
+// a reader never sees a torn file.
 void write_profile_atomic(const Profile& profile, const std::string& path);
 
 // Checks that `profile` has what a sweep described by `config` needs: config.model with >= 1

@@ -1,16 +1,13 @@
 #include "io/yaml_reader.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "io/errors.h"
+#include "io/input_text.h"
 
 namespace trainsim::yaml_io {
 namespace {
@@ -69,19 +66,10 @@ std::string child_path(const std::string& parent, const std::string& key) {
 }
 
 Value Value::load_file(const std::string* file) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(*file, ec)) {
-    throw InputError(*file, 0, "", "is a directory, not a YAML file");
-  }
-  std::ifstream in(*file, std::ios::binary);
-  if (!in) throw InputError(*file, 0, "", std::string("cannot open: ") + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(*file, 0, "", std::string("cannot read: ") + std::strerror(errno));
-
+  const std::string text = read_input_text(*file, "a YAML file");
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     // Mark lines are 0-based; -1 when the parser had no position.
     throw InputError(*file, std::max(1, e.mark.line + 1), "", "YAML syntax error: " + e.msg);

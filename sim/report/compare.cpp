@@ -4,8 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
@@ -14,6 +12,7 @@
 
 #include "io/config.h"
 #include "io/errors.h"
+#include "io/input_text.h"
 #include "report/format.h"
 
 namespace trainsim::report {
@@ -576,16 +575,7 @@ RunsTable parse_runs_csv(const std::string& text, const std::string& file) {
 }
 
 RunsTable load_runs_csv(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw InputError(path, 0, "", "is a directory, not a runs file (reports/<machine>/runs.csv)");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot read the runs file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(path, 0, "", "cannot read the runs file");
-  return parse_runs_csv(text.str(), path);
+  return parse_runs_csv(read_input_text(path, "a runs file (reports/<machine>/runs.csv)"), path);
 }
 
 double error_percent(double predicted, double measured) { return (predicted - measured) / measured * 100.0; }
