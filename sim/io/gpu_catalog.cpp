@@ -125,7 +125,7 @@ std::map<std::string, std::string> parse_sources(const Value& value) {
   for (const auto& [field, document] : map.entries()) {
     const bool figure = field != "source" && field != "sources" &&
                         std::any_of(kEntryKeys.begin(), kEntryKeys.end(),
-                                    [&](const char* k) { return field == k; });
+                                    [&f = field](const char* k) { return f == k; });
     if (!figure) document.fail("'" + field + "' is not a field of the entry a source can be given for");
     sources[field] = non_empty(document);
   }

@@ -236,8 +236,8 @@ std::string format_mape_table(const Comparison& c) {
   TextTable table({"configurations", "n", "MAPE epoch_s %", "noise floor %", "MAPE after drift %",
                    "explained by noise + drift", "MAPE train_s %", "mean error epoch_s %", "max abs error epoch_s %"});
   for (const auto& [trainer, ranks] : trainer_rank_groups(c)) {
-    add_summary_row(table, group_label(trainer, ranks), summarize_errors(c.compared, [&](const ComparedRun& r) {
-                      return r.measured.key.trainer == trainer && ranks_of(r.measured.key) == ranks;
+    add_summary_row(table, group_label(trainer, ranks), summarize_errors(c.compared, [&t = trainer, &n = ranks](const ComparedRun& r) {
+                      return r.measured.key.trainer == t && ranks_of(r.measured.key) == n;
                     }));
   }
   std::vector<Strategy> strategies;
@@ -735,8 +735,8 @@ std::string format_mape_line(const Comparison& comparison) {
 std::vector<std::string> format_group_mape_lines(const Comparison& comparison) {
   std::vector<std::string> lines;
   for (const auto& [trainer, ranks] : trainer_rank_groups(comparison)) {
-    const ErrorSummary s = summarize_errors(comparison.compared, [&](const ComparedRun& r) {
-      return r.measured.key.trainer == trainer && ranks_of(r.measured.key) == ranks;
+    const ErrorSummary s = summarize_errors(comparison.compared, [&t = trainer, &n = ranks](const ComparedRun& r) {
+      return r.measured.key.trainer == t && ranks_of(r.measured.key) == n;
     });
     std::string line = "MAPE epoch_s (" + group_label(trainer, ranks) + "): " + format_fixed(s.mape_epoch_pct, 1) +
                        "% over " + counted(s.runs, "configuration") + "; noise floor " +
