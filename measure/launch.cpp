@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -111,8 +112,31 @@ void kill_running(std::vector<Child>& children) {
 
 }  // namespace
 
+namespace {
+
+// Removes PREFIX<pid>-* folders under `dir` owned by this user whose process no longer exists.
+void remove_abandoned(const std::filesystem::path& dir, const std::string& prefix) {
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const size_t dash = name.find('-', prefix.size());
+    const std::string digits = name.substr(prefix.size(), dash == std::string::npos ? 0 : dash - prefix.size());
+    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    const pid_t owner = static_cast<pid_t>(std::stol(digits));
+    if (::kill(owner, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    remove_tree(it->path().string());
+  }
+}
+
+}  // namespace
+
 TempDir::TempDir(const std::string& prefix) {
-  std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "XXXXXX")).string();
+  const std::filesystem::path tmp = std::filesystem::temp_directory_path();
+  remove_abandoned(tmp, prefix);
+  std::string pattern = (tmp / (prefix + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (mkdtemp(pattern.data()) == nullptr) {
     throw std::runtime_error("cannot create a temporary folder " + pattern);
   }

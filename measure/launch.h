@@ -11,7 +11,9 @@
 namespace trainsim::measure {
 
 // A fresh folder under the system temporary folder (for a FileStore), removed with everything in
-// it when this goes out of scope. Throws std::runtime_error if it cannot be created.
+// it when this goes out of scope. Throws std::runtime_error if it cannot be created. Its name is
+// PREFIX<pid>-XXXXXX; a run that was killed (no destructor ran) leaves its folder behind, and the
+// next TempDir of the same prefix removes the folders of this user whose process is gone.
 class TempDir {
  public:
   explicit TempDir(const std::string& prefix);

@@ -10,6 +10,9 @@
 #include <sstream>
 #include <string>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "launch.h"
 #include "remove_tree.h"
 
@@ -110,6 +113,37 @@ TEST(RemoveTree, RemovesNestedFoldersAndFilesButNotWhatALinkPointsTo) {
   std::ofstream(file) << "z";
   EXPECT_TRUE(trainsim::measure::remove_tree(file.string()));      // a plain file
   EXPECT_FALSE(fs::exists(file));
+}
+
+// Killed measure runs left trainsim-train-*, trainsim-collective-* and trainsim-contention-*
+// folders in /tmp for good (issue 13): the next TempDir of a prefix removes those whose process
+// has exited, and leaves a live process's folder and other names alone.
+TEST(TempDir, RemovesTheFoldersOfKilledRunsOnly) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);  // its pid is now a process that is gone
+  const fs::path tmp = fs::temp_directory_path();
+  const std::string prefix = "trainsim-launch-test-" + std::to_string(getpid()) + "-";
+  const fs::path dead = tmp / (prefix + std::to_string(child) + "-abc123");
+  const fs::path alive = tmp / (prefix + std::to_string(getpid()) + "-def456");
+  const fs::path other = tmp / (prefix + "notapid");
+  for (const auto& d : {dead, alive, other}) {
+    fs::create_directories(d / "sub");
+    std::ofstream(d / "sub" / "file") << "x";
+  }
+  std::string made;
+  {
+    const trainsim::measure::TempDir fresh(prefix);
+    made = fresh.path();
+    EXPECT_EQ(fs::path(made).filename().string().rfind(prefix + std::to_string(getpid()) + "-", 0), 0u) << made;
+    EXPECT_FALSE(fs::exists(dead));
+    EXPECT_TRUE(fs::exists(alive / "sub" / "file"));
+    EXPECT_TRUE(fs::exists(other / "sub" / "file"));
+  }
+  EXPECT_FALSE(fs::exists(made));
+  trainsim::measure::remove_tree(alive.string());
+  trainsim::measure::remove_tree(other.string());
 }
 
 TEST(SelfExecutable, IsThisTestBinary) {
