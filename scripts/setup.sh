@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ libeigen3-dev libyaml-cpp-dev libboost-program-options-dev
           libgtest-dev libbenchmark-dev gnuplot-nox libtorch-dev libgloo-dev python3-torch python3-torchvision nlohmann-json3-dev
-          zlib1g-dev dataset-fashion-mnist)
+          zlib1g-dev dataset-fashion-mnist clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# libFuzzer runs of trainsim's four input readers (sweep config, profile, runs.csv, nccl-tests
+# log), built with clang, AddressSanitizer and UndefinedBehaviorSanitizer (docs/RELIABILITY.md).
+# Each target starts from its seed inputs (fuzz/seeds.sh) and runs for SECONDS; the corpus it
+# grows stays in BUILD/corpus/<target>, an input that crashes, hangs or trips a sanitizer is
+# saved in BUILD/findings/<target>/ and makes the script exit 1.
+#   scripts/fuzz.sh [--seconds N (600)] [--build DIR (build-fuzz)] [TARGET...]
+# A finding is re-run, under any compiler, with build/bin/fuzz_<target>_replay FILE.
+# Exit 77 (a skipped test) when clang++ or its libFuzzer runtime (libclang-rt-14-dev) is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+all_targets=(config profile runs_csv nccl_log)
+seconds=600
+build=build-fuzz
+targets=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) seconds=${2:?--seconds needs a number}; shift 2 ;;
+    --build) build=${2:?--build needs a folder}; shift 2 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "error: scripts/fuzz.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *)
+      if [[ ! " ${all_targets[*]} " == *" $1 "* ]]; then
+        echo "error: scripts/fuzz.sh: no fuzz target '$1' (targets: ${all_targets[*]})" >&2
+        exit 2
+      fi
+      targets+=("$1"); shift ;;
+  esac
+done
+if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
+  echo "error: scripts/fuzz.sh: --seconds $seconds: expected a whole number of seconds >= 1" >&2
+  exit 2
+fi
+[ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
+
+if ! command -v clang++ > /dev/null; then
+  echo "fuzz: skipped: clang++ is not installed (Debian: clang libclang-rt-14-dev)" >&2
+  exit 77
+fi
+probe=$(mktemp -d)
+trap 'rm -rf "$probe"' EXIT
+echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' > "$probe/p.cpp"
+if ! clang++ -fsanitize=fuzzer "$probe/p.cpp" -o "$probe/p" 2> /dev/null; then
+  echo "fuzz: skipped: clang++ cannot link -fsanitize=fuzzer (Debian: libclang-rt-14-dev)" >&2
+  exit 77
+fi
+
+echo "fuzz: building the targets with clang, ASan and UBSan in $build" >&2
+cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DTRAINSIM_FUZZ=ON -DTRAINSIM_MEASURE=OFF -DTRAINSIM_TESTS=OFF -DTRAINSIM_BENCHMARKS=OFF > /dev/null
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}" > /dev/null
+
+findings=0
+for t in "${targets[@]}"; do
+  corpus="$build/corpus/$t"
+  found="$build/findings/$t"
+  mkdir -p "$corpus" "$found"
+  # Seeds named after their path: several are called profile.yaml or runs.csv.
+  while read -r seed; do cp "$seed" "$corpus/seed-${seed//\//_}"; done < <(fuzz/seeds.sh "$t")
+  log="$build/fuzz_$t.log"
+  echo "fuzz: $t for $seconds s (log $log)" >&2
+  rc=0
+  "$build/bin/fuzz_$t" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$found/" -print_final_stats=1 > "$log" 2>&1 || rc=$?
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+  inputs=$(find "$corpus" -type f | wc -l)
+  crashes=$(find "$found" -type f | wc -l)
+  echo "fuzz: $t: ${runs:-?} executions in $seconds s (${rate:-?}/s), corpus $inputs inputs, $crashes findings" >&2
+  if [ "$rc" -ne 0 ] || [ "$crashes" -ne 0 ]; then
+    findings=$((findings + 1))
+    grep -m 3 -E "ERROR|runtime error|deadly signal|==ERROR" "$log" >&2 || tail -5 "$log" >&2
+  fi
+done
+if [ "$findings" -ne 0 ]; then
+  echo "fuzz: $findings of ${#targets[@]} targets found inputs that fail (in $build/findings/)" >&2
+  exit 1
+fi
+echo "fuzz: no findings in ${#targets[@]} targets" >&2
