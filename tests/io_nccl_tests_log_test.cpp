@@ -88,6 +88,22 @@ TEST(NcclTestsLog, NeedsRankHeadersAndData) {
   EXPECT_THROW(parse_nccl_tests_log("/nonexistent/all_reduce.log"), InputError);
 }
 
+// Found by scripts/fuzz.sh (issue 13): a line of a form feed or vertical tab has no tokens, and
+// was indexed at [0]; a rank number beyond int threw std::out_of_range from std::stoi.
+TEST(NcclTestsLog, AFormFeedLineIsBlankAndAHugeRankIsAnError) {
+  const std::string data =
+      "#  Rank  0 Group 0 Pid 1 on a device 0 [0x1] GPU\n"
+      "\f\v\n"
+      "        1024   256   float   sum   -1   10.0   0.10   0.10   0   11.0   0.09   0.09   0\n";
+  EXPECT_EQ(parse_nccl_tests_log_text(data, "ff.log").points.size(), 1u);
+  try {
+    parse_nccl_tests_log_text("#  Rank 99999999999 Group 0\n" + data, "rank.log");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "rank.log:1: nccl-tests-log: rank 99999999999 is beyond any nccl-tests run");
+  }
+}
+
 TEST(NcclTestsLog, DevZeroAndAFolderAreRefused) {
   try {
     parse_nccl_tests_log("/dev/zero");

@@ -70,6 +70,9 @@ CollectiveCurve parse_nccl_tests_log_text(const std::string& text, const std::st
     if (line[first] == '#') {
       const auto tokens = tokens_of(line.substr(first + 1));
       if (tokens.size() >= 2 && tokens[0] == "Rank" && all_digits(tokens[1])) {
+        if (tokens[1].size() > 7) {
+          throw InputError(name, line_number, kKey, "rank " + tokens[1] + " is beyond any nccl-tests run");
+        }
         ranks.insert(std::stoi(tokens[1]));
       } else if (!tokens.empty() && tokens[0] == "size") {
         for (size_t i = 0; i < tokens.size(); ++i) {
@@ -83,7 +86,8 @@ CollectiveCurve parse_nccl_tests_log_text(const std::string& text, const std::st
       continue;
     }
     const auto tokens = tokens_of(line);
-    if (!all_digits(tokens[0])) continue;  // NCCL INFO lines, warnings, ...
+    // NCCL INFO lines, warnings, ...; and lines of whitespace other than " \t\r" (a form feed).
+    if (tokens.empty() || !all_digits(tokens[0])) continue;
     const auto fail = [&](const std::string& what) {
       throw InputError(name, line_number, kKey, what);
     };
