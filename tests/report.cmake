@@ -3,6 +3,7 @@ trainsim_add_test(report_format_test SOURCES report_format_test.cpp LIBS trainsi
 trainsim_add_test(report_tables_test SOURCES report_tables_test.cpp LIBS trainsim_report)
 trainsim_add_test(report_csv_test SOURCES report_csv_test.cpp LIBS trainsim_report)
 trainsim_add_test(report_sweep_test SOURCES report_sweep_test.cpp LIBS trainsim_report)
+trainsim_add_test(report_gnuplot_test SOURCES report_gnuplot_test.cpp LIBS trainsim_gnuplot)
 # These two run build/bin/simulate on tests/fixtures/report/: build it with them.
 trainsim_add_test(report_trace_test SOURCES report_trace_test.cpp LIBS trainsim_report)
 trainsim_add_test(report_simulate_test SOURCES report_simulate_test.cpp LIBS trainsim_report)

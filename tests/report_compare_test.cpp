@@ -19,6 +19,7 @@
 
 #include "io/errors.h"
 #include "report/compare.h"
+#include "report/gnuplot.h"
 #include "report/plots.h"
 
 namespace trainsim::report {

@@ -1,9 +1,5 @@
 #include "largebatch/validation_report.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +8,7 @@
 #include <string>
 
 #include "largebatch/text_file.h"
+#include "report/gnuplot.h"
 
 namespace trainsim::measure {
 namespace {
@@ -70,38 +67,6 @@ double case_error(const ValidationCase& c, double BatchPrediction::*predicted) {
     ++n;
   }
   return n > 0 ? sum / n : 0;
-}
-
-// The first directory on PATH holding an executable `gnuplot`; empty if none.
-std::string find_gnuplot() {
-  const char* path = std::getenv("PATH");
-  if (!path) return "";
-  std::stringstream dirs(path);
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/gnuplot";
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
-}
-
-// Runs `gnuplot steps.gp` in `dir` with its output discarded; true when it exits 0.
-bool run_gnuplot(const std::string& gnuplot, const std::string& dir) {
-  const pid_t child = ::fork();
-  if (child < 0) return false;
-  if (child == 0) {
-    if (::chdir(dir.c_str()) != 0 || !std::freopen("/dev/null", "w", stdout) ||
-        !std::freopen("/dev/null", "w", stderr)) {
-      ::_exit(127);
-    }
-    ::execl(gnuplot.c_str(), "gnuplot", "steps.gp", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) return false;
-  }
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 const char* const kPlotScript =
@@ -343,8 +308,8 @@ std::vector<std::string> write_validation_report(const ValidationResult& r, cons
   write("baseline_curves.csv", baseline_curves_csv(r));
   write("steps.dat", plot_data(r));
   write("steps.gp", kPlotScript);
-  const std::string gnuplot = find_gnuplot();
-  const bool has_plot = !gnuplot.empty() && run_gnuplot(gnuplot, dir);
+  const auto gnuplot = report::find_on_path("gnuplot");
+  const bool has_plot = gnuplot && report::run_gnuplot(*gnuplot, dir, {"steps.gp"}).exit_code == 0;
   if (has_plot) written.push_back((fs::path(dir) / "steps.svg").string());
   write("report.md", report_markdown(r, o, c, has_plot));
   return written;

@@ -1,20 +1,17 @@
 #include "report/plots.h"
 
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <sstream>
 
 #include "report/atomic_file.h"
+#include "report/gnuplot.h"
 
 namespace trainsim::report {
 namespace {
@@ -266,37 +263,6 @@ void predicted_vs_measured(const Comparison& c, PlotScript& script, std::string&
       range + "\nset yrange " + range + "\nset size ratio -1\n" + plot_command(clauses) + "set size noratio\n";
 }
 
-// Runs `gnuplot -e "outdir='OUTDIR'" SCRIPT` in `dir`; returns (exit status, stderr text).
-std::pair<int, std::string> run_gnuplot(const std::string& gnuplot, const std::string& dir, const std::string& outdir) {
-  const std::string log = (fs::path(dir) / (outdir + ".log")).string();
-  const std::string assignment = "outdir=" + quoted(outdir);
-  const pid_t child = ::fork();
-  if (child < 0) throw OutputError(std::string("cannot start gnuplot: fork: ") + std::strerror(errno));
-  if (child == 0) {
-    // Child: gnuplot's stdout and stderr go to the log, then exec.
-    const int fd = ::open(log.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
-    if (fd < 0 || ::chdir(dir.c_str()) != 0 || ::dup2(fd, STDOUT_FILENO) < 0 || ::dup2(fd, STDERR_FILENO) < 0) {
-      ::_exit(127);
-    }
-    ::execl(gnuplot.c_str(), "gnuplot", "-e", assignment.c_str(), kScriptName, static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) throw OutputError(std::string("cannot wait for gnuplot: ") + std::strerror(errno));
-  }
-  std::string messages;
-  if (FILE* in = std::fopen(log.c_str(), "rb")) {
-    char buffer[4096];
-    size_t n = 0;
-    while ((n = std::fread(buffer, 1, sizeof buffer, in)) > 0) messages.append(buffer, n);
-    std::fclose(in);
-  }
-  std::remove(log.c_str());
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  return {code, messages};
-}
-
 // Q4 for every learning-rate rule: the predicted loss in epoch k (left axis) and test accuracy at
 // its end (right axis) vs the global batch; no-progress predictions are drawn at the untrained
 // model's values, as the table prints them.
@@ -382,20 +348,6 @@ PlotScript build_plot_script(const Comparison& comparison, const std::vector<Sim
   return script;
 }
 
-std::optional<std::string> find_on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return std::nullopt;
-  std::istringstream entries(path);
-  std::string entry;
-  while (std::getline(entries, entry, ':')) {
-    if (entry.empty()) continue;
-    const fs::path candidate = fs::path(entry) / name;
-    std::error_code error;
-    if (fs::is_regular_file(candidate, error) && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
-  }
-  return std::nullopt;
-}
-
 PlotOutcome draw_plots(const std::string& dir, const PlotScript& script) {
   for (const TextFile& file : script.files) write_file_atomic((fs::path(dir) / file.name).string(), file.content);
   PlotOutcome outcome;
@@ -412,10 +364,13 @@ PlotOutcome draw_plots(const std::string& dir, const PlotScript& script) {
   const std::string outdir = ".plots.tmp." + std::to_string(::getpid());
   const fs::path staging = fs::path(dir) / outdir;
   create_directories(staging.string());
-  const auto [code, messages] = run_gnuplot(*gnuplot, dir, outdir);
-  outcome.gnuplot_messages = non_empty_lines(messages);
-  if (code != 0) {
-    outcome.problem = *gnuplot + " exited with status " + std::to_string(code) +
+  const GnuplotRun run = run_gnuplot(*gnuplot, dir, {"-e", "outdir=" + quoted(outdir), kScriptName});
+  outcome.gnuplot_messages = non_empty_lines(run.messages);
+  if (run.exit_code < 0) {
+    outcome.problem = *gnuplot + " could not be run: " + run.messages;
+    outcome.gnuplot_messages.clear();
+  } else if (run.exit_code != 0) {
+    outcome.problem = *gnuplot + " exited with status " + std::to_string(run.exit_code) +
                       (outcome.gnuplot_messages.empty() ? "" : ": " + outcome.gnuplot_messages.back());
   } else {
     for (const auto& [svg, caption] : script.plots) {

@@ -40,9 +40,6 @@ PlotScript build_plot_script(const Comparison& comparison, const std::vector<Sim
                              const LargeBatchReport* large_batch = nullptr,
                              const std::vector<int64_t>& large_batch_batches = {});
 
-// The first executable `name` in $PATH, or nullopt.
-std::optional<std::string> find_on_path(const std::string& name);
-
 struct PlotOutcome {
   bool drawn = false;                         // every SVG of the script was written
   std::string problem;                        // why not: gnuplot missing or failing (empty when drawn)

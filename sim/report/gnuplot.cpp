@@ -1,0 +1,64 @@
+#include "report/gnuplot.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace trainsim::report {
+
+std::optional<std::string> find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return std::nullopt;
+  std::istringstream entries(path);
+  std::string entry;
+  while (std::getline(entries, entry, ':')) {
+    if (entry.empty()) continue;
+    const fs::path candidate = fs::path(entry) / name;
+    std::error_code error;
+    if (fs::is_regular_file(candidate, error) && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return std::nullopt;
+}
+
+GnuplotRun run_gnuplot(const std::string& gnuplot, const std::string& dir, const std::vector<std::string>& args) {
+  // Its output goes to a log beside its files (a pipe could fill and stall it), read back after.
+  const std::string log = (fs::path(dir) / (".gnuplot." + std::to_string(::getpid()) + ".log")).string();
+  std::vector<char*> argv{const_cast<char*>("gnuplot")};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t child = ::fork();
+  if (child < 0) return {-1, std::string("fork: ") + std::strerror(errno)};
+  if (child == 0) {
+    const int fd = ::open(log.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0 || ::chdir(dir.c_str()) != 0 || ::dup2(fd, STDOUT_FILENO) < 0 || ::dup2(fd, STDERR_FILENO) < 0) {
+      ::_exit(127);
+    }
+    ::execv(gnuplot.c_str(), argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return {-1, std::string("waiting for gnuplot: ") + std::strerror(errno)};
+  }
+  GnuplotRun run;
+  if (FILE* in = std::fopen(log.c_str(), "rb")) {
+    char buffer[4096];
+    size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, in)) > 0) run.messages.append(buffer, n);
+    std::fclose(in);
+  }
+  std::remove(log.c_str());
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return run;
+}
+
+}  // namespace trainsim::report
