@@ -131,29 +131,40 @@ void OpScheduler::advance_pool(Pool& pool) {
   pool.updated = engine_.now();
 }
 
-// Every running op of the pool finishes ceil(remaining / rate) ns from now unless the rate
-// changes again first (then this event is stale: its generation no longer matches).
+// Every running op of the pool would finish ceil(remaining / rate) ns from now unless the rate
+// changes first; and the rate changes when the first of them finishes. So one event, for the
+// first to finish (the earliest in start order among equals), stands for them all: it finishes
+// that op and reschedules the rest. Any earlier start or finish in the pool reschedules it, which
+// makes this event stale (the pool's generation no longer matches). One pending event per pool,
+// not one per running op per change: a pool of R running ops changed R times an epoch left R^2
+// stale events in the engine's queue.
 void OpScheduler::reschedule_pool(uint32_t pool_id) {
-  const Pool& pool = pools_[pool_id];
+  Pool& pool = pools_[pool_id];
+  const uint32_t generation = ++pool.generation;
   const double rate = pool.rate();
+  OpId first = kNoOp;
+  SimTime first_delay = 0;
   for (OpId id : pool.running) {
-    Op& op = ops_[id];
-    const uint32_t generation = ++op.generation;
-    const double ns = std::ceil(op.remaining / rate);
+    const double ns = std::ceil(ops_[id].remaining / rate);
     if (ns >= static_cast<double>(kMaxTime)) throw TimeRangeError(out_of_range_message(ns * 1e-9));
     const auto delay = static_cast<SimTime>(ns);
-    engine_.schedule_after(delay, [this, id, generation, pool_id] {
-      if (ops_[id].generation != generation) return;
-      Pool& p = pools_[pool_id];
-      advance_pool(p);
-      p.running.erase(std::find(p.running.begin(), p.running.end(), id));
-      p.demand -= ops_[id].demand;
-      if (p.running.empty()) p.demand = 0;  // no drift from repeated += / -=
-      reschedule_pool(pool_id);
-      finish(id);
-      drain_instant_ops();
-    });
+    if (first == kNoOp || delay < first_delay) {
+      first = id;
+      first_delay = delay;
+    }
   }
+  if (first == kNoOp) return;
+  engine_.schedule_after(first_delay, [this, first, generation, pool_id] {
+    Pool& p = pools_[pool_id];
+    if (p.generation != generation) return;
+    advance_pool(p);
+    p.running.erase(std::find(p.running.begin(), p.running.end(), first));
+    p.demand -= ops_[first].demand;
+    if (p.running.empty()) p.demand = 0;  // no drift from repeated += / -=
+    reschedule_pool(pool_id);
+    finish(first);
+    drain_instant_ops();
+  });
 }
 
 void OpScheduler::finish(OpId id) {

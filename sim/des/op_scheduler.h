@@ -114,7 +114,6 @@ class OpScheduler {
     uint32_t pool = kNoPool;       // set when the op holds a pool-attached resource
     double demand = 0;             // units of `pool` it draws while running
     double remaining = 0;          // pool ops: work left (ns at full speed) at the pool's last update
-    uint32_t generation = 0;       // pool ops: bumped on every reschedule; stale finish events skip
   };
   struct Edge {
     OpId to;
@@ -132,6 +131,7 @@ class OpScheduler {
     double demand = 0;          // sum over running ops
     SimTime updated = 0;        // when `remaining` of the running ops was last brought up to date
     std::vector<OpId> running;  // in start order
+    uint32_t generation = 0;    // bumped on every reschedule: an older finish event is stale
     double rate() const { return demand > capacity ? capacity / demand : 1.0; }
   };
   static constexpr uint32_t kNoEdge = UINT32_MAX;
