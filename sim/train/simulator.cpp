@@ -45,15 +45,31 @@ struct Interval {
   int32_t tag;
 };
 
-std::vector<IterationStats> iteration_stats(const TrainingGraph& g, int64_t iterations) {
-  std::vector<IterationStats> stats(static_cast<std::size_t>(iterations));
+// The simulated iterations of an epoch: all but the skipped range [skipped_from, skipped_from +
+// skipped), numbered without it. A skipped iteration repeats the cycle just before that range,
+// so the stats of an epoch of millions of iterations fit in its few hundred simulated ones.
+struct SimulatedIndex {
+  int64_t skipped_from = 0;
+  int64_t skipped = 0;
+  int64_t cycle = 1;
+  int64_t of_simulated(int64_t tag) const { return tag < skipped_from ? tag : tag - skipped; }
+};
+
+// Per simulated iteration (SimulatedIndex::of_simulated of its tag).
+std::vector<IterationStats> iteration_stats(const TrainingGraph& g, int64_t iterations,
+                                            const SimulatedIndex& index) {
+  std::vector<IterationStats> stats(static_cast<std::size_t>(iterations - index.skipped));
   std::vector<Interval> compute;
   std::vector<Interval> comm;
   for (des::OpId id = 0; id < g.ops.op_count(); ++id) {
     const int32_t tag = g.ops.tag(id);
     if (tag < 0 || tag >= iterations || g.ops.duration(id) == 0) continue;
     const SimTime d = g.ops.elapsed(id);  // busy time: longer than the work when cores are shared
-    IterationStats& s = stats[static_cast<std::size_t>(tag)];
+    // An op tagged inside the skipped range (the runner retags pending ops past it, so none is
+    // expected) counts as compute cover only: its iteration's stats are the repeated cycle's.
+    const bool skipped = tag >= index.skipped_from && tag < index.skipped_from + index.skipped;
+    IterationStats discarded;
+    IterationStats& s = skipped ? discarded : stats[static_cast<std::size_t>(index.of_simulated(tag))];
     const Interval span{g.ops.start_time(id), g.ops.end_time(id), tag};
     for (des::ResourceId r : g.ops.resources(id)) {
       if (r == g.device0_compute) {
@@ -63,7 +79,7 @@ std::vector<IterationStats> iteration_stats(const TrainingGraph& g, int64_t iter
         s.copy += d;
       } else if (r == g.device0_comm) {
         s.comm += d;
-        comm.push_back(span);
+        if (!skipped) comm.push_back(span);
         const train::OpLabel& label = g.label(g.ops.label(id));
         if (label.collective) {
           s.collective += d;
@@ -84,7 +100,7 @@ std::vector<IterationStats> iteration_stats(const TrainingGraph& g, int64_t iter
     for (; it != compute.end() && it->start < c.end; ++it) {
       covered += std::min(c.end, it->end) - std::max(c.start, it->start);
     }
-    stats[static_cast<std::size_t>(c.tag)].exposed += (c.end - c.start) - covered;
+    stats[static_cast<std::size_t>(index.of_simulated(c.tag))].exposed += (c.end - c.start) - covered;
   }
   return stats;
 }
@@ -410,18 +426,22 @@ void fill_timings(SimResult& result, const TrainingGraph& graph,
                   const train::IterationGraph& iterations, const train::EpochTimeline& t) {
   const int64_t count = result.iterations;
   const auto at = [](int64_t i) { return static_cast<std::size_t>(i); };
-  std::vector<IterationStats> stats = iteration_stats(graph, count);
-  if (t.skipped > 0) {
-    // Skipped iterations repeat the cycle that ended just before them.
-    const int64_t c = t.steady->cycle;
-    for (int64_t i = t.skipped_from; i < t.skipped_from + t.skipped; ++i) {
-      stats[at(i)] = stats[at(t.skipped_from - c + (i - t.skipped_from) % c)];
-    }
-  }
+  // Skipped iterations repeat the cycle that ended just before them.
+  SimulatedIndex index;
+  if (t.skipped > 0) index = SimulatedIndex{t.skipped_from, t.skipped, t.steady->cycle};
+  const std::vector<IterationStats> stats = iteration_stats(graph, count, index);
   SimTime compute = 0, comm = 0, exposed = 0, collective = 0, sync_bn = 0, stall = 0;
   double bus_bytes = 0;
+  int64_t phase = 0;  // k - skipped_from modulo the cycle, inside the skipped range
   for (int64_t k = 0; k < count; ++k) {
-    const IterationStats& s = stats[at(k)];
+    int64_t source = k;
+    if (k >= index.skipped_from + index.skipped) {
+      source = k - index.skipped;
+    } else if (k >= index.skipped_from) {
+      source = index.skipped_from - index.cycle + phase;
+      if (++phase == index.cycle) phase = 0;
+    }
+    const IterationStats& s = stats[at(source)];
     compute += s.compute + s.copy;
     comm += s.comm;
     exposed += s.exposed;
