@@ -104,6 +104,22 @@ TEST(NcclTestsLog, AFormFeedLineIsBlankAndAHugeRankIsAnError) {
   }
 }
 
+// Found by a 10-minute run of scripts/fuzz.sh: a size of 133 digits was converted to int64 for
+// the next line's "sizes must ascend" message (UBSan: outside the range of long).
+TEST(NcclTestsLog, ASizeBeyondAPebibyteIsAnError) {
+  const std::string data =
+      "#  Rank  0 Group 0 Pid 1 on a device 0 [0x1] GPU\n"
+      "        1024   256   float   sum   -1   10.0   0.10   0.10   0   11.0   0.09   0.09   0\n"
+      "  " + std::string(133, '9') + "   256   float   sum   -1   10.0   0.10   0.10   0   11.0   0.09   0.09   0\n";
+  try {
+    parse_nccl_tests_log_text(data, "huge.log");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "huge.log:3: nccl-tests-log: size " + std::string(133, '9') +
+                                         " is beyond 2^50 bytes (1 PiB): not a message nccl-tests sends");
+  }
+}
+
 TEST(NcclTestsLog, DevZeroAndAFolderAreRefused) {
   try {
     parse_nccl_tests_log("/dev/zero");
