@@ -3,7 +3,8 @@
 # log), built with clang, AddressSanitizer and UndefinedBehaviorSanitizer (docs/RELIABILITY.md).
 # Each target starts from its seed inputs (fuzz/seeds.sh) and runs for SECONDS; the corpus it
 # grows stays in BUILD/corpus/<target>, an input that crashes, hangs or trips a sanitizer is
-# saved in BUILD/findings/<target>/ and makes the script exit 1.
+# saved in BUILD/findings/<target>/ and makes the script exit 1. Findings of earlier runs stay
+# there (named as such, not counted again) until you delete them.
 #   scripts/fuzz.sh [--seconds N (600)] [--build DIR (build-fuzz)] [TARGET...]
 # A finding is re-run, under any compiler, with build/bin/fuzz_<target>_replay FILE.
 # Exit 77 (a skipped test) when clang++ or its libFuzzer runtime (libclang-rt-14-dev) is missing.
@@ -17,7 +18,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds=${2:?--seconds needs a number}; shift 2 ;;
     --build) build=${2:?--build needs a folder}; shift 2 ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "error: scripts/fuzz.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *)
       if [[ ! " ${all_targets[*]} " == *" $1 "* ]]; then
@@ -59,14 +60,17 @@ for t in "${targets[@]}"; do
   while read -r seed; do cp "$seed" "$corpus/seed-${seed//\//_}"; done < <(fuzz/seeds.sh "$t")
   log="$build/fuzz_$t.log"
   echo "fuzz: $t for $seconds s (log $log)" >&2
+  before=$(find "$found" -type f | wc -l)
   rc=0
   "$build/bin/fuzz_$t" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$found/" -print_final_stats=1 > "$log" 2>&1 || rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
   inputs=$(find "$corpus" -type f | wc -l)
-  crashes=$(find "$found" -type f | wc -l)
-  echo "fuzz: $t: ${runs:-?} executions in $seconds s (${rate:-?}/s), corpus $inputs inputs, $crashes findings" >&2
+  crashes=$(( $(find "$found" -type f | wc -l) - before ))
+  earlier=""
+  [ "$before" -eq 0 ] || earlier=" ($before from earlier runs in $found)"
+  echo "fuzz: $t: ${runs:-?} executions in $seconds s (${rate:-?}/s), corpus $inputs inputs, $crashes new findings$earlier" >&2
   if [ "$rc" -ne 0 ] || [ "$crashes" -ne 0 ]; then
     findings=$((findings + 1))
     grep -m 3 -E "ERROR|runtime error|deadly signal|==ERROR" "$log" >&2 || tail -5 "$log" >&2
