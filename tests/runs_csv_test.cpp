@@ -102,6 +102,22 @@ TEST_F(RunsCsv, FormatsAndParsesTheTwentyThreeColumns) {
   EXPECT_THROW(parse_run_row("ddp,2,32,0,2048,1,1,0,1,2,1,cpu,synthetic,1,1,1,d"), std::invalid_argument);
 }
 
+// measure writes and reads back rows in the dialect simulate --compare reads (io/csv.h): a text
+// field with a comma or a quote is quoted, and a count beyond int is an error, not a truncation
+// (4294967298 was read as 2 by a static_cast).
+TEST_F(RunsCsv, AFieldWithACommaRoundTripsAndAHugeCountIsRefused) {
+  RunRow r = sample_row();
+  r.data = "cifar10, first \"half\"";
+  const std::string line = format_run_row(r);
+  EXPECT_NE(line.find(",\"cifar10, first \"\"half\"\"\","), std::string::npos) << line;
+  EXPECT_EQ(parse_run_row(line).data, r.data);
+  r.data = "synthetic";
+  std::string huge = format_run_row(r);
+  huge.replace(huge.find(",2,"), 3, ",4294967298,");
+  EXPECT_THROW(parse_run_row(huge), std::invalid_argument);
+  EXPECT_THROW(parse_run_row("\"ddp,2"), std::invalid_argument);  // a quote left open
+}
+
 TEST_F(RunsCsv, EmptyProbeAndLoadColumnsStayEmpty) {
   RunRow r = sample_row();
   r.probe_s.reset();  // --no-probe

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <limits>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "io/atomic_write.h"
+#include "io/csv.h"
 #include "io/errors.h"
 
 namespace trainsim::measure {
@@ -57,17 +60,6 @@ std::string number(double value) {
 
 std::string number(const std::optional<double>& value) { return value ? number(*value) : std::string(); }
 
-std::vector<std::string> split(const std::string& line, char separator) {
-  std::vector<std::string> fields;
-  size_t start = 0;
-  while (true) {
-    const size_t end = line.find(separator, start);
-    fields.push_back(line.substr(start, end - start));
-    if (end == std::string::npos) return fields;
-    start = end + 1;
-  }
-}
-
 // The header's first line, or nullopt for a missing or empty file.
 std::optional<std::string> read_header(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -87,25 +79,37 @@ void require_header(const std::string& path, const std::string& header) {
 }  // namespace
 
 RunRow parse_run_row(const std::string& line) {
-  const auto f = split(line, ',');
+  std::vector<std::string> f;
+  try {
+    f = csv::split_line(line, "runs row", 1);
+  } catch (const InputError& e) {
+    throw std::invalid_argument("runs row: " + e.message() + ": " + line);
+  }
   if (f.size() != kRunsColumns) {
     throw std::invalid_argument("runs row has " + std::to_string(f.size()) + " columns, not " +
                                 std::to_string(kRunsColumns) + ": " + line);
   }
   size_t column = 0;
   auto text = [&] { return f[column++]; };
-  auto integer = [&] {
+  auto integer = [&](int64_t max) {
     const std::string& s = f[column++];
-    size_t used = 0;
-    const long long value = std::stoll(s, &used);
-    if (used != s.size()) throw std::invalid_argument("runs row: '" + s + "' is not an integer");
-    return static_cast<int64_t>(value);
+    int64_t value = 0;
+    const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (s.empty() || error != std::errc() || end != s.data() + s.size() || value < 0 || value > max) {
+      throw std::invalid_argument("runs row: '" + s + "' is not an integer in [0, " +
+                                  std::to_string(max) + "]");
+    }
+    return value;
   };
+  auto count = [&] { return static_cast<int>(integer(std::numeric_limits<int>::max())); };
+  auto whole = [&] { return integer(std::numeric_limits<int64_t>::max()); };
   auto real = [&] {
     const std::string& s = f[column++];
-    size_t used = 0;
-    const double value = std::stod(s, &used);
-    if (used != s.size()) throw std::invalid_argument("runs row: '" + s + "' is not a number");
+    double value = 0;
+    const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (s.empty() || error != std::errc() || end != s.data() + s.size()) {
+      throw std::invalid_argument("runs row: '" + s + "' is not a number");
+    }
     return value;
   };
   auto optional_real = [&]() -> std::optional<double> {
@@ -117,16 +121,16 @@ RunRow parse_run_row(const std::string& line) {
   };
   RunRow r;
   r.strategy = text();
-  r.gpus = static_cast<int>(integer());
-  r.batch_per_gpu = integer();
-  r.loader_workers = static_cast<int>(integer());
-  r.train_samples = integer();
+  r.gpus = count();
+  r.batch_per_gpu = whole();
+  r.loader_workers = count();
+  r.train_samples = whole();
   r.epoch_s = real();
   r.train_s = real();
   r.loader_wait_s = real();
-  r.iterations = integer();
-  r.epochs = static_cast<int>(integer());
-  r.threads = static_cast<int>(integer());
+  r.iterations = whole();
+  r.epochs = count();
+  r.threads = count();
   r.device = text();
   r.data = text();
   r.final_loss = real();
@@ -134,7 +138,7 @@ RunRow parse_run_row(const std::string& line) {
   r.samples_per_s = real();
   r.date = text();
   r.trainer = text();
-  r.test_samples = integer();
+  r.test_samples = whole();
   r.test_s = optional_real();
   r.probe_s = optional_real();
   r.load_before = optional_real();
@@ -148,11 +152,12 @@ void check_runs_header(const std::string& path) {
 
 std::string format_run_row(const RunRow& r) {
   std::ostringstream line;
-  line << r.strategy << ',' << r.gpus << ',' << r.batch_per_gpu << ',' << r.loader_workers << ','
+  line << csv::field(r.strategy) << ',' << r.gpus << ',' << r.batch_per_gpu << ',' << r.loader_workers << ','
        << r.train_samples << ',' << number(r.epoch_s) << ',' << number(r.train_s) << ','
        << number(r.loader_wait_s) << ',' << r.iterations << ',' << r.epochs << ',' << r.threads
-       << ',' << r.device << ',' << r.data << ',' << number(r.final_loss) << ','
-       << number(r.final_accuracy) << ',' << number(r.samples_per_s) << ',' << r.date << ',' << r.trainer << ','
+       << ',' << csv::field(r.device) << ',' << csv::field(r.data) << ',' << number(r.final_loss) << ','
+       << number(r.final_accuracy) << ',' << number(r.samples_per_s) << ',' << csv::field(r.date) << ','
+       << csv::field(r.trainer) << ','
        << r.test_samples << ',' << number(r.test_s) << ',' << number(r.probe_s) << ',' << number(r.load_before)
        << ',' << number(r.load_after);
   return line.str();

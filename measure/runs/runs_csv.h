@@ -40,11 +40,14 @@ struct RunRow {
   std::optional<double> load_after;  // ... and after the run; empty where unreadable
 };
 
-// One CSV line (no newline), columns as kRunsHeader.
+// One CSV line (no newline), columns as kRunsHeader; a text field holding a comma or a quote is
+// quoted.
 std::string format_run_row(const RunRow& row);
 
-// Splits a line written by format_run_row back into a row. Throws std::invalid_argument when it
-// does not have the 23 columns or a number does not parse (the optional columns may be empty).
+// Splits a line written by format_run_row back into a row (io/csv.h: the dialect simulate
+// --compare reads). Throws std::invalid_argument when it does not have the 23 columns, a quote is
+// left open, or a number does not parse (counts: whole numbers within range; the optional columns
+// may be empty).
 RunRow parse_run_row(const std::string& line);
 
 // Throws trainsim::InputError when `path` exists, is not empty and its first line is not

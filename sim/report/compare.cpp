@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "io/config.h"
+#include "io/csv.h"
 #include "io/errors.h"
 #include "io/input_text.h"
 #include "report/format.h"
@@ -23,43 +24,7 @@ constexpr const char* kNone = "-";
 // ---------------------------------------------------------------------------------------------
 // runs.csv parsing
 
-std::string trim(const std::string& text) {
-  const size_t first = text.find_first_not_of(" \t");
-  if (first == std::string::npos) return "";
-  const size_t last = text.find_last_not_of(" \t");
-  return text.substr(first, last - first + 1);
-}
-
-// One CSV line split into fields (RFC 4180 without line breaks inside quotes): commas separate,
-// a quoted field may hold commas and doubled quotes. Fields are trimmed of spaces and tabs.
-std::vector<std::string> split_csv_line(const std::string& line, const std::string& file, int line_number) {
-  std::vector<std::string> fields;
-  std::string field;
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char ch = line[i];
-    if (quoted) {
-      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (ch == '"') {
-        quoted = false;
-      } else {
-        field += ch;
-      }
-    } else if (ch == '"') {
-      quoted = true;
-    } else if (ch == ',') {
-      fields.push_back(trim(field));
-      field.clear();
-    } else {
-      field += ch;
-    }
-  }
-  if (quoted) throw InputError(file, line_number, "row", "a quoted field is not closed");
-  fields.push_back(trim(field));
-  return fields;
-}
+using csv::trim;
 
 int64_t parse_whole(const std::string& text, const std::string& file, int line, const std::string& column,
                     int64_t minimum, int64_t maximum = std::numeric_limits<int64_t>::max()) {
@@ -477,7 +442,7 @@ RunsTable parse_runs_csv(const std::string& text, const std::string& file) {
   if (lines.empty()) throw InputError(file, 1, "header", "empty file; expected a header naming " + required);
 
   // Header: column name -> index; every required column once.
-  const std::vector<std::string> header = split_csv_line(lines[0], file, 1);
+  const std::vector<std::string> header = csv::split_line(lines[0], file, 1);
   std::map<std::string, size_t> column;
   for (size_t i = 0; i < header.size(); ++i) {
     if (header[i].empty()) throw InputError(file, 1, "header", "column " + std::to_string(i + 1) + " has no name");
@@ -498,7 +463,7 @@ RunsTable parse_runs_csv(const std::string& text, const std::string& file) {
   for (size_t i = 1; i < lines.size(); ++i) {
     const int line = static_cast<int>(i) + 1;
     if (trim(lines[i]).empty()) throw InputError(file, line, "row", "empty line between rows");
-    const std::vector<std::string> fields = split_csv_line(lines[i], file, line);
+    const std::vector<std::string> fields = csv::split_line(lines[i], file, line);
     if (fields.size() != header.size()) {
       throw InputError(
           file, line, "row",
