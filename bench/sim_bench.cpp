@@ -1,6 +1,7 @@
-// Simulator speed: raw event-engine throughput and the course's 30-configuration sweep.
-// Prints figures; asserts nothing (speed is not a test). Targets on a 2-core machine:
-// >= 10 million events/s, the 30-configuration sweep in < 0.5 s with steady-state extrapolation.
+// Simulator speed: raw event-engine throughput, the course's 30-configuration sweep and reading
+// the bundled profile. Prints figures; asserts nothing (speed is not a test). Targets on a 2-core
+// machine: >= 10 million events/s, the 30-configuration sweep in < 0.5 s with steady-state
+// extrapolation, the profile read (YAML parse and validation) in <= 5 ms.
 //
 //   build/bin/sim_bench
 //
@@ -15,6 +16,7 @@
 
 #include "../tests/sim_test_profiles.h"
 #include "des/engine.h"
+#include "io/profile_io.h"
 #include "train/simulator.h"
 
 namespace {
@@ -111,6 +113,20 @@ void BM_sweep(benchmark::State& state) { run_sweep(state, /*exact=*/false); }
 void BM_sweep_exact(benchmark::State& state) { run_sweep(state, /*exact=*/true); }
 BENCHMARK(BM_sweep)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_sweep_exact)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The bundled real profile (reports/cpu-epyc-2c/profile.yaml, 43 KB): what every `simulate`
+// command reads before it simulates anything.
+void BM_load_profile(benchmark::State& state) {
+  const std::string path = TRAINSIM_SOURCE_DIR "/reports/cpu-epyc-2c/profile.yaml";
+  size_t models = 0;
+  for (auto _ : state) {
+    const trainsim::Profile profile = trainsim::load_profile(path);
+    models += profile.models.size();
+    benchmark::DoNotOptimize(models);
+  }
+  state.SetLabel("reports/cpu-epyc-2c/profile.yaml");
+}
+BENCHMARK(BM_load_profile)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ libeigen3-dev libyaml-cpp-dev libboost-program-options-dev
+packages=(cmake ninja-build g++ libeigen3-dev libyaml-dev libboost-program-options-dev
           libgtest-dev libbenchmark-dev gnuplot-nox libtorch-dev libgloo-dev python3-torch python3-torchvision nlohmann-json3-dev
           zlib1g-dev dataset-fashion-mnist clang libclang-rt-14-dev)
 missing=()

@@ -36,6 +36,17 @@ class ConfigTest : public ::testing::Test {
     return path.string();
   }
 
+  // The InputError that loading `path` throws; a test failure (and an empty error) if it loads.
+  static InputError load_error(const std::string& path) {
+    try {
+      load_sweep_config(path);
+    } catch (const InputError& e) {
+      return e;
+    }
+    ADD_FAILURE() << path << ": expected InputError";
+    return InputError("", 0, "", "");
+  }
+
   fs::path dir_;
 };
 
@@ -155,13 +166,9 @@ TEST_F(ConfigTest, TopologyPresetsAndTheCollectivesTableNeedNoSweep) {
 
 TEST_F(ConfigTest, WithoutObservationsTheProfileIsRequired) {
   const std::string config = write("nofit.yaml", "gpu: t4\nsweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\n");
-  try {
-    load_sweep_config(config);
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.key(), "profile");
-    EXPECT_NE(e.message().find("missing required key 'profile'"), std::string::npos) << e.what();
-  }
+  const InputError e = load_error(config);
+  EXPECT_EQ(e.key(), "profile");
+  EXPECT_NE(e.message().find("missing required key 'profile'"), std::string::npos) << e.what();
 }
 
 TEST_F(ConfigTest, TenMillionIterationsPerEpochIsTheLongestEpochAccepted) {
@@ -272,25 +279,38 @@ TEST_F(ConfigTest, NoInterconnectBlockMeansNoAssumption) {
 
 TEST_F(ConfigTest, MissingFileIsLineZero) {
   const std::string missing = (dir_ / "nope.yaml").string();
-  try {
-    load_sweep_config(missing);
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.file(), missing);
-    EXPECT_EQ(e.line(), 0);
-    EXPECT_EQ(e.key(), "");
-    EXPECT_NE(e.message().find("No such file"), std::string::npos) << e.what();
-  }
+  const InputError e = load_error(missing);
+  EXPECT_EQ(e.file(), missing);
+  EXPECT_EQ(e.line(), 0);
+  EXPECT_EQ(e.key(), "");
+  EXPECT_NE(e.message().find("No such file"), std::string::npos) << e.what();
 }
 
 // A config that is /dev/zero was read forever (issue 13): inputs are read up to kMaxInputBytes.
 TEST_F(ConfigTest, DevZeroIsRefusedAtTheSizeLimit) {
-  try {
-    load_sweep_config("/dev/zero");
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "/dev/zero: larger than 64 MiB: not a YAML file");
-  }
+  const InputError e = load_error("/dev/zero");
+  EXPECT_EQ(std::string(e.what()), "/dev/zero: larger than 64 MiB: not a YAML file");
+}
+
+// An alias reads as the node of its anchor.
+TEST_F(ConfigTest, AnAliasReadsAsItsAnchorsNode) {
+  write("profile.yaml", "schema_version: 1\n");
+  const std::string config = write("sweep.yaml",
+                                   "profile: profile.yaml\n"
+                                   "sweep: {strategy: ddp, gpus: &sizes [1, 2], batch_per_gpu: *sizes}\n");
+  const SweepConfig c = load_sweep_config(config);
+  EXPECT_EQ(c.gpus, (std::vector<int>{1, 2}));
+  EXPECT_EQ(c.batch_per_gpu, (std::vector<int64_t>{1, 2}));
+}
+
+// Nesting is bounded (kMaxDepth), so no file can take the reader's stack or time with depth.
+TEST_F(ConfigTest, ListsNestedDeeperThanTheLimitAreAnError) {
+  write("profile.yaml", "schema_version: 1\n");
+  const std::string config = write("sweep.yaml", "profile: profile.yaml\ndataset: " +
+                                                     std::string(100000, '[') + "\n");
+  const InputError e = load_error(config);
+  EXPECT_EQ(std::string(e.what()),
+            config + ":2: lists and maps nested deeper than 64 levels");
 }
 
 TEST_F(ConfigTest, WhatIsTheOneLineUsersSee) {
@@ -299,13 +319,9 @@ TEST_F(ConfigTest, WhatIsTheOneLineUsersSee) {
                                    "profile: profile.yaml\n"
                                    "loader: {worker: 2}\n"
                                    "sweep: {strategy: ddp, gpus: 1, batch_per_gpu: 1}\n");
-  try {
-    load_sweep_config(config);
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              config + ":2: loader.worker: unknown key 'worker' (did you mean 'workers'?)");
-  }
+  const InputError e = load_error(config);
+  EXPECT_EQ(std::string(e.what()),
+            config + ":2: loader.worker: unknown key 'worker' (did you mean 'workers'?)");
 }
 
 // One bad config: the YAML after a valid `profile:` line, and where the error must point.
@@ -332,15 +348,11 @@ TEST_P(BadConfigTest, PointsAtTheOffendingNode) {
   const BadConfig& bad = GetParam();
   write("profile.yaml", "schema_version: 1\n");
   const std::string config = write("sweep.yaml", std::string("profile: profile.yaml\n") + bad.yaml);
-  try {
-    const SweepConfig c = load_sweep_config(config);
-    FAIL() << "expected InputError for:\n" << bad.yaml;
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.file(), config);
-    EXPECT_EQ(e.line(), bad.line) << e.what();
-    EXPECT_EQ(e.key(), bad.key) << e.what();
-    EXPECT_NE(e.message().find(bad.message), std::string::npos) << e.what();
-  }
+  const InputError e = load_error(config);
+  EXPECT_EQ(e.file(), config);
+  EXPECT_EQ(e.line(), bad.line) << e.what();
+  EXPECT_EQ(e.key(), bad.key) << e.what();
+  EXPECT_NE(e.message().find(bad.message), std::string::npos) << e.what();
 }
 
 // Line numbers: line 1 is always "profile: profile.yaml"; the YAML below starts on line 2.
@@ -350,6 +362,16 @@ INSTANTIATE_TEST_SUITE_P(
         // The `[` on line 3 is never closed; the parser gives up on line 4, where it reports.
         BadConfig{"SyntaxError", "sweep:\n  gpus: [1, 2\n  strategy: ddp\n", 4, "",
                   "YAML syntax error"},
+        // YAML is Unicode: a byte that is not UTF-8, or a control character, is an error at its
+        // line (yaml-cpp, the parser before libyaml, let both through).
+        BadConfig{"Latin1ByteInAComment", "sweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\n"
+                  "# caf\xe9 au lait\n", 3, "", "YAML syntax error: invalid trailing UTF-8 octet at column 7"},
+        BadConfig{"ControlCharacterInAValue", "dataset: {train_samples: 5\x01}\n", 2, "",
+                  "YAML syntax error: control characters are not allowed at column 27"},
+        BadConfig{"ASecondDocument", "---\nsweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\n", 2,
+                  "", "a second YAML document ('---'): one document per file"},
+        BadConfig{"AliasOfNoAnchor", "sweep: {strategy: ddp, gpus: *n, batch_per_gpu: 32}\n", 2, "",
+                  "YAML alias '*n' names no anchor defined before it"},
         // docs/SCALE.md: topology:, collectives:, collectives_log:.
         BadConfig{"UnknownTopologyPreset", "topology: {preset: dgx-b300}\n", 2, "topology.preset",
                   "unknown preset 'dgx-b300' (known: dgx-a100, dgx-h100"},
@@ -548,25 +570,17 @@ INSTANTIATE_TEST_SUITE_P(
 // Cases that need their own first line (the shared `profile:` line would not show them).
 TEST_F(ConfigTest, TopLevelNotAMap) {
   const std::string config = write("sweep.yaml", "- profile.yaml\n- 4\n");
-  try {
-    load_sweep_config(config);
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.line(), 1);
-    EXPECT_EQ(e.key(), "");
-    EXPECT_NE(e.message().find("must be a map"), std::string::npos) << e.what();
-  }
+  const InputError e = load_error(config);
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_EQ(e.key(), "");
+  EXPECT_NE(e.message().find("must be a map"), std::string::npos) << e.what();
 }
 
 TEST_F(ConfigTest, EmptyFileIsNotAMap) {
   const std::string config = write("sweep.yaml", "");
-  try {
-    load_sweep_config(config);
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.line(), 1);
-    EXPECT_NE(e.message().find("got nothing (null)"), std::string::npos) << e.what();
-  }
+  const InputError e = load_error(config);
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_NE(e.message().find("got nothing (null)"), std::string::npos) << e.what();
 }
 
 TEST_F(ConfigTest, ProfileThatDoesNotExistIsReportedAtProfileLine) {
@@ -574,29 +588,21 @@ TEST_F(ConfigTest, ProfileThatDoesNotExistIsReportedAtProfileLine) {
                                    std::string("model: resnet18-cifar\n"
                                                "profile: ../reports/none/profile.yaml\n") +
                                        kGoodSweep);
-  try {
-    load_sweep_config(config);
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.file(), config);
-    EXPECT_EQ(e.line(), 2);
-    EXPECT_EQ(e.key(), "profile");
-    // The message names the resolved path: configs/../reports/none -> reports/none.
-    const std::string resolved = (dir_ / "reports/none/profile.yaml").string();
-    EXPECT_NE(e.message().find(resolved + " does not exist"), std::string::npos) << e.what();
-  }
+  const InputError e = load_error(config);
+  EXPECT_EQ(e.file(), config);
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.key(), "profile");
+  // The message names the resolved path: configs/../reports/none -> reports/none.
+  const std::string resolved = (dir_ / "reports/none/profile.yaml").string();
+  EXPECT_NE(e.message().find(resolved + " does not exist"), std::string::npos) << e.what();
 }
 
 TEST_F(ConfigTest, MissingProfileKey) {
   const std::string config = write("sweep.yaml", std::string("\n") + kGoodSweep);
-  try {
-    load_sweep_config(config);
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.line(), 2);  // the top map starts at `sweep:` on line 2
-    EXPECT_EQ(e.key(), "profile");
-    EXPECT_EQ(e.message(), "missing required key 'profile'");
-  }
+  const InputError e = load_error(config);
+  EXPECT_EQ(e.line(), 2);  // the top map starts at `sweep:` on line 2
+  EXPECT_EQ(e.key(), "profile");
+  EXPECT_EQ(e.message(), "missing required key 'profile'");
 }
 
 }  // namespace

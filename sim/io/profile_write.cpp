@@ -1,5 +1,5 @@
-// Writing the profile as YAML (layout: docs/PROFILE.md). Hand-written rather than through
-// YAML::Emitter so the layout is fixed (numeric arrays in flow style, one curve per line) and
+// Writing the profile as YAML (layout: docs/PROFILE.md). Hand-written rather than through a YAML
+// emitter so the layout is fixed (numeric arrays in flow style, one curve per line) and
 // every double is written with the shortest digits that read back to the same value.
 
 #include <charconv>

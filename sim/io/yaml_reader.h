@@ -1,13 +1,12 @@
 #pragma once
-// Private to trainsim_io: strict, line-tracking reading of YAML files on top of yaml-cpp.
-// Every value carries the file, its 1-based line and its key path ("sweep.gpus[2]"), so each
-// problem becomes one InputError pointing at the offending node.
-
-#include <yaml-cpp/yaml.h>
+// Private to trainsim_io: strict, line-tracking reading of YAML files on top of libyaml's event
+// parser. Every value carries the file, its 1-based line and its key path ("sweep.gpus[2]"), so
+// each problem becomes one InputError pointing at the offending node.
 
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,30 +14,45 @@
 
 namespace trainsim::yaml_io {
 
+// One node of the document tree that Value::load_file builds from libyaml's events. An alias
+// (*name) shares the node of its anchor (&name).
+struct Node {
+  enum class Kind { null, scalar, list, map };
+  Kind kind = Kind::null;
+  // A scalar written quoted or as a block (| or >): a string, never a number, bool or null.
+  bool quoted = false;
+  // 1-based line where the node starts; 0 for the empty document.
+  int line = 0;
+  std::string text;                                                       // scalar
+  std::vector<std::shared_ptr<const Node>> items;                         // list
+  std::vector<std::pair<std::shared_ptr<const Node>, std::shared_ptr<const Node>>> entries;  // map
+};
+using NodePtr = std::shared_ptr<const Node>;
+
 // One YAML node and where it came from.
 class Value {
  public:
   // key_line: line of the key that introduced this value, 0 for the root and list items.
   // anchor_line: the line to report when the node has no position of its own.
-  Value(const std::string* file, YAML::Node node, std::string path, int key_line, int anchor_line)
+  Value(const std::string* file, NodePtr node, std::string path, int key_line, int anchor_line)
       : file_(file), node_(std::move(node)), path_(std::move(path)), key_line_(key_line),
         anchor_line_(anchor_line) {}
 
   // Reads `path` and parses it. InputError at line 0 when the file cannot be read, at the
-  // parser's line on a YAML syntax error. `file` must outlive every Value made from it.
+  // parser's line on a YAML syntax error, a second document, an undefined alias or nesting
+  // deeper than kMaxDepth. `file` must outlive every Value made from it.
   static Value load_file(const std::string* file);
 
   const std::string& path() const { return path_; }
   const std::string& file() const { return *file_; }
-  // 1-based line of the node. An empty value (`key:`) has no mark of its own in yaml-cpp
-  // (it points at the next token), so such nodes report the line of their key.
+  // 1-based line of the node. A null value (`key:` or `key: null`) reports the line of its key.
   int line() const;
   // Where a block starts for the reader: the `key:` line for a map value, else line().
   int heading_line() const { return key_line_ > 0 ? key_line_ : line(); }
 
-  bool is_null() const { return node_.IsNull(); }
-  bool is_map() const { return node_.IsMap(); }
-  bool is_list() const { return node_.IsSequence(); }
+  bool is_null() const { return node_->kind == Node::Kind::null; }
+  bool is_map() const { return node_->kind == Node::Kind::map; }
+  bool is_list() const { return node_->kind == Node::Kind::list; }
 
   [[noreturn]] void fail(const std::string& message) const;
 
@@ -60,7 +74,7 @@ class Value {
  private:
   friend class Map;
   const std::string* file_;
-  YAML::Node node_;
+  NodePtr node_;
   std::string path_;
   int key_line_;
   int anchor_line_;
@@ -86,6 +100,9 @@ class Map {
  private:
   Value self_;
 };
+
+// Deepest nesting of lists and maps a file may have (trainsim's own files reach 8).
+inline constexpr int kMaxDepth = 64;
 
 // Joins a key path: child_path("sweep", "gpus") == "sweep.gpus", child_path("", "sweep") == "sweep".
 std::string child_path(const std::string& parent, const std::string& key);
