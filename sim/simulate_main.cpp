@@ -228,7 +228,7 @@ std::string write_comparison(const CommandLine& cl, const report::ReportContext&
   for (const report::ComparedRun& r : comparison.compared) {
     if (r.in_setting && !r.in_sweep) predictions.push_back(r.predicted);
   }
-  const report::PlotScript script = report::build_plot_script(comparison, predictions);
+  const report::PlotScript script = report::build_plot_script(comparison, predictions, context.unit);
   const report::PlotOutcome outcome = report::draw_plots(cl.out_dir, script);
   for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
   report::PlotSection plots;
@@ -478,7 +478,8 @@ int run(int argc, char** argv) {
       report::write_file_atomic((dir / "scale-out" / "predictions.csv").string(),
                                 report::format_predictions_csv(scale_grid->all(), scale_sweep->model));
       const report::PlotOutcome outcome =
-          report::draw_plots(scale_dir, report::build_plot_script(report::Comparison{}, scale_grid->all()));
+          report::draw_plots(scale_dir, report::build_plot_script(report::Comparison{}, scale_grid->all(),
+                                                               report::report_unit(*scale_sweep, *scale_profile)));
       for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
       if (!cl->quiet) {
         std::cout << "wrote " << scale_dir << "/predictions.csv"
@@ -494,7 +495,7 @@ int run(int argc, char** argv) {
         if (r.runnable) q4_batches.push_back(r.global_batch);
       }
       const report::PlotOutcome outcome = report::draw_plots(
-          cl->out_dir, report::build_plot_script(report::Comparison{}, predictions, extras.large_batch, q4_batches));
+          cl->out_dir, report::build_plot_script(report::Comparison{}, predictions, context.unit, extras.large_batch, q4_batches));
       for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
       if (!cl->quiet) {
         std::cout << (outcome.drawn ? "wrote the plots (plots.gp, SVG) in " + cl->out_dir

@@ -433,7 +433,7 @@ TEST_F(Join, PlotScriptHasAllThreePlotsAndTheirData) {
       "ddp,1,32,2,1000,2.4,1.0\n"
       "ddp,2,32,2,1000,1.5,0.6\n");
   std::vector<SimResult> predictions = small_sweep();
-  const PlotScript s = build_plot_script(c, predictions);
+  const PlotScript s = build_plot_script(c, predictions, Unit{});
   ASSERT_EQ(s.plots.size(), 3u);
   EXPECT_EQ(s.plots[0].first, "epoch_vs_batch.svg");
   EXPECT_EQ(s.plots[1].first, "speedup_vs_gpus.svg");
@@ -465,14 +465,21 @@ TEST_F(Join, PlotScriptHasAllThreePlotsAndTheirData) {
 
 TEST_F(Join, PlotsWithoutMeasurementsSayWhyTheyAreMissing) {
   const Comparison one_gpu = join("ddp,1,32,2,1000,2.0,1.0\n");
-  const PlotScript s = build_plot_script(one_gpu, small_sweep());
+  const PlotScript s = build_plot_script(one_gpu, small_sweep(), Unit{});
   ASSERT_EQ(s.plots.size(), 2u);  // no measured speedup
   ASSERT_EQ(s.skipped.size(), 1u);
   EXPECT_NE(s.skipped[0].find("speedup vs GPU count"), std::string::npos) << s.skipped[0];
+  // Runs of CPU ranks are called ranks (issue 13: not "GPU" for a CPU profile).
+  const PlotScript ranks = build_plot_script(one_gpu, small_sweep(), Unit{"rank"});
+  ASSERT_EQ(ranks.skipped.size(), 1u);
+  EXPECT_NE(ranks.skipped[0].find("speedup vs rank count: not drawn, no strategy and batch was measured on 1 rank "),
+            std::string::npos)
+      << ranks.skipped[0];
+  EXPECT_EQ(ranks.plots[0].second.find("GPU"), std::string::npos) << ranks.plots[0].second;
 
   // Nothing measured (a plain `simulate --out`): the predicted curves, speedup included.
   const Comparison none = join("");
-  const PlotScript empty = build_plot_script(none, small_sweep());
+  const PlotScript empty = build_plot_script(none, small_sweep(), Unit{});
   ASSERT_EQ(empty.plots.size(), 2u);
   EXPECT_EQ(empty.plots[1].first, "speedup_vs_gpus.svg");
   ASSERT_EQ(empty.skipped.size(), 1u);  // predicted vs measured

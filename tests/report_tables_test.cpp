@@ -260,5 +260,32 @@ TEST(Report, MarkdownIsTheReportPlusMetricDefinitions) {
   EXPECT_NE(section(markdown, "## Metric definitions").find("busbw = algbw * 2(n-1)/n"), std::string::npos);
 }
 
+// A CPU profile's N are processes on one host: the report says rank, never GPU (issue 13).
+TEST(Report, ACpuProfilesWorkersAreRanksNotGpus) {
+  Profile cpu;
+  cpu.machine.device_kind = "cpu";
+  SweepConfig config;
+  EXPECT_EQ(report_unit(config, cpu).name, "rank");
+  config.gpu = GpuSpec{};  // predicted for a catalog GPU: GPUs again
+  EXPECT_EQ(report_unit(config, cpu).name, "GPU");
+  Profile gpu;
+  gpu.machine.device_kind = "cuda";
+  EXPECT_EQ(report_unit(SweepConfig{}, gpu).name, "GPU");
+
+  auto c = context({Strategy::kDp, Strategy::kDdp}, {1, 2}, {128});
+  c.unit.name = "rank";
+  c.device_kind = "cpu";
+  c.device_name = "Test CPU";
+  c.sync_batchnorm = true;
+  const ResultGrid grid({result(Strategy::kDp, 1, 128, 100.0), result(Strategy::kDp, 2, 128, 70.0),
+                         result(Strategy::kDdp, 1, 128, 100.0), result(Strategy::kDdp, 2, 128, 55.0)});
+  const std::string markdown = format_predictions_markdown(c, grid);
+  for (const char* expected : {"## Q1: 1-rank epoch time per batch size (dp, 1 rank)", "| batch/rank |",
+                               "rank 0's busy times", "across the ranks in every BatchNorm layer"}) {
+    EXPECT_NE(markdown.find(expected), std::string::npos) << expected << " missing in:\n" << markdown;
+  }
+  EXPECT_EQ(markdown.find("GPU"), std::string::npos) << markdown;
+}
+
 }  // namespace
 }  // namespace trainsim::report

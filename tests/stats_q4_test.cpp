@@ -198,7 +198,7 @@ TEST_F(Q4Test, CsvColumns) {
 TEST_F(Q4Test, PlotHasEveryRuleAtEveryBatch) {
   const auto report = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(report.has_value());
-  const PlotScript s = build_plot_script(Comparison{}, {}, &*report, {512, 32, 128, 128});
+  const PlotScript s = build_plot_script(Comparison{}, {}, Unit{}, &*report, {512, 32, 128, 128});
   ASSERT_FALSE(s.plots.empty());
   EXPECT_EQ(s.plots.back().first, "large_batch.svg");
   EXPECT_NE(s.files[0].content.find("outdir.'/large_batch.svg'"), std::string::npos);
@@ -219,7 +219,7 @@ TEST_F(Q4Test, PlotHasEveryRuleAtEveryBatch) {
               std::string::npos)
         << rule;
   }
-  const PlotScript one = build_plot_script(Comparison{}, {}, &*report, {128});
+  const PlotScript one = build_plot_script(Comparison{}, {}, Unit{}, &*report, {128});
   ASSERT_FALSE(one.skipped.empty());
   EXPECT_NE(one.skipped.back().find("large batches: not drawn, fewer than 2 global batch sizes"), std::string::npos);
 }

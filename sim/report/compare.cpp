@@ -292,9 +292,10 @@ std::optional<Strategy> compare_q1_strategy(const ReportContext& context, const 
 std::string format_q1_side_by_side(const ReportContext& context, const Comparison& c,
                                    const std::vector<SimResult>& predictions) {
   const auto strategy = compare_q1_strategy(context, c);
-  std::string out = "## Q1: 1-GPU epoch time per batch size, predicted and measured";
-  if (!strategy) return out + "\n\nNo 1-GPU configuration was predicted or measured.\n\n";
-  out += std::string(" (") + to_string(*strategy) + ", 1 GPU)\n\n";
+  const Unit& unit = context.unit;
+  std::string out = "## Q1: 1-" + unit.name + " epoch time per batch size, predicted and measured";
+  if (!strategy) return out + "\n\nNo 1-" + unit.name + " configuration was predicted or measured.\n\n";
+  out += std::string(" (") + to_string(*strategy) + ", " + unit.count(1) + ")\n\n";
   std::vector<int64_t> batches;
   for (const auto& r : predictions) {
     if (r.spec.strategy == *strategy && r.spec.gpus == 1) batches.push_back(r.spec.batch_per_gpu);
@@ -313,7 +314,7 @@ std::string format_q1_side_by_side(const ReportContext& context, const Compariso
 }
 
 std::string format_table1_side_by_side(const Comparison& c, const std::vector<SimResult>& predictions,
-                                       const std::vector<Strategy>& strategies) {
+                                       const std::vector<Strategy>& strategies, const Unit& unit) {
   std::string out;
   const ResultGrid grid(predictions);
   for (Strategy s : strategies) {
@@ -329,7 +330,7 @@ std::string format_table1_side_by_side(const Comparison& c, const std::vector<Si
       batches.push_back(r.spec.batch_per_gpu);
     }
     gpus = sorted_unique(gpus);
-    std::vector<std::string> headers{"batch/GPU"};
+    std::vector<std::string> headers{"batch/" + unit.name};
     for (int n : gpus) {
       const std::string t = "T(" + std::to_string(n) + ",b) s";
       headers.push_back(t + " pred");
@@ -383,7 +384,7 @@ std::string format_plot_section(const PlotSection& plots) {
   return out;
 }
 
-std::string format_compare_definitions() {
+std::string format_compare_definitions(const Unit& unit) {
   return "## Definitions\n\n"
          "- Joined on (strategy, gpus, batch_per_gpu, loader_workers, train_samples, trainer, "
          "test_samples, threads). Every measured configuration is predicted with its own settings. "
@@ -402,7 +403,7 @@ std::string format_compare_definitions() {
          "has). noise floor = the mean noise % of those configurations. Mean error is the signed mean "
          "(bias).\n"
          "- in sweep: the configuration is in the config's grid; `no`: it was simulated only for this "
-         "comparison. profiled b: the profile timed this per-GPU batch; `no`: its compute times are "
+         "comparison. profiled b: the profile timed this per-" + unit.name + " batch; `no`: its compute times are "
          "interpolated or extrapolated in the batch. setting: trainer, loader workers, samples per epoch "
          "(and the test pass's samples).\n"
          "- epoch_s: wall time of the timed epoch; train_s: epoch_s without the time the training loop "
@@ -819,7 +820,7 @@ std::string format_compare_report(const ReportContext& context, const RunsTable&
     }
   }
   out += format_q1_side_by_side(context, comparison, predictions);
-  out += format_table1_side_by_side(comparison, predictions, strategies);
+  out += format_table1_side_by_side(comparison, predictions, strategies, context.unit);
   out += format_plot_section(plots);
   out += "## Configurations on one side only\n\n" + format_one_side_lists(comparison);
   std::vector<SimResult> compared_predictions;
@@ -827,7 +828,7 @@ std::string format_compare_report(const ReportContext& context, const RunsTable&
   std::string notes = format_notes(ResultGrid(compared_predictions));
   // format_notes titles its section "## Notes"; here they are the compared configurations' notes.
   out += "## Simulator notes for the measured configurations" + notes.substr(std::string("## Notes").size());
-  return out + format_compare_definitions();
+  return out + format_compare_definitions(context.unit);
 }
 
 }  // namespace trainsim::report

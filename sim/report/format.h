@@ -17,6 +17,14 @@ std::string format_fixed(double value, int decimals);
 // Bytes as GiB (2^30), 2 decimals: the unit of device memory.
 std::string format_gib(double bytes);
 
+// What the reports call one of the N parallel workers: "GPU", or "rank" when the profile is a
+// CPU's and the config names no GPU (a CPU rank is a process sharing the host, not a device).
+struct Unit {
+  std::string name = "GPU";
+  std::string plural() const { return name + "s"; }
+  std::string count(int n) const { return std::to_string(n) + " " + (n == 1 ? name : plural()); }
+};
+
 // A table printed as aligned Markdown: header row, `|---:|` separator, one line per row.
 // First column left-aligned (labels), the others right-aligned (numbers).
 class TextTable {

@@ -150,7 +150,7 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
 }
 
 std::string format_sync_batchnorm(const Profile& profile, const std::string& model_name, const ResultGrid& with,
-                                  const ResultGrid& without) {
+                                  const ResultGrid& without, const Unit& unit) {
   std::string out = "## SyncBatchNorm: added communication (ddp, N >= 2)\n\n";
   const ModelProfile& model = profile.models.at(model_name);
   int batchnorms = 0;
@@ -188,13 +188,13 @@ std::string format_sync_batchnorm(const Profile& profile, const std::string& mod
                    r.fits ? format_fixed(100 * added / plain->epoch_s, 1) : "OOM"});
   }
   if (table.empty() && !not_runnable.empty()) return out + "Not runnable on the profiled machine: " + not_runnable + ".\n\n";
-  if (table.empty()) return out + "The sweep has no ddp configuration with 2 or more GPUs.\n\n";
+  if (table.empty()) return out + "The sweep has no ddp configuration with 2 or more " + unit.plural() + ".\n\n";
   out += model_name + " has " + std::to_string(batchnorms) + " BatchNorm layers (" + std::to_string(channels) +
          " channels in all). SyncBatchNorm (PyTorch, DDP only) exchanges statistics in every one of them, "
          "synchronously: forward, an all-gather of (mean, invstd, count) = 2C + 1 floats per rank; backward, "
          "an all-reduce of (sum_dy, sum_dy_xmu) = 2C floats. The messages are small, so the cost is latency: "
          "2 x " + std::to_string(batchnorms) + " collectives per iteration that the next layer waits for, on "
-         "the stream DDP's gradient all-reduce also uses. sync_bn_s is their time per epoch on GPU 0; the "
+         "the stream DDP's gradient all-reduce also uses. sync_bn_s is their time per epoch on " + unit.name + " 0; the "
          "added time compares with the same configuration simulated with plain BatchNorm.\n\n";
   return out + table.to_markdown() + "\n";
 }

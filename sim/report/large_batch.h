@@ -11,6 +11,7 @@
 
 #include "io/config.h"
 #include "io/profile.h"
+#include "report/format.h"
 #include "stats/large_batch.h"
 #include "train/simulator.h"
 
@@ -51,10 +52,10 @@ class LargeBatchReport {
 // order) and the numbered notes; ends with a blank line.
 std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid);
 
-// "## SyncBatchNorm: ..." for the DDP configurations with >= 2 GPUs: the collectives per
+// "## SyncBatchNorm: ..." for the DDP configurations with >= 2 GPUs (ranks): the collectives per
 // iteration, their time per epoch, and the epoch time with and without SyncBatchNorm
 // (`without`: the same configurations simulated with sync_batchnorm off).
 std::string format_sync_batchnorm(const Profile& profile, const std::string& model, const ResultGrid& with,
-                                  const ResultGrid& without);
+                                  const ResultGrid& without, const Unit& unit);
 
 }  // namespace trainsim::report

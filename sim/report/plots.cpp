@@ -26,8 +26,6 @@ std::string number(double value) {
   return buffer;
 }
 
-std::string gpus_label(int gpus) { return std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs"); }
-
 // A .dat file of several data blocks (gnuplot `index i`: blocks separated by two blank lines),
 // and the plot clauses that read them. Empty blocks are never written (gnuplot rejects them).
 class DataFile {
@@ -78,9 +76,9 @@ struct SeriesKey {
   }
 };
 
-// Epoch time vs per-GPU batch: per strategy x gpus a predicted line and measured points.
-void epoch_vs_batch(const Comparison& c, const std::vector<SimResult>& predictions, PlotScript& script,
-                    std::string& commands) {
+// Epoch time vs per-GPU (per-rank) batch: per strategy x gpus a predicted line and measured points.
+void epoch_vs_batch(const Comparison& c, const std::vector<SimResult>& predictions, const Unit& unit,
+                    PlotScript& script, std::string& commands) {
   std::vector<SeriesKey> series;
   const auto add_series = [&series](SeriesKey key) {
     if (std::none_of(series.begin(), series.end(), [&](const SeriesKey& k) { return !(k < key) && !(key < k); })) {
@@ -108,7 +106,7 @@ void epoch_vs_batch(const Comparison& c, const std::vector<SimResult>& predictio
       }
     }
     std::sort(measured.begin(), measured.end());
-    const std::string label = std::string(to_string(key.strategy)) + " " + gpus_label(key.gpus);
+    const std::string label = std::string(to_string(key.strategy)) + " " + unit.count(key.gpus);
     const std::string lc = "lc " + std::to_string(color++);
     data.add(label + " predicted: batch_per_gpu epoch_s", predicted,
              "using 1:2 with linespoints " + lc + " pt 6 title " + quoted(label + " predicted"));
@@ -119,22 +117,23 @@ void epoch_vs_batch(const Comparison& c, const std::vector<SimResult>& predictio
     script.skipped.push_back("epoch time vs batch size: no prediction that fits and no measurement");
     return;
   }
-  script.files.push_back(data.file("# epoch time vs batch size per GPU (blocks: see the comments)\n"));
-  script.plots.push_back({"epoch_vs_batch.svg",
-                          "Epoch time vs batch size per GPU: predicted (lines, configurations "
-                          "predicted to fit), measured (points, bars min..max over repeats)"});
+  const std::string per = "batch size per " + unit.name;
+  script.files.push_back(data.file("# epoch time vs " + per + " (blocks: see the comments)\n"));
+  script.plots.push_back({"epoch_vs_batch.svg", "Epoch time vs " + per +
+                                                    ": predicted (lines, configurations predicted to fit), "
+                                                    "measured (points, bars min..max over repeats)"});
   commands +=
-      "\n# Epoch time vs batch size per GPU\n"
-      "set output outdir.'/epoch_vs_batch.svg'\n"
-      "set title 'Epoch time vs batch size per GPU: predicted (lines) and measured (points)'\n"
-      "set xlabel 'batch per GPU'\nset ylabel 'epoch time, s'\n"
+      "\n# Epoch time vs " + per + "\nset output outdir.'/epoch_vs_batch.svg'\nset title 'Epoch time vs " + per +
+      ": predicted (lines) and measured (points)'\nset xlabel 'batch per " + unit.name +
+      "'\nset ylabel 'epoch time, s'\n"
       "set logscale xy\nset format x '%g'\nset autoscale xy\n" +
       plot_command(data.clauses());
 }
 
-// Speedup T(1,b)/T(N,b) vs N for every strategy and batch measured on 1 GPU and some N >= 2.
-void speedup_vs_gpus(const Comparison& c, const std::vector<SimResult>& predictions, PlotScript& script,
-                     std::string& commands) {
+// Speedup T(1,b)/T(N,b) vs N for every strategy and batch measured on 1 GPU (rank) and some N >= 2.
+void speedup_vs_gpus(const Comparison& c, const std::vector<SimResult>& predictions, const Unit& unit,
+                     PlotScript& script, std::string& commands) {
+  const std::string count = unit.name + " count";
   const ResultGrid grid(predictions);
   DataFile data("speedup_vs_gpus.dat");
   std::vector<std::pair<Strategy, int64_t>> measured_series;
@@ -160,11 +159,9 @@ void speedup_vs_gpus(const Comparison& c, const std::vector<SimResult>& predicti
     }
   }
   if (measured_series.empty()) {
-    script.skipped.push_back(predicted_only
-                                 ? "speedup vs GPU count: not drawn, no strategy and batch was predicted on 1 GPU "
-                                   "and on 2 or more"
-                                 : "speedup vs GPU count: not drawn, no strategy and batch was measured on 1 GPU "
-                                   "and on 2 or more");
+    script.skipped.push_back("speedup vs " + count + ": not drawn, no strategy and batch was " +
+                             (predicted_only ? "predicted" : "measured") + " on " + unit.count(1) +
+                             " and on 2 or more");
     return;
   }
   int color = 1;
@@ -203,20 +200,16 @@ void speedup_vs_gpus(const Comparison& c, const std::vector<SimResult>& predicti
   }
   std::vector<std::string> clauses = data.clauses();
   clauses.push_back("x with lines dt 2 lc rgb 'gray40' title 'ideal (speedup = N)'");
-  script.files.push_back(data.file("# speedup T(1,b)/T(N,b) vs GPU count N (blocks: see the comments)\n"));
+  script.files.push_back(data.file("# speedup T(1,b)/T(N,b) vs " + count + " N (blocks: see the comments)\n"));
+  const std::string at = "at a fixed per-" + unit.name + " batch";
   script.plots.push_back({"speedup_vs_gpus.svg",
-                          predicted_only ? "Predicted speedup T(1,b)/T(N,b) vs GPU count at a fixed per-GPU batch, "
-                                           "ideal (dashed)"
-                                         : "Speedup T(1,b)/T(N,b) vs GPU count at a fixed per-GPU batch: "
-                                           "predicted (lines), measured (points), ideal (dashed)"});
-  commands +=
-      "\n# Speedup vs GPU count\n"
-      "set output outdir.'/speedup_vs_gpus.svg'\n"
-      "set title '" +
-      std::string(predicted_only ? "Predicted speedup T(1,b)/T(N,b) vs GPU count"
-                                 : "Speedup T(1,b)/T(N,b) vs GPU count: predicted (lines) and measured (points)") +
-      "'\n"
-      "set xlabel 'GPUs N'\nset ylabel 'speedup'\n" +
+                          predicted_only ? "Predicted speedup T(1,b)/T(N,b) vs " + count + " " + at + ", ideal (dashed)"
+                                         : "Speedup T(1,b)/T(N,b) vs " + count + " " + at +
+                                               ": predicted (lines), measured (points), ideal (dashed)"});
+  commands += "\n# Speedup vs " + count + "\nset output outdir.'/speedup_vs_gpus.svg'\nset title '" +
+              (predicted_only ? "Predicted speedup T(1,b)/T(N,b) vs " + count
+                              : "Speedup T(1,b)/T(N,b) vs " + count + ": predicted (lines) and measured (points)") +
+              "'\nset xlabel '" + unit.plural() + " N'\nset ylabel 'speedup'\n" +
       // Past 8 GPUs the counts are spread on a log scale (powers of two evenly).
       (max_gpus > 8 ? "set logscale xy 2\nset format x '%g'\nset xrange [0.8:" + std::to_string(max_gpus) +
                           "*1.2]\nset yrange [*:*]\nset xtics autofreq\n"
@@ -325,7 +318,7 @@ std::vector<std::string> non_empty_lines(const std::string& text) {
 }  // namespace
 
 PlotScript build_plot_script(const Comparison& comparison, const std::vector<SimResult>& predictions,
-                             const LargeBatchReport* large_batch, const std::vector<int64_t>& large_batch_batches) {
+                             const Unit& unit, const LargeBatchReport* large_batch, const std::vector<int64_t>& large_batch_batches) {
   PlotScript script;
   std::string commands;
   // The curves over batch and GPU count are for the config's setting (its trainer, loader workers
@@ -334,8 +327,8 @@ PlotScript build_plot_script(const Comparison& comparison, const std::vector<Sim
   in_setting.compared.erase(std::remove_if(in_setting.compared.begin(), in_setting.compared.end(),
                                            [](const ComparedRun& r) { return !r.in_setting; }),
                             in_setting.compared.end());
-  epoch_vs_batch(in_setting, predictions, script, commands);
-  speedup_vs_gpus(in_setting, predictions, script, commands);
+  epoch_vs_batch(in_setting, predictions, unit, script, commands);
+  speedup_vs_gpus(in_setting, predictions, unit, script, commands);
   predicted_vs_measured(comparison, script, commands);
   if (large_batch) large_batch_vs_batch(*large_batch, large_batch_batches, script, commands);
   const std::string header =

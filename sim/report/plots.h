@@ -37,7 +37,7 @@ struct PlotScript {
 //    predicted loss in epoch k and test accuracy at its end vs the global batch, one line per
 //    learning-rate rule.
 PlotScript build_plot_script(const Comparison& comparison, const std::vector<SimResult>& predictions,
-                             const LargeBatchReport* large_batch = nullptr,
+                             const Unit& unit, const LargeBatchReport* large_batch = nullptr,
                              const std::vector<int64_t>& large_batch_batches = {});
 
 struct PlotOutcome {

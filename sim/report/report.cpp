@@ -39,7 +39,7 @@ std::vector<int> multi_gpu_counts(const ReportContext& context) {
 }
 
 // Strong scaling at a fixed global batch B: T(1,B) / T(N,B/N), for the cells the sweep has
-// (B among the 1-GPU batches and B/N among the per-GPU batches).
+// (B among the 1-device batches and B/N among the per-device batches).
 std::string format_strong_scaling(const ReportContext& c, const ResultGrid& grid) {
   TextTable table({"strategy", "global batch B", "N", "b = B/N", "T(1,B) s", "T(N,B/N) s",
                    "strong-scaling speedup"});
@@ -60,8 +60,8 @@ std::string format_strong_scaling(const ReportContext& c, const ResultGrid& grid
   }
   std::string out = "### Strong scaling at a fixed global batch B: T(1,B) / T(N,B/N)\n\n";
   if (table.empty()) {
-    return out + "The sweep has no such cells (they need B among the 1-GPU batches and B/N among "
-                 "batch_per_gpu).\n\n";
+    return out + "The sweep has no such cells (they need B among the 1-" + c.unit.name +
+           " batches and B/N among batch_per_gpu).\n\n";
   }
   return out + table.to_markdown() + "\n";
 }
@@ -87,6 +87,12 @@ std::string format_not_runnable(const ResultGrid& grid) {
 
 }  // namespace
 
+Unit report_unit(const SweepConfig& config, const Profile& profile) {
+  Unit unit;
+  if (profile.machine.device_kind == "cpu" && !config.gpu && !config.topology) unit.name = "rank";
+  return unit;
+}
+
 ReportContext make_report_context(const SweepConfig& config, const Profile& profile, bool exact) {
   ReportContext c;
   c.config_file = config.file;
@@ -94,6 +100,7 @@ ReportContext make_report_context(const SweepConfig& config, const Profile& prof
   c.machine_name = profile.machine.name;
   c.host = profile.machine.host;
   c.device_kind = profile.machine.device_kind;
+  c.unit = report_unit(config, profile);
   c.device_name = profile.machine.device_name;
   c.device_count = profile.machine.device_count;
   c.device_memory_bytes = profile.machine.device_memory_bytes;
@@ -201,7 +208,8 @@ std::string format_header(const ReportContext& c) {
     out += "- interconnect: the profile's measured collective curves\n";
   }
   if (c.sync_batchnorm) {
-    out += "- BatchNorm: SyncBatchNorm under ddp (statistics exchanged across the GPUs in every BatchNorm layer)\n";
+    out += "- BatchNorm: SyncBatchNorm under ddp (statistics exchanged across the " + c.unit.plural() +
+           " in every BatchNorm layer)\n";
   }
   out += std::string("- simulation: ") +
          (c.exact ? "exact (every iteration simulated)" : "steady state extrapolated to the epoch") + "\n\n";
@@ -211,14 +219,15 @@ std::string format_header(const ReportContext& c) {
 std::string format_q1(const ReportContext& c, const ResultGrid& grid) {
   const auto strategy = q1_strategy(c);
   if (!strategy) {
-    return "## Q1: 1-GPU epoch time per batch size\n\n"
-           "The sweep has no 1-GPU configuration (add 1 to sweep.gpus).\n\n";
+    return "## Q1: 1-" + c.unit.name + " epoch time per batch size\n\nThe sweep has no 1-" + c.unit.name +
+           " configuration (add 1 to sweep.gpus).\n\n";
   }
-  std::string out = std::string("## Q1: 1-GPU epoch time per batch size (") + to_string(*strategy) +
-                    ", 1 GPU)\n\n";
+  const std::string one = c.unit.count(1);
+  std::string out = "## Q1: 1-" + c.unit.name + " epoch time per batch size (" + to_string(*strategy) + ", " +
+                    one + ")\n\n";
   out += *strategy == Strategy::kDp
-             ? "dp with 1 GPU: DataParallel on one device is the plain module call.\n"
-             : "ddp with 1 GPU (dp is not swept).\n";
+             ? "dp with " + one + ": DataParallel on one device is the plain module call.\n"
+             : "ddp with " + one + " (dp is not swept).\n";
   out += "train_s is the course's Q1 time: the epoch without loader waits (H2D copy, forward, "
          "backward and update included).\n\n";
   TextTable table({"batch", "epoch_s", "train_s", "iterations", "peak_mem_gib", "fits"});
@@ -252,13 +261,13 @@ std::string format_table1(const ReportContext& c, const ResultGrid& grid) {
   std::string out;
   for (Strategy s : c.strategies) {
     out += std::string("## Table 1 (") + to_string(s) + "): epoch time T(N,b) and speedup T(1,b)/T(N,b)\n\n";
-    std::vector<std::string> headers{"batch/GPU"};
+    std::vector<std::string> headers{"batch/" + c.unit.name};
     for (int n : c.gpus) {
       headers.push_back("T(" + std::to_string(n) + ",b) s");
       if (n >= 2) headers.push_back("speedup " + std::to_string(n));
     }
     TextTable times(headers);
-    std::vector<std::string> scaling_headers{"batch/GPU"};
+    std::vector<std::string> scaling_headers{"batch/" + c.unit.name};
     for (int n : multi) {
       scaling_headers.push_back("efficiency " + std::to_string(n));
       scaling_headers.push_back("weak-scaling speedup " + std::to_string(n));
@@ -288,15 +297,16 @@ std::string format_table1(const ReportContext& c, const ResultGrid& grid) {
     }
   }
   out +=
-      "This sweep holds the per-GPU batch b fixed, so the global batch N*b grows with N: weak scaling "
-      "in the global batch, over a fixed epoch of " +
-      std::to_string(c.train_samples) +
-      " samples. Ideal speedup T(1,b)/T(N,b) is N (N times fewer iterations of the same per-GPU work), "
-      "ideal efficiency 1. The weak-scaling speedup N*T(1,b)/T(N,b) is Gustafson's scaled speedup: it "
-      "assumes T(N,b) does N times the work of T(1,b) (each GPU iterating over the whole data set). "
-      "Here every T is one epoch split across the GPUs, so its ideal is N^2 and it overstates scaling "
-      "by a factor N. Strong scaling keeps the global batch B fixed: T(1,B)/T(N,B/N), shown below where "
-      "the sweep has both cells. Speedups use the same strategy's 1-GPU time; OOM marks a "
+      "This sweep holds the per-" + c.unit.name +
+      " batch b fixed, so the global batch N*b grows with N: weak scaling in the global batch, over a fixed "
+      "epoch of " +
+      std::to_string(c.train_samples) + " samples. Ideal speedup T(1,b)/T(N,b) is N (N times fewer iterations of "
+      "the same per-" + c.unit.name + " work), ideal efficiency 1. The weak-scaling speedup N*T(1,b)/T(N,b) is "
+      "Gustafson's scaled speedup: it assumes T(N,b) does N times the work of T(1,b) (each " + c.unit.name +
+      " iterating over the whole data set). Here every T is one epoch split across the " + c.unit.plural() +
+      ", so its ideal is N^2 and it overstates scaling by a factor N. Strong scaling keeps the global batch B "
+      "fixed: T(1,B)/T(N,B/N), shown below where the sweep has both cells. Speedups use the same strategy's 1-" +
+      c.unit.name + " time; OOM marks a "
       "configuration that does not fit in device memory, n/a one that cannot run on the profiled "
       "machine (listed below).\n\n";
   out += format_strong_scaling(c, grid);
@@ -306,8 +316,8 @@ std::string format_table1(const ReportContext& c, const ResultGrid& grid) {
 std::string format_table2(const ReportContext& c, const ResultGrid& grid) {
   std::string out = "## Table 2: computation vs communication per epoch (N >= 2)\n\n";
   const std::vector<int> multi = multi_gpu_counts(c);
-  if (multi.empty()) return out + "The sweep has no configuration with 2 or more GPUs.\n\n";
-  TextTable table({"strategy", "gpus", "batch/GPU", "T(1,b) s", "T(N,b) s", "course compute s",
+  if (multi.empty()) return out + "The sweep has no configuration with 2 or more " + c.unit.plural() + ".\n\n";
+  TextTable table({"strategy", "gpus", "batch/" + c.unit.name, "T(1,b) s", "T(N,b) s", "course compute s",
                    "course comm s", "sim compute_s", "sim comm_s", "sim exposed_comm_s",
                    "sim loader_stall_s"});
   for (Strategy s : c.strategies) {
@@ -329,7 +339,7 @@ std::string format_table2(const ReportContext& c, const ResultGrid& grid) {
   out += table.to_markdown() + "\n";
   out +=
       "Course method (Q3.1): compute(N) = T(1,b)/N, communication(N) = T(N,b) - T(1,b)/N. The "
-      "simulator's columns are GPU 0's busy times over the epoch: compute_s (compute stream and H2D "
+      "simulator's columns are " + c.unit.name + " 0's busy times over the epoch: compute_s (compute stream and H2D "
       "copies), comm_s (communication stream), exposed_comm_s (communication not overlapped by "
       "compute), loader_stall_s (training loop waiting for a batch). They differ because the course "
       "subtraction charges everything that does not shrink as 1/N to communication (loader stalls, "
@@ -343,8 +353,8 @@ std::string format_table2(const ReportContext& c, const ResultGrid& grid) {
 std::string format_table3(const ReportContext& c, const ResultGrid& grid) {
   std::string out = "## Table 3: bandwidth utilisation (N >= 2), GB = 1e9 bytes\n\n";
   const std::vector<int> multi = multi_gpu_counts(c);
-  if (multi.empty()) return out + "The sweep has no configuration with 2 or more GPUs.\n\n";
-  TextTable table({"strategy", "gpus", "batch/GPU", "iterations", "course GB/epoch", "course comm s",
+  if (multi.empty()) return out + "The sweep has no configuration with 2 or more " + c.unit.plural() + ".\n\n";
+  TextTable table({"strategy", "gpus", "batch/" + c.unit.name, "iterations", "course GB/epoch", "course comm s",
                    "course utilisation GB/s", "sim comm GB/rank", "sim busbw GB/s"});
   for (Strategy s : c.strategies) {
     for (int64_t b : c.batches) {
@@ -377,7 +387,7 @@ std::string format_table3(const ReportContext& c, const ResultGrid& grid) {
          with_thousands(c.param_bytes) +
          " parameter bytes, utilisation = bytes per epoch / course communication time. It assumes one "
          "ring all-reduce of all parameters per iteration, which DataParallel does not do (it "
-         "broadcasts parameters and reduces gradients to GPU 0). The simulator's columns count the "
+         "broadcasts parameters and reduces gradients to " + c.unit.name + " 0). The simulator's columns count the "
          "epoch's collectives as simulated: bytes each rank sends, and busbw = algbw * 2(n-1)/n with "
          "algbw = S/t (the nccl-tests convention).\n\n";
   return out;
@@ -418,32 +428,34 @@ std::string format_notes(const ResultGrid& grid) {
   return out + "\n";
 }
 
-std::string format_metric_definitions() {
+std::string format_metric_definitions(const Unit& unit) {
+  const std::string& one = unit.name;
   return
       "## Metric definitions\n\n"
-      "- T(N,b): predicted wall time of one epoch on N GPUs with b samples per GPU per iteration "
+      "- T(N,b): predicted wall time of one epoch on N " + unit.plural() + " with b samples per " + one +
+      " per iteration "
       "(epoch_s). iterations = ceil(train_samples / global batch), global batch = N*b (capped at the "
       "data set size).\n"
       "- train_s: epoch_s minus the time the training loop waited for the data loader (the course's Q1 "
       "time: H2D copy, forward, backward and weight update included).\n"
-      "- Speedup at fixed per-GPU batch (what the course measures): T(1,b) / T(N,b). Scaling "
+      "- Speedup at fixed per-" + one + " batch (what the course measures): T(1,b) / T(N,b). Scaling "
       "efficiency: speedup / N.\n"
       "- Weak-scaling speedup: N * T(1,b) / T(N,b) (Gustafson's scaled speedup, as some users write "
-      "it). It assumes T(N,b) does N times the work of T(1,b); with a fixed epoch split across the GPUs "
-      "its ideal is N^2, a factor N above the speedup.\n"
+      "it). It assumes T(N,b) does N times the work of T(1,b); with a fixed epoch split across the " + unit.plural() +
+      " its ideal is N^2, a factor N above the speedup.\n"
       "- Strong scaling at a fixed global batch B: T(1,B) / T(N,B/N).\n"
       "- Course method for Q3.1: compute(N) = T(1,b)/N, communication(N) = T(N,b) - T(1,b)/N.\n"
-      "- Simulator breakdown (GPU 0, seconds per epoch): compute_s = compute stream + H2D copies busy, "
+      "- Simulator breakdown (" + one + " 0, seconds per epoch): compute_s = compute stream + H2D copies busy, "
       "comm_s = communication stream busy, exposed_comm_s = communication not overlapped by compute, "
       "loader_stall_s = time the training loop waited for a batch.\n"
       "- Ring all-reduce of S bytes on n ranks: t = 2(n-1)*alpha + 2(n-1)/n * S / B; each rank sends "
       "2(n-1)/n * S bytes. algbw = S / t; busbw = algbw * 2(n-1)/n (nccl-tests). GB = 1e9 bytes.\n"
       "- Course method for Q3.2: bytes per epoch = iterations * 2(n-1)/n * parameter bytes; "
       "utilisation = bytes per epoch / communication(N).\n"
-      "- Memory: peak_mem_gib is the predicted peak on the most loaded device (GPU 0 for dp), GiB = "
+      "- Memory: peak_mem_gib is the predicted peak on the most loaded device (" + one + " 0 for dp), GiB = "
       "2^30 bytes; fits = peak <= device memory. A configuration that does not fit shows OOM in the "
       "tables (its predicted times remain in predictions.csv with fits=false).\n"
-      "- sync_bn_s (with sync_batchnorm): GPU 0's time per epoch in SyncBatchNorm's collectives, which "
+      "- sync_bn_s (with sync_batchnorm): " + one + " 0's time per epoch in SyncBatchNorm's collectives, which "
       "block the next layer.\n"
       "- Q4 (with a baseline training curve in the profile, docs/LARGE_BATCH.md): loss@k and acc@k are "
       "the predicted training loss and accuracies after k epochs at the configuration's global batch; "
@@ -456,7 +468,7 @@ std::string format_report(const ReportContext& context, const ResultGrid& grid, 
   std::string out = format_header(context) + format_q1(context, grid) + format_table1(context, grid) +
                     format_table2(context, grid) + format_table3(context, grid);
   if (extras.without_sync_batchnorm != nullptr && extras.profile != nullptr) {
-    out += format_sync_batchnorm(*extras.profile, context.model, grid, *extras.without_sync_batchnorm);
+    out += format_sync_batchnorm(*extras.profile, context.model, grid, *extras.without_sync_batchnorm, context.unit);
   }
   if (extras.large_batch != nullptr) {
     out += format_q4(*extras.large_batch, extras.large_batch_grid != nullptr ? *extras.large_batch_grid : grid);
@@ -466,7 +478,7 @@ std::string format_report(const ReportContext& context, const ResultGrid& grid, 
 
 std::string format_predictions_markdown(const ReportContext& context, const ResultGrid& grid,
                                         const ReportExtras& extras) {
-  return format_report(context, grid, extras) + format_metric_definitions();
+  return format_report(context, grid, extras) + format_metric_definitions(context.unit);
 }
 
 }  // namespace trainsim::report

@@ -11,6 +11,7 @@
 
 #include "io/config.h"
 #include "io/profile.h"
+#include "report/format.h"
 #include "report/large_batch.h"
 #include "train/simulator.h"
 
@@ -23,6 +24,7 @@ struct ReportContext {
   std::string machine_name;
   std::string host;
   std::string device_kind;        // "cpu" / "cuda"
+  Unit unit;                      // "rank" for a CPU profile predicted as itself, else "GPU"
   std::string device_name;
   int device_count = 0;
   double device_memory_bytes = 0;
@@ -47,6 +49,8 @@ struct ReportContext {
 };
 
 ReportContext make_report_context(const SweepConfig& config, const Profile& profile, bool exact);
+// "rank" when the profile is a CPU's and the config names no GPU (`gpu:` or a topology's), else "GPU".
+Unit report_unit(const SweepConfig& config, const Profile& profile);
 
 // The sweep's results with lookup by configuration.
 class ResultGrid {
@@ -95,7 +99,7 @@ std::string format_table3(const ReportContext& context, const ResultGrid& grid);
 // The SimResult notes of the whole sweep, each once (in order of first appearance) with the
 // configurations that reported it, or "all configurations".
 std::string format_notes(const ResultGrid& grid);
-std::string format_metric_definitions();
+std::string format_metric_definitions(const Unit& unit);
 
 // Optional sections (issue 5): Q4 when the profile has a baseline training curve for the model,
 // the SyncBatchNorm table when the config turns it on (with the sweep re-simulated without it).
