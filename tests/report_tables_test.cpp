@@ -229,6 +229,11 @@ TEST(Notes, EachNoteOnceWithTheConfigurationsThatReportedIt) {
             std::string::npos)
       << notes;
   EXPECT_EQ(format_notes(ResultGrid({result(Strategy::kDdp, 1, 64, 1.0)})), "## Notes\n\n(none)\n\n");
+
+  // A comparison's grid holds one configuration twice (two trainers or settings): its label once.
+  SimResult a2 = a, b2 = b;
+  const std::string twice = format_notes(ResultGrid({a, b, a2, b2}));
+  EXPECT_NE(twice.find("- shared note (ddp:1:64, ddp:2:64)\n"), std::string::npos) << twice;
 }
 
 TEST(Header, NamesProfileMachineDeviceDataModelAndDate) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "report/format.h"
 
@@ -395,21 +396,20 @@ std::string format_table3(const ReportContext& c, const ResultGrid& grid) {
 
 std::string format_notes(const ResultGrid& grid) {
   // Each distinct note once (in order of first appearance), with the configurations that
-  // reported it; a result's notes are looked up by hash, not by scanning every note.
+  // reported it, each label once (a comparison's grid holds one configuration per trainer and
+  // setting); notes and labels are looked up by hash, not by scanning.
   std::vector<std::pair<std::string, std::vector<std::string>>> notes;
   std::unordered_map<std::string, std::size_t> note_index;
-  std::vector<std::size_t> last_result;  // per note: the last result that reported it
-  const std::vector<SimResult>& results = grid.all();
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    for (const auto& note : results[i].notes) {
+  std::vector<std::unordered_set<std::string>> labelled;  // per note: the labels it lists
+  for (const SimResult& r : grid.all()) {
+    for (const auto& note : r.notes) {
       const auto [it, added] = note_index.emplace(note, notes.size());
       if (added) {
         notes.push_back({note, {}});
-        last_result.push_back(results.size());
+        labelled.emplace_back();
       }
-      if (last_result[it->second] == i) continue;  // reported twice by one configuration
-      last_result[it->second] = i;
-      notes[it->second].second.push_back(config_label(results[i].spec));
+      std::string label = config_label(r.spec);
+      if (labelled[it->second].insert(label).second) notes[it->second].second.push_back(std::move(label));
     }
   }
   std::string out = "## Notes\n\n";
