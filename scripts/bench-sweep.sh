@@ -5,17 +5,18 @@
 # configurations, the wall time and the peak memory. The figures are this machine's at this
 # moment: compare sizes, or two builds, within one run (docs/RELIABILITY.md "Scale").
 #   scripts/bench-sweep.sh [N...]     (default: 30 10000 30000 100000)
-# Environment: SIMULATE (build/bin/simulate).
+# Environment: SIMULATE (build/bin/simulate), THREADS (simulate --threads; default: one per core).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 simulate=${SIMULATE:-build/bin/simulate}
+threads=${THREADS:-$(nproc)}
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(30 10000 30000 100000)
 [ -x "$simulate" ] || { echo "error: $simulate: not built (scripts/setup.sh)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "error: /usr/bin/time is missing (Debian: time)" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-printf "%14s %10s %10s\n" configurations wall_s peak_MiB
+printf "%14s %8s %10s %10s\n" configurations threads wall_s peak_MiB
 for n in "${sizes[@]}"; do
   if ! [[ "$n" =~ ^[1-9][0-9]*$ ]] || [ "$n" -lt 6 ]; then
     echo "error: size '$n': expected a whole number >= 6" >&2
@@ -30,10 +31,10 @@ for n in "${sizes[@]}"; do
     echo "loader: {workers: 2}"
     echo "sweep: {strategy: [dp, ddp], gpus: [1, 2, 4], batch_per_gpu: [$(seq -s, 1 "$batches")]}"
   } > "$config"
-  /usr/bin/time -f "%e %M" -o "$work/time" "$simulate" "$config" > /dev/null 2> "$work/err" || {
+  /usr/bin/time -f "%e %M" -o "$work/time" "$simulate" "$config" --threads "$threads" > /dev/null 2> "$work/err" || {
     cat "$work/err" >&2
     exit 1
   }
   read -r wall kib < "$work/time"
-  printf "%14d %10s %10d\n" $((batches * 6)) "$wall" $((kib / 1024))
+  printf "%14d %8s %10s %10d\n" $((batches * 6)) "$threads" "$wall" $((kib / 1024))
 done

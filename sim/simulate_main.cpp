@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "fit/fit.h"
 #include "fit/fit_format.h"
@@ -53,6 +54,7 @@ struct CommandLine {
   bool holdout = false;
   bool list_gpus = false;
   std::string gpu_catalog;
+  int threads = 0;  // --threads; 0: every core
 };
 
 po::options_description visible_options(CommandLine& cl) {
@@ -85,6 +87,8 @@ po::options_description visible_options(CommandLine& cl) {
       ("exact", po::bool_switch(&cl.exact),
        "simulate every iteration of each epoch instead of extrapolating the steady state "
        "(default: off; slower, same result within 0.1%)")
+      ("threads,j", po::value(&cl.threads)->value_name("N"),
+       "configurations simulated at once (the output does not depend on it). Default: one per core")
       ("quiet,q", po::bool_switch(&cl.quiet),
        "print nothing to stdout (use with --out or --trace); errors still go to stderr")
       ("holdout", po::bool_switch(&cl.holdout),
@@ -123,6 +127,9 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv) {
   if (vm.count("trace-config")) cl.trace_config = vm["trace-config"].as<std::string>();
   if (cl.trace_file.empty() && (cl.trace_config || !vm["trace-iterations"].defaulted())) {
     throw report::UsageError("--trace-config and --trace-iterations need --trace FILE.json");
+  }
+  if (vm.count("threads") && cl.threads < 1) {
+    throw report::UsageError("--threads must be >= 1, got " + std::to_string(cl.threads));
   }
   if (cl.trace_iterations < 1) {
     throw report::UsageError("--trace-iterations must be >= 1, got " + std::to_string(cl.trace_iterations));
@@ -400,7 +407,9 @@ int run(int argc, char** argv) {
   SimOptions options;
   options.exact = cl->exact;
   ProgressLine progress(cl->quiet);
-  std::vector<SimResult> results = report::run_sweep(profile, config, options, std::ref(progress), device.refuse());
+  const int threads = cl->threads > 0 ? cl->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<SimResult> results =
+      report::run_sweep(profile, config, options, std::ref(progress), device.refuse(), threads);
   for (SimResult& r : results) r.notes.insert(r.notes.begin(), device.notes.begin(), device.notes.end());
   const report::ResultGrid grid(std::move(results));
   const report::ReportContext context = report::make_report_context(config, profile, cl->exact);
@@ -410,7 +419,7 @@ int run(int argc, char** argv) {
   std::optional<report::LargeBatchReport> large_batch = report::LargeBatchReport::make(q4_sweep.value_or(config), profile);
   std::optional<report::ResultGrid> q4_grid;
   if (q4_sweep && large_batch) {
-    q4_grid.emplace(report::run_sweep(profile, *q4_sweep, options));
+    q4_grid.emplace(report::run_sweep(profile, *q4_sweep, options, {}, {}, threads));
     large_batch->set_sweep_note(std::string("the sweep's configurations simulated again for ") + q4_sweep->model +
                                 " with the " + to_string(q4_sweep->trainer) + " trainer, " +
                                 std::to_string(q4_sweep->train_samples) + " samples per epoch: the times below are " +
@@ -424,7 +433,7 @@ int run(int argc, char** argv) {
     plain.gpus.erase(std::remove(plain.gpus.begin(), plain.gpus.end(), 1), plain.gpus.end());
     const bool any = std::find(config.strategies.begin(), config.strategies.end(), Strategy::kDdp) !=
                          config.strategies.end() && !plain.gpus.empty();
-    without_sync.emplace(any ? report::run_sweep(profile, plain, options) : std::vector<SimResult>{});
+    without_sync.emplace(any ? report::run_sweep(profile, plain, options, {}, {}, threads) : std::vector<SimResult>{});
   }
   report::ReportExtras extras;
   extras.large_batch = large_batch ? &*large_batch : nullptr;
@@ -436,7 +445,7 @@ int run(int argc, char** argv) {
   std::optional<report::ResultGrid> scale_grid;
   std::string scale_text;
   if (scale_sweep) {
-    scale_grid.emplace(report::run_sweep(*scale_profile, *scale_sweep, options, std::ref(progress)));
+    scale_grid.emplace(report::run_sweep(*scale_profile, *scale_sweep, options, std::ref(progress), {}, threads));
     scale_text = report::format_scale_out(*scale_sweep, *scale_profile, *scale_grid);
     if (!cl->quiet) std::cout << scale_text << std::flush;
   }

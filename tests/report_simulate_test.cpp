@@ -154,7 +154,7 @@ TEST_F(SimulateProgram, ExactSimulatesEveryIteration) {
 TEST_F(SimulateProgram, HelpNamesEveryOption) {
   const ProgramRun run = simulate("--help");
   EXPECT_EQ(run.exit_code, 0);
-  for (const char* option : {"--out", "--trace", "--trace-config", "--trace-iterations", "--exact", "--quiet"}) {
+  for (const char* option : {"--out", "--trace", "--trace-config", "--trace-iterations", "--exact", "--threads", "--quiet"}) {
     EXPECT_NE(run.out.find(option), std::string::npos) << option;
   }
 }
@@ -175,6 +175,8 @@ TEST_F(SimulateProgram, BadCommandLinesExitTwoWithOneLine) {
                         "error: --trace-config 'ddp:x:128'");
   expect_one_line_error(simulate(kFixtureConfig + " --trace t.json --trace-iterations 0"),
                         "error: --trace-iterations must be >= 1");
+  expect_one_line_error(simulate(kFixtureConfig + " --threads 0"), "error: --threads must be >= 1, got 0");
+  expect_one_line_error(simulate(kFixtureConfig + " -j two"), "error: ");
 }
 
 TEST_F(SimulateProgram, UnknownKeyIsOneLineWithFileAndLine) {

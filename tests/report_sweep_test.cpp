@@ -1,7 +1,16 @@
-// Sweep order, the traced configuration and --trace-config parsing.
+// Sweep order, the sweep on several threads, the traced configuration and --trace-config parsing.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "io/errors.h"
+#include "io/profile_io.h"
+#include "report/csv.h"
+#include "report/report.h"
 #include "report/sweep.h"
 
 namespace trainsim::report {
@@ -39,6 +48,70 @@ TEST(SweepSpecs, CarrySyncBatchNorm) {
   c.sync_batchnorm = true;
   EXPECT_TRUE(sweep_specs(c).at(0).sync_batchnorm);
   EXPECT_TRUE(parse_trace_config("ddp:4:64", c).sync_batchnorm);  // a traced run uses it too
+}
+
+// The fixture profile (a made-up GPU) swept over 2 strategies x 3 GPU counts x 5 batches.
+class RunSweep : public ::testing::Test {
+ protected:
+  RunSweep() : profile_(load_profile(std::string(TRAINSIM_FIXTURES_DIR) + "/report/profile.yaml")) {
+    config_ = config({Strategy::kDp, Strategy::kDdp}, {1, 2, 4}, {16, 32, 64, 128, 256});
+    config_.file = "sweep.yaml";
+    config_.model = "resnet18-cifar";
+    config_.train_samples = 5000;
+    config_.loader_workers = 2;
+    config_.interconnect.reset();
+  }
+  Profile profile_;
+  SweepConfig config_;
+};
+
+// Each configuration lands at its own index: any thread count gives the same results, in order.
+TEST_F(RunSweep, ResultsDoNotDependOnTheThreadCount) {
+  const std::vector<SimResult> one = run_sweep(profile_, config_, {});
+  ASSERT_EQ(one.size(), 30u);
+  const std::string expected = format_predictions_csv(one, config_.model);
+  for (int threads : {2, 3, 8, 64}) {
+    EXPECT_EQ(format_predictions_csv(run_sweep(profile_, config_, {}, {}, {}, threads), config_.model), expected)
+        << threads << " threads";
+  }
+}
+
+// Refusals are decided before the sweep (on the calling thread), and progress is reported there.
+TEST_F(RunSweep, RefusalsAndProgressStayOnTheCallingThread) {
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> elsewhere{0};
+  size_t last_done = 0;
+  const SweepRefusal refuse = [&](const RunSpec& spec) -> std::optional<std::string> {
+    if (std::this_thread::get_id() != caller) ++elsewhere;
+    if (spec.gpus == 4) return std::string("four is too many");
+    return std::nullopt;
+  };
+  const SweepProgress progress = [&](size_t done, size_t total) {
+    if (std::this_thread::get_id() != caller) ++elsewhere;
+    EXPECT_EQ(total, 30u);
+    last_done = std::max(last_done, done);
+  };
+  const std::vector<SimResult> results = run_sweep(profile_, config_, {}, progress, refuse, 4);
+  EXPECT_EQ(elsewhere.load(), 0);
+  EXPECT_GT(last_done, 0u);
+  for (const SimResult& r : results) {
+    EXPECT_EQ(r.runnable, r.spec.gpus != 4) << config_label(r.spec);
+    if (!r.runnable) EXPECT_EQ(r.not_runnable, "four is too many");
+  }
+}
+
+// A time beyond the simulator's range fails the configurations with 2 or more GPUs (the
+// interconnect's latency); the error names the first of them in sweep order on any thread count.
+TEST_F(RunSweep, TheEarliestFailingConfigurationIsTheErrorOnAnyThreadCount) {
+  config_.interconnect = InterconnectAssumption{50.0, 1e300, true};
+  for (int threads : {1, 2, 5}) {
+    try {
+      run_sweep(profile_, config_, {}, {}, {}, threads);
+      ADD_FAILURE() << threads << " threads: expected InputError";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.key(), "dp:2:16") << threads << " threads: " << e.what();
+    }
+  }
 }
 
 TEST(DefaultTraceSpec, DdpAtTheLargestGpuCountAndBatch128) {

@@ -1,10 +1,13 @@
 #include "report/sweep.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
+#include <exception>
 #include <optional>
+#include <thread>
 
 #include "des/time.h"
 #include "io/errors.h"
@@ -49,22 +52,47 @@ SimResult simulate_config(const Profile& profile, const SweepConfig& config, con
 }
 
 std::vector<SimResult> run_sweep(const Profile& profile, const SweepConfig& config, const SimOptions& options,
-                                 const SweepProgress& progress, const SweepRefusal& refuse) {
+                                 const SweepProgress& progress, const SweepRefusal& refuse, int threads) {
   const std::vector<RunSpec> specs = sweep_specs(config);
-  std::vector<SimResult> results;
-  results.reserve(specs.size());
-  for (const RunSpec& spec : specs) {
-    if (const std::optional<std::string> why = refuse ? refuse(spec) : std::nullopt) {
-      SimResult refused;
-      refused.spec = spec;
-      refused.runnable = false;
-      refused.not_runnable = *why;
-      refused.notes.push_back("not predicted: " + *why);
-      results.push_back(std::move(refused));
-    } else {
-      results.push_back(simulate_config(profile, config, spec, options));
+  const size_t n = specs.size();
+  std::vector<SimResult> results(n);
+  std::vector<char> pending(n, 1);
+  for (size_t i = 0; i < n && refuse; ++i) {
+    if (const std::optional<std::string> why = refuse(specs[i])) {
+      results[i].spec = specs[i];
+      results[i].runnable = false;
+      results[i].not_runnable = *why;
+      results[i].notes.push_back("not predicted: " + *why);
+      pending[i] = 0;
     }
-    if (progress) progress(results.size(), specs.size());
+  }
+
+  // Each thread takes the next index. After a failure no index past it is started; the ones
+  // before it were all taken already and finish, so the earliest failure is always found.
+  std::atomic<size_t> next{0}, done{0}, stop{n};
+  std::vector<std::exception_ptr> errors(n);
+  const auto work = [&](bool report) {
+    for (size_t i = next++; i < stop.load(); i = next++) {
+      if (pending[i]) {
+        try {
+          results[i] = simulate_config(profile, config, specs[i], options);
+        } catch (...) {
+          errors[i] = std::current_exception();
+          for (size_t s = stop.load(); i < s && !stop.compare_exchange_weak(s, i);) {
+          }
+        }
+      }
+      const size_t finished = ++done;
+      if (report && progress) progress(finished, n);
+    }
+  };
+  std::vector<std::thread> helpers;
+  const size_t helper_count = std::min<size_t>(n, static_cast<size_t>(std::max(threads, 1))) - (n > 0 ? 1 : 0);
+  for (size_t t = 0; t < helper_count; ++t) helpers.emplace_back(work, false);
+  work(true);
+  for (std::thread& helper : helpers) helper.join();
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
   }
   return results;
 }

@@ -25,10 +25,9 @@ class UsageError : public std::runtime_error {
 // sync_batchnorm, trainer and test pass.
 std::vector<RunSpec> sweep_specs(const SweepConfig& config);
 
-// Called after each simulated configuration with (done, total).
+// Called with (done, total) as configurations finish, from the calling thread only.
 using SweepProgress = std::function<void(size_t done, size_t total)>;
 
-// simulate_run for every spec of sweep_specs(config), in that order.
 // Why a configuration cannot be predicted (e.g. a fit left a parameter it needs undetermined), or
 // nullopt; such a configuration is not simulated and shows as n/a with the reason.
 using SweepRefusal = std::function<std::optional<std::string>(const RunSpec&)>;
@@ -39,8 +38,14 @@ using SweepRefusal = std::function<std::optional<std::string>(const RunSpec&)>;
 SimResult simulate_config(const Profile& profile, const SweepConfig& config, const RunSpec& spec,
                           const SimOptions& options);
 
+// simulate_config for every spec of sweep_specs(config), results in that order. `threads`
+// configurations are simulated at once (the calling thread is one of them); each result lands at
+// its own index, so the results do not depend on the thread count. Refusals are decided on the
+// calling thread first. An error stops the sweep; the one of the earliest configuration that
+// failed is rethrown, whatever the thread count.
 std::vector<SimResult> run_sweep(const Profile& profile, const SweepConfig& config, const SimOptions& options,
-                                 const SweepProgress& progress = {}, const SweepRefusal& refuse = {});
+                                 const SweepProgress& progress = {}, const SweepRefusal& refuse = {},
+                                 int threads = 1);
 
 // The configuration --trace records by default: ddp if swept (else the first strategy), the
 // largest GPU count, batch 128 per GPU if swept, else the first batch of the sweep.
