@@ -45,6 +45,38 @@ TEST(Engine, HandlersMayScheduleMoreEventsAndMoveOnlyCaptures) {
   EXPECT_EQ(engine.now(), 5);
 }
 
+// A handler runs in its slot: one that schedules thousands of events (new slot chunks) still reads
+// its own captures afterwards, and every handler is destroyed once it has run.
+TEST(Engine, AHandlerThatSchedulesThousandsOfEventsKeepsItsCaptures) {
+  Engine engine;
+  auto alive = std::make_shared<int>(0);
+  int ran = 0, after = 0;
+  engine.schedule_at(1, [&engine, &ran, &after, alive, tag = std::string("mine")] {
+    for (int i = 0; i < 5000; ++i) engine.schedule_after(1 + i % 7, [&ran, alive] { ++ran; });
+    after = tag == "mine" ? *alive + 1 : -1;
+  });
+  engine.run();
+  EXPECT_EQ(after, 1);
+  EXPECT_EQ(ran, 5000);
+  EXPECT_EQ(alive.use_count(), 1);  // no handler copy is left behind
+}
+
+// A handler that throws frees its slot: the engine goes on with the others.
+TEST(Engine, AThrowingHandlerLeavesTheEngineUsable) {
+  Engine engine;
+  auto alive = std::make_shared<int>(0);
+  int ran = 0;
+  engine.schedule_at(1, [alive] { throw std::runtime_error("boom"); });
+  engine.schedule_at(2, [&ran] { ++ran; });
+  EXPECT_THROW(engine.run(), std::runtime_error);
+  EXPECT_EQ(alive.use_count(), 1);
+  engine.run();
+  EXPECT_EQ(ran, 1);
+  engine.schedule_at(3, [&ran] { ++ran; });
+  engine.run();
+  EXPECT_EQ(ran, 2);
+}
+
 TEST(Engine, LargeCapturesStillRun) {
   Engine engine;
   std::vector<int> big(100, 1);

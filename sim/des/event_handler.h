@@ -18,14 +18,17 @@ class EventHandler {
 
   template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, EventHandler>>>
   EventHandler(F&& f) {  // NOLINT(google-explicit-constructor): lambdas convert implicitly
-    using Fn = std::decay_t<F>;
-    static_assert(std::is_invocable_r_v<void, Fn&>, "an event handler is called as void()");
-    if constexpr (fits_inline<Fn>()) {
-      ::new (static_cast<void*>(storage_)) Fn(std::forward<F>(f));
-      ops_ = &kInlineOps<Fn>;
+    construct(std::forward<F>(f));
+  }
+
+  // Replaces the callable with `f`, built in place (no intermediate handler to relocate).
+  template <typename F>
+  void emplace(F&& f) {
+    reset();
+    if constexpr (std::is_same_v<std::decay_t<F>, EventHandler>) {
+      *this = std::forward<F>(f);  // an rvalue handler (copying one does not compile)
     } else {
-      ::new (static_cast<void*>(storage_)) Fn*(new Fn(std::forward<F>(f)));
-      ops_ = &kHeapOps<Fn>;
+      construct(std::forward<F>(f));
     }
   }
 
@@ -57,7 +60,28 @@ class EventHandler {
 
   void operator()() { ops_->invoke(storage_); }
 
+  // Destroys the callable (empty afterwards).
+  void reset() noexcept {
+    if (ops_ != nullptr) {
+      ops_->destroy(storage_);
+      ops_ = nullptr;
+    }
+  }
+
  private:
+  template <typename F>
+  void construct(F&& f) {
+    using Fn = std::decay_t<F>;
+    static_assert(std::is_invocable_r_v<void, Fn&>, "an event handler is called as void()");
+    if constexpr (fits_inline<Fn>()) {
+      ::new (static_cast<void*>(storage_)) Fn(std::forward<F>(f));
+      ops_ = &kInlineOps<Fn>;
+    } else {
+      ::new (static_cast<void*>(storage_)) Fn*(new Fn(std::forward<F>(f)));
+      ops_ = &kHeapOps<Fn>;
+    }
+  }
+
   struct Ops {
     void (*invoke)(void* storage);
     void (*relocate)(void* from, void* to) noexcept;  // move-construct into `to`, destroy `from`
@@ -87,13 +111,6 @@ class EventHandler {
         ::new (to) Fn*(*std::launder(static_cast<Fn**>(from)));
       },
       [](void* s) noexcept { delete *std::launder(static_cast<Fn**>(s)); }};
-
-  void reset() noexcept {
-    if (ops_ != nullptr) {
-      ops_->destroy(storage_);
-      ops_ = nullptr;
-    }
-  }
 
   alignas(std::max_align_t) unsigned char storage_[kInlineBytes];
   const Ops* ops_ = nullptr;
