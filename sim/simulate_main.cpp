@@ -307,6 +307,12 @@ Device resolve_device(const SweepConfig& given, const std::optional<Profile>& me
   if (given.observations.empty()) {
     d.profile = *measured;
     if (given.gpu && measured_gpu && measured_gpu->key != given.gpu->key) {
+      if (!described_model(given.model)) {
+        throw InputError(given.file, given.gpu_line, "gpu",
+                         "moving the profile's times from " + measured_gpu->key + " to " + given.gpu->key +
+                             " goes layer by layer, and trainsim knows the layers of resnet18-cifar, "
+                             "resnet18-imagenet and fashion-cnn only, not of model '" + given.model + "'");
+      }
       d.profile = fit::transfer_profile(*measured, given.model, *measured_gpu, *given.gpu);
       if (!d.config.interconnect) d.config.interconnect = fit::catalog_interconnect(*given.gpu);
     }

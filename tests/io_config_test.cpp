@@ -303,6 +303,22 @@ TEST_F(ConfigTest, AnAliasReadsAsItsAnchorsNode) {
   EXPECT_EQ(c.batch_per_gpu, (std::vector<int64_t>{1, 2}));
 }
 
+// Any model name the profile may hold: the config takes it with its epoch (the profile check,
+// require_for_model, says whether the profile has it).
+TEST_F(ConfigTest, AnyModelWithItsEpochIsTaken) {
+  write("profile.yaml", "schema_version: 1\n");
+  const SweepConfig c = load_sweep_config(write("sweep.yaml",
+                                                "profile: profile.yaml\n"
+                                                "model: my-transformer\n"
+                                                "dataset: {train_samples: 1234}\n"
+                                                "sweep: {strategy: ddp, gpus: [1, 2], batch_per_gpu: 8}\n"));
+  EXPECT_EQ(c.model, "my-transformer");
+  EXPECT_EQ(c.model_line, 2);
+  EXPECT_EQ(c.train_samples, 1234);
+  EXPECT_FALSE(described_model("my-transformer"));
+  EXPECT_TRUE(described_model("fashion-cnn"));
+}
+
 // Nesting is bounded (kMaxDepth), so no file can take the reader's stack or time with depth.
 TEST_F(ConfigTest, ListsNestedDeeperThanTheLimitAreAnError) {
   write("profile.yaml", "schema_version: 1\n");
@@ -509,7 +525,19 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"SectionGivenScalar", "loader: 4\n", 2, "loader", "expected a map, got '4'"},
         BadConfig{"DuplicateKey", "model: resnet18-cifar\nmodel: resnet18-imagenet\n", 3,
                   "model", "duplicate key 'model'"},
-        BadConfig{"UnknownModel", "model: resnet50\n", 2, "model",
+        // Any model the profile holds (issue 14); one trainsim does not know needs its epoch, and
+        // a fit needs a model whose layers it knows.
+        BadConfig{"UnknownModelWithoutItsDataSet", "model: resnet50\n", 2, "model",
+                  "model 'resnet50' is not one trainsim knows the data set of: give its epoch as "
+                  "dataset: {train_samples: N}"},
+        BadConfig{"UnknownModelInAFit",
+                  "model: resnet50\ndataset: {train_samples: 1000}\n"
+                  "observations:\n  - {strategy: ddp, gpus: 1, batch_per_gpu: 32, epoch_s: 5}\n",
+                  2, "model", "unknown model 'resnet50': a fit (observations:) needs a model whose layers"},
+        BadConfig{"EmptyModelName", "model: ''\n", 2, "model", "must name a model"},
+        BadConfig{"UnknownLargeBatchModel",
+                  "sweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\nlarge_batch: {model: resnet50}\n", 3,
+                  "large_batch.model",
                   "unknown model 'resnet50' (expected resnet18-cifar, resnet18-imagenet or fashion-cnn)"},
         // The interconnect cases put a valid sweep (lines 2-5) first; the block starts on line 6.
         BadConfig{"InterconnectNeedsBandwidth",

@@ -190,6 +190,40 @@ TEST_F(SimulateProgram, UnknownKeyIsOneLineWithFileAndLine) {
   expect_one_line_error(simulate(config.string()), "error: " + config.string() + ":6: loadr: ");
 }
 
+// Issue 14: any model the profile holds is simulated, here the fixture's ResNet-18 under another
+// name; a fit or a move to another GPU, which need the model's layers, is refused at its line.
+TEST_F(SimulateProgram, AnyModelTheProfileHoldsIsSimulated) {
+  std::string profile = read_file(kFixtureProfile);
+  const std::string from = "\"resnet18-cifar\":";
+  ASSERT_NE(profile.find(from), std::string::npos);
+  profile.replace(profile.find(from), from.size(), "\"my-net\":");
+  std::ofstream(dir_ / "profile.yaml") << profile;
+  const std::string sweep = "sweep: {strategy: [dp, ddp], gpus: [1, 2], batch_per_gpu: [32, 128]}\n";
+  const fs::path config = write_config("profile: " + (dir_ / "profile.yaml").string() +
+                                       "\nmodel: my-net\ndataset: {train_samples: 20000}\n" + sweep);
+  const ProgramRun run = simulate(config.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("# trainsim predictions: my-net"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("epoch: 20000 samples"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("## Table 1 (ddp)"), std::string::npos) << run.out;
+
+  // The same config with a model the profile lacks: the profile line says what it has.
+  const fs::path other = write_config("profile: " + (dir_ / "profile.yaml").string() +
+                                      "\nmodel: your-net\ndataset: {train_samples: 20000}\n" + sweep);
+  expect_one_line_error(simulate(other.string()),
+                        "error: " + other.string() + ":1: profile: profile " + (dir_ / "profile.yaml").string() +
+                            " has no model 'your-net' (it has: my-net)");
+
+  // Moving a measured H100 profile to a T4 goes layer by layer: not for a model trainsim cannot lay out.
+  std::string h100 = read_file(std::string(TRAINSIM_SOURCE_DIR) + "/reports/nvidia-h100-80gb-hbm3-x1/profile.yaml");
+  ASSERT_NE(h100.find(from), std::string::npos);
+  h100.replace(h100.find(from), from.size(), "\"my-net\":");
+  std::ofstream(dir_ / "h100.yaml") << h100;
+  const fs::path moved = write_config("profile: " + (dir_ / "h100.yaml").string() +
+                                      "\nmodel: my-net\ndataset: {train_samples: 20000}\ngpu: t4\n" + sweep);
+  expect_one_line_error(simulate(moved.string()), "error: " + moved.string() + ":4: gpu: moving the profile's times from ");
+}
+
 TEST_F(SimulateProgram, UnknownStrategyIsOneLineWithFileAndLine) {
   const fs::path config = write_config("profile: " + kFixtureProfile +
                                        "\n"

@@ -69,9 +69,10 @@ int64_t longest_epoch(const SweepConfig& c, int64_t b) {
   return longest;
 }
 
-// Models the simulator knows the layer layout of (models/describe.h: ResNet-18, CIFAR and
+// Models trainsim knows the layer layout and data set of (models/describe.h: ResNet-18, CIFAR and
 // torchvision variants, on CIFAR-10; the small CNN on Fashion-MNIST).
 constexpr const char* kKnownModels[] = {"resnet18-cifar", "resnet18-imagenet", "fashion-cnn"};
+constexpr const char* kKnownModelList = "resnet18-cifar, resnet18-imagenet or fashion-cnn";
 // Training images per epoch of each model's data set when the config has no `dataset:`.
 constexpr int64_t kCifar10TrainSamples = 50000;
 constexpr int64_t kFashionMnistTrainSamples = 60000;
@@ -80,11 +81,17 @@ int64_t default_train_samples(const std::string& model) {
   return model == "fashion-cnn" ? kFashionMnistTrainSamples : kCifar10TrainSamples;
 }
 
+}  // namespace
+
+bool described_model(const std::string& name) {
+  return std::any_of(std::begin(kKnownModels), std::end(kKnownModels), [&](const char* m) { return name == m; });
+}
+
+namespace {
+
 std::string known_model(const Value& value) {
   const std::string name = value.as_string();
-  const bool known = std::any_of(std::begin(kKnownModels), std::end(kKnownModels),
-                                 [&](const char* m) { return name == m; });
-  if (!known) value.fail("unknown model '" + name + "' (expected resnet18-cifar, resnet18-imagenet or fashion-cnn)");
+  if (!described_model(name)) value.fail("unknown model '" + name + "' (expected " + kKnownModelList + ")");
   return name;
 }
 
@@ -498,7 +505,19 @@ SweepConfig load_sweep_config(const std::string& path) {
     for (const Value& item : items) config.held_out.push_back(parse_observation(item, catalog));
   }
 
-  if (auto model = top.optional("model")) config.model = known_model(*model);
+  // Any model the profile holds; the fit (observations:) builds its profile from the model's
+  // layers, which only the known models have.
+  const std::optional<Value> model = top.optional("model");
+  if (model) {
+    config.model = model->as_string();
+    if (config.model.empty()) model->fail("must name a model");
+    config.model_line = model->line();
+  }
+  const bool described = described_model(config.model);
+  if (!described && (observations || config.profile_path.empty())) {
+    model->fail("unknown model '" + config.model + "': a fit (observations:) needs a model whose layers trainsim knows (" +
+                kKnownModelList + "); any other model needs profile: holding it");
+  }
   config.train_samples = default_train_samples(config.model);
 
   std::optional<Value> samples_node;
@@ -506,6 +525,10 @@ SweepConfig load_sweep_config(const std::string& path) {
     const Map map(*dataset, {"train_samples"});
     samples_node = map.optional("train_samples");
     if (samples_node) config.train_samples = samples_node->as_int64(/*min=*/1);
+  }
+  if (!described && !samples_node) {
+    model->fail("model '" + config.model + "' is not one trainsim knows the data set of: give its epoch as "
+                "dataset: {train_samples: N}");
   }
 
   if (auto trainer = top.optional("trainer")) config.trainer = trainer_value(*trainer);

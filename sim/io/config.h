@@ -107,7 +107,8 @@ struct SweepConfig {
   std::optional<CollectivesRequest> collectives;  // `collectives:`: print an nccl-tests table
   // Not a config key: DataParallel's host work per replica when a fit determined it (RunSpec).
   double dp_host_per_replica_s = 0;
-  std::string model = "resnet18-cifar";
+  std::string model = "resnet18-cifar";  // any model the profile holds (described_model: the fit's)
+  int model_line = 0;                     // line of `model:` (0: not given)
   int64_t train_samples = 50000;
   int loader_workers = 2;
   bool persistent_workers = false;  // DataLoader(persistent_workers=...): no start-up per epoch
@@ -170,6 +171,11 @@ SweepConfig load_sweep_config(const std::string& path);
 // Why `gpus` GPUs cannot be simulated: more than `topology`'s nodes hold, or, with no topology
 // (one machine), more than kMaxGpusPerMachine; "" when they can.
 std::string gpu_count_problem(const std::optional<Topology>& topology, int64_t gpus);
+
+// Whether trainsim knows `model`'s layers and data set (resnet18-cifar, resnet18-imagenet,
+// fashion-cnn): what the fit and moving a profile to another GPU need. Any other model is
+// simulated from its profile alone.
+bool described_model(const std::string& model);
 
 // The sweep Q4 is simulated on when large_batch names another model or trainer than the sweep's:
 // the same configurations with that model (its data set's epoch: 50,000 CIFAR-10 images for the
