@@ -201,16 +201,21 @@ class ProfileRun {
                          (cudnn_benchmark ? "on" : "off") + " (--cudnn-benchmark)");
       }
       log("resuming " + out_);
+      resumed_ = !profile_.measurement.command.empty();
     } else {
       if (fs::exists(out_)) log("replacing " + out_ + " (--resume would continue it)");
       profile_.machine = machine;
     }
-    profile_.measurement.command = options_.command;
+    // A resumed profile keeps how its first run measured (command, warm-up, repeats); this run's
+    // command goes into measurement.resumed when it adds cases.
+    if (!resumed_) {
+      profile_.measurement.command = options_.command;
+      profile_.measurement.warmup = plan_.warmup;
+      profile_.measurement.repeats = plan_.repeats;
+      profile_.measurement.quick = options_.quick;
+    }
     profile_.measurement.data =
         options_.data_dir.empty() || data::is_synthetic_dir(options_.data_dir) ? "synthetic" : "cifar10";
-    profile_.measurement.warmup = plan_.warmup;
-    profile_.measurement.repeats = plan_.repeats;
-    profile_.measurement.quick = options_.quick;
     if (device_.is_cuda()) {
       profile_.measurement.cudnn_benchmark = cudnn_benchmark;
       profile_.measurement.tf32_convolutions = at::globalContext().allowTF32CuDNN();
@@ -370,9 +375,12 @@ class ProfileRun {
     std::vector<Case> todo;
     for (size_t i : pending) todo.push_back(cases_[i]);
     Progress progress(todo);
-    // The probe right before the first case; a resumed profile keeps its start (same threads).
-    const bool keep_start = profile_.calibration && profile_.calibration->threads == plan_.threads;
-    const double start_s = keep_start ? profile_.calibration->start_s : time_probe("start");
+    // The probe right before the first case and after the last. A profile that has its calibration
+    // already (a finished earlier run) keeps it: it is the reference its cases were measured at,
+    // and a later run adding cases, perhaps days later on a loaded machine, must not move it. That
+    // run's own probe goes into measurement.resumed.
+    const std::optional<Calibration> earlier = profile_.calibration;
+    const double start_s = earlier ? 0.0 : time_probe("start");
     for (size_t i = 0; i < todo.size(); ++i) {
       log("[" + std::to_string(i + 1) + "/" + std::to_string(todo.size()) + "] " + todo[i].label +
           " (elapsed " + format_duration(progress.elapsed()) + ", left " + progress.left(i) + ")");
@@ -384,16 +392,42 @@ class ProfileRun {
       progress.finished(i, std::chrono::duration<double>(Clock::now() - t0).count());
     }
     release_ddp_communicator();
-    Calibration calibration;
-    calibration.model = profiler::kProbeModel;
-    calibration.batch = profiler::kProbeBatch;
-    calibration.threads = plan_.threads;
-    calibration.start_s = start_s;
-    calibration.end_s = time_probe("end");  // after the last measurement
-    profile_.calibration = calibration;
+    const double end_s = time_probe("end");  // after the last measurement
+    if (resumed_) profile_.measurement.resumed.push_back({options_.command, utc_now_iso8601(), end_s});
+    if (earlier) {
+      note_drift_since(*earlier, end_s);
+    } else {
+      Calibration calibration;
+      calibration.model = profiler::kProbeModel;
+      calibration.batch = profiler::kProbeBatch;
+      calibration.threads = plan_.threads;
+      calibration.start_s = start_s;
+      calibration.end_s = end_s;
+      profile_.calibration = calibration;
+    }
     save();
     log("done in " + format_duration(progress.elapsed()) + ": " + std::to_string(todo.size()) +
         " cases measured; profile " + out_);
+  }
+
+  // How this run's probe compares with the profile's calibration: the cases it added were timed on
+  // a machine that fast.
+  void note_drift_since(const Calibration& earlier, double probe_s) {
+    if (earlier.threads != plan_.threads) {
+      log("note: the profile's calibration probe ran with " + std::to_string(earlier.threads) +
+          " threads, this run with " + std::to_string(plan_.threads) + ": the two probes are not comparable");
+      return;
+    }
+    const double drift = probe_s / earlier.probe_s() - 1;
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "%s: this run's probe %s is %+.1f%% against the profile's calibration (%s, kept)%s",
+                  std::fabs(drift) > 0.1 ? "warning" : "note", format_ms(probe_s).c_str(), 100 * drift,
+                  format_ms(earlier.probe_s()).c_str(),
+                  std::fabs(drift) > 0.1 ? ": the machine's speed differs from when the profile was measured, and "
+                                           "the cases added now carry that difference"
+                                         : "");
+    log(line);
   }
 
   // The calibration probe (profiler/probe.h) with the profile's threads on its device.
@@ -641,6 +675,7 @@ class ProfileRun {
   Device device_;
   ProfilePlan plan_;
   Profile profile_;
+  bool resumed_ = false;  // --resume of a profile an earlier run started: its command is kept
   std::string out_;
   std::string table_path_;
   std::string backend_;

@@ -79,6 +79,8 @@ Profile make_profile() {
   p.machine.threads = 16;
 
   p.measurement.command = "measure --device cuda --out 'reports/x'";
+  p.measurement.resumed = {{"measure --resume --models \"b\"", "2024-05-02T08:00:00Z", 0.1 + 0.2},
+                           {"measure --resume", "2024-05-03T08:00:00Z", 1.0 / 3.0}};
   p.measurement.data = "synthetic";
   p.measurement.warmup = 3;
   p.measurement.repeats = 7;
@@ -249,6 +251,12 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
   EXPECT_EQ(a.measurement.cudnn_benchmark, b.measurement.cudnn_benchmark);
   EXPECT_EQ(a.measurement.tf32_convolutions, b.measurement.tf32_convolutions);
   EXPECT_EQ(a.measurement.tf32_matmul, b.measurement.tf32_matmul);
+  ASSERT_EQ(a.measurement.resumed.size(), b.measurement.resumed.size());
+  for (size_t i = 0; i < a.measurement.resumed.size(); ++i) {
+    EXPECT_EQ(a.measurement.resumed[i].command, b.measurement.resumed[i].command);
+    EXPECT_EQ(a.measurement.resumed[i].date, b.measurement.resumed[i].date);
+    EXPECT_EQ(a.measurement.resumed[i].probe_s, b.measurement.resumed[i].probe_s);  // exact round trip
+  }
 
   ASSERT_EQ(a.models.size(), b.models.size());
   for (const auto& [key, x] : a.models) {
@@ -680,6 +688,12 @@ INSTANTIATE_TEST_SUITE_P(
                    "noise_scale: 400}\n    samples:\n      - {examples: 100, window_examples: 100, train_loss: 2, "
                    "train_accuracy: 0.1, test_accuracy: -1}\n",
                    "examples: 100,", "training[0].samples[0].noise_scale", ""},
+        BadProfile{"ResumedRunWithoutAProbe", "  quick: true\n",
+                   "  quick: true\n  resumed:\n    - {command: \"measure --resume\", date: \"2024\", probe_s: 0}\n",
+                   "probe_s: 0}", "measurement.resumed[0].probe_s", "must be > 0, got '0'"},
+        BadProfile{"ResumedRunWithoutItsCommand", "  quick: true\n",
+                   "  quick: true\n  resumed:\n    - {date: \"2024\", probe_s: 0.5}\n",
+                   "probe_s: 0.5}", "measurement.resumed[0].command", "missing required key 'command'"},
         BadProfile{"CalibrationZeroProbe", "training:\n",
                    "calibration: {model: \"resnet18-cifar\", batch: 32, threads: 1, start_s: 0, end_s: 0.9}\ntraining:\n",
                    "calibration:", "calibration.start_s", "must be > 0, got '0'"},

@@ -134,9 +134,18 @@ TEST_F(MeasureEndToEnd, WritesAFullProfileAndResumesOnlyWhatIsMissing) {
     EXPECT_GE(*p.startup_s, 0.0);
   }
   EXPECT_EQ(second.loader.points[0].startup_s, std::optional<double>(0.0));  // inline: nothing to start
-  // The resumed run keeps the first run's start probe and times a new end probe.
+  // The resumed run keeps the first run's calibration and command (the reference its cases were
+  // measured at: a run adding cases later must not move it) and records its own command and probe.
   ASSERT_TRUE(second.calibration.has_value());
   EXPECT_EQ(second.calibration->start_s, first.calibration->start_s);
+  EXPECT_EQ(second.calibration->end_s, first.calibration->end_s);
+  EXPECT_EQ(second.measurement.command, first.measurement.command);
+  EXPECT_TRUE(first.measurement.resumed.empty());
+  ASSERT_EQ(second.measurement.resumed.size(), 1u);
+  EXPECT_NE(second.measurement.resumed[0].command.find("--resume"), std::string::npos);
+  EXPECT_FALSE(second.measurement.resumed[0].date.empty());
+  EXPECT_GT(second.measurement.resumed[0].probe_s, 0.0);
+  EXPECT_NE(stderr_.find("against the profile's calibration"), std::string::npos) << stderr_;
 
   EXPECT_EQ(second.collectives.backend, "gloo");
   EXPECT_EQ(second.collectives.source, "nccl-tests:" + kLog);

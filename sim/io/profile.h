@@ -34,8 +34,18 @@ struct MachineInfo {
 };
 
 // How the measurement was taken (for humans and for --resume).
+// A later `measure --resume` run that added cases to a profile: its command line, when it ended,
+// and the calibration probe timed then. The profile's `calibration` stays the first run's (the
+// reference its cases were measured at); this probe says how fast the machine was for the added
+// cases.
+struct ResumedRun {
+  std::string command;
+  std::string date;      // ISO 8601 UTC, when the run ended
+  double probe_s = 0;    // the calibration probe after its last case, > 0
+};
+
 struct MeasurementInfo {
-  std::string command;  // the command line that produced the profile
+  std::string command;  // the command line that produced the profile (its first run)
   std::string data;     // "synthetic" or "cifar10" (real files)
   int warmup = 0;       // warm-up iterations before timing
   int repeats = 0;      // timed repeats; the median is recorded
@@ -47,6 +57,7 @@ struct MeasurementInfo {
   std::optional<bool> cudnn_benchmark;
   std::optional<bool> tf32_convolutions;
   std::optional<bool> tf32_matmul;
+  std::vector<ResumedRun> resumed;  // later runs that added cases, in order; empty: none
 };
 
 // One parameter tensor, in the model's registration (parameters()) order.

@@ -84,7 +84,7 @@ MachineInfo parse_machine(const Value& value) {
 
 MeasurementInfo parse_measurement(const Value& value) {
   const Map map(value, {"command", "data", "warmup", "repeats", "quick", "cudnn_benchmark",
-                        "tf32_convolutions", "tf32_matmul"});
+                        "tf32_convolutions", "tf32_matmul", "resumed"});
   MeasurementInfo m;
   m.command = map.required("command").as_string();
   m.data = map.required("data").as_string();
@@ -95,6 +95,18 @@ MeasurementInfo parse_measurement(const Value& value) {
                             std::pair{"tf32_convolutions", &m.tf32_convolutions},
                             std::pair{"tf32_matmul", &m.tf32_matmul}}) {
     if (auto v = map.optional(key)) *field = v->as_bool();
+  }
+  if (auto resumed = map.optional("resumed")) {
+    for (const Value& item : resumed->as_list()) {
+      const Map run(item, {"command", "date", "probe_s"});
+      ResumedRun r;
+      r.command = run.required("command").as_string();
+      r.date = run.required("date").as_string();
+      const Value probe = run.required("probe_s");
+      r.probe_s = probe.as_double(kNonNegative);
+      if (r.probe_s <= 0) probe.fail("must be > 0, got " + probe.describe());
+      m.resumed.push_back(std::move(r));
+    }
   }
   return m;
 }

@@ -127,6 +127,11 @@ void write_measurement(YamlText& y, const MeasurementInfo& m) {
   flag("cudnn_benchmark", m.cudnn_benchmark);
   flag("tf32_convolutions", m.tf32_convolutions);
   flag("tf32_matmul", m.tf32_matmul);
+  if (m.resumed.empty()) return;
+  y.line(1, "resumed:");
+  for (const ResumedRun& r : m.resumed) {
+    y.line(2, "- {command: " + quote(r.command) + ", date: " + quote(r.date) + ", probe_s: " + format_double(r.probe_s) + "}");
+  }
 }
 
 void write_layer(YamlText& y, const LayerProfile& layer) {
