@@ -11,6 +11,7 @@
 #include <string>
 
 #include "io/atomic_write.h"
+#include "temp_dir.h"
 
 namespace trainsim {
 namespace {
@@ -19,12 +20,6 @@ namespace fs = std::filesystem;
 
 class AtomicWrite : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "trainsim-atomic-write-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   static std::string read(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -33,7 +28,8 @@ class AtomicWrite : public ::testing::Test {
     return s.str();
   }
 
-  fs::path dir_;
+  ::trainsim::testing::TempDir temp_{"trainsim-atomic-write"};
+  fs::path dir_ = temp_.path();
 };
 
 TEST_F(AtomicWrite, ReplacesTheFileWithMode0644AndLeavesNothingElse) {

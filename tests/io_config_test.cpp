@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -11,6 +10,7 @@
 
 #include "io/config.h"
 #include "io/errors.h"
+#include "temp_dir.h"
 
 namespace trainsim {
 namespace {
@@ -20,13 +20,6 @@ namespace fs = std::filesystem;
 // A fresh folder per test, removed afterwards.
 class ConfigTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    // mkdtemp: a parameterised test's name holds a '/', which once left a folder per case behind.
-    std::string pattern = (fs::temp_directory_path() / "trainsim-io-config-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp " + pattern + " failed");
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // Writes `text` to dir/relative and returns the full path.
   std::string write(const std::string& relative, const std::string& text) {
@@ -47,7 +40,8 @@ class ConfigTest : public ::testing::Test {
     return InputError("", 0, "", "");
   }
 
-  fs::path dir_;
+  ::trainsim::testing::TempDir temp_{"trainsim-io-config"};
+  fs::path dir_ = temp_.path();
 };
 
 TEST_F(ConfigTest, ToStringNamesEachStrategy) {

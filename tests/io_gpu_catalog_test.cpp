@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -13,6 +12,7 @@
 
 #include "io/errors.h"
 #include "io/gpu_catalog.h"
+#include "temp_dir.h"
 
 namespace trainsim {
 namespace {
@@ -136,13 +136,6 @@ TEST(GpuCatalog, ListNamesEveryGpuAndTheCatalog) {
 // A fresh folder per test, removed afterwards.
 class BadCatalogTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    // mkdtemp: a parameterised test's name holds a '/', which once left a folder per case behind.
-    std::string pattern = (fs::temp_directory_path() / "trainsim-io-gpu-catalog-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp " + pattern + " failed");
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   std::string write(const std::string& text) {
     const fs::path path = dir_ / "gpus.yaml";
@@ -150,7 +143,8 @@ class BadCatalogTest : public ::testing::Test {
     return path.string();
   }
 
-  fs::path dir_;
+  ::trainsim::testing::TempDir temp_{"trainsim-io-gpu-catalog"};
+  fs::path dir_ = temp_.path();
 };
 
 // One valid entry; the cases below change one line of it (numbers: the file's lines).

@@ -9,10 +9,10 @@
 #include <limits>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 #include "io/errors.h"
 #include "io/profile_io.h"
+#include "temp_dir.h"
 
 namespace trainsim {
 namespace {
@@ -37,25 +37,14 @@ int line_of(const std::string& text, const std::string& needle) {
 
 class ProfileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = std::string(info->test_suite_name()) + "-" + info->name();
-    for (char& c : name) {
-      if (c == '/') c = '_';
-    }
-    dir_ = fs::temp_directory_path() / ("trainsim-io-profile-" + std::to_string(::getpid()) + "-" + name);
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   std::string write(const std::string& relative, const std::string& text) {
     const fs::path path = dir_ / relative;
     std::ofstream(path, std::ios::binary) << text;
     return path.string();
   }
 
-  fs::path dir_;
+  ::trainsim::testing::TempDir temp_{"trainsim-io-profile"};
+  fs::path dir_ = temp_.path();
 };
 
 // A small profile exercising every field: 2 layers, 3 batches, curves, awkward doubles and

@@ -15,6 +15,7 @@
 
 #include "gloo_required.h"
 #include "io/profile_io.h"
+#include "temp_dir.h"
 
 namespace trainsim {
 namespace {
@@ -48,12 +49,6 @@ struct ProgramRun {
 
 class LargeBatchCli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "trainsim-lb-cli-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   ProgramRun run(const std::string& program, const std::string& args) const {
     const fs::path out = dir_ / "stdout.txt";
@@ -100,7 +95,8 @@ class LargeBatchCli : public ::testing::Test {
     }
   }
 
-  fs::path dir_;
+  ::trainsim::testing::TempDir temp_{"trainsim-lb-cli"};
+  fs::path dir_ = temp_.path();
 };
 
 TEST_F(LargeBatchCli, BaselineReplacesTheCurveInAProfileThatSimulateUses) {

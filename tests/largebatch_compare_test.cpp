@@ -2,7 +2,6 @@
 // whose predictions are known by hand: a baseline with an enormous noise scale scales perfectly
 // (E_B = E_0), so the prediction at any batch is the baseline's own curve.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <cmath>
 #include <filesystem>
@@ -11,6 +10,7 @@
 
 #include "io/profile_io.h"
 #include "largebatch/compare.h"
+#include "temp_dir.h"
 
 namespace trainsim::measure {
 namespace {
@@ -20,12 +20,8 @@ namespace fs = std::filesystem;
 class CompareTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "trainsim-lb-compare-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
     fs::create_directories(dir_ / "runs");
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // A run's file as `measure baseline --profile` writes it: machine, measurement, one curve.
   void write_run(const std::string& name, int64_t batch, const std::vector<double>& losses,
@@ -69,7 +65,8 @@ class CompareTest : public ::testing::Test {
     return o;
   }
 
-  fs::path dir_;
+  ::trainsim::testing::TempDir temp_{"trainsim-lb-compare"};
+  fs::path dir_ = temp_.path();
 };
 
 TEST_F(CompareTest, ErrorsAgainstHandComputedPredictions) {

@@ -14,6 +14,7 @@
 
 #include "gloo_required.h"
 #include "io/profile_io.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -36,11 +37,8 @@ std::string read_file(const std::string& path) {
 class MeasureEndToEnd : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "measure-e2e-XXXXXX").string();
-    dir_ = mkdtemp(pattern.data());
     profile_ = dir_ + "/cpu-test/profile.yaml";
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // Runs measure with `flags` (and --pytorch off unless they name --pytorch); returns its exit
   // status, stderr in stderr_.
@@ -53,7 +51,8 @@ class MeasureEndToEnd : public ::testing::Test {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
 
-  std::string dir_;
+  ::trainsim::testing::TempDir temp_{"measure-e2e"};
+  std::string dir_ = temp_.path().string();
   std::string profile_;
   std::string stderr_;
 };

@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -21,6 +20,7 @@
 #include "report/compare.h"
 #include "report/gnuplot.h"
 #include "report/plots.h"
+#include "temp_dir.h"
 
 namespace trainsim::report {
 namespace {
@@ -521,15 +521,6 @@ std::vector<std::string> csv_cells(const std::string& line) {
 
 class CompareProgram : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("trainsim_compare_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Runs `ENV simulate ARGS`, capturing stdout and stderr.
   ProgramRun simulate(const std::string& args, const std::string& env = "") const {
     const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
@@ -557,7 +548,8 @@ class CompareProgram : public ::testing::Test {
     EXPECT_TRUE(run.out.empty()) << run.out;
   }
 
-  fs::path dir_;
+  ::trainsim::testing::TempDir temp_{"trainsim-compare"};
+  fs::path dir_ = temp_.path();
 };
 
 TEST_F(CompareProgram, FixtureReportHasTablesListsAndTheMapeLineLast) {

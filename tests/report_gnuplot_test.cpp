@@ -4,11 +4,11 @@
 
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "temp_dir.h"
 
 namespace {
 
@@ -18,13 +18,8 @@ using trainsim::report::run_gnuplot;
 
 class Gnuplot : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "trainsim-gnuplot-test-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string dir_;
+  ::trainsim::testing::TempDir temp_{"trainsim-gnuplot-test"};
+  std::string dir_ = temp_.path().string();
 };
 
 TEST_F(Gnuplot, DrawsInItsFolderAndReportsAFailingScript) {

@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "report/csv.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -47,15 +47,6 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 class SimulateProgram : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("trainsim_report_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Runs `simulate ARGS` (ARGS already shell-quoted where needed), capturing stdout and stderr.
   ProgramRun simulate(const std::string& args) const {
     const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
@@ -85,7 +76,8 @@ class SimulateProgram : public ::testing::Test {
     EXPECT_TRUE(run.out.empty()) << run.out;
   }
 
-  fs::path dir_;
+  ::trainsim::testing::TempDir temp_{"trainsim-report"};
+  fs::path dir_ = temp_.path();
 };
 
 TEST_F(SimulateProgram, PrintsEveryTableForTheFixtureSweep) {

@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,6 +22,7 @@
 #include "report/plots.h"
 #include "report/report.h"
 #include "train/sync_batchnorm.h"
+#include "temp_dir.h"
 
 namespace trainsim::report {
 namespace {
@@ -232,14 +232,6 @@ struct ProgramRun {
 
 class Q4Program : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("trainsim_q4_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   ProgramRun simulate(const std::string& args) const {
     const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
     const std::string command =
@@ -260,7 +252,8 @@ class Q4Program : public ::testing::Test {
     return path.string();
   }
 
-  fs::path dir_;
+  ::trainsim::testing::TempDir temp_{"trainsim-q4"};
+  fs::path dir_ = temp_.path();
 };
 
 TEST_F(Q4Program, FixtureSweepPrintsQ4AndSyncBatchNorm) {
