@@ -80,8 +80,14 @@ if command -v gnuplot > /dev/null; then
   done
 fi
 last=$(tail -n 1 "$work/stdout")
+if [ -n "${TRAINSIM_SANITIZED:-}" ] && [ "$expected_runs" = 5 ] \
+   && grep -q "^- ddp:2:8 (pytorch, .*the profile cannot predict it: .*less than half the sum of its timed parts" \
+        "$work/out/report.md"; then
+  # A sanitizer build's C++ timings are of instrumented code (tests/CMakeLists.txt).
+  expected_runs=4
+fi
 [[ $last =~ ^MAPE\ epoch_s:\ [0-9]+\.[0-9]%\ over\ ${expected_runs}\ runs$ ]] || fail "last line: '$last'"
-if [ -n "$python" ]; then
+if [ -n "$python" ] && [ "$expected_runs" = 5 ]; then
   grep -q '^MAPE epoch_s (pytorch, 2 ranks): ' "$work/stdout" || fail "no pytorch MAPE line: $(cat "$work/stdout")"
 fi
 echo "e2e: profile, $expected_runs runs and the comparison report produced; $last"

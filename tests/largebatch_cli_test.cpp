@@ -220,7 +220,8 @@ TEST_F(LargeBatchCli, BaselineFashionCnnReadsAnIdxFolder) {
                             " --profile " + profile.string();
   const ProgramRun r = run(kMeasure, "baseline" + flags + " --data " + data.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const TrainingCurve& c = load_profile(profile.string()).training.at(0);
+  const Profile written = load_profile(profile.string());  // a reference into a temporary dangled (ASan)
+  const TrainingCurve& c = written.training.at(0);
   EXPECT_EQ(c.data, "synthetic");
   EXPECT_EQ(c.train_samples, 40);
 
