@@ -419,7 +419,7 @@ class ProfileRun {
       return;
     }
     const double drift = probe_s / earlier.probe_s() - 1;
-    char line[256];
+    char line[512];
     std::snprintf(line, sizeof line,
                   "%s: this run's probe %s is %+.1f%% against the profile's calibration (%s, kept)%s",
                   std::fabs(drift) > 0.1 ? "warning" : "note", format_ms(probe_s).c_str(), 100 * drift,

@@ -4,9 +4,10 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
-#include <limits>
 #include <exception>
+#include <limits>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "des/time.h"
@@ -88,7 +89,13 @@ std::vector<SimResult> run_sweep(const Profile& profile, const SweepConfig& conf
   };
   std::vector<std::thread> helpers;
   const size_t helper_count = std::min<size_t>(n, static_cast<size_t>(std::max(threads, 1))) - (n > 0 ? 1 : 0);
-  for (size_t t = 0; t < helper_count; ++t) helpers.emplace_back(work, false);
+  for (size_t t = 0; t < helper_count; ++t) {
+    try {
+      helpers.emplace_back(work, false);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had (a process or container limit): the others do the work
+    }
+  }
   work(true);
   for (std::thread& helper : helpers) helper.join();
   for (const std::exception_ptr& error : errors) {
