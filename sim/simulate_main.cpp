@@ -310,8 +310,8 @@ Device resolve_device(const SweepConfig& given, const std::optional<Profile>& me
       if (!described_model(given.model)) {
         throw InputError(given.file, given.gpu_line, "gpu",
                          "moving the profile's times from " + measured_gpu->key + " to " + given.gpu->key +
-                             " goes layer by layer, and trainsim knows the layers of resnet18-cifar, "
-                             "resnet18-imagenet and fashion-cnn only, not of model '" + given.model + "'");
+                             " goes layer by layer, and trainsim knows the layers of " + kDescribedModels +
+                             " only, not of model '" + given.model + "'");
       }
       d.profile = fit::transfer_profile(*measured, given.model, *measured_gpu, *given.gpu);
       if (!d.config.interconnect) d.config.interconnect = fit::catalog_interconnect(*given.gpu);

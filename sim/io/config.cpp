@@ -72,7 +72,6 @@ int64_t longest_epoch(const SweepConfig& c, int64_t b) {
 // Models trainsim knows the layer layout and data set of (models/describe.h: ResNet-18, CIFAR and
 // torchvision variants, on CIFAR-10; the small CNN on Fashion-MNIST).
 constexpr const char* kKnownModels[] = {"resnet18-cifar", "resnet18-imagenet", "fashion-cnn"};
-constexpr const char* kKnownModelList = "resnet18-cifar, resnet18-imagenet or fashion-cnn";
 // Training images per epoch of each model's data set when the config has no `dataset:`.
 constexpr int64_t kCifar10TrainSamples = 50000;
 constexpr int64_t kFashionMnistTrainSamples = 60000;
@@ -83,6 +82,8 @@ int64_t default_train_samples(const std::string& model) {
 
 }  // namespace
 
+const char* const kDescribedModels = "resnet18-cifar, resnet18-imagenet or fashion-cnn";
+
 bool described_model(const std::string& name) {
   return std::any_of(std::begin(kKnownModels), std::end(kKnownModels), [&](const char* m) { return name == m; });
 }
@@ -91,7 +92,7 @@ namespace {
 
 std::string known_model(const Value& value) {
   const std::string name = value.as_string();
-  if (!described_model(name)) value.fail("unknown model '" + name + "' (expected " + kKnownModelList + ")");
+  if (!described_model(name)) value.fail("unknown model '" + name + "' (expected " + kDescribedModels + ")");
   return name;
 }
 
@@ -516,7 +517,7 @@ SweepConfig load_sweep_config(const std::string& path) {
   const bool described = described_model(config.model);
   if (!described && (observations || config.profile_path.empty())) {
     model->fail("unknown model '" + config.model + "': a fit (observations:) needs a model whose layers trainsim knows (" +
-                kKnownModelList + "); any other model needs profile: holding it");
+                kDescribedModels + "); any other model needs profile: holding it");
   }
   config.train_samples = default_train_samples(config.model);
 

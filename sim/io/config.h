@@ -176,6 +176,8 @@ std::string gpu_count_problem(const std::optional<Topology>& topology, int64_t g
 // fashion-cnn): what the fit and moving a profile to another GPU need. Any other model is
 // simulated from its profile alone.
 bool described_model(const std::string& model);
+// Those models, for messages: "resnet18-cifar, resnet18-imagenet or fashion-cnn".
+extern const char* const kDescribedModels;
 
 // The sweep Q4 is simulated on when large_batch names another model or trainer than the sweep's:
 // the same configurations with that model (its data set's epoch: 50,000 CIFAR-10 images for the

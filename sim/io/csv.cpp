@@ -41,7 +41,7 @@ std::vector<std::string> split_line(const std::string& line, const std::string& 
 }
 
 std::string field(const std::string& text) {
-  const bool needs_quotes = text.find_first_of(",\"") != std::string::npos ||
+  const bool needs_quotes = text.find_first_of(",\"\r\n") != std::string::npos ||
                             (!text.empty() && trim(text).size() != text.size());
   if (!needs_quotes) return text;
   std::string out = "\"";

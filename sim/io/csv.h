@@ -13,8 +13,9 @@ namespace trainsim::csv {
 // "row".
 std::vector<std::string> split_line(const std::string& line, const std::string& file, int line_number);
 
-// `text` as one field: quoted (inner quotes doubled) where it holds a comma, a quote, or a
-// leading or trailing space or tab; as it is otherwise.
+// `text` as one field: quoted (inner quotes doubled) where it holds a comma, a quote, a line
+// break, or a leading or trailing space or tab; as it is otherwise. Both programs' CSV writers
+// (runs.csv, predictions.csv) quote through it.
 std::string field(const std::string& text);
 
 // `text` without its leading and trailing spaces and tabs.

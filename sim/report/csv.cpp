@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "io/csv.h"
+
 namespace trainsim::report {
 namespace {
 
@@ -10,17 +12,6 @@ std::string number(double value) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.9g", value);
   return buffer;
-}
-
-// RFC 4180: quote a field holding a comma, quote or line break; double the quotes inside.
-std::string text(const std::string& value) {
-  if (value.find_first_of(",\"\r\n") == std::string::npos) return value;
-  std::string out = "\"";
-  for (char ch : value) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + "\"";
 }
 
 std::string boolean(bool value) { return value ? "true" : "false"; }
@@ -66,7 +57,7 @@ std::string format_predictions_csv(const std::vector<SimResult>& results, const 
         number(r.device_memory_bytes / kGib),
         std::to_string(r.spec.loader_workers),
         std::to_string(r.spec.train_samples),
-        text(model),
+        csv::field(model),
         r.runnable ? boolean(r.extrapolated) : "",
         r.runnable ? std::to_string(r.simulated_iterations) : "",
         q4 ? optional_number(q4->prediction.loss_at_k) : "",
@@ -75,7 +66,7 @@ std::string format_predictions_csv(const std::vector<SimResult>& results, const 
         q4 ? optional_number(q4->prediction.efficiency) : "",
         timed(r.sync_bn_s),
         r.spec.test_pass ? timed(r.test_s) : "",
-        text(r.not_runnable),
+        csv::field(r.not_runnable),
         to_string(r.spec.trainer),
         boolean(r.runnable),
     };
