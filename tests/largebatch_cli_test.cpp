@@ -157,6 +157,25 @@ TEST_F(LargeBatchCli, BaselineSamplesInsideTheEpochs) {
   EXPECT_EQ(b.samples[6].noise_scale, b.epochs[1].noise_scale);
 }
 
+// eps_max every step (--curvature-every 1) puts the parameters, gradients and BatchNorm statistics
+// back after each measurement: the training is the same as with it off, to the bit.
+TEST_F(LargeBatchCli, BaselineCurvatureLeavesTrainingUnchanged) {
+  const std::string tiny = " --model fashion-cnn" + kTinyBaseline + " --epochs 2";
+  const ProgramRun off = run(kMeasure, "baseline" + tiny + " --curvature-every 0 --profile " + (dir_ / "a.yaml").string());
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  const ProgramRun on = run(kMeasure, "baseline" + tiny + " --curvature-every 1 --profile " + (dir_ / "b.yaml").string());
+  ASSERT_EQ(on.exit_code, 0) << on.err;
+  const TrainingCurve a = load_profile((dir_ / "a.yaml").string()).training.at(0);
+  const TrainingCurve b = load_profile((dir_ / "b.yaml").string()).training.at(0);
+  ASSERT_EQ(b.epochs.size(), 2u);
+  for (size_t e = 0; e < 2; ++e) {
+    EXPECT_EQ(a.epochs[e].train_loss, b.epochs[e].train_loss);
+    EXPECT_EQ(a.epochs[e].test_accuracy, b.epochs[e].test_accuracy);
+    EXPECT_EQ(a.epochs[e].noise_scale, b.epochs[e].noise_scale);
+    EXPECT_EQ(a.epochs[e].max_lr, 0);  // not measured
+  }
+}
+
 TEST_F(LargeBatchCli, BaselineCreatesAMissingProfile) {
   const fs::path profile = dir_ / "new" / "profile.yaml";
   const ProgramRun r = run(kMeasure, "baseline" + kTinyBaseline + " --epochs 1 --profile " + profile.string());
@@ -194,6 +213,9 @@ TEST_F(LargeBatchCli, BaselineTrainsTheFashionCnnOnRealFashionMnist) {
   EXPECT_GT(c.epochs[0].train_accuracy, 0.30);
   EXPECT_LT(c.epochs[0].train_accuracy, 0.60);
   EXPECT_GT(c.epochs[0].noise_scale, 0);
+  // eps_max every 4th step (the default): 0.078 when this was written (lr 0.1 sits at x_0 ~ 1.4).
+  EXPECT_GT(c.epochs[0].max_lr, 0.02);
+  EXPECT_LT(c.epochs[0].max_lr, 0.3);
 }
 
 // A Fashion-MNIST folder of generated IDX files with the SYNTHETIC marker is labelled synthetic; a
@@ -238,7 +260,10 @@ TEST_F(LargeBatchCli, BaselineUnderDdpUsesThePerRankGradient) {
   const fs::path profile = dir_ / "profile.yaml";
   const ProgramRun r = run(kMeasure, "baseline" + kTinyBaseline + " --gpus 2 --epochs 1 --profile " + profile.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  expect_tiny_curve(curve_of(load_profile(profile.string())), 16, 1);  // B_small = 32 / 2 ranks
+  const Profile written = load_profile(profile.string());
+  const TrainingCurve& c = curve_of(written);
+  expect_tiny_curve(c, 16, 1);  // B_small = 32 / 2 ranks
+  EXPECT_EQ(c.epochs[0].max_lr, 0);  // eps_max is measured on one device only
 }
 
 TEST_F(LargeBatchCli, BaselineBadFlagsExit2WithOneLine) {
@@ -247,7 +272,8 @@ TEST_F(LargeBatchCli, BaselineBadFlagsExit2WithOneLine) {
         std::string(" --gpus 2 --micro-batches 2"), std::string(" --train-samples 16"),
         std::string(" --ema-decay 1"), std::string(" --model vgg"), std::string(" --noise-scale maybe"),
         std::string(" --evals-per-epoch 0"), std::string(" --evals-per-epoch 101"), std::string(" --optimizer adam"),
-        std::string(" --optimizer lars --lars-eta 0")}) {
+        std::string(" --optimizer lars --lars-eta 0"), std::string(" --curvature-every -1"),
+        std::string(" --gpus 2 --curvature-every 2")}) {
     const ProgramRun r = run(kMeasure, "baseline" + kTinyBaseline + flags + " --profile " + (dir_ / "p.yaml").string());
     EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
     EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << flags << ": " << r.err;

@@ -126,6 +126,46 @@ TEST(MicroBatchBackward, BadArguments) {
                std::invalid_argument);
 }
 
+// Linear regression's loss is exactly quadratic, H_C = (2 / n) X_C^T X_C on the batch C, so the
+// finite difference is exact (to rounding): g^T H_C g = (2 / n) |X_C g|^2 for any g the step left.
+TEST(GradientCurvature, ExactOnAQuadraticAndLeavesTheModelAsItWas) {
+  const Regression data;
+  auto model = data.make_model();
+  const auto params = model->parameters();
+  // The step's gradient, on examples 0..15; the curvature's batch, examples 16..31.
+  model->zero_grad();
+  mse(model)(data.x.slice(0, 0, 16), data.y.slice(0, 0, 16)).backward();
+  const Tensor g = model->weight.grad().clone();
+  const Tensor w = model->weight.detach().clone();
+  const Tensor xc = data.x.slice(0, 16, 32);
+  // A stand-in for BatchNorm's running statistics, which every forward pass moves.
+  Tensor running = torch::zeros({3}, torch::kFloat64);
+  const MeanLoss counting = [&](const Tensor& inputs, const Tensor& targets) {
+    running.add_(1);
+    return mse(model)(inputs, targets);
+  };
+
+  const auto c = gradient_curvature(params, {running}, counting, xc, data.y.slice(0, 16, 32), 4);
+  ASSERT_TRUE(c.has_value());
+  const double expected = 2.0 / 16 * xc.matmul(g.t()).square().sum().item<double>();
+  EXPECT_NEAR(c->grad_hessian_grad, expected, 1e-6 * expected);
+  EXPECT_NEAR(c->grad_sq_norm, g.square().sum().item<double>(), 1e-12);
+  EXPECT_TRUE(torch::equal(model->weight.detach(), w));
+  EXPECT_TRUE(torch::equal(model->weight.grad(), g));
+  EXPECT_TRUE(torch::equal(running, torch::zeros({3}, torch::kFloat64)));
+}
+
+TEST(GradientCurvature, NoGradientNoMeasurement) {
+  const Regression data;
+  auto model = data.make_model();
+  model->zero_grad();
+  mse(model)(data.x.slice(0, 0, 4), data.y.slice(0, 0, 4)).backward();
+  model->weight.mutable_grad().zero_();
+  EXPECT_FALSE(gradient_curvature(model->parameters(), {}, mse(model), data.x.slice(0, 4, 8),
+                                  data.y.slice(0, 4, 8), 2)
+                   .has_value());
+}
+
 // The estimator's averages over many steps against the exact values. Tolerance: 5%. Measured
 // spread (relative standard deviation over other sampling seeds of these set-ups): micro-batches,
 // 4000 steps, 8 seeds: 0.8% for |G|^2 and 0.6% for tr(Sigma); DDP, 3000 steps, 6 seeds: 1.2% and

@@ -324,6 +324,48 @@ TEST(LargeBatchModel, SqrtRuleNearTheTunedLearningRate) {
   EXPECT_TRUE(model(4, 0.9, LrRule::kSqrt, flat_noise_curve(100)).predict(2048).no_progress);
 }
 
+// The fixture at B_noise 200 with eps_max measured: max_lr on every epoch.
+TrainingCurve measured_curvature_curve(double eps_max) {
+  TrainingCurve c = flat_noise_curve(200);
+  for (EpochPoint& e : c.epochs) e.max_lr = eps_max;
+  return c;
+}
+
+// With eps_max measured, x = lr (1 + B_n/B) / eps_max and the baseline's own x_0 = lr_0 (1 +
+// B_n/B_0) / eps_max replaces the assumption x_0 = 1; the rate is (B_n + B_0)/(B_n + B)
+// (2x - x^2)/(2x_0 - x_0^2).
+TEST(LargeBatchModel, MeasuredMaxLrReplacesTheTunedAssumption) {
+  // eps_max = lr_0 (1 + 200/128) = 0.25625 makes x_0 = 1: the same predictions as without it.
+  const double tuned = 0.1 * (1 + 200.0 / 128);
+  const LargeBatchPrediction assumed = model(4, 0.9, LrRule::kConstant, flat_noise_curve(200)).predict(328);
+  const LargeBatchPrediction measured =
+      model(4, 0.9, LrRule::kConstant, measured_curvature_curve(tuned)).predict(328);
+  EXPECT_NEAR(*measured.baseline_examples_at_k, *assumed.baseline_examples_at_k, 1e-9);
+  // eps_max 0.2: x_0 = 0.1 (1 + 200/128) / 0.2 = 1.28125; at 328, x = 0.1 (1 + 200/328) / 0.2 = 0.80488.
+  const double x0 = 0.1 * (1 + 200.0 / 128) / 0.2;
+  const double x = 0.1 * (1 + 200.0 / 328) / 0.2;
+  const double r = 328.0 / 528 * (2 * x - x * x) / (2 * x0 - x0 * x0);
+  const LargeBatchPrediction p = model(4, 0.9, LrRule::kConstant, measured_curvature_curve(0.2)).predict(328);
+  EXPECT_NEAR(*p.baseline_examples_at_k, 4000 * r, 1e-6);
+  EXPECT_NEAR(*p.examples_to_target, 2000 / r, 1e-6);
+  // The baseline batch still reproduces the baseline (x = x_0).
+  const LargeBatchPrediction base = model(4, 0.9, LrRule::kConstant, measured_curvature_curve(0.2)).predict(128);
+  EXPECT_NEAR(*base.baseline_examples_at_k, 4000, 1e-6);
+  // linear at 2x: x = 0.2 (1 + 200/256) / 0.2 = 1.78 < 2 trains; eps_max 0.15 puts it at 2.38: no progress.
+  EXPECT_FALSE(model(4, 0.9, LrRule::kLinear, measured_curvature_curve(0.2)).predict(256).no_progress);
+  EXPECT_TRUE(model(4, 0.9, LrRule::kLinear, measured_curvature_curve(0.15)).predict(256).no_progress);
+}
+
+TEST(LargeBatchModel, MeasuredMaxLrThatContradictsTheBaselineFallsBackToTheAssumption) {
+  // eps_max 0.1: x_0 = 0.1 (1 + 200/128) / 0.1 = 2.56, past the bound where the baseline made
+  // progress: the measurement contradicts the step equation there, so the baseline's lr is taken
+  // as tuned (the predictions without eps_max).
+  const LargeBatchPrediction assumed = model(4, 0.9, LrRule::kConstant, flat_noise_curve(200)).predict(328);
+  const LargeBatchPrediction p = model(4, 0.9, LrRule::kConstant, measured_curvature_curve(0.1)).predict(328);
+  EXPECT_FALSE(p.no_progress);
+  EXPECT_NEAR(*p.baseline_examples_at_k, *assumed.baseline_examples_at_k, 1e-9);
+}
+
 TEST(LargeBatchModel, RejectsBadSettings) {
   EXPECT_THROW(model(0, std::nullopt, LrRule::kLinear), std::invalid_argument);
   EXPECT_THROW(model(1, 0.0, LrRule::kLinear), std::invalid_argument);

@@ -122,5 +122,32 @@ TEST(GradientNoiseEstimator, SyntheticGaussianGradientsGiveKnownNoiseScale) {
   EXPECT_NEAR(big_sq_sum / kSteps, kGradSq + kTrace / kBig, 0.05 * kGradSq);
 }
 
+// eps_max = avg |g|^2 / avg g^T H g: with g^T H g = |g|^2 / eps every step the ratio is eps
+// whatever the norms; a non-positive curvature average has no finite best lr.
+TEST(CurvatureEstimator, RatioOfTheAveragesAndNoneWhileCurvatureIsNotPositive) {
+  CurvatureEstimator none;
+  EXPECT_FALSE(none.max_lr().has_value());
+  CurvatureEstimator c(0.9);
+  for (double sq : {1.0, 4.0, 0.5, 9.0}) c.add(sq, sq / 0.25);
+  ASSERT_TRUE(c.max_lr().has_value());
+  EXPECT_NEAR(*c.max_lr(), 0.25, 1e-12);
+  EXPECT_EQ(c.measurements(), 4);
+  CurvatureEstimator concave(0.5);
+  concave.add(1.0, -2.0);
+  EXPECT_FALSE(concave.max_lr().has_value());
+  concave.add(1.0, 4.0);  // uncorrected averages 0.5 (0.5 * 1) + 0.5 * 1 = 0.75 and 0.5 (0.5 * -2) + 0.5 * 4 = 1.5
+  ASSERT_TRUE(concave.max_lr().has_value());
+  EXPECT_NEAR(*concave.max_lr(), 0.5, 1e-12);
+}
+
+TEST(CurvatureEstimator, RejectsBadInput) {
+  EXPECT_THROW(CurvatureEstimator(1.0), std::invalid_argument);
+  EXPECT_THROW(CurvatureEstimator(-0.1), std::invalid_argument);
+  CurvatureEstimator c;
+  EXPECT_THROW(c.add(-1, 1), std::invalid_argument);
+  EXPECT_THROW(c.add(1, NAN), std::invalid_argument);
+  EXPECT_THROW(c.add(INFINITY, 1), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace trainsim

@@ -146,10 +146,11 @@ void print_curve(const TrainingCurve& c, const std::string& path) {
   std::printf("baseline: %s, batch %lld (B_small %lld), %lld samples per epoch (%s), lr %g (%s), written to %s\n",
               c.model.c_str(), static_cast<long long>(c.batch), static_cast<long long>(c.small_batch),
               static_cast<long long>(c.train_samples), c.data.c_str(), c.lr, c.lr_rule.c_str(), path.c_str());
-  std::printf("  epoch  train_loss  train_acc  test_acc     |G|^2   tr(Sigma)  B_noise\n");
+  std::printf("  epoch  train_loss  train_acc  test_acc     |G|^2   tr(Sigma)  B_noise  eps_max\n");
   for (const auto& p : c.epochs) {
-    std::printf("  %5d  %10.4f  %9.4f  %8.4f  %8.4g  %10.4g  %7.1f\n", p.epoch, p.train_loss, p.train_accuracy,
-                p.test_accuracy, p.grad_sq_norm, p.trace_sigma, p.noise_scale);
+    std::printf("  %5d  %10.4f  %9.4f  %8.4f  %8.4g  %10.4g  %7.1f  %s\n", p.epoch, p.train_loss, p.train_accuracy,
+                p.test_accuracy, p.grad_sq_norm, p.trace_sigma, p.noise_scale,
+                p.max_lr > 0 ? std::to_string(p.max_lr).c_str() : "-");
   }
 }
 
@@ -203,6 +204,16 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
   validate(schedule);
 
   GradientNoiseEstimator noise(o.ema_decay);
+  // eps_max every curvature_every-th step, its averages' memory in steps the noise scale's.
+  const bool measure_curvature = !ddp && o.curvature_every > 0;
+  CurvatureEstimator curvature(measure_curvature ? std::pow(o.ema_decay, static_cast<double>(o.curvature_every))
+                                                 : o.ema_decay);
+  const std::vector<torch::Tensor> buffers = model.module().buffers();
+  const MeanLoss plain_loss = [&](const torch::Tensor& x, const torch::Tensor& y) {
+    return torch::nn::functional::cross_entropy(model.forward(x), y);
+  };
+  torch::Tensor previous_images;  // the last full batch: the curvature's batch, independent of the step's
+  torch::Tensor previous_labels;
   TrainingCurve curve;
   curve.model = o.model;
   curve.data = data_label(o);
@@ -291,6 +302,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       if (!std::isfinite(sample.train_loss)) return;  // diverged: the epoch's end stops the run
       absorb_norms();
       sample.noise_scale = noise.noise_scale().value_or(0);
+      sample.max_lr = curvature.max_lr().value_or(0);
       curve.samples.push_back(sample);
     };
     while (auto batch = loader.next()) {
@@ -331,6 +343,17 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
           big_sq.push_back(norms->big_sq_norm);
           small_size = norms->small_batch;
           big_size = norms->big_batch;
+        }
+        if (measure_curvature && b == o.batch) {
+          if (previous_images.defined() && step % o.curvature_every == 0) {
+            const auto measured =
+                gradient_curvature(params, buffers, plain_loss, previous_images, previous_labels, o.micro_batches);
+            if (measured && std::isfinite(measured->grad_hessian_grad)) {
+              curvature.add(measured->grad_sq_norm, measured->grad_hessian_grad);
+            }
+          }
+          previous_images = images;
+          previous_labels = labels;
         }
       }
       if (o.optimizer == "lars") lars_step(params, o.lars_eta, o.weight_decay);
@@ -381,14 +404,15 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     point.grad_sq_norm = noise_scale ? noise.grad_sq_norm() : 0;
     point.trace_sigma = noise_scale ? noise.trace_sigma() : 0;
     point.noise_scale = noise_scale.value_or(0);
+    point.max_lr = curvature.max_lr().value_or(0);
     curve.epochs.push_back(point);
     if (o.evals_per_epoch > 1) add_sample(sums, /*epoch_end=*/true, point.test_accuracy);
     if (show_progress) {
       std::fprintf(stderr,
                    "baseline: epoch %d/%d done in %.1f s: train loss %.4f, train accuracy %.4f, test accuracy %.4f, "
-                   "|G|^2 %.4g, tr(Sigma) %.4g, B_noise %.1f\n",
+                   "|G|^2 %.4g, tr(Sigma) %.4g, B_noise %.1f, eps_max %.4g\n",
                    epoch + 1, o.epochs, seconds_since(run_start), point.train_loss, point.train_accuracy,
-                   point.test_accuracy, point.grad_sq_norm, point.trace_sigma, point.noise_scale);
+                   point.test_accuracy, point.grad_sq_norm, point.trace_sigma, point.noise_scale, point.max_lr);
     }
     if (epoch_done) epoch_done(curve);
   }

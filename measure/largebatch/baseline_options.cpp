@@ -37,6 +37,7 @@ struct RawOptions {
   std::string optimizer;
   double lars_eta = 0;
   double ema_decay = 0;
+  int64_t curvature_every = 0;
   std::string noise_scale;
   std::string profile_path;
   std::string machine;
@@ -90,6 +91,9 @@ po::options_description baseline_flags(RawOptions& raw) {
     ("lars-eta", po::value(&raw.lars_eta)->default_value(d.lars_eta), "lars: the trust coefficient")
     ("ema-decay", po::value(&raw.ema_decay)->default_value(d.ema_decay),
        "decay of the moving averages of |G|^2 and tr(Sigma) (0.99: about 200 steps)")
+    ("curvature-every", po::value(&raw.curvature_every)->default_value(d.curvature_every),
+       "one device: every N-th step also measures eps_max = |G|^2 / G^T H G, the largest useful lr "
+       "(two more forward and backward passes on the previous step's batch); 0: off")
     ("noise-scale", po::value(&raw.noise_scale)->default_value("required"),
        "required: an epoch whose noise scale is not measurable (the |G|^2 or tr(Sigma) average not "
        "positive) stops the run; best-effort: it is recorded as 0 with a warning (large-batch runs "
@@ -168,6 +172,7 @@ BaselineOptions validated(const RawOptions& raw, const po::variables_map& vm) {
     throw UsageError("--ema-decay: " + std::to_string(raw.ema_decay) + " is not in [0, 1)");
   }
   o.ema_decay = raw.ema_decay;
+  o.curvature_every = bounded_int("curvature-every", raw.curvature_every, 0);
   if (raw.noise_scale != "required" && raw.noise_scale != "best-effort") {
     throw UsageError("--noise-scale: '" + raw.noise_scale + "' is not one of required, best-effort");
   }
@@ -177,6 +182,11 @@ BaselineOptions validated(const RawOptions& raw, const po::variables_map& vm) {
   o.quiet = vm.count("quiet") > 0;
 
   if (o.gpus >= 2) {
+    if (vm.count("curvature-every") && !vm["curvature-every"].defaulted() && o.curvature_every > 0) {
+      throw UsageError("--curvature-every: eps_max is measured on one device only, not with --gpus " +
+                       std::to_string(o.gpus));
+    }
+    o.curvature_every = 0;
     if (o.micro_batches_given) {
       throw UsageError("--micro-batches: with --gpus " + std::to_string(o.gpus) +
                        " the noise scale uses each rank's gradient (B_small = the per-rank batch) instead");

@@ -42,6 +42,9 @@ struct BaselineOptions {
   std::string optimizer = "sgd";
   double lars_eta = 0.001;               // You et al.'s trust coefficient
   double ema_decay = 0.99;               // of the noise-scale averages
+  // One device: every N-th step also measures eps_max = |G|^2 / G^T H G (two more forward and
+  // backward passes on the previous step's batch); 0: not measured. Not under DDP.
+  int64_t curvature_every = 4;
   // false (--noise-scale best-effort): an epoch whose noise scale is not measurable is recorded
   // with |G|^2, tr(Sigma) and B_noise 0 and a warning instead of stopping the run (runs past the
   // critical batch, whose curves are compared, not used for predictions).

@@ -1,5 +1,6 @@
 #include "largebatch/gradient_noise.h"
 
+#include <cmath>
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -81,6 +82,67 @@ GradientNorms ddp_backward(const std::vector<torch::Tensor>& params, Distributed
   norms.small_batch = rank_batch;
   norms.big_batch = rank_batch * world_size;
   return norms;
+}
+
+std::optional<GradientCurvature> gradient_curvature(const std::vector<torch::Tensor>& params,
+                                                    const std::vector<torch::Tensor>& buffers,
+                                                    const MeanLoss& mean_loss, const torch::Tensor& inputs,
+                                                    const torch::Tensor& targets, int64_t micro_batches) {
+  std::vector<torch::Tensor> step_grad(params.size());
+  std::vector<torch::Tensor> saved_params(params.size());
+  std::vector<torch::Tensor> saved_buffers;
+  double grad_sq = 0;
+  double param_sq = 0;
+  {
+    torch::NoGradGuard no_grad;
+    for (size_t j = 0; j < params.size(); ++j) {
+      saved_params[j] = params[j].detach().clone();
+      if (params[j].grad().defined()) step_grad[j] = params[j].grad().detach().clone();
+    }
+    for (const auto& b : buffers) saved_buffers.push_back(b.detach().clone());
+    grad_sq = gradient_sq_norm(params).item<double>();
+    auto theta_sq = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(inputs.device()));
+    for (const auto& p : params) theta_sq += p.detach().square().sum(torch::kFloat64);
+    param_sq = theta_sq.item<double>();
+  }
+  if (!(grad_sq > 0) || !(param_sq > 0) || !std::isfinite(grad_sq)) return std::nullopt;
+  const double grad_norm = std::sqrt(grad_sq);
+  const double h = kCurvatureStep * std::sqrt(param_sq);
+
+  // grad L(theta) on the other batch, then grad L(theta + h v).
+  micro_batch_backward(params, mean_loss, inputs, targets, micro_batches);
+  std::vector<torch::Tensor> grad_at_theta(params.size());
+  {
+    torch::NoGradGuard no_grad;
+    for (size_t j = 0; j < params.size(); ++j) {
+      if (params[j].grad().defined()) grad_at_theta[j] = params[j].grad().detach().clone();
+      if (step_grad[j].defined()) params[j].add_(step_grad[j], h / grad_norm);
+    }
+  }
+  micro_batch_backward(params, mean_loss, inputs, targets, micro_batches);
+  auto directional = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(inputs.device()));
+  {
+    torch::NoGradGuard no_grad;
+    for (size_t j = 0; j < params.size(); ++j) {
+      if (step_grad[j].defined() && grad_at_theta[j].defined() && params[j].grad().defined()) {
+        directional += (step_grad[j].to(torch::kFloat64) *
+                        (params[j].grad().to(torch::kFloat64) - grad_at_theta[j].to(torch::kFloat64)))
+                           .sum();
+      }
+      params[j].copy_(saved_params[j]);
+      if (step_grad[j].defined()) {
+        params[j].mutable_grad().copy_(step_grad[j]);
+      } else if (params[j].grad().defined()) {
+        params[j].mutable_grad().zero_();
+      }
+    }
+    for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(saved_buffers[i]);
+  }
+  // g . (delta grad) / (h |g|) = v . H v |g|, times |g| again: g^T H g.
+  GradientCurvature result;
+  result.grad_sq_norm = grad_sq;
+  result.grad_hessian_grad = directional.item<double>() * grad_norm / h;
+  return result;
 }
 
 }  // namespace trainsim::measure

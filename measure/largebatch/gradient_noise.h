@@ -56,4 +56,22 @@ std::optional<GradientNorms> micro_batch_backward(const std::vector<torch::Tenso
 GradientNorms ddp_backward(const std::vector<torch::Tensor>& params, DistributedDataParallel& ddp,
                            const torch::Tensor& loss, int64_t rank_batch, int world_size);
 
+// The curvature of the loss along the current gradient, for eps_max = |g|^2 / g^T H g
+// (trainsim::CurvatureEstimator). g is the gradient the parameters hold on entry (the step's);
+// H is measured on another batch (`inputs`, `targets`, as independent of g as the caller can
+// make it) by a finite difference of its gradient, computed as micro_batch_backward does:
+//   g^T H g ~ |g|^2 v . (grad L(theta + h v) - grad L(theta)) / h,   v = g / |g|,
+// h = kCurvatureStep |theta|. Two forward and backward passes; on return the parameters, their
+// gradients and `buffers` (BatchNorm's running statistics, which the passes update) are as on
+// entry. Returns {|g|^2, g^T H g}; nullopt when g or theta is 0.
+struct GradientCurvature {
+  double grad_sq_norm = 0;
+  double grad_hessian_grad = 0;
+};
+constexpr double kCurvatureStep = 1e-3;
+std::optional<GradientCurvature> gradient_curvature(const std::vector<torch::Tensor>& params,
+                                                    const std::vector<torch::Tensor>& buffers,
+                                                    const MeanLoss& mean_loss, const torch::Tensor& inputs,
+                                                    const torch::Tensor& targets, int64_t micro_batches);
+
 }  // namespace trainsim::measure

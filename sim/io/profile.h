@@ -190,6 +190,9 @@ struct EpochPoint {
   double grad_sq_norm = 0;         // EMA estimate of |G|^2 at the end of the epoch
   double trace_sigma = 0;          // EMA estimate of tr(Sigma) at the end of the epoch
   double noise_scale = 0;          // B_simple = trace_sigma / grad_sq_norm
+  // eps_max = |G|^2 / G^T H G of the moving averages at the end of the epoch (CurvatureEstimator):
+  // the largest useful plain-SGD lr; 0 when not measured (optional on disk).
+  double max_lr = 0;
 };
 
 // A point inside the baseline run (measure baseline --evals-per-epoch K): the training loss and
@@ -202,6 +205,7 @@ struct CurveSample {
   double train_accuracy = 0;       // fraction in [0, 1], over the window
   double test_accuracy = -1;       // fraction in [0, 1] at `examples`; -1 when not evaluated
   double noise_scale = 0;          // B_simple of the moving averages at `examples`; 0: not measurable
+  double max_lr = 0;               // eps_max of the moving averages at `examples`; 0: not measured
 };
 
 struct TrainingCurve {

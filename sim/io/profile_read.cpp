@@ -349,7 +349,7 @@ double parse_test_accuracy(const Value& value) {
 
 EpochPoint parse_epoch_point(const Value& value) {
   const Map map(value, {"epoch", "examples", "train_loss", "train_accuracy", "test_accuracy",
-                        "grad_sq_norm", "trace_sigma", "noise_scale"});
+                        "grad_sq_norm", "trace_sigma", "noise_scale", "max_lr"});
   EpochPoint p;
   p.epoch = map.required("epoch").as_int(/*min=*/1);
   p.examples = parse_examples(map.required("examples"));
@@ -359,11 +359,13 @@ EpochPoint parse_epoch_point(const Value& value) {
   p.grad_sq_norm = map.required("grad_sq_norm").as_double(kNonNegative);
   p.trace_sigma = map.required("trace_sigma").as_double(kNonNegative);
   p.noise_scale = map.required("noise_scale").as_double(kNonNegative);
+  if (auto v = map.optional("max_lr")) p.max_lr = v->as_double(kNonNegative);
   return p;
 }
 
 CurveSample parse_curve_sample(const Value& value) {
-  const Map map(value, {"examples", "window_examples", "train_loss", "train_accuracy", "test_accuracy", "noise_scale"});
+  const Map map(value, {"examples", "window_examples", "train_loss", "train_accuracy", "test_accuracy", "noise_scale",
+                        "max_lr"});
   CurveSample s;
   s.examples = parse_examples(map.required("examples"));
   const Value window = map.required("window_examples");
@@ -375,6 +377,7 @@ CurveSample parse_curve_sample(const Value& value) {
   s.train_accuracy = parse_fraction(map.required("train_accuracy"));
   s.test_accuracy = parse_test_accuracy(map.required("test_accuracy"));
   s.noise_scale = map.required("noise_scale").as_double(kNonNegative);
+  if (auto v = map.optional("max_lr")) s.max_lr = v->as_double(kNonNegative);
   return s;
 }
 

@@ -303,7 +303,8 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
                     ", test_accuracy: " + format_double(e.test_accuracy) +
                     ", grad_sq_norm: " + format_double(e.grad_sq_norm) +
                     ", trace_sigma: " + format_double(e.trace_sigma) +
-                    ", noise_scale: " + format_double(e.noise_scale) + "}");
+                    ", noise_scale: " + format_double(e.noise_scale) +
+                    (e.max_lr > 0 ? ", max_lr: " + format_double(e.max_lr) : std::string()) + "}");
     }
     if (c.samples.empty()) continue;
     y.line(2, "samples:");
@@ -312,7 +313,8 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
                     ", train_loss: " + format_double(s.train_loss) +
                     ", train_accuracy: " + format_double(s.train_accuracy) +
                     ", test_accuracy: " + format_double(s.test_accuracy) +
-                    ", noise_scale: " + format_double(s.noise_scale) + "}");
+                    ", noise_scale: " + format_double(s.noise_scale) +
+                    (s.max_lr > 0 ? ", max_lr: " + format_double(s.max_lr) : std::string()) + "}");
     }
   }
 }

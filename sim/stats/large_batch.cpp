@@ -60,8 +60,9 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
     if (s.examples > first_epoch) break;
     add_window(s.examples, s.window_examples, s.train_loss, s.train_accuracy);
     if (s.test_accuracy >= 0 && s.examples < first_epoch) test_accuracy_.push_back({s.examples, s.test_accuracy});
-    if (s.noise_scale > 0 && s.examples >= noise_from && s.examples < first_epoch) {
-      noise_scale_.push_back({s.examples, s.noise_scale});
+    if (s.examples >= noise_from && s.examples < first_epoch) {
+      if (s.noise_scale > 0) noise_scale_.push_back({s.examples, s.noise_scale});
+      if (s.max_lr > 0) max_lr_.push_back({s.examples, s.max_lr});
     }
     previous = s.examples;
   }
@@ -69,6 +70,7 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
     if (e.examples > previous) add_window(e.examples, e.examples - previous, e.train_loss, e.train_accuracy);
     if (e.test_accuracy >= 0) test_accuracy_.push_back({e.examples, e.test_accuracy});
     if (e.noise_scale > 0) noise_scale_.push_back({e.examples, e.noise_scale});
+    if (e.max_lr > 0) max_lr_.push_back({e.examples, e.max_lr});
     previous = e.examples;
   }
   if (test_accuracy_.size() == 1) test_accuracy_.clear();  // never evaluated
@@ -101,6 +103,11 @@ BaselineCurve::Point BaselineCurve::at(double examples) const {
 
 double BaselineCurve::noise_scale_at(double examples) const {
   return interpolate(noise_scale_, std::clamp(examples, 0.0, last_examples()));
+}
+
+std::optional<double> BaselineCurve::max_lr_at(double examples) const {
+  if (max_lr_.empty()) return std::nullopt;
+  return interpolate(max_lr_, std::clamp(examples, 0.0, last_examples()));
 }
 
 std::optional<double> BaselineCurve::examples_to_loss(double loss) const {
@@ -149,9 +156,21 @@ double LargeBatchModel::lr_ratio_at(double examples, double batch) const {
   return ramp >= 1 ? full : 1 + (full - 1) * ramp;
 }
 
-double LargeBatchModel::lr_over_tuned(double examples, double batch, double noise_scale) const {
-  const double b0 = static_cast<double>(baseline_.curve().batch);
-  return lr_ratio_at(examples, batch) * (1 + noise_scale / batch) / (1 + noise_scale / b0);
+double LargeBatchModel::lr_over_tuned(double examples, double batch, double noise_scale,
+                                      double baseline_examples) const {
+  const TrainingCurve& c = baseline_.curve();
+  const double b0 = static_cast<double>(c.batch);
+  // x = (lr_B / lr_0) (1 + B_n/B) / (1 + B_n/B_0) x_0: the rule's lr against the baseline's.
+  return lr_ratio_at(examples, batch) * (1 + noise_scale / batch) / (1 + noise_scale / b0) *
+         baseline_lr_over_tuned(baseline_examples, noise_scale);
+}
+
+double LargeBatchModel::baseline_lr_over_tuned(double baseline_examples, double noise_scale) const {
+  const TrainingCurve& c = baseline_.curve();
+  const auto eps_max = baseline_.max_lr_at(baseline_examples);
+  if (!eps_max || !(c.lr > 0)) return 1;
+  const double x0 = c.lr * (1 + noise_scale / static_cast<double>(c.batch)) / *eps_max;
+  return x0 < kNoProgressLrRatio ? x0 : 1;
 }
 
 LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
@@ -170,16 +189,17 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
 
   // The path E_0(E_B) (McCandlish et al. 2018, "An Empirical Model of Large-Batch Training",
   // section 2): one SGD step of lr eps changes the expected loss by -eps |G|^2 + eps^2/2 (G^T H G +
-  // tr(H Sigma)/B). Its best, at eps_opt(B) = eps_max / (1 + B_n/B), is (1 + B_n/B_0) / (1 + B_n/B)
-  // times the baseline's step (whose lr is taken as tuned: eps_max = lr_0 (1 + B_n/B_0)); another
-  // lr, x = eps / eps_opt(B), makes 2x - x^2 of the best. Per example: dE_0/dE_B =
-  // (B_n + B_0) / (B_n + B) (2x - x^2), with B_n the baseline's noise scale where the path is (it
-  // grows as the loss falls). Past x = 2 the expected loss rises: no progress.
+  // tr(H Sigma)/B). At eps = x eps_opt(B), eps_opt(B) = eps_max / (1 + B_n/B), it is
+  // |G|^2 eps_opt(B) (2x - x^2) / 2. Per example, against the baseline's step at x_0: dE_0/dE_B =
+  // (B_n + B_0) / (B_n + B) (2x - x^2) / (2x_0 - x_0^2), with B_n the baseline's noise scale and
+  // eps_max its measured one where the path is (x_0 = 1 where eps_max was not measured: the
+  // baseline's lr taken as tuned). Past x = 2 the expected loss rises: no progress.
   const auto rate = [&](double e_b, double e_0, double* x_out) {
     const double noise = baseline_.noise_scale_at(e_0);
-    const double x = lr_over_tuned(e_b, b, noise);
+    const double x = lr_over_tuned(e_b, b, noise, e_0);
+    const double x0 = baseline_lr_over_tuned(e_0, noise);
     if (x_out) *x_out = x;
-    return (noise + b0) / (noise + b) * (2 * x - x * x);
+    return (noise + b0) / (noise + b) * (2 * x - x * x) / (2 * x0 - x0 * x0);
   };
   const double h = n / kStepsPerEpoch;
   const std::optional<double> e0_target = baseline_.examples_to_loss(target_loss_);
@@ -274,7 +294,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
       p.target_missing = "not within " + std::to_string(kMaxEpochs) + " epochs";
     }
     // The rule's lr against the tuned one where the target is: a large mismatch slows the path.
-    const double x = lr_over_tuned(p.examples_to_target.value_or(k_examples), b, noise);
+    const double x = lr_over_tuned(p.examples_to_target.value_or(k_examples), b, noise, *e0_target);
     if (x > kLrMismatch || x < 1 / kLrMismatch) {
       p.notes.push_back(rule + " lr at " + batch_text + " is " + short_number(x) +
                         "x the tuned lr at the target (B_noise " + short_number(noise) + "): " +

@@ -41,6 +41,11 @@ class BaselineCurve {
   Point at(double examples) const;
   // at(examples).noise_scale alone (the path's inner loop needs nothing else).
   double noise_scale_at(double examples) const;
+  // eps_max = |G|^2 / G^T H G measured along the curve (`max_lr`, as the noise scale: the samples
+  // in the first epoch once the averages hold kNoiseMemorySteps steps, the epochs after);
+  // nullopt when the curve carries none (a profile from before it was measured).
+  bool has_max_lr() const { return !max_lr_.empty(); }
+  std::optional<double> max_lr_at(double examples) const;
   // The first E at which the loss reaches `loss` (<=); nullopt if it never does.
   std::optional<double> examples_to_loss(double loss) const;
 
@@ -62,7 +67,7 @@ class BaselineCurve {
   TrainingCurve curve_;
   int num_classes_;
   double untrained_loss_;
-  std::vector<Knot> loss_, train_accuracy_, test_accuracy_, noise_scale_;
+  std::vector<Knot> loss_, train_accuracy_, test_accuracy_, noise_scale_, max_lr_;
 };
 
 struct LargeBatchSettings {
@@ -125,8 +130,13 @@ class LargeBatchModel {
  private:
   // lr(B) / lr(B_0) after `examples` at batch B under the settings' rule (warm-up included).
   double lr_ratio_at(double examples, double batch) const;
-  // x: the rule's lr over the tuned lr eps_max / (1 + B_n/B), eps_max = lr_0 (1 + B_n/B_0).
-  double lr_over_tuned(double examples, double batch, double noise_scale) const;
+  // x: the rule's lr after `examples` at `batch` over the tuned lr eps_max / (1 + B_n/B), i.e.
+  // (lr_B/lr_0) (1 + B_n/B) / (1 + B_n/B_0) x_0 with x_0 the baseline's at `baseline_examples` (E_0).
+  double lr_over_tuned(double examples, double batch, double noise_scale, double baseline_examples) const;
+  // x_0: the baseline's own lr over its tuned lr at E_0 (1 without a measured eps_max, and where
+  // the measured one puts it at or past the no-progress bound, which the baseline's own progress
+  // contradicts: there the baseline is taken as tuned).
+  double baseline_lr_over_tuned(double baseline_examples, double noise_scale) const;
 
   BaselineCurve baseline_;
   LargeBatchSettings settings_;

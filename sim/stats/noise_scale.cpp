@@ -53,4 +53,24 @@ std::optional<double> GradientNoiseEstimator::noise_scale() const {
   return trace_sigma_sum_ / grad_sq_norm_sum_;
 }
 
+CurvatureEstimator::CurvatureEstimator(double ema_decay) : decay_(ema_decay) {
+  if (!(ema_decay >= 0 && ema_decay < 1)) {
+    throw std::invalid_argument("CurvatureEstimator: ema_decay must be in [0, 1), got " + std::to_string(ema_decay));
+  }
+}
+
+void CurvatureEstimator::add(double grad_sq_norm, double grad_hessian_grad) {
+  if (!std::isfinite(grad_sq_norm) || grad_sq_norm < 0 || !std::isfinite(grad_hessian_grad)) {
+    throw std::invalid_argument("CurvatureEstimator: |g|^2 must be finite and >= 0 and g^T H g finite");
+  }
+  grad_sq_norm_sum_ = decay_ * grad_sq_norm_sum_ + (1 - decay_) * grad_sq_norm;
+  curvature_sum_ = decay_ * curvature_sum_ + (1 - decay_) * grad_hessian_grad;
+  ++measurements_;
+}
+
+std::optional<double> CurvatureEstimator::max_lr() const {
+  if (measurements_ == 0 || curvature_sum_ <= 0 || grad_sq_norm_sum_ <= 0) return std::nullopt;
+  return grad_sq_norm_sum_ / curvature_sum_;  // the bias corrections cancel
+}
+
 }  // namespace trainsim

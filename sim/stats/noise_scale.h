@@ -58,4 +58,32 @@ class GradientNoiseEstimator {
   double trace_sigma_sum_ = 0;   // uncorrected EMA of tr(Sigma)
 };
 
+// The largest useful learning rate eps_max = |G|^2 / (G^T H G) (McCandlish et al. 2018, eq. 2.6:
+// the best lr at an infinite batch), from moving averages of the batch gradient g the optimiser
+// used and its curvature g^T H g (H measured on another batch, `measure baseline`). Since
+// E|g|^2 = |G|^2 + tr(Sigma)/B and E[g^T H g] = G^T H G + tr(H Sigma)/B, the ratio of the averages
+// is eps_max (1 + B_simple/B) / (1 + B_noise/B): eps_max itself where B_noise = B_simple, which is
+// the large-batch model's assumption already (docs/LARGE_BATCH.md). Kept like
+// GradientNoiseEstimator: two bias-corrected averages, divided only when asked.
+class CurvatureEstimator {
+ public:
+  // ema_decay in [0, 1) per added measurement. Throws std::invalid_argument outside it.
+  explicit CurvatureEstimator(double ema_decay = 0.99);
+
+  // One measurement: |g|^2 and g^T H g (which may be negative where the loss is locally concave).
+  // Throws std::invalid_argument unless both are finite and |g|^2 >= 0.
+  void add(double grad_sq_norm, double grad_hessian_grad);
+
+  int64_t measurements() const { return measurements_; }
+  // eps_max = avg |g|^2 / avg g^T H g; nullopt before the first measurement or while the curvature
+  // average is not positive (no finite best lr along the gradient).
+  std::optional<double> max_lr() const;
+
+ private:
+  double decay_;
+  int64_t measurements_ = 0;
+  double grad_sq_norm_sum_ = 0;
+  double curvature_sum_ = 0;
+};
+
 }  // namespace trainsim
