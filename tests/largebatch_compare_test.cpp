@@ -25,7 +25,8 @@ class CompareTest : public ::testing::Test {
 
   // A run's file as `measure baseline --profile` writes it: machine, measurement, one curve.
   void write_run(const std::string& name, int64_t batch, const std::vector<double>& losses,
-                 const std::vector<double>& test_accuracies, const std::string& optimizer = "sgd") {
+                 const std::vector<double>& test_accuracies, const std::string& optimizer = "sgd",
+                 double max_lr = 0) {
     Profile p;
     p.machine.name = "test-machine";
     p.machine.device_kind = "cpu";
@@ -51,6 +52,7 @@ class CompareTest : public ::testing::Test {
       e.grad_sq_norm = 1e-6;
       e.trace_sigma = 1e3;
       e.noise_scale = 1e9;
+      e.max_lr = max_lr;
       c.epochs.push_back(e);
     }
     p.training.push_back(c);
@@ -116,6 +118,27 @@ TEST_F(CompareTest, ErrorsAgainstHandComputedPredictions) {
   EXPECT_NE(lines.find("epochs-to-target error: 50.0%"), std::string::npos) << lines;
   const std::string report = format_comparison_report(s, options(), "measure largebatch-compare --dir X");
   EXPECT_NE(report.find("| 0 | linear | 512 | 4x | 0.5625 | 0.8000 | -29.7 |"), std::string::npos) << report;
+}
+
+// A baseline with eps_max measured at x_0 = 0.5: a constant lr at 4x the batch is x = x_0 / 4
+// (B_noise 1e9) and makes (2x - x^2) / (2x_0 - x_0^2) = 0.3125 of the baseline's progress per
+// example, against 0.4375 with the lr taken as tuned (x_0 = 1), which assume_tuned_baseline restores.
+TEST_F(CompareTest, MeasuredMaxLrAndTheTunedAssumptionSideBySide) {
+  const double x0 = 0.5;
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8}, "sgd", 0.1 * (1 + 1e9 / 128) / x0);
+  write_run("b512-constant-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  const ComparisonSummary measured = compare_large_batch_runs(options());
+  CompareOptions tuned_options = options();
+  tuned_options.assume_tuned_baseline = true;
+  const ComparisonSummary tuned = compare_large_batch_runs(tuned_options);
+  ASSERT_EQ(measured.runs.size(), 1u);
+  ASSERT_EQ(tuned.runs.size(), 1u);
+  const double e0_measured = *measured.runs[0].predicted.baseline_examples_at_k;
+  const double e0_tuned = *tuned.runs[0].predicted.baseline_examples_at_k;
+  EXPECT_NEAR(e0_measured / e0_tuned, 0.3125 / 0.4375, 1e-6);
+  const std::string report = format_comparison_report(measured, options(), "measure largebatch-compare", &tuned);
+  EXPECT_NE(report.find("## The same with the baselines' lr taken as tuned"), std::string::npos) << report;
+  EXPECT_NE(report.find(" | 0.50 |\n"), std::string::npos) << report;  // x_0 in the baselines' table
 }
 
 TEST_F(CompareTest, MissingBaselineAndInterruptedRunsAreErrorsNamingTheFile) {

@@ -96,6 +96,10 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   for (const auto& [name, path] : found) {
     if (name.batch == o.base_batch && name.rule == LrRule::kConstant && !name.lars) {
       TrainingCurve curve = load_curve(path);
+      if (o.assume_tuned_baseline) {
+        for (EpochPoint& e : curve.epochs) e.max_lr = 0;
+        for (CurveSample& sample : curve.samples) sample.max_lr = 0;
+      }
       if (static_cast<int>(curve.epochs.size()) < o.epochs) {
         throw std::runtime_error(path.string() + ": the baseline has " + std::to_string(curve.epochs.size()) +
                                  " epochs, the comparison needs " + std::to_string(o.epochs));
@@ -239,18 +243,26 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
   return out;
 }
 
-std::string format_comparison_report(const ComparisonSummary& s, const CompareOptions& o, const std::string& command) {
+std::string format_comparison_report(const ComparisonSummary& s, const CompareOptions& o, const std::string& command,
+                                     const ComparisonSummary* assumed_tuned) {
   const std::string k = std::to_string(o.epochs);
   std::string out = "# Large batches on real data: predicted vs measured\n\n";
   out += "Reproduce: `" + command + "` on the runs of `scripts/largebatch-fashion.sh` (docs/LARGE_BATCH.md).\n\n";
   out += "Each seed's baseline (batch " + std::to_string(o.base_batch) +
          ", constant lr) is the only input of the predictions (trainsim_stats, what `simulate` prints as Q4); "
          "every other run is compared with them after " + k + " epochs.\n\n";
-  out += "## Baselines\n\n| seed | data | epoch | train loss | test acc | B_noise |\n|---:|:---|---:|---:|---:|---:|\n";
+  out += "## Baselines\n\neps_max: the largest useful lr |G|^2 / G^T H G measured along the baseline (\"-\": not "
+         "measured); x_0 = lr (1 + B_noise/B_0) / eps_max, the baseline's lr against the tuned one.\n\n"
+         "| seed | data | epoch | train loss | test acc | B_noise | eps_max | x_0 |\n|---:|:---|---:|---:|---:|---:|---:|---:|\n";
   for (size_t i = 0; i < s.baselines.size(); ++i) {
-    for (const auto& p : s.baselines[i].epochs) {
-      out += "| " + std::to_string(s.seeds[i]) + " | " + s.baselines[i].data + " | " + std::to_string(p.epoch) + " | " +
-             fixed(p.train_loss, 4) + " | " + fixed(p.test_accuracy, 4) + " | " + fixed(p.noise_scale, 1) + " |\n";
+    const TrainingCurve& b = s.baselines[i];
+    for (const auto& p : b.epochs) {
+      const bool measured = p.max_lr > 0;
+      const double x0 = measured ? b.lr * (1 + p.noise_scale / static_cast<double>(b.batch)) / p.max_lr : 0;
+      out += "| " + std::to_string(s.seeds[i]) + " | " + b.data + " | " + std::to_string(p.epoch) + " | " +
+             fixed(p.train_loss, 4) + " | " + fixed(p.test_accuracy, 4) + " | " + fixed(p.noise_scale, 1) + " | " +
+             (measured ? fixed(p.max_lr, 4) : std::string("-")) + " | " + (measured ? fixed(x0, 2) : std::string("-")) +
+             " |\n";
     }
   }
   out += "\n## Runs\n\nloss: mean training loss of epoch " + k + "; acc: test accuracy after epoch " + k +
@@ -287,6 +299,23 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
          (s.trained_accuracy_count ? fixed(s.trained_accuracy_error_points, 1) + " points" : std::string("n/a")) +
          " over " + std::to_string(s.trained_accuracy_count) + " runs. Over all runs:\n\n";
   out += format_error_lines(s, o);
+  if (assumed_tuned) {
+    const auto pct = [](int n, double v) { return n ? fixed(v, 1) + "%" : std::string("n/a"); };
+    const auto pts = [](int n, double v) { return n ? fixed(v, 1) + " points" : std::string("n/a"); };
+    out += "\n## The same with the baselines' lr taken as tuned\n\n"
+           "The model before eps_max was measured (x_0 = 1 everywhere), on the same runs: " +
+           std::to_string(assumed_tuned->no_progress_predicted) + " runs predicted to make no progress.\n\n";
+    out += "- loss: " + pct(assumed_tuned->loss_count, assumed_tuned->loss_error_pct) + " over " +
+           std::to_string(assumed_tuned->loss_count) + " runs (over the runs predicted to train: " +
+           pct(assumed_tuned->trained_loss_count, assumed_tuned->trained_loss_error_pct) + " over " +
+           std::to_string(assumed_tuned->trained_loss_count) + ")\n";
+    out += "- accuracy: " + pts(assumed_tuned->accuracy_count, assumed_tuned->accuracy_error_points) + " over " +
+           std::to_string(assumed_tuned->accuracy_count) + " runs (predicted to train: " +
+           pts(assumed_tuned->trained_accuracy_count, assumed_tuned->trained_accuracy_error_points) + " over " +
+           std::to_string(assumed_tuned->trained_accuracy_count) + ")\n";
+    out += "- epochs to target: " + pct(assumed_tuned->epochs_count, assumed_tuned->epochs_error_pct) + " over " +
+           std::to_string(assumed_tuned->epochs_count) + " runs\n";
+  }
   return out;
 }
 
@@ -341,10 +370,13 @@ int largebatch_compare_main(int argc, char** argv) {
   const std::string dir = o.runs_dir;
   o.runs_dir = (fs::path(dir) / "runs").string();
   const ComparisonSummary summary = compare_large_batch_runs(o);
+  CompareOptions tuned = o;
+  tuned.assume_tuned_baseline = true;
+  const ComparisonSummary assumed_tuned = compare_large_batch_runs(tuned);
   const std::string command = "measure " + join_command_line(argc, argv);
   const std::string report = (fs::path(dir) / "report.md").string();
   const std::string csv = (fs::path(dir) / "comparison.csv").string();
-  write_text_atomically(report, format_comparison_report(summary, o, command));
+  write_text_atomically(report, format_comparison_report(summary, o, command, &assumed_tuned));
   write_text_atomically(csv, format_comparison_csv(summary));
   if (!vm.count("quiet")) {
     std::cout << summary.runs.size() << " runs compared with the predictions from " << summary.baselines.size()

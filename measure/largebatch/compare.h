@@ -23,6 +23,9 @@ struct CompareOptions {
   int epochs = 5;                     // k: loss and accuracy after k epochs
   std::optional<double> target_loss;  // default: each seed's baseline loss after epoch 1
   int num_classes = 10;
+  // Ignore the baselines' measured eps_max (max_lr): their lr taken as tuned, as before it was
+  // measured. The report shows both.
+  bool assume_tuned_baseline = false;
 };
 
 struct RunName {
@@ -83,8 +86,9 @@ struct ComparisonSummary {
 // run that is neither complete (k epochs) nor marked failed, or an unreadable curve.
 ComparisonSummary compare_large_batch_runs(const CompareOptions& options);
 
+// `assumed_tuned`: the same comparison with CompareOptions::assume_tuned_baseline, shown beside it.
 std::string format_comparison_report(const ComparisonSummary& summary, const CompareOptions& options,
-                                     const std::string& command);
+                                     const std::string& command, const ComparisonSummary* assumed_tuned = nullptr);
 std::string format_comparison_csv(const ComparisonSummary& summary);
 // The three lines the report ends with: "loss error: X% ...", "accuracy error: X points ...",
 // "epochs-to-target error: X% ...".
