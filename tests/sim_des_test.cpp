@@ -227,6 +227,33 @@ TEST(OpScheduler, OpsAddedWhileRunningStartWhenTheirDependenciesFinish) {
   EXPECT_EQ(ops.end_time(b), 15);
 }
 
+// Released ops are forgotten, ids stay global, and naming a released op as a dependency counts
+// it as done; releasing past an unfinished op is refused.
+TEST(OpScheduler, ReleasedOpsAreForgottenAndCountAsDone) {
+  Engine engine;
+  OpScheduler ops(engine);
+  const ResourceId r = ops.add_resource();
+  const ResourceId s = ops.add_resource();
+  const OpId a = ops.add_op(10, {r}, {});
+  const OpId b = ops.add_op(10, {r, s}, {a});
+  const OpId c = ops.add_op(10, {s}, {b});
+  ops.run_until_done(b);
+  EXPECT_EQ(ops.done_prefix_end(), c);
+  EXPECT_THROW(ops.release_before(c + 1), std::logic_error);
+  ops.release_before(c);
+  EXPECT_EQ(ops.first_op(), c);
+  EXPECT_EQ(ops.op_count(), 3u);
+  EXPECT_EQ(ops.held_ops(), 1u);
+  EXPECT_EQ(ops.held_edges(), 1u);  // a->b went with b; b->c stays while its target c is held
+  EXPECT_EQ(ops.resources(c).size(), 1u);
+  EXPECT_EQ(*ops.resources(c).begin(), s);
+  const OpId d = ops.add_op(5, {r}, {a, c});  // a is released: done; c still pending
+  EXPECT_EQ(d, 3u);
+  ops.run_until_done(d);
+  EXPECT_EQ(ops.start_time(c), 20);
+  EXPECT_EQ(ops.end_time(d), 35);  // after c
+}
+
 TEST(OpScheduler, FastForwardShiftsLaterOpsAndTheClock) {
   Engine engine;
   OpScheduler ops(engine);

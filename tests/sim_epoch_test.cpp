@@ -187,6 +187,51 @@ TEST(DdpGraph, OneNodesRanksGiveTheTimelineOfAllRanks) {
   EXPECT_LT(node_ops * 3, all_ops);  // a quarter of the ranks' ops, plus the shared collectives
 }
 
+// An exact epoch that retires its finished ops as it goes gives the same timeline and holds only
+// the ops in flight: a few iterations' worth, however long the epoch.
+TEST(DdpGraph, RetiringFinishedOpsKeepsTheTimelineAndBoundsTheOpsHeld) {
+  const Profile p = testing::synthetic_profile();
+  const ModelProfile& m = p.models.at("resnet18-cifar");
+  const train::StepModel steps(m, train::fused_loop(m));
+  const hw::CollectiveModel coll(p.collectives, std::nullopt);
+  const auto epoch = [&](int64_t samples, bool retire, std::size_t& held, std::size_t& total, des::OpId& retired) {
+    train::TrainingGraph graph;
+    train::GraphInputs in{m, steps, coll, nullptr};
+    in.gpus = 2;
+    in.batch_per_gpu = 16;
+    in.train_samples = samples;
+    in.workers = 2;
+    in.loader_rate_per_worker = 3000;
+    train::DdpGraph ddp(graph, in);
+    retired = 0;
+    train::RetireOps take;
+    if (retire) {
+      take = [&](des::OpId first, des::OpId last) {
+        EXPECT_EQ(first, retired);  // a prefix at a time, in order, none twice
+        for (des::OpId id = first; id < last; ++id) EXPECT_TRUE(graph.ops.done(id));
+        retired = last;
+      };
+    }
+    train::EpochTimeline t = train::run_epoch(graph, ddp, /*exact=*/true, 0, take);
+    held = graph.ops.held_ops();
+    total = graph.ops.op_count();
+    return t;
+  };
+  std::size_t held = 0, total = 0, held_long = 0, total_long = 0, unused = 0;
+  des::OpId retired = 0, retired_long = 0;
+  const train::EpochTimeline plain = epoch(32768, false, unused, unused, retired);
+  const train::EpochTimeline retiring = epoch(32768, true, held, total, retired);
+  EXPECT_EQ(plain.end, retiring.end);
+  EXPECT_EQ(plain.loop_end, retiring.loop_end);
+  EXPECT_EQ(plain.ready, retiring.ready);
+  EXPECT_GT(retired, total / 2);
+  epoch(8 * 32768, true, held_long, total_long, retired_long);
+  EXPECT_GT(total_long, 7 * total);
+  // What is held at the end is at most kRetireEvery iterations and a few in flight.
+  EXPECT_LT(held_long, total / 1024 * 2 * (train::kRetireEvery + 4));
+  EXPECT_LE(held_long, 2 * held + 16);  // 8x the epoch, about the same held
+}
+
 TEST(SimulateRun, OneGpuHasNoCommunication) {
   const Profile p = fast_loader_profile();
   for (Strategy s : {Strategy::kDp, Strategy::kDdp}) {

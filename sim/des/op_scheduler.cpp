@@ -32,16 +32,15 @@ OpId OpScheduler::add_op(SimTime duration, const ResourceId* resources,
                          int32_t tag, uint32_t label) {
   if (resource_count == 0) throw std::logic_error("an op needs at least one resource");
   if (duration < 0) throw std::logic_error("negative op duration");
-  const OpId id = static_cast<OpId>(ops_.size());
+  const OpId id = static_cast<OpId>(op_count());
   Op op;
   op.duration = duration;
   op.tag = tag;
   op.label = label;
-  op.resource_begin = static_cast<uint32_t>(op_resources_.size());
+  op.resource_begin = resource_base_ + static_cast<uint32_t>(op_resources_.size());
   op.resource_count = static_cast<uint32_t>(resource_count);
   for (std::size_t i = 0; i < resource_count; ++i) {
     if (resources[i] >= resources_.size()) throw std::logic_error("unknown resource");
-    op_resources_.push_back(resources[i]);
     const Resource& res = resources_[resources[i]];
     if (res.pool == kNoPool) continue;
     if (op.pool != kNoPool && op.pool != res.pool) {
@@ -50,21 +49,23 @@ OpId OpScheduler::add_op(SimTime duration, const ResourceId* resources,
     op.pool = res.pool;
     op.demand += res.demand;
   }
+  op_resources_.insert(op_resources_.end(), resources, resources + resource_count);
   for (std::size_t i = 0; i < dep_count; ++i) {
     const OpId dep = deps[i];
     if (dep == kNoOp) continue;
     if (dep >= id) throw std::logic_error("an op may only depend on earlier ops");
-    Op& d = ops_[dep];
+    if (dep < op_base_) continue;  // released: done
+    Op& d = this->op(dep);
     if (d.state == State::kDone) continue;
     ++op.pending_deps;
-    const uint32_t edge = static_cast<uint32_t>(edges_.size());
+    const uint32_t e = edge_base_ + static_cast<uint32_t>(edges_.size());
     edges_.push_back(Edge{id, kNoEdge});
     if (d.last_successor == kNoEdge) {
-      d.first_successor = edge;
+      d.first_successor = e;
     } else {
-      edges_[d.last_successor].next = edge;
+      edge(d.last_successor).next = e;
     }
-    d.last_successor = edge;
+    d.last_successor = e;
   }
   ops_.push_back(op);
   if (ops_.back().pending_deps == 0) {
@@ -75,12 +76,12 @@ OpId OpScheduler::add_op(SimTime duration, const ResourceId* resources,
 }
 
 void OpScheduler::make_ready(OpId id) {
-  ops_[id].state = State::kQueued;
+  op(id).state = State::kQueued;
   for (ResourceId r : resources(id)) resources_[r].queue.push_back(id);
   // Copy the span bounds: starting an op never reallocates op_resources_.
   const ResourceSpan span = resources(id);
   for (ResourceId r : span) {
-    if (ops_[id].state != State::kQueued) break;
+    if (op(id).state != State::kQueued) break;
     try_start_head(r);
   }
 }
@@ -100,7 +101,7 @@ void OpScheduler::try_start_head(ResourceId r) {
 }
 
 void OpScheduler::start(OpId id) {
-  Op& op = ops_[id];
+  Op& op = this->op(id);
   op.state = State::kRunning;
   op.start = engine_.now();
   for (ResourceId r : resources(id)) {
@@ -127,7 +128,7 @@ void OpScheduler::start(OpId id) {
 
 void OpScheduler::advance_pool(Pool& pool) {
   const double done = static_cast<double>(engine_.now() - pool.updated) * pool.rate();
-  for (OpId id : pool.running) ops_[id].remaining = std::max(0.0, ops_[id].remaining - done);
+  for (OpId id : pool.running) op(id).remaining = std::max(0.0, op(id).remaining - done);
   pool.updated = engine_.now();
 }
 
@@ -145,7 +146,7 @@ void OpScheduler::reschedule_pool(uint32_t pool_id) {
   OpId first = kNoOp;
   SimTime first_delay = 0;
   for (OpId id : pool.running) {
-    const double ns = std::ceil(ops_[id].remaining / rate);
+    const double ns = std::ceil(op(id).remaining / rate);
     if (ns >= static_cast<double>(kMaxTime)) throw TimeRangeError(out_of_range_message(ns * 1e-9));
     const auto delay = static_cast<SimTime>(ns);
     if (first == kNoOp || delay < first_delay) {
@@ -159,7 +160,7 @@ void OpScheduler::reschedule_pool(uint32_t pool_id) {
     if (p.generation != generation) return;
     advance_pool(p);
     p.running.erase(std::find(p.running.begin(), p.running.end(), first));
-    p.demand -= ops_[first].demand;
+    p.demand -= op(first).demand;
     if (p.running.empty()) p.demand = 0;  // no drift from repeated += / -=
     reschedule_pool(pool_id);
     finish(first);
@@ -168,7 +169,7 @@ void OpScheduler::reschedule_pool(uint32_t pool_id) {
 }
 
 void OpScheduler::finish(OpId id) {
-  Op& op = ops_[id];
+  Op& op = this->op(id);
   op.state = State::kDone;
   op.end = engine_.now();
   for (ResourceId r : resources(id)) {
@@ -181,9 +182,9 @@ void OpScheduler::finish(OpId id) {
   }
   // Free resources first, so ops already queued on them start before newly ready successors.
   for (ResourceId r : resources(id)) try_start_head(r);
-  for (uint32_t e = ops_[id].first_successor; e != kNoEdge; e = edges_[e].next) {
-    const OpId next = edges_[e].to;
-    if (--ops_[next].pending_deps == 0) make_ready(next);
+  for (uint32_t e = this->op(id).first_successor; e != kNoEdge; e = edge(e).next) {
+    const OpId next = edge(e).to;
+    if (--this->op(next).pending_deps == 0) make_ready(next);
   }
 }
 
@@ -197,12 +198,40 @@ void OpScheduler::drain_instant_ops() {
 }
 
 void OpScheduler::run_until_done(OpId id) {
-  while (ops_[id].state != State::kDone) {
+  while (op(id).state != State::kDone) {
     if (!engine_.step()) {
       throw std::logic_error("op " + std::to_string(id) +
                              " can never run: the event queue is empty (missing dependency?)");
     }
   }
+}
+
+OpId OpScheduler::done_prefix_end() const {
+  std::size_t i = 0;
+  while (i < ops_.size() && ops_[i].state == State::kDone) ++i;
+  return op_base_ + static_cast<OpId>(i);
+}
+
+void OpScheduler::release_before(OpId id) {
+  if (id <= op_base_) return;
+  if (id > done_prefix_end()) {
+    throw std::logic_error("release_before: op " + std::to_string(id) + " is past the ops that are done");
+  }
+  const auto count = static_cast<std::ptrdiff_t>(id - op_base_);
+  // Resource lists are in op order: the released ops' form a prefix.
+  const uint32_t resources_end =
+      id < op_count() ? op(id).resource_begin : resource_base_ + static_cast<uint32_t>(op_resources_.size());
+  op_resources_.erase(op_resources_.begin(), op_resources_.begin() + (resources_end - resource_base_));
+  resource_base_ = resources_end;
+  // Edges are appended when their target is added, so they are in target order; those into
+  // released ops form a prefix (their sources are earlier still). A held op's successors come
+  // after it, so none of its edges is in that prefix.
+  const auto kept = std::lower_bound(edges_.begin(), edges_.end(), id,
+                                     [](const Edge& e, OpId target) { return e.to < target; });
+  edge_base_ += static_cast<uint32_t>(kept - edges_.begin());
+  edges_.erase(edges_.begin(), kept);
+  ops_.erase(ops_.begin(), ops_.begin() + count);
+  op_base_ = id;
 }
 
 void OpScheduler::fast_forward(SimTime delta, int32_t first_tag, int32_t tag_offset) {

@@ -10,6 +10,8 @@
 // sharing resources are queued in the same order on each of them, so this cannot deadlock.
 //
 // Ops can be added while the simulation runs (the training layer builds one iteration ahead).
+// Finished ops can be released in id order (release_before), so a long run holds only the ops
+// still in flight; ids stay the same (an op's id is its global index).
 //
 // Shared pools (processor sharing): a pool has a capacity (e.g. a host's C cores), and a resource
 // may be attached to a pool with a demand (e.g. a CPU rank's compute stream needs T cores, a
@@ -69,20 +71,32 @@ class OpScheduler {
                   label);
   }
 
-  std::size_t op_count() const { return ops_.size(); }
-  std::size_t edge_count() const { return edges_.size(); }  // dependencies added so far
-  bool done(OpId id) const { return ops_[id].state == State::kDone; }
-  SimTime start_time(OpId id) const { return ops_[id].start; }  // -1 until started
-  SimTime end_time(OpId id) const { return ops_[id].end; }      // -1 until done
-  SimTime duration(OpId id) const { return ops_[id].duration; }  // work at full speed
+  // Ops ever added (the next op's id); the ones held are [first_op(), op_count()). The accessors
+  // below take held ids only.
+  std::size_t op_count() const { return op_base_ + ops_.size(); }
+  OpId first_op() const { return op_base_; }
+  std::size_t edge_count() const { return edge_base_ + edges_.size(); }  // dependencies added so far
+  std::size_t held_ops() const { return ops_.size(); }
+  std::size_t held_edges() const { return edges_.size(); }
+  bool done(OpId id) const { return op(id).state == State::kDone; }
+  SimTime start_time(OpId id) const { return op(id).start; }  // -1 until started
+  SimTime end_time(OpId id) const { return op(id).end; }      // -1 until done
+  SimTime duration(OpId id) const { return op(id).duration; }  // work at full speed
   // How long the op held its resources: end - start (> duration when its pool was oversubscribed).
-  SimTime elapsed(OpId id) const { return ops_[id].end - ops_[id].start; }
-  int32_t tag(OpId id) const { return ops_[id].tag; }
-  uint32_t label(OpId id) const { return ops_[id].label; }
+  SimTime elapsed(OpId id) const { return op(id).end - op(id).start; }
+  int32_t tag(OpId id) const { return op(id).tag; }
+  uint32_t label(OpId id) const { return op(id).label; }
   ResourceSpan resources(OpId id) const {
-    const ResourceId* first = op_resources_.data() + ops_[id].resource_begin;
-    return ResourceSpan{first, first + ops_[id].resource_count};
+    const ResourceId* first = op_resources_.data() + (op(id).resource_begin - resource_base_);
+    return ResourceSpan{first, first + op(id).resource_count};
   }
+
+  // The first held op that is not done (op_count() when all are): [first_op(), it) may be released.
+  OpId done_prefix_end() const;
+  // Forgets the ops [first_op(), id), which must all be done (std::logic_error otherwise), with
+  // their resource lists and dependency edges. A later op may still name one as a dependency
+  // (it counts as done).
+  void release_before(OpId id);
 
   // Runs the engine until `id` is done. Throws std::logic_error if the event queue empties first
   // (the op can never run: a missing dependency).
@@ -95,6 +109,7 @@ class OpScheduler {
   void fast_forward(SimTime delta, int32_t first_tag, int32_t tag_offset);
 
   Engine& engine() { return engine_; }
+  const Engine& engine() const { return engine_; }
 
  private:
   enum class State : uint8_t { kWaiting, kQueued, kRunning, kDone };
@@ -136,6 +151,10 @@ class OpScheduler {
   };
   static constexpr uint32_t kNoEdge = UINT32_MAX;
 
+  Op& op(OpId id) { return ops_[id - op_base_]; }
+  const Op& op(OpId id) const { return ops_[id - op_base_]; }
+  Edge& edge(uint32_t e) { return edges_[e - edge_base_]; }
+
   void make_ready(OpId id);
   void try_start_head(ResourceId r);
   void start(OpId id);
@@ -151,6 +170,9 @@ class OpScheduler {
   std::vector<Edge> edges_;
   std::vector<Resource> resources_;
   std::vector<Pool> pools_;
+  OpId op_base_ = 0;           // ids below it are released
+  uint32_t resource_base_ = 0;  // global index of op_resources_[0] (Op::resource_begin is global)
+  uint32_t edge_base_ = 0;      // global index of edges_[0] (edge links are global)
   std::vector<OpId> instant_;  // zero-duration ops started but not yet finished (FIFO)
   std::size_t instant_head_ = 0;
   bool draining_ = false;

@@ -186,6 +186,12 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   const std::string batch_text = times(b / b0) + " the baseline batch (" + std::to_string(c.batch) + ")";
   const std::string rule = to_string(settings_.lr_rule);
   const std::string measured = std::to_string(c.epochs.back().epoch) + " epochs measured";
+  if (baseline_.first_epoch_untrained()) {
+    p.notes.push_back("the baseline did not train in its first epoch (mean loss " +
+                      short_number(c.epochs.front().train_loss) + " >= the untrained " +
+                      short_number(baseline_.untrained_loss()) + "): a curve that stalls at its start is "
+                      "a poor baseline; predictions from it are unreliable");
+  }
 
   // The path E_0(E_B) (McCandlish et al. 2018, "An Empirical Model of Large-Batch Training",
   // section 2): one SGD step of lr eps changes the expected loss by -eps |G|^2 + eps^2/2 (G^T H G +

@@ -52,6 +52,10 @@ class BaselineCurve {
   const TrainingCurve& curve() const { return curve_; }
   double last_examples() const { return curve_.epochs.back().examples; }
   double untrained_loss() const { return untrained_loss_; }  // ln(C)
+  // The first epoch's mean loss is at or above the untrained model's ln(C): the baseline did not
+  // train in it (e.g. an lr at the edge of stability that kept it at chance), so the curve is a
+  // poor stand-in for how training goes, and every prediction from it says so.
+  bool first_epoch_untrained() const { return curve_.epochs.front().train_loss >= untrained_loss_; }
   int num_classes() const { return num_classes_; }
 
  private:

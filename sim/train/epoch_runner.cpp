@@ -25,7 +25,7 @@ std::optional<Periodicity> detect_period(const std::vector<SimTime>& end,
 }
 
 EpochTimeline run_epoch(TrainingGraph& graph, IterationGraph& iterations, bool exact,
-                        int trace_iterations) {
+                        int trace_iterations, const RetireOps& retire) {
   const int64_t n = iterations.iterations();
   const int64_t full = iterations.full_iterations();
   const int workers = iterations.loader_workers();
@@ -53,6 +53,20 @@ EpochTimeline run_epoch(TrainingGraph& graph, IterationGraph& iterations, bool e
     t.loop_end[idx(k)] = graph.ops.end_time(current.loop_end);
     t.ready[idx(k)] = graph.ops.end_time(current.batch_ready);
     ++t.simulated_iterations;
+    if (retire && t.simulated_iterations % kRetireEvery == 0) {
+      // Not the next iteration's ops, whose times are read when it is recorded (its batch may
+      // have been ready long ago).
+      des::OpId last = graph.ops.done_prefix_end();
+      for (des::OpId op : next.end_ops) last = std::min(last, op);
+      for (des::OpId op : {next.loop_end, next.batch_ready}) {
+        if (op != des::kNoOp) last = std::min(last, op);
+      }
+      const des::OpId first = graph.ops.first_op();
+      if (last > first) {
+        retire(first, last);
+        graph.ops.release_before(last);
+      }
+    }
 
     if (!t.steady) {
       t.steady = detect_period(t.end, t.ready, k, max_cycle, min_window);

@@ -15,6 +15,7 @@
 // iterations -- the partial last batch, the loader running dry -- are always simulated.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -45,8 +46,14 @@ struct EpochTimeline {
   int64_t simulated_iterations = 0;
 };
 
+// Called with a done prefix [first, last) of the held ops just before they are released.
+using RetireOps = std::function<void(des::OpId first, des::OpId last)>;
+
 // exact: never skip. trace_iterations: iterations [0, trace_iterations) are always simulated.
+// retire (optional): every kRetireEvery simulated iterations the ops done so far (a prefix in id
+// order) are handed to it and released from graph.ops, so the ops held stay those in flight.
+inline constexpr int64_t kRetireEvery = 64;
 EpochTimeline run_epoch(TrainingGraph& graph, IterationGraph& iterations, bool exact,
-                        int trace_iterations);
+                        int trace_iterations, const RetireOps& retire = {});
 
 }  // namespace trainsim::train

@@ -55,32 +55,80 @@ struct SimulatedIndex {
   int64_t of_simulated(int64_t tag) const { return tag < skipped_from ? tag : tag - skipped; }
 };
 
-// Per simulated iteration (SimulatedIndex::of_simulated of its tag).
-std::vector<IterationStats> iteration_stats(const TrainingGraph& g, int64_t iterations,
-                                            const SimulatedIndex& index) {
-  std::vector<IterationStats> stats(static_cast<std::size_t>(iterations - index.skipped));
-  std::vector<Interval> compute;
-  std::vector<Interval> comm;
-  for (des::OpId id = 0; id < g.ops.op_count(); ++id) {
-    const int32_t tag = g.ops.tag(id);
-    if (tag < 0 || tag >= iterations || g.ops.duration(id) == 0) continue;
-    const SimTime d = g.ops.elapsed(id);  // busy time: longer than the work when cores are shared
+// Device 0's per-iteration stats (SimulatedIndex::of_simulated of the tag) and the trace's records,
+// taken from the ops in id order, a done prefix at a time (retire), so that an exact epoch can
+// release its finished ops as it goes and hold only those in flight.
+class OpStatsCollector {
+ public:
+  OpStatsCollector(const TrainingGraph& g, int64_t iterations, const SimulatedIndex& index, int trace_iterations)
+      : g_(g), iterations_(iterations), index_(index), trace_iterations_(trace_iterations),
+        stats_(static_cast<std::size_t>(iterations - index.skipped)) {}
+
+  // Takes the ops [first, last), all done and not taken before, in id order.
+  void retire(des::OpId first, des::OpId last) {
+    for (des::OpId id = first; id < last; ++id) take(id);
+    // A comm interval's exposure needs every compute interval that starts before it ends: all
+    // taken once no held op that has started on device 0's compute stream started before its end
+    // (those not started yet start at or after now, which is after any finished op's end).
+    SimTime compute_from = g_.ops.engine().now();
+    SimTime comm_from = compute_from;
+    for (des::OpId id = last; id < g_.ops.op_count(); ++id) {
+      const SimTime start = g_.ops.start_time(id);
+      if (start < 0) continue;
+      for (des::ResourceId r : g_.ops.resources(id)) {
+        if (r == g_.device0_compute) compute_from = std::min(compute_from, start);
+        if (r == g_.device0_comm) comm_from = std::min(comm_from, start);
+      }
+    }
+    settle(compute_from);
+    // Compute intervals that end before every comm interval still to come (pending, held, or
+    // starting after now) can cover none of them.
+    for (const Interval& c : pending_comm_) comm_from = std::min(comm_from, c.start);
+    std::size_t stale = 0;  // settle left compute_ sorted by start (and so by end)
+    while (stale < compute_.size() && compute_[stale].end <= comm_from) ++stale;
+    compute_.erase(compute_.begin(), compute_.begin() + static_cast<std::ptrdiff_t>(stale));
+  }
+
+  // Every op held was retired: the remaining exposures.
+  std::vector<IterationStats> take_stats() {
+    settle(std::numeric_limits<SimTime>::max());
+    return std::move(stats_);
+  }
+  // The records of iterations [0, trace_iterations), in start order (ties: id order).
+  std::vector<OpRecord> take_trace() {
+    std::stable_sort(trace_.begin(), trace_.end(),
+                     [](const OpRecord& a, const OpRecord& b) { return a.start_ns < b.start_ns; });
+    return std::move(trace_);
+  }
+
+ private:
+  void take(des::OpId id) {
+    const int32_t tag = g_.ops.tag(id);
+    if (tag < 0 || tag >= iterations_ || g_.ops.duration(id) == 0) return;
+    if (tag < trace_iterations_) {
+      const train::OpLabel& label = g_.label(g_.ops.label(id));
+      for (des::ResourceId r : g_.ops.resources(id)) {
+        trace_.push_back(OpRecord{g_.resource_name(r), label.name, label.category, g_.ops.start_time(id),
+                                  g_.ops.end_time(id), tag});
+      }
+    }
+    const SimTime d = g_.ops.elapsed(id);  // busy time: longer than the work when cores are shared
     // An op tagged inside the skipped range (the runner retags pending ops past it, so none is
     // expected) counts as compute cover only: its iteration's stats are the repeated cycle's.
-    const bool skipped = tag >= index.skipped_from && tag < index.skipped_from + index.skipped;
+    const bool skipped = tag >= index_.skipped_from && tag < index_.skipped_from + index_.skipped;
     IterationStats discarded;
-    IterationStats& s = skipped ? discarded : stats[static_cast<std::size_t>(index.of_simulated(tag))];
-    const Interval span{g.ops.start_time(id), g.ops.end_time(id), tag};
-    for (des::ResourceId r : g.ops.resources(id)) {
-      if (r == g.device0_compute) {
+    IterationStats& s = skipped ? discarded : stats_[static_cast<std::size_t>(index_.of_simulated(tag))];
+    const Interval span{g_.ops.start_time(id), g_.ops.end_time(id), tag};
+    for (des::ResourceId r : g_.ops.resources(id)) {
+      if (r == g_.device0_compute) {
         s.compute += d;
-        compute.push_back(span);
-      } else if (r == g.device0_copy) {
+        compute_.push_back(span);
+      } else if (r == g_.device0_copy) {
         s.copy += d;
-      } else if (r == g.device0_comm) {
+      } else if (r == g_.device0_comm) {
         s.comm += d;
-        if (!skipped) comm.push_back(span);
-        const train::OpLabel& label = g.label(g.ops.label(id));
+        if (!skipped) pending_comm_.push_back(span);
+        const train::OpLabel& label = g_.label(g_.ops.label(id));
         if (label.collective) {
           s.collective += d;
           s.bus_bytes += label.bus_bytes;
@@ -89,38 +137,39 @@ std::vector<IterationStats> iteration_stats(const TrainingGraph& g, int64_t iter
       }
     }
   }
-  // Exposed communication: each comm interval minus its overlap with compute intervals. One
-  // stream never overlaps itself, so sorted by start the compute intervals are sorted by end too.
-  const auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
-  std::sort(compute.begin(), compute.end(), by_start);
-  for (const Interval& c : comm) {
-    SimTime covered = 0;
-    auto it = std::upper_bound(compute.begin(), compute.end(), c.start,
-                               [](SimTime t, const Interval& x) { return t < x.end; });
-    for (; it != compute.end() && it->start < c.end; ++it) {
-      covered += std::min(c.end, it->end) - std::max(c.start, it->start);
-    }
-    stats[static_cast<std::size_t>(index.of_simulated(c.tag))].exposed += (c.end - c.start) - covered;
-  }
-  return stats;
-}
 
-std::vector<OpRecord> trace_records(const TrainingGraph& g, int trace_iterations) {
-  std::vector<OpRecord> records;
-  for (des::OpId id = 0; id < g.ops.op_count(); ++id) {
-    const int32_t tag = g.ops.tag(id);
-    if (tag < 0 || tag >= trace_iterations || g.ops.duration(id) == 0) continue;
-    const train::OpLabel& label = g.label(g.ops.label(id));
-    for (des::ResourceId r : g.ops.resources(id)) {
-      records.push_back(OpRecord{g.resource_name(r), label.name, label.category,
-                                 g.ops.start_time(id), g.ops.end_time(id), tag});
+  // Exposed communication of the pending comm intervals that end by `compute_known`: each minus
+  // its overlap with the compute intervals. One stream never overlaps itself, so sorted by start
+  // the compute intervals are sorted by end too.
+  void settle(SimTime compute_known) {
+    const auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
+    std::sort(compute_.begin(), compute_.end(), by_start);
+    std::size_t kept = 0;
+    for (const Interval& c : pending_comm_) {
+      if (c.end > compute_known) {
+        pending_comm_[kept++] = c;
+        continue;
+      }
+      SimTime covered = 0;
+      auto it = std::upper_bound(compute_.begin(), compute_.end(), c.start,
+                                 [](SimTime t, const Interval& x) { return t < x.end; });
+      for (; it != compute_.end() && it->start < c.end; ++it) {
+        covered += std::min(c.end, it->end) - std::max(c.start, it->start);
+      }
+      stats_[static_cast<std::size_t>(index_.of_simulated(c.tag))].exposed += (c.end - c.start) - covered;
     }
+    pending_comm_.resize(kept);
   }
-  std::stable_sort(records.begin(), records.end(), [](const OpRecord& a, const OpRecord& b) {
-    return a.start_ns < b.start_ns;
-  });
-  return records;
-}
+
+  const TrainingGraph& g_;
+  int64_t iterations_;
+  SimulatedIndex index_;
+  int trace_iterations_;
+  std::vector<IterationStats> stats_;
+  std::vector<Interval> compute_;       // taken compute intervals that may still cover a comm one
+  std::vector<Interval> pending_comm_;  // taken comm intervals whose exposure is not known yet
+  std::vector<OpRecord> trace_;
+};
 
 void add_note(std::vector<std::string>& notes, std::string note) {
   if (note.empty() || std::find(notes.begin(), notes.end(), note) != notes.end()) return;
@@ -421,15 +470,17 @@ double test_pass_seconds(const RunSpec& spec, const train::GraphInputs& in, cons
   return des::to_seconds(in.loader_startup_ns) + load + compute + static_cast<double>(batches - 1) * period;
 }
 
-// The epoch's times and traffic from the simulated ops and the runner's timeline.
-void fill_timings(SimResult& result, const TrainingGraph& graph,
+// Skipped iterations repeat the cycle that ended just before them.
+SimulatedIndex simulated_index(const train::EpochTimeline& t) {
+  return t.skipped > 0 ? SimulatedIndex{t.skipped_from, t.skipped, t.steady->cycle} : SimulatedIndex{};
+}
+
+// The epoch's times and traffic from the simulated iterations' stats and the runner's timeline.
+void fill_timings(SimResult& result, const std::vector<IterationStats>& stats,
                   const train::IterationGraph& iterations, const train::EpochTimeline& t) {
   const int64_t count = result.iterations;
   const auto at = [](int64_t i) { return static_cast<std::size_t>(i); };
-  // Skipped iterations repeat the cycle that ended just before them.
-  SimulatedIndex index;
-  if (t.skipped > 0) index = SimulatedIndex{t.skipped_from, t.skipped, t.steady->cycle};
-  const std::vector<IterationStats> stats = iteration_stats(graph, count, index);
+  const SimulatedIndex index = simulated_index(t);
   SimTime compute = 0, comm = 0, exposed = 0, collective = 0, sync_bn = 0, stall = 0;
   double bus_bytes = 0;
   int64_t phase = 0;  // k - skipped_from modulo the cycle, inside the skipped range
@@ -610,10 +661,20 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   predict_memory(result, profile, model, device_batch, extra_device0_bytes, processes);
 
   const int trace_iterations = std::max(0, options.trace_iterations);
+  // --exact holds only the ops in flight: the finished ones are taken into the stats and released
+  // as the epoch goes (no iteration is skipped, so the index is the identity from the start).
+  std::optional<OpStatsCollector> collector;
+  train::RetireOps retire;
+  if (options.exact) {
+    collector.emplace(graph, result.iterations, SimulatedIndex{}, trace_iterations);
+    retire = [&collector](des::OpId first, des::OpId last) { collector->retire(first, last); };
+  }
   const train::EpochTimeline timeline =
-      train::run_epoch(graph, *iterations, options.exact, trace_iterations);
-  fill_timings(result, graph, *iterations, timeline);
-  if (trace_iterations > 0) result.trace = trace_records(graph, trace_iterations);
+      train::run_epoch(graph, *iterations, options.exact, trace_iterations, retire);
+  if (!collector) collector.emplace(graph, result.iterations, simulated_index(timeline), trace_iterations);
+  collector->retire(graph.ops.first_op(), static_cast<des::OpId>(graph.ops.op_count()));
+  fill_timings(result, collector->take_stats(), *iterations, timeline);
+  if (trace_iterations > 0) result.trace = collector->take_trace();
   if (spec.test_pass) {
     result.test_s = test_pass_seconds(spec, in, steps, profile, processes);
     add_note(notes, "test pass: in closed form (forward priced as the training forward plus the "
