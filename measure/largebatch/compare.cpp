@@ -180,7 +180,11 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       accuracy_errors.push_back(*c.accuracy_error_points);
       if (!c.predicted.no_progress) trained_accuracy_errors.push_back(*c.accuracy_error_points);
     }
-    if (c.epochs_to_target && c.predicted.epochs_to_target) {
+    if (c.epochs_to_target && *c.epochs_to_target <= 0) {
+      // A target at or above the untrained loss ln C (a baseline whose first epoch did not train):
+      // every run starts at it, and no relative error exists.
+      ++summary.target_at_start;
+    } else if (c.epochs_to_target && c.predicted.epochs_to_target) {
       c.epochs_error_pct = (*c.predicted.epochs_to_target - *c.epochs_to_target) / *c.epochs_to_target * 100.0;
       epochs_errors.push_back(*c.epochs_error_pct);
     } else if (c.loss_at_k) {  // a complete run: the target within k epochs or not at all
@@ -286,7 +290,12 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
   }
   out += "\nThe target within " + k + " epochs on one side only (no percentage exists): " +
          std::to_string(s.target_one_side) + " runs; on neither side (agreement as far as " + k +
-         " epochs show): " + std::to_string(s.target_neither) + " runs.\n";
+         " epochs show): " + std::to_string(s.target_neither) + " runs" +
+         (s.target_at_start > 0 ? "; at the start (a target at or above the untrained loss, from a baseline whose "
+                                  "first epoch did not train; not compared): " + std::to_string(s.target_at_start) +
+                                      " runs"
+                                : std::string()) +
+         ".\n";
   out += "\n## Errors (mean absolute)\n\n";
   if (s.measured_only > 0) {
     out += std::to_string(s.measured_only) + " LARS run(s) are measured only and in no error below. ";
@@ -299,6 +308,27 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
          (s.trained_accuracy_count ? fixed(s.trained_accuracy_error_points, 1) + " points" : std::string("n/a")) +
          " over " + std::to_string(s.trained_accuracy_count) + " runs. Over all runs:\n\n";
   out += format_error_lines(s, o);
+  // Per seed: a seed whose baseline went wrong shows as such rather than inside the mean.
+  out += "\nPer seed (mean absolute, runs in brackets):\n\n";
+  for (size_t i = 0; i < s.seeds.size(); ++i) {
+    std::vector<double> loss, accuracy, epochs;
+    for (const auto& c : s.runs) {
+      if (c.run.seed != s.seeds[i]) continue;
+      if (c.loss_error_pct) loss.push_back(*c.loss_error_pct);
+      if (c.accuracy_error_points) accuracy.push_back(*c.accuracy_error_points);
+      if (c.epochs_error_pct) epochs.push_back(*c.epochs_error_pct);
+    }
+    const auto figure = [](const std::vector<double>& v, const std::string& unit) {
+      return (v.empty() ? std::string("n/a") : fixed(mean_abs(v), 1) + unit) + " (" + std::to_string(v.size()) + ")";
+    };
+    const TrainingCurve& b = s.baselines[i];
+    const bool stalled = b.epochs.front().train_loss >= std::log(static_cast<double>(o.num_classes));
+    out += "- seed " + std::to_string(s.seeds[i]) +
+           (stalled ? " (its baseline did not train in epoch 1: loss " + fixed(b.epochs.front().train_loss, 3) + ")"
+                    : std::string()) +
+           ": loss " + figure(loss, "%") + ", accuracy " + figure(accuracy, " points") + ", epochs to target " +
+           figure(epochs, "%") + "\n";
+  }
   if (assumed_tuned) {
     const auto pct = [](int n, double v) { return n ? fixed(v, 1) + "%" : std::string("n/a"); };
     const auto pts = [](int n, double v) { return n ? fixed(v, 1) + " points" : std::string("n/a"); };

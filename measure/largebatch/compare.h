@@ -73,6 +73,8 @@ struct ComparisonSummary {
   // way round), and on neither: no error percentage exists for them.
   int target_one_side = 0;
   int target_neither = 0;
+  // Runs whose target loss is where they start (at or above ln C): not compared.
+  int target_at_start = 0;
   // The same mean absolute errors over the runs the model predicts to train (not "no progress"):
   // the test of the McCandlish relation itself.
   double trained_loss_error_pct = 0;

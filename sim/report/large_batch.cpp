@@ -99,7 +99,14 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
          plain(curve.lr) + " (its rule: " + curve.lr_rule + "), " + std::to_string(last.epoch) +
          " epochs measured: train loss " + plain(first.train_loss) + " (epoch " + std::to_string(first.epoch) +
          ") -> " + plain(last.train_loss) + ", gradient noise scale B_noise " + plain(first.noise_scale) +
-         " -> " + plain(last.noise_scale) + "\n";
+         " -> " + plain(last.noise_scale) +
+         (model.baseline().has_max_lr()
+              ? ", largest useful lr eps_max " + plain(first.max_lr) + " -> " + plain(last.max_lr) +
+                    " (the baseline's lr is " + plain(curve.lr * (1 + first.noise_scale / static_cast<double>(curve.batch)) / first.max_lr) +
+                    " -> " + plain(curve.lr * (1 + last.noise_scale / static_cast<double>(curve.batch)) / last.max_lr) +
+                    " x the tuned lr)"
+              : std::string()) +
+         "\n";
   if (!report.sweep_note().empty()) out += "- " + report.sweep_note() + "\n";
   out += "- target loss: " + plain(model.target_loss()) + " (" + model.target_source() + ")\n";
   out += std::string("- lr rule for other batches: ") + to_string(settings.lr_rule) +
@@ -139,9 +146,12 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
   out += table.to_markdown() + "\n";
   if (!notes.empty()) out += notes.list() + "\n";
   out += "Model (docs/LARGE_BATCH.md, after McCandlish et al. 2018): an example at batch B is worth "
-         "dE_0/dE_B = (B_noise + B_0) / (B_noise + B) (2x - x^2) of the baseline's, x the rule's lr over the "
-         "tuned lr eps_max / (1 + B_noise/B) (the baseline's lr taken as tuned) and B_noise the baseline's "
-         "noise scale where the path is; past x = 2 the loss rises (no progress). loss and train acc: means "
+         "dE_0/dE_B = (B_noise + B_0) / (B_noise + B) (2x - x^2) / (2x_0 - x_0^2) of the baseline's, x the rule's "
+         "lr over the tuned lr eps_max / (1 + B_noise/B) and x_0 the baseline's own, with B_noise and eps_max the "
+         "baseline's where the path is (" +
+         std::string(model.baseline().has_max_lr() ? "eps_max measured along the baseline"
+                                                   : "eps_max not measured: the baseline's lr taken as tuned, x_0 = 1") +
+         "); past x = 2 the loss rises (no progress). loss and train acc: means "
          "over epoch k, test acc at its end, the baseline's at the examples E_0 the path reaches. It assumes the "
          "same accuracy at the same training loss (no generalisation gap). efficiency = (B_noise + B_0) / "
          "(B_noise + B) at the target (Pollux), goodput = simulated throughput x efficiency, time to target = "
