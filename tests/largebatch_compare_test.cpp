@@ -141,6 +141,21 @@ TEST_F(CompareTest, MeasuredMaxLrAndTheTunedAssumptionSideBySide) {
   EXPECT_NE(report.find(" | 0.50 |\n"), std::string::npos) << report;  // x_0 in the baselines' table
 }
 
+// A baseline whose epoch-1 loss is above the untrained ln 10 makes a default target every run
+// starts at: counted apart, never a division by a zero epoch count.
+TEST_F(CompareTest, ATargetAtTheUntrainedLossIsNotCompared) {
+  write_run("b128-constant-s0.yaml", 128, {2.5, 0.6}, {0.1, 0.8});
+  write_run("b512-constant-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  const ComparisonSummary s = compare_large_batch_runs(options());
+  ASSERT_EQ(s.runs.size(), 1u);
+  EXPECT_EQ(s.target_at_start, 1);
+  EXPECT_EQ(s.epochs_count, 0);
+  EXPECT_FALSE(s.runs[0].epochs_error_pct.has_value());
+  const std::string report = format_comparison_report(s, options(), "measure largebatch-compare");
+  EXPECT_NE(report.find("seed 0 (its baseline did not train in epoch 1: loss 2.500)"), std::string::npos) << report;
+  EXPECT_EQ(report.find("nan"), std::string::npos) << report;
+}
+
 TEST_F(CompareTest, MissingBaselineAndInterruptedRunsAreErrorsNamingTheFile) {
   write_run("b512-linear-s3.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
   try {

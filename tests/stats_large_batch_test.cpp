@@ -366,6 +366,16 @@ TEST(LargeBatchModel, MeasuredMaxLrThatContradictsTheBaselineFallsBackToTheAssum
   EXPECT_NEAR(*p.baseline_examples_at_k, *assumed.baseline_examples_at_k, 1e-9);
 }
 
+// A baseline whose first epoch stayed at or above the untrained loss ln 10 did not train then:
+// every prediction from it says so.
+TEST(LargeBatchModel, ABaselineThatStalledInItsFirstEpochIsNoted) {
+  TrainingCurve stalled = fixture_curve();
+  stalled.epochs[0].train_loss = 2.5;
+  const LargeBatchPrediction p = model(4, 0.9, LrRule::kConstant, stalled).predict(256);
+  EXPECT_TRUE(has_note(p, "the baseline did not train in its first epoch (mean loss 2.5 >= the untrained 2.3)"));
+  EXPECT_FALSE(has_note(model(4, 0.9, LrRule::kConstant).predict(256), "did not train"));
+}
+
 TEST(LargeBatchModel, RejectsBadSettings) {
   EXPECT_THROW(model(0, std::nullopt, LrRule::kLinear), std::invalid_argument);
   EXPECT_THROW(model(1, 0.0, LrRule::kLinear), std::invalid_argument);
