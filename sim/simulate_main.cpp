@@ -21,6 +21,7 @@
 
 #include "fit/fit.h"
 #include "fit/fit_format.h"
+#include "io/atomic_write.h"
 #include "io/config.h"
 #include "io/errors.h"
 #include "io/gpu_catalog.h"
@@ -162,6 +163,93 @@ std::string reproduce_command(const CommandLine& cl) {
   if (!cl.out_dir.empty()) command += " --out " + cl.out_dir;
   if (cl.exact) command += " --exact";
   return command;
+}
+
+// A sweep of more configurations than this is summarised: its tables (and everything drawn from
+// them) show kShownBatches of its batch sizes, while every configuration is simulated in chunks of
+// kChunk and streamed to predictions.csv, so memory does not grow with the sweep (docs/OUTPUT.md).
+constexpr std::size_t kFullTablesUpTo = 20000;
+constexpr std::size_t kShownBatches = 16;
+constexpr std::size_t kChunk = 8192;
+
+// kShownBatches of the batch sizes, evenly spread over the list, its first and last included.
+std::vector<int64_t> shown_batches(const std::vector<int64_t>& batches) {
+  if (batches.size() <= kShownBatches) return batches;
+  std::vector<int64_t> shown;
+  for (std::size_t i = 0; i < kShownBatches; ++i) {
+    shown.push_back(batches[i * (batches.size() - 1) / (kShownBatches - 1)]);
+  }
+  return shown;
+}
+
+// What the whole of a summarised sweep gave.
+struct SweepTotals {
+  std::size_t configurations = 0;
+  std::size_t runnable = 0;
+  std::size_t fit = 0;
+  const char* fastest_unit = "";
+  double fastest_epoch_s = 0;
+  std::string fastest;  // its configuration label
+};
+
+// Simulates every configuration of `config` kChunk at a time, appending each row to `csv` (when
+// given) in the sweep's order; keeps only the totals.
+SweepTotals stream_sweep(const Profile& profile, const SweepConfig& config, const SimOptions& options,
+                         ProgressLine& progress, const report::SweepRefusal& refuse, int threads,
+                         AtomicFileWriter* csv, const report::LargeBatchReport* large_batch) {
+  // The specs a chunk at a time, in sweep_specs' order (strategy, gpus, batch): a million
+  // RunSpecs at once would take most of a gigabyte.
+  const std::size_t batches = config.batch_per_gpu.size();
+  const std::size_t per_strategy = config.gpus.size() * batches;
+  const std::size_t total = config.strategies.size() * per_strategy;
+  SweepTotals totals;
+  totals.configurations = total;
+  std::vector<RunSpec> chunk;
+  for (std::size_t first = 0; first < total; first += kChunk) {
+    chunk.clear();
+    for (std::size_t i = first; i < std::min(total, first + kChunk); ++i) {
+      chunk.push_back(config_spec(config, config.strategies[i / per_strategy], config.gpus[i % per_strategy / batches],
+                                  config.batch_per_gpu[i % batches]));
+    }
+    const report::SweepProgress chunk_progress = [&](std::size_t done, std::size_t) { progress(first + done, total); };
+    const std::vector<SimResult> results =
+        report::run_specs(profile, config, chunk, options, chunk_progress, refuse, threads);
+    std::string rows;
+    for (const SimResult& r : results) {
+      if (csv) rows += report::format_predictions_csv_row(r, config.model, large_batch);
+      if (!r.runnable) continue;
+      ++totals.runnable;
+      if (!r.fits) continue;
+      ++totals.fit;
+      if (totals.fastest.empty() || r.epoch_s < totals.fastest_epoch_s) {
+        totals.fastest_epoch_s = r.epoch_s;
+        totals.fastest = report::config_label(r.spec);
+      }
+    }
+    if (csv) csv->append(rows);
+  }
+  return totals;
+}
+
+std::string format_number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", value);
+  return text;
+}
+
+// The header's line for a summarised sweep.
+std::string summary_line(const SweepConfig& config, const std::vector<int64_t>& shown, const SweepTotals& totals,
+                         bool csv) {
+  std::string list;
+  for (int64_t b : shown) list += (list.empty() ? "" : ", ") + std::to_string(b);
+  return std::to_string(totals.configurations) + " configurations (" + std::to_string(config.batch_per_gpu.size()) +
+         " batch sizes per GPU), too many to print: the tables and notes below show the batch sizes " + list +
+         "; " + (csv ? "predictions.csv holds every configuration" : "every configuration is in predictions.csv with --out") +
+         ". Over all " + std::to_string(totals.configurations) + ": " + std::to_string(totals.runnable) +
+         " can run, " + std::to_string(totals.fit) + " fit in memory" +
+         (totals.fastest.empty() ? std::string()
+                                 : ", the shortest epoch " + format_number(totals.fastest_epoch_s) + " s (" +
+                                       totals.fastest + ")");
 }
 
 // Joins the measured runs with the sweep's results; a measured configuration outside the sweep's
@@ -397,7 +485,12 @@ int run(int argc, char** argv) {
   // Q4's own sweep when large_batch names another model or trainer.
   SweepConfig needed = config;
   if (trace_spec) needed.gpus.push_back(trace_spec->gpus);
-  const std::optional<SweepConfig> q4_sweep = large_batch_sweep(config);
+  // A sweep too large to print: the tables show some of its batch sizes (docs/OUTPUT.md).
+  const std::size_t sweep_size = config.strategies.size() * config.gpus.size() * config.batch_per_gpu.size();
+  const bool summarised = sweep_size > kFullTablesUpTo;
+  SweepConfig tables = config;
+  if (summarised) tables.batch_per_gpu = shown_batches(config.batch_per_gpu);
+  const std::optional<SweepConfig> q4_sweep = large_batch_sweep(tables);
   if (!device.fit) {
     require_for_model(profile, needed);
     if (q4_sweep) require_for_model(profile, *q4_sweep);
@@ -415,14 +508,28 @@ int run(int argc, char** argv) {
   ProgressLine progress(cl->quiet);
   const int threads = cl->threads > 0 ? cl->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<SimResult> results =
-      report::run_sweep(profile, config, options, std::ref(progress), device.refuse(), threads);
+      report::run_sweep(profile, tables, options, std::ref(progress), device.refuse(), threads);
   for (SimResult& r : results) r.notes.insert(r.notes.begin(), device.notes.begin(), device.notes.end());
   const report::ResultGrid grid(std::move(results));
-  const report::ReportContext context = report::make_report_context(config, profile, cl->exact);
+  report::ReportContext context = report::make_report_context(tables, profile, cl->exact);
 
   // Issue 5: Q4 when the profile has the model's baseline curve; with SyncBatchNorm, the ddp
   // multi-GPU configurations again without it, to show what it adds.
-  std::optional<report::LargeBatchReport> large_batch = report::LargeBatchReport::make(q4_sweep.value_or(config), profile);
+  std::optional<report::LargeBatchReport> large_batch = report::LargeBatchReport::make(q4_sweep.value_or(tables), profile);
+
+  // A summarised sweep: all of it simulated a chunk at a time, predictions.csv streamed (committed
+  // below, where a whole sweep's is written).
+  std::unique_ptr<AtomicFileWriter> streamed_csv;
+  if (summarised) {
+    if (!cl->out_dir.empty()) {
+      report::create_directories(cl->out_dir);
+      streamed_csv = std::make_unique<AtomicFileWriter>((std::filesystem::path(cl->out_dir) / "predictions.csv").string());
+      streamed_csv->append(report::predictions_csv_header() + "\n");
+    }
+    const SweepTotals totals = stream_sweep(profile, config, options, progress, device.refuse(), threads,
+                                            streamed_csv.get(), q4_sweep || !large_batch ? nullptr : &*large_batch);
+    context.summary = summary_line(config, tables.batch_per_gpu, totals, streamed_csv != nullptr);
+  }
   std::optional<report::ResultGrid> q4_grid;
   if (q4_sweep && large_batch) {
     q4_grid.emplace(report::run_sweep(profile, *q4_sweep, options, {}, {}, threads));
@@ -433,12 +540,12 @@ int run(int argc, char** argv) {
   }
   std::optional<report::ResultGrid> without_sync;
   if (config.sync_batchnorm) {
-    SweepConfig plain = config;
+    SweepConfig plain = tables;
     plain.sync_batchnorm = false;
     plain.strategies = {Strategy::kDdp};
     plain.gpus.erase(std::remove(plain.gpus.begin(), plain.gpus.end(), 1), plain.gpus.end());
-    const bool any = std::find(config.strategies.begin(), config.strategies.end(), Strategy::kDdp) !=
-                         config.strategies.end() && !plain.gpus.empty();
+    const bool any = std::find(tables.strategies.begin(), tables.strategies.end(), Strategy::kDdp) !=
+                         tables.strategies.end() && !plain.gpus.empty();
     without_sync.emplace(any ? report::run_sweep(profile, plain, options, {}, {}, threads) : std::vector<SimResult>{});
   }
   report::ReportExtras extras;
@@ -458,7 +565,7 @@ int run(int argc, char** argv) {
 
   std::optional<report::Comparison> comparison;
   if (runs) {
-    comparison = join_runs(config, profile, *runs, grid, options);
+    comparison = join_runs(tables, profile, *runs, grid, options);
     if (!cl->quiet) std::cout << report::format_comparison(*comparison, *runs) << std::flush;
     for (const auto& warning : report::comparison_warnings(context, *runs)) std::cerr << "warning: " << warning << "\n";
     if (comparison->compared.empty()) {
@@ -482,8 +589,20 @@ int run(int argc, char** argv) {
       predictions.insert(predictions.end(), comparison->extra_predictions.begin(), comparison->extra_predictions.end());
     }
     // Q4's columns join the sweep's rows only when Q4 is about the sweep's own configurations.
-    report::write_file_atomic(csv, report::format_predictions_csv(predictions, config.model,
-                                                                  q4_grid ? nullptr : extras.large_batch));
+    if (streamed_csv) {
+      // The whole sweep is in it already; the measured configurations outside the sweep follow.
+      std::string rows;
+      if (comparison) {
+        for (const SimResult& r : comparison->extra_predictions) {
+          rows += report::format_predictions_csv_row(r, config.model, q4_grid ? nullptr : extras.large_batch);
+        }
+      }
+      streamed_csv->append(rows);
+      streamed_csv->commit();
+    } else {
+      report::write_file_atomic(csv, report::format_predictions_csv(predictions, config.model,
+                                                                    q4_grid ? nullptr : extras.large_batch));
+    }
     report::write_file_atomic(markdown, report::format_predictions_markdown(context, grid, extras) + scale_text);
     if (!cl->quiet) std::cout << "wrote " << csv << " and " << markdown << "\n";
     if (scale_grid) {
@@ -568,6 +687,9 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << e.what() << " (see simulate --help)\n";
     return 2;
   } catch (const report::OutputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const WriteError& e) {  // the streamed predictions.csv of a summarised sweep
     std::cerr << "error: " << e.what() << "\n";
     return 1;
   } catch (const std::exception& e) {

@@ -62,6 +62,31 @@ TEST_F(AtomicWrite, APlantedLinkAtTheOldTemporaryNamesIsNeverWrittenThrough) {
   EXPECT_FALSE(fs::is_symlink(file));
 }
 
+// The streamed form: pieces appended, nothing at PATH until commit; dropped uncommitted, it leaves
+// the old file and no temporary behind.
+TEST_F(AtomicWrite, AWriterInPiecesReplacesTheFileOnlyOnCommit) {
+  const fs::path file = dir_ / "predictions.csv";
+  std::ofstream(file) << "old";
+  {
+    AtomicFileWriter dropped(file.string());
+    dropped.append("half a file");
+  }
+  EXPECT_EQ(read(file), "old");
+  AtomicFileWriter writer(file.string());
+  writer.append("header\n");
+  writer.append(std::string(100000, 'x'));
+  EXPECT_EQ(read(file), "old");
+  writer.commit();
+  EXPECT_EQ(read(file), "header\n" + std::string(100000, 'x'));
+  EXPECT_THROW(writer.append("more"), std::logic_error);
+  int entries = 0;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    ++entries;
+    EXPECT_EQ(entry.path().filename(), "predictions.csv");
+  }
+  EXPECT_EQ(entries, 1);
+}
+
 TEST_F(AtomicWrite, AMissingFolderIsAnErrorNamingThePathAndTheReason) {
   const std::string path = (dir_ / "no-such-folder" / "x.csv").string();
   try {

@@ -126,6 +126,36 @@ TEST_F(SimulateProgram, OutWritesCsvAndMarkdownAndIsDeterministic) {
   EXPECT_TRUE(again.out.empty()) << again.out;                     // --quiet
 }
 
+// More than 20,000 configurations: the tables show 16 of the batch sizes and say so, while every
+// configuration is simulated and streamed to predictions.csv, each row as a sweep of it alone gives.
+TEST_F(SimulateProgram, ASweepTooLargeToPrintIsSummarisedAndStreamedWhole) {
+  std::string batches;
+  for (int b = 1; b <= 20001; ++b) batches += (b == 1 ? "" : ",") + std::to_string(b);
+  const fs::path config = write_config("profile: " + kFixtureProfile +
+                                       "\nmodel: resnet18-cifar\ndataset: {train_samples: 50000}\nloader: {workers: 2}\n"
+                                       "sweep: {strategy: [ddp], gpus: [1], batch_per_gpu: [" + batches + "]}\n");
+  const ProgramRun run = simulate(config.string() + " --threads 2 --out " + (dir_ / "big").string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("- sweep: 20001 configurations (20001 batch sizes per GPU), too many to print: the tables "
+                         "and notes below show the batch sizes 1, 1334, 2667, 4001,"),
+            std::string::npos)
+      << run.out.substr(0, 2000);
+  EXPECT_NE(run.out.find(", 18667, 20001; predictions.csv holds every configuration. Over all 20001: 20001 can run"),
+            std::string::npos);
+  EXPECT_EQ(run.out.find("| 2      "), std::string::npos);  // batch 2 is not shown
+  const auto rows = lines_of(read_file(dir_ / "big" / "predictions.csv"));
+  ASSERT_EQ(rows.size(), 1u + 20001);
+  EXPECT_EQ(rows[0], trainsim::report::predictions_csv_header());
+  for (int b : {1, 2, 7777, 20001}) {
+    EXPECT_EQ(rows[static_cast<size_t>(b)].rfind("ddp,1," + std::to_string(b) + ",", 0), 0u) << rows[static_cast<size_t>(b)];
+  }
+  write_config("profile: " + kFixtureProfile +
+               "\nmodel: resnet18-cifar\ndataset: {train_samples: 50000}\nloader: {workers: 2}\n"
+               "sweep: {strategy: [ddp], gpus: [1], batch_per_gpu: [7777]}\n");
+  ASSERT_EQ(simulate(config.string() + " -q --out " + (dir_ / "one").string()).exit_code, 0);
+  EXPECT_EQ(lines_of(read_file(dir_ / "one" / "predictions.csv")).at(1), rows[7777]);
+}
+
 TEST_F(SimulateProgram, ExactSimulatesEveryIteration) {
   const ProgramRun run = simulate(kFixtureConfig + " --exact --quiet --out " + dir_.string());
   ASSERT_EQ(run.exit_code, 0) << run.err;

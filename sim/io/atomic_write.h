@@ -22,4 +22,26 @@ class WriteError : public std::runtime_error {
 // removed and WriteError thrown.
 void write_file_atomic(const std::string& path, const std::string& content);
 
+// The same, written in pieces (a file too large to build in memory first): the temporary file is
+// created at construction, appended to, and renamed over `path` by commit(); destroyed without
+// commit() it is removed and `path` is untouched. Throws WriteError as write_file_atomic.
+class AtomicFileWriter {
+ public:
+  explicit AtomicFileWriter(std::string path);
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+  ~AtomicFileWriter();
+
+  void append(const std::string& data);
+  void commit();
+  const std::string& path() const { return path_; }
+
+ private:
+  [[noreturn]] void give_up(const std::string& what, const std::string& where, int error);
+
+  std::string path_;
+  std::string temp_;
+  int fd_ = -1;
+};
+
 }  // namespace trainsim

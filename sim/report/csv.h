@@ -19,5 +19,8 @@ std::string predictions_csv_header();
 // `large_batch` and are empty without it or where nothing is predicted.
 std::string format_predictions_csv(const std::vector<SimResult>& results, const std::string& model,
                                    const LargeBatchReport* large_batch = nullptr);
+// One row of it, with its newline.
+std::string format_predictions_csv_row(const SimResult& result, const std::string& model,
+                                       const LargeBatchReport* large_batch = nullptr);
 
 }  // namespace trainsim::report

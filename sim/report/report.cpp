@@ -185,6 +185,7 @@ std::string format_header(const ReportContext& c) {
          (c.data == "synthetic" ? " (loader measured on synthetic samples)"
                                 : c.data == "n/a" ? " (the loader was not measured: fitted)" : " (real files)") +
          "\n";
+  if (!c.summary.empty()) out += "- sweep: " + c.summary + "\n";
   out += "- model: " + c.model + ", " + with_thousands(c.param_bytes) + " parameter bytes (fp32)\n";
   out += std::string("- trainer: ") + to_string(c.trainer) +
          (c.trainer == Trainer::kPytorch ? " (the PyTorch reference trainer's loop and DataLoader)"

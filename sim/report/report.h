@@ -42,6 +42,9 @@ struct ReportContext {
   std::string topology;  // Topology::describe() when the config has `topology:`, else empty
   bool exact = false;             // --exact: every iteration simulated
   bool sync_batchnorm = false;    // the config's sync_batchnorm
+  // A sweep too large to print in full (simulate summarises it): what the tables show of it and
+  // what the whole sweep gave; printed in the header. Empty: the tables show the whole sweep.
+  std::string summary;
   // Sweep axes in config order (the config parser rejects duplicates).
   std::vector<Strategy> strategies;
   std::vector<int> gpus;

@@ -54,7 +54,12 @@ SimResult simulate_config(const Profile& profile, const SweepConfig& config, con
 
 std::vector<SimResult> run_sweep(const Profile& profile, const SweepConfig& config, const SimOptions& options,
                                  const SweepProgress& progress, const SweepRefusal& refuse, int threads) {
-  const std::vector<RunSpec> specs = sweep_specs(config);
+  return run_specs(profile, config, sweep_specs(config), options, progress, refuse, threads);
+}
+
+std::vector<SimResult> run_specs(const Profile& profile, const SweepConfig& config, const std::vector<RunSpec>& specs,
+                                 const SimOptions& options, const SweepProgress& progress,
+                                 const SweepRefusal& refuse, int threads) {
   const size_t n = specs.size();
   std::vector<SimResult> results(n);
   std::vector<char> pending(n, 1);

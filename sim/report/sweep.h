@@ -46,6 +46,10 @@ SimResult simulate_config(const Profile& profile, const SweepConfig& config, con
 std::vector<SimResult> run_sweep(const Profile& profile, const SweepConfig& config, const SimOptions& options,
                                  const SweepProgress& progress = {}, const SweepRefusal& refuse = {},
                                  int threads = 1);
+// The same for the given specs (a part of a sweep), results in their order.
+std::vector<SimResult> run_specs(const Profile& profile, const SweepConfig& config, const std::vector<RunSpec>& specs,
+                                 const SimOptions& options, const SweepProgress& progress = {},
+                                 const SweepRefusal& refuse = {}, int threads = 1);
 
 // The configuration --trace records by default: ddp if swept (else the first strategy), the
 // largest GPU count, batch 128 per GPU if swept, else the first batch of the sweep.
