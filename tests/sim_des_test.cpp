@@ -31,6 +31,37 @@ TEST(Engine, OrdersEventsByTimeThenPriorityThenInsertion) {
   EXPECT_EQ(engine.events_processed(), 5u);
 }
 
+// The running event's entry stays at the heap's root until its handler schedules (the first new
+// event takes that place): the order is the same whether a handler schedules none, one (also one
+// that must run next: same time, lower priority value) or several, pending() never counts the
+// running event, and step() from inside a handler is refused.
+TEST(Engine, TheRunningEventsPlaceIsReusedWithoutChangingTheOrder) {
+  Engine engine;
+  std::string order;
+  std::vector<std::size_t> pending;
+  engine.schedule_at(10, [&] { order += 'z'; });
+  engine.schedule_at(1, [&] {
+    order += 'a';
+    pending.push_back(engine.pending());  // z and e, not a itself
+    engine.schedule_at(1, [&] { order += 'c'; });      // same time, after b (inserted later, same priority)
+    engine.schedule_at(1, [&] { order += 'b'; }, -1);  // same time, lower priority value: next
+    engine.schedule_at(5, [&] {
+      order += 'd';
+      pending.push_back(engine.pending());  // z only
+    });
+    pending.push_back(engine.pending());  // z, e, c, b, d
+  });
+  engine.schedule_at(2, [&] {
+    order += 'e';
+    EXPECT_THROW(engine.step(), std::logic_error);
+  });
+  engine.run();
+  EXPECT_EQ(order, "abced" "z");
+  EXPECT_EQ(pending, (std::vector<std::size_t>{2, 5, 1}));
+  EXPECT_EQ(engine.pending(), 0u);
+  EXPECT_EQ(engine.events_processed(), 6u);
+}
+
 TEST(Engine, HandlersMayScheduleMoreEventsAndMoveOnlyCaptures) {
   Engine engine;
   auto owned = std::make_unique<int>(41);  // move-only capture: std::function could not hold it

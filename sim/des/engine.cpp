@@ -33,7 +33,13 @@ void Engine::release_slot(uint32_t slot) noexcept {
   free_slots_.push_back(slot);  // within the capacity reserved in acquire_slot
 }
 
-void Engine::push(Entry e) {
+void Engine::push(SimTime time, uint64_t order, uint32_t slot) {
+  const Entry e{time, order, slot};
+  if (top_running_) {  // the running event's root entry is free: take it
+    top_running_ = false;
+    sift_down_from_root(time, order, slot);
+    return;
+  }
   // Sift up: move the hole toward the root while the parent runs later than `e`.
   std::size_t i = heap_.size();
   heap_.push_back(e);
@@ -46,42 +52,50 @@ void Engine::push(Entry e) {
   heap_[i] = e;
 }
 
-// Sift down with a compare against `last` at every level (Floyd's variant, which skips them and
-// sifts `last` up from a leaf, measured slower here, as did a 4-ary heap: BM_engine/1024 26 -> 16
-// M events/s).
-Engine::Entry Engine::pop() {
-  const Entry top = heap_.front();
-  const Entry last = heap_.back();
-  heap_.pop_back();
+// Sift down with a compare against `e` at every level (Floyd's variant, which skips them and
+// sifts from a leaf, measured slower here, as did a 4-ary heap: BM_engine/1024 26 -> 16 M
+// events/s).
+void Engine::sift_down_from_root(SimTime time, uint64_t order, uint32_t slot) {
+  const Entry e{time, order, slot};
   const std::size_t n = heap_.size();
-  if (n > 0) {
-    // Sift down: move the hole toward the leaves while a child runs earlier than `last`.
-    std::size_t i = 0;
-    for (;;) {
-      std::size_t child = 2 * i + 1;
-      if (child >= n) break;
-      if (child + 1 < n && later(heap_[child], heap_[child + 1])) ++child;
-      if (!later(last, heap_[child])) break;
-      heap_[i] = heap_[child];
-      i = child;
-    }
-    heap_[i] = last;
+  // Move the hole toward the leaves while a child runs earlier than `e`.
+  std::size_t i = 0;
+  for (;;) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && later(heap_[child], heap_[child + 1])) ++child;
+    if (!later(e, heap_[child])) break;
+    heap_[i] = heap_[child];
+    i = child;
   }
-  return top;
+  heap_[i] = e;
 }
 
 bool Engine::step() {
+  if (in_handler_) throw std::logic_error("Engine::step: called from inside an event handler");
   if (heap_.empty()) return false;
-  const Entry e = pop();
+  const Entry e = heap_.front();
   now_ = e.time;
   ++processed_;
+  top_running_ = true;
+  in_handler_ = true;
   // The handler runs in its slot (chunks never move); the slot is freed after it returns or
-  // throws, so the events it schedules take other slots.
-  struct Release {
+  // throws, so the events it schedules take other slots. Its root entry is removed then unless an
+  // event it scheduled took it.
+  struct Finish {
     Engine& engine;
     uint32_t slot;
-    ~Release() { engine.release_slot(slot); }
-  } release{*this, e.slot};
+    ~Finish() {
+      engine.in_handler_ = false;
+      if (engine.top_running_) {
+        engine.top_running_ = false;
+        const Entry last = engine.heap_.back();
+        engine.heap_.pop_back();
+        if (!engine.heap_.empty()) engine.sift_down_from_root(last.time, last.order, last.slot);
+      }
+      engine.release_slot(slot);
+    }
+  } finish{*this, e.slot};
   handler_at(e.slot)();
   return true;
 }

@@ -103,6 +103,9 @@ std::vector<SimResult> run_specs(const Profile& profile, const SweepConfig& conf
   }
   work(true);
   for (std::thread& helper : helpers) helper.join();
+  // The helpers may have taken every configuration before this thread took one: the last report
+  // comes after them all.
+  if (progress && n > 0) progress(n, n);
   for (const std::exception_ptr& error : errors) {
     if (error) std::rethrow_exception(error);
   }

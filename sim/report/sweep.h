@@ -25,7 +25,8 @@ class UsageError : public std::runtime_error {
 // sync_batchnorm, trainer and test pass.
 std::vector<RunSpec> sweep_specs(const SweepConfig& config);
 
-// Called with (done, total) as configurations finish, from the calling thread only.
+// Called with (done, total) as configurations finish, from the calling thread only, and once
+// with (total, total) at the end.
 using SweepProgress = std::function<void(size_t done, size_t total)>;
 
 // Why a configuration cannot be predicted (e.g. a fit left a parameter it needs undetermined), or
