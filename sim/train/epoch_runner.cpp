@@ -6,23 +6,30 @@ namespace trainsim::train {
 
 using des::SimTime;
 
-std::optional<Periodicity> detect_period(const std::vector<SimTime>& end,
-                                         const std::vector<SimTime>& ready, int64_t k,
-                                         int max_cycle, int min_window) {
+std::optional<Periodicity> detect_period(const TimesWindow& times, int64_t k, int max_cycle, int min_window) {
   for (int c = 1; c <= max_cycle; ++c) {
     const int64_t window = std::max(min_window, 2 * c);
     if (k - window + 1 - c < 0) return std::nullopt;  // larger cycles need even more history
-    const auto idx = [](int64_t i) { return static_cast<std::size_t>(i); };
-    const SimTime period = end[idx(k)] - end[idx(k - c)];
+    const SimTime period = times[k].end - times[k - c].end;
     bool periodic = period > 0;
     for (int64_t i = k - window + 1; periodic && i <= k; ++i) {
-      periodic = end[idx(i)] - end[idx(i - c)] == period &&
-                 ready[idx(i)] - ready[idx(i - c)] == period;
+      periodic = times[i].end - times[i - c].end == period && times[i].ready - times[i - c].ready == period;
     }
     if (periodic) return Periodicity{c, period};
   }
   return std::nullopt;
 }
+
+namespace {
+
+void mix(uint64_t& digest, SimTime value) {
+  for (int b = 0; b < 8; ++b) {
+    digest ^= (static_cast<uint64_t>(value) >> (8 * b)) & 0xff;
+    digest *= 1099511628211ull;
+  }
+}
+
+}  // namespace
 
 EpochTimeline run_epoch(TrainingGraph& graph, IterationGraph& iterations, bool exact,
                         int trace_iterations, const RetireOps& retire) {
@@ -31,12 +38,12 @@ EpochTimeline run_epoch(TrainingGraph& graph, IterationGraph& iterations, bool e
   const int workers = iterations.loader_workers();
   const int max_cycle = std::max(2, 2 * workers);
   const int min_window = std::max(4, 2 * workers + 2);
-  const auto idx = [](int64_t i) { return static_cast<std::size_t>(i); };
 
   EpochTimeline t;
-  t.end.assign(idx(n), -1);
-  t.loop_end.assign(idx(n), -1);
-  t.ready.assign(idx(n), -1);
+  t.iterations = n;
+  TimesWindow times(static_cast<std::size_t>(std::max(min_window, 2 * max_cycle) + max_cycle + 1));
+  SimTime previous_loop_end = 0;  // the loop asks for batch k when it finished iteration k - 1
+  const auto stall_of = [&](int64_t k) { return times[k].ready - (k == 0 ? 0 : times[k - 1].loop_end); };
 
   // One iteration is always built ahead: iteration k+1's first ops depend only on iteration k's
   // last ones, so nothing of k+2 can be due before k ends.
@@ -49,9 +56,18 @@ EpochTimeline run_epoch(TrainingGraph& graph, IterationGraph& iterations, bool e
       graph.ops.run_until_done(op);
       end = std::max(end, graph.ops.end_time(op));
     }
-    t.end[idx(k)] = end;
-    t.loop_end[idx(k)] = graph.ops.end_time(current.loop_end);
-    t.ready[idx(k)] = graph.ops.end_time(current.batch_ready);
+    IterationTimes& now = times[k];
+    now.end = end;
+    now.loop_end = graph.ops.end_time(current.loop_end);
+    now.ready = graph.ops.end_time(current.batch_ready);
+    if (k == 0) t.first = now;
+    if (k == full - 1) t.last_full_end = now.end;
+    t.epoch_end = now.end;
+    t.loader_stall += now.ready - previous_loop_end;
+    previous_loop_end = now.loop_end;
+    mix(t.digest, now.end);
+    mix(t.digest, now.loop_end);
+    mix(t.digest, now.ready);
     ++t.simulated_iterations;
     if (retire && t.simulated_iterations % kRetireEvery == 0) {
       // Not the next iteration's ops, whose times are read when it is recorded (its batch may
@@ -69,7 +85,7 @@ EpochTimeline run_epoch(TrainingGraph& graph, IterationGraph& iterations, bool e
     }
 
     if (!t.steady) {
-      t.steady = detect_period(t.end, t.ready, k, max_cycle, min_window);
+      t.steady = detect_period(times, k, max_cycle, min_window);
       if (t.steady) t.steady_at = k;
     }
     if (t.steady && !exact && t.skipped == 0 && k + 1 >= trace_iterations) {
@@ -79,13 +95,18 @@ EpochTimeline run_epoch(TrainingGraph& graph, IterationGraph& iterations, bool e
       const int64_t cycles = built < full - 1 ? (full - 1 - built) / c : 0;
       if (cycles >= 1) {
         const int64_t skip = cycles * c;
-        graph.ops.fast_forward(cycles * t.steady->period, static_cast<int32_t>(k + 1),
-                               static_cast<int32_t>(skip));
-        for (int64_t i = k + 1; i <= k + skip; ++i) {
-          t.end[idx(i)] = t.end[idx(i - c)] + t.steady->period;
-          t.loop_end[idx(i)] = t.loop_end[idx(i - c)] + t.steady->period;
-          t.ready[idx(i)] = t.ready[idx(i - c)] + t.steady->period;
-        }
+        const SimTime shift = cycles * t.steady->period;
+        graph.ops.fast_forward(shift, static_cast<int32_t>(k + 1), static_cast<int32_t>(skip));
+        // A skipped iteration i has the times of i - c one period later. So each skipped cycle
+        // waits for its batches as the last simulated cycle did, except its first iteration, whose
+        // batch comes one period after that cycle's first and is asked for when the cycle before
+        // it ended (loop_end of k, moved on by whole periods).
+        SimTime cycle_stall = times[k - c + 1].ready + t.steady->period - times[k].loop_end;
+        for (int64_t i = k - c + 2; i <= k; ++i) cycle_stall += stall_of(i);
+        t.loader_stall += cycles * cycle_stall;
+        // Iteration k + skip is iteration k `cycles` periods later. (The skip ends before the last
+        // full iteration, so every time the epoch's figures take is simulated.)
+        previous_loop_end = times[k].loop_end + shift;
         t.skipped_from = k + 1;
         t.skipped = skip;
         k += skip;

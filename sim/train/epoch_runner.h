@@ -29,16 +29,43 @@ struct Periodicity {
   des::SimTime period = 0; // ns per repeat (one cycle)
 };
 
-// The smallest cycle c in [1, max_cycle] for which the iterations in (k - window(c), k] repeat
-// (see above), or nullopt. end and ready must be filled up to k.
-std::optional<Periodicity> detect_period(const std::vector<des::SimTime>& end,
-                                         const std::vector<des::SimTime>& ready, int64_t k,
-                                         int max_cycle, int min_window);
+// An iteration's times: every rank done (end), rank 0's training loop done (loop_end), rank 0
+// has its batch (ready).
+struct IterationTimes {
+  des::SimTime end = -1;
+  des::SimTime loop_end = -1;
+  des::SimTime ready = -1;
+};
 
+// The last `size` iterations' times, by iteration index (older ones are overwritten): what the
+// steady-state search looks back on, so an epoch's memory does not grow with its iterations.
+class TimesWindow {
+ public:
+  explicit TimesWindow(std::size_t size) : times_(size) {}
+  IterationTimes& operator[](int64_t k) { return times_[static_cast<std::size_t>(k) % times_.size()]; }
+  const IterationTimes& operator[](int64_t k) const { return times_[static_cast<std::size_t>(k) % times_.size()]; }
+  std::size_t size() const { return times_.size(); }
+
+ private:
+  std::vector<IterationTimes> times_;
+};
+
+// The smallest cycle c in [1, max_cycle] for which the iterations in (k - window(c), k] repeat
+// (see above), or nullopt. `times` must hold iterations k - max(min_window, 2 max_cycle) -
+// max_cycle + 1 .. k.
+std::optional<Periodicity> detect_period(const TimesWindow& times, int64_t k, int max_cycle, int min_window);
+
+// What an epoch's figures need of its iterations' times, kept as they are simulated (the
+// per-iteration times themselves are not kept).
 struct EpochTimeline {
-  std::vector<des::SimTime> end;       // per iteration: every rank done
-  std::vector<des::SimTime> loop_end;  // per iteration: rank 0's training loop done
-  std::vector<des::SimTime> ready;     // per iteration: rank 0 has its batch
+  int64_t iterations = 0;
+  IterationTimes first;              // iteration 0
+  des::SimTime last_full_end = -1;   // end of the last full iteration (full_iterations() - 1)
+  des::SimTime epoch_end = -1;       // end of the last iteration
+  // The loop's wait for its batches: the sum over k of ready(k) - loop_end(k - 1) (0 for k = 0).
+  des::SimTime loader_stall = 0;
+  // FNV-1a over every simulated iteration's (end, loop_end, ready), for comparing two timelines.
+  uint64_t digest = 14695981039346656037ull;
   std::optional<Periodicity> steady;
   int64_t steady_at = -1;       // iteration at which the steady state was recognised
   int64_t skipped_from = -1;    // first skipped iteration

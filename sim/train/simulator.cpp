@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -55,14 +56,20 @@ struct SimulatedIndex {
   int64_t of_simulated(int64_t tag) const { return tag < skipped_from ? tag : tag - skipped; }
 };
 
-// Device 0's per-iteration stats (SimulatedIndex::of_simulated of the tag) and the trace's records,
-// taken from the ops in id order, a done prefix at a time (retire), so that an exact epoch can
-// release its finished ops as it goes and hold only those in flight.
+// Device 0's per-iteration stats and the trace's records, taken from the ops in id order, a done
+// prefix at a time (retire), so that an exact epoch can release its finished ops as it goes and
+// hold only those in flight. Per simulated iteration (SimulatedIndex::of_simulated of the tag),
+// or, for an exact epoch (Totals), only the open iterations', each added to the epoch's totals in
+// iteration order once no op of it is left (the same sums, in the same order, as adding up the
+// per-iteration stats afterwards), so memory does not grow with the epoch.
 class OpStatsCollector {
  public:
-  OpStatsCollector(const TrainingGraph& g, int64_t iterations, const SimulatedIndex& index, int trace_iterations)
-      : g_(g), iterations_(iterations), index_(index), trace_iterations_(trace_iterations),
-        stats_(static_cast<std::size_t>(iterations - index.skipped)) {}
+  enum class Keep { kPerIteration, kTotals };
+  OpStatsCollector(const TrainingGraph& g, int64_t iterations, const SimulatedIndex& index, int trace_iterations,
+                   Keep keep)
+      : g_(g), iterations_(iterations), index_(index), trace_iterations_(trace_iterations), keep_(keep) {
+    if (keep == Keep::kPerIteration) stats_.resize(static_cast<std::size_t>(iterations - index.skipped));
+  }
 
   // Takes the ops [first, last), all done and not taken before, in id order.
   void retire(des::OpId first, des::OpId last) {
@@ -81,6 +88,13 @@ class OpStatsCollector {
       }
     }
     settle(compute_from);
+    if (keep_ == Keep::kTotals) {
+      // An iteration is complete once no held op and no unsettled comm interval belongs to it.
+      int64_t open_from = iterations_;
+      for (des::OpId id = last; id < g_.ops.op_count(); ++id) open_from = std::min<int64_t>(open_from, g_.ops.tag(id));
+      for (const Interval& c : pending_comm_) open_from = std::min<int64_t>(open_from, c.tag);
+      close_before(open_from);
+    }
     // Compute intervals that end before every comm interval still to come (pending, held, or
     // starting after now) can cover none of them.
     for (const Interval& c : pending_comm_) comm_from = std::min(comm_from, c.start);
@@ -89,10 +103,16 @@ class OpStatsCollector {
     compute_.erase(compute_.begin(), compute_.begin() + static_cast<std::ptrdiff_t>(stale));
   }
 
-  // Every op held was retired: the remaining exposures.
+  // Every op held was retired: the remaining exposures. Per iteration (kPerIteration).
   std::vector<IterationStats> take_stats() {
     settle(std::numeric_limits<SimTime>::max());
     return std::move(stats_);
+  }
+  // The same, summed over the epoch's iterations in order (kTotals).
+  IterationStats take_totals() {
+    settle(std::numeric_limits<SimTime>::max());
+    close_before(iterations_);
+    return totals_;
   }
   // The records of iterations [0, trace_iterations), in start order (ties: id order).
   std::vector<OpRecord> take_trace() {
@@ -117,7 +137,7 @@ class OpStatsCollector {
     // expected) counts as compute cover only: its iteration's stats are the repeated cycle's.
     const bool skipped = tag >= index_.skipped_from && tag < index_.skipped_from + index_.skipped;
     IterationStats discarded;
-    IterationStats& s = skipped ? discarded : stats_[static_cast<std::size_t>(index_.of_simulated(tag))];
+    IterationStats& s = skipped ? discarded : stats_of(index_.of_simulated(tag));
     const Interval span{g_.ops.start_time(id), g_.ops.end_time(id), tag};
     for (des::ResourceId r : g_.ops.resources(id)) {
       if (r == g_.device0_compute) {
@@ -156,16 +176,38 @@ class OpStatsCollector {
       for (; it != compute_.end() && it->start < c.end; ++it) {
         covered += std::min(c.end, it->end) - std::max(c.start, it->start);
       }
-      stats_[static_cast<std::size_t>(index_.of_simulated(c.tag))].exposed += (c.end - c.start) - covered;
+      stats_of(index_.of_simulated(c.tag)).exposed += (c.end - c.start) - covered;
     }
     pending_comm_.resize(kept);
+  }
+
+  IterationStats& stats_of(int64_t simulated) {
+    if (keep_ == Keep::kPerIteration) return stats_[static_cast<std::size_t>(simulated)];
+    return open_[simulated];
+  }
+
+  // Adds the open iterations before `end` to the totals, in order.
+  void close_before(int64_t end) {
+    while (!open_.empty() && open_.begin()->first < end) {
+      const IterationStats& s = open_.begin()->second;
+      totals_.compute += s.compute + s.copy;  // as fill_timings adds them up per iteration
+      totals_.comm += s.comm;
+      totals_.exposed += s.exposed;
+      totals_.collective += s.collective;
+      totals_.sync_bn += s.sync_bn;
+      totals_.bus_bytes += s.bus_bytes;
+      open_.erase(open_.begin());
+    }
   }
 
   const TrainingGraph& g_;
   int64_t iterations_;
   SimulatedIndex index_;
   int trace_iterations_;
-  std::vector<IterationStats> stats_;
+  Keep keep_;
+  std::vector<IterationStats> stats_;          // kPerIteration
+  std::map<int64_t, IterationStats> open_;     // kTotals: iterations with ops still to come
+  IterationStats totals_;                      // kTotals: compute holds compute + copy
   std::vector<Interval> compute_;       // taken compute intervals that may still cover a comm one
   std::vector<Interval> pending_comm_;  // taken comm intervals whose exposure is not known yet
   std::vector<OpRecord> trace_;
@@ -475,14 +517,10 @@ SimulatedIndex simulated_index(const train::EpochTimeline& t) {
   return t.skipped > 0 ? SimulatedIndex{t.skipped_from, t.skipped, t.steady->cycle} : SimulatedIndex{};
 }
 
-// The epoch's times and traffic from the simulated iterations' stats and the runner's timeline.
-void fill_timings(SimResult& result, const std::vector<IterationStats>& stats,
-                  const train::IterationGraph& iterations, const train::EpochTimeline& t) {
-  const int64_t count = result.iterations;
-  const auto at = [](int64_t i) { return static_cast<std::size_t>(i); };
-  const SimulatedIndex index = simulated_index(t);
-  SimTime compute = 0, comm = 0, exposed = 0, collective = 0, sync_bn = 0, stall = 0;
-  double bus_bytes = 0;
+// The epoch's sums of device 0's per-iteration stats (`compute` holding compute + copy), from the
+// simulated iterations' stats: a skipped iteration repeats the cycle just before the skip.
+IterationStats epoch_totals(const std::vector<IterationStats>& stats, int64_t count, const SimulatedIndex& index) {
+  IterationStats totals;
   int64_t phase = 0;  // k - skipped_from modulo the cycle, inside the skipped range
   for (int64_t k = 0; k < count; ++k) {
     int64_t source = k;
@@ -492,36 +530,38 @@ void fill_timings(SimResult& result, const std::vector<IterationStats>& stats,
       source = index.skipped_from - index.cycle + phase;
       if (++phase == index.cycle) phase = 0;
     }
-    const IterationStats& s = stats[at(source)];
-    compute += s.compute + s.copy;
-    comm += s.comm;
-    exposed += s.exposed;
-    collective += s.collective;
-    sync_bn += s.sync_bn;
-    bus_bytes += s.bus_bytes;
-    // The loop asks for batch k when it finished iteration k-1 (at 0 for the first).
-    const SimTime asked = k == 0 ? 0 : t.loop_end[at(k - 1)];
-    stall += t.ready[at(k)] - asked;
+    const IterationStats& s = stats[static_cast<std::size_t>(source)];
+    totals.compute += s.compute + s.copy;
+    totals.comm += s.comm;
+    totals.exposed += s.exposed;
+    totals.collective += s.collective;
+    totals.sync_bn += s.sync_bn;
+    totals.bus_bytes += s.bus_bytes;
   }
-  const SimTime epoch = t.end[at(count - 1)];
+  return totals;
+}
+
+// The epoch's times and traffic from its totals and the runner's timeline.
+void fill_timings(SimResult& result, const IterationStats& totals, const train::IterationGraph& iterations,
+                  const train::EpochTimeline& t) {
+  const SimTime epoch = t.epoch_end;
   result.epoch_s = des::to_seconds(epoch);
-  result.loader_stall_s = des::to_seconds(stall);
-  result.train_s = des::to_seconds(epoch - stall);
-  result.compute_s = des::to_seconds(compute);
-  result.comm_s = des::to_seconds(comm);
-  result.exposed_comm_s = des::to_seconds(exposed);
-  result.sync_bn_s = des::to_seconds(sync_bn);
-  result.comm_bytes_per_rank = bus_bytes;
-  result.busbw_gbs = collective > 0 ? bus_bytes / des::to_seconds(collective) / 1e9 : 0.0;
+  result.loader_stall_s = des::to_seconds(t.loader_stall);
+  result.train_s = des::to_seconds(epoch - t.loader_stall);
+  result.compute_s = des::to_seconds(totals.compute);
+  result.comm_s = des::to_seconds(totals.comm);
+  result.exposed_comm_s = des::to_seconds(totals.exposed);
+  result.sync_bn_s = des::to_seconds(totals.sync_bn);
+  result.comm_bytes_per_rank = totals.bus_bytes;
+  result.busbw_gbs = totals.collective > 0 ? totals.bus_bytes / des::to_seconds(totals.collective) / 1e9 : 0.0;
   if (t.steady) {
     result.iteration_s = des::to_seconds(t.steady->period) / t.steady->cycle;
   } else {
     // No steady state seen (a short epoch): the mean period of the full iterations after the
     // first; with a single full iteration, that iteration from its batch to its end.
     const int64_t full = iterations.full_iterations();
-    const std::size_t f = at(std::max<int64_t>(full, 1) - 1);
-    result.iteration_s = full >= 2 ? des::to_seconds(t.end[f] - t.end[0]) / static_cast<double>(f)
-                                   : des::to_seconds(t.end[0] - t.ready[0]);
+    result.iteration_s = full >= 2 ? des::to_seconds(t.last_full_end - t.first.end) / static_cast<double>(full - 1)
+                                   : des::to_seconds(t.first.end - t.first.ready);
   }
   result.extrapolated = t.skipped > 0;
   result.simulated_iterations = t.simulated_iterations;
@@ -666,14 +706,20 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   std::optional<OpStatsCollector> collector;
   train::RetireOps retire;
   if (options.exact) {
-    collector.emplace(graph, result.iterations, SimulatedIndex{}, trace_iterations);
+    collector.emplace(graph, result.iterations, SimulatedIndex{}, trace_iterations, OpStatsCollector::Keep::kTotals);
     retire = [&collector](des::OpId first, des::OpId last) { collector->retire(first, last); };
   }
   const train::EpochTimeline timeline =
       train::run_epoch(graph, *iterations, options.exact, trace_iterations, retire);
-  if (!collector) collector.emplace(graph, result.iterations, simulated_index(timeline), trace_iterations);
+  if (!collector) {
+    collector.emplace(graph, result.iterations, simulated_index(timeline), trace_iterations,
+                      OpStatsCollector::Keep::kPerIteration);
+  }
   collector->retire(graph.ops.first_op(), static_cast<des::OpId>(graph.ops.op_count()));
-  fill_timings(result, collector->take_stats(), *iterations, timeline);
+  const IterationStats totals =
+      options.exact ? collector->take_totals()
+                    : epoch_totals(collector->take_stats(), result.iterations, simulated_index(timeline));
+  fill_timings(result, totals, *iterations, timeline);
   if (trace_iterations > 0) result.trace = collector->take_trace();
   if (spec.test_pass) {
     result.test_s = test_pass_seconds(spec, in, steps, profile, processes);
