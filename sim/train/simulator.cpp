@@ -91,7 +91,10 @@ class OpStatsCollector {
     if (keep_ == Keep::kTotals) {
       // An iteration is complete once no held op and no unsettled comm interval belongs to it.
       int64_t open_from = iterations_;
-      for (des::OpId id = last; id < g_.ops.op_count(); ++id) open_from = std::min<int64_t>(open_from, g_.ops.tag(id));
+      for (des::OpId id = last; id < g_.ops.op_count(); ++id) {
+        const int32_t tag = g_.ops.tag(id);
+        if (tag >= 0) open_from = std::min<int64_t>(open_from, tag);  // take() skips the others
+      }
       for (const Interval& c : pending_comm_) open_from = std::min<int64_t>(open_from, c.tag);
       close_before(open_from);
     }
