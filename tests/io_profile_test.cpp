@@ -402,6 +402,16 @@ TEST_F(ProfileTest, WriteThenLoadGivesBackEveryFieldExactly) {
   expect_profiles_equal(original, loaded);
 }
 
+// A profile without its optional machine block reads, and writes back without one: the writer
+// once wrote an empty machine block (device_kind '') that its own reader rejects.
+TEST_F(ProfileTest, NoMachineBlockWritesBackWithoutOne) {
+  const Profile read = load_profile(write("bare.yaml", "schema_version: 1\n"));
+  EXPECT_TRUE(read.machine.device_kind.empty());
+  const std::string written = profile_to_yaml(read);
+  EXPECT_EQ(written.find("machine:"), std::string::npos) << written;
+  EXPECT_EQ(profile_to_yaml(load_profile(write("again.yaml", written))), written);
+}
+
 TEST_F(ProfileTest, SameProfileGivesSameBytes) {
   const Profile profile = make_profile();
   const std::string first = profile_to_yaml(profile);

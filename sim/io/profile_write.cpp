@@ -327,7 +327,9 @@ std::string profile_to_yaml(const Profile& profile) {
   y.line(0, "# trainsim profile: written by `measure`, read by `simulate`. Format: docs/PROFILE.md");
   y.line(0, "# Units: seconds (*_s), bytes (*_bytes, bytes), samples; per-batch arrays align with batches.");
   y.line(0, "schema_version: " + std::to_string(profile.schema_version));
-  write_machine(y, profile.machine);
+  // A profile read without its optional machine block has none to write: an empty device_kind
+  // is no kind the reader accepts (the profile fuzzer found the write that did not read back).
+  if (!profile.machine.device_kind.empty()) write_machine(y, profile.machine);
   write_measurement(y, profile.measurement);
   if (profile.models.empty()) {
     y.line(0, "models: {}");
