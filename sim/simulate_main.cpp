@@ -314,7 +314,8 @@ void remove_stale_outputs(const CommandLine& cl, const std::set<Output>& written
 // DIR/comparison.csv, the plots and DIR/report.md (last, so it can say whether the plots exist).
 // Returns the "wrote ..." line.
 std::string write_comparison(const CommandLine& cl, const report::ReportContext& context, const report::RunsTable& runs,
-                             const report::ResultGrid& grid, const report::Comparison& comparison) {
+                             const report::ResultGrid& grid, const report::Comparison& comparison,
+                             const report::LargeBatchReport* large_batch, const std::vector<int64_t>& q4_batches) {
   const std::filesystem::path dir(cl.out_dir);
   const std::string csv = (dir / "comparison.csv").string(), markdown = (dir / "report.md").string();
   report::write_file_atomic(csv, report::format_comparison_csv(comparison));
@@ -323,7 +324,8 @@ std::string write_comparison(const CommandLine& cl, const report::ReportContext&
   for (const report::ComparedRun& r : comparison.compared) {
     if (r.in_setting && !r.in_sweep) predictions.push_back(r.predicted);
   }
-  const report::PlotScript script = report::build_plot_script(comparison, predictions, context.unit);
+  const report::PlotScript script =
+      report::build_plot_script(comparison, predictions, context.unit, large_batch, q4_batches);
   const report::PlotOutcome outcome = report::draw_plots(cl.out_dir, script);
   for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
   report::PlotSection plots;
@@ -620,14 +622,14 @@ int run(int argc, char** argv) {
                   << (outcome.drawn ? " and its plots" : " (plots not drawn: " + outcome.problem + ")") << "\n";
       }
     }
+    // Q4's plot over the global batches of its table.
+    std::vector<int64_t> q4_batches;
+    for (const SimResult& r : (q4_grid ? *q4_grid : grid).all()) {
+      if (r.runnable) q4_batches.push_back(r.global_batch);
+    }
     if (!comparison) {
       // The sweep's own plots (epoch time vs batch, predicted speedup vs GPUs); --compare draws
-      // them with the measured runs instead.
-      // Q4's plot over the global batches of its table.
-      std::vector<int64_t> q4_batches;
-      for (const SimResult& r : (q4_grid ? *q4_grid : grid).all()) {
-        if (r.runnable) q4_batches.push_back(r.global_batch);
-      }
+      // them with the measured runs instead (and Q4's with them).
       const report::PlotOutcome outcome = report::draw_plots(
           cl->out_dir, report::build_plot_script(report::Comparison{}, predictions, context.unit, extras.large_batch, q4_batches));
       for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
@@ -643,7 +645,8 @@ int run(int argc, char** argv) {
       if (!cl->quiet) std::cout << "wrote " << fit_file << "\n";
     }
     if (comparison) {
-      const std::string wrote = write_comparison(*cl, context, *runs, grid, *comparison);
+      const std::string wrote =
+          write_comparison(*cl, context, *runs, grid, *comparison, extras.large_batch, q4_batches);
       if (!cl->quiet) std::cout << wrote;
     }
   }

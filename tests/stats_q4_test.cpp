@@ -219,6 +219,11 @@ TEST_F(Q4Test, PlotHasEveryRuleAtEveryBatch) {
               std::string::npos)
         << rule;
   }
+  // Its block sets its own axes: after --compare's log-log predicted-vs-measured plot, a log y
+  // axis left set made gnuplot refuse the y range [0:*].
+  const std::string& commands = s.files[0].content;
+  const size_t block = commands.find("outdir.'/large_batch.svg'");
+  EXPECT_LT(commands.find("unset logscale\nset logscale x 2\n", block), commands.find("plot ", block));
   const PlotScript one = build_plot_script(Comparison{}, {}, Unit{}, &*report, {128});
   ASSERT_FALSE(one.skipped.empty());
   EXPECT_NE(one.skipped.back().find("large batches: not drawn, fewer than 2 global batch sizes"), std::string::npos);

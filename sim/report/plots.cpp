@@ -299,7 +299,8 @@ void large_batch_vs_batch(const LargeBatchReport& report, std::vector<int64_t> b
   script.plots.push_back({"large_batch.svg", title});
   commands += "\n# Large batches (Q4)\nset output outdir.'/large_batch.svg'\nset title '" + title +
               "'\nset xlabel 'global batch'\nset ylabel 'training loss'\nset y2label 'test accuracy'\n"
-              "set logscale x 2\nset format x '%g'\nset xrange [*:*]\nset yrange [0:*]\nset y2range [0:1]\n"
+              // The plot before it (predicted vs measured under --compare) leaves log-log axes.
+              "unset logscale\nset logscale x 2\nset format x '%g'\nset xrange [*:*]\nset yrange [0:*]\nset y2range [0:1]\n"
               "set ytics nomirror\nset y2tics\n" +
               plot_command(data.clauses()) +
               "unset logscale\nunset y2tics\nunset y2label\nset ytics mirror\nset y2range [*:*]\n";
