@@ -218,6 +218,19 @@ TEST_F(LargeBatchCli, BaselineTrainsTheFashionCnnOnRealFashionMnist) {
   EXPECT_LT(c.epochs[0].max_lr, 0.3);
 }
 
+// A baseline whose first epoch stays above the untrained loss (lr 5 blows it up) is written as
+// measured, with a warning that predictions from it are unreliable.
+TEST_F(LargeBatchCli, BaselineThatDidNotTrainInItsFirstEpochIsWarnedAbout) {
+  if (!fs::exists("/usr/share/datasets/fashion-mnist")) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const ProgramRun r = run(kMeasure,
+                           "baseline --model fashion-cnn --device cpu --train-samples 640 --test-samples 100 "
+                           "--batch 128 --epochs 1 --lr 5 --threads 1 --workers 0 --quiet --seed 0 "
+                           "--noise-scale best-effort --profile " + (dir_ / "stalled.yaml").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: the baseline did not train in its first epoch"), std::string::npos) << r.err;
+  EXPECT_EQ(load_profile((dir_ / "stalled.yaml").string()).training.at(0).epochs.size(), 1u);
+}
+
 // A Fashion-MNIST folder of generated IDX files with the SYNTHETIC marker is labelled synthetic; a
 // folder without the files is one error naming the missing file.
 TEST_F(LargeBatchCli, BaselineFashionCnnReadsAnIdxFolder) {

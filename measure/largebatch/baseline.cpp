@@ -32,6 +32,7 @@
 #include "runs/ddp.h"
 #include "runs/distributed_sampler.h"
 #include "runs/trainer.h"
+#include "stats/large_batch.h"
 #include "stats/noise_scale.h"
 
 namespace trainsim::measure {
@@ -477,7 +478,16 @@ int run_baseline(BaselineOptions o, const std::string& command) {
   }
   const Profile written = load_profile(o.profile_path);
   for (const auto& curve : written.training) {
-    if (curve.model == o.model) print_curve(curve, o.profile_path);
+    if (curve.model != o.model) continue;
+    print_curve(curve, o.profile_path);
+    // The models here classify 10 classes (CIFAR-10, Fashion-MNIST).
+    if (!curve.epochs.empty() && BaselineCurve(curve, 10).first_epoch_untrained()) {
+      std::fprintf(stderr,
+                   "warning: the baseline did not train in its first epoch (mean loss %.4g >= ln 10, the untrained "
+                   "model's): large-batch predictions from this curve are unreliable (docs/LARGE_BATCH.md); "
+                   "another seed or a learning-rate warm-up gives a curve that trains\n",
+                   curve.epochs.front().train_loss);
+    }
   }
   return 0;
 }
