@@ -30,6 +30,7 @@
 #include "report/collectives.h"
 #include "report/compare.h"
 #include "report/csv.h"
+#include "report/format.h"
 #include "report/large_batch.h"
 #include "report/plots.h"
 #include "report/report.h"
@@ -187,7 +188,6 @@ struct SweepTotals {
   std::size_t configurations = 0;
   std::size_t runnable = 0;
   std::size_t fit = 0;
-  const char* fastest_unit = "";
   double fastest_epoch_s = 0;
   std::string fastest;  // its configuration label
 };
@@ -231,12 +231,6 @@ SweepTotals stream_sweep(const Profile& profile, const SweepConfig& config, cons
   return totals;
 }
 
-std::string format_number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g", value);
-  return text;
-}
-
 // The header's line for a summarised sweep.
 std::string summary_line(const SweepConfig& config, const std::vector<int64_t>& shown, const SweepTotals& totals,
                          bool csv) {
@@ -248,7 +242,7 @@ std::string summary_line(const SweepConfig& config, const std::vector<int64_t>& 
          ". Over all " + std::to_string(totals.configurations) + ": " + std::to_string(totals.runnable) +
          " can run, " + std::to_string(totals.fit) + " fit in memory" +
          (totals.fastest.empty() ? std::string()
-                                 : ", the shortest epoch " + format_number(totals.fastest_epoch_s) + " s (" +
+                                 : ", the shortest epoch " + report::format_significant(totals.fastest_epoch_s) + " s (" +
                                        totals.fastest + ")");
 }
 

@@ -40,7 +40,6 @@ EpochTimeline run_epoch(TrainingGraph& graph, IterationGraph& iterations, bool e
   const int min_window = std::max(4, 2 * workers + 2);
 
   EpochTimeline t;
-  t.iterations = n;
   TimesWindow times(static_cast<std::size_t>(std::max(min_window, 2 * max_cycle) + max_cycle + 1));
   SimTime previous_loop_end = 0;  // the loop asks for batch k when it finished iteration k - 1
   const auto stall_of = [&](int64_t k) { return times[k].ready - (k == 0 ? 0 : times[k - 1].loop_end); };

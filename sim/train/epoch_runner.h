@@ -58,7 +58,6 @@ std::optional<Periodicity> detect_period(const TimesWindow& times, int64_t k, in
 // What an epoch's figures need of its iterations' times, kept as they are simulated (the
 // per-iteration times themselves are not kept).
 struct EpochTimeline {
-  int64_t iterations = 0;
   IterationTimes first;              // iteration 0
   des::SimTime last_full_end = -1;   // end of the last full iteration (full_iterations() - 1)
   des::SimTime epoch_end = -1;       // end of the last iteration
