@@ -197,20 +197,15 @@ struct SweepTotals {
 SweepTotals stream_sweep(const Profile& profile, const SweepConfig& config, const SimOptions& options,
                          ProgressLine& progress, const report::SweepRefusal& refuse, int threads,
                          AtomicFileWriter* csv, const report::LargeBatchReport* large_batch) {
-  // The specs a chunk at a time, in sweep_specs' order (strategy, gpus, batch): a million
-  // RunSpecs at once would take most of a gigabyte.
-  const std::size_t batches = config.batch_per_gpu.size();
-  const std::size_t per_strategy = config.gpus.size() * batches;
-  const std::size_t total = config.strategies.size() * per_strategy;
+  // The specs a chunk at a time, in sweep_specs' order: a million RunSpecs at once would take
+  // most of a gigabyte.
+  const std::size_t total = report::sweep_size(config);
   SweepTotals totals;
   totals.configurations = total;
   std::vector<RunSpec> chunk;
   for (std::size_t first = 0; first < total; first += kChunk) {
     chunk.clear();
-    for (std::size_t i = first; i < std::min(total, first + kChunk); ++i) {
-      chunk.push_back(config_spec(config, config.strategies[i / per_strategy], config.gpus[i % per_strategy / batches],
-                                  config.batch_per_gpu[i % batches]));
-    }
+    for (std::size_t i = first; i < std::min(total, first + kChunk); ++i) chunk.push_back(report::sweep_spec(config, i));
     const report::SweepProgress chunk_progress = [&](std::size_t done, std::size_t) { progress(first + done, total); };
     const std::vector<SimResult> results =
         report::run_specs(profile, config, chunk, options, chunk_progress, refuse, threads);
@@ -482,8 +477,7 @@ int run(int argc, char** argv) {
   SweepConfig needed = config;
   if (trace_spec) needed.gpus.push_back(trace_spec->gpus);
   // A sweep too large to print: the tables show some of its batch sizes (docs/OUTPUT.md).
-  const std::size_t sweep_size = config.strategies.size() * config.gpus.size() * config.batch_per_gpu.size();
-  const bool summarised = sweep_size > kFullTablesUpTo;
+  const bool summarised = report::sweep_size(config) > kFullTablesUpTo;
   SweepConfig tables = config;
   if (summarised) tables.batch_per_gpu = shown_batches(config.batch_per_gpu);
   const std::optional<SweepConfig> q4_sweep = large_batch_sweep(tables);

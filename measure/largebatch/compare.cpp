@@ -262,7 +262,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
     const TrainingCurve& b = s.baselines[i];
     for (const auto& p : b.epochs) {
       const bool measured = p.max_lr > 0;
-      const double x0 = measured ? b.lr * (1 + p.noise_scale / static_cast<double>(b.batch)) / p.max_lr : 0;
+      const double x0 = measured ? lr_over_tuned_lr(b.lr, static_cast<double>(b.batch), p.noise_scale, p.max_lr) : 0;
       out += "| " + std::to_string(s.seeds[i]) + " | " + b.data + " | " + std::to_string(p.epoch) + " | " +
              fixed(p.train_loss, 4) + " | " + fixed(p.test_accuracy, 4) + " | " + fixed(p.noise_scale, 1) + " | " +
              (measured ? fixed(p.max_lr, 4) : std::string("-")) + " | " + (measured ? fixed(x0, 2) : std::string("-")) +
@@ -322,7 +322,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
       return (v.empty() ? std::string("n/a") : fixed(mean_abs(v), 1) + unit) + " (" + std::to_string(v.size()) + ")";
     };
     const TrainingCurve& b = s.baselines[i];
-    const bool stalled = b.epochs.front().train_loss >= std::log(static_cast<double>(o.num_classes));
+    const bool stalled = BaselineCurve(b, o.num_classes).first_epoch_untrained();
     out += "- seed " + std::to_string(s.seeds[i]) +
            (stalled ? " (its baseline did not train in epoch 1: loss " + fixed(b.epochs.front().train_loss, 3) + ")"
                     : std::string()) +

@@ -102,8 +102,10 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
          " -> " + plain(last.noise_scale) +
          (model.baseline().has_max_lr()
               ? ", largest useful lr eps_max " + plain(first.max_lr) + " -> " + plain(last.max_lr) +
-                    " (the baseline's lr is " + plain(curve.lr * (1 + first.noise_scale / static_cast<double>(curve.batch)) / first.max_lr) +
-                    " -> " + plain(curve.lr * (1 + last.noise_scale / static_cast<double>(curve.batch)) / last.max_lr) +
+                    " (the baseline's lr is " +
+                    plain(lr_over_tuned_lr(curve.lr, static_cast<double>(curve.batch), first.noise_scale, first.max_lr)) +
+                    " -> " +
+                    plain(lr_over_tuned_lr(curve.lr, static_cast<double>(curve.batch), last.noise_scale, last.max_lr)) +
                     " x the tuned lr)"
               : std::string()) +
          "\n";

@@ -30,13 +30,22 @@ std::optional<int64_t> positive_integer(const std::string& text) {
 
 }  // namespace
 
+std::size_t sweep_size(const SweepConfig& config) {
+  return config.strategies.size() * config.gpus.size() * config.batch_per_gpu.size();
+}
+
+RunSpec sweep_spec(const SweepConfig& config, std::size_t index) {
+  const std::size_t batches = config.batch_per_gpu.size();
+  const std::size_t per_strategy = config.gpus.size() * batches;
+  return config_spec(config, config.strategies[index / per_strategy], config.gpus[index % per_strategy / batches],
+                     config.batch_per_gpu[index % batches]);
+}
+
 std::vector<RunSpec> sweep_specs(const SweepConfig& config) {
   std::vector<RunSpec> specs;
-  for (Strategy strategy : config.strategies) {
-    for (int gpus : config.gpus) {
-      for (int64_t batch : config.batch_per_gpu) specs.push_back(config_spec(config, strategy, gpus, batch));
-    }
-  }
+  const std::size_t n = sweep_size(config);
+  specs.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) specs.push_back(sweep_spec(config, i));
   return specs;
 }
 

@@ -24,6 +24,10 @@ class UsageError : public std::runtime_error {
 // batch_per_gpu; each with the config's train_samples, loader settings, interconnect,
 // sync_batchnorm, trainer and test pass.
 std::vector<RunSpec> sweep_specs(const SweepConfig& config);
+// How many configurations the sweep has, and the one at `index` in that order (a part of a sweep
+// built without building all of it).
+std::size_t sweep_size(const SweepConfig& config);
+RunSpec sweep_spec(const SweepConfig& config, std::size_t index);
 
 // Called with (done, total) as configurations finish, from the calling thread only, and once
 // with (total, total) at the end.

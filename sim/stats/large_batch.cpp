@@ -156,20 +156,21 @@ double LargeBatchModel::lr_ratio_at(double examples, double batch) const {
   return ramp >= 1 ? full : 1 + (full - 1) * ramp;
 }
 
-double LargeBatchModel::lr_over_tuned(double examples, double batch, double noise_scale,
-                                      double baseline_examples) const {
-  const TrainingCurve& c = baseline_.curve();
-  const double b0 = static_cast<double>(c.batch);
+double lr_over_tuned_lr(double lr, double batch, double noise_scale, double eps_max) {
+  return lr * (1 + noise_scale / batch) / eps_max;
+}
+
+double LargeBatchModel::lr_over_tuned(double examples, double batch, double noise_scale, double x0) const {
+  const double b0 = static_cast<double>(baseline_.curve().batch);
   // x = (lr_B / lr_0) (1 + B_n/B) / (1 + B_n/B_0) x_0: the rule's lr against the baseline's.
-  return lr_ratio_at(examples, batch) * (1 + noise_scale / batch) / (1 + noise_scale / b0) *
-         baseline_lr_over_tuned(baseline_examples, noise_scale);
+  return lr_ratio_at(examples, batch) * (1 + noise_scale / batch) / (1 + noise_scale / b0) * x0;
 }
 
 double LargeBatchModel::baseline_lr_over_tuned(double baseline_examples, double noise_scale) const {
   const TrainingCurve& c = baseline_.curve();
   const auto eps_max = baseline_.max_lr_at(baseline_examples);
   if (!eps_max || !(c.lr > 0)) return 1;
-  const double x0 = c.lr * (1 + noise_scale / static_cast<double>(c.batch)) / *eps_max;
+  const double x0 = lr_over_tuned_lr(c.lr, static_cast<double>(c.batch), noise_scale, *eps_max);
   return x0 < kNoProgressLrRatio ? x0 : 1;
 }
 
@@ -202,8 +203,8 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   // baseline's lr taken as tuned). Past x = 2 the expected loss rises: no progress.
   const auto rate = [&](double e_b, double e_0, double* x_out) {
     const double noise = baseline_.noise_scale_at(e_0);
-    const double x = lr_over_tuned(e_b, b, noise, e_0);
     const double x0 = baseline_lr_over_tuned(e_0, noise);
+    const double x = lr_over_tuned(e_b, b, noise, x0);
     if (x_out) *x_out = x;
     return (noise + b0) / (noise + b) * (2 * x - x * x) / (2 * x0 - x0 * x0);
   };
@@ -300,7 +301,8 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
       p.target_missing = "not within " + std::to_string(kMaxEpochs) + " epochs";
     }
     // The rule's lr against the tuned one where the target is: a large mismatch slows the path.
-    const double x = lr_over_tuned(p.examples_to_target.value_or(k_examples), b, noise, *e0_target);
+    const double x = lr_over_tuned(p.examples_to_target.value_or(k_examples), b, noise,
+                                   baseline_lr_over_tuned(*e0_target, noise));
     if (x > kLrMismatch || x < 1 / kLrMismatch) {
       p.notes.push_back(rule + " lr at " + batch_text + " is " + short_number(x) +
                         "x the tuned lr at the target (B_noise " + short_number(noise) + "): " +

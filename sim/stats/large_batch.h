@@ -74,6 +74,10 @@ class BaselineCurve {
   std::vector<Knot> loss_, train_accuracy_, test_accuracy_, noise_scale_, max_lr_;
 };
 
+// x = lr (1 + B_noise/B) / eps_max: an lr against the tuned lr eps_opt(B) = eps_max / (1 +
+// B_noise/B) at batch B (McCandlish et al. 2018). eps_max > 0.
+double lr_over_tuned_lr(double lr, double batch, double noise_scale, double eps_max);
+
 struct LargeBatchSettings {
   int epochs = 5;                     // k: report the loss after k epochs
   std::optional<double> target_loss;  // default: the baseline's loss in its epoch k (its last if shorter)
@@ -135,8 +139,8 @@ class LargeBatchModel {
   // lr(B) / lr(B_0) after `examples` at batch B under the settings' rule (warm-up included).
   double lr_ratio_at(double examples, double batch) const;
   // x: the rule's lr after `examples` at `batch` over the tuned lr eps_max / (1 + B_n/B), i.e.
-  // (lr_B/lr_0) (1 + B_n/B) / (1 + B_n/B_0) x_0 with x_0 the baseline's at `baseline_examples` (E_0).
-  double lr_over_tuned(double examples, double batch, double noise_scale, double baseline_examples) const;
+  // (lr_B/lr_0) (1 + B_n/B) / (1 + B_n/B_0) x_0, given the baseline's x_0 where the path is.
+  double lr_over_tuned(double examples, double batch, double noise_scale, double x0) const;
   // x_0: the baseline's own lr over its tuned lr at E_0 (1 without a measured eps_max, and where
   // the measured one puts it at or past the no-progress bound, which the baseline's own progress
   // contradicts: there the baseline is taken as tuned).

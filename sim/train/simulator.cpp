@@ -40,6 +40,16 @@ struct IterationStats {
   double bus_bytes = 0;    // nccl-tests bus bytes of those collectives
 };
 
+// totals += s, with totals.compute holding compute + copy (device 0 busy on its own work).
+void add_to_totals(IterationStats& totals, const IterationStats& s) {
+  totals.compute += s.compute + s.copy;
+  totals.comm += s.comm;
+  totals.exposed += s.exposed;
+  totals.collective += s.collective;
+  totals.sync_bn += s.sync_bn;
+  totals.bus_bytes += s.bus_bytes;
+}
+
 struct Interval {
   SimTime start;
   SimTime end;
@@ -77,9 +87,13 @@ class OpStatsCollector {
     // A comm interval's exposure needs every compute interval that starts before it ends: all
     // taken once no held op that has started on device 0's compute stream started before its end
     // (those not started yet start at or after now, which is after any finished op's end).
+    // An iteration is complete (kTotals) once no held op and no unsettled comm interval belongs
+    // to it; take() skips ops without an iteration's tag.
     SimTime compute_from = g_.ops.engine().now();
     SimTime comm_from = compute_from;
+    int64_t open_from = iterations_;
     for (des::OpId id = last; id < g_.ops.op_count(); ++id) {
+      if (g_.ops.tag(id) >= 0) open_from = std::min<int64_t>(open_from, g_.ops.tag(id));
       const SimTime start = g_.ops.start_time(id);
       if (start < 0) continue;
       for (des::ResourceId r : g_.ops.resources(id)) {
@@ -89,12 +103,6 @@ class OpStatsCollector {
     }
     settle(compute_from);
     if (keep_ == Keep::kTotals) {
-      // An iteration is complete once no held op and no unsettled comm interval belongs to it.
-      int64_t open_from = iterations_;
-      for (des::OpId id = last; id < g_.ops.op_count(); ++id) {
-        const int32_t tag = g_.ops.tag(id);
-        if (tag >= 0) open_from = std::min<int64_t>(open_from, tag);  // take() skips the others
-      }
       for (const Interval& c : pending_comm_) open_from = std::min<int64_t>(open_from, c.tag);
       close_before(open_from);
     }
@@ -192,13 +200,7 @@ class OpStatsCollector {
   // Adds the open iterations before `end` to the totals, in order.
   void close_before(int64_t end) {
     while (!open_.empty() && open_.begin()->first < end) {
-      const IterationStats& s = open_.begin()->second;
-      totals_.compute += s.compute + s.copy;  // as fill_timings adds them up per iteration
-      totals_.comm += s.comm;
-      totals_.exposed += s.exposed;
-      totals_.collective += s.collective;
-      totals_.sync_bn += s.sync_bn;
-      totals_.bus_bytes += s.bus_bytes;
+      add_to_totals(totals_, open_.begin()->second);
       open_.erase(open_.begin());
     }
   }
@@ -533,13 +535,7 @@ IterationStats epoch_totals(const std::vector<IterationStats>& stats, int64_t co
       source = index.skipped_from - index.cycle + phase;
       if (++phase == index.cycle) phase = 0;
     }
-    const IterationStats& s = stats[static_cast<std::size_t>(source)];
-    totals.compute += s.compute + s.copy;
-    totals.comm += s.comm;
-    totals.exposed += s.exposed;
-    totals.collective += s.collective;
-    totals.sync_bn += s.sync_bn;
-    totals.bus_bytes += s.bus_bytes;
+    add_to_totals(totals, stats[static_cast<std::size_t>(source)]);
   }
   return totals;
 }
