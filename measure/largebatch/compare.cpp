@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "cli_util.h"
+#include "io/csv.h"
 #include "io/profile_io.h"
 #include "largebatch/text_file.h"
 #include "usage_error.h"
@@ -232,17 +233,12 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
       "seed,rule,batch,target_loss,pred_loss_at_k,meas_loss_at_k,loss_error_pct,pred_test_acc_at_k,meas_test_acc_at_k,"
       "accuracy_error_points,pred_epochs_to_target,meas_epochs_to_target,epochs_error_pct,no_progress_predicted,measured_missing\n";
   const auto num = [](const std::optional<double>& v) { return v ? fixed(*v, 6) : std::string(); };
-  const auto quoted = [](const std::string& t) {
-    std::string q = "\"";
-    for (char ch : t) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-    return q + "\"";
-  };
   for (const auto& c : s.runs) {
     out += std::to_string(c.run.seed) + "," + rule_label(c.run) + "," + std::to_string(c.run.batch) + "," +
            fixed(c.target_loss, 6) + "," + num(c.predicted.loss_at_k) + "," + num(c.loss_at_k) + "," +
            num(c.loss_error_pct) + "," + num(c.predicted.test_accuracy_at_k) + "," + num(c.test_accuracy_at_k) + "," +
            num(c.accuracy_error_points) + "," + num(c.predicted.epochs_to_target) + "," + num(c.epochs_to_target) +
-           "," + num(c.epochs_error_pct) + "," + (c.predicted.no_progress ? "true" : "false") + "," + quoted(c.measured_missing) + "\n";
+           "," + num(c.epochs_error_pct) + "," + (c.predicted.no_progress ? "true" : "false") + "," + csv::field(c.measured_missing) + "\n";
   }
   return out;
 }
