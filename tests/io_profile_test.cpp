@@ -253,6 +253,8 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
     ASSERT_EQ(b.models.count(key), 1u) << key;
     const ModelProfile& y = b.models.at(key);
     EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.source, y.source);
+    EXPECT_EQ(x.missing, y.missing);
     EXPECT_EQ(x.parameters, y.parameters);
     EXPECT_EQ(x.input_bytes_per_sample, y.input_bytes_per_sample);
     EXPECT_EQ(x.num_classes, y.num_classes);
@@ -515,6 +517,45 @@ TEST_F(ProfileTest, HandWrittenFixtureLoadsAndRoundTrips) {
   expect_profiles_equal(p, load_profile(path));
 }
 
+// A model imported from a trace (measure import-trace): what it could not measure is named in
+// `missing`, those arrays are empty and those counts 0, and `source` says where it came from.
+TEST_F(ProfileTest, MissingAndSourceRoundTrip) {
+  Profile p = load_profile(kFixture);
+  ModelProfile m = p.models.at("resnet18-cifar");
+  m.name = "from-trace";
+  m.source = "trace:runs/step \"7\".json";
+  m.missing = {"peak_memory_bytes", "layer forward split", "oom_batch", "num_classes"};
+  m.batches = {16};
+  m.loss_s = {0.25};
+  m.zero_grad_s = {1e-5};
+  m.optimizer_s = {0.1 + 0.2};
+  m.iteration_s = {1.0};
+  m.peak_memory_bytes.clear();
+  m.memory_method = "";
+  m.num_classes = 0;
+  for (LayerProfile& layer : m.layers) {
+    layer.forward_s = {0.125};
+    layer.backward_s = {0.0};
+  }
+  p.models[m.name] = m;
+  const std::string path = (dir_ / "missing.yaml").string();
+  write_profile_atomic(p, path);
+  const std::string text = read_text(path);
+  EXPECT_NE(text.find("    source: \"trace:runs/step \\\"7\\\".json\"\n    missing: [\"peak_memory_bytes\", "
+                      "\"layer forward split\", \"oom_batch\", \"num_classes\"]\n"),
+            std::string::npos)
+      << text;
+  const Profile back = load_profile(path);
+  expect_profiles_equal(p, back);
+  EXPECT_TRUE(back.models.at("from-trace").is_missing("peak_memory_bytes"));
+  EXPECT_FALSE(back.models.at("from-trace").is_missing("loss_s"));
+  EXPECT_EQ(profile_to_yaml(back), text);
+  // A model without them writes neither key (older profiles keep their bytes).
+  const size_t other = text.find("  \"resnet18-cifar\":\n");
+  ASSERT_NE(other, std::string::npos);
+  EXPECT_EQ(text.compare(other, 41, "  \"resnet18-cifar\":\n    parameters: 1000\n"), 0) << text.substr(other, 80);
+}
+
 TEST_F(ProfileTest, PartialProfileLoadsWithEmptySections) {
   const Profile p = load_profile(write("partial.yaml", "schema_version: 1\nmodels: {}\n"));
   EXPECT_TRUE(p.models.empty());
@@ -639,6 +680,24 @@ INSTANTIATE_TEST_SUITE_P(
                    "      - {ranks: 2, batch: 64, iteration_s: 3.0}\n",
                    "batch: 64", "models.resnet18-cifar.host_contention[1].ranks",
                    "the first point of a batch must be the ranks: 1 reference, got '2'"},
+        // `missing` (an imported trace): known entries only, each once; only a named key may be empty.
+        BadProfile{"UnknownMissingEntry", "    parameters: 1000\n",
+                   "    missing: [\"oom_batch\", \"flops\"]\n    parameters: 1000\n", "missing:",
+                   "models.resnet18-cifar.missing[1]", "unknown missing entry 'flops' (expected one of: loss_s,"},
+        BadProfile{"MissingEntryTwice", "    parameters: 1000\n",
+                   "    missing: [\"oom_batch\", \"oom_batch\"]\n    parameters: 1000\n", "missing:",
+                   "models.resnet18-cifar.missing[1]", "'oom_batch' is named twice"},
+        BadProfile{"EmptyPeakNotNamedMissing", "peak_memory_bytes: [1.0e8, 2.0e8, 4.0e8]",
+                   "peak_memory_bytes: []", "peak_memory_bytes:", "models.resnet18-cifar.peak_memory_bytes",
+                   "has 0 values but batches has 3"},
+        BadProfile{"MissingPeakWithValues", "    parameters: 1000\n",
+                   "    missing: [\"peak_memory_bytes\"]\n    parameters: 1000\n", "peak_memory_bytes:",
+                   "models.resnet18-cifar.peak_memory_bytes", "is named in missing but has 3 values (expected [])"},
+        BadProfile{"MissingClassesNotZero", "    parameters: 1000\n",
+                   "    missing: [\"num_classes\"]\n    parameters: 1000\n", "num_classes:",
+                   "models.resnet18-cifar.num_classes", "is named in missing but is 10 (expected 0)"},
+        BadProfile{"ZeroClassesNotNamedMissing", "num_classes: 10", "num_classes: 0", "num_classes:",
+                   "models.resnet18-cifar.num_classes", "must be >= 1, got 0"},
         BadProfile{"DdpIterationLengthMismatch", "    max_batch_tried: 128\n",
                    "    max_batch_tried: 128\n    ddp_iteration_s: [0.06, 0.11]\n", "ddp_iteration_s:",
                    "models.resnet18-cifar.ddp_iteration_s", "has 2 values but batches has 3"},

@@ -107,6 +107,13 @@ struct DdpBucket {
 // One model's description and compute measurements on one device.
 struct ModelProfile {
   std::string name;                   // "resnet18-cifar" or "resnet18-imagenet"
+  // Where this entry came from: "measure", "torchscript:FILE" or "trace:FILE" (measure
+  // import-trace); "" when not said (written only when set).
+  std::string source;
+  // What the source could not measure, each named once from kKnownMissing (e.g.
+  // "peak_memory_bytes", "layer forward split", "oom_batch"); empty: nothing is missing. A
+  // per-batch array named here is empty, a count named here is 0 (docs/PROFILE.md).
+  std::vector<std::string> missing;
   int64_t parameters = 0;             // number of scalar parameters
   int64_t input_bytes_per_sample = 0; // fp32 input tensor bytes per sample (H2D copy size)
   int num_classes = 0;
@@ -136,7 +143,23 @@ struct ModelProfile {
     for (const auto& l : layers) total += l.param_bytes();
     return total;
   }
+  bool is_missing(const std::string& what) const {
+    for (const auto& m : missing) {
+      if (m == what) return true;
+    }
+    return false;
+  }
 };
+
+// The entries ModelProfile::missing may hold. The per-batch arrays (loss_s, zero_grad_s,
+// optimizer_s, iteration_s, peak_memory_bytes) are then empty, the counts (input_bytes_per_sample,
+// num_classes) 0; the others only say what the numbers do not hold: "layer forward split" (the
+// forward is one unsplit layer), "oom_batch" (never run to out-of-memory), "buffer_bytes",
+// "output_shape", "forward_flops" (the layers' are not known).
+inline constexpr const char* kKnownMissing[] = {
+    "loss_s", "zero_grad_s", "optimizer_s", "iteration_s", "peak_memory_bytes",
+    "input_bytes_per_sample", "num_classes", "layer forward split", "oom_batch",
+    "buffer_bytes", "output_shape", "forward_flops"};
 
 // A measured time-vs-bytes curve (collective or copy), points ascending in bytes.
 struct CurvePoint {

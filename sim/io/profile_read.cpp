@@ -1,6 +1,7 @@
 // Reading and validating the profile (layout: docs/PROFILE.md), and the per-sweep check.
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -206,28 +207,69 @@ std::vector<DdpBucket> parse_ddp_buckets(const Value& value, const ModelProfile&
   return buckets;
 }
 
+// `missing: [...]`: each entry one of kKnownMissing, none twice.
+std::vector<std::string> parse_missing(const Value& value) {
+  std::vector<std::string> missing;
+  for (const Value& item : value.as_list()) {
+    std::string entry = item.as_string();
+    if (std::find(std::begin(kKnownMissing), std::end(kKnownMissing), entry) == std::end(kKnownMissing)) {
+      std::string known;
+      for (const char* k : kKnownMissing) known += (known.empty() ? "" : ", ") + std::string(k);
+      item.fail("unknown missing entry '" + entry + "' (expected one of: " + known + ")");
+    }
+    if (std::find(missing.begin(), missing.end(), entry) != missing.end()) {
+      item.fail("'" + entry + "' is named twice");
+    }
+    missing.push_back(std::move(entry));
+  }
+  return missing;
+}
+
+// A per-batch array, or for a key named in `missing`, an empty one.
+std::vector<double> parse_per_batch_or_missing(const Map& map, const char* key, size_t batch_count,
+                                               const ModelProfile& model) {
+  if (!model.is_missing(key)) return parse_per_batch(map, key, batch_count);
+  const Value value = map.required(key);
+  std::vector<double> out = parse_doubles(value, kNonNegative);
+  if (!out.empty()) {
+    value.fail("is named in missing but has " + std::to_string(out.size()) + " values (expected [])");
+  }
+  return out;
+}
+
+// A count >= 1 (an int when `as_int`), or for a key named in `missing`, 0.
+int64_t parse_count_or_missing(const Map& map, const char* key, const ModelProfile& model, bool as_int = false) {
+  const Value value = map.required(key);
+  const int64_t min = model.is_missing(key) ? 0 : 1;
+  const int64_t count = as_int ? value.as_int(static_cast<int>(min)) : value.as_int64(min);
+  if (min == 0 && count != 0) value.fail("is named in missing but is " + std::to_string(count) + " (expected 0)");
+  return count;
+}
+
 ModelProfile parse_model(const std::string& name, const Value& value) {
-  const Map map(value, {"parameters", "input_bytes_per_sample", "num_classes", "batches",
+  const Map map(value, {"source", "missing", "parameters", "input_bytes_per_sample", "num_classes", "batches",
                         "loss_s", "zero_grad_s", "optimizer_s", "iteration_s", "ddp_iteration_s",
                         "peak_memory_bytes", "memory_method", "oom_batch", "max_batch_tried",
                         "host_contention", "ddp_buckets", "layers"});
   ModelProfile model;
   model.name = name;
+  if (auto v = map.optional("source")) model.source = v->as_string();
+  if (auto v = map.optional("missing")) model.missing = parse_missing(*v);
   model.parameters = map.required("parameters").as_int64(/*min=*/0);
-  model.input_bytes_per_sample = map.required("input_bytes_per_sample").as_int64(/*min=*/1);
-  model.num_classes = map.required("num_classes").as_int(/*min=*/1);
+  model.input_bytes_per_sample = parse_count_or_missing(map, "input_bytes_per_sample", model);
+  model.num_classes = static_cast<int>(parse_count_or_missing(map, "num_classes", model, /*as_int=*/true));
 
   const std::vector<Value> batch_nodes = map.required("batches").as_list();
   for (const Value& batch : batch_nodes) model.batches.push_back(batch.as_int64(/*min=*/1));
   require_strictly_ascending(model.batches, batch_nodes, "batches");
   const size_t n = model.batches.size();
 
-  model.loss_s = parse_per_batch(map, "loss_s", n);
-  model.zero_grad_s = parse_per_batch(map, "zero_grad_s", n);
-  model.optimizer_s = parse_per_batch(map, "optimizer_s", n);
-  model.iteration_s = parse_per_batch(map, "iteration_s", n);
+  model.loss_s = parse_per_batch_or_missing(map, "loss_s", n, model);
+  model.zero_grad_s = parse_per_batch_or_missing(map, "zero_grad_s", n, model);
+  model.optimizer_s = parse_per_batch_or_missing(map, "optimizer_s", n, model);
+  model.iteration_s = parse_per_batch_or_missing(map, "iteration_s", n, model);
   if (map.optional("ddp_iteration_s")) model.ddp_iteration_s = parse_per_batch(map, "ddp_iteration_s", n);
-  model.peak_memory_bytes = parse_per_batch(map, "peak_memory_bytes", n);
+  model.peak_memory_bytes = parse_per_batch_or_missing(map, "peak_memory_bytes", n, model);
   model.memory_method = map.required("memory_method").as_string();
   model.oom_batch = parse_optional_batch(map, "oom_batch");
   model.max_batch_tried = parse_optional_batch(map, "max_batch_tried");

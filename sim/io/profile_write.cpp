@@ -158,6 +158,13 @@ void write_model(YamlText& y, const std::string& key, const ModelProfile& model)
                                 model.name + "'");
   }
   y.line(1, quote(key) + ":");
+  // Optional: written only when set, so profiles without them keep their exact bytes.
+  if (!model.source.empty()) y.line(2, "source: " + quote(model.source));
+  if (!model.missing.empty()) {
+    std::string list;
+    for (const std::string& m : model.missing) list += (list.empty() ? "" : ", ") + quote(m);
+    y.line(2, "missing: [" + list + "]");
+  }
   y.line(2, "parameters: " + std::to_string(model.parameters));
   y.line(2, "input_bytes_per_sample: " + std::to_string(model.input_bytes_per_sample));
   y.line(2, "num_classes: " + std::to_string(model.num_classes));
