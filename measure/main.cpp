@@ -5,6 +5,7 @@
 //   measure largebatch-validate  predicted vs measured steps to a target loss (docs/LARGE_BATCH.md)
 //   measure largebatch-compare   large-batch predictions against real runs (docs/LARGE_BATCH.md)
 //   measure make-data --out DIR  synthetic images in the CIFAR-10 binary format (docs/MEASURE.md)
+//   measure import-trace TRACE   a PyTorch profiler trace's step as a profile model (docs/TRACE.md)
 //   measure worker KIND ...      internal: one rank process started by launch_ranks
 #include <cstring>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "comm/communicator.h"
 #include "data/cifar.h"
 #include "device.h"
+#include "import_trace_cli.h"
 #include "io/errors.h"
 #include "largebatch/baseline.h"
 #include "largebatch/compare.h"
@@ -58,6 +60,7 @@ constexpr Subcommand kSubcommands[] = {
     {"largebatch-validate", trainsim::measure::largebatch_validate_main},
     {"largebatch-compare", trainsim::measure::largebatch_compare_main},
     {"make-data", trainsim::measure::make_data_main},
+    {"import-trace", trainsim::measure::import_trace_main},
     {"worker", worker_main},
 };
 

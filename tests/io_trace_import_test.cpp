@@ -1,0 +1,443 @@
+// measure import-trace (sim/io/trace_import.h): hand-made traces import to exactly known numbers
+// (CPU, CPU under DDP, GPU with kernels on device streams), bad inputs are one-line errors naming
+// the file, a real trace of Debian's torch imports, and `measure import-trace` merges into an
+// existing profile.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "io/errors.h"
+#include "io/profile_io.h"
+#include "io/trace_import.h"
+#include "temp_dir.h"
+
+namespace trainsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string x(const std::string& name, const std::string& cat, int tid, double ts, double dur,
+              const std::string& args = "{}") {
+  std::ostringstream e;
+  e << R"({"ph": "X", "cat": ")" << cat << R"(", "name": ")" << name << R"(", "pid": 100, "tid": )" << tid
+    << R"(, "ts": )" << ts << R"(, "dur": )" << dur << R"(, "args": )" << args << "}";
+  return e.str();
+}
+std::string op(const std::string& name, double ts, double dur, const std::string& args = "{}", int tid = 1) {
+  return x(name, "cpu_op", tid, ts, dur, args);
+}
+std::string eval(const std::string& node, double ts, double dur, int tid = 1) {
+  return op("autograd::engine::evaluate_function: " + node, ts, dur, "{}", tid);
+}
+std::string dims(const std::string& d) { return R"({"Input Dims": )" + d + "}"; }
+std::string memory(double ts, double total, int device_type) {
+  std::ostringstream e;
+  e << R"({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 100, "tid": 1, "ts": )" << ts
+    << R"(, "args": {"Total Allocated": )" << static_cast<long long>(total) << R"(, "Bytes": 512, "Device Type": )" << device_type << "}}";
+  return e.str();
+}
+std::string trace(const std::vector<std::string>& events) {
+  std::string out = "{\"schemaVersion\": 1, \"traceEvents\": [\n";
+  for (size_t i = 0; i < events.size(); ++i) out += (i ? ",\n" : "") + events[i];
+  return out + "\n]}\n";
+}
+
+// A CPU step (ProfilerStep#5, 1000 us): zero_grad 20, forward 1040..1230 (conv2d, relu, flatten,
+// linear), the loss 1230..1290 (cross_entropy, its backward nodes), then Linear's gradients (bias,
+// weight) ready at 1350, the convolution's (weight, bias) at 1480, a last backward node until 1490,
+// the optimizer step 70. Step 4 before it and step 6 after it (no backward) are not imported.
+std::vector<std::string> cpu_step(const std::string& accumulate_extra = "") {
+  return {
+      x("ProfilerStep#4", "user_annotation", 1, 0, 900), op("aten::conv2d", 10, 100, dims("[[8, 3, 32, 32]]")),
+      eval("torch::autograd::AccumulateGrad", 300, 5), memory(500, 8888888, 0),
+      x("ProfilerStep#5", "user_annotation", 1, 1000, 1000),
+      x("Optimizer.zero_grad#SGD.zero_grad", "user_annotation", 1, 1010, 20),
+      op("aten::conv2d", 1040, 100, dims("[[8, 3, 32, 32], [16, 3, 3, 3], [16], [], [], [], []]")),
+      op("aten::convolution", 1045, 90, dims("[[8, 3, 32, 32], [16, 3, 3, 3], [16], [], [], [], [], [], []]")),
+      memory(1100, 1000000, 0),
+      op("aten::relu", 1150, 10), op("aten::flatten", 1165, 5, dims("[[8, 16, 32, 32], [], []]")),
+      op("aten::linear", 1175, 45, dims("[[8, 16384], [10, 16384], [10]]")),
+      op("aten::cross_entropy_loss", 1230, 30, dims("[[8, 10], [8], [], [], [], []]")),
+      op("aten::ones_like", 1265, 3),
+      eval("NllLossBackward0", 1270, 10), eval("LogSoftmaxBackward0", 1282, 8),
+      eval("AddmmBackward0", 1292, 40), memory(1300, 1500000, 0),
+      eval("torch::autograd::AccumulateGrad", 1334, 4), op("torch::autograd::AccumulateGrad", 1335, 2, dims("[[10]]")),
+      eval("TBackward0", 1340, 2),
+      eval("torch::autograd::AccumulateGrad", 1344, 6),
+      op("torch::autograd::AccumulateGrad", 1344.5, 1, dims("[[10, 16384]]")) + accumulate_extra,
+      eval("ReshapeAliasBackward0", 1352, 3), eval("ReluBackward0", 1356, 10),
+      eval("ConvolutionBackward0", 1368, 100),
+      eval("torch::autograd::AccumulateGrad", 1470, 4), op("torch::autograd::AccumulateGrad", 1471, 2, dims("[[16, 3, 3, 3]]")),
+      eval("torch::autograd::AccumulateGrad", 1476, 4), op("torch::autograd::AccumulateGrad", 1477, 2, dims("[[16]]")),
+      eval("MulBackward0", 1482, 8),
+      x("Optimizer.step#SGD.step", "user_annotation", 1, 1520, 70), op("aten::add_", 1530, 10),
+      x("ProfilerStep#6", "user_annotation", 1, 2100, 100), op("aten::zeros", 2110, 5), memory(2150, 9999999, 0)};
+}
+
+class TraceImportTest : public ::testing::Test {
+ protected:
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path.string();
+  }
+  TraceImportOptions options(const std::string& name = "net") {
+    TraceImportOptions o;
+    o.name = name;
+    return o;
+  }
+  // The one-line message import_trace throws for `text`.
+  std::string error_of(const std::string& text, const TraceImportOptions& o) {
+    const std::string path = write("bad.json", text);
+    try {
+      import_trace(path, o);
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), path);
+      return e.what();
+    }
+    ADD_FAILURE() << "expected InputError";
+    return "";
+  }
+
+  ::trainsim::testing::TempDir temp_{"trainsim-trace-import"};
+  fs::path dir_ = temp_.path();
+};
+
+TEST_F(TraceImportTest, HandMadeCpuStepImportsToKnownNumbers) {
+  const std::string path = write("step.json", trace(cpu_step()));
+  const TraceImport t = import_trace(path, options());
+  EXPECT_EQ(t.step, "ProfilerStep#5");
+  EXPECT_EQ(t.steps, (std::vector<int64_t>{4, 5, 6}));
+  EXPECT_FALSE(t.device_times);
+  const ModelProfile& m = t.model;
+  EXPECT_EQ(m.name, "net");
+  EXPECT_EQ(m.source, "trace:" + path);
+  EXPECT_EQ(m.batches, (std::vector<int64_t>{8}));  // aten::conv2d's input
+  EXPECT_EQ(m.input_bytes_per_sample, 3 * 32 * 32 * 4);
+  EXPECT_EQ(m.num_classes, 10);
+  EXPECT_DOUBLE_EQ(m.zero_grad_s[0], 20e-6);
+  EXPECT_DOUBLE_EQ(t.forward_s, 190e-6);
+  EXPECT_DOUBLE_EQ(m.loss_s[0], 60e-6);  // 1230 to the end of LogSoftmaxBackward0
+  EXPECT_DOUBLE_EQ(m.optimizer_s[0], 70e-6);
+  EXPECT_DOUBLE_EQ(m.iteration_s[0], 1000e-6);
+  EXPECT_EQ(m.peak_memory_bytes, (std::vector<double>{1500000}));  // step 5's [memory] events only
+  EXPECT_EQ(m.memory_method, "profiler-total-allocated");
+
+  ASSERT_EQ(m.layers.size(), 3u);
+  EXPECT_EQ(m.layers[0].name, "forward");
+  EXPECT_EQ(m.layers[0].kind, "unsplit-forward");
+  EXPECT_TRUE(m.layers[0].params.empty());
+  EXPECT_DOUBLE_EQ(m.layers[0].forward_s[0], 190e-6);
+  EXPECT_EQ(m.layers[0].backward_s, (std::vector<double>{0.0}));
+  // Forward order: the convolution's group (ready last, with the tail until 1490), then Linear's.
+  EXPECT_EQ(m.layers[1].name, "group.0");
+  EXPECT_EQ(m.layers[1].kind, "gradient-group");
+  EXPECT_EQ(m.layers[1].forward_s, (std::vector<double>{0.0}));
+  EXPECT_DOUBLE_EQ(m.layers[1].backward_s[0], 140e-6);
+  EXPECT_DOUBLE_EQ(m.layers[2].backward_s[0], 60e-6);
+  EXPECT_DOUBLE_EQ(m.layers[1].backward_s[0] + m.layers[2].backward_s[0], (1490 - 1290) * 1e-6);
+  // Registration order = reverse of the ready order (10, 10x16384, 16x3x3x3, 16).
+  ASSERT_EQ(m.layers[1].params.size(), 2u);
+  ASSERT_EQ(m.layers[2].params.size(), 2u);
+  EXPECT_EQ(m.layers[1].params[0].name, "param.0");
+  EXPECT_EQ(m.layers[1].params[0].bytes, 16 * 4);
+  EXPECT_EQ(m.layers[1].params[1].name, "param.1");
+  EXPECT_EQ(m.layers[1].params[1].bytes, 16 * 27 * 4);
+  EXPECT_EQ(m.layers[2].params[0].name, "param.2");
+  EXPECT_EQ(m.layers[2].params[0].bytes, 10 * 16384 * 4);
+  EXPECT_EQ(m.layers[2].params[1].name, "param.3");
+  EXPECT_EQ(m.layers[2].params[1].bytes, 10 * 4);
+  EXPECT_EQ(m.parameters, 16 + 16 * 27 + 10 * 16384 + 10);
+  EXPECT_EQ(m.missing, (std::vector<std::string>{"layer forward split", "oom_batch", "buffer_bytes",
+                                                 "output_shape", "forward_flops"}));
+  EXPECT_TRUE(t.collectives.empty());
+  EXPECT_DOUBLE_EQ(t.other_s, (1000 - 20 - 190 - 60 - 200 - 70) * 1e-6);
+
+  // It writes and reads back as a profile entry.
+  Profile p;
+  p.models[m.name] = m;
+  const std::string yaml = (dir_ / "p.yaml").string();
+  write_profile_atomic(p, yaml);
+  const Profile back = load_profile(yaml);
+  EXPECT_EQ(back.models.at("net").layers.size(), 3u);
+  EXPECT_EQ(back.models.at("net").missing, m.missing);
+  EXPECT_EQ(profile_to_yaml(back), read_text(yaml));
+
+  const std::string summary = format_trace_import(t, path);
+  EXPECT_NE(summary.find("ProfilerStep#5 (steps in the trace: 4, 5, 6)"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("forward 0.190"), std::string::npos) << summary;
+}
+
+TEST_F(TraceImportTest, StepFlagAndParamsFile) {
+  TraceImportOptions o = options();
+  o.step = 4;
+  o.batch = 32;
+  const std::string path = write("step.json", trace(cpu_step()));
+  // Step 4: one gradient, no shapes, no loss op: its forward runs until the backward starts.
+  o.params = {{"w", 40}};
+  o.params_file = "one.txt";
+  const TraceImport four = import_trace(path, o);
+  EXPECT_EQ(four.step, "ProfilerStep#4");
+  EXPECT_DOUBLE_EQ(four.forward_s, 290e-6);
+  EXPECT_EQ(four.model.loss_s, (std::vector<double>{0.0}));
+  EXPECT_EQ(four.model.peak_memory_bytes, (std::vector<double>{8888888}));
+  ASSERT_EQ(four.notes.size(), 1u);
+  EXPECT_NE(four.notes[0].find("no loss op recognised"), std::string::npos);
+  o.step = 5;
+  o.params_file = write("params.txt", "# name bytes\nconv.weight 1728\nconv.bias 64\n\nfc.weight 655360\nfc.bias 40\n");
+  o.params = read_params_file(o.params_file);
+  const TraceImport t = import_trace(path, o);
+  EXPECT_EQ(t.model.batches, (std::vector<int64_t>{32}));
+  EXPECT_EQ(t.batch_from, "--batch");
+  EXPECT_EQ(t.model.layers[1].params[0].name, "conv.weight");
+  EXPECT_EQ(t.model.layers[1].params[1].name, "conv.bias");
+  EXPECT_EQ(t.model.layers[2].params[1].name, "fc.bias");
+  // The file's bytes disagree with the trace's shapes for the convolution's two tensors (the
+  // trace accumulates its weight first): said, the file wins.
+  EXPECT_EQ(t.model.layers[1].params[0].bytes, 1728);
+  ASSERT_EQ(t.notes.size(), 3u);
+  EXPECT_NE(t.notes[0].find("gives conv.weight 1728 bytes, the trace's shape 64"), std::string::npos) << t.notes[0];
+  EXPECT_EQ(t.notes[2], "the loss's input has 8 rows, the batch is 32");  // --batch 32 against the trace's 8
+}
+
+TEST_F(TraceImportTest, DdpAllReduceOnTheBackwardThreadIsNotCompute) {
+  // DDP's hook launches the all-reduce inside Linear's last AccumulateGrad (3 us); Gloo runs it on
+  // its own thread (50 us).
+  std::vector<std::string> events = cpu_step(
+      ",\n" + op("c10d::allreduce_", 1346, 3, dims("[[[163850]], [], [], []]")) + ",\n" +
+      op("gloo:all_reduce", 1400, 50, "{}", 2));
+  const TraceImport t = import_trace(write("ddp.json", trace(events)), options());
+  EXPECT_DOUBLE_EQ(t.model.layers[2].backward_s[0], 57e-6);
+  EXPECT_DOUBLE_EQ(t.model.layers[1].backward_s[0], 140e-6);  // the other thread's time is not taken out
+  ASSERT_EQ(t.collectives.size(), 2u);
+  EXPECT_EQ(t.collectives[0].name, "c10d::allreduce_");
+  EXPECT_TRUE(t.collectives[0].all_reduce);
+  EXPECT_TRUE(t.collectives[0].on_backward_thread);
+  EXPECT_EQ(t.collectives[0].count, 1);
+  EXPECT_DOUBLE_EQ(t.collectives[0].subtracted_s, 3e-6);
+  EXPECT_EQ(t.collectives[0].bytes, 163850 * 4);
+  EXPECT_EQ(t.collectives[1].name, "gloo:all_reduce");
+  EXPECT_FALSE(t.collectives[1].on_backward_thread);
+  EXPECT_DOUBLE_EQ(t.collectives[1].time_s, 50e-6);
+  EXPECT_DOUBLE_EQ(t.collectives[1].subtracted_s, 0);
+  const std::string summary = format_trace_import(t, "ddp.json");
+  EXPECT_NE(summary.find("collective gloo:all_reduce (all-reduce): 1x, 0.050 ms, on another thread"),
+            std::string::npos) << summary;
+}
+
+// A GPU step: CPU ops launch kernels (cudaLaunchKernel, linked by correlation, or only by the op's
+// External id); the backward runs on its own thread (tid 2); every time comes from the kernels.
+TEST_F(TraceImportTest, GpuStepTakesTimesFromTheKernels) {
+  const auto launch = [](double ts, int correlation, int external, int tid = 1) {
+    return x("cudaLaunchKernel", "cuda_runtime", tid, ts, 1,
+             R"({"External id": )" + std::to_string(external) + R"(, "correlation": )" + std::to_string(correlation) + "}");
+  };
+  const auto kernel = [](const std::string& name, double ts, double dur, int correlation, int external, int stream = 7) {
+    std::ostringstream e;
+    e << R"({"ph": "X", "cat": "kernel", "name": ")" << name << R"(", "pid": 0, "tid": )" << stream << R"(, "ts": )"
+      << ts << R"(, "dur": )" << dur << R"(, "args": {"External id": )" << external << R"(, "correlation": )"
+      << correlation << R"(, "device": 0, "stream": )" << stream << "}}";
+    return e.str();
+  };
+  const auto with_id = [](const std::string& extra, int external) {
+    return "{" + extra + (extra.empty() ? "" : ", ") + R"("External id": )" + std::to_string(external) + "}";
+  };
+  const std::vector<std::string> events = {
+      x("ProfilerStep#1", "user_annotation", 1, 0, 420),
+      x("Optimizer.zero_grad#SGD.zero_grad", "user_annotation", 1, 10, 10),
+      op("aten::zero_", 12, 3, with_id("", 1)), launch(13, 101, 1), kernel("fill_kernel", 100, 3, 101, 1),
+      op("aten::conv2d", 30, 30, with_id(R"("Input Dims": [[4, 3, 8, 8], [16, 3, 3, 3], [16]])", 2)),
+      launch(40, 102, 2), kernel("implicit_gemm", 110, 40, 102, 2),
+      op("aten::linear", 60, 20, with_id(R"("Input Dims": [[4, 64], [10, 64], [10]])", 3)),
+      kernel("gemm_no_runtime_event", 150, 10, 103, 3),  // linked by External id only
+      op("aten::cross_entropy_loss", 80, 15, with_id(R"("Input Dims": [[4, 10], [4]])", 4)), launch(85, 104, 4),
+      kernel("softmax", 160, 5, 104, 4), op("aten::ones_like", 96, 2),
+      memory(50, 5e6, 1), memory(60, 9e9, 0),
+      eval("NllLossBackward0", 100, 10, 2), launch(102, 105, 5, 2), kernel("nll_backward", 165, 5, 105, 5),
+      eval("AddmmBackward0", 112, 18, 2), launch(115, 106, 6, 2), kernel("gemm_backward", 170, 20, 106, 6),
+      eval("torch::autograd::AccumulateGrad", 131, 4, 2),
+      op("torch::autograd::AccumulateGrad", 132, 2, with_id(R"("Input Dims": [[10]])", 7), 2), launch(133, 107, 7, 2),
+      kernel("add", 190, 2, 107, 7),
+      eval("TBackward0", 136, 1, 2),
+      eval("torch::autograd::AccumulateGrad", 138, 4, 2),
+      op("torch::autograd::AccumulateGrad", 138.5, 3, with_id(R"("Input Dims": [[10, 64]])", 8), 2),
+      launch(139, 108, 8, 2), kernel("add", 192, 2, 108, 8),
+      op("nccl:all_reduce", 143, 1, with_id(R"("Input Dims": [[650]])", 9), 2), launch(143.5, 109, 9, 2),
+      kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", 195, 65, 109, 9, 20),
+      eval("ConvolutionBackward0", 150, 50, 2), launch(160, 110, 10, 2), kernel("wgrad", 260, 40, 110, 10),
+      launch(170, 111, 10, 2), kernel("dgrad", 300, 10, 111, 10),
+      eval("torch::autograd::AccumulateGrad", 201, 4, 2),
+      op("torch::autograd::AccumulateGrad", 201.5, 3, with_id(R"("Input Dims": [[16, 3, 3, 3]])", 11), 2),
+      launch(202, 112, 11, 2), kernel("add", 310, 2, 112, 11),
+      eval("torch::autograd::AccumulateGrad", 206, 4, 2),
+      op("torch::autograd::AccumulateGrad", 206.5, 3, with_id(R"("Input Dims": [[16]])", 12), 2),
+      launch(207, 113, 12, 2), kernel("add", 312, 1, 113, 12),
+      x("Optimizer.step#SGD.step", "user_annotation", 1, 300, 100), op("aten::_foreach_add_", 305, 90, with_id("", 14)),
+      launch(310, 114, 14), kernel("multi_tensor_apply_kernel", 400, 30, 114, 14),
+      x("PyTorch Profiler (0)", "Trace", 1, 0, 5000)};  // Kineto's span over the whole trace: ignored
+  const TraceImport t = import_trace(write("gpu.json", trace(events)), options("gpu-net"));
+  EXPECT_TRUE(t.device_times);
+  const ModelProfile& m = t.model;
+  EXPECT_EQ(m.batches, (std::vector<int64_t>{4}));
+  EXPECT_EQ(m.input_bytes_per_sample, 3 * 8 * 8 * 4);
+  EXPECT_DOUBLE_EQ(m.zero_grad_s[0], 3e-6);
+  EXPECT_DOUBLE_EQ(t.forward_s, 50e-6);
+  EXPECT_DOUBLE_EQ(m.loss_s[0], 10e-6);
+  EXPECT_DOUBLE_EQ(m.optimizer_s[0], 30e-6);
+  EXPECT_DOUBLE_EQ(m.iteration_s[0], 430e-6);  // the last kernel ends after the step's CPU span
+  ASSERT_EQ(m.layers.size(), 3u);
+  EXPECT_DOUBLE_EQ(m.layers[1].backward_s[0], 53e-6);  // wgrad, dgrad, two adds: 260..313
+  EXPECT_DOUBLE_EQ(m.layers[2].backward_s[0], 24e-6);  // gemm_backward and two adds: 170..194
+  EXPECT_EQ(m.layers[1].param_bytes(), (16 * 27 + 16) * 4);
+  EXPECT_EQ(m.peak_memory_bytes, (std::vector<double>{5e6}));  // the device's, not the host's 9e9
+  EXPECT_EQ(t.peak_memory_device, 1);
+  ASSERT_EQ(t.collectives.size(), 2u);
+  const auto kernel_it = std::find_if(t.collectives.begin(), t.collectives.end(),
+                                      [](const TraceCollective& c) { return c.device; });
+  ASSERT_NE(kernel_it, t.collectives.end());
+  EXPECT_TRUE(kernel_it->all_reduce);
+  EXPECT_DOUBLE_EQ(kernel_it->time_s, 65e-6);
+  EXPECT_TRUE(t.notes.empty()) << t.notes[0];
+}
+
+TEST_F(TraceImportTest, BadInputsAreOneLineErrors) {
+  TraceImportOptions o = options();
+  EXPECT_EQ(error_of("{\"traceEvents\": [\n{\"ph\": \"X\",, }]}", o).rfind(
+                (dir_ / "bad.json").string() + ":2: not JSON (column 12): syntax error while parsing object key - unexpected ','", 0),
+            0u);
+  EXPECT_NE(error_of("{\"events\": []}", o).find("traceEvents: no traceEvents list"), std::string::npos);
+  EXPECT_NE(error_of("42", o).find("traceEvents: not a PyTorch profiler trace: the JSON is a number"),
+            std::string::npos);
+  std::vector<std::string> forward_only = {x("ProfilerStep#1", "user_annotation", 1, 0, 100), op("aten::mm", 10, 5)};
+  EXPECT_NE(error_of(trace(forward_only), o).find("has no backward in any ProfilerStep"), std::string::npos);
+  forward_only.erase(forward_only.begin());
+  EXPECT_NE(error_of(trace(forward_only), o).find("has no backward in the whole trace (no autograd::engine::"
+                                                  "evaluate_function: torch::autograd::AccumulateGrad event)"),
+            std::string::npos);
+  o.step = 7;
+  EXPECT_NE(error_of(trace(cpu_step()), o).find("step 7 is not in the trace (it has steps 4, 5, 6)"),
+            std::string::npos);
+  o.step = 6;
+  EXPECT_NE(error_of(trace(cpu_step()), o).find("has no backward in ProfilerStep#6"), std::string::npos);
+  o.step.reset();
+  // No shapes (record_shapes off): no batch without --batch, no parameter sizes without --params.
+  std::string no_shapes = trace(cpu_step());
+  for (size_t at; (at = no_shapes.find("\"Input Dims\"")) != std::string::npos;) no_shapes.replace(at, 12, "\"Dims\"");
+  EXPECT_NE(error_of(no_shapes, o).find("the trace has no parameter shapes"), std::string::npos);
+  o.params = {{"a", 4}, {"b", 4}, {"c", 4}, {"d", 4}};
+  o.params_file = "p.txt";
+  EXPECT_NE(error_of(no_shapes, o).find("no batch size: the trace has no input shapes"), std::string::npos);
+  o.batch = 8;
+  o.params.pop_back();
+  EXPECT_NE(error_of(no_shapes, o).find("3 parameter tensors in p.txt but the backward of ProfilerStep#5 "
+                                        "accumulated 4 gradients"),
+            std::string::npos);
+}
+
+TEST_F(TraceImportTest, BadParamsFileNamesTheLine) {
+  const auto message = [&](const std::string& text) {
+    const std::string path = write("params.txt", text);
+    try {
+      read_params_file(path);
+    } catch (const InputError& e) {
+      return std::string(e.what()).substr(path.size());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("w 12\nb x\n"), ":2: 'x' is not a whole number of bytes (expected 'NAME BYTES': a parameter "
+                                    "tensor's name and its fp32 bytes)");
+  EXPECT_EQ(message("w 12\n\nb\n").substr(0, 25), ":3: no bytes after 'b' (e");
+  EXPECT_EQ(message("w 12 13\n").substr(0, 24), ":1: more than two fields");
+  EXPECT_EQ(message("w 0\n").substr(0, 16), ":1: '0' bytes: m");
+  EXPECT_EQ(message("# nothing\n"), ": no parameter tensors (one 'NAME BYTES' per line)");
+}
+
+// A real step of a small MLP profiled by Debian's torch (1.13: its legacy profiler writes the
+// event list without shapes or memory events), imported with --params and --batch.
+TEST_F(TraceImportTest, RealTraceFromDebianTorch) {
+  if (std::system("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch";
+  }
+  const std::string script = std::string(TRAINSIM_FIXTURES_DIR) + "/trace/profile_step.py";
+  const std::string command = "/usr/bin/python3 " + script + " " + dir_.string() + " > " +
+                              (dir_ / "count.txt").string() + " 2> " + (dir_ / "stderr.txt").string();
+  ASSERT_EQ(std::system(command.c_str()), 0) << read_text((dir_ / "stderr.txt").string());
+  const int64_t count = std::stoll(read_text((dir_ / "count.txt").string()));
+  TraceImportOptions o = options("mlp");
+  o.batch = 16;
+  o.params_file = (dir_ / "params.txt").string();
+  o.params = read_params_file(o.params_file);
+  const TraceImport t = import_trace((dir_ / "trace.json").string(), o);
+  const ModelProfile& m = t.model;
+  EXPECT_EQ(m.param_bytes(), count * 4);
+  EXPECT_EQ(m.parameters, count);
+  // Three Linear layers: three groups of (weight, bias), in registration order.
+  ASSERT_EQ(m.layers.size(), 4u);
+  std::vector<std::string> names;
+  std::vector<int64_t> registration;
+  for (const LayerProfile& l : m.layers) {
+    for (const ParamTensor& p : l.params) {
+      names.push_back(p.name);
+      registration.push_back(p.bytes);
+    }
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"1.weight", "1.bias", "3.weight", "3.bias", "5.weight", "5.bias"}));
+  // The order the real backward accumulated them (the profiler's own events) is the reverse.
+  std::vector<int64_t> ready;
+  std::istringstream in(read_text((dir_ / "ready.txt").string()));
+  for (int64_t b; in >> b;) ready.push_back(b);
+  EXPECT_EQ(std::vector<int64_t>(registration.rbegin(), registration.rend()), ready);
+  for (size_t i = 1; i < m.layers.size(); ++i) EXPECT_EQ(m.layers[i].params.size(), 2u) << m.layers[i].name;
+  // Every part was timed; the parts fit in the step.
+  EXPECT_GT(t.forward_s, 0);
+  EXPECT_GT(t.backward_s, 0);
+  EXPECT_GT(m.loss_s[0], 0);
+  EXPECT_GT(m.optimizer_s[0], 0);
+  EXPECT_GE(t.other_s, 0);
+  EXPECT_TRUE(m.is_missing("peak_memory_bytes"));  // the legacy trace has no [memory] events
+  EXPECT_TRUE(m.is_missing("input_bytes_per_sample"));
+  std::cout << format_trace_import(t, "trace.json");
+}
+
+// measure import-trace adds the model to an existing profile and keeps the rest.
+TEST_F(TraceImportTest, CommandMergesIntoAnExistingProfile) {
+  const std::string measure = std::string(TRAINSIM_BIN_DIR) + "/measure";
+  if (!fs::exists(measure)) GTEST_SKIP() << "no " << measure << " (built without LibTorch)";
+  const std::string profile = (dir_ / "profile.yaml").string();
+  fs::copy_file(std::string(TRAINSIM_FIXTURES_DIR) + "/io/test-fixture-profile.yaml", profile);
+  const std::string path = write("step.json", trace(cpu_step()));
+  const std::string out = (dir_ / "out.txt").string();
+  const std::string run = measure + " import-trace " + path + " --name traced --out " + profile + " > " + out + " 2>&1";
+  ASSERT_EQ(std::system(run.c_str()), 0) << read_text(out);
+  EXPECT_NE(read_text(out).find("import-trace: added models.traced in " + profile), std::string::npos) << read_text(out);
+  const Profile p = load_profile(profile);
+  EXPECT_EQ(p.models.size(), 2u);
+  EXPECT_EQ(p.models.count("resnet18-cifar"), 1u);
+  EXPECT_EQ(p.machine.name, "test-fixture");
+  EXPECT_EQ(p.models.at("traced").layers.size(), 3u);
+  // A bad trace: one line, exit 2, the profile untouched.
+  const std::string before = read_text(profile);
+  const std::string bad = write("bad.json", "{\"traceEvents\": 3}");
+  EXPECT_EQ(std::system((measure + " import-trace " + bad + " --name x --out " + profile + " > " + out + " 2>&1").c_str()),
+            2 << 8);
+  EXPECT_EQ(read_text(out), "error: " + bad + ": traceEvents: no traceEvents list: not a PyTorch profiler trace "
+                            "(export_chrome_trace writes {\"traceEvents\": [...]})\n");
+  EXPECT_EQ(read_text(profile), before);
+}
+
+}  // namespace
+}  // namespace trainsim
