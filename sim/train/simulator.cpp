@@ -441,8 +441,20 @@ void predict_memory(SimResult& result, const Profile& profile, const ModelProfil
   const train::MemoryModel memory(model);
   const int n = processes;
   const double replica_peak = memory.replica_peak_bytes(batch);
-  if (!memory.measured()) {
+  if (model.is_missing("peak_memory_bytes")) {
+    add_note(result.notes, "memory/OOM: model " + model.name + " has no measured peak memory (missing from its " +
+                               (model.source.rfind("trace:", 0) == 0 ? "trace" : "profile") +
+                               "): the OOM column counts parameters, gradients, momentum and buffers only");
+  } else if (!memory.measured()) {
     add_note(result.notes, "memory: no peak measured; static memory (3 x parameters + buffers) only");
+  }
+  if (model.is_missing("oom_batch")) {
+    add_note(result.notes, "memory/OOM: model " + model.name + " was never run out of memory (oom_batch missing): "
+                           "only the predicted peak decides what fits");
+  }
+  if (model.is_missing("layer forward split")) {
+    add_note(result.notes, "model " + model.name + ": the forward is one unsplit layer (layer forward split "
+                           "missing): its total is measured, its per-layer timeline is not");
   }
   result.peak_mem_bytes = replica_peak + extra_device0_bytes;
   if (profile.machine.device_kind == "cpu" && n > 1) {
