@@ -4,6 +4,7 @@
 //   measure baseline [flags]     a baseline training curve and noise scale into the profile
 //   measure largebatch-validate  predicted vs measured steps to a target loss (docs/LARGE_BATCH.md)
 //   measure largebatch-compare   large-batch predictions against real runs (docs/LARGE_BATCH.md)
+//   measure torchscript [flags]  a user's TorchScript module into the profile (docs/TORCHSCRIPT.md)
 //   measure make-data --out DIR  synthetic images in the CIFAR-10 binary format (docs/MEASURE.md)
 //   measure import-trace TRACE   a PyTorch profiler trace's step as a profile model (docs/TRACE.md)
 //   measure worker KIND ...      internal: one rank process started by launch_ranks
@@ -25,6 +26,7 @@
 #include "profile_run.h"
 #include "profiler/host_contention.h"
 #include "runs/train_cli.h"
+#include "torchscript/torchscript_cli.h"
 #include "usage_error.h"
 
 namespace {
@@ -59,6 +61,7 @@ constexpr Subcommand kSubcommands[] = {
     {"baseline", trainsim::measure::baseline_main},
     {"largebatch-validate", trainsim::measure::largebatch_validate_main},
     {"largebatch-compare", trainsim::measure::largebatch_compare_main},
+    {"torchscript", trainsim::measure::torchscript_main},
     {"make-data", trainsim::measure::make_data_main},
     {"import-trace", trainsim::measure::import_trace_main},
     {"worker", worker_main},

@@ -22,3 +22,15 @@ add_dependencies(measure_end_to_end_test measure)
 if(TARGET simulate)  # the test also runs simulate on the profile when it is built
   add_dependencies(measure_end_to_end_test simulate)
 endif()
+
+# measure torchscript: a TorchScript module written by Debian's PyTorch during the test (skipped
+# without it), profiled, added to a profile and simulated.
+trainsim_add_test(measure_torchscript_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/measure_torchscript_test.cpp
+  LIBS trainsim_torchscript trainsim_io)
+target_compile_definitions(measure_torchscript_test PRIVATE
+  TRAINSIM_TORCH_PYTHON="$<IF:$<BOOL:${_trainsim_torch_ok}>,${TRAINSIM_TORCH_PYTHON},>")
+add_dependencies(measure_torchscript_test measure)
+if(TARGET simulate)
+  add_dependencies(measure_torchscript_test simulate)
+endif()

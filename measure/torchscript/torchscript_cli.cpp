@@ -1,0 +1,192 @@
+#include "torchscript/torchscript_cli.h"
+
+#include <boost/program_options.hpp>
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli_util.h"
+#include "device.h"
+#include "io/errors.h"
+#include "io/profile_io.h"
+#include "machine.h"
+#include "torchscript/script_profile.h"
+#include "usage_error.h"
+
+namespace trainsim::measure {
+namespace {
+
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+
+po::options_description torchscript_flags() {
+  po::options_description d("measure torchscript: profile a TorchScript module (docs/TORCHSCRIPT.md)");
+  d.add_options()
+      ("help,h", "print this help and exit")
+      ("model", po::value<std::string>()->value_name("FILE.pt"), "the module, saved by torch.jit.save; required")
+      ("input-shape", po::value<std::string>()->value_name("CxHxW"),
+       "one sample of the float32 input, e.g. 3x32x32 (any number of dimensions); required")
+      ("classes", po::value<int64_t>()->value_name("N"), "forward returns [batch, N] logits; required")
+      ("name", po::value<std::string>()->value_name("NAME"),
+       "the model's name in the profile, what a sweep config's `model:` names (default: the file's stem)")
+      ("batches", po::value<std::string>()->value_name("B,B,...")->default_value("32,64,128"),
+       "batch sizes, ascending; the first that runs out of memory ends the list (recorded as oom_batch)")
+      ("device", po::value<std::string>()->value_name("cpu|cuda")->default_value(""),
+       "default: cuda when a GPU is visible, else cpu")
+      ("threads", po::value<int64_t>()->value_name("N"), "LibTorch intra-op threads (default: all cores)")
+      ("warmup", po::value<int64_t>()->value_name("N")->default_value(1), "untimed runs before each timing")
+      ("repeats", po::value<int64_t>()->value_name("N")->default_value(3),
+       "timed runs per timing (the median is kept), and instrumented passes for the layer split")
+      ("seed", po::value<int64_t>()->value_name("S")->default_value(0), "random inputs and labels")
+      ("machine", po::value<std::string>()->value_name("NAME"), "the machine's name (default: as measure names it)")
+      ("out", po::value<std::string>()->value_name("PROFILE.yaml"),
+       "the profile to add the model to (created if missing; the model is replaced if there); "
+       "default reports/<machine>/profile.yaml");
+  return d;
+}
+
+std::string required(const po::variables_map& vm, const char* flag) {
+  if (!vm.count(flag) || vm[flag].as<std::string>().empty()) {
+    throw UsageError(std::string("torchscript: --") + flag + " is required");
+  }
+  return vm[flag].as<std::string>();
+}
+
+void log(const std::string& line) { std::cerr << "measure torchscript: " << line << std::endl; }
+
+std::string ms(double seconds) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f ms", seconds * 1e3);
+  return buffer;
+}
+
+}  // namespace
+
+int torchscript_main(int argc, char** argv) {
+  const std::vector<std::string> args(argv, argv + argc);
+  const po::options_description flags = torchscript_flags();
+  const po::variables_map vm = parse_flags(args, flags, "torchscript: ");
+  if (vm.count("help")) {
+    std::cout << "usage: measure torchscript --model FILE.pt --input-shape 3x32x32 --classes 10 [flags]\n\n"
+                 "Profiles the module as measure profiles ResNet-18 and adds it to a profile under its name:\n"
+                 "per batch the forward and backward of each parameter group, the loss, zero_grad, the SGD\n"
+                 "step, the fused iteration and its peak memory, up to the out-of-memory boundary. simulate\n"
+                 "then predicts it with `model: NAME` in a sweep config.\n\n"
+              << flags;
+    return 0;
+  }
+  torchscript::ScriptModelOptions options;
+  options.path = required(vm, "model");
+  options.input_shape = torchscript::parse_input_shape(required(vm, "input-shape"));
+  if (!vm.count("classes")) throw UsageError("torchscript: --classes is required");
+  options.num_classes = at_least("classes", vm["classes"].as<int64_t>(), 1);
+  const std::string name = vm.count("name") ? vm["name"].as<std::string>() : fs::path(options.path).stem().string();
+  if (name.empty()) throw UsageError("torchscript: --name is empty");
+  const std::vector<int64_t> batches = parse_int_list(vm["batches"].as<std::string>(), "--batches", 1, true);
+  if (!std::is_sorted(batches.begin(), batches.end())) throw UsageError("--batches: give them in ascending order");
+  const Repetition rep{bounded_int("warmup", vm["warmup"].as<int64_t>(), 0),
+                       bounded_int("repeats", vm["repeats"].as<int64_t>(), 1)};
+  const auto seed = static_cast<uint64_t>(at_least("seed", vm["seed"].as<int64_t>(), 0));
+  if (!fs::is_regular_file(options.path)) throw InputError(options.path, 0, "", "no such file");
+
+  const Device device = resolve_device(vm["device"].as<std::string>());
+  MachineInfo machine = detect_host();
+  torch::set_num_threads(vm.count("threads") ? bounded_int("threads", vm["threads"].as<int64_t>(), 1)
+                                             : std::max(1, machine.cpu_cores));
+  fill_device_info(machine, device, device.is_cuda() ? cuda_device_count() : 1);
+  machine.name = vm.count("machine") ? vm["machine"].as<std::string>() : default_machine_name(machine);
+  machine.threads = torch::get_num_threads();
+  const std::string out = vm.count("out") ? vm["out"].as<std::string>() : "reports/" + machine.name + "/profile.yaml";
+  if (fs::is_directory(out)) throw UsageError("--out " + out + ": is a folder (give the profile's file name)");
+
+  Profile profile;
+  if (fs::exists(out)) {
+    profile = load_profile(out);
+    if (!profile.machine.device_kind.empty() && profile.machine.device_kind != machine.device_kind) {
+      throw UsageError("--out " + out + " was measured on " + profile.machine.device_kind + ", this run is on " +
+                       machine.device_kind);
+    }
+    if (profile.models.count(name)) log("replacing model " + name + " in " + out);
+  } else {
+    profile.machine = machine;
+    profile.measurement.command = join_command_line(argc, argv);
+    profile.measurement.data = "synthetic";
+    profile.measurement.warmup = rep.warmup;
+    profile.measurement.repeats = rep.repeats;
+    if (!device.is_cuda()) profile.h2d = CopyProfile{};
+  }
+
+  torchscript::ScriptModel model(options, device);
+  log("loaded " + options.path + ": " + std::to_string(model.parameters().size()) + " parameter tensors in " +
+      std::to_string(model.group_keys().size()) + " groups; device " + device.kind_name() + ", " +
+      std::to_string(machine.threads) + " threads, LibTorch " + machine.libtorch);
+
+  // The layer order: the order in which one forward first uses each group's parameters.
+  torchscript::GroupSplit first;
+  {
+    torch::manual_seed(seed);
+    std::vector<int64_t> shape{batches.front()};
+    shape.insert(shape.end(), options.input_shape.begin(), options.input_shape.end());
+    first = torchscript::split_by_group(model, torch::randn(shape, torch::TensorOptions().device(device.torch_device())),
+                                        device);
+  }
+  ModelProfile description = model.describe(name, first.forward_order);
+  description.memory_method = memory_method(device);
+  description.source = "torchscript:" + options.path;
+  for (size_t l = 0; l < first.forward_order.size(); ++l) {
+    const auto& shape = first.output_shape[first.forward_order[l]];
+    description.layers[l].output_shape = shape.empty() ? std::vector<int64_t>{1} : shape;
+  }
+  profile.models[name] = description;
+
+  for (int64_t batch : batches) {
+    log("batch " + std::to_string(batch) + " ...");
+    torchscript::ScriptBatchTimings t;
+    try {
+      t = torchscript::measure_script_batch(model, first.forward_order, batch, device, rep, seed, rep.repeats);
+    } catch (const std::exception& e) {
+      if (!is_out_of_memory(e)) throw;
+      release_cached_memory(device);
+      ModelProfile& m = profile.models[name];
+      m.oom_batch = batch;
+      m.max_batch_tried = batch;
+      write_profile_atomic(profile, out);
+      log("batch " + std::to_string(batch) + ": out of memory; larger batches are not tried");
+      break;
+    }
+    ModelProfile& m = profile.models[name];
+    m.batches.push_back(batch);
+    for (size_t l = 0; l < m.layers.size(); ++l) {
+      m.layers[l].forward_s.push_back(t.forward_s[l]);
+      m.layers[l].backward_s.push_back(t.backward_s[l]);
+    }
+    m.loss_s.push_back(t.loss_s);
+    m.zero_grad_s.push_back(t.zero_grad_s);
+    m.optimizer_s.push_back(t.optimizer_s);
+    m.iteration_s.push_back(t.iteration_s);
+    m.peak_memory_bytes.push_back(t.peak_memory_bytes);
+    m.max_batch_tried = batch;
+    write_profile_atomic(profile, out);
+    double forward = 0;
+    double backward = 0;
+    for (double s : t.forward_s) forward += s;
+    for (double s : t.backward_s) backward += s;
+    log("batch " + std::to_string(batch) + ": forward " + ms(forward) + ", backward " + ms(backward) + ", loss " +
+        ms(t.loss_s) + ", zero_grad " + ms(t.zero_grad_s) + ", step " + ms(t.optimizer_s) + "; sum " +
+        ms(forward + backward + t.loss_s + t.zero_grad_s + t.optimizer_s) + ", fused iteration " +
+        ms(t.iteration_s) + "; peak memory " + std::to_string(static_cast<long long>(t.peak_memory_bytes / 1048576)) +
+        " MiB");
+  }
+  const ModelProfile& m = profile.models[name];
+  std::cout << "torchscript: " << name << " (" << m.parameters << " parameters, " << m.layers.size()
+            << " layers) at batches " << join_ints(m.batches)
+            << (m.oom_batch ? ", out of memory at " + std::to_string(*m.oom_batch) : std::string())
+            << " -> " << out << "\n";
+  return 0;
+}
+
+}  // namespace trainsim::measure

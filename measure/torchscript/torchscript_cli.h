@@ -1,0 +1,8 @@
+#pragma once
+// `measure torchscript`: profiles a user's TorchScript module into a profile (docs/TORCHSCRIPT.md).
+
+namespace trainsim::measure {
+
+int torchscript_main(int argc, char** argv);
+
+}  // namespace trainsim::measure
