@@ -5,6 +5,7 @@
 
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <fstream>
 #include <iomanip>
@@ -17,6 +18,7 @@
 #include "launch.h"
 #include "models/describe.h"
 #include "profiler/compute.h"
+#include "torchscript/script_profile.h"
 #include "stats.h"
 #include "usage_error.h"
 #include "cli_util.h"
@@ -46,6 +48,9 @@ WorkerFlags parse_worker_flags(const std::vector<std::string>& args) {
       ("repeats", po::value(&f.job.repeats)->required(), "timed fused iterations")
       ("threads", po::value(&f.job.threads)->required(), "intra-op threads")
       ("seed", po::value(&f.job.seed)->required(), "random inputs")
+      ("script", po::value(&f.job.script), "a TorchScript module instead of a built-in model")
+      ("input-shape", po::value(&f.job.input_shape), "--script: one sample's input shape")
+      ("classes", po::value(&f.job.classes), "--script: the module's classes")
       ("timeout", po::value(&f.job.timeout_s)->required(), "seconds")
       ("rank", po::value(&f.rank)->required(), "this rank")
       ("world-size", po::value(&f.world_size)->required(), "ranks")
@@ -101,18 +106,33 @@ int contention_worker_main(int argc, char** argv) {
     auto comm = std::make_unique<Communicator>(make_file_store(f.store_dir + "/filestore", f.world_size), options);
 
     const Device cpu{DeviceKind::cpu, 0};
-    FusedIteration step(models::describe_model(f.job.model), f.job.batch, cpu,
-                        f.job.seed + static_cast<uint64_t>(f.rank));
+    const uint64_t seed = f.job.seed + static_cast<uint64_t>(f.rank);
+    std::function<void()> iteration;
+    std::shared_ptr<torchscript::ScriptModel> script;
+    std::shared_ptr<torchscript::ScriptIteration> script_step;
+    std::shared_ptr<FusedIteration> fused;
+    if (!f.job.script.empty()) {
+      torchscript::ScriptModelOptions options;
+      options.path = f.job.script;
+      options.input_shape = torchscript::parse_input_shape(f.job.input_shape);
+      options.num_classes = f.job.classes;
+      script = std::make_shared<torchscript::ScriptModel>(options, cpu);
+      script_step = std::make_shared<torchscript::ScriptIteration>(*script, f.job.batch, cpu, seed);
+      iteration = [&] { script_step->run(); };
+    } else {
+      fused = std::make_shared<FusedIteration>(models::describe_model(f.job.model), f.job.batch, cpu, seed);
+      iteration = [&] { fused->run(); };
+    }
     // Every iteration starts together on all ranks (DDP's all-reduce keeps them in lockstep), so
     // each timed iteration of rank 0 overlaps the others' iterations.
     for (int i = 0; i < f.job.warmup; ++i) {
       comm->barrier();
-      step.run();
+      iteration();
     }
     std::vector<double> times;
     for (int i = 0; i < f.job.repeats; ++i) {
       comm->barrier();
-      times.push_back(time_once(cpu, [&] { step.run(); }));
+      times.push_back(time_once(cpu, iteration));
     }
     if (f.rank == 0) write_result(median(times), f.store_dir + "/result.txt");
     comm->barrier();  // nobody leaves (closing its store handle) while others still need it
@@ -124,7 +144,7 @@ int contention_worker_main(int argc, char** argv) {
 }
 
 std::vector<std::string> contention_worker_args(const ContentionJob& job) {
-  return {"worker", "contention",
+  std::vector<std::string> args{"worker", "contention",
           "--model", job.model,
           "--batch", std::to_string(job.batch),
           "--warmup", std::to_string(job.warmup),
@@ -132,6 +152,11 @@ std::vector<std::string> contention_worker_args(const ContentionJob& job) {
           "--threads", std::to_string(job.threads),
           "--seed", std::to_string(job.seed),
           "--timeout", format_double(job.timeout_s)};
+  if (!job.script.empty()) {
+    args.insert(args.end(), {"--script", job.script, "--input-shape", job.input_shape, "--classes",
+                             std::to_string(job.classes)});
+  }
+  return args;
 }
 
 double run_contention(const std::string& exe, const ContentionJob& job, int ranks, double launch_timeout_s) {

@@ -19,6 +19,11 @@ struct ContentionJob {
   int threads = 1;        // LibTorch intra-op threads per rank process
   uint64_t seed = 0;      // random inputs (rank r uses seed + r)
   double timeout_s = 600; // the rendezvous or one barrier blocked longer fails the rank
+  // A TorchScript module instead of a built-in model (measure torchscript): its file, one
+  // sample's input shape ("3x32x32") and its classes. Empty: `model` is a built-in model.
+  std::string script;
+  std::string input_shape;
+  int64_t classes = 0;
 };
 
 // `measure worker contention FLAGS --rank R --world-size N --store DIR`; argv[0] is

@@ -351,38 +351,49 @@ GroupSplit split_by_group(ScriptModel& model, const torch::Tensor& images, const
   return split;
 }
 
-ScriptBatchTimings measure_script_batch(ScriptModel& model, const std::vector<size_t>& layer_order,
-                                        int64_t batch, const Device& device, const Repetition& rep,
-                                        uint64_t seed, int splits) {
+ScriptIteration::ScriptIteration(ScriptModel& model, int64_t batch, const Device& device, uint64_t seed)
+    : model_(model),
+      optimizer_(model.parameters(), torch::optim::SGDOptions(0.1).momentum(0.9).weight_decay(5e-4)) {
   torch::manual_seed(seed);
   std::vector<int64_t> shape{batch};
   shape.insert(shape.end(), model.options().input_shape.begin(), model.options().input_shape.end());
   const auto on = torch::TensorOptions().device(device.torch_device());
-  const torch::Tensor images = torch::randn(shape, on);
-  const torch::Tensor labels = torch::randint(0, model.options().num_classes, {batch}, on.dtype(torch::kLong));
-  torch::optim::SGD optimizer(model.parameters(), torch::optim::SGDOptions(0.1).momentum(0.9).weight_decay(5e-4));
+  images_ = torch::randn(shape, on);
+  labels_ = torch::randint(0, model.options().num_classes, {batch}, on.dtype(torch::kLong));
   model.module().train(true);
+}
+
+void ScriptIteration::run() {
+  optimizer_.zero_grad();
+  torch::nn::functional::cross_entropy(model_.forward(images_), labels_).backward();
+  optimizer_.step();
+}
+
+void ScriptIteration::run_checked() {
+  optimizer_.zero_grad();
+  const torch::Tensor logits = model_.forward(images_);
+  model_.check_output(logits, images_.size(0));
+  torch::nn::functional::cross_entropy(logits, labels_).backward();
+  optimizer_.step();
+}
+
+ScriptBatchTimings measure_script_batch(ScriptModel& model, const std::vector<size_t>& layer_order,
+                                        int64_t batch, const Device& device, const Repetition& rep,
+                                        uint64_t seed, int splits) {
+  ScriptIteration step(model, batch, device, seed);
+  torch::optim::SGD& optimizer = step.optimizer();
+  const torch::Tensor& images = step.images();
+  const torch::Tensor& labels = step.labels();
 
   ScriptBatchTimings t;
   t.batch = batch;
-  const auto fused_iteration = [&] {
-    optimizer.zero_grad();
-    torch::nn::functional::cross_entropy(model.forward(images), labels).backward();
-    optimizer.step();
-  };
   // Peak memory first, while nothing else is alive; the first forward also checks the output.
   release_cached_memory(device);
   reset_peak_memory(device);
-  {
-    optimizer.zero_grad();
-    const torch::Tensor logits = model.forward(images);
-    model.check_output(logits, batch);
-    torch::nn::functional::cross_entropy(logits, labels).backward();
-    optimizer.step();
-  }
+  step.run_checked();
   synchronize(device);
   t.peak_memory_bytes = peak_memory_bytes(device);
-  t.iteration_s = median_seconds(device, rep, nullptr, fused_iteration);
+  t.iteration_s = median_seconds(device, rep, nullptr, [&] { step.run(); });
 
   const double forward_s = median_seconds(device, rep, nullptr, [&] { model.forward(images); });
   torch::Tensor out;

@@ -96,6 +96,28 @@ struct GroupSplit {
 // synchronised at every boundary.
 GroupSplit split_by_group(ScriptModel& model, const torch::Tensor& images, const Device& device);
 
+// The fused training iteration of the module at one batch: zero_grad, forward, cross-entropy,
+// backward, SGD step (lr 0.1, momentum 0.9, weight decay 5e-4), on random inputs and labels from
+// `seed`, train mode. What measure_script_batch times as iteration_s and what the host
+// contention workers run side by side.
+class ScriptIteration {
+ public:
+  ScriptIteration(ScriptModel& model, int64_t batch, const Device& device, uint64_t seed);
+  void run();
+  // run() with a check that the first forward returned [batch, num_classes] (InputError if not).
+  void run_checked();
+
+  torch::optim::SGD& optimizer() { return optimizer_; }
+  const torch::Tensor& images() const { return images_; }
+  const torch::Tensor& labels() const { return labels_; }
+
+ private:
+  ScriptModel& model_;
+  torch::optim::SGD optimizer_;
+  torch::Tensor images_;
+  torch::Tensor labels_;
+};
+
 struct ScriptBatchTimings {
   int64_t batch = 0;
   std::vector<double> forward_s;   // per layer (forward order)

@@ -12,8 +12,11 @@
 #include "cli_util.h"
 #include "device.h"
 #include "io/errors.h"
+#include "comm/communicator.h"
 #include "io/profile_io.h"
+#include "launch.h"
 #include "machine.h"
+#include "profiler/host_contention.h"
 #include "torchscript/script_profile.h"
 #include "usage_error.h"
 
@@ -38,8 +41,11 @@ po::options_description torchscript_flags() {
       ("device", po::value<std::string>()->value_name("cpu|cuda")->default_value(""),
        "default: cuda when a GPU is visible, else cpu")
       ("threads", po::value<int64_t>()->value_name("N"), "LibTorch intra-op threads (default: all cores)")
-      ("warmup", po::value<int64_t>()->value_name("N")->default_value(1), "untimed runs before each timing")
-      ("repeats", po::value<int64_t>()->value_name("N")->default_value(3),
+      ("ranks", po::value<int64_t>()->value_name("N"),
+       "cpu: host contention for 1..N processes each running the fused iteration at every batch "
+       "(default 2; 1 = not measured); on cuda not measured (each rank has its own device)")
+      ("warmup", po::value<int64_t>()->value_name("N")->default_value(2), "untimed runs before each timing")
+      ("repeats", po::value<int64_t>()->value_name("N")->default_value(5),
        "timed runs per timing (the median is kept), and instrumented passes for the layer split")
       ("seed", po::value<int64_t>()->value_name("S")->default_value(0), "random inputs and labels")
       ("machine", po::value<std::string>()->value_name("NAME"), "the machine's name (default: as measure names it)")
@@ -56,12 +62,42 @@ std::string required(const po::variables_map& vm, const char* flag) {
   return vm[flag].as<std::string>();
 }
 
+// A contention rank gets this long for its rendezvous or a barrier; its launcher somewhat more.
+constexpr double kRankTimeoutSeconds = 600;
+constexpr double kLaunchTimeoutSeconds = 3600;
+
 void log(const std::string& line) { std::cerr << "measure torchscript: " << line << std::endl; }
 
 std::string ms(double seconds) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.2f ms", seconds * 1e3);
   return buffer;
+}
+
+// Host contention (CPU): rank 0's median fused iteration while k = 1..ranks processes run it.
+void measure_contention(ModelProfile& model, const torchscript::ScriptModelOptions& options, int64_t batch,
+                        const Repetition& rep, uint64_t seed, int ranks) {
+  profiler::ContentionJob job;
+  job.model = model.name;
+  job.script = fs::absolute(options.path).string();
+  for (int64_t d : options.input_shape) job.input_shape += (job.input_shape.empty() ? "" : "x") + std::to_string(d);
+  job.classes = options.num_classes;
+  job.batch = batch;
+  job.warmup = rep.warmup;
+  job.repeats = rep.repeats;
+  job.threads = torch::get_num_threads();
+  job.seed = seed + static_cast<uint64_t>(batch);
+  job.timeout_s = kRankTimeoutSeconds;
+  double one = 0;
+  for (int k = 1; k <= ranks; ++k) {
+    const double seconds = profiler::run_contention(self_executable(), job, k, kLaunchTimeoutSeconds);
+    if (k == 1) one = seconds;
+    model.host_contention.push_back(ContentionPoint{k, batch, seconds});
+    char line[128];
+    std::snprintf(line, sizeof line, "  host contention, %d process%s: %s per fused iteration of rank 0 (%.2fx)", k,
+                  k > 1 ? "es" : "", ms(seconds).c_str(), seconds / one);
+    log(line);
+  }
 }
 
 }  // namespace
@@ -92,6 +128,7 @@ int torchscript_main(int argc, char** argv) {
                        bounded_int("repeats", vm["repeats"].as<int64_t>(), 1)};
   const auto seed = static_cast<uint64_t>(at_least("seed", vm["seed"].as<int64_t>(), 0));
   if (!fs::is_regular_file(options.path)) throw InputError(options.path, 0, "", "no such file");
+  const int contention_ranks = vm.count("ranks") ? bounded_int("ranks", vm["ranks"].as<int64_t>(), 1) : 2;
 
   const Device device = resolve_device(vm["device"].as<std::string>());
   MachineInfo machine = detect_host();
@@ -171,6 +208,14 @@ int torchscript_main(int argc, char** argv) {
     m.peak_memory_bytes.push_back(t.peak_memory_bytes);
     m.max_batch_tried = batch;
     write_profile_atomic(profile, out);
+    if (!device.is_cuda() && contention_ranks > 1) {
+      if (!backend_available("gloo")) {
+        log("host contention: not measured (this build of measure has no gloo backend)");
+      } else {
+        measure_contention(profile.models[name], options, batch, rep, seed, contention_ranks);
+        write_profile_atomic(profile, out);
+      }
+    }
     double forward = 0;
     double backward = 0;
     for (double s : t.forward_s) forward += s;
