@@ -5,6 +5,14 @@ The file is shared with concurrent writers through an exclusive flock on FILE.lo
 file the C++ writer in measure/runs/runs_csv.cpp uses too): under the lock the file is read, its
 header checked, and header + old rows + the new row written to FILE.tmp.<pid>, fsynced and
 renamed over FILE. A crash never leaves a torn file and concurrent appenders never lose a row.
+
+Two headers are accepted. HEADER (23 columns) is the one the C++ writer shares; a file with it
+holds ResNet-18 CIFAR rows only (both trainers trained nothing else when it was defined).
+HEADER_WITH_MODEL adds a last column, `model`, for rows of other models (train.py --model or
+--arch). A new file gets HEADER for a resnet18-cifar row, HEADER_WITH_MODEL for any other; a
+resnet18-cifar row goes into either (its `model` field filled where the column exists); another
+model's row into a HEADER_WITH_MODEL file only. simulate --compare reads both headers (it ignores
+columns it does not know, `model` included).
 """
 
 import fcntl
@@ -17,6 +25,10 @@ COLUMNS = [
     "load_before", "load_after",
 ]
 HEADER = ",".join(COLUMNS)
+MODEL_COLUMN = "model"
+COLUMNS_WITH_MODEL = COLUMNS + [MODEL_COLUMN]
+HEADER_WITH_MODEL = ",".join(COLUMNS_WITH_MODEL)
+DEFAULT_MODEL = "resnet18-cifar"  # the model of every row of a file without the model column
 
 
 class RunsFileError(Exception):
@@ -30,14 +42,16 @@ def number(value):
     return "%.6g" % float(value)
 
 
-def format_row(fields):
-    """One CSV line (no newline) from a dict holding every column. Floats are printed as %.6g,
-    None as an empty field; text must not contain commas or line breaks."""
-    missing = [c for c in COLUMNS if c not in fields]
+def format_row(fields, columns=None):
+    """One CSV line (no newline) from a dict holding every column of `columns` (default COLUMNS).
+    Floats are printed as %.6g, None as an empty field; text must not contain commas or line
+    breaks."""
+    columns = COLUMNS if columns is None else columns
+    missing = [c for c in columns if c not in fields]
     if missing:
         raise ValueError("row lacks column(s): " + ", ".join(missing))
     out = []
-    for c in COLUMNS:
+    for c in columns:
         v = fields[c]
         if v is None:
             text = ""
@@ -55,16 +69,28 @@ def format_row(fields):
     return ",".join(out)
 
 
-def _header_error(path, found):
-    return RunsFileError("%s:1: header: expected '%s', found '%s'" % (path, HEADER, found))
+def _header_error(path, found, model=DEFAULT_MODEL):
+    expected = HEADER if model == DEFAULT_MODEL else HEADER_WITH_MODEL
+    return RunsFileError("%s:1: header: expected '%s', found '%s'" % (path, expected, found))
+
+
+def _check_header_line(path, line, model):
+    """Raises RunsFileError unless a row of `model` may go under the header `line`."""
+    if line == HEADER_WITH_MODEL or (line == HEADER and model == DEFAULT_MODEL):
+        return
+    if line == HEADER:
+        raise RunsFileError("%s:1: header: no model column (the file holds %s rows only); write "
+                            "the rows of %s to another file (--runs)" % (path, DEFAULT_MODEL, model))
+    raise _header_error(path, line, model)
 
 
 def _first_line(content):
     return content.split("\n", 1)[0].rstrip("\r")
 
 
-def check_header(path):
-    """Raises RunsFileError unless `path` is missing, empty, or starts with HEADER."""
+def check_header(path, model=DEFAULT_MODEL):
+    """Raises RunsFileError unless `path` is missing, empty, or has a header that can take a row
+    of `model` (HEADER_WITH_MODEL; or HEADER for DEFAULT_MODEL)."""
     try:
         with open(path, "r", encoding="utf-8", errors="replace", newline="") as f:
             first = f.readline()
@@ -74,13 +100,22 @@ def check_header(path):
         raise RunsFileError("%s: cannot read: %s" % (path, e.strerror or e))
     if first == "":
         return
-    line = _first_line(first)
-    if line != HEADER:
-        raise _header_error(path, line)
+    _check_header_line(path, _first_line(first), model)
 
 
 def append_line(path, line):
-    """Appends one row (a line without newline) to `path` under the lock, atomically."""
+    """Appends one row (a line without newline) to `path` under the lock, atomically. The file
+    must be new or empty (it gets HEADER) or have HEADER."""
+    def make(header):
+        if header != HEADER:
+            raise _header_error(path, header)
+        return line
+    _append(path, HEADER, make)
+
+
+def _append(path, new_header, make_line):
+    """Appends make_line(header) to `path` under the lock, atomically; a new or empty file gets
+    `new_header` first. make_line raises RunsFileError when the row cannot go under header."""
     parent = os.path.dirname(path)
     if parent:
         os.makedirs(parent, exist_ok=True)
@@ -93,14 +128,10 @@ def append_line(path, line):
         except FileNotFoundError:
             content = ""
         if content == "":
-            content = HEADER + "\n"
-        else:
-            first = _first_line(content)
-            if first != HEADER:
-                raise _header_error(path, first)
-            if not content.endswith("\n"):
-                content += "\n"
-        content += line + "\n"
+            content = new_header + "\n"
+        elif not content.endswith("\n"):
+            content += "\n"
+        content += make_line(_first_line(content)) + "\n"
         tmp = "%s.tmp.%d" % (path, os.getpid())
         fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY | os.O_CLOEXEC, 0o644)
         try:
@@ -125,4 +156,15 @@ def append_line(path, line):
 
 
 def append_row(path, fields):
-    append_line(path, format_row(fields))
+    """Appends the row `fields` (every column of COLUMNS; `model`, default DEFAULT_MODEL, too)
+    under the header the file has, or the one its model needs in a new file."""
+    model = fields.get(MODEL_COLUMN) or DEFAULT_MODEL
+
+    def make(header):
+        _check_header_line(path, header, model)
+        if header == HEADER:
+            return format_row(fields)
+        return format_row(dict(fields, **{MODEL_COLUMN: model}), COLUMNS_WITH_MODEL)
+
+    format_row(dict(fields, **{MODEL_COLUMN: model}), COLUMNS_WITH_MODEL)  # bad fields: no lock
+    _append(path, HEADER if model == DEFAULT_MODEL else HEADER_WITH_MODEL, make)

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Reference trainer: ResNet-18 CIFAR trained the way a student of the course writes it in
-PyTorch, timed, and appended as one row to runs.csv (docs/PYTORCH.md).
+PyTorch, timed, and appended as one row to runs.csv (docs/PYTORCH.md). `--model FILE.pt` trains
+a TorchScript module instead (torch.jit.load; export_models.py writes some), `--arch NAME` the
+eager model export_models.py would export, under the same protocol.
 
     torchrun --redirects 1 --tee 1 --standalone --nproc_per_node N \\
         measure/pytorch/train.py --data DIR [flags]          # DDP, N ranks (Gloo / NCCL)
@@ -37,6 +39,7 @@ _stdlib_profile_first()
 import argparse  # noqa: E402
 import datetime  # noqa: E402
 import math  # noqa: E402
+import re  # noqa: E402
 import shutil  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -49,6 +52,7 @@ from torch.nn.parallel import DistributedDataParallel  # noqa: E402
 from torch.utils.data.distributed import DistributedSampler  # noqa: E402
 
 import cifar_data  # noqa: E402
+import export_models  # noqa: E402
 import machine_name  # noqa: E402
 import probe  # noqa: E402
 import resnet  # noqa: E402
@@ -56,6 +60,7 @@ import runs_csv  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(_HERE))
 PROGRESS_EVERY_S = 2.0
+MODEL_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 
 class UsageError(Exception):
@@ -139,7 +144,33 @@ def parse_args(argv):
                    default=True, help="torch.backends.cudnn.benchmark = True on CUDA (default)")
     p.add_argument("--no-cudnn-benchmark", dest="cudnn_benchmark", action="store_false")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--model", default=None, metavar="FILE.pt",
+                   help="train this TorchScript module (torch.jit.load) instead of ResNet-18: "
+                        "N x 3 x 32 x 32 images in, N x 10 logits out")
+    p.add_argument("--arch", choices=export_models.ARCHS, default=None,
+                   help="train this eager model of export_models.py instead of ResNet-18")
+    p.add_argument("--model-name", default=None, metavar="NAME",
+                   help="the row's model (default: --model's file name without its extension, "
+                        "or --arch)")
     a = p.parse_args(argv)
+    if a.model is not None and a.arch is not None:
+        raise UsageError("--model and --arch: give one of them")
+    if a.model_name is not None and a.model is None and a.arch is None:
+        raise UsageError("--model-name needs --model or --arch")
+    if a.model is not None and a.model == "":
+        raise UsageError("--model: empty file name")
+    if a.model_name is not None:
+        a.model_label = a.model_name
+        what = "--model-name '%s'" % a.model_name
+    elif a.model is not None:
+        a.model_label = os.path.splitext(os.path.basename(a.model.rstrip("/")))[0]
+        what = "--model %s: its name '%s' (give --model-name)" % (a.model, a.model_label)
+    else:
+        a.model_label = a.arch or resnet.MODEL_NAME
+        what = "--arch"
+    if not MODEL_NAME_RE.match(a.model_label):
+        raise UsageError("%s: letters, digits and . _ + - only, starting with a letter or digit"
+                         % what)
     if a.test_samples is not None and not a.test_pass:
         raise UsageError("--test-samples needs --test-pass")
     if a.persistent_workers and a.workers == 0:
@@ -149,10 +180,62 @@ def parse_args(argv):
     return a
 
 
-def default_runs_path(machine, device_kind):
-    """REPO/reports/<machine>/runs.csv, the machine named as `measure` names it by default."""
+def default_runs_path(machine, device_kind, model=resnet.MODEL_NAME):
+    """REPO/reports/<machine>/runs.csv, the machine named as `measure` names it by default;
+    runs-<model>.csv for a model other than ResNet-18 CIFAR (simulate --compare does not tell
+    models apart: one file per model)."""
     name = machine or machine_name.default_machine_name(device_kind)
-    return os.path.join(REPO_ROOT, "reports", name, "runs.csv")
+    file = "runs.csv" if model == resnet.MODEL_NAME else "runs-%s.csv" % model
+    return os.path.join(REPO_ROOT, "reports", name, file)
+
+
+def _first_line(e):
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
+def load_model(path, device):
+    """torch.jit.load(path), checked to be a module with parameters whose forward maps a
+    2 x 3 x 32 x 32 batch to 2 x 10 logits. A bad file is UsageError('PATH: ...')."""
+    if not os.path.exists(path):
+        raise UsageError("%s: no such file" % path)
+    if os.path.isdir(path):
+        raise UsageError("%s: is a folder, not a TorchScript file" % path)
+    try:
+        module = torch.jit.load(path, map_location=device)
+    except Exception as e:
+        hint = "; torch.save writes no TorchScript: save torch.jit.script(model)" \
+            if "constants.pkl" in str(e) else ""
+        raise UsageError("%s: not a TorchScript module (torch.jit.load: %s)%s"
+                         % (path, _first_line(e), hint))
+    if not isinstance(module, torch.jit.ScriptModule):
+        raise UsageError("%s: torch.jit.load gave a %s, not a module" % (path, type(module).__name__))
+    if sum(p.numel() for p in module.parameters()) == 0:
+        raise UsageError("%s: the module has no parameters to train" % path)
+    shape = (2,) + export_models.INPUT_SHAPE
+    module.train(False)
+    try:
+        with torch.no_grad():
+            out = module(torch.zeros(shape, device=device))
+    except Exception as e:
+        raise UsageError("%s: forward(%s) failed: %s" % (
+            path, " x ".join(map(str, shape)), _first_line(e)))
+    expected = (2, export_models.CLASSES)
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != expected:
+        got = "shape %s" % list(out.shape) if isinstance(out, torch.Tensor) else \
+            "a %s" % type(out).__name__
+        raise UsageError("%s: forward(%s) returned %s, not %s logits" % (
+            path, " x ".join(map(str, shape)), got, list(expected)))
+    module.train(True)
+    return module
+
+
+def build_model(a, device):
+    """The network to train when there is no --model: --arch's eager model or ResNet-18 CIFAR,
+    initialised from --seed."""
+    if a.arch is not None:
+        return export_models.build(a.arch, a.seed).to(device)
+    torch.manual_seed(a.seed)
+    return resnet.ResNet18().to(device)
 
 
 def load_average():
@@ -345,8 +428,12 @@ def run(a):
 
     runs_path = None
     if job.rank == 0:
-        runs_path = a.runs if a.runs is not None else default_runs_path(a.machine, job.kind)
-        runs_csv.check_header(runs_path)  # before training: never end on a file we cannot append
+        runs_path = a.runs if a.runs is not None else default_runs_path(a.machine, job.kind,
+                                                                        a.model_label)
+        # before training: never end on a file we cannot append to
+        runs_csv.check_header(runs_path, a.model_label)
+    # A bad --model file stops every rank here, before the data are read.
+    loaded = load_model(a.model, job.device) if a.model is not None else None
 
     train_set = cifar_data.CIFAR10Binary(a.data, train=True, transform=cifar_data.train_transform(),
                                          limit=a.train_samples)
@@ -368,8 +455,7 @@ def run(a):
             log(job, a.quiet, "probe: %.4g s" % probe_s)
     job.init()  # the other ranks wait here while rank 0 runs the probe
 
-    torch.manual_seed(a.seed)
-    model = resnet.ResNet18().to(job.device)
+    model = loaded if loaded is not None else build_model(a, job.device)
     if a.strategy == "ddp":
         if job.is_cuda:
             net = DistributedDataParallel(model, device_ids=[job.local_rank])
@@ -390,9 +476,12 @@ def run(a):
     optimizer = torch.optim.SGD(net.parameters(), lr=a.lr, momentum=0.9, weight_decay=5e-4)
     test_loader = cifar_data.test_loader(test_set, a.workers) if test_set is not None else None
 
-    log(job, a.quiet, "train: %s, %d %s, batch %d per %s, %d samples (%s), %d worker(s), "
+    # Another model than ResNet-18 is named in the progress and summary lines.
+    other = "" if a.model is None and a.arch is None else a.model_label
+    log(job, a.quiet, "train: %s%s, %d %s, batch %d per %s, %d samples (%s), %d worker(s), "
         "%d thread(s), %d epoch(s)" % (
-            a.strategy, job.gpus, "rank(s)" if a.strategy == "ddp" else "device(s)",
+            "%s (%d parameters), " % (other, sum(p.numel() for p in model.parameters()))
+            if other else "", a.strategy, job.gpus, "rank(s)" if a.strategy == "ddp" else "device(s)",
             a.batch_per_gpu, "rank" if a.strategy == "ddp" else "device", len(train_set),
             data_kind, a.workers, torch.get_num_threads(), a.epochs))
     timed = None
@@ -431,18 +520,20 @@ def run(a):
             "test_samples": len(test_set) if test_set is not None else 0,
             "test_s": test[0] if test is not None else None,
             "probe_s": probe_s, "load_before": load_before, "load_after": load_after,
+            "model": a.model_label,
         }
         runs_csv.append_row(runs_path, row)
         full = len(loader)
         partial = " (partial epoch: %d of %d iterations)" % (e["steps"], full) \
             if e["steps"] < full else ""
         print("pytorch %s gpus %d batch_per_gpu %d: epoch %.4g s (train %.4g s, loader wait %.4g "
-              "s), %d iterations%s, loss %.4g, accuracy %.4g, %.4g samples/s -> %s" % (
+              "s), %d iterations%s, loss %.4g, accuracy %.4g, %.4g samples/s%s -> %s" % (
                   a.strategy, job.gpus, a.batch_per_gpu, epoch_max, row["train_s"], e["wait"],
                   e["steps"], partial, row["final_loss"], row["final_accuracy"],
-                  row["samples_per_s"], runs_path), flush=True)
+                  row["samples_per_s"], ", model " + other if other else "", runs_path),
+              flush=True)
     # Tear down in order: the DDP module (its reducer holds the process group) first.
-    del net, model, optimizer, loader, test_loader
+    del net, model, loaded, optimizer, loader, test_loader
     job.close()
 
 
