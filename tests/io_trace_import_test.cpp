@@ -348,6 +348,31 @@ TEST_F(TraceImportTest, BadInputsAreOneLineErrors) {
             std::string::npos);
 }
 
+// Every prefix of a good trace, and the trace with its bytes altered, is imported or rejected
+// with an InputError: nothing else escapes, nothing crashes.
+TEST_F(TraceImportTest, DamagedTracesAreRejectedCleanly) {
+  const std::string good = trace(cpu_step());
+  const auto attempt = [&](const std::string& text) {
+    try {
+      const TraceImport t = import_trace_text(text, "t.json", options());
+      Profile p;
+      p.models[t.model.name] = t.model;
+      const std::string yaml = profile_to_yaml(p);
+      EXPECT_EQ(profile_to_yaml(load_profile(write("p.yaml", yaml))), yaml);  // a written import reads back
+    } catch (const InputError&) {
+    }
+  };
+  for (size_t n = 0; n < good.size(); n += 13) attempt(good.substr(0, n));
+  for (size_t at = 0; at < good.size(); at += 29) {
+    for (const char c : std::string("9-e\"]}0 ")) {
+      std::string bad = good;
+      bad[at] = c;
+      attempt(bad);
+    }
+  }
+  EXPECT_NE(error_of(std::string("\x1f\x8b\x08\x00", 4), options()).find("a gzip file, not JSON"), std::string::npos);
+}
+
 TEST_F(TraceImportTest, BadParamsFileNamesTheLine) {
   const auto message = [&](const std::string& text) {
     const std::string path = write("params.txt", text);

@@ -39,11 +39,21 @@ std::string id_text(const json& value) {
   return value.dump();
 }
 
+// A non-negative integer argument (ids, counts, device types); -1 when absent or not one.
 int64_t int_arg(const json* args, const char* key) {
   if (args == nullptr || !args->is_object()) return -1;
   const auto it = args->find(key);
-  if (it == args->end() || !it->is_number()) return -1;
-  return it->get<int64_t>();
+  if (it == args->end()) return -1;
+  if (it->is_number_unsigned()) {
+    const auto v = it->get<uint64_t>();
+    return v <= (uint64_t{1} << 62) ? static_cast<int64_t>(v) : -1;
+  }
+  if (it->is_number_integer()) return std::max<int64_t>(-1, it->get<int64_t>());
+  if (it->is_number_float()) {
+    const double v = it->get<double>();
+    return v >= 0 && v <= 4.6e18 ? static_cast<int64_t>(v) : -1;
+  }
+  return -1;
 }
 
 // One complete ("X") event, times in microseconds as in the file.
@@ -180,7 +190,7 @@ int64_t dtype_bytes(const std::string& type) {
 // and "dtype", or the tensors of its first input.
 int64_t message_bytes(const Span& s) {
   if (s.args == nullptr || !s.args->is_object()) return -1;
-  const int64_t nelems = int_arg(s.args, "In msg nelems");
+  const int64_t nelems = std::min(int_arg(s.args, "In msg nelems"), int64_t{1} << 50);
   if (nelems >= 0) {
     const auto dtype = s.args->find("dtype");
     return nelems * (dtype != s.args->end() && dtype->is_string() ? dtype_bytes(dtype->get<std::string>()) : 4);
@@ -272,6 +282,9 @@ class Importer {
   }
 
   void parse(const std::string& text) {
+    if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f && static_cast<unsigned char>(text[1]) == 0x8b) {
+      fail("", "a gzip file, not JSON: gunzip it first (tensorboard_trace_handler writes .pt.trace.json.gz)");
+    }
     try {
       root_ = json::parse(text);
     } catch (const json::parse_error& e) {
@@ -313,6 +326,7 @@ class Importer {
       if ((phase == "i" || phase == "I") && name->get<std::string>() == "[memory]") {
         MemoryPoint m;
         m.ts = ts->get<double>();
+        if (!std::isfinite(m.ts)) continue;
         m.device_type = std::max<int64_t>(0, int_arg(args_ptr, "Device Type"));
         if (args_ptr != nullptr) {
           const auto total = args_ptr->find("Total Allocated");
@@ -323,7 +337,8 @@ class Importer {
       }
       if (phase != "X") continue;
       const auto dur = e.find("dur");
-      if (dur == e.end() || !dur->is_number() || !(dur->get<double>() >= 0) || !std::isfinite(ts->get<double>())) {
+      if (dur == e.end() || !dur->is_number() || !(dur->get<double>() >= 0) ||
+          !std::isfinite(ts->get<double>() + dur->get<double>()) || std::abs(ts->get<double>()) > 1e15) {
         continue;
       }
       Span s;
@@ -431,6 +446,10 @@ class Importer {
       for (const Span& s : cpu_) {  // a trace without the engine's wrappers: the nodes alone
         if (s.top && s.name == kAccumulateGrad) backward_.push_back(&s);
       }
+    }
+    if (backward_.empty()) {
+      fail("", "has no backward in " + out_.step + " (its AccumulateGrad events are inside other ops, not the "
+                   "autograd engine's " + kEvaluate + "spans)");
     }
     b0_ = backward_.front()->ts;
     b_end_ = b0_;
@@ -931,8 +950,8 @@ std::string format_trace_import(const TraceImport& t, const std::string& path) {
   out += "  backward by gradient group (forward order):";
   for (size_t i = 1; i < m.layers.size(); ++i) {
     const LayerProfile& l = m.layers[i];
-    out += (i > 1 ? ", " : " ") + l.name + " " + std::to_string(l.params.size()) + "x/" +
-           with_thousands(l.param_bytes()) + " B " + ms(l.backward_s[0]) + " ms";
+    out += (i > 1 ? ", " : " ") + l.name + " (" + std::to_string(l.params.size()) + " tensors, " +
+           with_thousands(l.param_bytes()) + " B) " + ms(l.backward_s[0]) + " ms";
   }
   out += "\n";
   if (t.collectives.empty()) {
