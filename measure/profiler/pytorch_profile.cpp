@@ -127,6 +127,7 @@ std::vector<std::string> pytorch_profile_command(const PytorchRequest& q) {
   if (q.device == "cuda") {
     command.insert(command.end(), {"--cudnn-benchmark", q.cudnn_benchmark ? "on" : "off"});
   }
+  for (const auto& [name, file] : q.scripts) command.insert(command.end(), {"--script", name + "=" + file});
   return command;
 }
 

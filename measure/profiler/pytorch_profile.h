@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/profile.h"
@@ -28,6 +29,9 @@ struct PytorchRequest {
   int threads = 1;
   std::vector<int64_t> batches;
   std::vector<std::string> models;
+  // TorchScript modules as models (profile.py --script NAME=FILE): {name, file}; name them in
+  // `models` too.
+  std::vector<std::pair<std::string, std::string>> scripts;
   int warmup = 1;
   int repeats = 3;
   int64_t loader_batch = 128;
@@ -38,8 +42,8 @@ struct PytorchRequest {
 };
 
 // PYTHON SCRIPT --data DIR --device D --threads T --batches B1,B2 --models M --warmup W
-// --repeats R --loader-batch B --loader-workers W1,W2 --fork-ranks K1,K2 --out FILE, and on cuda
-// --cudnn-benchmark on|off.
+// --repeats R --loader-batch B --loader-workers W1,W2 --fork-ranks K1,K2 --out FILE, on cuda
+// --cudnn-benchmark on|off, and --script NAME=FILE per TorchScript module.
 std::vector<std::string> pytorch_profile_command(const PytorchRequest& request);
 
 // Parses profile.py's JSON. Bad content throws trainsim::InputError naming `name` (the file) and

@@ -6,7 +6,8 @@ training process (fork, copy-on-write), with 1..K such processes at once. Writes
 (docs/PYTORCH.md).
 
     /usr/bin/python3 measure/pytorch/profile.py --data DIR --device cpu|cuda [--threads T]
-        [--batches 32,128,512] [--models resnet18-cifar] [--warmup 1] [--repeats 3]
+        [--batches 32,128,512] [--models resnet18-cifar] [--script NAME=FILE.pt ...]
+        [--warmup 1] [--repeats 3]
         [--loader-batch 128] [--loader-workers 0,1,2] [--loader-batches 16] [--fork-ranks 1,2]
         --out FILE.json [--quiet]
 
@@ -63,6 +64,23 @@ import resnet  # noqa: E402
 MODELS = {resnet.MODEL_NAME: resnet.ResNet18}
 
 
+def new_model(name, scripts):
+    """A fresh model: a TorchScript module of --script NAME=FILE.pt (loaded again, so its
+    parameters start from the file's), else the built-in model of that name."""
+    if name in scripts:
+        return torch.jit.load(scripts[name], map_location="cpu")
+    return MODELS[name]()
+
+
+def script_entry(text):
+    name, sep, path = text.partition("=")
+    if not sep or not name or not path:
+        raise UsageError("--script: '%s' is not NAME=FILE.pt" % text)
+    if not os.path.isfile(path):
+        raise UsageError("--script %s: no such file" % path)
+    return name, path
+
+
 class UsageError(Exception):
     pass
 
@@ -105,6 +123,9 @@ def parse_args(argv):
     p.add_argument("--threads", type=int_at_least(1), default=None, metavar="T")
     p.add_argument("--batches", type=lambda t: sorted(int_list(t, 1)), default=[32, 128, 512])
     p.add_argument("--models", type=lambda t: t.split(","), default=[resnet.MODEL_NAME])
+    p.add_argument("--script", action="append", default=[], metavar="NAME=FILE.pt",
+                   help="a TorchScript module (torch.jit.save) as model NAME, for 3x32x32 inputs "
+                        "and 10 classes; name it in --models too")
     p.add_argument("--warmup", type=int_at_least(0), default=1)
     p.add_argument("--repeats", type=int_at_least(1), default=3)
     p.add_argument("--loader-batch", type=int_at_least(1), default=128)
@@ -118,8 +139,9 @@ def parse_args(argv):
     p.add_argument("--out", required=True, metavar="FILE.json")
     p.add_argument("--quiet", action="store_true")
     a = p.parse_args(argv)
+    a.scripts = dict(script_entry(t) for t in a.script)
     for m in a.models:
-        if m not in MODELS:
+        if m not in MODELS and m not in a.scripts:
             raise UsageError("--models: unknown model '%s' (known: %s)"
                              % (m, ", ".join(sorted(MODELS))))
     return a
@@ -259,7 +281,8 @@ class OneRankGroup:
 # Starting the workers: what it costs the training process
 
 
-def _fork_cycles(name, device_kind, threads, batch, workers, data, cycles, barrier, results, index):
+def _fork_cycles(name, scripts, device_kind, threads, batch, workers, data, cycles, barrier, results,
+                 index):
     """One training process (a child of the profiler): the trainer's model under DDP on its own
     1-rank group and its DataLoader with `workers` workers. After a warm-up iteration, `cycles`
     times: wait for the other processes, start the loader's workers (iter), take the first batch,
@@ -274,7 +297,7 @@ def _fork_cycles(name, device_kind, threads, batch, workers, data, cycles, barri
         group = OneRankGroup(device)
         try:
             torch.manual_seed(0)
-            model = MODELS[name]().to(device)
+            model = new_model(name, scripts).to(device)
             net = DistributedDataParallel(model, device_ids=[0]) if device_kind == "cuda" else \
                 DistributedDataParallel(model)
             step = loop_body(net, torch.randn(batch, 3, 32, 32).to(device),
@@ -310,7 +333,7 @@ def _fork_cycles(name, device_kind, threads, batch, workers, data, cycles, barri
         results.put((index, "%s: %s" % (type(e).__name__, e)))
 
 
-def measure_fork(name, device, threads, batches, workers, ranks_list, data, cycles, log):
+def measure_fork(name, scripts, device, threads, batches, workers, ranks_list, data, cycles, log):
     """{workers, points: [{ranks, iter_s[], first_batch_s[], cow_s[]}]}: per number of processes k
     that start their workers at once, per batch, the medians over the cycles and processes."""
     # The training processes: forked on CPU; on CUDA started fresh ("spawn"), as torchrun starts
@@ -323,7 +346,7 @@ def measure_fork(name, device, threads, batches, workers, ranks_list, data, cycl
         for b in batches:
             barrier = ctx.Barrier(k)
             results = ctx.Queue()
-            procs = [ctx.Process(target=_fork_cycles, args=(name, device.type, threads, b, workers,
+            procs = [ctx.Process(target=_fork_cycles, args=(name, scripts, device.type, threads, b, workers,
                                                             data, cycles, barrier, results, i))
                      for i in range(k)]
             for p in procs:
@@ -349,18 +372,18 @@ def measure_fork(name, device, threads, batches, workers, ranks_list, data, cycl
     return {"workers": workers, "points": points}
 
 
-def measure_model(name, device, batches, warmup, repeats, log):
+def measure_model(name, scripts, device, batches, warmup, repeats, log):
     result = {"batches": [], "iteration_s": [], "ddp_iteration_s": [], "oom_batch": None}
     group = OneRankGroup(device)
     try:
         for b in batches:
             try:
                 torch.manual_seed(0)
-                model = MODELS[name]().to(device)
+                model = new_model(name, scripts).to(device)
                 plain = time_loop_body(model, device, b, warmup, repeats)
                 del model
                 torch.manual_seed(0)
-                model = MODELS[name]().to(device)
+                model = new_model(name, scripts).to(device)
                 if device.type == "cuda":
                     ddp = DistributedDataParallel(model, device_ids=[device.index])
                 else:
@@ -446,9 +469,9 @@ def run(a):
     fork_ranks = a.fork_ranks if kind == "cpu" else [1]
     train_subset = Subset(dataset, list(range(min(len(dataset), 4096))))
     for name in a.models:
-        model = measure_model(name, device, a.batches, a.warmup, a.repeats, log)
+        model = measure_model(name, a.scripts, device, a.batches, a.warmup, a.repeats, log)
         if fork_workers and model["batches"]:
-            model["fork"] = measure_fork(name, device, a.threads, model["batches"], fork_workers[0],
+            model["fork"] = measure_fork(name, a.scripts, device, a.threads, model["batches"], fork_workers[0],
                                          fork_ranks, train_subset, a.repeats, log)
         result["models"][name] = model
     write_json_atomic(a.out, result)

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,10 +14,12 @@
 #include "device.h"
 #include "io/errors.h"
 #include "comm/communicator.h"
+#include "data/cifar.h"
 #include "io/profile_io.h"
 #include "launch.h"
 #include "machine.h"
 #include "profiler/host_contention.h"
+#include "profiler/pytorch_profile.h"
 #include "torchscript/script_profile.h"
 #include "usage_error.h"
 
@@ -44,6 +47,12 @@ po::options_description torchscript_flags() {
       ("ranks", po::value<int64_t>()->value_name("N"),
        "cpu: host contention for 1..N processes each running the fused iteration at every batch "
        "(default 2; 1 = not measured); on cuda not measured (each rank has its own device)")
+      ("pytorch", po::value<std::string>()->value_name("auto|off|PYTHON")->default_value("auto"),
+       "also time the PyTorch reference trainer's loop on the module (measure/pytorch/profile.py "
+       "--script: plain and under DDP on 1 rank, and what forking loader workers costs) into the "
+       "profile's pytorch section, which simulate's trainer: pytorch uses; only for 3x32x32 inputs "
+       "and 10 classes (CIFAR batches) and a profile that has a pytorch section; auto: /usr/bin/python3 "
+       "or python3 when it has torch")
       ("warmup", po::value<int64_t>()->value_name("N")->default_value(2), "untimed runs before each timing")
       ("repeats", po::value<int64_t>()->value_name("N")->default_value(5),
        "timed runs per timing (the median is kept), and instrumented passes for the layer split")
@@ -62,6 +71,8 @@ std::string required(const po::variables_map& vm, const char* flag) {
   return vm[flag].as<std::string>();
 }
 
+// Synthetic CIFAR-format images written for profile.py (its loader and fork figures).
+constexpr int64_t kPytorchTrainImages = 4096;
 // A contention rank gets this long for its rendezvous or a barrier; its launcher somewhat more.
 constexpr double kRankTimeoutSeconds = 600;
 constexpr double kLaunchTimeoutSeconds = 3600;
@@ -97,6 +108,49 @@ void measure_contention(ModelProfile& model, const torchscript::ScriptModelOptio
     std::snprintf(line, sizeof line, "  host contention, %d process%s: %s per fused iteration of rank 0 (%.2fx)", k,
                   k > 1 ? "es" : "", ms(seconds).c_str(), seconds / one);
     log(line);
+  }
+}
+
+// The reference trainer's loop on the module at the measured batches, into profile.pytorch.
+void measure_pytorch_loop(Profile& profile, const std::string& name, const std::string& python,
+                          const torchscript::ScriptModelOptions& options, const Device& device, const Repetition& rep,
+                          uint64_t seed, int ranks) {
+  const ModelProfile& m = profile.models.at(name);
+  if (device.is_cuda()) release_cached_memory(device);  // the Python process needs the memory
+  TempDir folder("trainsim-pytorch-");
+  profiler::PytorchRequest q;
+  q.python = python;
+  q.script = std::string(TRAINSIM_SOURCE_DIR) + "/measure/pytorch/profile.py";
+  q.data_dir = folder.path() + "/data";
+  data::write_synthetic_cifar10_dir(q.data_dir, kPytorchTrainImages, 1, seed);
+  q.device = device.kind_name();
+  q.threads = torch::get_num_threads();
+  q.batches = m.batches;
+  q.models = {name};
+  q.scripts = {{name, fs::absolute(options.path).string()}};
+  q.warmup = rep.warmup;
+  q.repeats = rep.repeats;
+  q.loader_batch = m.batches.front();
+  q.loader_workers = {0, 1};  // the fork figures are taken with the first worker count >= 1
+  q.fork_ranks.clear();
+  for (int k = 1; k <= (device.is_cuda() ? 1 : ranks); ++k) q.fork_ranks.push_back(k);
+  q.out = folder.path() + "/pytorch.json";
+  const std::vector<std::string> command = profiler::pytorch_profile_command(q);
+  std::string line;
+  for (const auto& word : command) line += (line.empty() ? "" : " ") + word;
+  log("PyTorch loop: " + line);
+  const int status = run_program(command, kLaunchTimeoutSeconds);
+  if (status != 0) {
+    throw std::runtime_error(q.script + " exited with status " + std::to_string(status) +
+                             " (its error is above); the profile keeps the C++ timings");
+  }
+  const PytorchProfile measured = profiler::read_pytorch_profile(q.out);
+  const auto it = measured.models.find(name);
+  if (it == measured.models.end()) throw std::runtime_error(q.out + ": no model " + name);
+  profile.pytorch->models[name] = it->second;
+  for (size_t i = 0; i < it->second.batches.size(); ++i) {
+    log("PyTorch loop, batch " + std::to_string(it->second.batches[i]) + ": plain " + ms(it->second.iteration_s[i]) +
+        ", DDP (1 rank) " + ms(it->second.ddp_iteration_s[i]));
   }
 }
 
@@ -226,6 +280,23 @@ int torchscript_main(int argc, char** argv) {
         ms(t.iteration_s) + "; peak memory " + std::to_string(static_cast<long long>(t.peak_memory_bytes / 1048576)) +
         " MiB");
   }
+  std::string note;
+  const std::optional<std::string> python =
+      profiler::choose_pytorch_python(vm["pytorch"].as<std::string>(), note);
+  const bool cifar_shaped = options.input_shape == std::vector<int64_t>{3, 32, 32} && options.num_classes == 10;
+  if (!python) {
+    log("PyTorch loop: not measured (" + (note.empty() ? std::string("--pytorch off") : note) + ")");
+  } else if (!cifar_shaped) {
+    log("PyTorch loop: not measured (profile.py feeds CIFAR batches: 3x32x32 inputs, 10 classes)");
+  } else if (!profile.pytorch) {
+    log("PyTorch loop: not measured (" + out + " has no pytorch section; `measure --pytorch auto` makes it)");
+  } else if (profile.models[name].batches.empty()) {
+    log("PyTorch loop: not measured (no batch ran)");
+  } else {
+    measure_pytorch_loop(profile, name, *python, options, device, rep, seed, contention_ranks);
+    write_profile_atomic(profile, out);
+  }
+
   const ModelProfile& m = profile.models[name];
   std::cout << "torchscript: " << name << " (" << m.parameters << " parameters, " << m.layers.size()
             << " layers) at batches " << join_ints(m.batches)
