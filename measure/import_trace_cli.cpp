@@ -1,6 +1,7 @@
 #include "import_trace_cli.h"
 
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <iostream>
@@ -26,6 +27,9 @@ po::options_description import_trace_flags() {
        "the step's batch size (default: the first forward op's input, when the trace recorded shapes)")
       ("params", po::value<std::string>()->value_name("FILE"),
        "parameter tensors, one 'NAME BYTES' per line in registration order (needed when the trace has no shapes)")
+      ("step-seconds", po::value<double>()->value_name("S"),
+       "the step's time without the profiler (your script's own timing): the parts keep their shares "
+       "of the trace and are scaled to add up to S, taking the profiler's own cost out")
       ("step", po::value<int64_t>()->value_name("N"),
        "import ProfilerStep#N (default: the last step with a backward; the whole trace when it has no steps)")
       ("out", po::value<std::string>()->value_name("PROFILE.yaml")->default_value("profile.yaml"),
@@ -52,12 +56,13 @@ int import_trace_main(int argc, char** argv) {
   const po::variables_map vm = parse_flags(args, flags, "import-trace: ");
   if (vm.count("help")) {
     std::cout << "usage: measure import-trace TRACE.json --name NAME [--batch B] [--params FILE] [--step N] "
-                 "[--out PROFILE.yaml]\n\n"
+                 "[--step-seconds S] [--out PROFILE.yaml]\n\n"
                  "Reads one training step (zero_grad, forward, loss, backward, optimizer step) of a trace written by\n"
                  "torch.profiler's export_chrome_trace and writes it as models.NAME of the profile: the forward as one\n"
                  "layer, the backward split into the groups of parameters whose gradients become ready together,\n"
                  "the loss, zero_grad and optimizer step, the peak memory when profile_memory was on, and what the\n"
-                 "trace could not measure in the model's `missing` list (docs/TRACE.md).\n\n"
+                 "trace could not measure in the model's `missing` list (docs/TRACE.md). A trace of another batch\n"
+                 "size of a network already imported under NAME is added to it as one more batch.\n\n"
               << flags;
     return 0;
   }
@@ -76,6 +81,11 @@ int import_trace_main(int argc, char** argv) {
     options.params_file = vm["params"].as<std::string>();
     options.params = read_params_file(options.params_file);
   }
+  if (vm.count("step-seconds")) {
+    const double s = vm["step-seconds"].as<double>();
+    if (!(s > 0) || !std::isfinite(s)) throw UsageError("import-trace: --step-seconds: expected a time > 0 s");
+    options.step_seconds = s;
+  }
   const std::string out = vm["out"].as<std::string>();
   if (out.empty()) throw UsageError("import-trace: --out: an empty path");
 
@@ -83,11 +93,21 @@ int import_trace_main(int argc, char** argv) {
   Profile profile;
   const bool existed = std::filesystem::exists(out);
   if (existed) profile = load_profile(out);
-  const bool replaced = profile.models.count(options.name) > 0;
-  profile.models[options.name] = imported.model;
+  // Another batch size of a network already imported joins it; anything else replaces the entry.
+  const auto it = profile.models.find(options.name);
+  std::string what = "added";
+  if (it != profile.models.end() && it->second.source.rfind("trace:", 0) == 0 &&
+      merge_traced_batch(it->second, imported.model)) {
+    it->second.source = imported.model.source;
+    what = "merged batch " + std::to_string(imported.model.batches[0]) + " into (batches now " +
+           join_ints(it->second.batches) + ")";
+  } else {
+    if (it != profile.models.end()) what = "replaced";
+    profile.models[options.name] = imported.model;
+  }
   write_profile_atomic(profile, out);
-  std::cout << format_trace_import(imported, trace) << "import-trace: " << (replaced ? "replaced" : "added")
-            << " models." << options.name << " in " << out << (existed ? "" : " (a new profile)") << "\n";
+  std::cout << format_trace_import(imported, trace) << "import-trace: " << what << " models." << options.name
+            << " in " << out << (existed ? "" : " (a new profile)") << "\n";
   return 0;
 }
 

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -180,6 +182,71 @@ TEST_F(TraceImportTest, HandMadeCpuStepImportsToKnownNumbers) {
   const std::string summary = format_trace_import(t, path);
   EXPECT_NE(summary.find("ProfilerStep#5 (steps in the trace: 4, 5, 6)"), std::string::npos) << summary;
   EXPECT_NE(summary.find("forward 0.190"), std::string::npos) << summary;
+}
+
+// --step-seconds: the parts keep their shares of the traced step and add up to the given time.
+TEST_F(TraceImportTest, StepSecondsScalesEveryPart) {
+  const std::string path = write("step.json", trace(cpu_step()));
+  const TraceImport traced = import_trace(path, options());
+  TraceImportOptions o = options();
+  o.step_seconds = 0.5e-3;  // the traced step took 1 ms
+  const TraceImport t = import_trace(path, o);
+  const ModelProfile& a = traced.model;
+  const ModelProfile& b = t.model;
+  EXPECT_DOUBLE_EQ(b.iteration_s[0], 0.5e-3);
+  EXPECT_DOUBLE_EQ(b.zero_grad_s[0], a.zero_grad_s[0] / 2);
+  EXPECT_DOUBLE_EQ(b.loss_s[0], a.loss_s[0] / 2);
+  EXPECT_DOUBLE_EQ(b.optimizer_s[0], a.optimizer_s[0] / 2);
+  for (size_t l = 0; l < a.layers.size(); ++l) {
+    EXPECT_DOUBLE_EQ(b.layers[l].forward_s[0], a.layers[l].forward_s[0] / 2) << l;
+    EXPECT_DOUBLE_EQ(b.layers[l].backward_s[0], a.layers[l].backward_s[0] / 2) << l;
+  }
+  EXPECT_EQ(b.peak_memory_bytes, a.peak_memory_bytes);  // bytes are not times
+  EXPECT_NE(format_trace_import(t, path).find("every part scaled by 0.500"), std::string::npos);
+}
+
+// Traces of other batch sizes of the same network join one model; another network does not.
+TEST_F(TraceImportTest, BatchesOfOneNetworkMerge) {
+  TraceImportOptions o = options();
+  o.batch = 16;
+  ModelProfile merged = import_trace(write("b16.json", trace(cpu_step())), o).model;
+  o.batch = 4;
+  const ModelProfile four = import_trace(write("b4.json", trace(cpu_step())), o).model;
+  ASSERT_TRUE(merge_traced_batch(merged, four));
+  o.batch = 8;
+  o.step_seconds = 2e-3;
+  const ModelProfile eight = import_trace(write("b8.json", trace(cpu_step())), o).model;
+  ASSERT_TRUE(merge_traced_batch(merged, eight));
+  EXPECT_EQ(merged.batches, (std::vector<int64_t>{4, 8, 16}));
+  EXPECT_DOUBLE_EQ(merged.iteration_s[1], 2e-3);
+  EXPECT_DOUBLE_EQ(merged.layers[2].backward_s[1], eight.layers[2].backward_s[0]);
+  EXPECT_EQ(merged.peak_memory_bytes.size(), 3u);
+  // The same batch again replaces its values.
+  o.step_seconds = 3e-3;
+  ASSERT_TRUE(merge_traced_batch(merged, import_trace(write("b8b.json", trace(cpu_step())), o).model));
+  EXPECT_EQ(merged.batches, (std::vector<int64_t>{4, 8, 16}));
+  EXPECT_DOUBLE_EQ(merged.iteration_s[1], 3e-3);
+  // A trace without memory events: peak memory is dropped for every batch and named missing.
+  std::vector<std::string> no_memory;
+  for (const std::string& e : cpu_step()) {
+    if (e.find("[memory]") == std::string::npos) no_memory.push_back(e);
+  }
+  o.batch = 32;
+  ASSERT_TRUE(merge_traced_batch(merged, import_trace(write("b32.json", trace(no_memory)), o).model));
+  EXPECT_TRUE(merged.peak_memory_bytes.empty());
+  EXPECT_NE(std::find(merged.missing.begin(), merged.missing.end(), "peak_memory_bytes"), merged.missing.end());
+  Profile p;
+  p.models["net"] = merged;
+  const std::string yaml = (dir_ / "merged.yaml").string();
+  write_profile_atomic(p, yaml);
+  EXPECT_EQ(load_profile(yaml).models.at("net").batches, (std::vector<int64_t>{4, 8, 16, 32}));
+  // Another network (other parameter bytes) is not merged, and nothing changes.
+  TraceImportOptions other = options();
+  other.params = {{"w", 4}, {"b", 4}, {"w2", 4}, {"b2", 8}};
+  other.batch = 64;
+  const ModelProfile before = merged;
+  EXPECT_FALSE(merge_traced_batch(merged, import_trace(write("other.json", trace(cpu_step())), other).model));
+  EXPECT_EQ(merged.batches, before.batches);
 }
 
 TEST_F(TraceImportTest, StepFlagAndParamsFile) {

@@ -884,7 +884,91 @@ class Importer {
 TraceImport import_trace_text(const std::string& text, const std::string& path, const TraceImportOptions& options) {
   if (options.name.empty()) throw std::invalid_argument("import_trace: the model needs a name");
   Importer importer(path, options);
-  return importer.run(text);
+  TraceImport t = importer.run(text);
+  if (options.step_seconds) {
+    if (!(*options.step_seconds > 0) || !std::isfinite(*options.step_seconds)) {
+      throw std::invalid_argument("import_trace: step_seconds must be > 0");
+    }
+    const double traced = t.model.iteration_s[0];
+    if (traced > 0) {
+      const double f = *options.step_seconds / traced;
+      for (LayerProfile& l : t.model.layers) {
+        for (double& v : l.forward_s) v *= f;
+        for (double& v : l.backward_s) v *= f;
+      }
+      for (auto* values : {&t.model.loss_s, &t.model.zero_grad_s, &t.model.optimizer_s, &t.model.iteration_s}) {
+        for (double& v : *values) v *= f;
+      }
+      t.forward_s *= f;
+      t.backward_s *= f;
+      t.other_s *= f;
+      for (TraceCollective& c : t.collectives) {
+        c.time_s *= f;
+        c.subtracted_s *= f;
+      }
+      t.notes.push_back(fmt("%.3f", traced * 1e3) + " ms traced, " + fmt("%.3f", *options.step_seconds * 1e3) +
+                        " ms without the profiler (--step-seconds): every part scaled by " + fmt("%.3f", f));
+    }
+  }
+  return t;
+}
+
+bool merge_traced_batch(ModelProfile& existing, const ModelProfile& traced) {
+  if (traced.batches.size() != 1 || existing.layers.size() != traced.layers.size()) return false;
+  for (size_t i = 0; i < existing.layers.size(); ++i) {
+    const LayerProfile& a = existing.layers[i];
+    const LayerProfile& b = traced.layers[i];
+    if (a.name != b.name || a.params.size() != b.params.size()) return false;
+    for (size_t k = 0; k < a.params.size(); ++k) {
+      if (a.params[k].bytes != b.params[k].bytes) return false;
+    }
+  }
+  const int64_t batch = traced.batches[0];
+  const auto at = std::lower_bound(existing.batches.begin(), existing.batches.end(), batch);
+  const auto index = at - existing.batches.begin();
+  if (at != existing.batches.end() && *at == batch) {  // traced again: the new trace replaces it
+    const auto erase = [index](std::vector<double>& values) {
+      if (!values.empty()) values.erase(values.begin() + index);
+    };
+    existing.batches.erase(at);
+    for (LayerProfile& l : existing.layers) {
+      erase(l.forward_s);
+      erase(l.backward_s);
+    }
+    for (auto* values : {&existing.loss_s, &existing.zero_grad_s, &existing.optimizer_s, &existing.iteration_s,
+                         &existing.peak_memory_bytes}) {
+      erase(*values);
+    }
+  }
+  // Every per-batch array gets the traced value at the batch's place. Peak memory, which a trace
+  // without memory events cannot give, is kept only when both imports measured it.
+  const auto insert = [index](std::vector<double>& into, const std::vector<double>& from) {
+    into.insert(into.begin() + index, from.at(0));
+  };
+  existing.batches.insert(existing.batches.begin() + index, batch);
+  for (size_t i = 0; i < existing.layers.size(); ++i) {
+    insert(existing.layers[i].forward_s, traced.layers[i].forward_s);
+    insert(existing.layers[i].backward_s, traced.layers[i].backward_s);
+  }
+  insert(existing.loss_s, traced.loss_s);
+  insert(existing.zero_grad_s, traced.zero_grad_s);
+  insert(existing.optimizer_s, traced.optimizer_s);
+  insert(existing.iteration_s, traced.iteration_s);
+  if (!existing.peak_memory_bytes.empty() && !traced.peak_memory_bytes.empty()) {
+    insert(existing.peak_memory_bytes, traced.peak_memory_bytes);
+  } else {
+    existing.peak_memory_bytes.clear();
+  }
+  for (const std::string& m : traced.missing) {
+    if (std::find(existing.missing.begin(), existing.missing.end(), m) == existing.missing.end()) {
+      existing.missing.push_back(m);
+    }
+  }
+  if (existing.peak_memory_bytes.empty() &&
+      std::find(existing.missing.begin(), existing.missing.end(), "peak_memory_bytes") == existing.missing.end()) {
+    existing.missing.push_back("peak_memory_bytes");
+  }
+  return true;
 }
 
 TraceImport import_trace(const std::string& path, const TraceImportOptions& options) {
@@ -948,7 +1032,15 @@ std::string format_trace_import(const TraceImport& t, const std::string& path) {
          ms(t.forward_s) + " + loss " + ms(m.loss_s[0]) + " + backward " + ms(t.backward_s) + " + optimizer " +
          ms(m.optimizer_s[0]) + " + other " + ms(t.other_s) + "\n";
   out += "  backward by gradient group (forward order):";
+  // A deep network has a hundred groups: the first and last few, the rest counted.
+  constexpr size_t kShown = 6;
+  const size_t groups = m.layers.size() - 1;
   for (size_t i = 1; i < m.layers.size(); ++i) {
+    if (groups > 2 * kShown && i == kShown + 1) {
+      out += ", ... " + std::to_string(groups - 2 * kShown) + " more ...";
+      i = groups - kShown;
+      continue;
+    }
     const LayerProfile& l = m.layers[i];
     out += (i > 1 ? ", " : " ") + l.name + " (" + std::to_string(l.params.size()) + " tensors, " +
            with_thousands(l.param_bytes()) + " B) " + ms(l.backward_s[0]) + " ms";

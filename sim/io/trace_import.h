@@ -18,6 +18,10 @@ struct TraceImportOptions {
   std::optional<int64_t> step;         // --step N: ProfilerStep#N; otherwise the last with a backward
   std::vector<ParamTensor> params;     // --params (registration order); empty: from the shapes
   std::string params_file;             // where `params` came from, for messages
+  // --step-seconds: the step's time measured without the profiler (the script's own timing). A
+  // profiler slows every op it records; the step's parts keep their shares of the trace and are
+  // scaled to add up to this.
+  std::optional<double> step_seconds;
 };
 
 // One collective as the trace shows it (grouped by event name).
@@ -51,6 +55,13 @@ struct TraceImport {
 TraceImport import_trace(const std::string& path, const TraceImportOptions& options);
 // The same from the file's text; `path` names it in messages and in the model's source.
 TraceImport import_trace_text(const std::string& text, const std::string& path, const TraceImportOptions& options);
+
+// Adds `traced` (a model of one batch size, from import_trace) to `existing`, an earlier import of
+// the same network: true when both have the same layers (names and parameter bytes); then
+// `existing` holds every batch (`traced`'s replacing an earlier trace of the same batch), each
+// array aligned with the ascending batches, peak memory kept only when every import measured it.
+// False (nothing changed) for another network.
+bool merge_traced_batch(ModelProfile& existing, const ModelProfile& traced);
 
 // `--params FILE`: one "NAME BYTES" per line in registration order; blank lines and lines starting
 // with '#' are skipped. InputError(FILE, LINE, "", ...) on a bad line or an empty file.
