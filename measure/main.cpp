@@ -4,7 +4,7 @@
 //   measure baseline [flags]     a baseline training curve and noise scale into the profile
 //   measure largebatch-validate  predicted vs measured steps to a target loss (docs/LARGE_BATCH.md)
 //   measure largebatch-compare   large-batch predictions against real runs (docs/LARGE_BATCH.md)
-//   measure torchscript [flags]  a user's TorchScript module into the profile (docs/TORCHSCRIPT.md)
+//   measure torchscript [flags]  a user's TorchScript module into the profile (docs/ANY_MODEL.md)
 //   measure make-data --out DIR  synthetic images in the CIFAR-10 binary format (docs/MEASURE.md)
 //   measure import-trace TRACE   a PyTorch profiler trace's step as a profile model (docs/TRACE.md)
 //   measure worker KIND ...      internal: one rank process started by launch_ranks

@@ -1,6 +1,6 @@
 #pragma once
 // Profiles a user's TorchScript module (torch.jit.script / torch.jit.trace, then torch.jit.save)
-// the way measure profiles its own ResNet-18 (docs/TORCHSCRIPT.md): per batch size the forward
+// the way measure profiles its own ResNet-18 (docs/ANY_MODEL.md): per batch size the forward
 // and backward time of each layer, the loss, zero_grad, the SGD step, the fused iteration and
 // its peak memory, up to the out-of-memory boundary.
 //

@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
 po::options_description torchscript_flags() {
-  po::options_description d("measure torchscript: profile a TorchScript module (docs/TORCHSCRIPT.md)");
+  po::options_description d("measure torchscript: profile a TorchScript module (docs/ANY_MODEL.md)");
   d.add_options()
       ("help,h", "print this help and exit")
       ("model", po::value<std::string>()->value_name("FILE.pt"), "the module, saved by torch.jit.save; required")

@@ -1,5 +1,5 @@
 #pragma once
-// `measure torchscript`: profiles a user's TorchScript module into a profile (docs/TORCHSCRIPT.md).
+// `measure torchscript`: profiles a user's TorchScript module into a profile (docs/ANY_MODEL.md).
 
 namespace trainsim::measure {
 
