@@ -532,8 +532,10 @@ class ProfileRun {
     job.seed = options_.seed + static_cast<uint64_t>(job.batch);
     job.timeout_s = kRankTimeoutSeconds;
     std::vector<ContentionPoint> points;
+    const std::vector<double> medians = profiler::run_contention_rounds(
+        self_executable(), job, plan_.contention_ranks, /*rounds=*/1, kLaunchTimeout, nullptr);
     for (int k = 1; k <= plan_.contention_ranks; ++k) {
-      const double seconds = profiler::run_contention(self_executable(), job, k, kLaunchTimeout);
+      const double seconds = medians[static_cast<size_t>(k - 1)];
       points.push_back(ContentionPoint{k, job.batch, seconds});
       char ratio[32];
       // slowdown(k) = iteration_s(k) / iteration_s(1)

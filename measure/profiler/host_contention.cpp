@@ -165,4 +165,20 @@ double run_contention(const std::string& exe, const ContentionJob& job, int rank
   return read_result(store.path() + "/result.txt");
 }
 
+std::vector<double> run_contention_rounds(const std::string& exe, const ContentionJob& job, int ranks, int rounds,
+                                          double launch_timeout_s,
+                                          const std::function<void(int k, double seconds)>& progress) {
+  std::vector<std::vector<double>> times(static_cast<size_t>(ranks));
+  for (int r = 0; r < rounds; ++r) {
+    for (int k = 1; k <= ranks; ++k) {
+      const double seconds = run_contention(exe, job, k, launch_timeout_s);
+      times[static_cast<size_t>(k - 1)].push_back(seconds);
+      if (progress) progress(k, seconds);
+    }
+  }
+  std::vector<double> medians;
+  for (const auto& t : times) medians.push_back(median(t));
+  return medians;
+}
+
 }  // namespace trainsim::measure::profiler

@@ -6,6 +6,7 @@
 // all-reduce keeps ranks together), and rank 0 writes its median to result.txt in the store folder.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,5 +39,13 @@ std::vector<std::string> contention_worker_args(const ContentionJob& job);
 // store folder and returns rank 0's median fused-iteration seconds. Throws std::runtime_error
 // naming a failed rank.
 double run_contention(const std::string& exe, const ContentionJob& job, int ranks, double launch_timeout_s);
+
+// Rank 0's median fused iteration with k = 1..ranks processes at once ([k - 1]), measured in
+// `rounds` interleaved rounds (k = 1, 2, .., ranks, then again) and each k's the median over the
+// rounds: a slow spell of a shared machine then spreads over every k instead of biasing the ratio
+// of one k to the others. `progress` (may be empty) is called after each launch with k and its time.
+std::vector<double> run_contention_rounds(const std::string& exe, const ContentionJob& job, int ranks, int rounds,
+                                          double launch_timeout_s,
+                                          const std::function<void(int k, double seconds)>& progress);
 
 }  // namespace trainsim::measure::profiler

@@ -47,6 +47,9 @@ po::options_description torchscript_flags() {
       ("ranks", po::value<int64_t>()->value_name("N"),
        "cpu: host contention for 1..N processes each running the fused iteration at every batch "
        "(default 2; 1 = not measured); on cuda not measured (each rank has its own device)")
+      ("contention-rounds", po::value<int64_t>()->value_name("R")->default_value(3),
+       "host contention measured in R interleaved rounds (1, 2, .., N processes, then again), each "
+       "count's median kept, so a slow spell of a shared machine does not bias one count")
       ("pytorch", po::value<std::string>()->value_name("auto|off|PYTHON")->default_value("auto"),
        "also time the PyTorch reference trainer's loop on the module (measure/pytorch/profile.py "
        "--script: plain and under DDP on 1 rank, and what forking loader workers costs) into the "
@@ -85,9 +88,10 @@ std::string ms(double seconds) {
   return buffer;
 }
 
-// Host contention (CPU): rank 0's median fused iteration while k = 1..ranks processes run it.
+// Host contention (CPU): rank 0's median fused iteration while k = 1..ranks processes run it, in
+// `rounds` interleaved rounds.
 void measure_contention(ModelProfile& model, const torchscript::ScriptModelOptions& options, int64_t batch,
-                        const Repetition& rep, uint64_t seed, int ranks) {
+                        const Repetition& rep, uint64_t seed, int ranks, int rounds) {
   profiler::ContentionJob job;
   job.model = model.name;
   job.script = fs::absolute(options.path).string();
@@ -99,14 +103,17 @@ void measure_contention(ModelProfile& model, const torchscript::ScriptModelOptio
   job.threads = torch::get_num_threads();
   job.seed = seed + static_cast<uint64_t>(batch);
   job.timeout_s = kRankTimeoutSeconds;
-  double one = 0;
+  const std::vector<double> medians = profiler::run_contention_rounds(
+      self_executable(), job, ranks, rounds, kLaunchTimeoutSeconds, [](int k, double seconds) {
+        log("  host contention, " + std::to_string(k) + " process" + (k > 1 ? "es" : "") + ": " + ms(seconds) +
+            " per fused iteration of rank 0");
+      });
   for (int k = 1; k <= ranks; ++k) {
-    const double seconds = profiler::run_contention(self_executable(), job, k, kLaunchTimeoutSeconds);
-    if (k == 1) one = seconds;
+    const double seconds = medians[static_cast<size_t>(k - 1)];
     model.host_contention.push_back(ContentionPoint{k, batch, seconds});
-    char line[128];
-    std::snprintf(line, sizeof line, "  host contention, %d process%s: %s per fused iteration of rank 0 (%.2fx)", k,
-                  k > 1 ? "es" : "", ms(seconds).c_str(), seconds / one);
+    char line[160];
+    std::snprintf(line, sizeof line, "  host contention, %d process%s: median of %d rounds %s (%.2fx)", k,
+                  k > 1 ? "es" : "", rounds, ms(seconds).c_str(), seconds / medians.front());
     log(line);
   }
 }
@@ -183,6 +190,7 @@ int torchscript_main(int argc, char** argv) {
   const auto seed = static_cast<uint64_t>(at_least("seed", vm["seed"].as<int64_t>(), 0));
   if (!fs::is_regular_file(options.path)) throw InputError(options.path, 0, "", "no such file");
   const int contention_ranks = vm.count("ranks") ? bounded_int("ranks", vm["ranks"].as<int64_t>(), 1) : 2;
+  const int contention_rounds = bounded_int("contention-rounds", vm["contention-rounds"].as<int64_t>(), 1);
 
   const Device device = resolve_device(vm["device"].as<std::string>());
   MachineInfo machine = detect_host();
@@ -266,7 +274,7 @@ int torchscript_main(int argc, char** argv) {
       if (!backend_available("gloo")) {
         log("host contention: not measured (this build of measure has no gloo backend)");
       } else {
-        measure_contention(profile.models[name], options, batch, rep, seed, contention_ranks);
+        measure_contention(profile.models[name], options, batch, rep, seed, contention_ranks, contention_rounds);
         write_profile_atomic(profile, out);
       }
     }
