@@ -17,27 +17,7 @@ Exit codes: 0 done; 2 a bad flag or bad input (one `error: ...` line); 1 a failu
 import os
 import sys
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def _stdlib_profile_first():
-    # This file is named profile.py and its folder comes first on sys.path: make `import
-    # profile` (cProfile does it; some torch versions import cProfile) find the standard
-    # library's module, never this script.
-    saved = list(sys.path)
-    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
-    try:
-        import profile  # noqa: F401
-        import cProfile  # noqa: F401
-    except ImportError:
-        pass
-    finally:
-        sys.path[:] = saved
-    if _HERE not in sys.path:
-        sys.path.insert(0, _HERE)
-
-
-_stdlib_profile_first()
+import stdlib_first  # noqa: E402,F401  (the standard library's profile, before torch)
 
 import argparse  # noqa: E402
 import json  # noqa: E402

@@ -24,17 +24,16 @@ running.
 import argparse
 import os
 import statistics
-import time
 import sys
 import tempfile
+import time
 
+import stdlib_first  # noqa: F401  (the standard library's profile, before torch)
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from torch.profiler import ProfilerActivity, profile, schedule
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 STEPS = 4  # wait 1, warm-up 2, active 1
 

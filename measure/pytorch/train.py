@@ -17,24 +17,7 @@ import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
-
-def _stdlib_profile_first():
-    # This folder holds profile.py; cProfile (imported by some torch versions) must get the
-    # standard library's `profile`, so import that one before this folder is searched.
-    saved = list(sys.path)
-    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
-    try:
-        import profile  # noqa: F401
-        import cProfile  # noqa: F401
-    except ImportError:
-        pass
-    finally:
-        sys.path[:] = saved
-    if _HERE not in sys.path:
-        sys.path.insert(0, _HERE)
-
-
-_stdlib_profile_first()
+import stdlib_first  # noqa: E402,F401  (the standard library's profile, before torch)
 
 import argparse  # noqa: E402
 import datetime  # noqa: E402
