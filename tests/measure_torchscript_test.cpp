@@ -118,7 +118,7 @@ TEST_F(TorchScriptTest, GroupsAndReadyOrderFollowTheNetwork) {
 
 TEST_F(TorchScriptTest, BatchTimingsAddUp) {
   ScriptModel model(tiny(), Device{});
-  const ScriptBatchTimings t = measure_script_batch(model, {0, 1, 2, 3}, 4, Device{}, Repetition{1, 3}, 0, 3);
+  const ScriptBatchTimings t = measure_script_batch(model, {0, 1, 2, 3}, 4, Device{}, Repetition{1, 3}, 0);
   ASSERT_EQ(t.forward_s.size(), 4u);
   ASSERT_EQ(t.backward_s.size(), 4u);
   for (size_t l = 0; l < 4; ++l) {

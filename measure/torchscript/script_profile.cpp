@@ -379,7 +379,7 @@ void ScriptIteration::run_checked() {
 
 ScriptBatchTimings measure_script_batch(ScriptModel& model, const std::vector<size_t>& layer_order,
                                         int64_t batch, const Device& device, const Repetition& rep,
-                                        uint64_t seed, int splits) {
+                                        uint64_t seed) {
   ScriptIteration step(model, batch, device, seed);
   torch::optim::SGD& optimizer = step.optimizer();
   const torch::Tensor& images = step.images();
@@ -407,11 +407,11 @@ ScriptBatchTimings measure_script_batch(ScriptModel& model, const std::vector<si
       device, rep, [&] { optimizer.zero_grad(); out = model.forward(images); }, [&] { out.backward(grad); });
   out = torch::Tensor();
 
-  // The shares of each group, median over `splits` instrumented passes.
+  // The shares of each group, median over rep.repeats instrumented passes.
   const size_t groups = model.group_keys().size();
   std::vector<std::vector<double>> forward_parts(groups);
   std::vector<std::vector<double>> backward_parts(groups);
-  for (int s = 0; s < std::max(1, splits); ++s) {
+  for (int s = 0; s < std::max(1, rep.repeats); ++s) {
     optimizer.zero_grad();
     const GroupSplit split = split_by_group(model, images, device);
     for (size_t g = 0; g < groups; ++g) {

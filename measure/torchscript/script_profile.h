@@ -131,10 +131,11 @@ struct ScriptBatchTimings {
 };
 
 // Times `model` at `batch` on `device` (train mode, random inputs and labels from `seed`,
-// SGD lr 0.1 momentum 0.9 weight decay 5e-4). `layer_order` is the forward order of the groups
-// (from the first batch's split). LibTorch errors propagate, out-of-memory included.
+// SGD lr 0.1 momentum 0.9 weight decay 5e-4); the layer split is the median of `rep.repeats`
+// instrumented passes. `layer_order` is the forward order of the groups (from the first batch's
+// split). LibTorch errors propagate, out-of-memory included.
 ScriptBatchTimings measure_script_batch(ScriptModel& model, const std::vector<size_t>& layer_order,
                                         int64_t batch, const Device& device, const Repetition& rep,
-                                        uint64_t seed, int splits);
+                                        uint64_t seed);
 
 }  // namespace trainsim::measure::torchscript

@@ -246,7 +246,7 @@ int torchscript_main(int argc, char** argv) {
     log("batch " + std::to_string(batch) + " ...");
     torchscript::ScriptBatchTimings t;
     try {
-      t = torchscript::measure_script_batch(model, first.forward_order, batch, device, rep, seed, rep.repeats);
+      t = torchscript::measure_script_batch(model, first.forward_order, batch, device, rep, seed);
     } catch (const std::exception& e) {
       if (!is_out_of_memory(e)) throw;
       release_cached_memory(device);
