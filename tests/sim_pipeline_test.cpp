@@ -167,6 +167,19 @@ TEST(Trainer, PytorchUsesThePythonLoopAndDataLoader) {
   // (its inline loader: 1e7 samples/s, 12.8 us per batch).
   EXPECT_NEAR(pytorch.epoch_s - trainsim.epoch_s, 32 * (0.020 + 0.128 - 12.8e-6), 1e-6);
   EXPECT_TRUE(has_note(pytorch, "PyTorch's DDP loop on 1 rank minus its timed parts")) << ::testing::PrintToString(pytorch.notes);
+
+  // A model Python did not time keeps PyTorch's DataLoader (the trainer's, not the model's): the
+  // C++ loop stands in for a model measured by measure, and a traced model's loop is its traced
+  // step (its iteration_s, the user's own PyTorch loop).
+  p.pytorch->models.clear();
+  spec.trainer = Trainer::kPytorch;
+  const SimResult other = simulate_run(p, kModel, spec);
+  EXPECT_NEAR(other.epoch_s - trainsim.epoch_s, 32 * (0.128 - 12.8e-6), 1e-6);
+  EXPECT_TRUE(has_note(other, "PyTorch's DataLoader with the C++ trainer's loop standing in")) << ::testing::PrintToString(other.notes);
+  p.models.at(kModel).source = "trace:step.json";
+  const SimResult traced = simulate_run(p, kModel, spec);
+  EXPECT_TRUE(has_note(traced, "its traced step")) << ::testing::PrintToString(traced.notes);
+  EXPECT_NEAR(traced.epoch_s, other.epoch_s, 1e-6);  // no ddp_iteration_s: the same loop either way
 }
 
 // A pytorch section whose loop is the synthetic parts exactly (no excess) and whose DataLoader

@@ -366,31 +366,43 @@ struct Pipeline {
 Pipeline pipeline_for(const Profile& profile, const ModelProfile& model, const RunSpec& spec,
                       std::vector<std::string>& notes) {
   const bool ddp = spec.strategy == Strategy::kDdp;
+  // The DataLoader is the trainer's on this machine, whatever the model: PyTorch's when Python
+  // measured it, even for a model whose loop it did not time.
+  const LoaderProfile* loader = &profile.loader;
   if (spec.trainer == Trainer::kPytorch) {
-    if (profile.pytorch) {
-      const PytorchProfile& py = *profile.pytorch;
-      const auto it = py.models.find(model.name);
-      if (it != py.models.end() && !py.loader.points.empty()) {
+    const PytorchProfile* py = profile.pytorch ? &*profile.pytorch : nullptr;
+    if (py && !py->loader.points.empty()) {
+      const auto it = py->models.find(model.name);
+      if (it != py->models.end()) {
         add_note(notes, "trainer pytorch: the reference trainer's loop and DataLoader as measured "
-                        "from Python (torch " + py.torch + ")");
+                        "from Python (torch " + py->torch + ")");
         return Pipeline{train::LoopTimes{it->second.batches,
                                          ddp ? it->second.ddp_iteration_s : it->second.iteration_s,
                                          ddp ? "PyTorch's DDP loop on 1 rank" : "PyTorch's loop"},
-                        &py.loader, it->second.fork ? &*it->second.fork : nullptr};
+                        &py->loader, it->second.fork ? &*it->second.fork : nullptr};
       }
+      loader = &py->loader;
+      if (model.source.rfind("trace:", 0) == 0) {
+        // A traced step is the user's own PyTorch loop, DDP and all.
+        add_note(notes, "trainer pytorch: PyTorch's DataLoader as measured from Python (torch " + py->torch +
+                            "), the loop of " + model.name + " its traced step (its worker start-up not measured)");
+        return Pipeline{train::LoopTimes{model.batches, model.iteration_s, "the traced step"}, loader};
+      }
+      add_note(notes, "trainer pytorch: the profile's pytorch section did not time " + model.name +
+                          "'s loop: PyTorch's DataLoader with the C++ trainer's loop standing in");
+    } else {
+      add_note(notes, "trainer pytorch: the profile has no pytorch section for " + model.name +
+                          " (measure with Python available): the C++ trainer's loop and loader stand in");
     }
-    add_note(notes, "trainer pytorch: the profile has no pytorch section for " + model.name +
-                        " (measure with Python available): the C++ trainer's loop and loader stand in");
   }
   if (ddp && !model.ddp_iteration_s.empty()) {
-    return Pipeline{train::LoopTimes{model.batches, model.ddp_iteration_s, "the C++ DDP loop on 1 rank"},
-                    &profile.loader};
+    return Pipeline{train::LoopTimes{model.batches, model.ddp_iteration_s, "the C++ DDP loop on 1 rank"}, loader};
   }
   if (ddp) {
     add_note(notes, "no ddp_iteration_s in the profile: the fused iteration without the DDP reducer "
                     "stands for the loop");
   }
-  return Pipeline{train::fused_loop(model), &profile.loader};
+  return Pipeline{train::fused_loop(model), loader};
 }
 
 // Why `spec` cannot run on the profiled kind of machine, or nullopt.
