@@ -52,7 +52,6 @@ constexpr double kRankTimeoutSeconds = 600;
 // Synthetic test images written for profile.py (it reads only the training files).
 constexpr int64_t kPytorchTestImages = 1000;
 
-std::string default_pytorch_script() { return std::string(TRAINSIM_SOURCE_DIR) + "/measure/pytorch/profile.py"; }
 
 // "42s", "3m05s", "1h02m"
 std::string format_duration(double seconds) {
@@ -151,7 +150,7 @@ class ProfileRun {
     // --pytorch first: a bad interpreter or script is a bad flag, reported before anything runs.
     std::string note;
     pytorch_python_ = profiler::choose_pytorch_python(options_.pytorch, note);
-    pytorch_script_ = options_.pytorch_script.empty() ? default_pytorch_script() : options_.pytorch_script;
+    pytorch_script_ = options_.pytorch_script.empty() ? profiler::default_pytorch_script() : options_.pytorch_script;
     if (pytorch_python_ && !fs::is_regular_file(pytorch_script_)) {
       throw UsageError("--pytorch-script " + pytorch_script_ + ": no such file");
     }

@@ -108,6 +108,8 @@ ForkCost parse_fork(const Reader& r, const json& value, const std::string& key, 
 
 }  // namespace
 
+std::string default_pytorch_script() { return std::string(TRAINSIM_SOURCE_DIR) + "/measure/pytorch/profile.py"; }
+
 std::vector<std::string> pytorch_profile_command(const PytorchRequest& q) {
   std::string models;
   for (const auto& m : q.models) models += (models.empty() ? "" : ",") + m;

@@ -51,6 +51,10 @@ std::vector<std::string> pytorch_profile_command(const PytorchRequest& request);
 PytorchProfile parse_pytorch_profile(const std::string& text, const std::string& name);
 PytorchProfile read_pytorch_profile(const std::string& path);
 
+// The source tree's measure/pytorch/profile.py: the default script for `measure --pytorch` and
+// `measure torchscript --pytorch`.
+std::string default_pytorch_script();
+
 // True when `python` runs and imports torch and torchvision (its output is discarded).
 bool python_has_torch(const std::string& python);
 

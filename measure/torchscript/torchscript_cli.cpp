@@ -127,7 +127,7 @@ void measure_pytorch_loop(Profile& profile, const std::string& name, const std::
   TempDir folder("trainsim-pytorch-");
   profiler::PytorchRequest q;
   q.python = python;
-  q.script = std::string(TRAINSIM_SOURCE_DIR) + "/measure/pytorch/profile.py";
+  q.script = profiler::default_pytorch_script();
   q.data_dir = folder.path() + "/data";
   data::write_synthetic_cifar10_dir(q.data_dir, kPytorchTrainImages, 1, seed);
   q.device = device.kind_name();
@@ -143,9 +143,9 @@ void measure_pytorch_loop(Profile& profile, const std::string& name, const std::
   for (int k = 1; k <= (device.is_cuda() ? 1 : ranks); ++k) q.fork_ranks.push_back(k);
   q.out = folder.path() + "/pytorch.json";
   const std::vector<std::string> command = profiler::pytorch_profile_command(q);
-  std::string line;
-  for (const auto& word : command) line += (line.empty() ? "" : " ") + word;
-  log("PyTorch loop: " + line);
+  std::vector<const char*> words;
+  for (const auto& word : command) words.push_back(word.c_str());
+  log("PyTorch loop: " + join_command_line(static_cast<int>(words.size()), words.data()));
   const int status = run_program(command, kLaunchTimeoutSeconds);
   if (status != 0) {
     throw std::runtime_error(q.script + " exited with status " + std::to_string(status) +
