@@ -332,6 +332,28 @@ TEST_F(Join, OtherThreadsThanTheProfilesAreNotPredicted) {
             "threads 2 != the profile's 1 (its compute timings are for that many intra-op threads)");
 }
 
+TEST_F(Join, RowsOfAnotherModelAreNotPredictedWhereTheFileNamesSeveral) {
+  // The config's model is resnet18-cifar. Rows of two models with the same key stay apart.
+  const Comparison mixed = join(
+      "ddp,1,32,2,1000,2.0,1.0,resnet18-cifar\n"
+      "ddp,1,32,2,1000,9.0,4.0,resnet50\n"
+      "ddp,1,32,2,1000,2.4,1.0,\n",  // no model named: the config's
+      kHeader + ",model");
+  ASSERT_EQ(mixed.compared.size(), 2u);
+  EXPECT_EQ(mixed.compared[0].measured.key.model, "resnet18-cifar");
+  EXPECT_EQ(mixed.compared[1].measured.key.model, "");
+  ASSERT_EQ(mixed.unpredicted.size(), 1u);
+  EXPECT_EQ(mixed.unpredicted[0].measured.lines, std::vector<int>{3});
+  EXPECT_EQ(mixed.unpredicted[0].reason,
+            "model 'resnet50', not the config's 'resnet18-cifar' (runs.csv names resnet18-cifar, resnet50)");
+
+  // A file of one other model is that network's runs under another name: compared (the report
+  // warns, CompareProgram below).
+  const Comparison single = join("ddp,1,32,2,1000,9.0,4.0,resnet50\n", kHeader + ",model");
+  ASSERT_EQ(single.compared.size(), 1u);
+  EXPECT_TRUE(single.unpredicted.empty());
+}
+
 TEST_F(Join, DriftExplainsWhatTheModelDoesNot) {
   ProbeReference probe;
   probe.trainsim_s = 1.0;
@@ -739,6 +761,19 @@ TEST_F(CompareProgram, RunsOnOtherDataOrDeviceThanTheProfileAreWarnedAbout) {
   EXPECT_NE(report.find("**Warning:** runs measured on data 'cifar10'"), std::string::npos) << report;
   EXPECT_NE(report.find("the runs trained on cifar10 (the real CIFAR-10 files)"), std::string::npos) << report;
   EXPECT_EQ(lines_of(run.out).back().rfind("MAPE epoch_s: ", 0), 0u);  // still compared
+  EXPECT_NE(lines_of(run.out).back().find(" over 1 runs"), std::string::npos) << lines_of(run.out).back();
+}
+
+TEST_F(CompareProgram, RunsOfOneOtherModelAreComparedWithAWarning) {
+  const fs::path runs = write("runs.csv", kHeader + ",model\nddp,1,32,2,4096,0.8,0.5,resnet50\n");
+  const ProgramRun run = simulate(kConfig + " --compare " + runs.string() + " --out " + (dir_ / "r").string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("warning: runs of model 'resnet50' compared with the config's model 'resnet18-cifar' "
+                         "(runs.csv names no other)"),
+            std::string::npos)
+      << run.err;
+  const std::string report = read_file(dir_ / "r" / "report.md");
+  EXPECT_NE(report.find(", model resnet50\n"), std::string::npos) << report;
   EXPECT_NE(lines_of(run.out).back().find(" over 1 runs"), std::string::npos) << lines_of(run.out).back();
 }
 

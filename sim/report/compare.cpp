@@ -506,6 +506,8 @@ RunsTable parse_runs_csv(const std::string& text, const std::string& file) {
         parse_optional_number(optional_field("load_before"), file, line, "load_before", false);
     const std::optional<double> load_after =
         parse_optional_number(optional_field("load_after"), file, line, "load_after", false);
+    key.model = trim(optional_field("model"));
+    if (!key.model.empty()) add_distinct(table.models, key.model);
     if (column.count("data")) add_distinct(table.data, field("data"));
     if (column.count("device")) add_distinct(table.devices, field("device"));
 
@@ -587,6 +589,17 @@ void judge(ComparedRun& run, const ProbeReference& probe) {
   run.explained = std::fabs(run.epoch_error_pct) <= m.epoch_s.noise_pct() + std::fabs(drift);
 }
 
+// Why a row's `model` keeps it from the config's model's predictions, or nothing. A row without
+// the column or with it empty is the config's model's. A file that names one model only, not the
+// config's, holds the runs of the network the config's model was profiled from under another name
+// (e.g. `resnet50` trained, `resnet50-trace` imported from its trace): compared, and the report
+// warns (comparison_warnings). A file that names several models keeps only the config's.
+std::optional<std::string> other_model(const std::string& config_model, const RunsTable& runs, const RunKey& key) {
+  if (key.model.empty() || key.model == config_model || runs.models.size() == 1) return std::nullopt;
+  return "model '" + key.model + "', not the config's '" + config_model + "' (runs.csv names " +
+         list_labels(runs.models) + ")";
+}
+
 }  // namespace
 
 Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>& sweep_results, const RunsTable& runs,
@@ -594,6 +607,10 @@ Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>&
                         const Predictor& predict) {
   Comparison out;
   for (const MeasuredConfig& m : runs.configs) {
+    if (const auto reason = other_model(config.model, runs, m.key)) {
+      out.unpredicted.push_back({m, *reason});
+      continue;
+    }
     if (m.key.threads > 0 && probe.threads > 0 && m.key.threads != probe.threads) {
       out.unpredicted.push_back({m, "threads " + std::to_string(m.key.threads) + " != the profile's " +
                                         std::to_string(probe.threads) +
@@ -760,6 +777,10 @@ std::vector<std::string> comparison_warnings(const ReportContext& context, const
       warnings.push_back("runs measured on data '" + d + "' but the profile's loader on '" + context.data + "'");
     }
   }
+  if (runs.models.size() == 1 && runs.models[0] != context.model) {
+    warnings.push_back("runs of model '" + runs.models[0] + "' compared with the config's model '" + context.model +
+                       "' (runs.csv names no other)");
+  }
   for (const auto& d : runs.devices) {
     if (d != context.device_kind) {
       warnings.push_back("runs measured on device '" + d + "' but the profile on '" + context.device_kind + "'");
@@ -788,7 +809,8 @@ std::string format_compare_report(const ReportContext& context, const RunsTable&
          (runs_data.empty() ? "data not recorded (runs.csv has no data column)" : runs_data) + "\n";
   out += "- runs: " + runs.file + ", " + counted(runs.rows, "row") + ", " +
          counted(static_cast<int64_t>(runs.configs.size()), "measured configuration") + ", device " +
-         (runs.devices.empty() ? "not recorded" : list_labels(runs.devices)) + "\n";
+         (runs.devices.empty() ? "not recorded" : list_labels(runs.devices)) +
+         (runs.models.empty() ? std::string() : ", model " + list_labels(runs.models)) + "\n";
   out += std::string("- simulation: ") +
          (context.exact ? "exact (every iteration simulated)" : "steady state extrapolated to the epoch") + "\n";
   if (!runs.has_trainer_column) {

@@ -28,11 +28,13 @@ struct RunKey {
   Trainer trainer = Trainer::kTrainsim;  // `trainer` column; a file without it: measure train's rows
   int64_t test_samples = 0;              // `test_samples` column (0: no test pass, or no column)
   int threads = 0;                       // `threads` column (0: not recorded)
+  std::string model;                     // `model` column (empty: not recorded, the config's model)
 
   bool operator==(const RunKey& other) const {
     return strategy == other.strategy && gpus == other.gpus && batch_per_gpu == other.batch_per_gpu &&
            loader_workers == other.loader_workers && train_samples == other.train_samples &&
-           trainer == other.trainer && test_samples == other.test_samples && threads == other.threads;
+           trainer == other.trainer && test_samples == other.test_samples && threads == other.threads &&
+           model == other.model;
   }
 };
 
@@ -67,6 +69,7 @@ struct RunsTable {
   std::vector<MeasuredConfig> configs;  // in order of first appearance
   std::vector<std::string> data;        // distinct values of the optional `data` column
   std::vector<std::string> devices;     // distinct values of the optional `device` column
+  std::vector<std::string> models;      // distinct non-empty values of the optional `model` column
   bool has_trainer_column = false;      // false: every row taken as measure train's (trainsim)
 };
 
