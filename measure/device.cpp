@@ -126,6 +126,12 @@ double median_seconds(const Device& device, const Repetition& rep,
   return median(times);
 }
 
+void ensure_gradients(const std::vector<torch::Tensor>& parameters) {
+  for (torch::Tensor p : parameters) {  // a handle: the gradient set is the parameter's
+    if (!p.grad().defined()) p.mutable_grad() = torch::randn_like(p);
+  }
+}
+
 void reset_peak_memory(const Device& device) {
 #ifdef TRAINSIM_HAVE_CUDA
   if (device.is_cuda()) {

@@ -51,6 +51,11 @@ struct Repetition {
 double median_seconds(const Device& device, const Repetition& rep,
                       const std::function<void()>& setup, const std::function<void()>& timed);
 
+// Gives every parameter a gradient (random, as after a backward) where it has none, so that
+// zero_grad and the optimizer step are timed doing their real work whatever zero_grad's
+// set_to_none default is in this LibTorch version.
+void ensure_gradients(const std::vector<torch::Tensor>& parameters);
+
 // Peak memory. GPU: the caching allocator's peak of allocated bytes since the reset.
 // CPU: the process's peak resident set (VmHWM), reset by writing "5" to /proc/self/clear_refs
 // after returning free heap to the system.

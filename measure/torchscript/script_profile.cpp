@@ -143,12 +143,6 @@ struct ReadyEvent {
   size_t parameter = 0;
 };
 
-void ensure_gradients(const std::vector<torch::Tensor>& parameters) {
-  for (torch::Tensor p : parameters) {  // a handle: the gradient set is the parameter's
-    if (!p.grad().defined()) p.mutable_grad() = torch::randn_like(p);
-  }
-}
-
 // The TorchScript interpreter's message is the failing line of the model's code and, last, the
 // exception it raised ("RuntimeError: Expected 4D input ..."): that last line.
 std::string interpreter_error(const std::string& what) {
