@@ -249,6 +249,41 @@ TEST_F(TraceImportTest, BatchesOfOneNetworkMerge) {
   EXPECT_EQ(merged.batches, before.batches);
 }
 
+// A batch whose trace did not measure the input's bytes per sample or the classes (no shapes, or
+// a --batch other than the trace's input) merged with one that did, in either order: the network
+// keeps both values, neither is named missing, and the profile reads back. (Found by the trace
+// fuzzer: merged after a batch that measured them, they were named missing beside their values,
+// and the profile written did not read.)
+TEST_F(TraceImportTest, MergedBatchesKeepTheInputBytesAndClassesOneImportMeasured) {
+  const ModelProfile measured = import_trace(write("b8.json", trace(cpu_step())), options()).model;
+  ASSERT_EQ(measured.input_bytes_per_sample, 3 * 32 * 32 * 4);
+  ASSERT_EQ(measured.num_classes, 10);
+  std::string no_shapes = trace(cpu_step());
+  for (size_t at; (at = no_shapes.find("\"Input Dims\"")) != std::string::npos;) no_shapes.replace(at, 12, "\"Dims\"");
+  TraceImportOptions o = options();
+  o.batch = 32;
+  o.params = {{"conv.bias", 64}, {"conv.weight", 1728}, {"fc.weight", 655360}, {"fc.bias", 40}};
+  o.params_file = "params.txt";
+  const ModelProfile unmeasured = import_trace(write("b32.json", no_shapes), o).model;
+  ASSERT_TRUE(unmeasured.is_missing("input_bytes_per_sample"));
+  ASSERT_TRUE(unmeasured.is_missing("num_classes"));
+  for (const bool measured_first : {true, false}) {
+    SCOPED_TRACE(measured_first ? "the measured batch first" : "the measured batch merged into the other");
+    ModelProfile merged = measured_first ? measured : unmeasured;
+    ASSERT_TRUE(merge_traced_batch(merged, measured_first ? unmeasured : measured));
+    EXPECT_EQ(merged.batches, (std::vector<int64_t>{8, 32}));
+    EXPECT_EQ(merged.input_bytes_per_sample, 3 * 32 * 32 * 4);
+    EXPECT_EQ(merged.num_classes, 10);
+    EXPECT_FALSE(merged.is_missing("input_bytes_per_sample"));
+    EXPECT_FALSE(merged.is_missing("num_classes"));
+    Profile p;
+    p.models["net"] = merged;
+    const std::string yaml = (dir_ / "merged.yaml").string();
+    write_profile_atomic(p, yaml);
+    EXPECT_EQ(profile_to_yaml(load_profile(yaml)), profile_to_yaml(p));
+  }
+}
+
 TEST_F(TraceImportTest, StepFlagAndParamsFile) {
   TraceImportOptions o = options();
   o.step = 4;

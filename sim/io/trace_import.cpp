@@ -964,6 +964,17 @@ bool merge_traced_batch(ModelProfile& existing, const ModelProfile& traced) {
       existing.missing.push_back(m);
     }
   }
+  // The input's bytes per sample and the classes are the network's, not a batch's: measured by
+  // either import (a trace with shapes and its own batch), they are not missing. (Named missing
+  // beside a value, the profile would not read back.)
+  if (existing.input_bytes_per_sample < 1) existing.input_bytes_per_sample = traced.input_bytes_per_sample;
+  if (existing.num_classes < 1) existing.num_classes = traced.num_classes;
+  existing.missing.erase(std::remove_if(existing.missing.begin(), existing.missing.end(),
+                                        [&](const std::string& m) {
+                                          return (m == "input_bytes_per_sample" && existing.input_bytes_per_sample >= 1) ||
+                                                 (m == "num_classes" && existing.num_classes >= 1);
+                                        }),
+                         existing.missing.end());
   if (existing.peak_memory_bytes.empty() &&
       std::find(existing.missing.begin(), existing.missing.end(), "peak_memory_bytes") == existing.missing.end()) {
     existing.missing.push_back("peak_memory_bytes");

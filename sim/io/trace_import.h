@@ -59,7 +59,8 @@ TraceImport import_trace_text(const std::string& text, const std::string& path, 
 // Adds `traced` (a model of one batch size, from import_trace) to `existing`, an earlier import of
 // the same network: true when both have the same layers (names and parameter bytes); then
 // `existing` holds every batch (`traced`'s replacing an earlier trace of the same batch), each
-// array aligned with the ascending batches, peak memory kept only when every import measured it.
+// array aligned with the ascending batches, peak memory kept only when every import measured it,
+// the input's bytes per sample and the classes (the network's) when either import measured them.
 // False (nothing changed) for another network.
 bool merge_traced_batch(ModelProfile& existing, const ModelProfile& traced);
 
