@@ -475,6 +475,22 @@ TEST_F(TraceImportTest, DamagedTracesAreRejectedCleanly) {
   EXPECT_NE(error_of(std::string("\x1f\x8b\x08\x00", 4), options()).find("a gzip file, not JSON"), std::string::npos);
 }
 
+// JSON nested 100,000 deep (an event's pid, a collective's Input Dims) overflowed the stack when
+// the importer read it (a segfault); now it is one line naming where. 64 levels are read.
+TEST_F(TraceImportTest, JsonNestedTooDeepIsAnErrorNotAStackOverflow) {
+  const auto nested = [](size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  const std::string event = R"({"name": "aten::mm", "ph": "X", "ts": 1, "dur": 1, "pid": )";
+  EXPECT_EQ(error_of("{\"traceEvents\": [\n" + event + nested(100000) + "}]}", options()),
+            (dir_ / "bad.json").string() + ":2: lists and objects nested deeper than 64 levels (column " +
+                std::to_string(event.size() + 62) + "): not a PyTorch profiler trace");
+  const std::vector<std::string> deep_dims =
+      cpu_step(",\n" + op("c10d::allreduce_", 1346, 3, dims("[" + nested(100000) + "]")));
+  EXPECT_NE(error_of(trace(deep_dims), options()).find("nested deeper than 64 levels"), std::string::npos);
+  std::vector<std::string> deepest = cpu_step();
+  deepest.push_back(op("aten::relu", 1150, 1, R"({"x": )" + nested(60) + "}"));  // {[{{ and 60 more
+  EXPECT_EQ(import_trace(write("deepest.json", trace(deepest)), options()).step, "ProfilerStep#5");
+}
+
 TEST_F(TraceImportTest, BadParamsFileNamesTheLine) {
   const auto message = [&](const std::string& text) {
     const std::string path = write("params.txt", text);

@@ -294,6 +294,7 @@ class Importer {
       if (colon != std::string::npos) what = what.substr(colon + 2);
       fail("", "not JSON (column " + std::to_string(column) + "): " + what, line);
     }
+    check_depth(text);
     const json* events = nullptr;
     if (root_.is_array()) {
       events = &root_;  // the legacy profiler writes the event list alone
@@ -361,6 +362,32 @@ class Importer {
     std::stable_sort(cpu_.begin(), cpu_.end(), [](const Span& a, const Span& b) {
       return a.ts != b.ts ? a.ts < b.ts : a.dur > b.dur;
     });
+  }
+
+  // A trace is 5 levels deep ({"traceEvents": [{"args": {"Input Dims": [[...]]}}]}). Deeper JSON
+  // is refused: reading an id or a shape recurses once per level, and 100,000 levels overflow the
+  // stack. `text` is valid JSON (parsed already).
+  void check_depth(const std::string& text) const {
+    constexpr int kMaxDepth = 64;
+    int depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+      const char c = text[i];
+      if (in_string) {
+        if (c == '\\') ++i;
+        else if (c == '"') in_string = false;
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '[' || c == '{') {
+        if (++depth > kMaxDepth) {
+          const auto [line, column] = line_column(text, i);
+          fail("", "lists and objects nested deeper than " + std::to_string(kMaxDepth) + " levels (column " +
+                       std::to_string(column) + "): not a PyTorch profiler trace", line);
+        }
+      } else if (c == ']' || c == '}') {
+        --depth;
+      }
+    }
   }
 
   void choose_step() {
