@@ -491,6 +491,32 @@ TEST_F(TraceImportTest, JsonNestedTooDeepIsAnErrorNotAStackOverflow) {
   EXPECT_EQ(import_trace(write("deepest.json", trace(deepest)), options()).step, "ProfilerStep#5");
 }
 
+// A collective's sizes in a damaged trace (a negative dimension; tensors or messages adding up
+// beyond int64) overflowed its byte count (undefined behaviour under UBSan). A list with a negative
+// dimension is no shape, and the byte counts stop at 2^62.
+TEST_F(TraceImportTest, CollectiveBytesOfDamagedTracesDoNotOverflow) {
+  const std::vector<std::string> negative =
+      cpu_step(",\n" + op("c10d::allreduce_", 1346, 3, dims("[[[-4611686018427387904, -4]], [], [], []]")));
+  TraceImport t = import_trace(write("negative.json", trace(negative)), options());
+  ASSERT_EQ(t.collectives.size(), 1u);
+  EXPECT_EQ(t.collectives[0].bytes, -1);  // unknown
+  // One message of 3,000 tensors of 2^50 elements; 2,000 messages of 2^50 doubles.
+  std::string tensors = "[";
+  for (int i = 0; i < 3000; ++i) tensors += std::string(i > 0 ? ", " : "") + "[1125899906842624]";
+  std::string extra = ",\n" + op("c10d::allreduce_", 1346, 3, dims("[" + tensors + "]]"));
+  for (int i = 0; i < 2000; ++i) {
+    extra += ",\n" + x("record_param_comms", "cpu_op", 3, 1400 + i * 0.01, 0.005,
+                       R"({"In msg nelems": 1125899906842624, "dtype": "Double"})");
+  }
+  t = import_trace(write("huge.json", trace(cpu_step(extra))), options());
+  ASSERT_EQ(t.collectives.size(), 2u);
+  EXPECT_EQ(t.collectives[0].bytes, int64_t{1} << 62);
+  EXPECT_EQ(t.collectives[1].name, "record_param_comms");
+  EXPECT_EQ(t.collectives[1].count, 2000);
+  EXPECT_EQ(t.collectives[1].bytes, int64_t{1} << 62);
+  EXPECT_NE(format_trace_import(t, "huge.json").find("4,611,686,018,427,387,904 bytes"), std::string::npos);
+}
+
 TEST_F(TraceImportTest, BadParamsFileNamesTheLine) {
   const auto message = [&](const std::string& text) {
     const std::string path = write("params.txt", text);

@@ -142,10 +142,12 @@ bool is_all_reduce(const Span& s) {
   return false;
 }
 
-// The integer lists inside a (possibly nested) Input Dims entry.
+// The lists of non-negative integers inside a (possibly nested) Input Dims entry.
 void collect_shapes(const json& value, std::vector<std::vector<int64_t>>& out) {
   if (!value.is_array()) return;
-  if (!value.empty() && std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_number_integer(); })) {
+  if (!value.empty() && std::all_of(value.begin(), value.end(), [](const json& v) {
+        return v.is_number_integer() && v.get<int64_t>() >= 0;
+      })) {
     std::vector<int64_t> shape;
     for (const json& v : value) shape.push_back(v.get<int64_t>());
     out.push_back(std::move(shape));
@@ -186,6 +188,13 @@ int64_t dtype_bytes(const std::string& type) {
   return 4;
 }
 
+// a + b, two byte counts >= 0 (b at most 2^62), held at 2^62 instead of overflowing: a damaged
+// trace's sizes can add up to anything.
+int64_t add_bytes(int64_t a, int64_t b) {
+  constexpr int64_t kMax = int64_t{1} << 62;
+  return a >= kMax - b ? kMax : a + b;
+}
+
 // Bytes of a collective's message when the trace says them: record_param_comms' "In msg nelems"
 // and "dtype", or the tensors of its first input.
 int64_t message_bytes(const Span& s) {
@@ -201,7 +210,7 @@ int64_t message_bytes(const Span& s) {
   collect_shapes((*dims)[0], shapes);
   if (shapes.empty()) return -1;
   int64_t total = 0;
-  for (const auto& shape : shapes) total += elements(shape) * 4;
+  for (const auto& shape : shapes) total = add_bytes(total, elements(shape) * 4);
   return total;
 }
 
@@ -642,7 +651,7 @@ class Importer {
     it->time_s += s.dur * 1e-6;
     it->subtracted_s += subtracted * 1e-6;
     const int64_t bytes = message_bytes(s);
-    if (bytes >= 0) it->bytes = std::max<int64_t>(it->bytes, 0) + bytes;
+    if (bytes >= 0) it->bytes = add_bytes(std::max<int64_t>(it->bytes, 0), bytes);
   }
 
   // Ready time of each group (the end of its last AccumulateGrad) and its backward interval.
