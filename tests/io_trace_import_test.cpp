@@ -517,6 +517,27 @@ TEST_F(TraceImportTest, CollectiveBytesOfDamagedTracesDoNotOverflow) {
   EXPECT_NE(format_trace_import(t, "huge.json").find("4,611,686,018,427,387,904 bytes"), std::string::npos);
 }
 
+// A parameter shape of more than 2^50 bytes was imported into a profile that did not read back
+// (its reader refuses such a tensor; caught by the trace fuzz target), and parameters adding up
+// beyond int64 overflowed the model's total. Both are one-line errors now.
+TEST_F(TraceImportTest, ParameterTensorsBeyondAPebibyteAreAnError) {
+  std::string huge = trace(cpu_step());
+  const std::string bias = R"("Input Dims": [[10]])";  // Linear's bias: the first gradient ready
+  huge.replace(huge.find(bias), bias.size(), R"("Input Dims": [[300000000000000]])");
+  EXPECT_EQ(error_of(huge, options()), (dir_ / "bad.json").string() +
+                                           ": parameter tensor param.3 (from the trace's shapes) is "
+                                           "1,200,000,000,000,000 bytes, more than 2^50 (1 PiB): not a model's");
+  TraceImportOptions o = options();
+  const int64_t half = int64_t{1} << 49;
+  o.params = {{"a", half}, {"b", half}, {"c", half}, {"d", 4}};
+  o.params_file = "p.txt";
+  EXPECT_EQ(error_of(trace(cpu_step()), o), (dir_ / "bad.json").string() +
+                                                ": the parameter tensors (from p.txt) add up to more than 2^50 bytes "
+                                                "(1 PiB): not a model's");
+  o.params = {{"a", half}, {"b", 4}, {"c", 4}, {"d", 4}};
+  EXPECT_EQ(import_trace(write("half.json", trace(cpu_step())), o).model.param_bytes(), half + 12);
+}
+
 TEST_F(TraceImportTest, BadParamsFileNamesTheLine) {
   const auto message = [&](const std::string& text) {
     const std::string path = write("params.txt", text);

@@ -607,6 +607,7 @@ class Importer {
         }
       }
       out_.params_from = options_.params_file;
+      check_parameter_bytes();
       return;
     }
     for (size_t i = 0; i < n; ++i) {
@@ -619,6 +620,26 @@ class Importer {
       ready_[i] = {"param." + std::to_string(n - 1 - i), *ready_bytes[i]};
     }
     out_.params_from = "the trace's shapes";
+    check_parameter_bytes();
+  }
+
+  // No parameter tensor, and no model's parameters together, are 2^50 bytes (1 PiB; the profile's
+  // reader refuses such a tensor): more is a damaged trace's shape or --params list, which would
+  // also overflow the sums.
+  void check_parameter_bytes() const {
+    constexpr int64_t kMax = int64_t{1} << 50;
+    int64_t total = 0;
+    for (const ParamTensor& p : ready_) {
+      if (p.bytes > kMax) {
+        fail("", "parameter tensor " + p.name + " (from " + out_.params_from + ") is " + with_thousands(p.bytes) +
+                     " bytes, more than 2^50 (1 PiB): not a model's");
+      }
+      total += p.bytes;
+      if (total > kMax) {
+        fail("", "the parameter tensors (from " + out_.params_from + ") add up to more than 2^50 bytes (1 PiB): "
+                 "not a model's");
+      }
+    }
   }
 
   // Collectives: their outermost CPU spans (nested ones are the same collective) and device kernels.
