@@ -538,6 +538,19 @@ TEST_F(TraceImportTest, ParameterTensorsBeyondAPebibyteAreAnError) {
   EXPECT_EQ(import_trace(write("half.json", trace(cpu_step())), o).model.param_bytes(), half + 12);
 }
 
+// A [memory] event's Total Allocated of 1e300 bytes became the peak, whose conversion to an
+// integer in the summary was undefined behaviour (UBSan); more than 2^50 bytes is an error now.
+TEST_F(TraceImportTest, PeakMemoryBeyondAPebibyteIsAnError) {
+  std::vector<std::string> events = cpu_step();
+  events.push_back(R"({"ph": "i", "name": "[memory]", "pid": 100, "tid": 1, "ts": 1300.5, "args": {"Total Allocated": 1e300}})");
+  EXPECT_EQ(error_of(trace(events), options()),
+            (dir_ / "bad.json").string() + ": traceEvents: a [memory] event (ts 1300.5) has Total Allocated 1e+300 "
+                                           "bytes, more than 2^50 (1 PiB): not a machine's memory");
+  events.back() = memory(1300.5, 1125899906842624.0, 0);  // 2^50: read
+  EXPECT_EQ(import_trace(write("pib.json", trace(events)), options()).model.peak_memory_bytes,
+            (std::vector<double>{1125899906842624.0}));
+}
+
 TEST_F(TraceImportTest, BadParamsFileNamesTheLine) {
   const auto message = [&](const std::string& text) {
     const std::string path = write("params.txt", text);

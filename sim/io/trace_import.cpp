@@ -342,6 +342,11 @@ class Importer {
           const auto total = args_ptr->find("Total Allocated");
           if (total != args_ptr->end() && total->is_number()) m.total_allocated = total->get<double>();
         }
+        // The peak becomes the profile's peak_memory_bytes and an integer in the summary.
+        if (m.total_allocated > static_cast<double>(int64_t{1} << 50)) {
+          fail("traceEvents", "a [memory] event (ts " + fmt("%.16g", m.ts) + ") has Total Allocated " +
+                                  fmt("%.6g", m.total_allocated) + " bytes, more than 2^50 (1 PiB): not a machine's memory");
+        }
         if (m.total_allocated >= 0) memory_.push_back(m);
         continue;
       }
