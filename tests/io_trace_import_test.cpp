@@ -551,6 +551,18 @@ TEST_F(TraceImportTest, PeakMemoryBeyondAPebibyteIsAnError) {
             (std::vector<double>{1125899906842624.0}));
 }
 
+// A number beyond a double's range (1e577, found by the trace fuzz target) escaped as nlohmann's
+// out_of_range, not an InputError: `measure import-trace` printed it as an internal error (exit
+// 1) without the file. Now it is one line naming the number's first place outside a string.
+TEST_F(TraceImportTest, ANumberBeyondADoubleIsAnInputError) {
+  EXPECT_EQ(error_of("{\"note\": \"1e577\", \"traceEvents\": [\n{\"name\": \"aten::t\", \"ts\": 1e577}]}", options()),
+            (dir_ / "bad.json").string() + ":2: not JSON (column 27): number overflow parsing '1e577': beyond the "
+                                           "range of a double");
+  EXPECT_NE(error_of(R"([{"name": "aten::t", "ph": "X", "ts": 1, "dur": -1e400}])", options())
+                .find(":1: not JSON (column 49): number overflow parsing '-1e400'"),
+            std::string::npos);
+}
+
 TEST_F(TraceImportTest, BadParamsFileNamesTheLine) {
   const auto message = [&](const std::string& text) {
     const std::string path = write("params.txt", text);

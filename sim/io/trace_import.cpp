@@ -266,6 +266,23 @@ std::pair<int, int> line_column(const std::string& text, size_t offset) {
   return {line, static_cast<int>(offset - line_start) + 1};
 }
 
+// Where `token` first stands in `text` outside a JSON string; npos when nowhere.
+size_t find_outside_strings(const std::string& text, const std::string& token) {
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (!token.empty() && text.compare(i, token.size(), token) == 0) {
+      return i;
+    }
+  }
+  return std::string::npos;
+}
+
 class Importer {
  public:
   Importer(const std::string& path, const TraceImportOptions& options) : path_(path), options_(options) {}
@@ -302,6 +319,24 @@ class Importer {
       const size_t colon = what.find(": ", what.find("parse error"));
       if (colon != std::string::npos) what = what.substr(colon + 2);
       fail("", "not JSON (column " + std::to_string(column) + "): " + what, line);
+    } catch (const json::out_of_range& e) {  // a number beyond a double's range, such as 1e400
+      // The message names the number but not where it is: its first place outside a string.
+      std::string what = e.what();
+      const size_t bracket = what.find("] ");
+      if (bracket != std::string::npos) what = what.substr(bracket + 2);
+      const size_t quote = what.find('\'');
+      const size_t end = quote == std::string::npos ? quote : what.find('\'', quote + 1);
+      int line = 0;
+      std::string where;
+      if (end != std::string::npos) {
+        const size_t at = find_outside_strings(text, what.substr(quote + 1, end - quote - 1));
+        if (at != std::string::npos) {
+          const auto [l, column] = line_column(text, at);
+          line = l;
+          where = " (column " + std::to_string(column) + ")";
+        }
+      }
+      fail("", "not JSON" + where + ": " + what + ": beyond the range of a double", line);
     }
     check_depth(text);
     const json* events = nullptr;
