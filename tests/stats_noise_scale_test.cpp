@@ -69,10 +69,40 @@ TEST(GradientNoiseEstimator, NoNoiseScaleWhileGradientEstimateIsNotPositive) {
   est.add(1.0, 2.0, 1, 2);  // |G|^2 = 3, tr = -2 (see above)
   EXPECT_FALSE(est.noise_scale().has_value());
   est.add(5.0, 0.0, 1, 2);  // |G|^2 = (2*0 - 1*5)/1 = -5, tr = 5/0.5 = 10
-  // Uncorrected EMAs: |G|^2 = 0.9*0.3 + 0.1*(-5) = -0.23 < 0, tr = 0.9*(-0.2) + 0.1*10 = 0.82.
+  // Both steps weigh 1/2 (the first step's |G_big|^2 is 2). Unweighted EMAs: |G|^2 =
+  // 0.9*0.3 + 0.1*(-5) = -0.23 < 0, tr = 0.9*(-0.2) + 0.1*10 = 0.82.
   EXPECT_LT(est.grad_sq_norm(), 0);
   EXPECT_GT(est.trace_sigma(), 0);
   EXPECT_FALSE(est.noise_scale().has_value());
+}
+
+// Expected norms (no sampling noise) for |G|^2 and tr(Sigma) at B_small 32 and B_big 128.
+void add_expected(GradientNoiseEstimator& est, double grad_sq, double trace) {
+  est.add(grad_sq + trace / 32, grad_sq + trace / 128, 32, 128);
+}
+
+// An overshoot at the start (5 steps with gradients 1000 times larger, B_simple 7) is forgotten
+// as fast as any 5 steps: 200 steps of B_simple 50 later the estimate is theirs. Unweighted, the
+// overshoot's squared norms would outweigh the 200 steps' (the ratio would read 11.9).
+TEST(GradientNoiseEstimator, AnOvershootDoesNotOutweighTheStepsAfterIt) {
+  GradientNoiseEstimator est(0.99);
+  for (int i = 0; i < 5; ++i) add_expected(est, 1000, 7000);
+  EXPECT_NEAR(*est.noise_scale(), 7, 1e-9);
+  for (int i = 0; i < 200; ++i) add_expected(est, 1, 50);
+  ASSERT_TRUE(est.noise_scale().has_value());
+  // The 5 overshoot steps weigh 0.99^200 ~ 0.13 each against the 200's ~87 in all: 50 - 0.7.
+  EXPECT_NEAR(*est.noise_scale(), 50, 1.0);
+  EXPECT_GT(*est.noise_scale(), 49);
+}
+
+// Gradients of a steady size: the weights are equal and the estimator is the plain EMA.
+TEST(GradientNoiseEstimator, SteadyGradientsWeighAlike) {
+  GradientNoiseEstimator est(0.5);
+  add_expected(est, 4, 128);
+  add_expected(est, 4, 256);
+  // (0.25 * 128 + 0.5 * 256) / 0.75 = 213.3 over |G|^2 4.
+  EXPECT_NEAR(est.trace_sigma(), 640.0 / 3, 1e-9);
+  EXPECT_NEAR(est.grad_sq_norm(), 4, 1e-9);
 }
 
 // Per-example gradients g_i = G + noise, noise ~ N(0, s^2 I) in d dimensions, so
@@ -138,6 +168,16 @@ TEST(CurvatureEstimator, RatioOfTheAveragesAndNoneWhileCurvatureIsNotPositive) {
   concave.add(1.0, 4.0);  // uncorrected averages 0.5 (0.5 * 1) + 0.5 * 1 = 0.75 and 0.5 (0.5 * -2) + 0.5 * 4 = 1.5
   ASSERT_TRUE(concave.max_lr().has_value());
   EXPECT_NEAR(*concave.max_lr(), 0.5, 1e-12);
+}
+
+// As the noise scale's: two measurements of a sharp overshoot (|g|^2 1000, eps 0.1) are forgotten
+// as fast as any two; unweighted they would hold eps_max near 0.1 for hundreds of measurements.
+TEST(CurvatureEstimator, AnOvershootDoesNotOutweighTheMeasurementsAfterIt) {
+  CurvatureEstimator c(0.99);
+  for (int i = 0; i < 2; ++i) c.add(1000, 1000 / 0.1);
+  for (int i = 0; i < 100; ++i) c.add(1, 1 / 0.3);
+  ASSERT_TRUE(c.max_lr().has_value());
+  EXPECT_NEAR(*c.max_lr(), 0.3, 0.01);
 }
 
 TEST(CurvatureEstimator, RejectsBadInput) {

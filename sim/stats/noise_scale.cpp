@@ -26,6 +26,14 @@ NoiseEstimate two_batch_estimate(double small_sq_norm, double big_sq_norm, int64
   return estimate;
 }
 
+double InverseScale::next(double sq_norm) {
+  if (!started_ && sq_norm > 0) weight_ = 1 / sq_norm;  // the first step: its own
+  started_ = true;
+  const double weight = weight_;
+  if (sq_norm > 0) weight_ = 1 / sq_norm;
+  return weight;
+}
+
 GradientNoiseEstimator::GradientNoiseEstimator(double ema_decay) : decay_(ema_decay) {
   if (!(ema_decay >= 0 && ema_decay < 1)) {
     throw std::invalid_argument("GradientNoiseEstimator: ema_decay must be in [0, 1), got " +
@@ -36,10 +44,11 @@ GradientNoiseEstimator::GradientNoiseEstimator(double ema_decay) : decay_(ema_de
 void GradientNoiseEstimator::add(double small_sq_norm, double big_sq_norm, int64_t small_batch,
                                  int64_t big_batch) {
   const NoiseEstimate step = two_batch_estimate(small_sq_norm, big_sq_norm, small_batch, big_batch);
-  // avg <- decay * avg + (1 - decay) * x; weight <- decay * weight + (1 - decay) = 1 - decay^steps
-  grad_sq_norm_sum_ = decay_ * grad_sq_norm_sum_ + (1 - decay_) * step.grad_sq_norm;
-  trace_sigma_sum_ = decay_ * trace_sigma_sum_ + (1 - decay_) * step.trace_sigma;
-  weight_ = decay_ * weight_ + (1 - decay_);
+  // avg <- decay * avg + (1 - decay) * w * x; weight <- decay * weight + (1 - decay) * w
+  const double w = scale_.next(big_sq_norm);
+  grad_sq_norm_sum_ = decay_ * grad_sq_norm_sum_ + (1 - decay_) * w * step.grad_sq_norm;
+  trace_sigma_sum_ = decay_ * trace_sigma_sum_ + (1 - decay_) * w * step.trace_sigma;
+  weight_ = decay_ * weight_ + (1 - decay_) * w;
   ++steps_;
 }
 
@@ -49,7 +58,7 @@ double GradientNoiseEstimator::trace_sigma() const { return steps_ == 0 ? 0 : tr
 
 std::optional<double> GradientNoiseEstimator::noise_scale() const {
   if (steps_ == 0 || grad_sq_norm_sum_ <= 0 || trace_sigma_sum_ <= 0) return std::nullopt;
-  // The bias corrections cancel in the ratio.
+  // The normalisations cancel in the ratio.
   return trace_sigma_sum_ / grad_sq_norm_sum_;
 }
 
@@ -63,14 +72,15 @@ void CurvatureEstimator::add(double grad_sq_norm, double grad_hessian_grad) {
   if (!std::isfinite(grad_sq_norm) || grad_sq_norm < 0 || !std::isfinite(grad_hessian_grad)) {
     throw std::invalid_argument("CurvatureEstimator: |g|^2 must be finite and >= 0 and g^T H g finite");
   }
-  grad_sq_norm_sum_ = decay_ * grad_sq_norm_sum_ + (1 - decay_) * grad_sq_norm;
-  curvature_sum_ = decay_ * curvature_sum_ + (1 - decay_) * grad_hessian_grad;
+  const double w = scale_.next(grad_sq_norm);
+  grad_sq_norm_sum_ = decay_ * grad_sq_norm_sum_ + (1 - decay_) * w * grad_sq_norm;
+  curvature_sum_ = decay_ * curvature_sum_ + (1 - decay_) * w * grad_hessian_grad;
   ++measurements_;
 }
 
 std::optional<double> CurvatureEstimator::max_lr() const {
   if (measurements_ == 0 || curvature_sum_ <= 0 || grad_sq_norm_sum_ <= 0) return std::nullopt;
-  return grad_sq_norm_sum_ / curvature_sum_;  // the bias corrections cancel
+  return grad_sq_norm_sum_ / curvature_sum_;  // the normalisations cancel
 }
 
 }  // namespace trainsim

@@ -28,13 +28,37 @@ struct NoiseEstimate {
 NoiseEstimate two_batch_estimate(double small_sq_norm, double big_sq_norm, int64_t small_batch,
                                  int64_t big_batch);
 
+// The weight of a step in a scale-weighted average: 1 / the previous step's squared gradient norm
+// (the first step: its own). A norm of 0 keeps the last positive one's weight (1 before any).
+class InverseScale {
+ public:
+  // The weight for a step whose own squared norm is `sq_norm`; then remembers sq_norm for the next.
+  double next(double sq_norm);
+
+ private:
+  bool started_ = false;
+  double weight_ = 1;  // 1 / the last positive squared norm
+};
+
 // Exponential moving averages of the two per-step estimates, kept separately and divided only
 // when asked (the ratio of averages is far less noisy than an average of ratios).
+//
+// Scale-weighted: each step enters both averages with the weight 1 / |G_big|^2 of the step before
+// it (the first step: its own). A plain average is dominated by its largest terms, and the
+// gradients' size can fall by orders of magnitude within its memory: at an lr at the edge of
+// stability the first few steps of training overshoot (fashion-cnn's steps 2 to 5 average a loss
+// of 25), and their squared norms then outweigh the next several hundred steps, so the ratio
+// reports the overshoot's noise scale long after it. Dividing by the size the gradients had
+// just before makes every step count alike (the ratio tr(Sigma) / |G|^2 itself is scale-free). The
+// weight is the previous step's, independent of this step's batch, so a step's estimates stay
+// unbiased; with gradients of a steady size the weights are about equal and the averages are the
+// plain ones.
 class GradientNoiseEstimator {
  public:
-  // ema_decay in [0, 1): avg <- decay * avg + (1 - decay) * x. The averages are bias-corrected
-  // (divided by 1 - decay^steps, as in Adam), so they are the weighted mean of the steps seen so
-  // far from the first step on. About 2 / (1 - decay) steps carry the average: 0.99 ~ 200 steps.
+  // ema_decay in [0, 1): avg <- decay * avg + (1 - decay) * w * x, with the weights' own average
+  // kept alike; the averages are divided by it (a bias correction as in Adam, and the weights'
+  // normalisation), so they are the weighted mean of the steps seen so far from the first step on.
+  // About 2 / (1 - decay) steps carry the average: 0.99 ~ 200 steps.
   // Throws std::invalid_argument outside [0, 1).
   explicit GradientNoiseEstimator(double ema_decay = 0.99);
 
@@ -53,9 +77,10 @@ class GradientNoiseEstimator {
  private:
   double decay_;
   int64_t steps_ = 0;
-  double weight_ = 0;            // 1 - decay^steps: the bias correction
-  double grad_sq_norm_sum_ = 0;  // uncorrected EMA of |G|^2
-  double trace_sigma_sum_ = 0;   // uncorrected EMA of tr(Sigma)
+  double weight_ = 0;            // EMA of the weights: the bias correction and normalisation
+  double grad_sq_norm_sum_ = 0;  // uncorrected EMA of w |G|^2
+  double trace_sigma_sum_ = 0;   // uncorrected EMA of w tr(Sigma)
+  InverseScale scale_;           // w: 1 / the previous step's |G_big|^2
 };
 
 // The largest useful learning rate eps_max = |G|^2 / (G^T H G) (McCandlish et al. 2018, eq. 2.6:
@@ -64,7 +89,8 @@ class GradientNoiseEstimator {
 // E|g|^2 = |G|^2 + tr(Sigma)/B and E[g^T H g] = G^T H G + tr(H Sigma)/B, the ratio of the averages
 // is eps_max (1 + B_simple/B) / (1 + B_noise/B): eps_max itself where B_noise = B_simple, which is
 // the large-batch model's assumption already (docs/LARGE_BATCH.md). Kept like
-// GradientNoiseEstimator: two bias-corrected averages, divided only when asked.
+// GradientNoiseEstimator: two bias-corrected averages, each measurement weighted by 1 / the
+// previous measurement's |g|^2, divided only when asked.
 class CurvatureEstimator {
  public:
   // ema_decay in [0, 1) per added measurement. Throws std::invalid_argument outside it.
@@ -82,8 +108,9 @@ class CurvatureEstimator {
  private:
   double decay_;
   int64_t measurements_ = 0;
-  double grad_sq_norm_sum_ = 0;
-  double curvature_sum_ = 0;
+  double grad_sq_norm_sum_ = 0;  // uncorrected EMA of w |g|^2
+  double curvature_sum_ = 0;     // uncorrected EMA of w g^T H g
+  InverseScale scale_;           // w: 1 / the previous measurement's |g|^2
 };
 
 }  // namespace trainsim
