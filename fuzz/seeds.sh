@@ -2,7 +2,10 @@
 # The seed inputs of one fuzz target, one path per line, relative to the repository root: the
 # test fixtures and the project's own configs, profiles, runs files and published logs. Used by
 # the seed-replay tests (tests/fuzz.cmake) and by scripts/fuzz.sh, so both start from one list.
-#   fuzz/seeds.sh config|profile|runs_csv|nccl_log
+# The trace seeds: the hand-made CPU, DDP and GPU steps of tests/io_trace_import_test.cpp written
+# out (TEST FIXTURE), and mlp-legacy-step.json, tests/fixtures/trace/profile_step.py's trace as
+# Debian's torch 1.13 recorded it (legacy profiler, no shapes), cut to step 2 and step 1's span.
+#   fuzz/seeds.sh config|profile|runs_csv|nccl_log|trace
 set -eu
 cd "$(dirname "$0")/.."
 case "${1:-}" in
@@ -10,5 +13,6 @@ case "${1:-}" in
   profile) ls tests/fixtures/*/*profile.yaml reports/*/profile.yaml reports/*/*/profile.yaml ;;
   runs_csv) ls tests/fixtures/compare/*.csv reports/*/runs.csv reports/*/*/runs.csv ;;
   nccl_log) ls tests/fixtures/measure/*.log reports/published/nccl-tests/*.log ;;
-  *) echo "usage: fuzz/seeds.sh config|profile|runs_csv|nccl_log" >&2; exit 2 ;;
+  trace) ls tests/fixtures/trace/*.json ;;
+  *) echo "usage: fuzz/seeds.sh config|profile|runs_csv|nccl_log|trace" >&2; exit 2 ;;
 esac

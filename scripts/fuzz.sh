@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# libFuzzer runs of trainsim's four input readers (sweep config, profile, runs.csv, nccl-tests
-# log), built with clang, AddressSanitizer and UndefinedBehaviorSanitizer (docs/RELIABILITY.md).
-# Each target starts from its seed inputs (fuzz/seeds.sh) and runs for SECONDS; the corpus it
-# grows stays in BUILD/corpus/<target>, an input that crashes, hangs or trips a sanitizer is
-# saved in BUILD/findings/<target>/ and makes the script exit 1. Findings of earlier runs stay
-# there (named as such, not counted again) until you delete them.
+# libFuzzer runs of trainsim's five input readers (sweep config, profile, runs.csv, nccl-tests
+# log, PyTorch profiler trace), built with clang, AddressSanitizer and UndefinedBehaviorSanitizer
+# (docs/RELIABILITY.md). Each target starts from its seed inputs (fuzz/seeds.sh) and runs for
+# SECONDS; the corpus it grows stays in BUILD/corpus/<target>, an input that crashes, hangs or
+# trips a sanitizer is saved in BUILD/findings/<target>/ and makes the script exit 1. Findings of
+# earlier runs stay there (named as such, not counted again) until you delete them.
 #   scripts/fuzz.sh [--seconds N (600)] [--build DIR (build-fuzz)] [TARGET...]
 # A finding is re-run, under any compiler, with build/bin/fuzz_<target>_replay FILE.
 # Exit 77 (a skipped test) when clang++ or its libFuzzer runtime (libclang-rt-14-dev) is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-all_targets=(config profile runs_csv nccl_log)
+all_targets=(config profile runs_csv nccl_log trace)
 seconds=600
 build=build-fuzz
 targets=()
@@ -49,6 +49,18 @@ fi
 echo "fuzz: building the targets with clang, ASan and UBSan in $build" >&2
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DTRAINSIM_FUZZ=ON -DTRAINSIM_MEASURE=OFF -DTRAINSIM_TESTS=OFF -DTRAINSIM_BENCHMARKS=OFF > /dev/null
+# fuzz_trace exists only where nlohmann_json is found, as the trace importer itself.
+available=$(cmake --build "$build" --target help)
+built=()
+for t in "${targets[@]}"; do
+  if grep -q "^fuzz_$t:" <<< "$available"; then
+    built+=("$t")
+  else
+    echo "fuzz: $t: skipped: no fuzz_$t in this build (Debian: nlohmann-json3-dev)" >&2
+  fi
+done
+[ ${#built[@]} -gt 0 ] || exit 77
+targets=("${built[@]}")
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}" > /dev/null
 
 findings=0
