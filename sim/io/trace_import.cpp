@@ -663,9 +663,9 @@ class Importer {
     check_parameter_bytes();
   }
 
-  // No parameter tensor, and no model's parameters together, are 2^50 bytes (1 PiB; the profile's
-  // reader refuses such a tensor): more is a damaged trace's shape or --params list, which would
-  // also overflow the sums.
+  // No model has a parameter tensor, or parameters together, of more than 2^50 bytes (1 PiB; the
+  // profile's reader refuses such a tensor): more is a damaged trace's shape or --params list, and
+  // would overflow the sums.
   void check_parameter_bytes() const {
     constexpr int64_t kMax = int64_t{1} << 50;
     int64_t total = 0;
