@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <numeric>
 #include <sstream>
 #include <string>
@@ -579,6 +580,27 @@ TEST_F(TraceImportTest, BadParamsFileNamesTheLine) {
   EXPECT_EQ(message("w 12 13\n").substr(0, 24), ":1: more than two fields");
   EXPECT_EQ(message("w 0\n").substr(0, 16), ":1: '0' bytes: m");
   EXPECT_EQ(message("# nothing\n"), ": no parameter tensors (one 'NAME BYTES' per line)");
+}
+
+// A folder, a missing file or an endless one (/dev/zero) is one line naming it, for the trace and
+// the --params file alike: never a read into memory without end.
+TEST_F(TraceImportTest, UnreadableFilesAreOneLineErrors) {
+  const auto message = [](const std::function<void()>& read) {
+    try {
+      read();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string folder = dir_.string();
+  EXPECT_EQ(message([&] { import_trace(folder, options()); }), folder + ": is a directory, not a profiler trace");
+  EXPECT_EQ(message([&] { read_params_file(folder); }), folder + ": is a directory, not a --params file");
+  const std::string missing = (dir_ / "missing.json").string();
+  EXPECT_EQ(message([&] { import_trace(missing, options()); }).rfind(missing + ": cannot open: ", 0), 0u);
+  if (fs::exists("/dev/zero")) {
+    EXPECT_EQ(message([] { read_params_file("/dev/zero"); }), "/dev/zero: larger than 64 MiB: not a --params file");
+  }
 }
 
 // A real step of a small MLP profiled by Debian's torch (1.13: its legacy profiler writes the

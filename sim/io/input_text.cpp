@@ -9,7 +9,7 @@
 
 namespace trainsim {
 
-std::string read_input_text(const std::string& path, const std::string& what) {
+std::string read_input_text(const std::string& path, const std::string& what, std::size_t max_bytes) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw InputError(path, 0, "", "is a directory, not " + what);
@@ -22,9 +22,8 @@ std::string read_input_text(const std::string& path, const std::string& what) {
   // ends stops here rather than filling memory.
   while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
     text.append(chunk, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxInputBytes) {
-      throw InputError(path, 0, "",
-                       "larger than " + std::to_string(kMaxInputBytes >> 20) + " MiB: not " + what);
+    if (text.size() > max_bytes) {
+      throw InputError(path, 0, "", "larger than " + std::to_string(max_bytes >> 20) + " MiB: not " + what);
     }
   }
   if (in.bad()) throw InputError(path, 0, "", std::string("cannot read: ") + std::strerror(errno));

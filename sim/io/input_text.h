@@ -13,7 +13,8 @@ inline constexpr std::size_t kMaxInputBytes = std::size_t{64} << 20;
 
 // `what` names the kind of file for the messages ("a YAML file", "a runs file").
 // Throws InputError(path, 0, "", ...) when `path` is a directory, cannot be opened or read, or
-// holds more than kMaxInputBytes.
-std::string read_input_text(const std::string& path, const std::string& what);
+// holds more than max_bytes (kMaxInputBytes unless the kind of file needs more).
+std::string read_input_text(const std::string& path, const std::string& what,
+                            std::size_t max_bytes = kMaxInputBytes);
 
 }  // namespace trainsim

@@ -6,7 +6,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -15,6 +14,7 @@
 #include <utility>
 
 #include "io/errors.h"
+#include "io/input_text.h"
 
 namespace trainsim {
 namespace {
@@ -1080,16 +1080,11 @@ bool merge_traced_batch(ModelProfile& existing, const ModelProfile& traced) {
 }
 
 TraceImport import_trace(const std::string& path, const TraceImportOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot read the trace");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return import_trace_text(text.str(), path, options);
+  return import_trace_text(read_input_text(path, "a profiler trace", kMaxTraceBytes), path, options);
 }
 
 std::vector<ParamTensor> read_params_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot read the --params file");
+  std::istringstream in(read_input_text(path, "a --params file"));
   std::vector<ParamTensor> params;
   std::string line;
   int number = 0;

@@ -3,6 +3,7 @@
 // torch.profiler's export_chrome_trace writes it: Kineto's {"traceEvents": [...]} or the legacy
 // profiler's plain event list) turned into one profile model entry (docs/TRACE.md). Torch-free.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -51,7 +52,12 @@ struct TraceImport {
   std::vector<std::string> notes;  // what the import had to assume
 };
 
-// Reads `path` (InputError naming the file, and the line for JSON syntax errors, on bad input).
+// A profiler trace of one training step is tens of MB on a GPU, far more than the project's other
+// inputs (kMaxInputBytes); a larger file, /dev/zero included, is refused instead of read forever.
+inline constexpr std::size_t kMaxTraceBytes = std::size_t{2} << 30;
+
+// Reads `path` (InputError naming the file, and the line for JSON syntax errors, on bad input; a
+// directory, an unreadable file or one over kMaxTraceBytes is one line naming it).
 TraceImport import_trace(const std::string& path, const TraceImportOptions& options);
 // The same from the file's text; `path` names it in messages and in the model's source.
 TraceImport import_trace_text(const std::string& text, const std::string& path, const TraceImportOptions& options);
@@ -65,7 +71,8 @@ TraceImport import_trace_text(const std::string& text, const std::string& path, 
 bool merge_traced_batch(ModelProfile& existing, const ModelProfile& traced);
 
 // `--params FILE`: one "NAME BYTES" per line in registration order; blank lines and lines starting
-// with '#' are skipped. InputError(FILE, LINE, "", ...) on a bad line or an empty file.
+// with '#' are skipped. InputError(FILE, LINE, "", ...) on a bad line or an empty file; (FILE, 0)
+// for a directory, an unreadable file or one over kMaxInputBytes.
 std::vector<ParamTensor> read_params_file(const std::string& path);
 
 // The human summary `measure import-trace` prints (several lines, each ending in '\n').
