@@ -54,6 +54,41 @@ TrainingCurve load_curve(const fs::path& path) {
   return profile.training.front();
 }
 
+// The predicted epochs to `target` read the way the run's are, where the run records its loss as
+// one mean per epoch: the run's curve with each epoch's (and each epoch-end sample's) loss replaced
+// by the predicted mean of that epoch, crossed as BaselineCurve crosses the run's. An epoch mean
+// sits at the epoch's middle, so a first epoch that starts high (fashion-cnn's first steps
+// overshoot) places the crossing later than it happened; the model's own crossing has no such
+// delay, and comparing it with the run's would count the recording's resolution as a model error.
+// The model's crossing where the run is sampled more densely, or where an epoch is not predicted.
+std::optional<double> epochs_to_target_as_recorded(const TrainingCurve& run, const TrainingCurve& baseline,
+                                                   int num_classes, LargeBatchSettings settings, int64_t batch,
+                                                   double target, const LargeBatchPrediction& at_k) {
+  if (run.samples.size() > run.epochs.size() || static_cast<int>(run.epochs.size()) < settings.epochs) {
+    return at_k.epochs_to_target;
+  }
+  TrainingCurve means = run;
+  means.epochs.resize(static_cast<size_t>(settings.epochs));
+  const double n = static_cast<double>(run.train_samples);
+  for (EpochPoint& e : means.epochs) {
+    settings.epochs = e.epoch;
+    const LargeBatchPrediction p = LargeBatchModel(baseline, num_classes, settings).predict(batch);
+    if (!p.loss_at_k) return at_k.epochs_to_target;
+    e.train_loss = *p.loss_at_k;
+    for (CurveSample& sample : means.samples) {
+      if (sample.examples == static_cast<double>(e.epoch) * n) sample.train_loss = e.train_loss;
+    }
+  }
+  means.samples.erase(std::remove_if(means.samples.begin(), means.samples.end(),
+                                     [&](const CurveSample& sample) { return sample.examples > means.epochs.back().examples; }),
+                      means.samples.end());
+  const auto examples = BaselineCurve(means, num_classes).examples_to_loss(target);
+  if (examples) return *examples / n;
+  return at_k.epochs_to_target && *at_k.epochs_to_target > static_cast<double>(means.epochs.size())
+             ? at_k.epochs_to_target
+             : std::nullopt;
+}
+
 double mean_abs(const std::vector<double>& values) {
   double sum = 0;
   for (double v : values) sum += std::fabs(v);
@@ -170,6 +205,8 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       summary.runs.push_back(std::move(c));
       continue;
     }
+    c.predicted_epochs_to_target = epochs_to_target_as_recorded(curve, baseline->second, o.num_classes, settings,
+                                                                name.batch, c.target_loss, c.predicted);
     if (c.predicted.no_progress) ++summary.no_progress_predicted;
     if (c.loss_at_k && c.predicted.loss_at_k) {
       c.loss_error_pct = (*c.predicted.loss_at_k - *c.loss_at_k) / *c.loss_at_k * 100.0;
@@ -185,12 +222,12 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       // A target at or above the untrained loss ln C (a baseline whose first epoch did not train):
       // every run starts at it, and no relative error exists.
       ++summary.target_at_start;
-    } else if (c.epochs_to_target && c.predicted.epochs_to_target) {
-      c.epochs_error_pct = (*c.predicted.epochs_to_target - *c.epochs_to_target) / *c.epochs_to_target * 100.0;
+    } else if (c.epochs_to_target && c.predicted_epochs_to_target) {
+      c.epochs_error_pct = (*c.predicted_epochs_to_target - *c.epochs_to_target) / *c.epochs_to_target * 100.0;
       epochs_errors.push_back(*c.epochs_error_pct);
     } else if (c.loss_at_k) {  // a complete run: the target within k epochs or not at all
       // A prediction beyond k epochs that the run did not reach either agrees as far as k shows.
-      const bool predicted_within = c.predicted.epochs_to_target && *c.predicted.epochs_to_target <= o.epochs;
+      const bool predicted_within = c.predicted_epochs_to_target && *c.predicted_epochs_to_target <= o.epochs;
       if (c.epochs_to_target || predicted_within) {
         ++summary.target_one_side;
       } else {
@@ -231,14 +268,16 @@ std::string format_error_lines(const ComparisonSummary& s, const CompareOptions&
 std::string format_comparison_csv(const ComparisonSummary& s) {
   std::string out =
       "seed,rule,batch,target_loss,pred_loss_at_k,meas_loss_at_k,loss_error_pct,pred_test_acc_at_k,meas_test_acc_at_k,"
-      "accuracy_error_points,pred_epochs_to_target,meas_epochs_to_target,epochs_error_pct,no_progress_predicted,measured_missing\n";
+      "accuracy_error_points,pred_epochs_to_target,meas_epochs_to_target,epochs_error_pct,no_progress_predicted,measured_missing,"
+      "pred_epochs_to_target_model\n";
   const auto num = [](const std::optional<double>& v) { return v ? fixed(*v, 6) : std::string(); };
   for (const auto& c : s.runs) {
     out += std::to_string(c.run.seed) + "," + rule_label(c.run) + "," + std::to_string(c.run.batch) + "," +
            fixed(c.target_loss, 6) + "," + num(c.predicted.loss_at_k) + "," + num(c.loss_at_k) + "," +
            num(c.loss_error_pct) + "," + num(c.predicted.test_accuracy_at_k) + "," + num(c.test_accuracy_at_k) + "," +
-           num(c.accuracy_error_points) + "," + num(c.predicted.epochs_to_target) + "," + num(c.epochs_to_target) +
-           "," + num(c.epochs_error_pct) + "," + (c.predicted.no_progress ? "true" : "false") + "," + csv::field(c.measured_missing) + "\n";
+           num(c.accuracy_error_points) + "," + num(c.predicted_epochs_to_target) + "," + num(c.epochs_to_target) +
+           "," + num(c.epochs_error_pct) + "," + (c.predicted.no_progress ? "true" : "false") + "," +
+           csv::field(c.measured_missing) + "," + num(c.predicted.epochs_to_target) + "\n";
   }
   return out;
 }
@@ -266,7 +305,10 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
     }
   }
   out += "\n## Runs\n\nloss: mean training loss of epoch " + k + "; acc: test accuracy after epoch " + k +
-         "; epochs: to the target loss (the seed's baseline loss after epoch 1 unless --target-loss), interpolated; "
+         "; epochs: to the target loss (the seed's baseline loss after epoch 1 unless --target-loss), interpolated "
+         "(a run that records one mean loss per epoch is crossed between its epoch means, and its prediction the same "
+         "way between the predicted epoch means; the model's own crossing is comparison.csv's "
+         "pred_epochs_to_target_model); "
          "error = predicted - measured (loss and epochs in % of the measured value, accuracy in points).\n\n";
   out += "| seed | rule | batch | B/B0 | loss pred | loss meas | err % | acc pred | acc meas | err pts | epochs pred | "
          "epochs meas | err % | notes |\n";
@@ -281,7 +323,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
            " | " + fixed(static_cast<double>(c.run.batch) / static_cast<double>(o.base_batch), 0) + "x | " +
            cell(c.predicted.loss_at_k, 4) + " | " + cell(c.loss_at_k, 4) + " | " + signed_cell(c.loss_error_pct, 1) +
            " | " + cell(c.predicted.test_accuracy_at_k, 4) + " | " + cell(c.test_accuracy_at_k, 4) + " | " +
-           signed_cell(c.accuracy_error_points, 1) + " | " + cell(c.predicted.epochs_to_target, 2) + " | " +
+           signed_cell(c.accuracy_error_points, 1) + " | " + cell(c.predicted_epochs_to_target, 2) + " | " +
            cell(c.epochs_to_target, 2) + " | " + signed_cell(c.epochs_error_pct, 1) + " | " + notes + " |\n";
   }
   out += "\nThe target within " + k + " epochs on one side only (no percentage exists): " +

@@ -48,6 +48,10 @@ struct RunComparison {
   std::optional<double> loss_at_k;            // measured: the run's epoch-k mean training loss
   std::optional<double> test_accuracy_at_k;   // measured
   std::optional<double> epochs_to_target;     // measured: first crossing of the target, interpolated
+  // predicted, read as the measured one is: where the run records one loss per epoch (its mean),
+  // from the predicted epoch means at the same points; else the model's own crossing
+  // (predicted.epochs_to_target).
+  std::optional<double> predicted_epochs_to_target;
   std::string measured_missing;               // why loss_at_k is empty: diverged, incomplete
   // LARS: measured only, the model has no layer-wise rule (predicted stays empty, no errors).
   bool measured_only = false;
