@@ -1,5 +1,5 @@
 // Runs a fuzz target over given files, once each, without libFuzzer: the seed-replay tests of
-// the ordinary build (tests/fuzz.cmake) and a way to re-run a crash file a long run found, with
+// the ordinary build (fuzz/CMakeLists.txt) and a way to re-run a crash file a long run found, with
 // any compiler.   fuzz_<target>_replay FILE...
 #include <cstddef>
 #include <cstdint>

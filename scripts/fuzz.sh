@@ -47,8 +47,17 @@ if ! clang++ -fsanitize=fuzzer "$probe/p.cpp" -o "$probe/p" 2> /dev/null; then
 fi
 
 echo "fuzz: building the targets with clang, ASan and UBSan in $build" >&2
+# The configure and build output goes to $build/build.log; on a failure its last lines are shown.
+mkdir -p "$build"
+log="$build/build.log"
+failed_step() {
+  echo "error: scripts/fuzz.sh: $1 failed; the last lines of $log:" >&2
+  tail -n 30 "$log" >&2
+  exit 1
+}
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DTRAINSIM_FUZZ=ON -DTRAINSIM_MEASURE=OFF -DTRAINSIM_TESTS=OFF -DTRAINSIM_BENCHMARKS=OFF > /dev/null
+  -DTRAINSIM_FUZZ=ON -DTRAINSIM_MEASURE=OFF -DTRAINSIM_TESTS=OFF -DTRAINSIM_BENCHMARKS=OFF > "$log" 2>&1 ||
+  failed_step "configuring $build"
 # fuzz_trace exists only where nlohmann_json is found, as the trace importer itself.
 available=$(cmake --build "$build" --target help)
 built=()
@@ -61,7 +70,8 @@ for t in "${targets[@]}"; do
 done
 [ ${#built[@]} -gt 0 ] || exit 77
 targets=("${built[@]}")
-cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}" > /dev/null
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}" >> "$log" 2>&1 ||
+  failed_step "building the fuzz targets"
 
 findings=0
 for t in "${targets[@]}"; do
