@@ -266,8 +266,10 @@ std::pair<int, int> line_column(const std::string& text, size_t offset) {
   return {line, static_cast<int>(offset - line_start) + 1};
 }
 
-// Where `token` first stands in `text` outside a JSON string; npos when nowhere.
-size_t find_outside_strings(const std::string& text, const std::string& token) {
+// Calls visit(i) for each index i of `text` outside a JSON string (the quotes themselves and
+// what they enclose are skipped) until it returns true; that index, or npos.
+template <typename Visit>
+size_t scan_outside_strings(const std::string& text, Visit&& visit) {
   bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -276,11 +278,17 @@ size_t find_outside_strings(const std::string& text, const std::string& token) {
       else if (c == '"') in_string = false;
     } else if (c == '"') {
       in_string = true;
-    } else if (!token.empty() && text.compare(i, token.size(), token) == 0) {
+    } else if (visit(i)) {
       return i;
     }
   }
   return std::string::npos;
+}
+
+// Where `token` first stands in `text` outside a JSON string; npos when nowhere.
+size_t find_outside_strings(const std::string& text, const std::string& token) {
+  if (token.empty()) return std::string::npos;
+  return scan_outside_strings(text, [&](size_t i) { return text.compare(i, token.size(), token) == 0; });
 }
 
 class Importer {
@@ -419,23 +427,15 @@ class Importer {
   void check_depth(const std::string& text) const {
     constexpr int kMaxDepth = 64;
     int depth = 0;
-    bool in_string = false;
-    for (size_t i = 0; i < text.size(); ++i) {
-      const char c = text[i];
-      if (in_string) {
-        if (c == '\\') ++i;
-        else if (c == '"') in_string = false;
-      } else if (c == '"') {
-        in_string = true;
-      } else if (c == '[' || c == '{') {
-        if (++depth > kMaxDepth) {
-          const auto [line, column] = line_column(text, i);
-          fail("", "lists and objects nested deeper than " + std::to_string(kMaxDepth) + " levels (column " +
-                       std::to_string(column) + "): not a PyTorch profiler trace", line);
-        }
-      } else if (c == ']' || c == '}') {
-        --depth;
-      }
+    const size_t too_deep = scan_outside_strings(text, [&](size_t i) {
+      if (text[i] == '[' || text[i] == '{') return ++depth > kMaxDepth;
+      if (text[i] == ']' || text[i] == '}') --depth;
+      return false;
+    });
+    if (too_deep != std::string::npos) {
+      const auto [line, column] = line_column(text, too_deep);
+      fail("", "lists and objects nested deeper than " + std::to_string(kMaxDepth) + " levels (column " +
+                   std::to_string(column) + "): not a PyTorch profiler trace", line);
     }
   }
 
