@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -347,13 +348,19 @@ TEST(LargeBatchModel, MeasuredMaxLrReplacesTheTunedAssumption) {
   const double r = 328.0 / 528 * (2 * x - x * x) / (2 * x0 - x0 * x0);
   const LargeBatchPrediction p = model(4, 0.9, LrRule::kConstant, measured_curvature_curve(0.2)).predict(328);
   EXPECT_NEAR(*p.baseline_examples_at_k, 4000 * r, 1e-6);
+  // Every epoch's mean as epoch k's: the last is loss_at_k, and the loss falls epoch by epoch.
+  ASSERT_EQ(p.loss_by_epoch.size(), 4u);
+  EXPECT_DOUBLE_EQ(p.loss_by_epoch.back(), *p.loss_at_k);
+  EXPECT_TRUE(std::is_sorted(p.loss_by_epoch.rbegin(), p.loss_by_epoch.rend()));
   EXPECT_NEAR(*p.examples_to_target, 2000 / r, 1e-6);
   // The baseline batch still reproduces the baseline (x = x_0).
   const LargeBatchPrediction base = model(4, 0.9, LrRule::kConstant, measured_curvature_curve(0.2)).predict(128);
   EXPECT_NEAR(*base.baseline_examples_at_k, 4000, 1e-6);
   // linear at 2x: x = 0.2 (1 + 200/256) / 0.2 = 1.78 < 2 trains; eps_max 0.15 puts it at 2.38: no progress.
   EXPECT_FALSE(model(4, 0.9, LrRule::kLinear, measured_curvature_curve(0.2)).predict(256).no_progress);
-  EXPECT_TRUE(model(4, 0.9, LrRule::kLinear, measured_curvature_curve(0.15)).predict(256).no_progress);
+  const LargeBatchPrediction none = model(4, 0.9, LrRule::kLinear, measured_curvature_curve(0.15)).predict(256);
+  EXPECT_TRUE(none.no_progress);
+  EXPECT_EQ(none.loss_by_epoch, std::vector<double>(4, std::log(10.0)));
 }
 
 TEST(LargeBatchModel, MeasuredMaxLrThatContradictsTheBaselineFallsBackToTheAssumption) {

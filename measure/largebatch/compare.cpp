@@ -60,21 +60,18 @@ TrainingCurve load_curve(const fs::path& path) {
 // sits at the epoch's middle, so a first epoch that starts high (fashion-cnn's first steps
 // overshoot) places the crossing later than it happened; the model's own crossing has no such
 // delay, and comparing it with the run's would count the recording's resolution as a model error.
-// The model's crossing where the run is sampled more densely, or where an epoch is not predicted.
-std::optional<double> epochs_to_target_as_recorded(const TrainingCurve& run, const TrainingCurve& baseline,
-                                                   int num_classes, LargeBatchSettings settings, int64_t batch,
-                                                   double target, const LargeBatchPrediction& at_k) {
-  if (run.samples.size() > run.epochs.size() || static_cast<int>(run.epochs.size()) < settings.epochs) {
-    return at_k.epochs_to_target;
+// The model's crossing where the run is sampled more densely, or where the epochs are not predicted.
+std::optional<double> epochs_to_target_as_recorded(const TrainingCurve& run, int epochs, int num_classes,
+                                                   double target, const LargeBatchPrediction& predicted) {
+  if (run.samples.size() > run.epochs.size() || static_cast<int>(run.epochs.size()) < epochs ||
+      predicted.loss_by_epoch.size() != static_cast<size_t>(epochs)) {
+    return predicted.epochs_to_target;
   }
   TrainingCurve means = run;
-  means.epochs.resize(static_cast<size_t>(settings.epochs));
+  means.epochs.resize(static_cast<size_t>(epochs));
   const double n = static_cast<double>(run.train_samples);
   for (EpochPoint& e : means.epochs) {
-    settings.epochs = e.epoch;
-    const LargeBatchPrediction p = LargeBatchModel(baseline, num_classes, settings).predict(batch);
-    if (!p.loss_at_k) return at_k.epochs_to_target;
-    e.train_loss = *p.loss_at_k;
+    e.train_loss = predicted.loss_by_epoch[static_cast<size_t>(e.epoch - 1)];
     for (CurveSample& sample : means.samples) {
       if (sample.examples == static_cast<double>(e.epoch) * n) sample.train_loss = e.train_loss;
     }
@@ -82,10 +79,9 @@ std::optional<double> epochs_to_target_as_recorded(const TrainingCurve& run, con
   means.samples.erase(std::remove_if(means.samples.begin(), means.samples.end(),
                                      [&](const CurveSample& sample) { return sample.examples > means.epochs.back().examples; }),
                       means.samples.end());
-  const auto examples = BaselineCurve(means, num_classes).examples_to_loss(target);
-  if (examples) return *examples / n;
-  return at_k.epochs_to_target && *at_k.epochs_to_target > static_cast<double>(means.epochs.size())
-             ? at_k.epochs_to_target
+  if (const auto examples = BaselineCurve(means, num_classes).examples_to_loss(target)) return *examples / n;
+  return predicted.epochs_to_target && *predicted.epochs_to_target > static_cast<double>(epochs)
+             ? predicted.epochs_to_target
              : std::nullopt;
 }
 
@@ -205,8 +201,8 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       summary.runs.push_back(std::move(c));
       continue;
     }
-    c.predicted_epochs_to_target = epochs_to_target_as_recorded(curve, baseline->second, o.num_classes, settings,
-                                                                name.batch, c.target_loss, c.predicted);
+    c.predicted_epochs_to_target =
+        epochs_to_target_as_recorded(curve, o.epochs, o.num_classes, c.target_loss, c.predicted);
     if (c.predicted.no_progress) ++summary.no_progress_predicted;
     if (c.loss_at_k && c.predicted.loss_at_k) {
       c.loss_error_pct = (*c.predicted.loss_at_k - *c.loss_at_k) / *c.loss_at_k * 100.0;

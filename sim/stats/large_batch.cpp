@@ -245,6 +245,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     const double noise = baseline_.noise_scale_at(path.back());
     p.no_progress = true;
     p.loss_at_k = baseline_.untrained_loss();
+    p.loss_by_epoch.assign(static_cast<size_t>(settings_.epochs), *p.loss_at_k);
     p.train_accuracy_at_k = 1.0 / baseline_.num_classes();
     if (baseline_.at(0).test_accuracy) p.test_accuracy_at_k = 1.0 / baseline_.num_classes();
     p.examples_to_target.reset();
@@ -271,10 +272,14 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   } else {
     constexpr int kEpochSamples = 64;
     double loss = 0, accuracy = 0;
-    for (int s = 0; s < kEpochSamples; ++s) {
-      const BaselineCurve::Point point = baseline_.at(path_at(k_examples - n + (s + 0.5) * n / kEpochSamples));
-      loss += point.loss / kEpochSamples;
-      accuracy += point.train_accuracy / kEpochSamples;
+    for (int epoch = 1; epoch <= settings_.epochs; ++epoch) {
+      loss = accuracy = 0;
+      for (int s = 0; s < kEpochSamples; ++s) {
+        const BaselineCurve::Point point = baseline_.at(path_at((epoch - 1 + (s + 0.5) / kEpochSamples) * n));
+        loss += point.loss / kEpochSamples;
+        accuracy += point.train_accuracy / kEpochSamples;
+      }
+      p.loss_by_epoch.push_back(loss);
     }
     const BaselineCurve::Point end = baseline_.at(e0_k);
     p.baseline_examples_at_k = e0_k;

@@ -94,6 +94,8 @@ struct LargeBatchPrediction {
   std::optional<double> train_accuracy_at_k;
   std::optional<double> test_accuracy_at_k;
   std::optional<double> baseline_examples_at_k;  // E_0 at the end of epoch k
+  // The mean loss of each epoch 1..k as loss_at_k is epoch k's (empty where loss_at_k is).
+  std::vector<double> loss_by_epoch;
   std::string loss_missing;                      // why loss_at_k is empty
   // To the target loss.
   std::optional<double> examples_to_target;      // E_B
