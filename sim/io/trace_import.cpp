@@ -23,6 +23,9 @@ using nlohmann::json;
 
 constexpr const char* kEvaluate = "autograd::engine::evaluate_function: ";
 constexpr const char* kAccumulateGrad = "torch::autograd::AccumulateGrad";
+// No machine's memory, model or parameter tensor reaches 2^50 bytes (1 PiB; the profile's reader
+// refuses a larger tensor): more is a damaged trace or --params file.
+constexpr int64_t kMaxBytes = int64_t{1} << 50;
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -386,7 +389,7 @@ class Importer {
           if (total != args_ptr->end() && total->is_number()) m.total_allocated = total->get<double>();
         }
         // The peak becomes the profile's peak_memory_bytes and an integer in the summary.
-        if (m.total_allocated > static_cast<double>(int64_t{1} << 50)) {
+        if (m.total_allocated > static_cast<double>(kMaxBytes)) {
           fail("traceEvents", "a [memory] event (ts " + fmt("%.16g", m.ts) + ") has Total Allocated " +
                                   fmt("%.6g", m.total_allocated) + " bytes, more than 2^50 (1 PiB): not a machine's memory");
         }
@@ -663,19 +666,17 @@ class Importer {
     check_parameter_bytes();
   }
 
-  // No model has a parameter tensor, or parameters together, of more than 2^50 bytes (1 PiB; the
-  // profile's reader refuses such a tensor): more is a damaged trace's shape or --params list, and
-  // would overflow the sums.
+  // No model has a parameter tensor, or parameters together, of more than kMaxBytes: more is a
+  // damaged trace's shape or --params list, and would overflow the sums.
   void check_parameter_bytes() const {
-    constexpr int64_t kMax = int64_t{1} << 50;
     int64_t total = 0;
     for (const ParamTensor& p : ready_) {
-      if (p.bytes > kMax) {
+      if (p.bytes > kMaxBytes) {
         fail("", "parameter tensor " + p.name + " (from " + out_.params_from + ") is " + with_thousands(p.bytes) +
                      " bytes, more than 2^50 (1 PiB): not a model's");
       }
       total += p.bytes;
-      if (total > kMax) {
+      if (total > kMaxBytes) {
         fail("", "the parameter tensors (from " + out_.params_from + ") add up to more than 2^50 bytes (1 PiB): "
                  "not a model's");
       }
@@ -1108,7 +1109,7 @@ std::vector<ParamTensor> read_params_file(const std::string& path) {
       bad("'" + bytes_text + "' is not a whole number of bytes");
     }
     const int64_t bytes = std::stoll(bytes_text);
-    if (bytes < 1 || bytes > (int64_t{1} << 50)) bad("'" + bytes_text + "' bytes: must be between 1 and 2^50");
+    if (bytes < 1 || bytes > kMaxBytes) bad("'" + bytes_text + "' bytes: must be between 1 and 2^50");
     params.push_back({name, bytes});
   }
   if (params.empty()) throw InputError(path, 0, "", "no parameter tensors (one 'NAME BYTES' per line)");

@@ -271,20 +271,19 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     p.loss_missing = "beyond the baseline curve (" + measured + ")";
   } else {
     constexpr int kEpochSamples = 64;
-    double loss = 0, accuracy = 0;
     for (int epoch = 1; epoch <= settings_.epochs; ++epoch) {
-      loss = accuracy = 0;
+      double loss = 0, accuracy = 0;
       for (int s = 0; s < kEpochSamples; ++s) {
         const BaselineCurve::Point point = baseline_.at(path_at((epoch - 1 + (s + 0.5) / kEpochSamples) * n));
         loss += point.loss / kEpochSamples;
         accuracy += point.train_accuracy / kEpochSamples;
       }
       p.loss_by_epoch.push_back(loss);
+      p.train_accuracy_at_k = accuracy;  // epoch k's, the last
     }
     const BaselineCurve::Point end = baseline_.at(e0_k);
     p.baseline_examples_at_k = e0_k;
-    p.loss_at_k = loss;
-    p.train_accuracy_at_k = accuracy;
+    p.loss_at_k = p.loss_by_epoch.back();
     p.test_accuracy_at_k = end.test_accuracy;
     if (end.before_first_point) {
       p.notes.push_back("epoch " + std::to_string(settings_.epochs) + " falls before the baseline's first " +
