@@ -206,6 +206,14 @@ TEST_F(CompareTest, LarsRunsAreMeasuredOnly) {
   EXPECT_THROW(compare_large_batch_runs(options()), std::runtime_error);
 }
 
+// Below the baseline batch the ratio keeps its digits (0.5x, not 0x).
+TEST_F(CompareTest, ASmallerBatchPrintsItsRatio) {
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  write_run("b64-constant-s0.yaml", 64, {0.9, 0.45}, {0.72, 0.82});
+  const ComparisonSummary s = compare_large_batch_runs(options());
+  EXPECT_NE(format_comparison_report(s, options(), "x").find("| 0 | constant | 64 | 0.5x |"), std::string::npos);
+}
+
 TEST(RunName, ParsesTheScriptsNamesOnly) {
   const auto n = parse_run_name("b4096-linear-warmup-s1.yaml");
   ASSERT_TRUE(n.has_value());

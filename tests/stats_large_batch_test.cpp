@@ -151,10 +151,10 @@ TEST(BaselineCurve, WindowMeansSitAtTheWindowsMiddleFromTheUntrainedModel) {
 
 TEST(BaselineCurve, SamplesResolveTheFirstEpoch) {
   TrainingCurve c = fixture_curve();
-  c.batch = 2;  // the noise scale counts after 100 steps: 200 examples
+  c.batch = 2;
   c.small_batch = 1;
   //           examples window loss train test B_noise
-  c.samples = {{100, 100, 2.0, 0.15, 0.2, 99},  // one step's noise scale: before 200 examples, not used
+  c.samples = {{100, 100, 2.0, 0.15, 0.2, 99},  // the noise scale and eps_max count from the first reading
                {250, 150, 3.0, 0.2, 0.3, 10},   // the early spike the epoch mean hides
                {500, 250, 1.8, 0.4, 0.4, 20},
                {1000, 500, 1.2, 0.6, 0.5, 0},   // the epoch's end: its test accuracy and noise scale are epoch 1's
@@ -169,9 +169,19 @@ TEST(BaselineCurve, SamplesResolveTheFirstEpoch) {
   EXPECT_DOUBLE_EQ(*curve.at(250).test_accuracy, 0.3);
   EXPECT_DOUBLE_EQ(*curve.at(1000).test_accuracy, 0.45);
   EXPECT_DOUBLE_EQ(*curve.at(1500).test_accuracy, 0.525);
-  EXPECT_DOUBLE_EQ(curve.at(100).noise_scale, 10);  // flat before the first counted reading
+  EXPECT_DOUBLE_EQ(curve.at(50).noise_scale, 99);  // flat before the first reading
+  EXPECT_DOUBLE_EQ(curve.at(175).noise_scale, 99 + (10 - 99) * 0.5);
   EXPECT_DOUBLE_EQ(curve.at(375).noise_scale, 15);
   EXPECT_DOUBLE_EQ(curve.at(750).noise_scale, 20 + (100 - 20) * 0.5);
+  // eps_max the same way, where it was measured (not on every sample).
+  EXPECT_FALSE(curve.has_max_lr());
+  c.samples[0].max_lr = 0.05;
+  c.samples[2].max_lr = 0.3;
+  c.epochs[0].max_lr = 0.4;
+  const BaselineCurve measured(c, 10);
+  EXPECT_DOUBLE_EQ(*measured.max_lr_at(0), 0.05);
+  EXPECT_DOUBLE_EQ(*measured.max_lr_at(300), 0.05 + (0.3 - 0.05) * 0.5);
+  EXPECT_DOUBLE_EQ(*measured.max_lr_at(750), 0.35);
   // Loss 2.0 is first reached on the way down from the spike: 175 + 200 (3.0 - 2.0)/(3.0 - 1.8).
   EXPECT_NEAR(*curve.examples_to_loss(2.0), 50, 1e-9);  // the first window already sits at 2.0
   EXPECT_NEAR(*curve.examples_to_loss(1.9), 175 + 200 * 1.1 / 1.2, 1e-9);
@@ -363,14 +373,19 @@ TEST(LargeBatchModel, MeasuredMaxLrReplacesTheTunedAssumption) {
   EXPECT_EQ(none.loss_by_epoch, std::vector<double>(4, std::log(10.0)));
 }
 
-TEST(LargeBatchModel, MeasuredMaxLrThatContradictsTheBaselineFallsBackToTheAssumption) {
-  // eps_max 0.1: x_0 = 0.1 (1 + 200/128) / 0.1 = 2.56, past the bound where the baseline made
-  // progress: the measurement contradicts the step equation there, so the baseline's lr is taken
-  // as tuned (the predictions without eps_max).
-  const LargeBatchPrediction assumed = model(4, 0.9, LrRule::kConstant, flat_noise_curve(200)).predict(328);
+TEST(LargeBatchModel, AMeasuredMaxLrPastTheBoundStillSetsTheRunsLr) {
+  // eps_max 0.1: x_0 = 0.1 (1 + 200/128) / 0.1 = 2.5625, past the bound where the baseline made
+  // progress: its own step is taken as a tuned one (2x_0 - x_0^2 = 1), but the run's lr is still
+  // set against the measured eps_max: at 328 constant, x = 0.1 (1 + 200/328) / 0.1 = 1.6098.
+  const double x = 0.1 * (1 + 200.0 / 328) / 0.1;
+  const double r = 328.0 / 528 * (2 * x - x * x);
   const LargeBatchPrediction p = model(4, 0.9, LrRule::kConstant, measured_curvature_curve(0.1)).predict(328);
   EXPECT_FALSE(p.no_progress);
-  EXPECT_NEAR(*p.baseline_examples_at_k, *assumed.baseline_examples_at_k, 1e-9);
+  EXPECT_NEAR(*p.baseline_examples_at_k, 4000 * r, 1e-6);
+  // Sqrt at 4x: x = 0.2 (1 + 200/512) / 0.1 = 2.78, past the bound: no progress. Scaled from an
+  // assumed x_0 = 1 instead it would be 2 (1 + 200/512) / (1 + 200/128) = 1.09 and train.
+  EXPECT_TRUE(model(4, 0.9, LrRule::kSqrt, measured_curvature_curve(0.1)).predict(512).no_progress);
+  EXPECT_FALSE(model(4, 0.9, LrRule::kSqrt, flat_noise_curve(200)).predict(512).no_progress);
 }
 
 // A baseline whose first epoch stayed at or above the untrained loss ln 10 did not train then:

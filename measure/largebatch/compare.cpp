@@ -28,6 +28,13 @@ std::string fixed(double value, int digits) {
   return text;
 }
 
+// A batch ratio: whole from 1 up (16), else as few digits as it needs (0.25, 0.5).
+std::string ratio(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, value >= 1 ? "%.0f" : "%.3g", value);
+  return text;
+}
+
 std::string cell(const std::optional<double>& value, int digits) { return value ? fixed(*value, digits) : "-"; }
 
 std::string signed_cell(const std::optional<double>& value, int digits) {
@@ -316,7 +323,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
     if (!c.measured_missing.empty()) notes += (notes.empty() ? "" : "; ") + std::string("run: ") + c.measured_missing;
     if (c.loss_at_k && !c.epochs_to_target) notes += (notes.empty() ? "" : "; ") + std::string("target not reached in ") + k + " epochs";
     out += "| " + std::to_string(c.run.seed) + " | " + rule_label(c.run) + " | " + std::to_string(c.run.batch) +
-           " | " + fixed(static_cast<double>(c.run.batch) / static_cast<double>(o.base_batch), 0) + "x | " +
+           " | " + ratio(static_cast<double>(c.run.batch) / static_cast<double>(o.base_batch)) + "x | " +
            cell(c.predicted.loss_at_k, 4) + " | " + cell(c.loss_at_k, 4) + " | " + signed_cell(c.loss_error_pct, 1) +
            " | " + cell(c.predicted.test_accuracy_at_k, 4) + " | " + cell(c.test_accuracy_at_k, 4) + " | " +
            signed_cell(c.accuracy_error_points, 1) + " | " + cell(c.predicted_epochs_to_target, 2) + " | " +

@@ -51,16 +51,18 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
   };
   // The samples inside the first epoch, where the curve moves fastest; after it the epochs' own
   // means, whose windows are long enough that their noise (a 1/20-epoch window's mean loss varies
-  // by a few hundredths) stays below the curve's change. A sample's noise scale counts once the
-  // moving averages have absorbed kNoiseMemorySteps steps: one step's estimate is mostly noise.
+  // by a few hundredths) stays below the curve's change. The noise scale and eps_max count from
+  // their first readings: each is a ratio of two moving averages that the same steps feed, so the
+  // averages' start-up bias cancels and an early reading is unbiased, only noisier (least so at
+  // the start, where B_noise << B); and the first steps are where the curve moves fastest and the
+  // no-progress bound is lowest.
   const double first_epoch = curve_.epochs.front().examples;
-  const double noise_from = kNoiseMemorySteps * static_cast<double>(curve_.batch);
   double previous = 0;
   for (const CurveSample& s : curve_.samples) {
     if (s.examples > first_epoch) break;
     add_window(s.examples, s.window_examples, s.train_loss, s.train_accuracy);
-    if (s.test_accuracy >= 0 && s.examples < first_epoch) test_accuracy_.push_back({s.examples, s.test_accuracy});
-    if (s.examples >= noise_from && s.examples < first_epoch) {
+    if (s.examples < first_epoch) {  // the epoch's end is epoch 1's point
+      if (s.test_accuracy >= 0) test_accuracy_.push_back({s.examples, s.test_accuracy});
       if (s.noise_scale > 0) noise_scale_.push_back({s.examples, s.noise_scale});
       if (s.max_lr > 0) max_lr_.push_back({s.examples, s.max_lr});
     }
@@ -170,8 +172,7 @@ double LargeBatchModel::baseline_lr_over_tuned(double baseline_examples, double 
   const TrainingCurve& c = baseline_.curve();
   const auto eps_max = baseline_.max_lr_at(baseline_examples);
   if (!eps_max || !(c.lr > 0)) return 1;
-  const double x0 = lr_over_tuned_lr(c.lr, static_cast<double>(c.batch), noise_scale, *eps_max);
-  return x0 < kNoProgressLrRatio ? x0 : 1;
+  return lr_over_tuned_lr(c.lr, static_cast<double>(c.batch), noise_scale, *eps_max);
 }
 
 LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
@@ -206,7 +207,11 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     const double x0 = baseline_lr_over_tuned(e_0, noise);
     const double x = lr_over_tuned(e_b, b, noise, x0);
     if (x_out) *x_out = x;
-    return (noise + b0) / (noise + b) * (2 * x - x * x) / (2 * x0 - x0 * x0);
+    // Where the measured x_0 is past the bound the step equation gives the baseline's own steps no
+    // progress to compare with (and yet the curve is what they did): its step counts as a tuned
+    // one there. The run's x stays the measured eps_max's.
+    const double x0_step = x0 < kNoProgressLrRatio ? x0 : 1;
+    return (noise + b0) / (noise + b) * (2 * x - x * x) / (2 * x0_step - x0_step * x0_step);
   };
   const double h = n / kStepsPerEpoch;
   const std::optional<double> e0_target = baseline_.examples_to_loss(target_loss_);

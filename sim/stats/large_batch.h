@@ -41,8 +41,8 @@ class BaselineCurve {
   Point at(double examples) const;
   // at(examples).noise_scale alone (the path's inner loop needs nothing else).
   double noise_scale_at(double examples) const;
-  // eps_max = |G|^2 / G^T H G measured along the curve (`max_lr`, as the noise scale: the samples
-  // in the first epoch once the averages hold kNoiseMemorySteps steps, the epochs after);
+  // eps_max = |G|^2 / G^T H G measured along the curve (`max_lr`: the samples in the first epoch
+  // from the first reading on, the epochs after);
   // nullopt when the curve carries none (a profile from before it was measured).
   bool has_max_lr() const { return !max_lr_.empty(); }
   std::optional<double> max_lr_at(double examples) const;
@@ -59,9 +59,6 @@ class BaselineCurve {
   int num_classes() const { return num_classes_; }
 
  private:
-  // The moving averages' memory at measure baseline's default --ema-decay 0.99: 1 / (1 - 0.99).
-  static constexpr double kNoiseMemorySteps = 100;
-
   struct Knot {
     double examples;
     double value;
@@ -143,9 +140,9 @@ class LargeBatchModel {
   // x: the rule's lr after `examples` at `batch` over the tuned lr eps_max / (1 + B_n/B), i.e.
   // (lr_B/lr_0) (1 + B_n/B) / (1 + B_n/B_0) x_0, given the baseline's x_0 where the path is.
   double lr_over_tuned(double examples, double batch, double noise_scale, double x0) const;
-  // x_0: the baseline's own lr over its tuned lr at E_0 (1 without a measured eps_max, and where
-  // the measured one puts it at or past the no-progress bound, which the baseline's own progress
-  // contradicts: there the baseline is taken as tuned).
+  // x_0: the baseline's own lr over its tuned lr at E_0 as measured (1 without a measured eps_max).
+  // It may be past the no-progress bound (a baseline that stalled there, or whose measurement
+  // contradicts its progress); the path then counts the baseline's own step as a tuned one.
   double baseline_lr_over_tuned(double baseline_examples, double noise_scale) const;
 
   BaselineCurve baseline_;
