@@ -26,7 +26,7 @@ class CompareTest : public ::testing::Test {
   // A run's file as `measure baseline --profile` writes it: machine, measurement, one curve.
   void write_run(const std::string& name, int64_t batch, const std::vector<double>& losses,
                  const std::vector<double>& test_accuracies, const std::string& optimizer = "sgd",
-                 double max_lr = 0) {
+                 double max_lr = 0, double noise_scale = 1e9) {
     Profile p;
     p.machine.name = "test-machine";
     p.machine.device_kind = "cpu";
@@ -51,7 +51,7 @@ class CompareTest : public ::testing::Test {
       e.test_accuracy = test_accuracies[i];
       e.grad_sq_norm = 1e-6;
       e.trace_sigma = 1e3;
-      e.noise_scale = 1e9;
+      e.noise_scale = noise_scale;
       e.max_lr = max_lr;
       c.epochs.push_back(e);
     }
@@ -212,6 +212,27 @@ TEST_F(CompareTest, ASmallerBatchPrintsItsRatio) {
   write_run("b64-constant-s0.yaml", 64, {0.9, 0.45}, {0.72, 0.82});
   const ComparisonSummary s = compare_large_batch_runs(options());
   EXPECT_NE(format_comparison_report(s, options(), "x").find("| 0 | constant | 64 | 0.5x |"), std::string::npos);
+}
+
+// A path that leaves the baseline curve before epoch k (a smaller batch, worth more baseline
+// examples than were measured) still has its first epochs' means, and its epochs to the target
+// are read between them as the run's are.
+TEST_F(CompareTest, APathBeyondTheCurveIsReadOnItsPredictedEpochs) {
+  // B_noise 10: at 64, x = (1 + 10/64)/(1 + 10/128) = 1.07 and an example is worth 1.86 of the
+  // baseline's: epoch 1 ends at E_0 = 1855 of the 2000 measured, epoch 2 beyond.
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8}, "sgd", 0, 10);
+  write_run("b64-constant-s0.yaml", 64, {0.8, 0.4}, {0.72, 0.82}, "sgd", 0, 10);
+  const ComparisonSummary s = compare_large_batch_runs(options());
+  ASSERT_EQ(s.runs.size(), 1u);
+  const RunComparison& c = s.runs.front();
+  EXPECT_FALSE(c.predicted.loss_at_k);
+  ASSERT_EQ(c.predicted.loss_by_epoch.size(), 1u);
+  // The target, the baseline's epoch-1 loss 1.0, between the untrained ln 10 at 0 and epoch 1's
+  // predicted mean at its middle.
+  const double m = c.predicted.loss_by_epoch[0];
+  ASSERT_TRUE(c.predicted_epochs_to_target);
+  EXPECT_NEAR(*c.predicted_epochs_to_target, 0.5 * (std::log(10.0) - 1.0) / (std::log(10.0) - m), 1e-9);
+  EXPECT_NEAR(*c.epochs_to_target, 0.5 * (std::log(10.0) - 1.0) / (std::log(10.0) - 0.8), 1e-9);
 }
 
 TEST(RunName, ParsesTheScriptsNamesOnly) {

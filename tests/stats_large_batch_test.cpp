@@ -242,6 +242,9 @@ TEST(LargeBatchModel, BeyondTheCurve) {
   const LargeBatchPrediction p = model(5, 0.9, LrRule::kConstant).predict(128);
   EXPECT_FALSE(p.loss_at_k.has_value());
   EXPECT_EQ(p.loss_missing, "beyond the baseline curve (4 epochs measured)");
+  // The 4 epochs that end within the curve still have their means: the 4-epoch prediction's.
+  EXPECT_EQ(p.loss_by_epoch, model(4, 0.9, LrRule::kConstant).predict(128).loss_by_epoch);
+  EXPECT_EQ(p.loss_by_epoch.size(), 4u);
   ASSERT_TRUE(p.epochs_to_target.has_value());  // the target is still predicted: E_0 = 2000
   EXPECT_NEAR(*p.epochs_to_target, 2.0, 1e-9);
 }

@@ -67,15 +67,18 @@ TrainingCurve load_curve(const fs::path& path) {
 // sits at the epoch's middle, so a first epoch that starts high (fashion-cnn's first steps
 // overshoot) places the crossing later than it happened; the model's own crossing has no such
 // delay, and comparing it with the run's would count the recording's resolution as a model error.
-// The model's crossing where the run is sampled more densely, or where the epochs are not predicted.
+// The model's crossing where the run is sampled more densely, where no epoch is predicted, or
+// past the predicted epochs (a path that leaves the baseline curve before epoch k predicts the
+// epochs before it only).
 std::optional<double> epochs_to_target_as_recorded(const TrainingCurve& run, int epochs, int num_classes,
                                                    double target, const LargeBatchPrediction& predicted) {
+  const size_t predicted_epochs = predicted.loss_by_epoch.size();
   if (run.samples.size() > run.epochs.size() || static_cast<int>(run.epochs.size()) < epochs ||
-      predicted.loss_by_epoch.size() != static_cast<size_t>(epochs)) {
+      predicted_epochs == 0 || predicted_epochs > static_cast<size_t>(epochs)) {
     return predicted.epochs_to_target;
   }
   TrainingCurve means = run;
-  means.epochs.resize(static_cast<size_t>(epochs));
+  means.epochs.resize(predicted_epochs);
   const double n = static_cast<double>(run.train_samples);
   for (EpochPoint& e : means.epochs) {
     e.train_loss = predicted.loss_by_epoch[static_cast<size_t>(e.epoch - 1)];
@@ -87,7 +90,7 @@ std::optional<double> epochs_to_target_as_recorded(const TrainingCurve& run, int
                                      [&](const CurveSample& sample) { return sample.examples > means.epochs.back().examples; }),
                       means.samples.end());
   if (const auto examples = BaselineCurve(means, num_classes).examples_to_loss(target)) return *examples / n;
-  return predicted.epochs_to_target && *predicted.epochs_to_target > static_cast<double>(epochs)
+  return predicted.epochs_to_target && *predicted.epochs_to_target > static_cast<double>(predicted_epochs)
              ? predicted.epochs_to_target
              : std::nullopt;
 }

@@ -271,21 +271,24 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     const size_t hi = std::min(lo + 1, path.size() - 1);
     return lerp(path[lo], path[hi], i - static_cast<double>(lo));
   };
+  // Every epoch that ends within the baseline curve; epoch k's is loss_at_k.
+  constexpr int kEpochSamples = 64;
+  double train_accuracy = 0;
+  for (int epoch = 1; epoch <= settings_.epochs && path_at(epoch * n) <= baseline_.last_examples(); ++epoch) {
+    double loss = 0;
+    train_accuracy = 0;
+    for (int s = 0; s < kEpochSamples; ++s) {
+      const BaselineCurve::Point point = baseline_.at(path_at((epoch - 1 + (s + 0.5) / kEpochSamples) * n));
+      loss += point.loss / kEpochSamples;
+      train_accuracy += point.train_accuracy / kEpochSamples;
+    }
+    p.loss_by_epoch.push_back(loss);
+  }
   const double e0_k = path_at(k_examples);
   if (e0_k > baseline_.last_examples()) {
     p.loss_missing = "beyond the baseline curve (" + measured + ")";
   } else {
-    constexpr int kEpochSamples = 64;
-    for (int epoch = 1; epoch <= settings_.epochs; ++epoch) {
-      double loss = 0, accuracy = 0;
-      for (int s = 0; s < kEpochSamples; ++s) {
-        const BaselineCurve::Point point = baseline_.at(path_at((epoch - 1 + (s + 0.5) / kEpochSamples) * n));
-        loss += point.loss / kEpochSamples;
-        accuracy += point.train_accuracy / kEpochSamples;
-      }
-      p.loss_by_epoch.push_back(loss);
-      p.train_accuracy_at_k = accuracy;  // epoch k's, the last
-    }
+    p.train_accuracy_at_k = train_accuracy;
     const BaselineCurve::Point end = baseline_.at(e0_k);
     p.baseline_examples_at_k = e0_k;
     p.loss_at_k = p.loss_by_epoch.back();

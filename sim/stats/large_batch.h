@@ -91,7 +91,8 @@ struct LargeBatchPrediction {
   std::optional<double> train_accuracy_at_k;
   std::optional<double> test_accuracy_at_k;
   std::optional<double> baseline_examples_at_k;  // E_0 at the end of epoch k
-  // The mean loss of each epoch 1..k as loss_at_k is epoch k's (empty where loss_at_k is).
+  // The mean loss of each epoch from 1 that ends within the baseline curve, as loss_at_k is epoch
+  // k's: all k where loss_at_k is given, fewer where the path leaves the curve before epoch k.
   std::vector<double> loss_by_epoch;
   std::string loss_missing;                      // why loss_at_k is empty
   // To the target loss.
