@@ -622,10 +622,12 @@ class Importer {
       for (const Span* g : group) {
         std::optional<std::vector<int64_t>> shape = first_input_shape(*g);
         if (!shape) {  // the node's own span inside the engine's wrapper holds the inputs
-          for (const Span& inner : cpu_) {
-            if (inner.thread == g->thread && inner.name == kAccumulateGrad && inner.ts >= g->ts &&
-                inner.ts <= g->end() && &inner != g) {
-              shape = first_input_shape(inner);
+          // cpu_ is sorted by start: only the spans that start within the wrapper are looked at.
+          auto inner = std::lower_bound(cpu_.begin(), cpu_.end(), g->ts,
+                                        [](const Span& a, double ts) { return a.ts < ts; });
+          for (; inner != cpu_.end() && inner->ts <= g->end(); ++inner) {
+            if (inner->thread == g->thread && inner->name == kAccumulateGrad && &*inner != g) {
+              shape = first_input_shape(*inner);
               break;
             }
           }
