@@ -376,19 +376,71 @@ TEST(LargeBatchModel, MeasuredMaxLrReplacesTheTunedAssumption) {
   EXPECT_EQ(none.loss_by_epoch, std::vector<double>(4, std::log(10.0)));
 }
 
-TEST(LargeBatchModel, AMeasuredMaxLrPastTheBoundStillSetsTheRunsLr) {
-  // eps_max 0.1: x_0 = 0.1 (1 + 200/128) / 0.1 = 2.5625, past the bound where the baseline made
-  // progress: its own step is taken as a tuned one (2x_0 - x_0^2 = 1), but the run's lr is still
-  // set against the measured eps_max: at 328 constant, x = 0.1 (1 + 200/328) / 0.1 = 1.6098.
-  const double x = 0.1 * (1 + 200.0 / 328) / 0.1;
-  const double r = 328.0 / 528 * (2 * x - x * x);
+TEST(LargeBatchModel, MeasuredMaxLrThatContradictsTheBaselineFallsBackToTheAssumption) {
+  // eps_max 0.1: x_0 = 0.1 (1 + 200/128) / 0.1 = 2.56, past the bound where the baseline made
+  // progress: the measurement contradicts the step equation there, so the baseline's lr is taken
+  // as tuned (the predictions without eps_max), and the baseline batch reproduces the baseline.
+  const LargeBatchPrediction assumed = model(4, 0.9, LrRule::kConstant, flat_noise_curve(200)).predict(328);
   const LargeBatchPrediction p = model(4, 0.9, LrRule::kConstant, measured_curvature_curve(0.1)).predict(328);
   EXPECT_FALSE(p.no_progress);
-  EXPECT_NEAR(*p.baseline_examples_at_k, 4000 * r, 1e-6);
-  // Sqrt at 4x: x = 0.2 (1 + 200/512) / 0.1 = 2.78, past the bound: no progress. Scaled from an
-  // assumed x_0 = 1 instead it would be 2 (1 + 200/512) / (1 + 200/128) = 1.09 and train.
-  EXPECT_TRUE(model(4, 0.9, LrRule::kSqrt, measured_curvature_curve(0.1)).predict(512).no_progress);
-  EXPECT_FALSE(model(4, 0.9, LrRule::kSqrt, flat_noise_curve(200)).predict(512).no_progress);
+  EXPECT_NEAR(*p.baseline_examples_at_k, *assumed.baseline_examples_at_k, 1e-9);
+  const LargeBatchPrediction base = model(4, 0.9, LrRule::kConstant, measured_curvature_curve(0.1)).predict(128);
+  EXPECT_NEAR(*base.baseline_examples_at_k, 4000, 1e-6);
+}
+
+// The recorded windows whose loss stays at or above the untrained ln 10, every epoch's samples.
+TEST(BaselineCurve, UntrainedStretchesFromEverySample) {
+  TrainingCurve c = fixture_curve();
+  //           examples window loss train test B_noise
+  c.samples = {{100, 100, 2.5, 0.1, 0.1, 10},     // the untrained start and an overshoot: one stretch
+               {200, 100, 2.4, 0.1, 0.1, 10},
+               {300, 100, 1.8, 0.3, 0.3, 10},
+               {400, 100, 2.31, 0.1, 0.1, 10},    // at chance again
+               {500, 100, 2.31, 0.1, 0.1, 10},
+               {1000, 500, 1.2, 0.6, 0.5, 0},
+               {1100, 100, 2.31, 0.1, 0.1, 10},   // in epoch 2, which its mean (1.0) hides
+               {1200, 100, 2.303, 0.1, 0.1, 10},
+               {1300, 100, 2.302, 0.1, 0.1, 10}};  // just below ln 10: ends it
+  const BaselineCurve curve(c, 10);
+  const auto stretches = curve.untrained_stretches();
+  ASSERT_EQ(stretches.size(), 3u);
+  EXPECT_EQ(stretches[0], (std::vector<double>{50, 150}));
+  EXPECT_EQ(stretches[1], (std::vector<double>{350, 450}));
+  EXPECT_EQ(stretches[2], (std::vector<double>{1050, 1150}));
+  // Without samples the epochs' means: none of the fixture's is at chance.
+  EXPECT_TRUE(BaselineCurve(fixture_curve(), 10).untrained_stretches().empty());
+}
+
+// A stall: a stretch at chance where the baseline's own x_0 passes 2. A run whose own x stays
+// within the bound at every point of it passes it at once; the baseline batch does not (it is the
+// baseline), and a run whose x passes the bound there makes no progress.
+TEST(LargeBatchModel, ARunWithinTheBoundPassesTheBaselinesStall) {
+  TrainingCurve c = measured_curvature_curve(0.2);  // B_noise 200, x_0 = 1.28 on the epochs
+  // At chance from 150 to 350 examples with B_noise 1000 and eps_max 0.3: x_0 = 0.1 (1 + 1000/128)
+  // / 0.3 = 2.94, past the bound; at 1024 the constant lr is x = 2.94 (1 + 1000/1024) / (1 + 1000/128)
+  // = 0.66, within it.
+  c.samples = {{100, 100, 2.0, 0.15, 0.2, 200}, {200, 100, 2.31, 0.1, 0.1, 1000}, {300, 100, 2.31, 0.1, 0.1, 1000},
+               {400, 100, 2.305, 0.1, 0.1, 1000}, {500, 100, 1.8, 0.4, 0.4, 200}};
+  c.samples[0].max_lr = 0.2;
+  for (size_t i = 1; i <= 3; ++i) c.samples[i].max_lr = 0.3;
+  c.samples[4].max_lr = 0.2;
+  const LargeBatchPrediction p = model(4, 0.9, LrRule::kConstant, c).predict(1024);
+  EXPECT_FALSE(p.no_progress);
+  EXPECT_TRUE(has_note(p, "the baseline stalled at chance for 0.2 epochs where its own lr was past the bound"));
+  EXPECT_TRUE(has_note(p, "the path passes that stall at once"));
+  // The same run where the baseline's lr was within the bound there (eps_max 0.6: x_0 = 1.47) goes
+  // through the stretch at its rate: less far in 4 epochs.
+  TrainingCurve within = c;
+  for (size_t i = 1; i <= 3; ++i) within.samples[i].max_lr = 0.6;
+  const LargeBatchPrediction slow = model(4, 0.9, LrRule::kConstant, within).predict(1024);
+  EXPECT_FALSE(has_note(slow, "stall"));
+  EXPECT_GT(*p.baseline_examples_at_k, *slow.baseline_examples_at_k);
+  // The baseline batch is the baseline: no skip.
+  const LargeBatchPrediction base = model(4, 0.9, LrRule::kConstant, c).predict(128);
+  EXPECT_FALSE(has_note(base, "stall"));
+  EXPECT_NEAR(*base.baseline_examples_at_k, 4000, 1e-6);
+  // Linear at 8x: x = 8 x 0.66 = 5.3 in the stall: no progress.
+  EXPECT_TRUE(model(4, 0.9, LrRule::kLinear, c).predict(1024).no_progress);
 }
 
 // A baseline whose first epoch stayed at or above the untrained loss ln 10 did not train then:

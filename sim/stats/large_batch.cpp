@@ -125,6 +125,29 @@ std::optional<double> BaselineCurve::examples_to_loss(double loss) const {
   return std::nullopt;
 }
 
+std::vector<std::vector<double>> BaselineCurve::untrained_stretches() const {
+  // Every window the baseline recorded, past the first epoch too: an epoch's mean can hide where
+  // a stall ends inside it.
+  std::vector<Knot> windows;
+  if (curve_.samples.empty()) {
+    windows.assign(loss_.begin() + 1, loss_.end());
+  } else {
+    for (const CurveSample& s : curve_.samples) windows.push_back({s.examples - 0.5 * s.window_examples, s.train_loss});
+  }
+  std::vector<std::vector<double>> stretches;
+  std::vector<double> current;
+  for (const Knot& k : windows) {
+    if (k.value >= untrained_loss_) {
+      current.push_back(k.examples);
+      continue;
+    }
+    if (current.size() >= 2) stretches.push_back(current);
+    current.clear();
+  }
+  if (current.size() >= 2) stretches.push_back(current);
+  return stretches;
+}
+
 LargeBatchModel::LargeBatchModel(const TrainingCurve& curve, int num_classes, const LargeBatchSettings& settings)
     : baseline_(curve, num_classes), settings_(settings) {
   if (settings.epochs < 1) throw std::invalid_argument("LargeBatchModel: epochs must be >= 1");
@@ -175,6 +198,24 @@ double LargeBatchModel::baseline_lr_over_tuned(double baseline_examples, double 
   return lr_over_tuned_lr(c.lr, static_cast<double>(c.batch), noise_scale, *eps_max);
 }
 
+double LargeBatchModel::path_lr_over_tuned(double baseline_examples, double noise_scale) const {
+  const double x0 = baseline_lr_over_tuned(baseline_examples, noise_scale);
+  return x0 < kNoProgressLrRatio ? x0 : 1;
+}
+
+std::vector<std::vector<double>> LargeBatchModel::baseline_stalls() const {
+  std::vector<std::vector<double>> stalls;
+  for (auto& stretch : baseline_.untrained_stretches()) {
+    for (double e : stretch) {
+      if (baseline_lr_over_tuned(e, baseline_.noise_scale_at(e)) >= kNoProgressLrRatio) {
+        stalls.push_back(std::move(stretch));
+        break;
+      }
+    }
+  }
+  return stalls;
+}
+
 LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   if (batch < 1) throw std::invalid_argument("LargeBatchModel::predict: batch must be >= 1");
   LargeBatchPrediction p;
@@ -204,15 +245,24 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   // baseline's lr taken as tuned). Past x = 2 the expected loss rises: no progress.
   const auto rate = [&](double e_b, double e_0, double* x_out) {
     const double noise = baseline_.noise_scale_at(e_0);
-    const double x0 = baseline_lr_over_tuned(e_0, noise);
+    const double x0 = path_lr_over_tuned(e_0, noise);
     const double x = lr_over_tuned(e_b, b, noise, x0);
     if (x_out) *x_out = x;
-    // Where the measured x_0 is past the bound the step equation gives the baseline's own steps no
-    // progress to compare with (and yet the curve is what they did): its step counts as a tuned
-    // one there. The run's x stays the measured eps_max's.
-    const double x0_step = x0 < kNoProgressLrRatio ? x0 : 1;
-    return (noise + b0) / (noise + b) * (2 * x - x * x) / (2 * x0_step - x0_step * x0_step);
+    return (noise + b0) / (noise + b) * (2 * x - x * x) / (2 * x0 - x0 * x0);
   };
+  // A stall of the baseline (its own lr past the bound kept it at chance) is not progress another
+  // run has to repeat: a path that reaches it with the run's own x within the bound at every point
+  // of it goes past it at once; where the run's x passes the bound there, the path goes in and
+  // the run makes no progress, as anywhere.
+  const std::vector<std::vector<double>> stalls = baseline_stalls();
+  const auto within_bound_over = [&](const std::vector<double>& stall, double e_b) {
+    for (double e : stall) {
+      const double noise = baseline_.noise_scale_at(e);
+      if (lr_over_tuned(e_b, b, noise, baseline_lr_over_tuned(e, noise)) > kNoProgressLrRatio) return false;
+    }
+    return true;
+  };
+  std::vector<std::pair<double, double>> skipped;  // (E_B, the stall) for the note
   const double h = n / kStepsPerEpoch;
   const std::optional<double> e0_target = baseline_.examples_to_loss(target_loss_);
   std::vector<double> path{0.0};  // E_0 at E_B = i h
@@ -237,7 +287,13 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
       diverged_at = e_b + step;
       break;
     }
-    const double next = e_0 + 0.5 * step * (k1 + k2);
+    double next = e_0 + 0.5 * step * (k1 + k2);
+    for (const std::vector<double>& stall : stalls) {
+      if (next >= stall.front() && e_0 < stall.back() && within_bound_over(stall, e_b + step)) {
+        next = stall.back();
+        skipped.emplace_back(e_b + step, stall.back() - stall.front());
+      }
+    }
     if (e0_target && !p.examples_to_target && next >= *e0_target) {
       p.examples_to_target = e_b + step * (*e0_target - e_0) / (next - e_0);
     }
@@ -262,6 +318,13 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
                       "; past it an SGD step raises the expected loss: loss and accuracy are the "
                       "untrained model's");
     return p;
+  }
+
+  for (const auto& [e_b, length] : skipped) {
+    p.notes.push_back("the baseline stalled at chance for " + short_number(length / n) +
+                      " epochs where its own lr was past the bound; " + rule + " lr at " + batch_text +
+                      " is within it there: the path passes that stall at once, after " + short_number(e_b / n) +
+                      " epochs");
   }
 
   // Epoch k: the mean loss and training accuracy over its examples, the test accuracy at its end.
@@ -314,7 +377,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     }
     // The rule's lr against the tuned one where the target is: a large mismatch slows the path.
     const double x = lr_over_tuned(p.examples_to_target.value_or(k_examples), b, noise,
-                                   baseline_lr_over_tuned(*e0_target, noise));
+                                   path_lr_over_tuned(*e0_target, noise));
     if (x > kLrMismatch || x < 1 / kLrMismatch) {
       p.notes.push_back(rule + " lr at " + batch_text + " is " + short_number(x) +
                         "x the tuned lr at the target (B_noise " + short_number(noise) + "): " +

@@ -48,6 +48,10 @@ class BaselineCurve {
   std::optional<double> max_lr_at(double examples) const;
   // The first E at which the loss reaches `loss` (<=); nullopt if it never does.
   std::optional<double> examples_to_loss(double loss) const;
+  // The stretches where the recorded loss stays at or above the untrained ln(C): each the middles
+  // of two or more consecutive windows, in order (every sample, in every epoch; the epochs' means
+  // where the curve has no samples).
+  std::vector<std::vector<double>> untrained_stretches() const;
 
   const TrainingCurve& curve() const { return curve_; }
   double last_examples() const { return curve_.epochs.back().examples; }
@@ -142,9 +146,15 @@ class LargeBatchModel {
   // (lr_B/lr_0) (1 + B_n/B) / (1 + B_n/B_0) x_0, given the baseline's x_0 where the path is.
   double lr_over_tuned(double examples, double batch, double noise_scale, double x0) const;
   // x_0: the baseline's own lr over its tuned lr at E_0 as measured (1 without a measured eps_max).
-  // It may be past the no-progress bound (a baseline that stalled there, or whose measurement
-  // contradicts its progress); the path then counts the baseline's own step as a tuned one.
   double baseline_lr_over_tuned(double baseline_examples, double noise_scale) const;
+  // x_0 as the path uses it: the measured one, or 1 where that is at or past the no-progress bound
+  // (the step equation gives the baseline's own steps no progress there to compare with, yet its
+  // curve is what they did: its lr is taken as tuned there, for the run's x and the rate alike; a
+  // run whose own x stays within the bound over a stall skips it instead, baseline_stalls()).
+  double path_lr_over_tuned(double baseline_examples, double noise_scale) const;
+  // The baseline's stalls: the untrained stretches in which its own x_0 passes the no-progress
+  // bound at some point, i.e. where its lr kept it at chance (docs/LARGE_BATCH.md, "The path").
+  std::vector<std::vector<double>> baseline_stalls() const;
 
   BaselineCurve baseline_;
   LargeBatchSettings settings_;
