@@ -428,12 +428,16 @@ TEST(LargeBatchModel, ARunWithinTheBoundPassesTheBaselinesStall) {
   EXPECT_FALSE(p.no_progress);
   EXPECT_TRUE(has_note(p, "the baseline stalled at chance for 0.2 epochs where its own lr was past the bound"));
   EXPECT_TRUE(has_note(p, "the path passes that stall at once"));
+  ASSERT_TRUE(p.stall_passed_epochs.has_value());
+  EXPECT_GT(*p.stall_passed_epochs, 0);
+  EXPECT_LT(*p.stall_passed_epochs, 4);
   // The same run where the baseline's lr was within the bound there (eps_max 0.6: x_0 = 1.47) goes
   // through the stretch at its rate: less far in 4 epochs.
   TrainingCurve within = c;
   for (size_t i = 1; i <= 3; ++i) within.samples[i].max_lr = 0.6;
   const LargeBatchPrediction slow = model(4, 0.9, LrRule::kConstant, within).predict(1024);
   EXPECT_FALSE(has_note(slow, "stall"));
+  EXPECT_FALSE(slow.stall_passed_epochs.has_value());
   EXPECT_GT(*p.baseline_examples_at_k, *slow.baseline_examples_at_k);
   // The baseline batch is the baseline: no skip.
   const LargeBatchPrediction base = model(4, 0.9, LrRule::kConstant, c).predict(128);

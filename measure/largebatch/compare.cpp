@@ -322,6 +322,10 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
   for (const auto& c : s.runs) {
     std::string notes;
     if (c.predicted.no_progress) notes = "predicted: no progress (lr above 2x the tuned lr)";
+    if (c.predicted.stall_passed_epochs) {
+      notes = "predicted: passes the baseline's stall at chance after " + fixed(*c.predicted.stall_passed_epochs, 2) +
+              " epochs";
+    }
     if (c.measured_only) notes = "LARS under linear-warmup: measured only (the model has no layer-wise rule)";
     if (!c.measured_missing.empty()) notes += (notes.empty() ? "" : "; ") + std::string("run: ") + c.measured_missing;
     if (c.loss_at_k && !c.epochs_to_target) notes += (notes.empty() ? "" : "; ") + std::string("target not reached in ") + k + " epochs";

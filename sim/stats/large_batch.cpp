@@ -320,6 +320,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     return p;
   }
 
+  if (!skipped.empty()) p.stall_passed_epochs = skipped.front().first / n;
   for (const auto& [e_b, length] : skipped) {
     p.notes.push_back("the baseline stalled at chance for " + short_number(length / n) +
                       " epochs where its own lr was past the bound; " + rule + " lr at " + batch_text +

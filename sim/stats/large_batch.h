@@ -105,6 +105,8 @@ struct LargeBatchPrediction {
   std::optional<double> noise_scale_at_target;   // B_n where the baseline reached the target
   std::optional<double> efficiency;              // Pollux (B_n + B_0) / (B_n + B) at the target
   std::string target_missing;                    // why epochs_to_target is empty
+  // Where the path passed a stall of the baseline at once (E_B / train_samples, the first one).
+  std::optional<double> stall_passed_epochs;
   // Caveats that do not stop the prediction (learning-rate mismatch, extrapolation).
   std::vector<std::string> notes;
   // The rule's lr passes kNoProgressLrRatio x the tuned lr somewhere on the path: the model
