@@ -241,8 +241,9 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   // tr(H Sigma)/B). At eps = x eps_opt(B), eps_opt(B) = eps_max / (1 + B_n/B), it is
   // |G|^2 eps_opt(B) (2x - x^2) / 2. Per example, against the baseline's step at x_0: dE_0/dE_B =
   // (B_n + B_0) / (B_n + B) (2x - x^2) / (2x_0 - x_0^2), with B_n the baseline's noise scale and
-  // eps_max its measured one where the path is (x_0 = 1 where eps_max was not measured: the
-  // baseline's lr taken as tuned). Past x = 2 the expected loss rises: no progress.
+  // eps_max its measured one where the path is (x_0 = 1 where eps_max was not measured or puts
+  // x_0 past the bound: the baseline's lr taken as tuned). Past x = 2 the expected loss rises: no
+  // progress.
   const auto rate = [&](double e_b, double e_0, double* x_out) {
     const double noise = baseline_.noise_scale_at(e_0);
     const double x0 = path_lr_over_tuned(e_0, noise);
@@ -253,7 +254,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   // A stall of the baseline (its own lr past the bound kept it at chance) is not progress another
   // run has to repeat: a path that reaches it with the run's own x within the bound at every point
   // of it goes past it at once; where the run's x passes the bound there, the path goes in and
-  // the run makes no progress, as anywhere.
+  // follows the baseline through it.
   const std::vector<std::vector<double>> stalls = baseline_stalls();
   const auto within_bound_over = [&](const std::vector<double>& stall, double e_b) {
     for (double e : stall) {
@@ -262,7 +263,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     }
     return true;
   };
-  std::vector<std::pair<double, double>> skipped;  // (E_B, the stall) for the note
+  std::vector<std::pair<double, double>> skipped;  // (E_B where a stall was passed, its length in E_0)
   const double h = n / kStepsPerEpoch;
   const std::optional<double> e0_target = baseline_.examples_to_loss(target_loss_);
   std::vector<double> path{0.0};  // E_0 at E_B = i h
