@@ -235,6 +235,22 @@ TEST_F(CompareTest, APathBeyondTheCurveIsReadOnItsPredictedEpochs) {
   EXPECT_NEAR(*c.epochs_to_target, 0.5 * (std::log(10.0) - 1.0) / (std::log(10.0) - 0.8), 1e-9);
 }
 
+// A seed whose baseline never left the untrained loss predicts nothing: its runs are listed with
+// the reason and in no error.
+TEST_F(CompareTest, ABaselineThatNeverTrainedPredictsNothing) {
+  write_run("b128-constant-s0.yaml", 128, {2.40, 2.31}, {0.1, 0.1});
+  write_run("b512-constant-s0.yaml", 512, {2.0, 1.2}, {0.3, 0.6});
+  const ComparisonSummary s = compare_large_batch_runs(options());
+  ASSERT_EQ(s.runs.size(), 1u);
+  EXPECT_FALSE(s.runs.front().loss_error_pct);
+  EXPECT_EQ(s.loss_count, 0);
+  const std::string report = format_comparison_report(s, options(), "x");
+  EXPECT_NE(report.find("not predicted: the baseline never trained (2 epochs measured"), std::string::npos) << report;
+  EXPECT_NE(report.find("- seed 0 (its baseline never trained: loss 2.310 in its last epoch; nothing predicted)"),
+            std::string::npos)
+      << report;
+}
+
 TEST(RunName, ParsesTheScriptsNamesOnly) {
   const auto n = parse_run_name("b4096-linear-warmup-s1.yaml");
   ASSERT_TRUE(n.has_value());

@@ -447,6 +447,20 @@ TEST(LargeBatchModel, ARunWithinTheBoundPassesTheBaselinesStall) {
   EXPECT_TRUE(model(4, 0.9, LrRule::kLinear, c).predict(1024).no_progress);
 }
 
+// A baseline whose every epoch stayed at or above ln 10 never trained: nothing is predicted.
+TEST(LargeBatchModel, ABaselineThatNeverTrainedPredictsNothing) {
+  TrainingCurve c = fixture_curve();
+  for (EpochPoint& e : c.epochs) e.train_loss = 2.31;
+  EXPECT_TRUE(BaselineCurve(c, 10).never_trained());
+  EXPECT_FALSE(BaselineCurve(fixture_curve(), 10).never_trained());
+  const LargeBatchPrediction p = model(4, 0.9, LrRule::kConstant, c).predict(1024);
+  EXPECT_FALSE(p.loss_at_k.has_value());
+  EXPECT_FALSE(p.epochs_to_target.has_value());
+  EXPECT_FALSE(p.no_progress);
+  EXPECT_NE(p.loss_missing.find("the baseline never trained (4 epochs measured"), std::string::npos) << p.loss_missing;
+  EXPECT_EQ(p.target_missing, p.loss_missing);
+}
+
 // A baseline whose first epoch stayed at or above the untrained loss ln 10 did not train then:
 // every prediction from it says so.
 TEST(LargeBatchModel, ABaselineThatStalledInItsFirstEpochIsNoted) {

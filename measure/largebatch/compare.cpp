@@ -326,6 +326,9 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
       notes = "predicted: passes the baseline's stall at chance after " + fixed(*c.predicted.stall_passed_epochs, 2) +
               " epochs";
     }
+    if (!c.measured_only && !c.predicted.loss_at_k && !c.predicted.loss_missing.empty()) {
+      notes = "not predicted: " + c.predicted.loss_missing;
+    }
     if (c.measured_only) notes = "LARS under linear-warmup: measured only (the model has no layer-wise rule)";
     if (!c.measured_missing.empty()) notes += (notes.empty() ? "" : "; ") + std::string("run: ") + c.measured_missing;
     if (c.loss_at_k && !c.epochs_to_target) notes += (notes.empty() ? "" : "; ") + std::string("target not reached in ") + k + " epochs";
@@ -370,10 +373,15 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
       return (v.empty() ? std::string("n/a") : fixed(mean_abs(v), 1) + unit) + " (" + std::to_string(v.size()) + ")";
     };
     const TrainingCurve& b = s.baselines[i];
-    const bool stalled = BaselineCurve(b, o.num_classes).first_epoch_untrained();
-    out += "- seed " + std::to_string(s.seeds[i]) +
-           (stalled ? " (its baseline did not train in epoch 1: loss " + fixed(b.epochs.front().train_loss, 3) + ")"
-                    : std::string()) +
+    const BaselineCurve curve(b, o.num_classes);
+    std::string state;
+    if (curve.never_trained()) {
+      state = " (its baseline never trained: loss " + fixed(b.epochs.back().train_loss, 3) + " in its last epoch; " +
+              "nothing predicted)";
+    } else if (curve.first_epoch_untrained()) {
+      state = " (its baseline did not train in epoch 1: loss " + fixed(b.epochs.front().train_loss, 3) + ")";
+    }
+    out += "- seed " + std::to_string(s.seeds[i]) + state +
            ": loss " + figure(loss, "%") + ", accuracy " + figure(accuracy, " points") + ", epochs to target " +
            figure(epochs, "%") + "\n";
   }

@@ -125,6 +125,11 @@ std::optional<double> BaselineCurve::examples_to_loss(double loss) const {
   return std::nullopt;
 }
 
+bool BaselineCurve::never_trained() const {
+  return std::all_of(curve_.epochs.begin(), curve_.epochs.end(),
+                     [&](const EpochPoint& e) { return e.train_loss >= untrained_loss_; });
+}
+
 std::vector<std::vector<double>> BaselineCurve::untrained_stretches() const {
   // Every window the baseline recorded, past the first epoch too: an epoch's mean can hide where
   // a stall ends inside it.
@@ -229,6 +234,12 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   const std::string batch_text = times(b / b0) + " the baseline batch (" + std::to_string(c.batch) + ")";
   const std::string rule = to_string(settings_.lr_rule);
   const std::string measured = std::to_string(c.epochs.back().epoch) + " epochs measured";
+  if (baseline_.never_trained()) {
+    p.loss_missing = "the baseline never trained (" + measured + ", every mean loss at or above the untrained " +
+                     short_number(baseline_.untrained_loss()) + "): no curve to predict from";
+    p.target_missing = p.loss_missing;
+    return p;
+  }
   if (baseline_.first_epoch_untrained()) {
     p.notes.push_back("the baseline did not train in its first epoch (mean loss " +
                       short_number(c.epochs.front().train_loss) + " >= the untrained " +

@@ -60,6 +60,9 @@ class BaselineCurve {
   // train in it (e.g. an lr at the edge of stability that kept it at chance), so the curve is a
   // poor stand-in for how training goes, and every prediction from it says so.
   bool first_epoch_untrained() const { return curve_.epochs.front().train_loss >= untrained_loss_; }
+  // Every epoch's mean loss is at or above ln(C): the baseline never trained, and there is no curve
+  // to predict from (nothing is predicted).
+  bool never_trained() const;
   int num_classes() const { return num_classes_; }
 
  private:
