@@ -251,6 +251,27 @@ TEST_F(CompareTest, ABaselineThatNeverTrainedPredictsNothing) {
       << report;
 }
 
+// The seed-to-seed spread: each configuration's mean over its seeds against each run; a
+// configuration with a run past twice ln 10 (blown up) is left out of the loss's.
+TEST_F(CompareTest, TheSeedToSeedSpreadIsTheNoiseFloor) {
+  for (const char* seed : {"0", "1"}) {
+    write_run(std::string("b128-constant-s") + seed + ".yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  }
+  write_run("b512-constant-s0.yaml", 512, {1.5, 1.0}, {0.5, 0.6});
+  write_run("b512-constant-s1.yaml", 512, {1.4, 0.8}, {0.5, 0.7});
+  write_run("b1024-constant-s0.yaml", 1024, {3.0, 9.0}, {0.1, 0.1});  // blown up
+  write_run("b1024-constant-s1.yaml", 1024, {2.5, 2.4}, {0.1, 0.12});
+  write_run("b2048-constant-s0.yaml", 2048, {2.0, 1.9}, {0.2, 0.3});  // one seed: no spread
+  const ComparisonSummary s = compare_large_batch_runs(options());
+  // Loss: mean 0.9 against 1.0 and 0.8: 10% and 12.5%.
+  EXPECT_EQ(s.spread_loss_count, 2);
+  EXPECT_NEAR(s.spread_loss_pct, 11.25, 1e-9);
+  // Accuracy: 0.65 against 0.6 and 0.7 (5 points each), 0.11 against 0.1 and 0.12 (1 point each).
+  EXPECT_EQ(s.spread_accuracy_count, 4);
+  EXPECT_NEAR(s.spread_accuracy_points, 3.0, 1e-9);
+  EXPECT_NE(format_comparison_report(s, options(), "x").find("loss 11.2% over 2 runs"), std::string::npos);
+}
+
 TEST(RunName, ParsesTheScriptsNamesOnly) {
   const auto n = parse_run_name("b4096-linear-warmup-s1.yaml");
   ASSERT_TRUE(n.has_value());

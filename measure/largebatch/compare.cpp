@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <numeric>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -253,6 +254,33 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   summary.trained_loss_count = static_cast<int>(trained_loss_errors.size());
   summary.trained_accuracy_error_points = mean_abs(trained_accuracy_errors);
   summary.trained_accuracy_count = static_cast<int>(trained_accuracy_errors.size());
+  // The seed-to-seed spread: each configuration's measured mean against its runs.
+  std::map<std::pair<std::string, int64_t>, std::vector<const RunComparison*>> configurations;
+  for (const auto& c : summary.runs) {
+    if (!c.measured_only) configurations[{rule_label(c.run), c.run.batch}].push_back(&c);
+  }
+  const double blown_up = 2 * std::log(static_cast<double>(o.num_classes));
+  std::vector<double> spread_loss, spread_accuracy;
+  for (const auto& [key, runs] : configurations) {
+    std::vector<double> losses, accuracies;
+    for (const RunComparison* c : runs) {
+      if (c->loss_at_k) losses.push_back(*c->loss_at_k);
+      if (c->test_accuracy_at_k) accuracies.push_back(*c->test_accuracy_at_k);
+    }
+    if (losses.size() >= 2 && std::all_of(losses.begin(), losses.end(), [&](double l) { return l <= blown_up; })) {
+      const double mean = std::accumulate(losses.begin(), losses.end(), 0.0) / static_cast<double>(losses.size());
+      for (double l : losses) spread_loss.push_back((mean - l) / l * 100.0);
+    }
+    if (accuracies.size() >= 2) {
+      const double mean =
+          std::accumulate(accuracies.begin(), accuracies.end(), 0.0) / static_cast<double>(accuracies.size());
+      for (double a : accuracies) spread_accuracy.push_back((mean - a) * 100.0);
+    }
+  }
+  summary.spread_loss_pct = mean_abs(spread_loss);
+  summary.spread_loss_count = static_cast<int>(spread_loss.size());
+  summary.spread_accuracy_points = mean_abs(spread_accuracy);
+  summary.spread_accuracy_count = static_cast<int>(spread_accuracy.size());
   return summary;
 }
 
@@ -359,6 +387,13 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
          (s.trained_accuracy_count ? fixed(s.trained_accuracy_error_points, 1) + " points" : std::string("n/a")) +
          " over " + std::to_string(s.trained_accuracy_count) + " runs. Over all runs:\n\n";
   out += format_error_lines(s, o);
+  out += "\nThe runs' own seed-to-seed spread, the noise floor of any prediction that gives one value per "
+         "rule and batch (each configuration run with two or more seeds: its runs' mean against each run, as the "
+         "errors are taken): loss " +
+         (s.spread_loss_count ? fixed(s.spread_loss_pct, 1) + "%" : std::string("n/a")) + " over " +
+         std::to_string(s.spread_loss_count) + " runs (configurations with no run past twice the untrained loss), " +
+         "accuracy " + (s.spread_accuracy_count ? fixed(s.spread_accuracy_points, 1) + " points" : std::string("n/a")) +
+         " over " + std::to_string(s.spread_accuracy_count) + " runs.\n";
   // Per seed: a seed whose baseline went wrong shows as such rather than inside the mean.
   out += "\nPer seed (mean absolute, runs in brackets):\n\n";
   for (size_t i = 0; i < s.seeds.size(); ++i) {

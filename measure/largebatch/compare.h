@@ -86,6 +86,15 @@ struct ComparisonSummary {
   double trained_accuracy_error_points = 0;
   int trained_accuracy_count = 0;
   int no_progress_predicted = 0;
+  // The runs' own seed-to-seed spread, the noise floor of any prediction that gives one value per
+  // configuration (rule and batch): over the configurations run with two or more seeds, the mean
+  // absolute error of each run's configuration mean against it, as the errors above are taken.
+  // The loss over the configurations none of whose runs passed twice the untrained loss (a run
+  // that blew up has no loss to spread around).
+  double spread_loss_pct = 0;
+  int spread_loss_count = 0;
+  double spread_accuracy_points = 0;
+  int spread_accuracy_count = 0;
 };
 
 // Reads RUNS and compares. Throws std::runtime_error naming the file for a missing baseline, a
