@@ -260,6 +260,9 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     if (!c.measured_only) configurations[{rule_label(c.run), c.run.batch}].push_back(&c);
   }
   const double blown_up = 2 * std::log(static_cast<double>(o.num_classes));
+  const auto mean_of = [](const std::vector<double>& v) {
+    return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  };
   std::vector<double> spread_loss, spread_accuracy;
   for (const auto& [key, runs] : configurations) {
     std::vector<double> losses, accuracies;
@@ -268,12 +271,11 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       if (c->test_accuracy_at_k) accuracies.push_back(*c->test_accuracy_at_k);
     }
     if (losses.size() >= 2 && std::all_of(losses.begin(), losses.end(), [&](double l) { return l <= blown_up; })) {
-      const double mean = std::accumulate(losses.begin(), losses.end(), 0.0) / static_cast<double>(losses.size());
+      const double mean = mean_of(losses);
       for (double l : losses) spread_loss.push_back((mean - l) / l * 100.0);
     }
     if (accuracies.size() >= 2) {
-      const double mean =
-          std::accumulate(accuracies.begin(), accuracies.end(), 0.0) / static_cast<double>(accuracies.size());
+      const double mean = mean_of(accuracies);
       for (double a : accuracies) spread_accuracy.push_back((mean - a) * 100.0);
     }
   }
