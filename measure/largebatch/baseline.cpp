@@ -480,14 +480,15 @@ int run_baseline(BaselineOptions o, const std::string& command) {
   for (const auto& curve : written.training) {
     if (curve.model != o.model) continue;
     print_curve(curve, o.profile_path);
-    // The models here classify 10 classes (CIFAR-10, Fashion-MNIST).
-    if (!curve.epochs.empty() && BaselineCurve(curve, 10).never_trained()) {
+    if (curve.epochs.empty()) continue;
+    const BaselineCurve baseline(curve, 10);  // the models here classify 10 classes
+    if (baseline.never_trained()) {
       std::fprintf(stderr,
                    "warning: the baseline never trained (every epoch's mean loss >= ln 10, the untrained model's; "
                    "last %.4g): no large-batch prediction is made from this curve (docs/LARGE_BATCH.md); another "
                    "seed or a learning-rate warm-up gives a curve that trains\n",
                    curve.epochs.back().train_loss);
-    } else if (!curve.epochs.empty() && BaselineCurve(curve, 10).first_epoch_untrained()) {
+    } else if (baseline.first_epoch_untrained()) {
       std::fprintf(stderr,
                    "warning: the baseline did not train in its first epoch (mean loss %.4g >= ln 10, the untrained "
                    "model's): large-batch predictions from this curve are unreliable (docs/LARGE_BATCH.md); "

@@ -208,15 +208,17 @@ double LargeBatchModel::path_lr_over_tuned(double baseline_examples, double nois
   return x0 < kNoProgressLrRatio ? x0 : 1;
 }
 
-std::vector<std::vector<double>> LargeBatchModel::baseline_stalls() const {
-  std::vector<std::vector<double>> stalls;
-  for (auto& stretch : baseline_.untrained_stretches()) {
+std::vector<std::vector<LargeBatchModel::StallPoint>> LargeBatchModel::baseline_stalls() const {
+  std::vector<std::vector<StallPoint>> stalls;
+  for (const auto& stretch : baseline_.untrained_stretches()) {
+    std::vector<StallPoint> points;
+    bool past_bound = false;
     for (double e : stretch) {
-      if (baseline_lr_over_tuned(e, baseline_.noise_scale_at(e)) >= kNoProgressLrRatio) {
-        stalls.push_back(std::move(stretch));
-        break;
-      }
+      const double noise = baseline_.noise_scale_at(e);
+      points.push_back({e, noise, baseline_lr_over_tuned(e, noise)});
+      past_bound = past_bound || points.back().x0 >= kNoProgressLrRatio;
     }
+    if (past_bound) stalls.push_back(std::move(points));
   }
   return stalls;
 }
@@ -266,13 +268,11 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   // run has to repeat: a path that reaches it with the run's own x within the bound at every point
   // of it goes past it at once; where the run's x passes the bound there, the path goes in and
   // follows the baseline through it.
-  const std::vector<std::vector<double>> stalls = baseline_stalls();
-  const auto within_bound_over = [&](const std::vector<double>& stall, double e_b) {
-    for (double e : stall) {
-      const double noise = baseline_.noise_scale_at(e);
-      if (lr_over_tuned(e_b, b, noise, baseline_lr_over_tuned(e, noise)) > kNoProgressLrRatio) return false;
-    }
-    return true;
+  const std::vector<std::vector<StallPoint>> stalls = baseline_stalls();
+  const auto within_bound_over = [&](const std::vector<StallPoint>& stall, double e_b) {
+    return std::all_of(stall.begin(), stall.end(), [&](const StallPoint& point) {
+      return lr_over_tuned(e_b, b, point.noise_scale, point.x0) <= kNoProgressLrRatio;
+    });
   };
   std::vector<std::pair<double, double>> skipped;  // (E_B where a stall was passed, its length in E_0)
   const double h = n / kStepsPerEpoch;
@@ -300,10 +300,11 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
       break;
     }
     double next = e_0 + 0.5 * step * (k1 + k2);
-    for (const std::vector<double>& stall : stalls) {
-      if (next >= stall.front() && e_0 < stall.back() && within_bound_over(stall, e_b + step)) {
-        next = stall.back();
-        skipped.emplace_back(e_b + step, stall.back() - stall.front());
+    for (const std::vector<StallPoint>& stall : stalls) {
+      const double from = stall.front().examples, to = stall.back().examples;
+      if (next >= from && e_0 < to && within_bound_over(stall, e_b + step)) {
+        next = to;
+        skipped.emplace_back(e_b + step, to - from);
       }
     }
     if (e0_target && !p.examples_to_target && next >= *e0_target) {

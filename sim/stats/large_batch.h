@@ -157,9 +157,15 @@ class LargeBatchModel {
   // curve is what they did: its lr is taken as tuned there, for the run's x and the rate alike; a
   // run whose own x stays within the bound over a stall skips it instead, baseline_stalls()).
   double path_lr_over_tuned(double baseline_examples, double noise_scale) const;
+  // A point of a stall: where it is (E_0), the baseline's noise scale and its measured x_0 there.
+  struct StallPoint {
+    double examples;
+    double noise_scale;
+    double x0;
+  };
   // The baseline's stalls: the untrained stretches in which its own x_0 passes the no-progress
-  // bound at some point, i.e. where its lr kept it at chance (docs/LARGE_BATCH.md, "The path").
-  std::vector<std::vector<double>> baseline_stalls() const;
+  // bound at some point, i.e. where its lr kept it at chance (docs/LARGE_BATCH.md, "Stalls").
+  std::vector<std::vector<StallPoint>> baseline_stalls() const;
 
   BaselineCurve baseline_;
   LargeBatchSettings settings_;
