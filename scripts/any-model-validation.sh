@@ -13,7 +13,7 @@
 # Usage: scripts/any-model-validation.sh [all|export|profile|trace|runs|compare] [DIR]
 #   DIR default reports/cpu-epyc-2c/any-model
 # Environment: MODELS ("resnet50 vit-tiny"), PROFILE (reports/cpu-epyc-2c/profile.yaml: the configs
-#   point at it), BATCHES ("32 64"), RANKS ("1 2"), WORKERS ("0 1"), REPEATS (2),
+#   point at it), BATCHES ("32 64"), RANKS ("1 2"), WORKERS ("0 1"), REPEATS (4),
 #   PYTHON (/usr/bin/python3). Samples per epoch: 1024, vit-tiny 512 (Debian's generic BLAS runs
 #   its matmuls slowly). Build first (scripts/setup.sh); run it on an otherwise idle machine
 #   (about an hour on 2 cores). Progress goes to DIR/validation.log too.
@@ -29,7 +29,7 @@ models=${MODELS:-resnet50 vit-tiny}
 batches=${BATCHES:-32 64}
 ranks_list=${RANKS:-1 2}
 workers_list=${WORKERS:-0 1}
-repeats=${REPEATS:-2}
+repeats=${REPEATS:-4}
 files=build/any-model/models
 data=${DATA:-build/validation-data}
 mkdir -p "$dir"

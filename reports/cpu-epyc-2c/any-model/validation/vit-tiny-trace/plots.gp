@@ -44,8 +44,8 @@ set xlabel 'measured, s'
 set ylabel 'predicted, s'
 set logscale xy
 set format x '%g'
-set xrange [6.99924631:30.5383125]
-set yrange [6.99924631:30.5383125]
+set xrange [10.2222593:32.0571804]
+set yrange [10.2222593:32.0571804]
 set size ratio -1
 plot 'predicted_vs_measured.dat' index 0 using 1:2 with points lc 1 pt 7 ps 1.2 title 'epoch_s', \
      'predicted_vs_measured.dat' index 1 using 1:2 with points lc 2 pt 5 ps 1.0 title 'train_s', \
