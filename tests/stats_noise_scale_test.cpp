@@ -180,6 +180,44 @@ TEST(CurvatureEstimator, AnOvershootDoesNotOutweighTheMeasurementsAfterIt) {
   EXPECT_NEAR(*c.max_lr(), 0.3, 0.01);
 }
 
+// B_noise = tr(H Sigma) / G^T H G from the curvature along the batch's gradient and along a
+// micro-batch's: with E g_B^T H g_B = G^T H G + tr(H Sigma)/B exact at both sizes, the ratio is
+// recovered whatever the weights; measurements without a micro-batch's curvature leave it alone.
+TEST(CurvatureEstimator, NoiseScaleFromTheMicroBatchCurvature) {
+  constexpr double kMeanCurvature = 2.0, kTraceHSigma = 600.0;  // B_noise 300
+  CurvatureEstimator c(0.9);
+  EXPECT_FALSE(c.noise_scale().has_value());
+  c.add(1.0, 5.0);
+  EXPECT_FALSE(c.noise_scale().has_value());
+  for (double scale : {1.0, 3.0, 0.2}) {
+    c.add(scale * 4.0, scale * (kMeanCurvature + kTraceHSigma / 128), scale * (kMeanCurvature + kTraceHSigma / 32),
+          32, 128);
+  }
+  ASSERT_TRUE(c.noise_scale().has_value());
+  EXPECT_NEAR(*c.noise_scale(), 300.0, 1e-9);
+  EXPECT_EQ(c.measurements(), 4);
+  // A micro-batch no more curved than the batch: tr(H Sigma) <= 0, no B_noise.
+  CurvatureEstimator flat(0.5);
+  flat.add(1.0, 3.0, 3.0, 32, 128);
+  EXPECT_FALSE(flat.noise_scale().has_value());
+}
+
+// Noisy measurements around those expectations: the averages' ratio lands near B_noise, where the
+// ratio of the raw curvatures (what eps_max alone sees) does not.
+TEST(CurvatureEstimator, NoiseScaleUnbiasedUnderNoise) {
+  constexpr double kMeanCurvature = 1.0, kTraceHSigma = 100.0;  // B_noise 100
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> unit(0.0, 1.0);
+  CurvatureEstimator c(0.999);
+  for (int i = 0; i < 20000; ++i) {
+    const double big = kMeanCurvature + kTraceHSigma / 64;
+    const double small = kMeanCurvature + kTraceHSigma / 16;
+    c.add(1.0, big * (1 + 0.3 * unit(rng)), small * (1 + 0.3 * unit(rng)), 16, 64);
+  }
+  ASSERT_TRUE(c.noise_scale().has_value());
+  EXPECT_NEAR(*c.noise_scale(), 100.0, 10.0);
+}
+
 TEST(CurvatureEstimator, RejectsBadInput) {
   EXPECT_THROW(CurvatureEstimator(1.0), std::invalid_argument);
   EXPECT_THROW(CurvatureEstimator(-0.1), std::invalid_argument);
@@ -187,6 +225,10 @@ TEST(CurvatureEstimator, RejectsBadInput) {
   EXPECT_THROW(c.add(-1, 1), std::invalid_argument);
   EXPECT_THROW(c.add(1, NAN), std::invalid_argument);
   EXPECT_THROW(c.add(INFINITY, 1), std::invalid_argument);
+  EXPECT_THROW(c.add(1, 1, NAN, 32, 128), std::invalid_argument);
+  EXPECT_THROW(c.add(1, 1, 2, 128, 128), std::invalid_argument);
+  EXPECT_THROW(c.add(1, 1, 2, 0, 128), std::invalid_argument);
+  EXPECT_EQ(c.measurements(), 0);
 }
 
 }  // namespace

@@ -147,11 +147,12 @@ void print_curve(const TrainingCurve& c, const std::string& path) {
   std::printf("baseline: %s, batch %lld (B_small %lld), %lld samples per epoch (%s), lr %g (%s), written to %s\n",
               c.model.c_str(), static_cast<long long>(c.batch), static_cast<long long>(c.small_batch),
               static_cast<long long>(c.train_samples), c.data.c_str(), c.lr, c.lr_rule.c_str(), path.c_str());
-  std::printf("  epoch  train_loss  train_acc  test_acc     |G|^2   tr(Sigma)  B_noise  eps_max\n");
+  std::printf("  epoch  train_loss  train_acc  test_acc     |G|^2   tr(Sigma)  B_noise   eps_max  B_noise(H)\n");
   for (const auto& p : c.epochs) {
-    std::printf("  %5d  %10.4f  %9.4f  %8.4f  %8.4g  %10.4g  %7.1f  %s\n", p.epoch, p.train_loss, p.train_accuracy,
-                p.test_accuracy, p.grad_sq_norm, p.trace_sigma, p.noise_scale,
-                p.max_lr > 0 ? std::to_string(p.max_lr).c_str() : "-");
+    std::printf("  %5d  %10.4f  %9.4f  %8.4f  %8.4g  %10.4g  %7.1f  %8s  %10s\n", p.epoch, p.train_loss,
+                p.train_accuracy, p.test_accuracy, p.grad_sq_norm, p.trace_sigma, p.noise_scale,
+                p.max_lr > 0 ? std::to_string(p.max_lr).c_str() : "-",
+                p.curvature_noise_scale > 0 ? std::to_string(p.curvature_noise_scale).c_str() : "-");
   }
 }
 
@@ -304,6 +305,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       absorb_norms();
       sample.noise_scale = noise.noise_scale().value_or(0);
       sample.max_lr = curvature.max_lr().value_or(0);
+      sample.curvature_noise_scale = curvature.noise_scale().value_or(0);
       curve.samples.push_back(sample);
     };
     while (auto batch = loader.next()) {
@@ -338,7 +340,11 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
           last_loss = loss.detach();
           return loss;
         };
-        const auto norms = micro_batch_backward(params, mean_loss, images, labels, o.micro_batches);
+        const bool curvature_step = measure_curvature && b == o.batch && previous_images.defined() &&
+                                    step % o.curvature_every == 0;
+        std::vector<torch::Tensor> first_slice_grad;  // g_s: the curvature's micro-batch direction
+        const auto norms = micro_batch_backward(params, mean_loss, images, labels, o.micro_batches,
+                                                curvature_step ? &first_slice_grad : nullptr);
         if (norms && b == o.batch) {
           small_sq.push_back(norms->small_sq_norm);
           big_sq.push_back(norms->big_sq_norm);
@@ -346,11 +352,17 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
           big_size = norms->big_batch;
         }
         if (measure_curvature && b == o.batch) {
-          if (previous_images.defined() && step % o.curvature_every == 0) {
-            const auto measured =
-                gradient_curvature(params, buffers, plain_loss, previous_images, previous_labels, o.micro_batches);
+          if (curvature_step) {
+            // Along the batch's gradient and, with equal micro-batches, along the first one's.
+            const auto measured = gradient_curvature(params, buffers, plain_loss, previous_images, previous_labels,
+                                                     o.micro_batches, norms ? &first_slice_grad : nullptr);
             if (measured && std::isfinite(measured->grad_hessian_grad)) {
-              curvature.add(measured->grad_sq_norm, measured->grad_hessian_grad);
+              if (norms && measured->small_grad_hessian_grad && std::isfinite(*measured->small_grad_hessian_grad)) {
+                curvature.add(measured->grad_sq_norm, measured->grad_hessian_grad, *measured->small_grad_hessian_grad,
+                              norms->small_batch, norms->big_batch);
+              } else {
+                curvature.add(measured->grad_sq_norm, measured->grad_hessian_grad);
+              }
             }
           }
           previous_images = images;
@@ -406,14 +418,16 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     point.trace_sigma = noise_scale ? noise.trace_sigma() : 0;
     point.noise_scale = noise_scale.value_or(0);
     point.max_lr = curvature.max_lr().value_or(0);
+    point.curvature_noise_scale = curvature.noise_scale().value_or(0);
     curve.epochs.push_back(point);
     if (o.evals_per_epoch > 1) add_sample(sums, /*epoch_end=*/true, point.test_accuracy);
     if (show_progress) {
       std::fprintf(stderr,
                    "baseline: epoch %d/%d done in %.1f s: train loss %.4f, train accuracy %.4f, test accuracy %.4f, "
-                   "|G|^2 %.4g, tr(Sigma) %.4g, B_noise %.1f, eps_max %.4g\n",
+                   "|G|^2 %.4g, tr(Sigma) %.4g, B_noise %.1f, eps_max %.4g, B_noise(H) %.1f\n",
                    epoch + 1, o.epochs, seconds_since(run_start), point.train_loss, point.train_accuracy,
-                   point.test_accuracy, point.grad_sq_norm, point.trace_sigma, point.noise_scale, point.max_lr);
+                   point.test_accuracy, point.grad_sq_norm, point.trace_sigma, point.noise_scale, point.max_lr,
+                   point.curvature_noise_scale);
     }
     if (epoch_done) epoch_done(curve);
   }

@@ -20,7 +20,8 @@ torch::Tensor gradient_sq_norm(const std::vector<torch::Tensor>& params) {
 
 std::optional<GradientNorms> micro_batch_backward(const std::vector<torch::Tensor>& params,
                                                   const MeanLoss& mean_loss, const torch::Tensor& inputs,
-                                                  const torch::Tensor& targets, int64_t micro_batches) {
+                                                  const torch::Tensor& targets, int64_t micro_batches,
+                                                  std::vector<torch::Tensor>* first_slice_grad) {
   if (micro_batches < 1) {
     throw std::invalid_argument("micro_batch_backward: micro_batches must be >= 1, got " +
                                 std::to_string(micro_batches));
@@ -44,6 +45,12 @@ std::optional<GradientNorms> micro_batch_backward(const std::vector<torch::Tenso
 
     torch::NoGradGuard no_grad;
     small_sq_sum += gradient_sq_norm(params);
+    if (first_slice_grad && i == 0) {
+      first_slice_grad->assign(params.size(), torch::Tensor());
+      for (size_t j = 0; j < params.size(); ++j) {
+        if (params[j].grad().defined()) (*first_slice_grad)[j] = params[j].grad().detach().clone();
+      }
+    }
     const double weight = static_cast<double>(input_slices[static_cast<size_t>(i)].size(0)) / static_cast<double>(n);
     for (size_t j = 0; j < params.size(); ++j) {
       const auto& grad = params[j].grad();
@@ -87,12 +94,20 @@ GradientNorms ddp_backward(const std::vector<torch::Tensor>& params, Distributed
 std::optional<GradientCurvature> gradient_curvature(const std::vector<torch::Tensor>& params,
                                                     const std::vector<torch::Tensor>& buffers,
                                                     const MeanLoss& mean_loss, const torch::Tensor& inputs,
-                                                    const torch::Tensor& targets, int64_t micro_batches) {
+                                                    const torch::Tensor& targets, int64_t micro_batches,
+                                                    const std::vector<torch::Tensor>* small_grad) {
   std::vector<torch::Tensor> step_grad(params.size());
   std::vector<torch::Tensor> saved_params(params.size());
   std::vector<torch::Tensor> saved_buffers;
   double grad_sq = 0;
   double param_sq = 0;
+  const auto sq_norm = [&](const std::vector<torch::Tensor>& tensors) {
+    auto total = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(inputs.device()));
+    for (const auto& t : tensors) {
+      if (t.defined()) total += t.detach().square().sum(torch::kFloat64);
+    }
+    return total.item<double>();
+  };
   {
     torch::NoGradGuard no_grad;
     for (size_t j = 0; j < params.size(); ++j) {
@@ -100,36 +115,58 @@ std::optional<GradientCurvature> gradient_curvature(const std::vector<torch::Ten
       if (params[j].grad().defined()) step_grad[j] = params[j].grad().detach().clone();
     }
     for (const auto& b : buffers) saved_buffers.push_back(b.detach().clone());
-    grad_sq = gradient_sq_norm(params).item<double>();
-    auto theta_sq = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(inputs.device()));
-    for (const auto& p : params) theta_sq += p.detach().square().sum(torch::kFloat64);
-    param_sq = theta_sq.item<double>();
+    grad_sq = sq_norm(step_grad);
+    param_sq = sq_norm(saved_params);
   }
   if (!(grad_sq > 0) || !(param_sq > 0) || !std::isfinite(grad_sq)) return std::nullopt;
-  const double grad_norm = std::sqrt(grad_sq);
   const double h = kCurvatureStep * std::sqrt(param_sq);
 
-  // grad L(theta) on the other batch, then grad L(theta + h v).
+  // grad L(theta) on the other batch, once for every direction.
   micro_batch_backward(params, mean_loss, inputs, targets, micro_batches);
   std::vector<torch::Tensor> grad_at_theta(params.size());
   {
     torch::NoGradGuard no_grad;
     for (size_t j = 0; j < params.size(); ++j) {
       if (params[j].grad().defined()) grad_at_theta[j] = params[j].grad().detach().clone();
-      if (step_grad[j].defined()) params[j].add_(step_grad[j], h / grad_norm);
     }
   }
-  micro_batch_backward(params, mean_loss, inputs, targets, micro_batches);
-  auto directional = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(inputs.device()));
-  {
+  // d^T H d along a direction d (one tensor per parameter): grad L(theta + h v), v = d / |d|, then
+  // d . (delta grad) / (h |d|) = v . H v |d|, times |d| again. The parameters are theta after it.
+  const auto curvature_along = [&](const std::vector<torch::Tensor>& d, double d_sq) {
+    const double d_norm = std::sqrt(d_sq);
+    {
+      torch::NoGradGuard no_grad;
+      for (size_t j = 0; j < params.size(); ++j) {
+        if (d[j].defined()) params[j].add_(d[j], h / d_norm);
+      }
+    }
+    micro_batch_backward(params, mean_loss, inputs, targets, micro_batches);
     torch::NoGradGuard no_grad;
+    auto directional = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(inputs.device()));
     for (size_t j = 0; j < params.size(); ++j) {
-      if (step_grad[j].defined() && grad_at_theta[j].defined() && params[j].grad().defined()) {
-        directional += (step_grad[j].to(torch::kFloat64) *
+      if (d[j].defined() && grad_at_theta[j].defined() && params[j].grad().defined()) {
+        directional += (d[j].to(torch::kFloat64) *
                         (params[j].grad().to(torch::kFloat64) - grad_at_theta[j].to(torch::kFloat64)))
                            .sum();
       }
       params[j].copy_(saved_params[j]);
+    }
+    return directional.item<double>() * d_norm / h;
+  };
+  GradientCurvature result;
+  result.grad_sq_norm = grad_sq;
+  result.grad_hessian_grad = curvature_along(step_grad, grad_sq);
+  if (small_grad) {
+    if (small_grad->size() != params.size()) {
+      throw std::invalid_argument("gradient_curvature: " + std::to_string(small_grad->size()) +
+                                  " micro-batch gradients for " + std::to_string(params.size()) + " parameters");
+    }
+    const double small_sq = sq_norm(*small_grad);
+    if (small_sq > 0 && std::isfinite(small_sq)) result.small_grad_hessian_grad = curvature_along(*small_grad, small_sq);
+  }
+  {
+    torch::NoGradGuard no_grad;
+    for (size_t j = 0; j < params.size(); ++j) {
       if (step_grad[j].defined()) {
         params[j].mutable_grad().copy_(step_grad[j]);
       } else if (params[j].grad().defined()) {
@@ -138,10 +175,6 @@ std::optional<GradientCurvature> gradient_curvature(const std::vector<torch::Ten
     }
     for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(saved_buffers[i]);
   }
-  // g . (delta grad) / (h |g|) = v . H v |g|, times |g| again: g^T H g.
-  GradientCurvature result;
-  result.grad_sq_norm = grad_sq;
-  result.grad_hessian_grad = directional.item<double>() * grad_norm / h;
   return result;
 }
 

@@ -41,10 +41,12 @@ using MeanLoss = std::function<torch::Tensor(const torch::Tensor& inputs, const 
 // its own ("ghost" batch norm of size n/k, as DDP does per rank). Existing gradients are
 // overwritten. Returns the norms when there are >= 2 slices of equal size (n divisible by k),
 // else nullopt (the step still trains). Throws std::invalid_argument for micro_batches < 1, an
-// empty batch or inputs and targets of different lengths.
+// empty batch or inputs and targets of different lengths. first_slice_grad: where given, the first
+// slice's own gradient g_1 (one tensor per parameter, undefined where it has none).
 std::optional<GradientNorms> micro_batch_backward(const std::vector<torch::Tensor>& params,
                                                   const MeanLoss& mean_loss, const torch::Tensor& inputs,
-                                                  const torch::Tensor& targets, int64_t micro_batches);
+                                                  const torch::Tensor& targets, int64_t micro_batches,
+                                                  std::vector<torch::Tensor>* first_slice_grad = nullptr);
 
 // One DDP backward of `loss` (this rank's mean loss over its `rank_batch` samples) under `ddp`,
 // whose forward ran between ddp.pre_forward() and ddp.post_forward() as for any DDP step, with
@@ -64,14 +66,19 @@ GradientNorms ddp_backward(const std::vector<torch::Tensor>& params, Distributed
 // h = kCurvatureStep |theta|. Two forward and backward passes; on return the parameters, their
 // gradients and `buffers` (BatchNorm's running statistics, which the passes update) are as on
 // entry. Returns {|g|^2, g^T H g}; nullopt when g or theta is 0.
+// small_grad: where given (a micro-batch's gradient g_s of the step's batch, as micro_batch_backward's
+// first_slice_grad), g_s^T H g_s with the same H too, one more forward and backward pass
+// (CurvatureEstimator's B_noise = tr(H Sigma) / G^T H G); nullopt in the result where g_s is 0.
 struct GradientCurvature {
   double grad_sq_norm = 0;
   double grad_hessian_grad = 0;
+  std::optional<double> small_grad_hessian_grad;
 };
 constexpr double kCurvatureStep = 1e-3;
 std::optional<GradientCurvature> gradient_curvature(const std::vector<torch::Tensor>& params,
                                                     const std::vector<torch::Tensor>& buffers,
                                                     const MeanLoss& mean_loss, const torch::Tensor& inputs,
-                                                    const torch::Tensor& targets, int64_t micro_batches);
+                                                    const torch::Tensor& targets, int64_t micro_batches,
+                                                    const std::vector<torch::Tensor>* small_grad = nullptr);
 
 }  // namespace trainsim::measure

@@ -216,6 +216,10 @@ struct EpochPoint {
   // eps_max = |G|^2 / G^T H G of the moving averages at the end of the epoch (CurvatureEstimator):
   // the largest useful plain-SGD lr; 0 when not measured (optional on disk).
   double max_lr = 0;
+  // McCandlish's B_noise = tr(H Sigma) / G^T H G of the curvature's moving averages at the end of
+  // the epoch (noise_scale is B_simple, which assumes H a multiple of the identity); 0 when not
+  // measured or not measurable (optional on disk).
+  double curvature_noise_scale = 0;
 };
 
 // A point inside the baseline run (measure baseline --evals-per-epoch K): the training loss and
@@ -229,6 +233,7 @@ struct CurveSample {
   double test_accuracy = -1;       // fraction in [0, 1] at `examples`; -1 when not evaluated
   double noise_scale = 0;          // B_simple of the moving averages at `examples`; 0: not measurable
   double max_lr = 0;               // eps_max of the moving averages at `examples`; 0: not measured
+  double curvature_noise_scale = 0;  // B_noise = tr(H Sigma) / G^T H G at `examples`; 0: none
 };
 
 struct TrainingCurve {

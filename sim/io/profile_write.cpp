@@ -311,7 +311,11 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
                     ", grad_sq_norm: " + format_double(e.grad_sq_norm) +
                     ", trace_sigma: " + format_double(e.trace_sigma) +
                     ", noise_scale: " + format_double(e.noise_scale) +
-                    (e.max_lr > 0 ? ", max_lr: " + format_double(e.max_lr) : std::string()) + "}");
+                    (e.max_lr > 0 ? ", max_lr: " + format_double(e.max_lr) : std::string()) +
+                    (e.curvature_noise_scale > 0
+                         ? ", curvature_noise_scale: " + format_double(e.curvature_noise_scale)
+                         : std::string()) +
+                    "}");
     }
     if (c.samples.empty()) continue;
     y.line(2, "samples:");
@@ -321,7 +325,11 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
                     ", train_accuracy: " + format_double(s.train_accuracy) +
                     ", test_accuracy: " + format_double(s.test_accuracy) +
                     ", noise_scale: " + format_double(s.noise_scale) +
-                    (s.max_lr > 0 ? ", max_lr: " + format_double(s.max_lr) : std::string()) + "}");
+                    (s.max_lr > 0 ? ", max_lr: " + format_double(s.max_lr) : std::string()) +
+                    (s.curvature_noise_scale > 0
+                         ? ", curvature_noise_scale: " + format_double(s.curvature_noise_scale)
+                         : std::string()) +
+                    "}");
     }
   }
 }

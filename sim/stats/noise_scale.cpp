@@ -68,7 +68,9 @@ CurvatureEstimator::CurvatureEstimator(double ema_decay) : decay_(ema_decay) {
   }
 }
 
-void CurvatureEstimator::add(double grad_sq_norm, double grad_hessian_grad) {
+void CurvatureEstimator::add(double grad_sq_norm, double grad_hessian_grad) { absorb(grad_sq_norm, grad_hessian_grad); }
+
+double CurvatureEstimator::absorb(double grad_sq_norm, double grad_hessian_grad) {
   if (!std::isfinite(grad_sq_norm) || grad_sq_norm < 0 || !std::isfinite(grad_hessian_grad)) {
     throw std::invalid_argument("CurvatureEstimator: |g|^2 must be finite and >= 0 and g^T H g finite");
   }
@@ -76,6 +78,31 @@ void CurvatureEstimator::add(double grad_sq_norm, double grad_hessian_grad) {
   grad_sq_norm_sum_ = decay_ * grad_sq_norm_sum_ + (1 - decay_) * w * grad_sq_norm;
   curvature_sum_ = decay_ * curvature_sum_ + (1 - decay_) * w * grad_hessian_grad;
   ++measurements_;
+  return w;
+}
+
+void CurvatureEstimator::add(double grad_sq_norm, double grad_hessian_grad, double small_grad_hessian_grad,
+                             int64_t small_batch, int64_t big_batch) {
+  if (small_batch < 1 || big_batch <= small_batch) {
+    throw std::invalid_argument("CurvatureEstimator: need 1 <= small_batch < big_batch, got " +
+                                std::to_string(small_batch) + " and " + std::to_string(big_batch));
+  }
+  if (!std::isfinite(small_grad_hessian_grad)) {
+    throw std::invalid_argument("CurvatureEstimator: g_small^T H g_small must be finite");
+  }
+  const double w = absorb(grad_sq_norm, grad_hessian_grad);
+  const double b_small = static_cast<double>(small_batch);
+  const double b_big = static_cast<double>(big_batch);
+  const double mean_curvature = (b_big * grad_hessian_grad - b_small * small_grad_hessian_grad) / (b_big - b_small);
+  const double trace_h_sigma = (small_grad_hessian_grad - grad_hessian_grad) / (1.0 / b_small - 1.0 / b_big);
+  mean_curvature_sum_ = decay_ * mean_curvature_sum_ + (1 - decay_) * w * mean_curvature;
+  trace_h_sigma_sum_ = decay_ * trace_h_sigma_sum_ + (1 - decay_) * w * trace_h_sigma;
+  ++noise_measurements_;
+}
+
+std::optional<double> CurvatureEstimator::noise_scale() const {
+  if (noise_measurements_ == 0 || mean_curvature_sum_ <= 0 || trace_h_sigma_sum_ <= 0) return std::nullopt;
+  return trace_h_sigma_sum_ / mean_curvature_sum_;  // the normalisations cancel
 }
 
 std::optional<double> CurvatureEstimator::max_lr() const {

@@ -99,17 +99,34 @@ class CurvatureEstimator {
   // One measurement: |g|^2 and g^T H g (which may be negative where the loss is locally concave).
   // Throws std::invalid_argument unless both are finite and |g|^2 >= 0.
   void add(double grad_sq_norm, double grad_hessian_grad);
+  // The same, with the curvature along a micro-batch's gradient g_s too (small_batch examples of
+  // the big_batch whose mean gradient is g, H the same): since E g_B^T H g_B = G^T H G +
+  // tr(H Sigma)/B at both sizes, the two-batch estimates of G^T H G and tr(H Sigma) (as
+  // two_batch_estimate's) go into averages of their own, for noise_scale(). Throws as add() does,
+  // for a small curvature that is not finite, or unless 1 <= small_batch < big_batch.
+  void add(double grad_sq_norm, double grad_hessian_grad, double small_grad_hessian_grad, int64_t small_batch,
+           int64_t big_batch);
 
   int64_t measurements() const { return measurements_; }
   // eps_max = avg |g|^2 / avg g^T H g; nullopt before the first measurement or while the curvature
   // average is not positive (no finite best lr along the gradient).
   std::optional<double> max_lr() const;
+  // McCandlish's B_noise = tr(H Sigma) / G^T H G (the noise scale B_simple approximates, exact
+  // where H is a multiple of the identity), from the measurements with a micro-batch's curvature;
+  // nullopt before the first of them or while either average is not positive.
+  std::optional<double> noise_scale() const;
 
  private:
+  // add()'s |g|^2 and g^T H g into their averages; returns the weight w they took.
+  double absorb(double grad_sq_norm, double grad_hessian_grad);
+
   double decay_;
   int64_t measurements_ = 0;
   double grad_sq_norm_sum_ = 0;  // uncorrected EMA of w |g|^2
   double curvature_sum_ = 0;     // uncorrected EMA of w g^T H g
+  int64_t noise_measurements_ = 0;
+  double mean_curvature_sum_ = 0;   // uncorrected EMA of w G^T H G (two-batch estimate)
+  double trace_h_sigma_sum_ = 0;    // uncorrected EMA of w tr(H Sigma) (two-batch estimate)
   InverseScale scale_;           // w: 1 / the previous measurement's |g|^2
 };
 
