@@ -26,7 +26,7 @@ class CompareTest : public ::testing::Test {
   // A run's file as `measure baseline --profile` writes it: machine, measurement, one curve.
   void write_run(const std::string& name, int64_t batch, const std::vector<double>& losses,
                  const std::vector<double>& test_accuracies, const std::string& optimizer = "sgd",
-                 double max_lr = 0, double noise_scale = 1e9) {
+                 double max_lr = 0, double noise_scale = 1e9, double curvature_noise_scale = 0) {
     Profile p;
     p.machine.name = "test-machine";
     p.machine.device_kind = "cpu";
@@ -53,6 +53,7 @@ class CompareTest : public ::testing::Test {
       e.trace_sigma = 1e3;
       e.noise_scale = noise_scale;
       e.max_lr = max_lr;
+      e.curvature_noise_scale = curvature_noise_scale;
       c.epochs.push_back(e);
     }
     p.training.push_back(c);
@@ -145,7 +146,33 @@ TEST_F(CompareTest, MeasuredMaxLrAndTheTunedAssumptionSideBySide) {
   EXPECT_NEAR(e0_measured / e0_tuned, 0.3125 / 0.4375, 1e-6);
   const std::string report = format_comparison_report(measured, options(), "measure largebatch-compare", &tuned);
   EXPECT_NE(report.find("## The same with the baselines' lr taken as tuned"), std::string::npos) << report;
-  EXPECT_NE(report.find(" | 0.50 |\n"), std::string::npos) << report;  // x_0 in the baselines' table
+  EXPECT_NE(report.find(" | 0.50 | - |\n"), std::string::npos) << report;  // x_0 in the baselines' table, no B_noise
+}
+
+// A baseline with B_simple 200, x_0 0.5 and B_noise = tr(H Sigma) / G^T H G 400: at 4x the batch
+// under a constant lr, x = x_0 (1 + B_n/512) / (1 + B_n/128) and the rate (B_n + 128) / (B_n + 512)
+// (2x - x^2) / (2x_0 - x_0^2) with B_n = B_simple = 200; curvature_noise_scale takes B_n 400.
+TEST_F(CompareTest, BSimpleAndTheMeasuredCurvatureNoiseScaleSideBySide) {
+  const double x0 = 0.5;
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8}, "sgd", 0.1 * (1 + 200.0 / 128) / x0, 200, 400);
+  write_run("b512-constant-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  const ComparisonSummary simple = compare_large_batch_runs(options());
+  CompareOptions curvature_options = options();
+  curvature_options.curvature_noise_scale = true;
+  const ComparisonSummary measured = compare_large_batch_runs(curvature_options);
+  ASSERT_EQ(measured.runs.size(), 1u);
+  ASSERT_EQ(simple.runs.size(), 1u);
+  const auto rate = [&](double noise) {
+    const double x = x0 * (1 + noise / 512) / (1 + noise / 128);
+    return (noise + 128) / (noise + 512) * (2 * x - x * x) / (2 * x0 - x0 * x0);
+  };
+  EXPECT_NEAR(*measured.runs[0].predicted.baseline_examples_at_k / *simple.runs[0].predicted.baseline_examples_at_k,
+              rate(400) / rate(200), 1e-6);
+  const std::string report =
+      format_comparison_report(simple, options(), "measure largebatch-compare", nullptr, &measured);
+  EXPECT_NE(report.find("## The same with B_noise = tr(H Sigma) / G^T H G in place of B_simple"), std::string::npos)
+      << report;
+  EXPECT_NE(report.find(" | 0.50 | 400.0 |\n"), std::string::npos) << report;
 }
 
 // A baseline whose epoch-1 loss is above the untrained ln 10 makes a default target every run

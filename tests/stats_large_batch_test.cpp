@@ -376,6 +376,37 @@ TEST(LargeBatchModel, MeasuredMaxLrReplacesTheTunedAssumption) {
   EXPECT_EQ(none.loss_by_epoch, std::vector<double>(4, std::log(10.0)));
 }
 
+// With B_noise = tr(H Sigma) / G^T H G measured beside B_simple (200) and eps_max (0.2), and the
+// settings asking for it, B_noise scales the lr and the rate from the baseline batch to B while
+// x_0 stays lr (1 + B_simple/B_0) / eps_max (the two were measured together at B_0): at 328 with
+// B_noise 400, x = x_0 (1 + 400/328) / (1 + 400/128) and the rate (400 + 128)/(400 + 328)
+// (2x - x^2)/(2x_0 - x_0^2).
+TEST(LargeBatchModel, MeasuredCurvatureNoiseScaleReplacesBSimpleWhenAsked) {
+  TrainingCurve c = measured_curvature_curve(0.2);
+  for (EpochPoint& e : c.epochs) e.curvature_noise_scale = 400;
+  ASSERT_TRUE(BaselineCurve(c, 10).has_curvature_noise_scale());
+  EXPECT_DOUBLE_EQ(*BaselineCurve(c, 10).curvature_noise_scale_at(2500), 400);
+  EXPECT_FALSE(BaselineCurve(measured_curvature_curve(0.2), 10).curvature_noise_scale_at(2500).has_value());
+  const double x0 = 0.1 * (1 + 200.0 / 128) / 0.2;
+  const double x = x0 * (1 + 400.0 / 328) / (1 + 400.0 / 128);
+  const double r = 528.0 / 728 * (2 * x - x * x) / (2 * x0 - x0 * x0);
+  LargeBatchSettings settings;
+  settings.epochs = 4;
+  settings.target_loss = 0.9;
+  settings.lr_rule = LrRule::kConstant;
+  settings.curvature_noise_scale = true;
+  const LargeBatchModel with_curvature(c, 10, settings);
+  const LargeBatchPrediction p = with_curvature.predict(328);
+  EXPECT_NEAR(*p.baseline_examples_at_k, 4000 * r, 1e-6);
+  EXPECT_DOUBLE_EQ(*p.noise_scale_at_target, 400);
+  // More progress per example at the larger batch than with B_simple, which the default settings
+  // keep, and the baseline batch still reproduces the baseline.
+  const LargeBatchPrediction simple = model(4, 0.9, LrRule::kConstant, c).predict(328);
+  EXPECT_DOUBLE_EQ(*simple.noise_scale_at_target, 200);
+  EXPECT_GT(*p.baseline_examples_at_k, *simple.baseline_examples_at_k);
+  EXPECT_NEAR(*with_curvature.predict(128).baseline_examples_at_k, 4000, 1e-6);
+}
+
 TEST(LargeBatchModel, MeasuredMaxLrThatContradictsTheBaselineFallsBackToTheAssumption) {
   // eps_max 0.1: x_0 = 0.1 (1 + 200/128) / 0.1 = 2.56, past the bound where the baseline made
   // progress: the measurement contradicts the step equation there, so the baseline's lr is taken

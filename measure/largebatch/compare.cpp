@@ -167,6 +167,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     LargeBatchSettings settings;
     settings.epochs = o.epochs;
     settings.lr_rule = name.rule;
+    settings.curvature_noise_scale = o.curvature_noise_scale;
     // The ramp of the run's own warm-up (recorded by measure baseline); measure's default if absent.
     const TrainingCurve curve = load_curve(path);
     if (curve.warmup_epochs > 0) settings.warmup_epochs = curve.warmup_epochs;
@@ -319,16 +320,20 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
 }
 
 std::string format_comparison_report(const ComparisonSummary& s, const CompareOptions& o, const std::string& command,
-                                     const ComparisonSummary* assumed_tuned) {
+                                     const ComparisonSummary* assumed_tuned,
+                                     const ComparisonSummary* curvature_noise) {
   const std::string k = std::to_string(o.epochs);
   std::string out = "# Large batches on real data: predicted vs measured\n\n";
   out += "Reproduce: `" + command + "` on the runs of `scripts/largebatch-fashion.sh` (docs/LARGE_BATCH.md).\n\n";
   out += "Each seed's baseline (batch " + std::to_string(o.base_batch) +
          ", constant lr) is the only input of the predictions (trainsim_stats, what `simulate` prints as Q4); "
          "every other run is compared with them after " + k + " epochs.\n\n";
-  out += "## Baselines\n\neps_max: the largest useful lr |G|^2 / G^T H G measured along the baseline (\"-\": not "
-         "measured); x_0 = lr (1 + B_noise/B_0) / eps_max, the baseline's lr against the tuned one.\n\n"
-         "| seed | data | epoch | train loss | test acc | B_noise | eps_max | x_0 |\n|---:|:---|---:|---:|---:|---:|---:|---:|\n";
+  out += "## Baselines\n\nB_simple: tr(Sigma) / |G|^2; eps_max: the largest useful lr |g|^2 / g^T H g along the batch "
+         "gradient (\"-\": not measured); x_0 = lr (1 + B_simple/B_0) / eps_max, the baseline's lr against the tuned "
+         "one; B_noise: McCandlish's tr(H Sigma) / G^T H G (the predictions use B_simple; B_noise in the last section "
+         "below); all measured along the baseline, the moving averages at each epoch's end.\n\n"
+         "| seed | data | epoch | train loss | test acc | B_simple | eps_max | x_0 | B_noise |\n"
+         "|---:|:---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (size_t i = 0; i < s.baselines.size(); ++i) {
     const TrainingCurve& b = s.baselines[i];
     for (const auto& p : b.epochs) {
@@ -337,7 +342,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
       out += "| " + std::to_string(s.seeds[i]) + " | " + b.data + " | " + std::to_string(p.epoch) + " | " +
              fixed(p.train_loss, 4) + " | " + fixed(p.test_accuracy, 4) + " | " + fixed(p.noise_scale, 1) + " | " +
              (measured ? fixed(p.max_lr, 4) : std::string("-")) + " | " + (measured ? fixed(x0, 2) : std::string("-")) +
-             " |\n";
+             " | " + (p.curvature_noise_scale > 0 ? fixed(p.curvature_noise_scale, 1) : std::string("-")) + " |\n";
     }
   }
   out += "\n## Runs\n\nloss: mean training loss of epoch " + k + "; acc: test accuracy after epoch " + k +
@@ -422,22 +427,31 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
            ": loss " + figure(loss, "%") + ", accuracy " + figure(accuracy, " points") + ", epochs to target " +
            figure(epochs, "%") + "\n";
   }
-  if (assumed_tuned) {
+  // The same runs under an earlier form of the model.
+  const auto alternative = [&](const std::string& title, const std::string& what, const ComparisonSummary& a) {
     const auto pct = [](int n, double v) { return n ? fixed(v, 1) + "%" : std::string("n/a"); };
     const auto pts = [](int n, double v) { return n ? fixed(v, 1) + " points" : std::string("n/a"); };
-    out += "\n## The same with the baselines' lr taken as tuned\n\n"
-           "The model before eps_max was measured (x_0 = 1 everywhere), on the same runs: " +
-           std::to_string(assumed_tuned->no_progress_predicted) + " runs predicted to make no progress.\n\n";
-    out += "- loss: " + pct(assumed_tuned->loss_count, assumed_tuned->loss_error_pct) + " over " +
-           std::to_string(assumed_tuned->loss_count) + " runs (over the runs predicted to train: " +
-           pct(assumed_tuned->trained_loss_count, assumed_tuned->trained_loss_error_pct) + " over " +
-           std::to_string(assumed_tuned->trained_loss_count) + ")\n";
-    out += "- accuracy: " + pts(assumed_tuned->accuracy_count, assumed_tuned->accuracy_error_points) + " over " +
-           std::to_string(assumed_tuned->accuracy_count) + " runs (predicted to train: " +
-           pts(assumed_tuned->trained_accuracy_count, assumed_tuned->trained_accuracy_error_points) + " over " +
-           std::to_string(assumed_tuned->trained_accuracy_count) + ")\n";
-    out += "- epochs to target: " + pct(assumed_tuned->epochs_count, assumed_tuned->epochs_error_pct) + " over " +
-           std::to_string(assumed_tuned->epochs_count) + " runs\n";
+    out += "\n## " + title + "\n\n" + what + ", on the same runs: " + std::to_string(a.no_progress_predicted) +
+           " runs predicted to make no progress.\n\n";
+    out += "- loss: " + pct(a.loss_count, a.loss_error_pct) + " over " + std::to_string(a.loss_count) +
+           " runs (over the runs predicted to train: " + pct(a.trained_loss_count, a.trained_loss_error_pct) +
+           " over " + std::to_string(a.trained_loss_count) + ")\n";
+    out += "- accuracy: " + pts(a.accuracy_count, a.accuracy_error_points) + " over " +
+           std::to_string(a.accuracy_count) + " runs (predicted to train: " +
+           pts(a.trained_accuracy_count, a.trained_accuracy_error_points) + " over " +
+           std::to_string(a.trained_accuracy_count) + ")\n";
+    out += "- epochs to target: " + pct(a.epochs_count, a.epochs_error_pct) + " over " +
+           std::to_string(a.epochs_count) + " runs\n";
+  };
+  if (curvature_noise) {
+    alternative("The same with B_noise = tr(H Sigma) / G^T H G in place of B_simple",
+                "The model with the baselines' measured B_noise (the table's last column) for B_n where they carry "
+                "it (LargeBatchSettings::curvature_noise_scale, docs/LARGE_BATCH.md)",
+                *curvature_noise);
+  }
+  if (assumed_tuned) {
+    alternative("The same with the baselines' lr taken as tuned",
+                "The model before eps_max was measured (x_0 = 1 everywhere)", *assumed_tuned);
   }
   return out;
 }
@@ -496,10 +510,13 @@ int largebatch_compare_main(int argc, char** argv) {
   CompareOptions tuned = o;
   tuned.assume_tuned_baseline = true;
   const ComparisonSummary assumed_tuned = compare_large_batch_runs(tuned);
+  CompareOptions curvature = o;
+  curvature.curvature_noise_scale = true;
+  const ComparisonSummary curvature_noise = compare_large_batch_runs(curvature);
   const std::string command = "measure " + join_command_line(argc, argv);
   const std::string report = (fs::path(dir) / "report.md").string();
   const std::string csv = (fs::path(dir) / "comparison.csv").string();
-  write_text_atomically(report, format_comparison_report(summary, o, command, &assumed_tuned));
+  write_text_atomically(report, format_comparison_report(summary, o, command, &assumed_tuned, &curvature_noise));
   write_text_atomically(csv, format_comparison_csv(summary));
   if (!vm.count("quiet")) {
     std::cout << summary.runs.size() << " runs compared with the predictions from " << summary.baselines.size()

@@ -98,8 +98,13 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
          curve.data + " data, " + std::to_string(curve.train_samples) + " samples per epoch, lr " +
          plain(curve.lr) + " (its rule: " + curve.lr_rule + "), " + std::to_string(last.epoch) +
          " epochs measured: train loss " + plain(first.train_loss) + " (epoch " + std::to_string(first.epoch) +
-         ") -> " + plain(last.train_loss) + ", gradient noise scale B_noise " + plain(first.noise_scale) +
+         ") -> " + plain(last.train_loss) + ", gradient noise scale B_simple " + plain(first.noise_scale) +
          " -> " + plain(last.noise_scale) +
+         (model.baseline().has_curvature_noise_scale()
+              ? ", B_noise = tr(H Sigma) / G^T H G " + plain(first.curvature_noise_scale) + " -> " +
+                    plain(last.curvature_noise_scale) +
+                    (settings.curvature_noise_scale ? std::string() : " (measured; the model uses B_simple)")
+              : std::string()) +
          (model.baseline().has_max_lr()
               ? ", largest useful lr eps_max " + plain(first.max_lr) + " -> " + plain(last.max_lr) +
                     " (the baseline's lr is " +
@@ -151,6 +156,9 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
          "dE_0/dE_B = (B_noise + B_0) / (B_noise + B) (2x - x^2) / (2x_0 - x_0^2) of the baseline's, x the rule's "
          "lr over the tuned lr eps_max / (1 + B_noise/B) and x_0 the baseline's own, with B_noise and eps_max the "
          "baseline's where the path is (" +
+         std::string(settings.curvature_noise_scale && model.baseline().has_curvature_noise_scale()
+                         ? "B_noise = tr(H Sigma) / G^T H G measured along the baseline, "
+                         : "B_noise = B_simple, the baseline's tr(Sigma) / |G|^2, ") +
          std::string(model.baseline().has_max_lr() ? "eps_max measured along the baseline"
                                                    : "eps_max not measured: the baseline's lr taken as tuned, x_0 = 1") +
          "); past x = 2 the loss rises (no progress). loss and train acc: means "

@@ -65,6 +65,7 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
       if (s.test_accuracy >= 0) test_accuracy_.push_back({s.examples, s.test_accuracy});
       if (s.noise_scale > 0) noise_scale_.push_back({s.examples, s.noise_scale});
       if (s.max_lr > 0) max_lr_.push_back({s.examples, s.max_lr});
+      if (s.curvature_noise_scale > 0) curvature_noise_scale_.push_back({s.examples, s.curvature_noise_scale});
     }
     previous = s.examples;
   }
@@ -73,6 +74,7 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
     if (e.test_accuracy >= 0) test_accuracy_.push_back({e.examples, e.test_accuracy});
     if (e.noise_scale > 0) noise_scale_.push_back({e.examples, e.noise_scale});
     if (e.max_lr > 0) max_lr_.push_back({e.examples, e.max_lr});
+    if (e.curvature_noise_scale > 0) curvature_noise_scale_.push_back({e.examples, e.curvature_noise_scale});
     previous = e.examples;
   }
   if (test_accuracy_.size() == 1) test_accuracy_.clear();  // never evaluated
@@ -110,6 +112,11 @@ double BaselineCurve::noise_scale_at(double examples) const {
 std::optional<double> BaselineCurve::max_lr_at(double examples) const {
   if (max_lr_.empty()) return std::nullopt;
   return interpolate(max_lr_, std::clamp(examples, 0.0, last_examples()));
+}
+
+std::optional<double> BaselineCurve::curvature_noise_scale_at(double examples) const {
+  if (curvature_noise_scale_.empty()) return std::nullopt;
+  return interpolate(curvature_noise_scale_, std::clamp(examples, 0.0, last_examples()));
 }
 
 std::optional<double> BaselineCurve::examples_to_loss(double loss) const {
@@ -196,6 +203,12 @@ double LargeBatchModel::lr_over_tuned(double examples, double batch, double nois
   return lr_ratio_at(examples, batch) * (1 + noise_scale / batch) / (1 + noise_scale / b0) * x0;
 }
 
+double LargeBatchModel::batch_noise_scale_at(double baseline_examples) const {
+  const std::optional<double> curvature =
+      settings_.curvature_noise_scale ? baseline_.curvature_noise_scale_at(baseline_examples) : std::nullopt;
+  return curvature.value_or(baseline_.noise_scale_at(baseline_examples));
+}
+
 double LargeBatchModel::baseline_lr_over_tuned(double baseline_examples, double noise_scale) const {
   const TrainingCurve& c = baseline_.curve();
   const auto eps_max = baseline_.max_lr_at(baseline_examples);
@@ -214,8 +227,7 @@ std::vector<std::vector<LargeBatchModel::StallPoint>> LargeBatchModel::baseline_
     std::vector<StallPoint> points;
     bool past_bound = false;
     for (double e : stretch) {
-      const double noise = baseline_.noise_scale_at(e);
-      points.push_back({e, noise, baseline_lr_over_tuned(e, noise)});
+      points.push_back({e, batch_noise_scale_at(e), baseline_lr_over_tuned(e, baseline_.noise_scale_at(e))});
       past_bound = past_bound || points.back().x0 >= kNoProgressLrRatio;
     }
     if (past_bound) stalls.push_back(std::move(points));
@@ -253,13 +265,13 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   // section 2): one SGD step of lr eps changes the expected loss by -eps |G|^2 + eps^2/2 (G^T H G +
   // tr(H Sigma)/B). At eps = x eps_opt(B), eps_opt(B) = eps_max / (1 + B_n/B), it is
   // |G|^2 eps_opt(B) (2x - x^2) / 2. Per example, against the baseline's step at x_0: dE_0/dE_B =
-  // (B_n + B_0) / (B_n + B) (2x - x^2) / (2x_0 - x_0^2), with B_n the baseline's noise scale and
-  // eps_max its measured one where the path is (x_0 = 1 where eps_max was not measured or puts
-  // x_0 past the bound: the baseline's lr taken as tuned). Past x = 2 the expected loss rises: no
-  // progress.
+  // (B_n + B_0) / (B_n + B) (2x - x^2) / (2x_0 - x_0^2), with B_n the baseline's noise scale
+  // (batch_noise_scale_at) and eps_max its measured one where the path is (x_0 = 1 where eps_max
+  // was not measured or puts x_0 past the bound: the baseline's lr taken as tuned). Past x = 2 the
+  // expected loss rises: no progress.
   const auto rate = [&](double e_b, double e_0, double* x_out) {
-    const double noise = baseline_.noise_scale_at(e_0);
-    const double x0 = path_lr_over_tuned(e_0, noise);
+    const double noise = batch_noise_scale_at(e_0);
+    const double x0 = path_lr_over_tuned(e_0, baseline_.noise_scale_at(e_0));
     const double x = lr_over_tuned(e_b, b, noise, x0);
     if (x_out) *x_out = x;
     return (noise + b0) / (noise + b) * (2 * x - x * x) / (2 * x0 - x0 * x0);
@@ -316,7 +328,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   }
 
   if (diverged_at >= 0 && diverged_at < k_examples + h) {
-    const double noise = baseline_.noise_scale_at(path.back());
+    const double noise = batch_noise_scale_at(path.back());
     p.no_progress = true;
     p.loss_at_k = baseline_.untrained_loss();
     p.loss_by_epoch.assign(static_cast<size_t>(settings_.epochs), *p.loss_at_k);
@@ -378,7 +390,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   }
 
   if (e0_target) {
-    const double noise = baseline_.noise_scale_at(*e0_target);
+    const double noise = batch_noise_scale_at(*e0_target);
     p.noise_scale_at_target = noise;
     p.efficiency = pollux_efficiency(noise, b0, b);
     if (p.examples_to_target) {
@@ -391,7 +403,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     }
     // The rule's lr against the tuned one where the target is: a large mismatch slows the path.
     const double x = lr_over_tuned(p.examples_to_target.value_or(k_examples), b, noise,
-                                   path_lr_over_tuned(*e0_target, noise));
+                                   path_lr_over_tuned(*e0_target, baseline_.noise_scale_at(*e0_target)));
     if (x > kLrMismatch || x < 1 / kLrMismatch) {
       p.notes.push_back(rule + " lr at " + batch_text + " is " + short_number(x) +
                         "x the tuned lr at the target (B_noise " + short_number(noise) + "): " +

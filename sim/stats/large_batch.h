@@ -6,7 +6,8 @@
 // The model (McCandlish et al. 2018, step by step): an example at batch B with learning rate
 // eps is worth dE_0/dE_B = (B_n + B_0) / (B_n + B) (2x - x^2) of the baseline's examples, x =
 // eps / eps_opt(B) the rule's lr over the tuned one and B_n the noise scale the baseline measured
-// where the path is; past x = 2 the loss rises and no progress is predicted.
+// where the path is (B_simple, or B_noise = tr(H Sigma) / G^T H G where the settings ask for it
+// and the curve carries it); past x = 2 the loss rises and no progress is predicted.
 
 #include <cstdint>
 #include <optional>
@@ -46,6 +47,10 @@ class BaselineCurve {
   // nullopt when the curve carries none (a profile from before it was measured).
   bool has_max_lr() const { return !max_lr_.empty(); }
   std::optional<double> max_lr_at(double examples) const;
+  // McCandlish's B_noise = tr(H Sigma) / G^T H G measured along the curve (`curvature_noise_scale`,
+  // where it was measurable, placed as max_lr's); nullopt when the curve carries none.
+  bool has_curvature_noise_scale() const { return !curvature_noise_scale_.empty(); }
+  std::optional<double> curvature_noise_scale_at(double examples) const;
   // The first E at which the loss reaches `loss` (<=); nullopt if it never does.
   std::optional<double> examples_to_loss(double loss) const;
   // The stretches where the recorded loss stays at or above the untrained ln(C): each the middles
@@ -75,7 +80,7 @@ class BaselineCurve {
   TrainingCurve curve_;
   int num_classes_;
   double untrained_loss_;
-  std::vector<Knot> loss_, train_accuracy_, test_accuracy_, noise_scale_, max_lr_;
+  std::vector<Knot> loss_, train_accuracy_, test_accuracy_, noise_scale_, max_lr_, curvature_noise_scale_;
 };
 
 // x = lr (1 + B_noise/B) / eps_max: an lr against the tuned lr eps_opt(B) = eps_max / (1 +
@@ -87,6 +92,10 @@ struct LargeBatchSettings {
   std::optional<double> target_loss;  // default: the baseline's loss in its epoch k (its last if shorter)
   LrRule lr_rule = LrRule::kLinearWarmup;
   double warmup_epochs = 5;           // linear-warmup: the ramp from the baseline's lr (measure's default)
+  // B_n from the curve's measured B_noise = tr(H Sigma) / G^T H G where it carries one, instead of
+  // B_simple. Off by default: on the fashion-cnn runs it made the predictions worse overall
+  // (docs/LARGE_BATCH.md, "B_noise with the curvature"); `measure largebatch-compare` shows both.
+  bool curvature_noise_scale = false;
 };
 
 struct LargeBatchPrediction {
@@ -150,14 +159,21 @@ class LargeBatchModel {
   // x: the rule's lr after `examples` at `batch` over the tuned lr eps_max / (1 + B_n/B), i.e.
   // (lr_B/lr_0) (1 + B_n/B) / (1 + B_n/B_0) x_0, given the baseline's x_0 where the path is.
   double lr_over_tuned(double examples, double batch, double noise_scale, double x0) const;
-  // x_0: the baseline's own lr over its tuned lr at E_0 as measured (1 without a measured eps_max).
+  // B_n where the path is: B_simple, or the curve's B_noise where the settings ask for it and the
+  // curve carries one.
+  double batch_noise_scale_at(double baseline_examples) const;
+  // x_0: the baseline's own lr over its tuned lr at E_0 as measured (1 without a measured eps_max),
+  // from B_simple (noise_scale) and eps_max (max_lr) as measured together at B_0: their eps_max is
+  // |g|^2 / g^T H g of the batch gradient, eps_max (1 + B_simple/B_0) / (1 + B_noise/B_0), so
+  // lr (1 + B_simple/B_0) / max_lr is lr (1 + B_noise/B_0) / eps_max whichever B_noise is true.
   double baseline_lr_over_tuned(double baseline_examples, double noise_scale) const;
   // x_0 as the path uses it: the measured one, or 1 where that is at or past the no-progress bound
   // (the step equation gives the baseline's own steps no progress there to compare with, yet its
   // curve is what they did: its lr is taken as tuned there, for the run's x and the rate alike; a
   // run whose own x stays within the bound over a stall skips it instead, baseline_stalls()).
   double path_lr_over_tuned(double baseline_examples, double noise_scale) const;
-  // A point of a stall: where it is (E_0), the baseline's noise scale and its measured x_0 there.
+  // A point of a stall: where it is (E_0), the baseline's noise scale B_n (batch_noise_scale_at)
+  // and its measured x_0 there.
   struct StallPoint {
     double examples;
     double noise_scale;
