@@ -330,8 +330,8 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
          "every other run is compared with them after " + k + " epochs.\n\n";
   out += "## Baselines\n\nB_simple: tr(Sigma) / |G|^2; eps_max: the largest useful lr |g|^2 / g^T H g along the batch "
          "gradient (\"-\": not measured); x_0 = lr (1 + B_simple/B_0) / eps_max, the baseline's lr against the tuned "
-         "one; B_noise: McCandlish's tr(H Sigma) / G^T H G (the predictions use B_simple; B_noise in the last section "
-         "below); all measured along the baseline, the moving averages at each epoch's end.\n\n"
+         "one; B_noise: McCandlish's tr(H Sigma) / G^T H G (the predictions use B_simple; with B_noise in a section "
+         "below the errors); all measured along the baseline, the moving averages at each epoch's end.\n\n"
          "| seed | data | epoch | train loss | test acc | B_simple | eps_max | x_0 | B_noise |\n"
          "|---:|:---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (size_t i = 0; i < s.baselines.size(); ++i) {
@@ -427,7 +427,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
            ": loss " + figure(loss, "%") + ", accuracy " + figure(accuracy, " points") + ", epochs to target " +
            figure(epochs, "%") + "\n";
   }
-  // The same runs under an earlier form of the model.
+  // The same runs under another form of the model.
   const auto alternative = [&](const std::string& title, const std::string& what, const ComparisonSummary& a) {
     const auto pct = [](int n, double v) { return n ? fixed(v, 1) + "%" : std::string("n/a"); };
     const auto pts = [](int n, double v) { return n ? fixed(v, 1) + " points" : std::string("n/a"); };
