@@ -255,7 +255,8 @@ report::Comparison join_runs(const SweepConfig& config, const Profile& profile, 
   };
   const auto model = profile.models.find(config.model);
   const std::vector<int64_t> profiled = model == profile.models.end() ? std::vector<int64_t>{} : model->second.batches;
-  return report::compare_runs(config, grid.all(), runs, profiled, report::probe_reference(profile), predict);
+  return report::compare_runs(config, grid.all(), runs, profiled, report::probe_reference(profile, config.model),
+                              predict);
 }
 
 // What `simulate --out DIR` may write. A run removes those of an earlier run that it does not

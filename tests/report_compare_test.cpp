@@ -354,6 +354,29 @@ TEST_F(Join, RowsOfAnotherModelAreNotPredictedWhereTheFileNamesSeveral) {
   EXPECT_TRUE(single.unpredicted.empty());
 }
 
+// The profile's probe is the machine's speed when `measure` timed its own models; a model added
+// later by `measure torchscript` or `measure import-trace` gets none (no drift), the others get it.
+TEST(ProbeReference, NoneForAModelAddedLater) {
+  Profile p;
+  p.machine.threads = 2;
+  p.calibration = Calibration{"resnet18-cifar", 32, 2, 0.9, 1.1};
+  p.pytorch = PytorchProfile{};
+  p.pytorch->probe_s = 1.5;
+  p.models["resnet18-cifar"].source = "measure";
+  p.models["resnet50"].source = "torchscript:models/resnet50.pt";
+  p.models["vit-trace"].source = "trace:trace.json";
+  const ProbeReference own = probe_reference(p, "resnet18-cifar");
+  ASSERT_TRUE(own.trainsim_s && own.pytorch_s);
+  EXPECT_DOUBLE_EQ(*own.trainsim_s, 1.0);
+  EXPECT_DOUBLE_EQ(*own.pytorch_s, 1.5);
+  for (const std::string later : {"resnet50", "vit-trace"}) {
+    const ProbeReference r = probe_reference(p, later);
+    EXPECT_FALSE(r.trainsim_s.has_value()) << later;
+    EXPECT_FALSE(r.pytorch_s.has_value()) << later;
+    EXPECT_EQ(r.threads, 2) << later;
+  }
+}
+
 TEST_F(Join, DriftExplainsWhatTheModelDoesNot) {
   ProbeReference probe;
   probe.trainsim_s = 1.0;

@@ -395,7 +395,9 @@ std::string format_compare_definitions(const Unit& unit) {
          "- drift % = (median probe of the runs / the profile's probe - 1) * 100: how much slower (+) or "
          "faster (-) the machine ran the calibration probe (one fixed training iteration) during the runs "
          "than when it was profiled. error after drift % scales the prediction by (1 + drift): what the "
-         "error would be had the machine not drifted, where the epoch is bound by what the probe times.\n"
+         "error would be had the machine not drifted, where the epoch is bound by what the probe times. "
+         "None for a model added to the profile by `measure torchscript` or `measure import-trace`: the "
+         "profile's probe was not timed with it.\n"
          "- explained: |error| <= noise + |drift|: the difference is within what the repeats' spread and "
          "the machine's drift account for, so it is not called a model error.\n"
          "- MAPE (mean absolute percentage error) = (1/n) * sum |error %| over the n measured "
@@ -548,11 +550,16 @@ RunsTable load_runs_csv(const std::string& path) {
 
 double error_percent(double predicted, double measured) { return (predicted - measured) / measured * 100.0; }
 
-ProbeReference probe_reference(const Profile& profile) {
+ProbeReference probe_reference(const Profile& profile, const std::string& model) {
   ProbeReference ref;
+  ref.threads = profile.machine.threads;
+  const auto entry = profile.models.find(model);
+  if (entry != profile.models.end()) {
+    const std::string& source = entry->second.source;
+    if (source.rfind("torchscript:", 0) == 0 || source.rfind("trace:", 0) == 0) return ref;
+  }
   if (profile.calibration) ref.trainsim_s = profile.calibration->probe_s();
   if (profile.pytorch) ref.pytorch_s = profile.pytorch->probe_s;
-  ref.threads = profile.machine.threads;
   return ref;
 }
 

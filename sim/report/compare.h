@@ -93,13 +93,15 @@ RunsTable load_runs_csv(const std::string& path);
 double error_percent(double predicted, double measured);
 
 // The calibration probe the profile timed, per trainer (Calibration, PytorchProfile::probe_s), and
-// the intra-op threads its compute timings used.
+// the intra-op threads its compute timings used. The probe is the machine's speed when `measure`
+// timed the profile's own models: a model added later by `measure torchscript` or `measure
+// import-trace` (its source says so) was timed at another time, so for it there is none (no drift).
 struct ProbeReference {
   std::optional<double> trainsim_s;
   std::optional<double> pytorch_s;
   int threads = 0;  // machine.threads (0: unknown)
 };
-ProbeReference probe_reference(const Profile& profile);
+ProbeReference probe_reference(const Profile& profile, const std::string& model);
 
 struct ComparedRun {
   MeasuredConfig measured;
