@@ -6,24 +6,34 @@
 
 namespace trainsim {
 
-NoiseEstimate two_batch_estimate(double small_sq_norm, double big_sq_norm, int64_t small_batch,
-                                 int64_t big_batch) {
+namespace {
+
+// A quantity whose mean over B examples is E x_B = m + v / B, measured at two batch sizes: the
+// unbiased m ~ (B_big x_big - B_small x_small) / (B_big - B_small) and v ~ (x_small - x_big) /
+// (1/B_small - 1/B_big) (|G|^2 and tr(Sigma) for squared norms, G^T H G and tr(H Sigma) for
+// curvatures). `who` names the caller in the error for batch sizes not 1 <= small < big.
+NoiseEstimate split_two_batches(double small, double big, int64_t small_batch, int64_t big_batch, const char* who) {
   if (small_batch < 1 || big_batch <= small_batch) {
-    throw std::invalid_argument("two_batch_estimate: need 1 <= small_batch < big_batch, got " +
+    throw std::invalid_argument(std::string(who) + ": need 1 <= small_batch < big_batch, got " +
                                 std::to_string(small_batch) + " and " + std::to_string(big_batch));
-  }
-  if (!std::isfinite(small_sq_norm) || !std::isfinite(big_sq_norm) || small_sq_norm < 0 ||
-      big_sq_norm < 0) {
-    throw std::invalid_argument("two_batch_estimate: squared norms must be finite and >= 0");
   }
   const double b_small = static_cast<double>(small_batch);
   const double b_big = static_cast<double>(big_batch);
   NoiseEstimate estimate;
-  // |G|^2 ~ (B_big |G_big|^2 - B_small |G_small|^2) / (B_big - B_small)
-  estimate.grad_sq_norm = (b_big * big_sq_norm - b_small * small_sq_norm) / (b_big - b_small);
-  // tr(Sigma) ~ (|G_small|^2 - |G_big|^2) / (1/B_small - 1/B_big)
-  estimate.trace_sigma = (small_sq_norm - big_sq_norm) / (1.0 / b_small - 1.0 / b_big);
+  estimate.grad_sq_norm = (b_big * big - b_small * small) / (b_big - b_small);
+  estimate.trace_sigma = (small - big) / (1.0 / b_small - 1.0 / b_big);
   return estimate;
+}
+
+}  // namespace
+
+NoiseEstimate two_batch_estimate(double small_sq_norm, double big_sq_norm, int64_t small_batch,
+                                 int64_t big_batch) {
+  if (!std::isfinite(small_sq_norm) || !std::isfinite(big_sq_norm) || small_sq_norm < 0 ||
+      big_sq_norm < 0) {
+    throw std::invalid_argument("two_batch_estimate: squared norms must be finite and >= 0");
+  }
+  return split_two_batches(small_sq_norm, big_sq_norm, small_batch, big_batch, "two_batch_estimate");
 }
 
 double InverseScale::next(double sq_norm) {
@@ -83,20 +93,15 @@ double CurvatureEstimator::absorb(double grad_sq_norm, double grad_hessian_grad)
 
 void CurvatureEstimator::add(double grad_sq_norm, double grad_hessian_grad, double small_grad_hessian_grad,
                              int64_t small_batch, int64_t big_batch) {
-  if (small_batch < 1 || big_batch <= small_batch) {
-    throw std::invalid_argument("CurvatureEstimator: need 1 <= small_batch < big_batch, got " +
-                                std::to_string(small_batch) + " and " + std::to_string(big_batch));
-  }
   if (!std::isfinite(small_grad_hessian_grad)) {
     throw std::invalid_argument("CurvatureEstimator: g_small^T H g_small must be finite");
   }
+  // G^T H G and tr(H Sigma), split as |G|^2 and tr(Sigma) are (checked before absorb changes anything).
+  const NoiseEstimate split =
+      split_two_batches(small_grad_hessian_grad, grad_hessian_grad, small_batch, big_batch, "CurvatureEstimator");
   const double w = absorb(grad_sq_norm, grad_hessian_grad);
-  const double b_small = static_cast<double>(small_batch);
-  const double b_big = static_cast<double>(big_batch);
-  const double mean_curvature = (b_big * grad_hessian_grad - b_small * small_grad_hessian_grad) / (b_big - b_small);
-  const double trace_h_sigma = (small_grad_hessian_grad - grad_hessian_grad) / (1.0 / b_small - 1.0 / b_big);
-  mean_curvature_sum_ = decay_ * mean_curvature_sum_ + (1 - decay_) * w * mean_curvature;
-  trace_h_sigma_sum_ = decay_ * trace_h_sigma_sum_ + (1 - decay_) * w * trace_h_sigma;
+  mean_curvature_sum_ = decay_ * mean_curvature_sum_ + (1 - decay_) * w * split.grad_sq_norm;
+  trace_h_sigma_sum_ = decay_ * trace_h_sigma_sum_ + (1 - decay_) * w * split.trace_sigma;
   ++noise_measurements_;
 }
 
