@@ -156,13 +156,13 @@ Profile make_profile() {
   curve.lr_rule = "linear-warmup";
   curve.warmup_epochs = 0.1 + 0.2;
   // Awkward doubles again; epoch 2 has no test accuracy (-1).
-  curve.epochs = {{1, 50000, 1.0 / 3.0, 0.4, 0.45, 2.5e-3, 1.7976931348623157e308, 0.1 + 0.2, 0.1 / 3, 1.0 / 7.0},
+  curve.epochs = {{1, 50000, 1.0 / 3.0, 0.4, 0.45, 2.5e-3, 1.7976931348623157e308, 0.1 + 0.2, 0.1 / 3, 1.0 / 7.0, 0.1 / 9},
                   {2, 100000, 0.0, 1.0, -1, 0.0, 0.0, 0.0},
                   {5, 250000, 0.5, 0.875, 1.0, 5e-324, 12.5, 2500}};
   // Samples inside the run (--evals-per-epoch): one not evaluated, one without a noise scale; an
-  // eps_max (max_lr) and B_noise (curvature_noise_scale) on the first of each, none (0, not
-  // written) on the others.
-  curve.samples = {{1.0 / 3.0 * 1000, 1.0 / 3.0 * 1000, 4.5, 0.2, 0.3, 7.25, 0.07, 0.1 + 0.7},
+  // eps_max (max_lr) and B_noise (curvature_noise_scale, with its standard error) on the first of
+  // each, none (0, not written) on the others.
+  curve.samples = {{1.0 / 3.0 * 1000, 1.0 / 3.0 * 1000, 4.5, 0.2, 0.3, 7.25, 0.07, 0.1 + 0.7, 0.3 / 7},
                    {50000, 49000, 1.0 / 7.0, 0.5, -1, 0}};
   p.training.push_back(curve);
   // A curve whose run has not finished an epoch yet.
@@ -340,6 +340,7 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
       EXPECT_EQ(x.samples[j].noise_scale, y.samples[j].noise_scale);
       EXPECT_EQ(x.samples[j].max_lr, y.samples[j].max_lr);
       EXPECT_EQ(x.samples[j].curvature_noise_scale, y.samples[j].curvature_noise_scale);
+      EXPECT_EQ(x.samples[j].curvature_noise_scale_se, y.samples[j].curvature_noise_scale_se);
     }
     ASSERT_EQ(x.epochs.size(), y.epochs.size());
     for (size_t j = 0; j < x.epochs.size(); ++j) {
@@ -355,6 +356,7 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
       EXPECT_EQ(e.noise_scale, f.noise_scale);
       EXPECT_EQ(e.max_lr, f.max_lr);
       EXPECT_EQ(e.curvature_noise_scale, f.curvature_noise_scale);
+      EXPECT_EQ(e.curvature_noise_scale_se, f.curvature_noise_scale_se);
     }
   }
 

@@ -376,6 +376,32 @@ TEST(LargeBatchModel, MeasuredMaxLrReplacesTheTunedAssumption) {
   EXPECT_EQ(none.loss_by_epoch, std::vector<double>(4, std::log(10.0)));
 }
 
+// A B_noise reading counts only where its standard error is at most a quarter of it; elsewhere
+// (too uncertain, no standard error, not measurable) B_simple stands in, point by point.
+TEST(BaselineCurve, CurvatureNoiseScaleOnlyWhereItsStandardErrorIsSmall) {
+  TrainingCurve c = measured_curvature_curve(0.2);
+  ASSERT_GE(c.epochs.size(), 3u);
+  const auto set = [&](size_t i, double value, double se) {
+    c.epochs[i].curvature_noise_scale = value;
+    c.epochs[i].curvature_noise_scale_se = se;
+  };
+  set(0, 400, 100);  // exactly a quarter: counts
+  set(1, 300, 76);   // past a quarter: does not
+  for (size_t i = 2; i < c.epochs.size(); ++i) set(i, 200, 20);
+  const BaselineCurve curve(c, 10);
+  ASSERT_TRUE(curve.has_curvature_noise_scale());
+  const double e0 = c.epochs[0].examples, e1 = c.epochs[1].examples, e2 = c.epochs[2].examples;
+  EXPECT_DOUBLE_EQ(*curve.curvature_noise_scale_at(0), 400);  // before the first reading: the first
+  EXPECT_DOUBLE_EQ(*curve.curvature_noise_scale_at(e0), 400);
+  EXPECT_FALSE(curve.curvature_noise_scale_at(0.5 * (e0 + e1)).has_value());
+  EXPECT_FALSE(curve.curvature_noise_scale_at(0.5 * (e1 + e2)).has_value());
+  EXPECT_DOUBLE_EQ(*curve.curvature_noise_scale_at(curve.last_examples()), 200);
+  // Without standard errors (a curve recorded before them) no reading counts.
+  for (EpochPoint& e : c.epochs) e.curvature_noise_scale_se = 0;
+  EXPECT_FALSE(BaselineCurve(c, 10).has_curvature_noise_scale());
+  EXPECT_FALSE(BaselineCurve(c, 10).curvature_noise_scale_at(e0).has_value());
+}
+
 // With B_noise = tr(H Sigma) / G^T H G measured beside B_simple (200) and eps_max (0.2), and the
 // settings asking for it, B_noise scales the lr and the rate from the baseline batch to B while
 // x_0 stays lr (1 + B_simple/B_0) / eps_max (the two were measured together at B_0): at 328 with
@@ -383,7 +409,10 @@ TEST(LargeBatchModel, MeasuredMaxLrReplacesTheTunedAssumption) {
 // (2x - x^2)/(2x_0 - x_0^2).
 TEST(LargeBatchModel, MeasuredCurvatureNoiseScaleReplacesBSimpleWhenAsked) {
   TrainingCurve c = measured_curvature_curve(0.2);
-  for (EpochPoint& e : c.epochs) e.curvature_noise_scale = 400;
+  for (EpochPoint& e : c.epochs) {
+    e.curvature_noise_scale = 400;
+    e.curvature_noise_scale_se = 40;
+  }
   ASSERT_TRUE(BaselineCurve(c, 10).has_curvature_noise_scale());
   EXPECT_DOUBLE_EQ(*BaselineCurve(c, 10).curvature_noise_scale_at(2500), 400);
   EXPECT_FALSE(BaselineCurve(measured_curvature_curve(0.2), 10).curvature_noise_scale_at(2500).has_value());

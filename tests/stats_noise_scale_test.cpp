@@ -218,6 +218,39 @@ TEST(CurvatureEstimator, NoiseScaleUnbiasedUnderNoise) {
   EXPECT_NEAR(*c.noise_scale(), 100.0, 10.0);
 }
 
+// The standard error: none from one measurement, 0 where every measurement has the same ratio,
+// and under noise the spread that the estimate itself has across independent runs.
+TEST(CurvatureEstimator, NoiseScaleStandardError) {
+  CurvatureEstimator one(0.9);
+  one.add(1.0, 2.0 + 600.0 / 128, 2.0 + 600.0 / 32, 32, 128);
+  ASSERT_TRUE(one.noise_scale().has_value());
+  EXPECT_FALSE(one.noise_scale_standard_error().has_value());
+  one.add(2.0, 2 * (2.0 + 600.0 / 128), 2 * (2.0 + 600.0 / 32), 32, 128);  // the same ratio, other scale
+  ASSERT_TRUE(one.noise_scale_standard_error().has_value());
+  EXPECT_NEAR(*one.noise_scale_standard_error(), 0.0, 1e-9);
+
+  constexpr double kMeanCurvature = 1.0, kTraceHSigma = 100.0;  // B_noise 100
+  constexpr int kRuns = 400, kMeasurements = 300;
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> unit(0.0, 1.0);
+  double sum = 0, sum_sq = 0, reported = 0;
+  for (int run = 0; run < kRuns; ++run) {
+    CurvatureEstimator c(0.97);  // about 65 measurements in the averages
+    for (int i = 0; i < kMeasurements; ++i) {
+      const double big = kMeanCurvature + kTraceHSigma / 64;
+      const double small = kMeanCurvature + kTraceHSigma / 16;
+      c.add(1.0, big * (1 + 0.2 * unit(rng)), small * (1 + 0.2 * unit(rng)), 16, 64);
+    }
+    ASSERT_TRUE(c.noise_scale_standard_error().has_value());
+    sum += *c.noise_scale();
+    sum_sq += *c.noise_scale() * *c.noise_scale();
+    reported += *c.noise_scale_standard_error();
+  }
+  const double mean = sum / kRuns;
+  const double spread = std::sqrt(sum_sq / kRuns - mean * mean);
+  EXPECT_NEAR(reported / kRuns / spread, 1.0, 0.15) << "reported " << reported / kRuns << ", spread " << spread;
+}
+
 TEST(CurvatureEstimator, RejectsBadInput) {
   EXPECT_THROW(CurvatureEstimator(1.0), std::invalid_argument);
   EXPECT_THROW(CurvatureEstimator(-0.1), std::invalid_argument);

@@ -147,12 +147,13 @@ void print_curve(const TrainingCurve& c, const std::string& path) {
   std::printf("baseline: %s, batch %lld (B_small %lld), %lld samples per epoch (%s), lr %g (%s), written to %s\n",
               c.model.c_str(), static_cast<long long>(c.batch), static_cast<long long>(c.small_batch),
               static_cast<long long>(c.train_samples), c.data.c_str(), c.lr, c.lr_rule.c_str(), path.c_str());
-  std::printf("  epoch  train_loss  train_acc  test_acc     |G|^2   tr(Sigma)  B_simple   eps_max     B_noise\n");
+  std::printf("  epoch  train_loss  train_acc  test_acc     |G|^2   tr(Sigma)  B_simple   eps_max     B_noise  +- (s.e.)\n");
   for (const auto& p : c.epochs) {
-    std::printf("  %5d  %10.4f  %9.4f  %8.4f  %8.4g  %10.4g  %8.1f  %8s  %10s\n", p.epoch, p.train_loss,
+    std::printf("  %5d  %10.4f  %9.4f  %8.4f  %8.4g  %10.4g  %8.1f  %8s  %10s  %9s\n", p.epoch, p.train_loss,
                 p.train_accuracy, p.test_accuracy, p.grad_sq_norm, p.trace_sigma, p.noise_scale,
                 p.max_lr > 0 ? std::to_string(p.max_lr).c_str() : "-",
-                p.curvature_noise_scale > 0 ? std::to_string(p.curvature_noise_scale).c_str() : "-");
+                p.curvature_noise_scale > 0 ? std::to_string(p.curvature_noise_scale).c_str() : "-",
+                p.curvature_noise_scale_se > 0 ? std::to_string(p.curvature_noise_scale_se).c_str() : "-");
   }
 }
 
@@ -306,6 +307,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       sample.noise_scale = noise.noise_scale().value_or(0);
       sample.max_lr = curvature.max_lr().value_or(0);
       sample.curvature_noise_scale = curvature.noise_scale().value_or(0);
+      sample.curvature_noise_scale_se = curvature.noise_scale_standard_error().value_or(0);
       curve.samples.push_back(sample);
     };
     while (auto batch = loader.next()) {
@@ -419,15 +421,16 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     point.noise_scale = noise_scale.value_or(0);
     point.max_lr = curvature.max_lr().value_or(0);
     point.curvature_noise_scale = curvature.noise_scale().value_or(0);
+    point.curvature_noise_scale_se = curvature.noise_scale_standard_error().value_or(0);
     curve.epochs.push_back(point);
     if (o.evals_per_epoch > 1) add_sample(sums, /*epoch_end=*/true, point.test_accuracy);
     if (show_progress) {
       std::fprintf(stderr,
                    "baseline: epoch %d/%d done in %.1f s: train loss %.4f, train accuracy %.4f, test accuracy %.4f, "
-                   "|G|^2 %.4g, tr(Sigma) %.4g, B_simple %.1f, eps_max %.4g, B_noise %.1f\n",
+                   "|G|^2 %.4g, tr(Sigma) %.4g, B_simple %.1f, eps_max %.4g, B_noise %.1f +- %.1f\n",
                    epoch + 1, o.epochs, seconds_since(run_start), point.train_loss, point.train_accuracy,
                    point.test_accuracy, point.grad_sq_norm, point.trace_sigma, point.noise_scale, point.max_lr,
-                   point.curvature_noise_scale);
+                   point.curvature_noise_scale, point.curvature_noise_scale_se);
     }
     if (epoch_done) epoch_done(curve);
   }

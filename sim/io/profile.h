@@ -220,6 +220,9 @@ struct EpochPoint {
   // the epoch (noise_scale is B_simple, which assumes H a multiple of the identity); 0 when not
   // measured or not measurable (optional on disk).
   double curvature_noise_scale = 0;
+  // Its standard error (CurvatureEstimator::noise_scale_standard_error), in examples; 0: none
+  // (fewer than two measurements, or a curve recorded before it was; optional on disk).
+  double curvature_noise_scale_se = 0;
 };
 
 // A point inside the baseline run (measure baseline --evals-per-epoch K): the training loss and
@@ -234,6 +237,7 @@ struct CurveSample {
   double noise_scale = 0;          // B_simple of the moving averages at `examples`; 0: not measurable
   double max_lr = 0;               // eps_max of the moving averages at `examples`; 0: not measured
   double curvature_noise_scale = 0;  // B_noise = tr(H Sigma) / G^T H G at `examples`; 0: none
+  double curvature_noise_scale_se = 0;  // its standard error; 0: none
 };
 
 struct TrainingCurve {

@@ -391,7 +391,8 @@ double parse_test_accuracy(const Value& value) {
 
 EpochPoint parse_epoch_point(const Value& value) {
   const Map map(value, {"epoch", "examples", "train_loss", "train_accuracy", "test_accuracy",
-                        "grad_sq_norm", "trace_sigma", "noise_scale", "max_lr", "curvature_noise_scale"});
+                        "grad_sq_norm", "trace_sigma", "noise_scale", "max_lr", "curvature_noise_scale",
+                        "curvature_noise_scale_se"});
   EpochPoint p;
   p.epoch = map.required("epoch").as_int(/*min=*/1);
   p.examples = parse_examples(map.required("examples"));
@@ -403,12 +404,13 @@ EpochPoint parse_epoch_point(const Value& value) {
   p.noise_scale = map.required("noise_scale").as_double(kNonNegative);
   if (auto v = map.optional("max_lr")) p.max_lr = v->as_double(kNonNegative);
   if (auto v = map.optional("curvature_noise_scale")) p.curvature_noise_scale = v->as_double(kNonNegative);
+  if (auto v = map.optional("curvature_noise_scale_se")) p.curvature_noise_scale_se = v->as_double(kNonNegative);
   return p;
 }
 
 CurveSample parse_curve_sample(const Value& value) {
   const Map map(value, {"examples", "window_examples", "train_loss", "train_accuracy", "test_accuracy", "noise_scale",
-                        "max_lr", "curvature_noise_scale"});
+                        "max_lr", "curvature_noise_scale", "curvature_noise_scale_se"});
   CurveSample s;
   s.examples = parse_examples(map.required("examples"));
   const Value window = map.required("window_examples");
@@ -422,6 +424,7 @@ CurveSample parse_curve_sample(const Value& value) {
   s.noise_scale = map.required("noise_scale").as_double(kNonNegative);
   if (auto v = map.optional("max_lr")) s.max_lr = v->as_double(kNonNegative);
   if (auto v = map.optional("curvature_noise_scale")) s.curvature_noise_scale = v->as_double(kNonNegative);
+  if (auto v = map.optional("curvature_noise_scale_se")) s.curvature_noise_scale_se = v->as_double(kNonNegative);
   return s;
 }
 

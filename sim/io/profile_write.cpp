@@ -315,6 +315,9 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
                     (e.curvature_noise_scale > 0
                          ? ", curvature_noise_scale: " + format_double(e.curvature_noise_scale)
                          : std::string()) +
+                    (e.curvature_noise_scale_se > 0
+                         ? ", curvature_noise_scale_se: " + format_double(e.curvature_noise_scale_se)
+                         : std::string()) +
                     "}");
     }
     if (c.samples.empty()) continue;
@@ -328,6 +331,9 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
                     (s.max_lr > 0 ? ", max_lr: " + format_double(s.max_lr) : std::string()) +
                     (s.curvature_noise_scale > 0
                          ? ", curvature_noise_scale: " + format_double(s.curvature_noise_scale)
+                         : std::string()) +
+                    (s.curvature_noise_scale_se > 0
+                         ? ", curvature_noise_scale_se: " + format_double(s.curvature_noise_scale_se)
                          : std::string()) +
                     "}");
     }

@@ -101,8 +101,9 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
          ") -> " + plain(last.train_loss) + ", gradient noise scale B_simple " + plain(first.noise_scale) +
          " -> " + plain(last.noise_scale) +
          (model.baseline().has_curvature_noise_scale()
-              ? ", B_noise = tr(H Sigma) / G^T H G " + plain(first.curvature_noise_scale) + " -> " +
-                    plain(last.curvature_noise_scale) +
+              ? ", B_noise = tr(H Sigma) / G^T H G " + plain(first.curvature_noise_scale) + " +- " +
+                    plain(first.curvature_noise_scale_se) + " -> " + plain(last.curvature_noise_scale) + " +- " +
+                    plain(last.curvature_noise_scale_se) +
                     (settings.curvature_noise_scale ? std::string() : " (measured; the model uses B_simple)")
               : std::string()) +
          (model.baseline().has_max_lr()
@@ -157,7 +158,8 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
          "lr over the tuned lr eps_max / (1 + B_noise/B) and x_0 the baseline's own, with B_noise and eps_max the "
          "baseline's where the path is (" +
          std::string(settings.curvature_noise_scale && model.baseline().has_curvature_noise_scale()
-                         ? "B_noise = tr(H Sigma) / G^T H G measured along the baseline, "
+                         ? "B_noise = tr(H Sigma) / G^T H G measured along the baseline where its standard error "
+                           "is at most a quarter of it, B_simple elsewhere, "
                          : "B_noise = B_simple, the baseline's tr(Sigma) / |G|^2, ") +
          std::string(model.baseline().has_max_lr() ? "eps_max measured along the baseline"
                                                    : "eps_max not measured: the baseline's lr taken as tuned, x_0 = 1") +

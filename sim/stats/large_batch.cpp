@@ -56,6 +56,14 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
   // averages' start-up bias cancels and an early reading is unbiased, only noisier (least so at
   // the start, where B_noise << B); and the first steps are where the curve moves fastest and the
   // no-progress bound is lowest.
+  // A B_noise reading enters as a knot, NaN unless it counts (measured, with a standard error of at
+  // most kMaxNoiseScaleRelativeError of it): points measured before the first reading carry none.
+  const auto add_curvature_noise_scale = [&](double examples, double value, double se) {
+    const bool counts = value > 0 && se > 0 && se <= kMaxNoiseScaleRelativeError * value;
+    if (value > 0 || !curvature_noise_scale_.empty()) {
+      curvature_noise_scale_.push_back({examples, counts ? value : std::nan("")});
+    }
+  };
   const double first_epoch = curve_.epochs.front().examples;
   double previous = 0;
   for (const CurveSample& s : curve_.samples) {
@@ -65,7 +73,7 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
       if (s.test_accuracy >= 0) test_accuracy_.push_back({s.examples, s.test_accuracy});
       if (s.noise_scale > 0) noise_scale_.push_back({s.examples, s.noise_scale});
       if (s.max_lr > 0) max_lr_.push_back({s.examples, s.max_lr});
-      if (s.curvature_noise_scale > 0) curvature_noise_scale_.push_back({s.examples, s.curvature_noise_scale});
+      add_curvature_noise_scale(s.examples, s.curvature_noise_scale, s.curvature_noise_scale_se);
     }
     previous = s.examples;
   }
@@ -74,7 +82,7 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
     if (e.test_accuracy >= 0) test_accuracy_.push_back({e.examples, e.test_accuracy});
     if (e.noise_scale > 0) noise_scale_.push_back({e.examples, e.noise_scale});
     if (e.max_lr > 0) max_lr_.push_back({e.examples, e.max_lr});
-    if (e.curvature_noise_scale > 0) curvature_noise_scale_.push_back({e.examples, e.curvature_noise_scale});
+    add_curvature_noise_scale(e.examples, e.curvature_noise_scale, e.curvature_noise_scale_se);
     previous = e.examples;
   }
   if (test_accuracy_.size() == 1) test_accuracy_.clear();  // never evaluated
@@ -114,9 +122,17 @@ std::optional<double> BaselineCurve::max_lr_at(double examples) const {
   return interpolate(max_lr_, std::clamp(examples, 0.0, last_examples()));
 }
 
+bool BaselineCurve::has_curvature_noise_scale() const {
+  return std::any_of(curvature_noise_scale_.begin(), curvature_noise_scale_.end(),
+                     [](const Knot& k) { return !std::isnan(k.value); });
+}
+
 std::optional<double> BaselineCurve::curvature_noise_scale_at(double examples) const {
   if (curvature_noise_scale_.empty()) return std::nullopt;
-  return interpolate(curvature_noise_scale_, std::clamp(examples, 0.0, last_examples()));
+  // interpolate() mixes in a NaN knot wherever one is at either end of the segment.
+  const double value = interpolate(curvature_noise_scale_, std::clamp(examples, 0.0, last_examples()));
+  if (std::isnan(value)) return std::nullopt;
+  return value;
 }
 
 std::optional<double> BaselineCurve::examples_to_loss(double loss) const {

@@ -48,8 +48,12 @@ class BaselineCurve {
   bool has_max_lr() const { return !max_lr_.empty(); }
   std::optional<double> max_lr_at(double examples) const;
   // McCandlish's B_noise = tr(H Sigma) / G^T H G measured along the curve (`curvature_noise_scale`,
-  // where it was measurable, placed as max_lr's); nullopt when the curve carries none.
-  bool has_curvature_noise_scale() const { return !curvature_noise_scale_.empty(); }
+  // placed as max_lr's), where it is measured well: a reading counts where its standard error
+  // (`curvature_noise_scale_se`) is at most kMaxNoiseScaleRelativeError of it. nullopt wherever
+  // the readings around `examples` (both ends of its segment; the nearest one before the first and
+  // after the last) do not all count: not measurable, from too few measurements, too uncertain, or
+  // recorded without a standard error.
+  bool has_curvature_noise_scale() const;
   std::optional<double> curvature_noise_scale_at(double examples) const;
   // The first E at which the loss reaches `loss` (<=); nullopt if it never does.
   std::optional<double> examples_to_loss(double loss) const;
@@ -80,8 +84,14 @@ class BaselineCurve {
   TrainingCurve curve_;
   int num_classes_;
   double untrained_loss_;
-  std::vector<Knot> loss_, train_accuracy_, test_accuracy_, noise_scale_, max_lr_, curvature_noise_scale_;
+  std::vector<Knot> loss_, train_accuracy_, test_accuracy_, noise_scale_, max_lr_;
+  // Every point that carries a B_noise reading, NaN where it does not count (see above).
+  std::vector<Knot> curvature_noise_scale_;
 };
+
+// A B_noise reading counts for the model where its standard error is at most this fraction of it
+// (the reading 4 standard errors from 0). Chosen before the readings were compared with any run.
+inline constexpr double kMaxNoiseScaleRelativeError = 0.25;
 
 // x = lr (1 + B_noise/B) / eps_max: an lr against the tuned lr eps_opt(B) = eps_max / (1 +
 // B_noise/B) at batch B (McCandlish et al. 2018). eps_max > 0.

@@ -1,5 +1,6 @@
 #include "stats/noise_scale.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -102,7 +103,24 @@ void CurvatureEstimator::add(double grad_sq_norm, double grad_hessian_grad, doub
   const double w = absorb(grad_sq_norm, grad_hessian_grad);
   mean_curvature_sum_ = decay_ * mean_curvature_sum_ + (1 - decay_) * w * split.grad_sq_norm;
   trace_h_sigma_sum_ = decay_ * trace_h_sigma_sum_ + (1 - decay_) * w * split.trace_sigma;
+  const double k = (1 - decay_) * w, sq_decay = decay_ * decay_;
+  const double a = split.trace_sigma, d = split.grad_sq_norm;
+  noise_weight_sum_ = decay_ * noise_weight_sum_ + k;
+  noise_weight_sq_sum_ = sq_decay * noise_weight_sq_sum_ + k * k;
+  aa_sum_ = sq_decay * aa_sum_ + k * k * a * a;
+  ad_sum_ = sq_decay * ad_sum_ + k * k * a * d;
+  dd_sum_ = sq_decay * dd_sum_ + k * k * d * d;
   ++noise_measurements_;
+}
+
+std::optional<double> CurvatureEstimator::noise_scale_standard_error() const {
+  const std::optional<double> r = noise_scale();
+  if (!r || noise_measurements_ < 2) return std::nullopt;
+  const double n = noise_weight_sum_ * noise_weight_sum_ / noise_weight_sq_sum_;
+  if (!(n > 1)) return std::nullopt;
+  // sum k^2 (a - R d)^2, which rounding may put a hair below 0 where every a = R d.
+  const double residual = std::max(0.0, aa_sum_ - 2 * *r * ad_sum_ + *r * *r * dd_sum_);
+  return std::sqrt(n / (n - 1) * residual) / mean_curvature_sum_;
 }
 
 std::optional<double> CurvatureEstimator::noise_scale() const {

@@ -115,6 +115,13 @@ class CurvatureEstimator {
   // where H is a multiple of the identity), from the measurements with a micro-batch's curvature;
   // nullopt before the first of them or while either average is not positive.
   std::optional<double> noise_scale() const;
+  // The standard error of noise_scale(), in examples: the ratio of two weighted averages
+  // R = sum k_i a_i / sum k_i d_i (a_i, d_i the measurements' tr(H Sigma) and G^T H G, k_i their
+  // weights in the averages) linearised about R, Var R ~ sum k_i^2 (a_i - R d_i)^2 / (sum k_i d_i)^2,
+  // with the small-sample factor n / (n - 1) for the averages' effective number of measurements
+  // n = (sum k_i)^2 / sum k_i^2. nullopt where noise_scale() is, or before the second measurement
+  // (one says nothing of its own spread).
+  std::optional<double> noise_scale_standard_error() const;
 
  private:
   // add()'s |g|^2 and g^T H g into their averages; returns the weight w they took.
@@ -127,6 +134,11 @@ class CurvatureEstimator {
   int64_t noise_measurements_ = 0;
   double mean_curvature_sum_ = 0;   // uncorrected EMA of w G^T H G (two-batch estimate)
   double trace_h_sigma_sum_ = 0;    // uncorrected EMA of w tr(H Sigma) (two-batch estimate)
+  // For the standard error: the sum of the noise measurements' weights k = (1 - decay) decay^age w
+  // and the sums of k^2, k^2 a^2, k^2 a d and k^2 d^2 (a: tr(H Sigma), d: G^T H G).
+  double noise_weight_sum_ = 0;
+  double noise_weight_sq_sum_ = 0;
+  double aa_sum_ = 0, ad_sum_ = 0, dd_sum_ = 0;
   InverseScale scale_;           // w: 1 / the previous measurement's |g|^2
 };
 
