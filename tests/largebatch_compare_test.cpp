@@ -26,7 +26,8 @@ class CompareTest : public ::testing::Test {
   // A run's file as `measure baseline --profile` writes it: machine, measurement, one curve.
   void write_run(const std::string& name, int64_t batch, const std::vector<double>& losses,
                  const std::vector<double>& test_accuracies, const std::string& optimizer = "sgd",
-                 double max_lr = 0, double noise_scale = 1e9, double curvature_noise_scale = 0) {
+                 double max_lr = 0, double noise_scale = 1e9, double curvature_noise_scale = 0,
+                 double curvature_noise_scale_se = 0) {
     Profile p;
     p.machine.name = "test-machine";
     p.machine.device_kind = "cpu";
@@ -54,6 +55,7 @@ class CompareTest : public ::testing::Test {
       e.noise_scale = noise_scale;
       e.max_lr = max_lr;
       e.curvature_noise_scale = curvature_noise_scale;
+      e.curvature_noise_scale_se = curvature_noise_scale_se;
       c.epochs.push_back(e);
     }
     p.training.push_back(c);
@@ -121,7 +123,10 @@ TEST_F(CompareTest, ErrorsAgainstHandComputedPredictions) {
     }
   }
   const std::string lines = format_error_lines(s, options());
-  EXPECT_NE(lines.find("loss error: 39.3% (training loss at epoch 2, over 2 of 3 runs)\n"), std::string::npos) << lines;
+  EXPECT_NE(lines.find("loss error: 39.3% (training loss at epoch 2, over 2 of 3 runs; 1 blown up (past twice the "
+                       "untrained loss): by regime only)\n"),
+            std::string::npos)
+      << lines;
   EXPECT_NE(lines.find("accuracy error: 12.5 points"), std::string::npos) << lines;
   EXPECT_NE(lines.find("epochs-to-target error: 12.4%"), std::string::npos) << lines;
   const std::string report = format_comparison_report(s, options(), "measure largebatch-compare --dir X");
@@ -146,7 +151,7 @@ TEST_F(CompareTest, MeasuredMaxLrAndTheTunedAssumptionSideBySide) {
   EXPECT_NEAR(e0_measured / e0_tuned, 0.3125 / 0.4375, 1e-6);
   const std::string report = format_comparison_report(measured, options(), "measure largebatch-compare", &tuned);
   EXPECT_NE(report.find("## The same with the baselines' lr taken as tuned"), std::string::npos) << report;
-  EXPECT_NE(report.find(" | 0.50 | - |\n"), std::string::npos) << report;  // x_0 in the baselines' table, no B_noise
+  EXPECT_NE(report.find(" | 0.50 | - | - |\n"), std::string::npos) << report;  // x_0 in the baselines' table, no B_noise
 }
 
 // A baseline with B_simple 200, x_0 0.5 and B_noise = tr(H Sigma) / G^T H G 400: at 4x the batch
@@ -154,7 +159,7 @@ TEST_F(CompareTest, MeasuredMaxLrAndTheTunedAssumptionSideBySide) {
 // (2x - x^2) / (2x_0 - x_0^2) with B_n = B_simple = 200; curvature_noise_scale takes B_n 400.
 TEST_F(CompareTest, BSimpleAndTheMeasuredCurvatureNoiseScaleSideBySide) {
   const double x0 = 0.5;
-  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8}, "sgd", 0.1 * (1 + 200.0 / 128) / x0, 200, 400);
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8}, "sgd", 0.1 * (1 + 200.0 / 128) / x0, 200, 400, 50);
   write_run("b512-constant-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
   const ComparisonSummary simple = compare_large_batch_runs(options());
   CompareOptions curvature_options = options();
@@ -172,7 +177,49 @@ TEST_F(CompareTest, BSimpleAndTheMeasuredCurvatureNoiseScaleSideBySide) {
       format_comparison_report(simple, options(), "measure largebatch-compare", nullptr, &measured);
   EXPECT_NE(report.find("## The same with B_noise = tr(H Sigma) / G^T H G in place of B_simple"), std::string::npos)
       << report;
-  EXPECT_NE(report.find(" | 0.50 | 400.0 |\n"), std::string::npos) << report;
+  EXPECT_NE(report.find(" | 0.50 | 400.0 | 50.0 |\n"), std::string::npos) << report;
+
+  // A B_noise whose standard error is more than a quarter of it does not count: B_simple stands in.
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8}, "sgd", 0.1 * (1 + 200.0 / 128) / x0, 200, 400, 101);
+  const ComparisonSummary uncertain = compare_large_batch_runs(curvature_options);
+  ASSERT_EQ(uncertain.runs.size(), 1u);
+  EXPECT_DOUBLE_EQ(*uncertain.runs[0].predicted.baseline_examples_at_k,
+                   *simple.runs[0].predicted.baseline_examples_at_k);
+}
+
+// Regimes: the model's trains / no progress against where each run ended; a run that blew up
+// agrees with no progress and is left out of the loss error (counted in the figure beside it).
+TEST_F(CompareTest, RegimesAndTheRunsThatBlewUp) {
+  // B_simple 1e9 and x_0 1.5: at a constant lr x = x_0 128/B, past 2 below batch 96.
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8}, "sgd", 0.1 * (1 + 1e9 / 128) / 1.5);
+  write_run("b32-constant-s0.yaml", 32, {2.4, 2.35}, {0.1, 0.1});     // no progress, as predicted
+  write_run("b64-constant-s0.yaml", 64, {5.0, 7.0}, {0.1, 0.1});      // blew up; predicted no progress
+  write_run("b512-linear-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});     // trained, as predicted
+  write_run("b1024-constant-s0.yaml", 1024, {2.5, 2.4}, {0.1, 0.1});  // no progress; predicted to train
+  const ComparisonSummary s = compare_large_batch_runs(options());
+  ASSERT_EQ(s.runs.size(), 4u);
+  EXPECT_EQ(s.regime_count, 4);
+  EXPECT_EQ(s.regime_agree, 3);
+  EXPECT_EQ(s.regimes[0][0], 1);  // 512
+  EXPECT_EQ(s.regimes[0][1], 1);  // 1024
+  EXPECT_EQ(s.regimes[1][1], 1);  // 32
+  EXPECT_EQ(s.regimes[1][2], 1);  // 64
+  EXPECT_EQ(s.blown_up, 1);
+  EXPECT_EQ(s.loss_count, 3);
+  EXPECT_EQ(s.loss_count_with_blown_up, 4);
+  for (const RunComparison& c : s.runs) {
+    if (c.run.batch != 64) continue;
+    EXPECT_FALSE(c.loss_error_pct.has_value());
+    ASSERT_TRUE(c.loss_error_pct_blown_up.has_value());
+    EXPECT_NEAR(*c.loss_error_pct_blown_up, (std::log(10.0) - 7.0) / 7.0 * 100, 1e-9);
+    ASSERT_TRUE(c.accuracy_error_points.has_value());  // accuracy stays compared
+  }
+  EXPECT_GT(s.loss_error_with_blown_up_pct, s.loss_error_pct);
+  const std::string report = format_comparison_report(s, options(), "x");
+  EXPECT_NE(report.find("| no progress | 0 | 1 | 1 |\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("regime agreement: 3 of 4 runs\n"), std::string::npos) << report;
+  const std::string csv = format_comparison_csv(s);
+  EXPECT_NE(csv.find(",no progress,blew up\n"), std::string::npos) << csv;
 }
 
 // A baseline whose epoch-1 loss is above the untrained ln 10 makes a default target every run

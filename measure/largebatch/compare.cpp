@@ -119,6 +119,15 @@ std::optional<RunName> parse_run_name(const std::string& file_name) {
 
 std::string rule_label(const RunName& name) { return name.lars ? "lars" : to_string(name.rule); }
 
+std::string to_string(Regime regime) {
+  switch (regime) {
+    case Regime::kTrained: return "trained";
+    case Regime::kNoProgress: return "no progress";
+    case Regime::kBlewUp: return "blew up";
+  }
+  return "";
+}
+
 ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   std::error_code ec;
   if (!fs::is_directory(o.runs_dir, ec)) throw std::runtime_error(o.runs_dir + ": not a folder of run curves");
@@ -156,6 +165,9 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   }
 
   std::vector<double> loss_errors, accuracy_errors, epochs_errors, trained_loss_errors, trained_accuracy_errors;
+  std::vector<double> loss_errors_with_blown_up;
+  const double untrained = std::log(static_cast<double>(o.num_classes));
+  const double blown_up = 2 * untrained;
   for (const auto& [name, path] : found) {
     if (name.batch == o.base_batch && name.rule == LrRule::kConstant && !name.lars) continue;
     const auto baseline = baselines.find(name.seed);
@@ -193,6 +205,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     const fs::path failed = path.string() + ".failed";
     if (fs::exists(failed, ec)) {
       c.measured_missing = read_text(failed);
+      c.measured_regime = Regime::kBlewUp;
     } else if (static_cast<int>(curve.epochs.size()) < o.epochs) {
       throw std::runtime_error(path.string() + ": " + std::to_string(curve.epochs.size()) + " of " +
                                std::to_string(o.epochs) + " epochs and no " + failed.filename().string() +
@@ -200,6 +213,9 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     } else {
       const EpochPoint& at_k = curve.epochs[static_cast<size_t>(o.epochs - 1)];
       c.loss_at_k = at_k.train_loss;
+      c.measured_regime = at_k.train_loss > blown_up    ? Regime::kBlewUp
+                          : at_k.train_loss >= untrained ? Regime::kNoProgress
+                                                         : Regime::kTrained;
       if (at_k.test_accuracy >= 0) c.test_accuracy_at_k = at_k.test_accuracy;
       // The run's own curve, interpolated as the baseline's is (from the untrained model's ln C).
       TrainingCurve first_k = curve;
@@ -216,10 +232,29 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     c.predicted_epochs_to_target =
         epochs_to_target_as_recorded(curve, o.epochs, o.num_classes, c.target_loss, c.predicted);
     if (c.predicted.no_progress) ++summary.no_progress_predicted;
+    // A path that stays in a stall of the baseline predicts no progress too (its loss at chance).
+    if (c.predicted.loss_at_k) {
+      c.predicted_regime = c.predicted.no_progress || *c.predicted.loss_at_k >= untrained ? Regime::kNoProgress
+                                                                                           : Regime::kTrained;
+    }
+    if (c.predicted_regime && c.measured_regime) {
+      const int predicted = c.predicted_regime == Regime::kTrained ? 0 : 1;
+      const int measured = static_cast<int>(*c.measured_regime);
+      ++summary.regimes[predicted][measured];
+      ++summary.regime_count;
+      if ((predicted == 0) == (measured == 0)) ++summary.regime_agree;
+      if (*c.measured_regime == Regime::kBlewUp) ++summary.blown_up;
+    }
     if (c.loss_at_k && c.predicted.loss_at_k) {
-      c.loss_error_pct = (*c.predicted.loss_at_k - *c.loss_at_k) / *c.loss_at_k * 100.0;
-      loss_errors.push_back(*c.loss_error_pct);
-      if (!c.predicted.no_progress) trained_loss_errors.push_back(*c.loss_error_pct);
+      const double error = (*c.predicted.loss_at_k - *c.loss_at_k) / *c.loss_at_k * 100.0;
+      loss_errors_with_blown_up.push_back(error);
+      if (c.measured_regime == Regime::kBlewUp) {
+        c.loss_error_pct_blown_up = error;
+      } else {
+        c.loss_error_pct = error;
+        loss_errors.push_back(error);
+        if (!c.predicted.no_progress) trained_loss_errors.push_back(error);
+      }
     }
     if (c.test_accuracy_at_k && c.predicted.test_accuracy_at_k) {
       c.accuracy_error_points = (*c.predicted.test_accuracy_at_k - *c.test_accuracy_at_k) * 100.0;
@@ -247,6 +282,8 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   if (summary.runs.empty()) throw std::runtime_error(o.runs_dir + ": no runs besides the baselines");
   summary.loss_error_pct = mean_abs(loss_errors);
   summary.loss_count = static_cast<int>(loss_errors.size());
+  summary.loss_error_with_blown_up_pct = mean_abs(loss_errors_with_blown_up);
+  summary.loss_count_with_blown_up = static_cast<int>(loss_errors_with_blown_up.size());
   summary.accuracy_error_points = mean_abs(accuracy_errors);
   summary.accuracy_count = static_cast<int>(accuracy_errors.size());
   summary.epochs_error_pct = mean_abs(epochs_errors);
@@ -260,7 +297,6 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   for (const auto& c : summary.runs) {
     if (!c.measured_only) configurations[{rule_label(c.run), c.run.batch}].push_back(&c);
   }
-  const double blown_up = 2 * std::log(static_cast<double>(o.num_classes));
   const auto mean_of = [](const std::vector<double>& v) {
     return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
   };
@@ -293,7 +329,10 @@ std::string format_error_lines(const ComparisonSummary& s, const CompareOptions&
   const auto over = [&](int n) { return " over " + std::to_string(n) + " of " + std::to_string(predicted) + " runs"; };
   std::string out;
   out += "loss error: " + (s.loss_count ? fixed(s.loss_error_pct, 1) + "%" : std::string("n/a")) +
-         " (training loss at epoch " + k + "," + over(s.loss_count) + ")\n";
+         " (training loss at epoch " + k + "," + over(s.loss_count) +
+         (s.blown_up > 0 ? "; " + std::to_string(s.blown_up) + " blown up (past twice the untrained loss): by regime only"
+                         : std::string()) +
+         ")\n";
   out += "accuracy error: " + (s.accuracy_count ? fixed(s.accuracy_error_points, 1) + " points" : std::string("n/a")) +
          " (test accuracy at epoch " + k + "," + over(s.accuracy_count) + ")\n";
   out += "epochs-to-target error: " + (s.epochs_count ? fixed(s.epochs_error_pct, 1) + "%" : std::string("n/a")) +
@@ -306,15 +345,17 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
   std::string out =
       "seed,rule,batch,target_loss,pred_loss_at_k,meas_loss_at_k,loss_error_pct,pred_test_acc_at_k,meas_test_acc_at_k,"
       "accuracy_error_points,pred_epochs_to_target,meas_epochs_to_target,epochs_error_pct,no_progress_predicted,measured_missing,"
-      "pred_epochs_to_target_model\n";
+      "pred_epochs_to_target_model,pred_regime,meas_regime\n";
   const auto num = [](const std::optional<double>& v) { return v ? fixed(*v, 6) : std::string(); };
   for (const auto& c : s.runs) {
     out += std::to_string(c.run.seed) + "," + rule_label(c.run) + "," + std::to_string(c.run.batch) + "," +
            fixed(c.target_loss, 6) + "," + num(c.predicted.loss_at_k) + "," + num(c.loss_at_k) + "," +
-           num(c.loss_error_pct) + "," + num(c.predicted.test_accuracy_at_k) + "," + num(c.test_accuracy_at_k) + "," +
+           num(c.loss_error_pct ? c.loss_error_pct : c.loss_error_pct_blown_up) + "," + num(c.predicted.test_accuracy_at_k) + "," + num(c.test_accuracy_at_k) + "," +
            num(c.accuracy_error_points) + "," + num(c.predicted_epochs_to_target) + "," + num(c.epochs_to_target) +
            "," + num(c.epochs_error_pct) + "," + (c.predicted.no_progress ? "true" : "false") + "," +
-           csv::field(c.measured_missing) + "," + num(c.predicted.epochs_to_target) + "\n";
+           csv::field(c.measured_missing) + "," + num(c.predicted.epochs_to_target) + "," +
+           (c.predicted_regime ? to_string(*c.predicted_regime) : std::string()) + "," +
+           (c.measured_regime ? to_string(*c.measured_regime) : std::string()) + "\n";
   }
   return out;
 }
@@ -330,10 +371,11 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
          "every other run is compared with them after " + k + " epochs.\n\n";
   out += "## Baselines\n\nB_simple: tr(Sigma) / |G|^2; eps_max: the largest useful lr |g|^2 / g^T H g along the batch "
          "gradient (\"-\": not measured); x_0 = lr (1 + B_simple/B_0) / eps_max, the baseline's lr against the tuned "
-         "one; B_noise: McCandlish's tr(H Sigma) / G^T H G (the predictions use B_simple; with B_noise in a section "
-         "below the errors); all measured along the baseline, the moving averages at each epoch's end.\n\n"
-         "| seed | data | epoch | train loss | test acc | B_simple | eps_max | x_0 | B_noise |\n"
-         "|---:|:---|---:|---:|---:|---:|---:|---:|---:|\n";
+         "one; B_noise: McCandlish's tr(H Sigma) / G^T H G and its standard error (the predictions use B_simple; "
+         "with B_noise, where its standard error is at most a quarter of it, in a section below the errors); all "
+         "measured along the baseline, the moving averages at each epoch's end.\n\n"
+         "| seed | data | epoch | train loss | test acc | B_simple | eps_max | x_0 | B_noise | s.e. |\n"
+         "|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (size_t i = 0; i < s.baselines.size(); ++i) {
     const TrainingCurve& b = s.baselines[i];
     for (const auto& p : b.epochs) {
@@ -342,7 +384,8 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
       out += "| " + std::to_string(s.seeds[i]) + " | " + b.data + " | " + std::to_string(p.epoch) + " | " +
              fixed(p.train_loss, 4) + " | " + fixed(p.test_accuracy, 4) + " | " + fixed(p.noise_scale, 1) + " | " +
              (measured ? fixed(p.max_lr, 4) : std::string("-")) + " | " + (measured ? fixed(x0, 2) : std::string("-")) +
-             " | " + (p.curvature_noise_scale > 0 ? fixed(p.curvature_noise_scale, 1) : std::string("-")) + " |\n";
+             " | " + (p.curvature_noise_scale > 0 ? fixed(p.curvature_noise_scale, 1) : std::string("-")) + " | " +
+             (p.curvature_noise_scale_se > 0 ? fixed(p.curvature_noise_scale_se, 1) : std::string("-")) + " |\n";
     }
   }
   out += "\n## Runs\n\nloss: mean training loss of epoch " + k + "; acc: test accuracy after epoch " + k +
@@ -367,6 +410,10 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
     if (c.measured_only) notes = "LARS under linear-warmup: measured only (the model has no layer-wise rule)";
     if (!c.measured_missing.empty()) notes += (notes.empty() ? "" : "; ") + std::string("run: ") + c.measured_missing;
     if (c.loss_at_k && !c.epochs_to_target) notes += (notes.empty() ? "" : "; ") + std::string("target not reached in ") + k + " epochs";
+    if (c.loss_error_pct_blown_up) {
+      notes += (notes.empty() ? "" : "; ") + std::string("blew up (loss past twice the untrained): compared by regime, ") +
+               "loss error " + signed_cell(c.loss_error_pct_blown_up, 1) + "% not averaged";
+    }
     out += "| " + std::to_string(c.run.seed) + " | " + rule_label(c.run) + " | " + std::to_string(c.run.batch) +
            " | " + ratio(static_cast<double>(c.run.batch) / static_cast<double>(o.base_batch)) + "x | " +
            cell(c.predicted.loss_at_k, 4) + " | " + cell(c.loss_at_k, 4) + " | " + signed_cell(c.loss_error_pct, 1) +
@@ -392,7 +439,21 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
          (s.trained_loss_count ? fixed(s.trained_loss_error_pct, 1) + "%" : std::string("n/a")) + " over " +
          std::to_string(s.trained_loss_count) + " runs, accuracy " +
          (s.trained_accuracy_count ? fixed(s.trained_accuracy_error_points, 1) + " points" : std::string("n/a")) +
-         " over " + std::to_string(s.trained_accuracy_count) + " runs. Over all runs:\n\n";
+         " over " + std::to_string(s.trained_accuracy_count) + " runs.\n\n";
+  out += "Regimes: where each run is after epoch " + k + " (trained: its loss below the untrained ln C; no progress: "
+         "at or above it, up to twice it; blew up: past twice it, or stopped with a loss not finite), against the "
+         "prediction. The model predicts train or no progress; a run that blew up agrees with no progress, and its "
+         "loss, which says only how far it ran away, is left out of the loss error.\n\n"
+         "| predicted \\ measured | trained | no progress | blew up |\n|:---|---:|---:|---:|\n";
+  const char* predicted_names[2] = {"trains", "no progress"};
+  for (int p = 0; p < 2; ++p) {
+    out += std::string("| ") + predicted_names[p] + " | " + std::to_string(s.regimes[p][0]) + " | " +
+           std::to_string(s.regimes[p][1]) + " | " + std::to_string(s.regimes[p][2]) + " |\n";
+  }
+  out += "\nregime agreement: " + std::to_string(s.regime_agree) + " of " + std::to_string(s.regime_count) +
+         " runs\n\nWith the losses of the runs that blew up averaged as well: " +
+         (s.loss_count_with_blown_up ? fixed(s.loss_error_with_blown_up_pct, 1) + "%" : std::string("n/a")) +
+         " over " + std::to_string(s.loss_count_with_blown_up) + " runs. Over all runs:\n\n";
   out += format_error_lines(s, o);
   out += "\nThe runs' own seed-to-seed spread, the noise floor of any prediction that gives one value per "
          "rule and batch (each configuration run with two or more seeds: its runs' mean against each run, as the "
@@ -445,8 +506,8 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
   };
   if (curvature_noise) {
     alternative("The same with B_noise = tr(H Sigma) / G^T H G in place of B_simple",
-                "The model with the baselines' measured B_noise (the table's last column) for B_n where they carry "
-                "it (LargeBatchSettings::curvature_noise_scale, docs/LARGE_BATCH.md)",
+                "The model with the baselines' measured B_noise for B_n wherever its standard error is at most "
+                "a quarter of it, B_simple elsewhere (LargeBatchSettings::curvature_noise_scale, docs/LARGE_BATCH.md)",
                 *curvature_noise);
   }
   if (assumed_tuned) {
@@ -520,7 +581,9 @@ int largebatch_compare_main(int argc, char** argv) {
   write_text_atomically(csv, format_comparison_csv(summary));
   if (!vm.count("quiet")) {
     std::cout << summary.runs.size() << " runs compared with the predictions from " << summary.baselines.size()
-              << " baseline(s); wrote " << report << " and " << csv << "\n";
+              << " baseline(s); wrote " << report << " and " << csv << "\n"
+              << "regime agreement: " << summary.regime_agree << " of " << summary.regime_count
+              << " runs (trained / no progress after " << o.epochs << " epochs)\n";
   }
   std::cout << format_error_lines(summary, o);
   return 0;

@@ -43,6 +43,13 @@ struct RunName {
 std::optional<RunName> parse_run_name(const std::string& file_name);
 std::string rule_label(const RunName& name);  // "lars" or the lr rule's name
 
+// Where a run ends after k epochs: trained (its loss below the untrained ln C), no progress (at
+// or above ln C, up to twice it), blew up (past twice ln C, or not finite: the run stopped). The
+// model predicts the first two; a run that blew up agrees with "no progress", and its loss, which
+// only says how far it ran away, is compared by regime alone.
+enum class Regime { kTrained, kNoProgress, kBlewUp };
+std::string to_string(Regime regime);
+
 // One run against its prediction.
 struct RunComparison {
   RunName run;
@@ -57,10 +64,17 @@ struct RunComparison {
   // (predicted.epochs_to_target).
   std::optional<double> predicted_epochs_to_target;
   std::string measured_missing;               // why loss_at_k is empty: diverged, incomplete
+  // Predicted: kNoProgress where the model says so or its loss at k is at or above ln C (a path
+  // that stays in a stall of the baseline), else kTrained; nullopt where the loss is not predicted.
+  // Measured: nullopt for a LARS run only.
+  std::optional<Regime> predicted_regime;
+  std::optional<Regime> measured_regime;
   // LARS: measured only, the model has no layer-wise rule (predicted stays empty, no errors).
   bool measured_only = false;
-  // Errors where both sides exist: (predicted - measured) / measured in %, and in points.
+  // Errors where both sides exist: (predicted - measured) / measured in %, and in points. The loss
+  // not where the run blew up (loss_error_pct_blown_up has it).
   std::optional<double> loss_error_pct;
+  std::optional<double> loss_error_pct_blown_up;
   std::optional<double> accuracy_error_points;
   std::optional<double> epochs_error_pct;
 };
@@ -77,6 +91,16 @@ struct ComparisonSummary {
   int accuracy_count = 0;
   double epochs_error_pct = 0;
   int epochs_count = 0;
+  // The runs that blew up (predicted, complete or stopped), left out of the loss error, and the loss
+  // error with their losses counted as well.
+  int blown_up = 0;
+  double loss_error_with_blown_up_pct = 0;
+  int loss_count_with_blown_up = 0;
+  // Predicted regime (trained, no progress) x measured regime (trained, no progress, blew up), over
+  // the runs where both exist; agreement: trained as trained, no progress as no progress or blew up.
+  int regimes[2][3] = {{0, 0, 0}, {0, 0, 0}};
+  int regime_agree = 0;
+  int regime_count = 0;
   // Runs whose target is reached on one side only (predicted "never" and measured, or the other
   // way round), and on neither: no error percentage exists for them.
   int target_one_side = 0;
