@@ -271,6 +271,14 @@ TEST(CurvatureNoiseScale, MatchesTheGroundTruth) {
   EXPECT_NEAR(*estimator.noise_scale(), truth, 2 * kTolerance * truth);
   EXPECT_GT(truth, 8);
   EXPECT_LT(truth, 8 * kBatch);
+  // Its standard error: small against the value after 4000 measurements, and the estimate within
+  // four of them of the exact value.
+  const auto se = estimator.noise_scale_standard_error();
+  ASSERT_TRUE(se.has_value());
+  EXPECT_GT(*se, 0);
+  EXPECT_LT(*se, 0.1 * truth);
+  EXPECT_LT(std::fabs(*estimator.noise_scale() - truth), 4 * *se)
+      << "estimate " << *estimator.noise_scale() << " +- " << *se << ", exact " << truth;
 }
 
 TEST(DdpNoiseScale, PerRankAndAllReducedGradientsMatchTheGroundTruth) {
