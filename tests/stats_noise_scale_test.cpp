@@ -218,16 +218,33 @@ TEST(CurvatureEstimator, NoiseScaleUnbiasedUnderNoise) {
   EXPECT_NEAR(*c.noise_scale(), 100.0, 10.0);
 }
 
-// The standard error: none from one measurement, 0 where every measurement has the same ratio,
-// and under noise the spread that the estimate itself has across independent runs.
+// The standard error: none from one or two measurements, nor where one measurement outweighs the
+// rest; 0 where every measurement has the same ratio; under noise the spread that the estimate
+// itself has across independent runs.
 TEST(CurvatureEstimator, NoiseScaleStandardError) {
   CurvatureEstimator one(0.9);
   one.add(1.0, 2.0 + 600.0 / 128, 2.0 + 600.0 / 32, 32, 128);
   ASSERT_TRUE(one.noise_scale().has_value());
   EXPECT_FALSE(one.noise_scale_standard_error().has_value());
   one.add(2.0, 2 * (2.0 + 600.0 / 128), 2 * (2.0 + 600.0 / 32), 32, 128);  // the same ratio, other scale
+  EXPECT_FALSE(one.noise_scale_standard_error().has_value());
+  one.add(2.0, 2 * (2.0 + 600.0 / 128), 2 * (2.0 + 600.0 / 32), 32, 128);
   ASSERT_TRUE(one.noise_scale_standard_error().has_value());
   EXPECT_NEAR(*one.noise_scale_standard_error(), 0.0, 1e-9);
+  // Five measurements, the third with 1000 times the others' weight (the weight is 1 / the previous
+  // measurement's |g|^2): its residual is ~0, and the other four do not make up two measurements'
+  // worth. The same five with even weights have a standard error.
+  const auto five = [](double second_sq_norm) {
+    CurvatureEstimator c(0.9);
+    const double sq_norms[] = {1.0, second_sq_norm, 1.0, 1.0, 1.0};
+    const double noise[] = {1.0, 1.5, 0.5, 1.2, 0.8};
+    for (int i = 0; i < 5; ++i) c.add(sq_norms[i], 2.0 + 600.0 / 128, noise[i] * (2.0 + 600.0 / 32), 32, 128);
+    return c;
+  };
+  ASSERT_TRUE(five(1e-3).noise_scale().has_value());
+  EXPECT_FALSE(five(1e-3).noise_scale_standard_error().has_value());
+  ASSERT_TRUE(five(1.0).noise_scale_standard_error().has_value());
+  EXPECT_GT(*five(1.0).noise_scale_standard_error(), 0);
 
   constexpr double kMeanCurvature = 1.0, kTraceHSigma = 100.0;  // B_noise 100
   constexpr int kRuns = 400, kMeasurements = 300;

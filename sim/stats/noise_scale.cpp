@@ -115,9 +115,11 @@ void CurvatureEstimator::add(double grad_sq_norm, double grad_hessian_grad, doub
 
 std::optional<double> CurvatureEstimator::noise_scale_standard_error() const {
   const std::optional<double> r = noise_scale();
-  if (!r || noise_measurements_ < 2) return std::nullopt;
+  if (!r) return std::nullopt;
+  // Two measurements (n <= 2, equal only for equal weights) leave at most one degree of freedom, and
+  // where one outweighs the other the residuals all but vanish: no standard error to trust.
   const double n = noise_weight_sum_ * noise_weight_sum_ / noise_weight_sq_sum_;
-  if (!(n > 1)) return std::nullopt;
+  if (!(n > 2)) return std::nullopt;
   // sum k^2 (a - R d)^2, which rounding may put a hair below 0 where every a = R d.
   const double residual = std::max(0.0, aa_sum_ - 2 * *r * ad_sum_ + *r * *r * dd_sum_);
   return std::sqrt(n / (n - 1) * residual) / mean_curvature_sum_;

@@ -119,8 +119,8 @@ class CurvatureEstimator {
   // R = sum k_i a_i / sum k_i d_i (a_i, d_i the measurements' tr(H Sigma) and G^T H G, k_i their
   // weights in the averages) linearised about R, Var R ~ sum k_i^2 (a_i - R d_i)^2 / (sum k_i d_i)^2,
   // with the small-sample factor n / (n - 1) for the averages' effective number of measurements
-  // n = (sum k_i)^2 / sum k_i^2. nullopt where noise_scale() is, or before the second measurement
-  // (one says nothing of its own spread).
+  // n = (sum k_i)^2 / sum k_i^2. nullopt where noise_scale() is, and while n <= 2 (fewer than three
+  // measurements, or one outweighing the rest: its residual is ~0 and the rest say too little).
   std::optional<double> noise_scale_standard_error() const;
 
  private:
