@@ -402,12 +402,12 @@ TEST(BaselineCurve, CurvatureNoiseScaleOnlyWhereItsStandardErrorIsSmall) {
   EXPECT_FALSE(BaselineCurve(c, 10).curvature_noise_scale_at(e0).has_value());
 }
 
-// With B_noise = tr(H Sigma) / G^T H G measured beside B_simple (200) and eps_max (0.2), and the
-// settings asking for it, B_noise scales the lr and the rate from the baseline batch to B while
+// With B_noise = tr(H Sigma) / G^T H G measured beside B_simple (200) and eps_max (0.2), B_noise
+// (the default, where its readings count) scales the lr and the rate from the baseline batch to B while
 // x_0 stays lr (1 + B_simple/B_0) / eps_max (the two were measured together at B_0): at 328 with
 // B_noise 400, x = x_0 (1 + 400/328) / (1 + 400/128) and the rate (400 + 128)/(400 + 328)
 // (2x - x^2)/(2x_0 - x_0^2).
-TEST(LargeBatchModel, MeasuredCurvatureNoiseScaleReplacesBSimpleWhenAsked) {
+TEST(LargeBatchModel, MeasuredCurvatureNoiseScaleReplacesBSimple) {
   TrainingCurve c = measured_curvature_curve(0.2);
   for (EpochPoint& e : c.epochs) {
     e.curvature_noise_scale = 400;
@@ -423,14 +423,15 @@ TEST(LargeBatchModel, MeasuredCurvatureNoiseScaleReplacesBSimpleWhenAsked) {
   settings.epochs = 4;
   settings.target_loss = 0.9;
   settings.lr_rule = LrRule::kConstant;
-  settings.curvature_noise_scale = true;
+  ASSERT_TRUE(settings.curvature_noise_scale);  // the default
   const LargeBatchModel with_curvature(c, 10, settings);
   const LargeBatchPrediction p = with_curvature.predict(328);
   EXPECT_NEAR(*p.baseline_examples_at_k, 4000 * r, 1e-6);
   EXPECT_DOUBLE_EQ(*p.noise_scale_at_target, 400);
-  // More progress per example at the larger batch than with B_simple, which the default settings
-  // keep, and the baseline batch still reproduces the baseline.
-  const LargeBatchPrediction simple = model(4, 0.9, LrRule::kConstant, c).predict(328);
+  // More progress per example at the larger batch than with B_simple alone (the setting off), and
+  // the baseline batch still reproduces the baseline.
+  settings.curvature_noise_scale = false;
+  const LargeBatchPrediction simple = LargeBatchModel(c, 10, settings).predict(328);
   EXPECT_DOUBLE_EQ(*simple.noise_scale_at_target, 200);
   EXPECT_GT(*p.baseline_examples_at_k, *simple.baseline_examples_at_k);
   EXPECT_NEAR(*with_curvature.predict(128).baseline_examples_at_k, 4000, 1e-6);

@@ -179,7 +179,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     LargeBatchSettings settings;
     settings.epochs = o.epochs;
     settings.lr_rule = name.rule;
-    settings.curvature_noise_scale = o.curvature_noise_scale;
+    settings.curvature_noise_scale = !o.simple_noise_scale;
     // The ramp of the run's own warm-up (recorded by measure baseline); measure's default if absent.
     const TrainingCurve curve = load_curve(path);
     if (curve.warmup_epochs > 0) settings.warmup_epochs = curve.warmup_epochs;
@@ -362,7 +362,7 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
 
 std::string format_comparison_report(const ComparisonSummary& s, const CompareOptions& o, const std::string& command,
                                      const ComparisonSummary* assumed_tuned,
-                                     const ComparisonSummary* curvature_noise) {
+                                     const ComparisonSummary* simple_noise) {
   const std::string k = std::to_string(o.epochs);
   std::string out = "# Large batches on real data: predicted vs measured\n\n";
   out += "Reproduce: `" + command + "` on the runs of `scripts/largebatch-fashion.sh` (docs/LARGE_BATCH.md).\n\n";
@@ -371,9 +371,9 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
          "every other run is compared with them after " + k + " epochs.\n\n";
   out += "## Baselines\n\nB_simple: tr(Sigma) / |G|^2; eps_max: the largest useful lr |g|^2 / g^T H g along the batch "
          "gradient (\"-\": not measured); x_0 = lr (1 + B_simple/B_0) / eps_max, the baseline's lr against the tuned "
-         "one; B_noise: McCandlish's tr(H Sigma) / G^T H G and its standard error (the predictions use B_simple; "
-         "with B_noise, where its standard error is at most a quarter of it, in a section below the errors); all "
-         "measured along the baseline, the moving averages at each epoch's end.\n\n"
+         "one; B_noise: McCandlish's tr(H Sigma) / G^T H G and its standard error (the predictions use B_noise "
+         "wherever its standard error is at most a quarter of it, B_simple elsewhere; with B_simple alone in a "
+         "section below the errors); all measured along the baseline, the moving averages at each epoch's end.\n\n"
          "| seed | data | epoch | train loss | test acc | B_simple | eps_max | x_0 | B_noise | s.e. |\n"
          "|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (size_t i = 0; i < s.baselines.size(); ++i) {
@@ -504,11 +504,12 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
     out += "- epochs to target: " + pct(a.epochs_count, a.epochs_error_pct) + " over " +
            std::to_string(a.epochs_count) + " runs\n";
   };
-  if (curvature_noise) {
-    alternative("The same with B_noise = tr(H Sigma) / G^T H G in place of B_simple",
-                "The model with the baselines' measured B_noise for B_n wherever its standard error is at most "
-                "a quarter of it, B_simple elsewhere (LargeBatchSettings::curvature_noise_scale, docs/LARGE_BATCH.md)",
-                *curvature_noise);
+  if (simple_noise) {
+    alternative("The same with B_simple = tr(Sigma) / |G|^2 alone",
+                "The model with the baselines' B_simple for B_n everywhere, their measured B_noise not used (as "
+                "before its standard error was measured; LargeBatchSettings::curvature_noise_scale off, "
+                "docs/LARGE_BATCH.md)",
+                *simple_noise);
   }
   if (assumed_tuned) {
     alternative("The same with the baselines' lr taken as tuned",
@@ -571,13 +572,13 @@ int largebatch_compare_main(int argc, char** argv) {
   CompareOptions tuned = o;
   tuned.assume_tuned_baseline = true;
   const ComparisonSummary assumed_tuned = compare_large_batch_runs(tuned);
-  CompareOptions curvature = o;
-  curvature.curvature_noise_scale = true;
-  const ComparisonSummary curvature_noise = compare_large_batch_runs(curvature);
+  CompareOptions simple = o;
+  simple.simple_noise_scale = true;
+  const ComparisonSummary simple_noise = compare_large_batch_runs(simple);
   const std::string command = "measure " + join_command_line(argc, argv);
   const std::string report = (fs::path(dir) / "report.md").string();
   const std::string csv = (fs::path(dir) / "comparison.csv").string();
-  write_text_atomically(report, format_comparison_report(summary, o, command, &assumed_tuned, &curvature_noise));
+  write_text_atomically(report, format_comparison_report(summary, o, command, &assumed_tuned, &simple_noise));
   write_text_atomically(csv, format_comparison_csv(summary));
   if (!vm.count("quiet")) {
     std::cout << summary.runs.size() << " runs compared with the predictions from " << summary.baselines.size()

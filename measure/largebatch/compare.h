@@ -26,10 +26,9 @@ struct CompareOptions {
   // Ignore the baselines' measured eps_max (max_lr): their lr taken as tuned, as before it was
   // measured. The report shows both.
   bool assume_tuned_baseline = false;
-  // The model's B_n from the baselines' measured B_noise = tr(H Sigma) / G^T H G
-  // (curvature_noise_scale, LargeBatchSettings::curvature_noise_scale) instead of B_simple. The
-  // report shows both.
-  bool curvature_noise_scale = false;
+  // The model's B_n from B_simple alone, not the baselines' measured B_noise = tr(H Sigma) / G^T H G
+  // where that counts (LargeBatchSettings::curvature_noise_scale off). The report shows both.
+  bool simple_noise_scale = false;
 };
 
 struct RunName {
@@ -129,11 +128,11 @@ struct ComparisonSummary {
 // run that is neither complete (k epochs) nor marked failed, or an unreadable curve.
 ComparisonSummary compare_large_batch_runs(const CompareOptions& options);
 
-// `assumed_tuned`, `curvature_noise`: the same comparison with CompareOptions::assume_tuned_baseline
-// and with CompareOptions::curvature_noise_scale, each shown beside it where given.
+// `assumed_tuned`, `simple_noise`: the same comparison with CompareOptions::assume_tuned_baseline
+// and with CompareOptions::simple_noise_scale, each shown beside it where given.
 std::string format_comparison_report(const ComparisonSummary& summary, const CompareOptions& options,
                                      const std::string& command, const ComparisonSummary* assumed_tuned = nullptr,
-                                     const ComparisonSummary* curvature_noise = nullptr);
+                                     const ComparisonSummary* simple_noise = nullptr);
 std::string format_comparison_csv(const ComparisonSummary& summary);
 // The three lines the report ends with: "loss error: X% ...", "accuracy error: X points ...",
 // "epochs-to-target error: X% ...".

@@ -104,7 +104,9 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
               ? ", B_noise = tr(H Sigma) / G^T H G " + plain(first.curvature_noise_scale) + " +- " +
                     plain(first.curvature_noise_scale_se) + " -> " + plain(last.curvature_noise_scale) + " +- " +
                     plain(last.curvature_noise_scale_se) +
-                    (settings.curvature_noise_scale ? std::string() : " (measured; the model uses B_simple)")
+                    (settings.curvature_noise_scale
+                         ? " (the model's B_n where its standard error is at most a quarter of it, B_simple elsewhere)"
+                         : " (measured; the model uses B_simple)")
               : std::string()) +
          (model.baseline().has_max_lr()
               ? ", largest useful lr eps_max " + plain(first.max_lr) + " -> " + plain(last.max_lr) +

@@ -102,10 +102,11 @@ struct LargeBatchSettings {
   std::optional<double> target_loss;  // default: the baseline's loss in its epoch k (its last if shorter)
   LrRule lr_rule = LrRule::kLinearWarmup;
   double warmup_epochs = 5;           // linear-warmup: the ramp from the baseline's lr (measure's default)
-  // B_n from the curve's measured B_noise = tr(H Sigma) / G^T H G where it carries one, instead of
-  // B_simple. Off by default: on the fashion-cnn runs it made the predictions worse overall
-  // (docs/LARGE_BATCH.md, "B_noise with the curvature"); `measure largebatch-compare` shows both.
-  bool curvature_noise_scale = false;
+  // B_n from the curve's measured B_noise = tr(H Sigma) / G^T H G wherever a reading counts
+  // (BaselineCurve::curvature_noise_scale_at: its standard error at most a quarter of it), B_simple
+  // elsewhere; false: B_simple everywhere (docs/LARGE_BATCH.md, "B_noise with the curvature";
+  // `measure largebatch-compare` shows both).
+  bool curvature_noise_scale = true;
 };
 
 struct LargeBatchPrediction {
