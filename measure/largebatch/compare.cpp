@@ -239,7 +239,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     }
     if (c.predicted_regime && c.measured_regime) {
       const int predicted = c.predicted_regime == Regime::kTrained ? 0 : 1;
-      const int measured = static_cast<int>(*c.measured_regime);
+      const int measured = static_cast<int>(*c.measured_regime);  // the enum's order is the table's
       ++summary.regimes[predicted][measured];
       ++summary.regime_count;
       if ((predicted == 0) == (measured == 0)) ++summary.regime_agree;
@@ -350,7 +350,8 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
   for (const auto& c : s.runs) {
     out += std::to_string(c.run.seed) + "," + rule_label(c.run) + "," + std::to_string(c.run.batch) + "," +
            fixed(c.target_loss, 6) + "," + num(c.predicted.loss_at_k) + "," + num(c.loss_at_k) + "," +
-           num(c.loss_error_pct ? c.loss_error_pct : c.loss_error_pct_blown_up) + "," + num(c.predicted.test_accuracy_at_k) + "," + num(c.test_accuracy_at_k) + "," +
+           num(c.loss_error_pct ? c.loss_error_pct : c.loss_error_pct_blown_up) + "," +
+           num(c.predicted.test_accuracy_at_k) + "," + num(c.test_accuracy_at_k) + "," +
            num(c.accuracy_error_points) + "," + num(c.predicted_epochs_to_target) + "," + num(c.epochs_to_target) +
            "," + num(c.epochs_error_pct) + "," + (c.predicted.no_progress ? "true" : "false") + "," +
            csv::field(c.measured_missing) + "," + num(c.predicted.epochs_to_target) + "," +

@@ -220,8 +220,8 @@ struct EpochPoint {
   // the epoch (noise_scale is B_simple, which assumes H a multiple of the identity); 0 when not
   // measured or not measurable (optional on disk).
   double curvature_noise_scale = 0;
-  // Its standard error (CurvatureEstimator::noise_scale_standard_error), in examples; 0: none
-  // (fewer than two measurements, or a curve recorded before it was; optional on disk).
+  // Its standard error (CurvatureEstimator::noise_scale_standard_error), in examples; 0: none (no
+  // more than two measurements' worth of weight, or a curve recorded before it was; optional on disk).
   double curvature_noise_scale_se = 0;
 };
 
