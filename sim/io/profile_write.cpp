@@ -302,6 +302,14 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
       y.line(2, "epochs: []");
       continue;
     }
+    // The curvature measurements an epoch or a sample may carry, each written only where measured (> 0).
+    const auto curvature_fields = [](double max_lr, double noise_scale, double noise_scale_se) {
+      std::string out;
+      if (max_lr > 0) out += ", max_lr: " + format_double(max_lr);
+      if (noise_scale > 0) out += ", curvature_noise_scale: " + format_double(noise_scale);
+      if (noise_scale_se > 0) out += ", curvature_noise_scale_se: " + format_double(noise_scale_se);
+      return out;
+    };
     y.line(2, "epochs:");
     for (const EpochPoint& e : c.epochs) {
       y.line(3, "- {epoch: " + std::to_string(e.epoch) + ", examples: " + format_double(e.examples) +
@@ -311,14 +319,7 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
                     ", grad_sq_norm: " + format_double(e.grad_sq_norm) +
                     ", trace_sigma: " + format_double(e.trace_sigma) +
                     ", noise_scale: " + format_double(e.noise_scale) +
-                    (e.max_lr > 0 ? ", max_lr: " + format_double(e.max_lr) : std::string()) +
-                    (e.curvature_noise_scale > 0
-                         ? ", curvature_noise_scale: " + format_double(e.curvature_noise_scale)
-                         : std::string()) +
-                    (e.curvature_noise_scale_se > 0
-                         ? ", curvature_noise_scale_se: " + format_double(e.curvature_noise_scale_se)
-                         : std::string()) +
-                    "}");
+                    curvature_fields(e.max_lr, e.curvature_noise_scale, e.curvature_noise_scale_se) + "}");
     }
     if (c.samples.empty()) continue;
     y.line(2, "samples:");
@@ -328,14 +329,7 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
                     ", train_accuracy: " + format_double(s.train_accuracy) +
                     ", test_accuracy: " + format_double(s.test_accuracy) +
                     ", noise_scale: " + format_double(s.noise_scale) +
-                    (s.max_lr > 0 ? ", max_lr: " + format_double(s.max_lr) : std::string()) +
-                    (s.curvature_noise_scale > 0
-                         ? ", curvature_noise_scale: " + format_double(s.curvature_noise_scale)
-                         : std::string()) +
-                    (s.curvature_noise_scale_se > 0
-                         ? ", curvature_noise_scale_se: " + format_double(s.curvature_noise_scale_se)
-                         : std::string()) +
-                    "}");
+                    curvature_fields(s.max_lr, s.curvature_noise_scale, s.curvature_noise_scale_se) + "}");
     }
   }
 }
