@@ -465,9 +465,10 @@ TEST(BaselineCurve, UntrainedStretchesFromEverySample) {
   const BaselineCurve curve(c, 10);
   const auto stretches = curve.untrained_stretches();
   ASSERT_EQ(stretches.size(), 3u);
-  EXPECT_EQ(stretches[0], (std::vector<double>{50, 150}));
-  EXPECT_EQ(stretches[1], (std::vector<double>{350, 450}));
-  EXPECT_EQ(stretches[2], (std::vector<double>{1050, 1150}));
+  using W = BaselineCurve::Window;
+  EXPECT_EQ(stretches[0], (std::vector<W>{{50, 2.5}, {150, 2.4}}));
+  EXPECT_EQ(stretches[1], (std::vector<W>{{350, 2.31}, {450, 2.31}}));
+  EXPECT_EQ(stretches[2], (std::vector<W>{{1050, 2.31}, {1150, 2.303}}));
   // Without samples the epochs' means: none of the fixture's is at chance.
   EXPECT_TRUE(BaselineCurve(fixture_curve(), 10).untrained_stretches().empty());
 }
@@ -487,7 +488,7 @@ TEST(LargeBatchModel, ARunWithinTheBoundPassesTheBaselinesStall) {
   c.samples[4].max_lr = 0.2;
   const LargeBatchPrediction p = model(4, 0.9, LrRule::kConstant, c).predict(1024);
   EXPECT_FALSE(p.no_progress);
-  EXPECT_TRUE(has_note(p, "the baseline stalled at chance for 0.2 epochs where its own lr was past the bound"));
+  EXPECT_TRUE(has_note(p, "the baseline stalled at chance for 0.2 epochs (its own measured lr was past the bound there)"));
   EXPECT_TRUE(has_note(p, "the path passes that stall at once"));
   ASSERT_TRUE(p.stall_passed_epochs.has_value());
   EXPECT_GT(*p.stall_passed_epochs, 0);
@@ -506,6 +507,46 @@ TEST(LargeBatchModel, ARunWithinTheBoundPassesTheBaselinesStall) {
   EXPECT_NEAR(*base.baseline_examples_at_k, 4000, 1e-6);
   // Linear at 8x: x = 8 x 0.66 = 5.3 in the stall: no progress.
   EXPECT_TRUE(model(4, 0.9, LrRule::kLinear, c).predict(1024).no_progress);
+}
+
+// A stall entered through a rise of the loss past twice the untrained ln 10 (the baseline's lr past
+// the bound there: a step past it raises the expected loss) is a stall however low the x_0 read at
+// chance is: the readings divide vanishing quantities there. x_0 is taken at the bound (at least)
+// where the loss rose, so a run whose x is below the baseline's there, and below the bound over the
+// rest, passes the windows at chance after the rise (not the rise itself); the baseline batch,
+// x = x_0 = 2 at the rise, does not.
+TEST(LargeBatchModel, AStallEnteredThroughARiseOfTheLossIsTheBaselinesOwn) {
+  TrainingCurve c = measured_curvature_curve(0.2);  // B_noise 200, x_0 = 1.28 on the epochs
+  // At chance from 150 to 350 examples with B_noise 1000 and eps_max 3: x_0 = 0.1 (1 + 1000/128) /
+  // 3 = 0.29, within the bound; the loss rose to 25 at its start.
+  c.samples = {{100, 100, 2.0, 0.15, 0.2, 200}, {200, 100, 25, 0.1, 0.1, 1000}, {300, 100, 2.31, 0.1, 0.1, 1000},
+               {400, 100, 2.305, 0.1, 0.1, 1000}, {500, 100, 1.8, 0.4, 0.4, 200}};
+  c.samples[0].max_lr = 0.2;
+  for (size_t i = 1; i <= 3; ++i) c.samples[i].max_lr = 3;
+  c.samples[4].max_lr = 0.2;
+  const LargeBatchPrediction p = model(4, 0.9, LrRule::kConstant, c).predict(1024);
+  EXPECT_FALSE(p.no_progress);
+  EXPECT_TRUE(has_note(p, "the baseline stalled at chance for 0.1 epochs (its loss rose past twice the untrained 2.3"))
+      << testing::PrintToString(p.notes);
+  ASSERT_TRUE(p.stall_passed_epochs.has_value());
+  // Without the rise (at chance throughout) the readings decide, and x_0 = 0.29 is no stall: the
+  // path goes through the stretch at its rate, less far in 4 epochs.
+  TrainingCurve level = c;
+  level.samples[1].train_loss = 2.31;
+  const LargeBatchPrediction slow = model(4, 0.9, LrRule::kConstant, level).predict(1024);
+  EXPECT_FALSE(has_note(slow, "stall"));
+  EXPECT_GT(*p.baseline_examples_at_k, *slow.baseline_examples_at_k);
+  // A rise below twice ln 10 (4.0) is not the bound crossed.
+  level.samples[1].train_loss = 4.0;
+  EXPECT_FALSE(has_note(model(4, 0.9, LrRule::kConstant, level).predict(1024), "stall"));
+  // A rise followed by one window at chance is no stall (a stall is two windows or more).
+  TrainingCurve brief = c;
+  brief.samples[2].train_loss = 5.0;
+  EXPECT_FALSE(has_note(model(4, 0.9, LrRule::kConstant, brief).predict(1024), "stall"));
+  // The baseline batch is the baseline: no skip.
+  const LargeBatchPrediction base = model(4, 0.9, LrRule::kConstant, c).predict(128);
+  EXPECT_FALSE(has_note(base, "stall"));
+  EXPECT_NEAR(*base.baseline_examples_at_k, 4000, 1e-6);
 }
 
 // A baseline whose every epoch stayed at or above ln 10 never trained: nothing is predicted.

@@ -153,20 +153,20 @@ bool BaselineCurve::never_trained() const {
                      [&](const EpochPoint& e) { return e.train_loss >= untrained_loss_; });
 }
 
-std::vector<std::vector<double>> BaselineCurve::untrained_stretches() const {
+std::vector<std::vector<BaselineCurve::Window>> BaselineCurve::untrained_stretches() const {
   // Every window the baseline recorded, past the first epoch too: an epoch's mean can hide where
   // a stall ends inside it.
-  std::vector<Knot> windows;
+  std::vector<Window> windows;
   if (curve_.samples.empty()) {
-    windows.assign(loss_.begin() + 1, loss_.end());
+    for (auto k = loss_.begin() + 1; k != loss_.end(); ++k) windows.push_back({k->examples, k->value});
   } else {
     for (const CurveSample& s : curve_.samples) windows.push_back({s.examples - 0.5 * s.window_examples, s.train_loss});
   }
-  std::vector<std::vector<double>> stretches;
-  std::vector<double> current;
-  for (const Knot& k : windows) {
-    if (k.value >= untrained_loss_) {
-      current.push_back(k.examples);
+  std::vector<std::vector<Window>> stretches;
+  std::vector<Window> current;
+  for (const Window& w : windows) {
+    if (w.loss >= untrained_loss_) {
+      current.push_back(w);
       continue;
     }
     if (current.size() >= 2) stretches.push_back(current);
@@ -237,16 +237,32 @@ double LargeBatchModel::path_lr_over_tuned(double baseline_examples, double nois
   return x0 < kNoProgressLrRatio ? x0 : 1;
 }
 
-std::vector<std::vector<LargeBatchModel::StallPoint>> LargeBatchModel::baseline_stalls() const {
-  std::vector<std::vector<StallPoint>> stalls;
+std::vector<LargeBatchModel::Stall> LargeBatchModel::baseline_stalls() const {
+  std::vector<Stall> stalls;
   for (const auto& stretch : baseline_.untrained_stretches()) {
-    std::vector<StallPoint> points;
-    bool past_bound = false;
-    for (double e : stretch) {
-      points.push_back({e, batch_noise_scale_at(e), baseline_lr_over_tuned(e, baseline_.noise_scale_at(e))});
-      past_bound = past_bound || points.back().x0 >= kNoProgressLrRatio;
+    Stall stall;
+    bool rose = false, past_bound = false;
+    std::vector<double> at_chance;
+    for (const BaselineCurve::Window& w : stretch) {
+      double x0 = baseline_lr_over_tuned(w.examples, baseline_.noise_scale_at(w.examples));
+      past_bound = past_bound || x0 >= kNoProgressLrRatio;
+      if (w.loss >= 2 * baseline_.untrained_loss()) {
+        // The loss rose: x_0 was at least the bound here, whatever eps_max and B_simple read.
+        rose = true;
+        x0 = std::max(x0, kNoProgressLrRatio);
+        at_chance.clear();  // the stall is what follows the rise
+      } else {
+        at_chance.push_back(w.examples);
+      }
+      stall.points.push_back({w.examples, batch_noise_scale_at(w.examples), x0});
     }
-    if (past_bound) stalls.push_back(std::move(points));
+    if ((!rose && !past_bound) || at_chance.size() < 2) continue;
+    stall.from = at_chance.front();
+    stall.to = at_chance.back();
+    stall.evidence = rose ? "its loss rose past twice the untrained " + short_number(baseline_.untrained_loss()) +
+                                " there: its own lr was past the bound"
+                          : "its own measured lr was past the bound there";
+    stalls.push_back(std::move(stall));
   }
   return stalls;
 }
@@ -293,16 +309,21 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     return (noise + b0) / (noise + b) * (2 * x - x * x) / (2 * x0 - x0 * x0);
   };
   // A stall of the baseline (its own lr past the bound kept it at chance) is not progress another
-  // run has to repeat: a path that reaches it with the run's own x within the bound at every point
-  // of it goes past it at once; where the run's x passes the bound there, the path goes in and
-  // follows the baseline through it.
-  const std::vector<std::vector<StallPoint>> stalls = baseline_stalls();
-  const auto within_bound_over = [&](const std::vector<StallPoint>& stall, double e_b) {
-    return std::all_of(stall.begin(), stall.end(), [&](const StallPoint& point) {
-      return lr_over_tuned(e_b, b, point.noise_scale, point.x0) <= kNoProgressLrRatio;
+  // run has to repeat: a path that reaches it with the run's own x below the bound at every point
+  // of it goes past it at once; where the run's x reaches the bound there (the baseline's own lr
+  // does), the path goes in and follows the baseline through it.
+  const std::vector<Stall> stalls = baseline_stalls();
+  const auto within_bound_over = [&](const Stall& stall, double e_b) {
+    return std::all_of(stall.points.begin(), stall.points.end(), [&](const StallPoint& point) {
+      return lr_over_tuned(e_b, b, point.noise_scale, point.x0) < kNoProgressLrRatio;
     });
   };
-  std::vector<std::pair<double, double>> skipped;  // (E_B where a stall was passed, its length in E_0)
+  struct Skip {
+    double e_b;     // where the path passed the stall
+    double length;  // the stall's length in E_0
+    const Stall* stall;
+  };
+  std::vector<Skip> skipped;
   const double h = n / kStepsPerEpoch;
   const std::optional<double> e0_target = baseline_.examples_to_loss(target_loss_);
   std::vector<double> path{0.0};  // E_0 at E_B = i h
@@ -328,11 +349,10 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
       break;
     }
     double next = e_0 + 0.5 * step * (k1 + k2);
-    for (const std::vector<StallPoint>& stall : stalls) {
-      const double from = stall.front().examples, to = stall.back().examples;
-      if (next >= from && e_0 < to && within_bound_over(stall, e_b + step)) {
-        next = to;
-        skipped.emplace_back(e_b + step, to - from);
+    for (const Stall& stall : stalls) {
+      if (next >= stall.from && e_0 < stall.to && within_bound_over(stall, e_b + step)) {
+        next = stall.to;
+        skipped.push_back({e_b + step, stall.to - stall.from, &stall});
       }
     }
     if (e0_target && !p.examples_to_target && next >= *e0_target) {
@@ -361,12 +381,12 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     return p;
   }
 
-  if (!skipped.empty()) p.stall_passed_epochs = skipped.front().first / n;
-  for (const auto& [e_b, length] : skipped) {
-    p.notes.push_back("the baseline stalled at chance for " + short_number(length / n) +
-                      " epochs where its own lr was past the bound; " + rule + " lr at " + batch_text +
-                      " is within it there: the path passes that stall at once, after " + short_number(e_b / n) +
-                      " epochs");
+  if (!skipped.empty()) p.stall_passed_epochs = skipped.front().e_b / n;
+  for (const Skip& skip : skipped) {
+    p.notes.push_back("the baseline stalled at chance for " + short_number(skip.length / n) + " epochs (" +
+                      skip.stall->evidence + "); " + rule + " lr at " + batch_text +
+                      " is within the bound there: the path passes that stall at once, after " +
+                      short_number(skip.e_b / n) + " epochs");
   }
 
   // Epoch k: the mean loss and training accuracy over its examples, the test accuracy at its end.

@@ -57,10 +57,16 @@ class BaselineCurve {
   std::optional<double> curvature_noise_scale_at(double examples) const;
   // The first E at which the loss reaches `loss` (<=); nullopt if it never does.
   std::optional<double> examples_to_loss(double loss) const;
-  // The stretches where the recorded loss stays at or above the untrained ln(C): each the middles
-  // of two or more consecutive windows, in order (every sample, in every epoch; the epochs' means
-  // where the curve has no samples).
-  std::vector<std::vector<double>> untrained_stretches() const;
+  // A recorded window: its middle (examples) and its mean loss.
+  struct Window {
+    double examples;
+    double loss;
+    bool operator==(const Window& o) const { return examples == o.examples && loss == o.loss; }
+  };
+  // The stretches where the recorded loss stays at or above the untrained ln(C): each two or more
+  // consecutive windows, in order (every sample, in every epoch; the epochs' means where the curve
+  // has no samples).
+  std::vector<std::vector<Window>> untrained_stretches() const;
 
   const TrainingCurve& curve() const { return curve_; }
   double last_examples() const { return curve_.epochs.back().examples; }
@@ -190,9 +196,22 @@ class LargeBatchModel {
     double noise_scale;
     double x0;
   };
-  // The baseline's stalls: the untrained stretches in which its own x_0 passes the no-progress
-  // bound at some point, i.e. where its lr kept it at chance (docs/LARGE_BATCH.md, "Stalls").
-  std::vector<std::vector<StallPoint>> baseline_stalls() const;
+  // The baseline's stalls: the untrained stretches where its own lr was past the no-progress
+  // bound at some point, i.e. where its lr kept it at chance (docs/LARGE_BATCH.md, "Stalls"): its
+  // loss rose past twice the untrained ln(C) in it (a step past the bound raises the expected
+  // loss: the rise is that bound crossed, whatever the readings at chance say), or its measured
+  // x_0 passed the bound.
+  // A run's x is checked at every point of the stretch, the windows that rose too (x_0 taken at
+  // least at the bound there); the path skips only the windows at chance after the last rise
+  // (below twice ln(C); two or more), the whole stretch where it did not rise. The rise itself is
+  // not skipped: a run near the baseline's lr rises as it did.
+  struct Stall {
+    std::vector<StallPoint> points;
+    double from;           // the first and last windows skipped, E_0
+    double to;
+    std::string evidence;  // which of the two, for the prediction's note
+  };
+  std::vector<Stall> baseline_stalls() const;
 
   BaselineCurve baseline_;
   LargeBatchSettings settings_;
