@@ -325,6 +325,43 @@ TEST_F(CompareTest, ABaselineThatNeverTrainedPredictsNothing) {
       << report;
 }
 
+// --from-seed: every run predicted from one seed's baseline (its epoch-1 loss every run's target),
+// as Q4 predicts from the one curve a profile carries; a seed whose own baseline never trained is
+// then predicted all the same. A seed with no baseline is an error naming it.
+TEST_F(CompareTest, EveryRunPredictedFromOneSeedsBaseline) {
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  write_run("b128-constant-s1.yaml", 128, {2.40, 2.31}, {0.1, 0.1});  // never trained
+  write_run("b512-linear-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  write_run("b512-linear-s1.yaml", 512, {1.1, 0.7}, {0.6, 0.8});
+  const ComparisonSummary own = compare_large_batch_runs(options());
+  CompareOptions o = options();
+  o.from_seed = 0;
+  const ComparisonSummary s = compare_large_batch_runs(o);
+  ASSERT_EQ(s.runs.size(), 2u);
+  EXPECT_EQ(own.loss_count, 1);  // seed 1's own baseline predicts nothing
+  EXPECT_EQ(s.loss_count, 2);
+  for (const auto& c : s.runs) {
+    // B_noise 1e9 and the linear rule: the prediction is seed 0's curve (ErrorsAgainstHand...).
+    EXPECT_NEAR(*c.predicted.loss_at_k, 0.5625, 1e-5);
+    EXPECT_DOUBLE_EQ(c.target_loss, 1.0);
+  }
+  const std::string report = format_comparison_report(s, o, "x");
+  EXPECT_NE(report.find("Seed 0's baseline (batch 128, constant lr) is the only input of every prediction"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("- seed 1 (predicted from seed 0's baseline): loss "), std::string::npos) << report;
+  EXPECT_EQ(report.find("| 1 | synthetic | 1 |"), std::string::npos) << report;  // seed 1's baseline not listed
+  o.from_seed = 7;
+  try {
+    compare_large_batch_runs(o);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no baseline for seed 7 (b128-constant-s7.yaml), which --from-seed names"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // The seed-to-seed spread: each configuration's mean over its seeds against each run; a
 // configuration with a run past twice ln 10 (blown up) is left out of the loss's.
 TEST_F(CompareTest, TheSeedToSeedSpreadIsTheNoiseFloor) {

@@ -159,6 +159,11 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       baselines.emplace(name.seed, std::move(curve));
     }
   }
+  if (o.from_seed && baselines.find(*o.from_seed) == baselines.end()) {
+    throw std::runtime_error(o.runs_dir + ": no baseline for seed " + std::to_string(*o.from_seed) + " (b" +
+                             std::to_string(o.base_batch) + "-constant-s" + std::to_string(*o.from_seed) +
+                             ".yaml), which --from-seed names");
+  }
   for (const auto& [seed, curve] : baselines) {
     summary.seeds.push_back(seed);
     summary.baselines.push_back(curve);
@@ -170,7 +175,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   const double blown_up = 2 * untrained;
   for (const auto& [name, path] : found) {
     if (name.batch == o.base_batch && name.rule == LrRule::kConstant && !name.lars) continue;
-    const auto baseline = baselines.find(name.seed);
+    const auto baseline = baselines.find(o.from_seed.value_or(name.seed));
     if (baseline == baselines.end()) {
       throw std::runtime_error(path.string() + ": no baseline for seed " + std::to_string(name.seed) + " (b" +
                                std::to_string(o.base_batch) + "-constant-s" + std::to_string(name.seed) +
@@ -367,9 +372,16 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
   const std::string k = std::to_string(o.epochs);
   std::string out = "# Large batches on real data: predicted vs measured\n\n";
   out += "Reproduce: `" + command + "` on the runs of `scripts/largebatch-fashion.sh` (docs/LARGE_BATCH.md).\n\n";
-  out += "Each seed's baseline (batch " + std::to_string(o.base_batch) +
-         ", constant lr) is the only input of the predictions (trainsim_stats, what `simulate` prints as Q4); "
-         "every other run is compared with them after " + k + " epochs.\n\n";
+  if (o.from_seed) {
+    out += "Seed " + std::to_string(*o.from_seed) + "'s baseline (batch " + std::to_string(o.base_batch) +
+           ", constant lr) is the only input of every prediction, whatever the run's seed (--from-seed: as the main "
+           "command's Q4 predicts from the one curve a profile carries; the other seeds' baselines are not used); "
+           "every other run is compared with it after " + k + " epochs.\n\n";
+  } else {
+    out += "Each seed's baseline (batch " + std::to_string(o.base_batch) +
+           ", constant lr) is the only input of the predictions (trainsim_stats, what `simulate` prints as Q4); "
+           "every other run is compared with them after " + k + " epochs.\n\n";
+  }
   out += "## Baselines\n\nB_simple: tr(Sigma) / |G|^2; eps_max: the largest useful lr |g|^2 / g^T H g along the batch "
          "gradient (\"-\": not measured); x_0 = lr (1 + B_simple/B_0) / eps_max, the baseline's lr against the tuned "
          "one; B_noise: McCandlish's tr(H Sigma) / G^T H G and its standard error (the predictions use B_noise "
@@ -378,6 +390,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
          "| seed | data | epoch | train loss | test acc | B_simple | eps_max | x_0 | B_noise | s.e. |\n"
          "|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (size_t i = 0; i < s.baselines.size(); ++i) {
+    if (o.from_seed && s.seeds[i] != *o.from_seed) continue;
     const TrainingCurve& b = s.baselines[i];
     for (const auto& p : b.epochs) {
       const bool measured = p.max_lr > 0;
@@ -390,7 +403,8 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
     }
   }
   out += "\n## Runs\n\nloss: mean training loss of epoch " + k + "; acc: test accuracy after epoch " + k +
-         "; epochs: to the target loss (the seed's baseline loss after epoch 1 unless --target-loss), interpolated "
+         "; epochs: to the target loss (the predicting baseline's loss after epoch 1 unless --target-loss), "
+         "interpolated "
          "(a run that records one mean loss per epoch is crossed between its epoch means, and its prediction the same "
          "way between the predicted epoch means; the model's own crossing is comparison.csv's "
          "pred_epochs_to_target_model); "
@@ -479,7 +493,9 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
     const TrainingCurve& b = s.baselines[i];
     const BaselineCurve curve(b, o.num_classes);
     std::string state;
-    if (curve.never_trained()) {
+    if (o.from_seed && s.seeds[i] != *o.from_seed) {
+      state = " (predicted from seed " + std::to_string(*o.from_seed) + "'s baseline)";
+    } else if (curve.never_trained()) {
       state = " (its baseline never trained: loss " + fixed(b.epochs.back().train_loss, 3) + " in its last epoch; " +
               "nothing predicted)";
     } else if (curve.first_epoch_untrained()) {
@@ -523,7 +539,8 @@ namespace {
 
 namespace po = boost::program_options;
 
-po::options_description compare_flags(CompareOptions& o, double& target_loss, int64_t& base_batch, int64_t& epochs) {
+po::options_description compare_flags(CompareOptions& o, double& target_loss, int64_t& base_batch, int64_t& epochs,
+                                     int64_t& from_seed) {
   po::options_description flags("measure largebatch-compare: large-batch predictions against real runs",
                                 /*line_length=*/100, /*min_description_length=*/50);
   // clang-format off
@@ -535,6 +552,9 @@ po::options_description compare_flags(CompareOptions& o, double& target_loss, in
     ("base-batch", po::value(&base_batch)->default_value(o.base_batch), "the baselines' batch (b<B>-constant-s<seed>.yaml)")
     ("epochs", po::value(&epochs)->default_value(o.epochs), "k: loss and accuracy after k epochs")
     ("target-loss", po::value(&target_loss), "target training loss (default: each seed's baseline loss after epoch 1)")
+    ("from-seed", po::value(&from_seed),
+       "predict every run from this seed's baseline alone (as Q4 predicts from one profile's curve); writes "
+       "report-from-seed<N>.md and comparison-from-seed<N>.csv")
     ("quiet", "print only the three error lines");
   // clang-format on
   return flags;
@@ -546,12 +566,13 @@ int largebatch_compare_main(int argc, char** argv) {
   const std::vector<std::string> args(argv, argv + argc);
   CompareOptions o;
   double target_loss = 0;
-  int64_t base_batch = 0, epochs = 0;
-  const auto flags = compare_flags(o, target_loss, base_batch, epochs);
+  int64_t base_batch = 0, epochs = 0, from_seed = 0;
+  const auto flags = compare_flags(o, target_loss, base_batch, epochs, from_seed);
   if (std::find(args.begin() + 1, args.end(), "--help") != args.end() ||
       std::find(args.begin() + 1, args.end(), "-h") != args.end()) {
     std::cout << "Usage: measure largebatch-compare --dir DIR [flags]\n\n"
-                 "Compares the large-batch model's predictions (from each seed's baseline run alone) with the\n"
+                 "Compares the large-batch model's predictions (from each seed's baseline run alone, or from one\n"
+                 "seed's for all with --from-seed) with the\n"
                  "runs at other batches and learning-rate rules: training loss and test accuracy after k epochs,\n"
                  "epochs to a target loss. Writes DIR/report.md and DIR/comparison.csv; the last three lines\n"
                  "printed are the mean absolute errors (docs/LARGE_BATCH.md).\n\n"
@@ -567,6 +588,7 @@ int largebatch_compare_main(int argc, char** argv) {
     }
     o.target_loss = target_loss;
   }
+  if (vm.count("from-seed")) o.from_seed = static_cast<uint64_t>(at_least("from-seed", from_seed, 0));
   const std::string dir = o.runs_dir;
   o.runs_dir = (fs::path(dir) / "runs").string();
   const ComparisonSummary summary = compare_large_batch_runs(o);
@@ -577,13 +599,16 @@ int largebatch_compare_main(int argc, char** argv) {
   simple.simple_noise_scale = true;
   const ComparisonSummary simple_noise = compare_large_batch_runs(simple);
   const std::string command = "measure " + join_command_line(argc, argv);
-  const std::string report = (fs::path(dir) / "report.md").string();
-  const std::string csv = (fs::path(dir) / "comparison.csv").string();
+  const std::string suffix = o.from_seed ? "-from-seed" + std::to_string(*o.from_seed) : "";
+  const std::string report = (fs::path(dir) / ("report" + suffix + ".md")).string();
+  const std::string csv = (fs::path(dir) / ("comparison" + suffix + ".csv")).string();
   write_text_atomically(report, format_comparison_report(summary, o, command, &assumed_tuned, &simple_noise));
   write_text_atomically(csv, format_comparison_csv(summary));
   if (!vm.count("quiet")) {
-    std::cout << summary.runs.size() << " runs compared with the predictions from " << summary.baselines.size()
-              << " baseline(s); wrote " << report << " and " << csv << "\n"
+    std::cout << summary.runs.size() << " runs compared with the predictions from "
+              << (o.from_seed ? "seed " + std::to_string(*o.from_seed) + "'s baseline"
+                              : std::to_string(summary.baselines.size()) + " baseline(s)")
+              << "; wrote " << report << " and " << csv << "\n"
               << "regime agreement: " << summary.regime_agree << " of " << summary.regime_count
               << " runs (trained / no progress after " << o.epochs << " epochs)\n";
   }

@@ -29,6 +29,10 @@ struct CompareOptions {
   // The model's B_n from B_simple alone, not the baselines' measured B_noise = tr(H Sigma) / G^T H G
   // where that counts (LargeBatchSettings::curvature_noise_scale off). The report shows both.
   bool simple_noise_scale = false;
+  // Predict every run from this seed's baseline alone (as the main command's Q4 predicts from the
+  // one curve a profile carries), not each run from its own seed's; its loss after epoch 1 is then
+  // every run's default target. The other seeds' baselines are not used.
+  std::optional<uint64_t> from_seed;
 };
 
 struct RunName {
