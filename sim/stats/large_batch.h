@@ -207,8 +207,8 @@ class LargeBatchModel {
   // not skipped: a run near the baseline's lr rises as it did.
   struct Stall {
     std::vector<StallPoint> points;
-    double from;           // the first and last windows skipped, E_0
-    double to;
+    double from = 0;       // the first and last windows skipped, E_0
+    double to = 0;
     std::string evidence;  // which of the two, for the prediction's note
   };
   std::vector<Stall> baseline_stalls() const;
