@@ -473,19 +473,27 @@ TEST(BaselineCurve, UntrainedStretchesFromEverySample) {
   EXPECT_TRUE(BaselineCurve(fixture_curve(), 10).untrained_stretches().empty());
 }
 
+// measured_curvature_curve(0.2) (B_noise 200, x_0 = 1.28 on the epochs) with samples at or above
+// ln 10 from 150 to 350 examples (window middles; the first of them at `first_loss`), B_simple 1000
+// and eps_max `max_lr` there, training on either side.
+TrainingCurve curve_at_chance_from_150_to_350(double first_loss, double max_lr) {
+  TrainingCurve c = measured_curvature_curve(0.2);
+  c.samples = {{100, 100, 2.0, 0.15, 0.2, 200}, {200, 100, first_loss, 0.1, 0.1, 1000}, {300, 100, 2.31, 0.1, 0.1, 1000},
+               {400, 100, 2.305, 0.1, 0.1, 1000}, {500, 100, 1.8, 0.4, 0.4, 200}};
+  c.samples[0].max_lr = 0.2;
+  for (size_t i = 1; i <= 3; ++i) c.samples[i].max_lr = max_lr;
+  c.samples[4].max_lr = 0.2;
+  return c;
+}
+
 // A stall: a stretch at chance where the baseline's own x_0 passes 2. A run whose own x stays
 // within the bound at every point of it passes it at once; the baseline batch does not (it is the
 // baseline), and a run whose x passes the bound there makes no progress.
 TEST(LargeBatchModel, ARunWithinTheBoundPassesTheBaselinesStall) {
-  TrainingCurve c = measured_curvature_curve(0.2);  // B_noise 200, x_0 = 1.28 on the epochs
   // At chance from 150 to 350 examples with B_noise 1000 and eps_max 0.3: x_0 = 0.1 (1 + 1000/128)
   // / 0.3 = 2.94, past the bound; at 1024 the constant lr is x = 2.94 (1 + 1000/1024) / (1 + 1000/128)
   // = 0.66, within it.
-  c.samples = {{100, 100, 2.0, 0.15, 0.2, 200}, {200, 100, 2.31, 0.1, 0.1, 1000}, {300, 100, 2.31, 0.1, 0.1, 1000},
-               {400, 100, 2.305, 0.1, 0.1, 1000}, {500, 100, 1.8, 0.4, 0.4, 200}};
-  c.samples[0].max_lr = 0.2;
-  for (size_t i = 1; i <= 3; ++i) c.samples[i].max_lr = 0.3;
-  c.samples[4].max_lr = 0.2;
+  TrainingCurve c = curve_at_chance_from_150_to_350(2.31, 0.3);
   const LargeBatchPrediction p = model(4, 0.9, LrRule::kConstant, c).predict(1024);
   EXPECT_FALSE(p.no_progress);
   EXPECT_TRUE(has_note(p, "the baseline stalled at chance for 0.2 epochs (its own measured lr was past the bound there)"));
@@ -516,14 +524,9 @@ TEST(LargeBatchModel, ARunWithinTheBoundPassesTheBaselinesStall) {
 // rest, passes the windows at chance after the rise (not the rise itself); the baseline batch,
 // x = x_0 = 2 at the rise, does not.
 TEST(LargeBatchModel, AStallEnteredThroughARiseOfTheLossIsTheBaselinesOwn) {
-  TrainingCurve c = measured_curvature_curve(0.2);  // B_noise 200, x_0 = 1.28 on the epochs
   // At chance from 150 to 350 examples with B_noise 1000 and eps_max 3: x_0 = 0.1 (1 + 1000/128) /
   // 3 = 0.29, within the bound; the loss rose to 25 at its start.
-  c.samples = {{100, 100, 2.0, 0.15, 0.2, 200}, {200, 100, 25, 0.1, 0.1, 1000}, {300, 100, 2.31, 0.1, 0.1, 1000},
-               {400, 100, 2.305, 0.1, 0.1, 1000}, {500, 100, 1.8, 0.4, 0.4, 200}};
-  c.samples[0].max_lr = 0.2;
-  for (size_t i = 1; i <= 3; ++i) c.samples[i].max_lr = 3;
-  c.samples[4].max_lr = 0.2;
+  TrainingCurve c = curve_at_chance_from_150_to_350(25, 3);
   const LargeBatchPrediction p = model(4, 0.9, LrRule::kConstant, c).predict(1024);
   EXPECT_FALSE(p.no_progress);
   EXPECT_TRUE(has_note(p, "the baseline stalled at chance for 0.1 epochs (its loss rose past twice the untrained 2.3"))
