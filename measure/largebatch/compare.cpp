@@ -172,7 +172,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   std::vector<double> loss_errors, accuracy_errors, epochs_errors, trained_loss_errors, trained_accuracy_errors;
   std::vector<double> loss_errors_with_blown_up;
   const double untrained = std::log(static_cast<double>(o.num_classes));
-  const double blown_up = 2 * untrained;
+  const double blown_up = kRisenLossRatio * untrained;
   for (const auto& [name, path] : found) {
     if (name.batch == o.base_batch && name.rule == LrRule::kConstant && !name.lars) continue;
     const auto baseline = baselines.find(o.from_seed.value_or(name.seed));

@@ -246,7 +246,7 @@ std::vector<LargeBatchModel::Stall> LargeBatchModel::baseline_stalls() const {
     for (const BaselineCurve::Window& w : stretch) {
       double x0 = baseline_lr_over_tuned(w.examples, baseline_.noise_scale_at(w.examples));
       past_bound = past_bound || x0 >= kNoProgressLrRatio;
-      if (w.loss >= 2 * baseline_.untrained_loss()) {
+      if (w.loss >= kRisenLossRatio * baseline_.untrained_loss()) {
         // The loss rose: x_0 was at least the bound here, whatever eps_max and B_simple read.
         rose = true;
         x0 = std::max(x0, kNoProgressLrRatio);

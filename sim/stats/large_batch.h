@@ -99,6 +99,11 @@ class BaselineCurve {
 // (the reading 4 standard errors from 0). Chosen before the readings were compared with any run.
 inline constexpr double kMaxNoiseScaleRelativeError = 0.25;
 
+// A loss past this multiple of the untrained ln(C) has risen, not merely stalled: a step past the
+// no-progress bound raised it (the model's sign of a stall; a run's "blew up" in
+// `measure largebatch-compare`).
+inline constexpr double kRisenLossRatio = 2;
+
 // x = lr (1 + B_noise/B) / eps_max: an lr against the tuned lr eps_opt(B) = eps_max / (1 +
 // B_noise/B) at batch B (McCandlish et al. 2018). eps_max > 0.
 double lr_over_tuned_lr(double lr, double batch, double noise_scale, double eps_max);
