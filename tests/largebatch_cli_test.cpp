@@ -229,7 +229,7 @@ TEST_F(LargeBatchCli, BaselineThatNeverTrainedIsWarnedAbout) {
                            "--batch 128 --epochs 1 --lr 5 --threads 1 --workers 0 --quiet --seed 0 "
                            "--noise-scale best-effort --profile " + (dir_ / "stalled.yaml").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("warning: the baseline never trained (every epoch's mean loss >= ln 10"), std::string::npos)
+  EXPECT_NE(r.err.find("warning: this run never trained (every epoch's mean loss >= ln 10"), std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("did not train in its first epoch"), std::string::npos) << r.err;
   EXPECT_EQ(load_profile((dir_ / "stalled.yaml").string()).training.at(0).epochs.size(), 1u);

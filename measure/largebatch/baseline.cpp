@@ -501,15 +501,15 @@ int run_baseline(BaselineOptions o, const std::string& command) {
     const BaselineCurve baseline(curve, 10);  // the models here classify 10 classes
     if (baseline.never_trained()) {
       std::fprintf(stderr,
-                   "warning: the baseline never trained (every epoch's mean loss >= ln 10, the untrained model's; "
-                   "last %.4g): no large-batch prediction is made from this curve (docs/LARGE_BATCH.md); another "
+                   "warning: this run never trained (every epoch's mean loss >= ln 10, the untrained model's; last "
+                   "%.4g): as a baseline, its curve gives no large-batch prediction (docs/LARGE_BATCH.md); another "
                    "seed or a learning-rate warm-up gives a curve that trains\n",
                    curve.epochs.back().train_loss);
     } else if (baseline.first_epoch_untrained()) {
       std::fprintf(stderr,
-                   "warning: the baseline did not train in its first epoch (mean loss %.4g >= ln 10, the untrained "
-                   "model's): large-batch predictions from this curve are unreliable (docs/LARGE_BATCH.md); "
-                   "another seed or a learning-rate warm-up gives a curve that trains\n",
+                   "warning: this run did not train in its first epoch (mean loss %.4g >= ln 10, the untrained "
+                   "model's): as a baseline, its curve gives unreliable large-batch predictions "
+                   "(docs/LARGE_BATCH.md); another seed or a learning-rate warm-up gives a curve that trains\n",
                    curve.epochs.front().train_loss);
     }
   }
