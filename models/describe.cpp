@@ -234,8 +234,9 @@ ModelDescription describe_resnet18(const std::string& name, const Layout& layout
 }
 
 // models/fashion_cnn.h: two blocks of 3x3 convolution (no bias), BatchNorm, ReLU and 2x2 max-pool,
-// then the classifier on the flattened 64x7x7 map (flatten is a view).
-ModelDescription describe_fashion_cnn(const std::string& name) {
+// then the classifier on the flattened 64x7x7 map (flatten is a view) or, pooled_head, on its
+// global average.
+ModelDescription describe_fashion_cnn(const std::string& name, bool pooled_head) {
   constexpr int64_t kNumClasses = 10;
   ModelBuilder builder;
   ModelProfile& model = builder.description.model;
@@ -255,6 +256,7 @@ ModelDescription describe_fashion_cnn(const std::string& name) {
     b.finish(chw(x));
   }
   LayerBuilder head(builder, "head", "head");
+  if (pooled_head) x = head.global_avg_pool("avgpool", x);
   head.linear("fc", x, kNumClasses);
   head.finish({kNumClasses});
 
@@ -264,10 +266,14 @@ ModelDescription describe_fashion_cnn(const std::string& name) {
 
 }  // namespace
 
-std::vector<std::string> known_models() { return {kResnet18Cifar, kResnet18Imagenet, kFashionCnn}; }
+std::vector<std::string> known_models() {
+  return {kResnet18Cifar, kResnet18Imagenet, kFashionCnn, kFashionCnnGap};
+}
+
+bool fashion_model(const std::string& name) { return name == kFashionCnn || name == kFashionCnnGap; }
 
 InputShape model_input(const std::string& name) {
-  if (name == kFashionCnn) return {kFashionChannels, kFashionSide};
+  if (fashion_model(name)) return {kFashionChannels, kFashionSide};
   (void)describe_model_ops(name);  // the unknown-name error
   return {kCifarChannels, kCifarSide};
 }
@@ -281,7 +287,7 @@ ModelDescription describe_model_ops(const std::string& name) {
   if (name == kResnet18Imagenet) {
     return describe_resnet18(name, Layout{true, "downsample", "fc"});
   }
-  if (name == kFashionCnn) return describe_fashion_cnn(name);
+  if (fashion_model(name)) return describe_fashion_cnn(name, name == kFashionCnnGap);
   std::string known;
   for (const auto& m : known_models()) known += (known.empty() ? "" : ", ") + m;
   throw std::invalid_argument("unknown model '" + name + "' (known: " + known + ")");

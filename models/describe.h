@@ -16,10 +16,13 @@ namespace trainsim::models {
 inline const char* const kResnet18Cifar = "resnet18-cifar";        // 11,173,962 parameters
 inline const char* const kResnet18Imagenet = "resnet18-imagenet";  // torchvision layout, 11,181,642
 inline const char* const kFashionCnn = "fashion-cnn";              // models/fashion_cnn.h, 50,282
+inline const char* const kFashionCnnGap = "fashion-cnn-gap";       // its pooled head, 19,562
 
 std::vector<std::string> known_models();
+// fashion-cnn or fashion-cnn-gap: a model of Fashion-MNIST images.
+bool fashion_model(const std::string& name);
 
-// The per-sample input a model takes: ResNet-18 3x32x32 (CIFAR-10), fashion-cnn 1x28x28
+// The per-sample input a model takes: ResNet-18 3x32x32 (CIFAR-10), the fashion-cnns 1x28x28
 // (Fashion-MNIST). Throws std::invalid_argument for an unknown name.
 struct InputShape {
   int64_t channels = 0;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12's real-data large-batch runs: fashion-cnn on Debian's Fashion-MNIST, trained for 5
+# Issue 12's real-data large-batch runs: fashion-cnn (or MODEL) on Debian's Fashion-MNIST, trained for 5
 # epochs by `measure baseline` at the baseline batch 128 and at 16x to 64x it under each
 # learning-rate rule, for each seed. Every run writes its own curve (loss, train and test accuracy
 # per epoch) to OUT/runs/b<batch>-<rule>-s<seed>.yaml; a run whose file already holds all its
@@ -9,7 +9,8 @@
 #   scripts/largebatch-fashion.sh OUT     (e.g. reports/cpu-epyc-2c/largebatch-fashion)
 # Environment: SEEDS ("0 1"), BATCHES ("2048 3072 4096 6144 8192"; empty: the baselines only), RULES ("linear linear-warmup
 # sqrt constant lars"; lars: LARS under the linear-warmup rule, measured only), EPOCHS (5), LR (0.1: the baseline's lr,
-# which the rules scale), THREADS (cores), WORKERS (1), MEASURE (build/bin/measure).
+# which the rules scale), MODEL (fashion-cnn, or fashion-cnn-gap: its head pooled first), THREADS (cores), WORKERS (1),
+# MEASURE (build/bin/measure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 measure=${MEASURE:-build/bin/measure}
@@ -18,6 +19,7 @@ batches=${BATCHES-"2048 3072 4096 6144 8192"}
 rules=${RULES-"linear linear-warmup sqrt constant lars"}
 epochs=${EPOCHS:-5}
 lr=${LR:-0.1}
+model=${MODEL:-fashion-cnn}
 threads=${THREADS:-$(nproc)}
 workers=${WORKERS:-1}
 if [ $# -ne 1 ]; then
@@ -47,7 +49,7 @@ run() {  # batch rule seed
   # LARS (You et al. 2017) runs under the linear-warmup rule with its trust coefficient 0.001.
   local rule=(--lr-rule "$2")
   if [ "$2" = lars ]; then rule=(--lr-rule linear-warmup --optimizer lars --lars-eta 0.001); fi
-  "$measure" baseline --model fashion-cnn --device cpu --batch "$1" --micro-batches 4 --epochs "$epochs" \
+  "$measure" baseline --model "$model" --device cpu --batch "$1" --micro-batches 4 --epochs "$epochs" \
     --evals-per-epoch "$evals" --lr "$lr" "${rule[@]}" --lr-base-batch 128 --warmup-epochs 1 --seed "$3" \
     --threads "$threads" --workers "$workers" --noise-scale best-effort --quiet --profile "$file" \
     > /dev/null 2> "$file.err" || rc=$?

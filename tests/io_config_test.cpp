@@ -311,6 +311,7 @@ TEST_F(ConfigTest, AnyModelWithItsEpochIsTaken) {
   EXPECT_EQ(c.train_samples, 1234);
   EXPECT_FALSE(described_model("my-transformer"));
   EXPECT_TRUE(described_model("fashion-cnn"));
+  EXPECT_TRUE(described_model("fashion-cnn-gap"));
 }
 
 // Nesting is bounded (kMaxDepth), so no file can take the reader's stack or time with depth.
@@ -532,7 +533,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"UnknownLargeBatchModel",
                   "sweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\nlarge_batch: {model: resnet50}\n", 3,
                   "large_batch.model",
-                  "unknown model 'resnet50' (expected resnet18-cifar, resnet18-imagenet or fashion-cnn)"},
+                  "unknown model 'resnet50' (expected resnet18-cifar, resnet18-imagenet, fashion-cnn or fashion-cnn-gap)"},
         // The interconnect cases put a valid sweep (lines 2-5) first; the block starts on line 6.
         BadConfig{"InterconnectNeedsBandwidth",
                   "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n\n\n\n"

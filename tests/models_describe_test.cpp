@@ -161,9 +161,26 @@ TEST(DescribeModel, FashionCnnLayersShapesAndFlops) {
   EXPECT_EQ(layer(m, "block1").buffer_bytes, 2 * 32 * 4 + 8);
 }
 
+// fashion-cnn-gap: the same blocks; its head averages block2's 64x7x7 map (one add per element:
+// 3,136) and applies linear 2*64*10 + 10 = 1,290.
+TEST(DescribeModel, FashionCnnGapPoolsBeforeItsHead) {
+  const ModelProfile m = describe_model(kFashionCnnGap);
+  const ModelProfile flat = describe_model(kFashionCnn);
+  ASSERT_EQ(m.layers.size(), 3u);
+  EXPECT_DOUBLE_EQ(layer(m, "block1").forward_flops, layer(flat, "block1").forward_flops);
+  EXPECT_DOUBLE_EQ(layer(m, "block2").forward_flops, layer(flat, "block2").forward_flops);
+  EXPECT_DOUBLE_EQ(layer(m, "head").forward_flops, 3136.0 + 1290.0);
+  EXPECT_EQ(layer(m, "head").output_shape, (std::vector<int64_t>{10}));
+  EXPECT_EQ(m.parameters, 19562);
+  EXPECT_EQ(m.input_bytes_per_sample, 3136);
+  EXPECT_TRUE(fashion_model(kFashionCnnGap));
+  EXPECT_TRUE(fashion_model(kFashionCnn));
+  EXPECT_FALSE(fashion_model(kResnet18Cifar));
+}
+
 TEST(DescribeModel, KnownModelsAreDescribableAndUnknownNamesThrow) {
   const auto names = known_models();
-  ASSERT_EQ(names.size(), 3u);
+  ASSERT_EQ(names.size(), 4u);
   for (const auto& name : names) EXPECT_EQ(describe_model(name).name, name);
   EXPECT_THROW(describe_model("resnet50"), std::invalid_argument);
   EXPECT_THROW(describe_model(""), std::invalid_argument);

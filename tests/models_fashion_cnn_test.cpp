@@ -13,14 +13,24 @@ namespace {
 
 int64_t bytes_of(const torch::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
 
-TEST(FashionCnn, ParametersAndBuffersAreTheDescriptions) {
-  FashionCnnImpl net;
-  const ModelProfile desc = describe_model(kFashionCnn);
-  // conv1 288 + bn1 64 + conv2 18,432 + bn2 128 + fc 31,360 + 10 = 50,282.
+// Both heads: fashion-cnn's fc on the flattened map, fashion-cnn-gap's on its global average.
+struct Variant {
+  const char* name;
+  bool pooled_head;
+  int64_t parameters;
+};
+// conv1 288 + bn1 64 + conv2 18,432 + bn2 128 + fc 31,360 + 10 = 50,282; pooled: fc 640 + 10.
+const Variant kVariants[] = {{kFashionCnn, false, 50282}, {kFashionCnnGap, true, 19562}};
+
+class FashionCnnHeads : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(FashionCnnHeads, ParametersAndBuffersAreTheDescriptions) {
+  FashionCnnImpl net(10, GetParam().pooled_head);
+  const ModelProfile desc = describe_model(GetParam().name);
   int64_t count = 0;
   for (const auto& p : net.parameters()) count += p.numel();
-  EXPECT_EQ(count, 50282);
-  EXPECT_EQ(desc.parameters, 50282);
+  EXPECT_EQ(count, GetParam().parameters);
+  EXPECT_EQ(desc.parameters, GetParam().parameters);
 
   std::vector<std::pair<std::string, int64_t>> described;
   int64_t buffer_bytes = 0;
@@ -38,16 +48,16 @@ TEST(FashionCnn, ParametersAndBuffersAreTheDescriptions) {
   for (const auto& b : net.buffers()) buffers += bytes_of(b);
   EXPECT_EQ(buffers, buffer_bytes);
   EXPECT_EQ(desc.input_bytes_per_sample, 1 * 28 * 28 * 4);
-  EXPECT_EQ(model_input(kFashionCnn).channels, 1);
-  EXPECT_EQ(model_input(kFashionCnn).side, 28);
+  EXPECT_EQ(model_input(GetParam().name).channels, 1);
+  EXPECT_EQ(model_input(GetParam().name).side, 28);
 }
 
-TEST(FashionCnn, StageOutputsMatchDescribedShapesAndChainToForward) {
+TEST_P(FashionCnnHeads, StageOutputsMatchDescribedShapesAndChainToForward) {
   torch::manual_seed(1);
-  FashionCnnImpl net;
+  FashionCnnImpl net(10, GetParam().pooled_head);
   net.eval();
   torch::NoGradGuard no_grad;
-  const ModelProfile desc = describe_model(kFashionCnn);
+  const ModelProfile desc = describe_model(GetParam().name);
   ASSERT_EQ(net.num_stages(), desc.layers.size());
   const auto input = torch::randn({3, 1, 28, 28});
   auto x = input;
@@ -60,6 +70,22 @@ TEST(FashionCnn, StageOutputsMatchDescribedShapesAndChainToForward) {
   }
   EXPECT_TRUE(torch::equal(x, net.forward(input)));
   EXPECT_THROW(net.forward_stage(3, input), std::out_of_range);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothHeads, FashionCnnHeads, ::testing::ValuesIn(kVariants),
+                         [](const ::testing::TestParamInfo<Variant>& info) {
+                           return std::string(info.param.pooled_head ? "PooledHead" : "FlattenedHead");
+                         });
+
+// The pooled head is what the module computes: fc on the channel means of block2's output.
+TEST(FashionCnnGap, HeadIsFcOnTheChannelMeans) {
+  torch::manual_seed(2);
+  FashionCnnImpl net(10, /*pooled_head=*/true);
+  net.eval();
+  torch::NoGradGuard no_grad;
+  const auto features = torch::randn({2, 64, 7, 7});
+  const auto means = features.mean({2, 3});
+  EXPECT_TRUE(torch::allclose(net.forward_stage(2, features), torch::matmul(means, net.fc->weight.t()) + net.fc->bias));
 }
 
 TEST(MakeModel, EveryKnownModelRunsItsInput) {

@@ -54,10 +54,10 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// fashion-cnn reads Fashion-MNIST (IDX files), the ResNets CIFAR-10 (binaries).
-bool fashion(const BaselineOptions& o) { return o.model == models::kFashionCnn; }
+// The fashion-cnns read Fashion-MNIST (IDX files), the ResNets CIFAR-10 (binaries).
+bool fashion(const BaselineOptions& o) { return models::fashion_model(o.model); }
 
-// The folder the images come from: --data, else Debian's Fashion-MNIST for fashion-cnn; empty:
+// The folder the images come from: --data, else Debian's Fashion-MNIST for the fashion-cnns; empty:
 // synthetic CIFAR-10 images.
 std::string data_dir(const BaselineOptions& o) {
   if (o.data_dir.empty() && fashion(o)) return data::kFashionMnistDir;

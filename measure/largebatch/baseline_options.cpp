@@ -54,7 +54,9 @@ po::options_description baseline_flags(RawOptions& raw) {
   flags.add_options()
     ("help,h", "print this help")
     ("model", po::value(&raw.model)->default_value(d.model),
-       "resnet18-cifar or resnet18-imagenet (CIFAR-10 images), or fashion-cnn (Fashion-MNIST images)")
+       "resnet18-cifar or resnet18-imagenet (CIFAR-10 images), or fashion-cnn or fashion-cnn-gap (Fashion-MNIST "
+       "images; -gap: its head pooled first, as ResNet-18's, which the course's lr 0.1 does not blow up at the "
+       "start: docs/LARGE_BATCH.md)")
     ("batch", po::value(&raw.batch)->default_value(d.batch), "global batch B_0")
     ("micro-batches", po::value(&raw.micro_batches)->default_value(d.micro_batches),
        "one device: each step's gradient from k micro-batches of batch / k (B_small of the noise "
@@ -71,7 +73,7 @@ po::options_description baseline_flags(RawOptions& raw) {
     ("data", po::value(&raw.data_dir),
        "ResNet-18: folder with the CIFAR-10 binaries (data_batch_1..5.bin, test_batch.bin); default: "
        "synthetic images (a synthetic held-out set for the test accuracy), and the profile says `synthetic`. "
-       "fashion-cnn: folder with the Fashion-MNIST IDX files (train-/t10k-images-idx3-ubyte, "
+       "the fashion-cnns: folder with the Fashion-MNIST IDX files (train-/t10k-images-idx3-ubyte, "
        "train-/t10k-labels-idx1-ubyte, plain or .gz); default: /usr/share/datasets/fashion-mnist "
        "(Debian's dataset-fashion-mnist)")
     ("device", po::value(&raw.device), "cpu or cuda (default: cuda when available, else cpu)")

@@ -71,18 +71,18 @@ int64_t longest_epoch(const SweepConfig& c, int64_t b) {
 
 // Models trainsim knows the layer layout and data set of (models/describe.h: ResNet-18, CIFAR and
 // torchvision variants, on CIFAR-10; the small CNN on Fashion-MNIST).
-constexpr const char* kKnownModels[] = {"resnet18-cifar", "resnet18-imagenet", "fashion-cnn"};
+constexpr const char* kKnownModels[] = {"resnet18-cifar", "resnet18-imagenet", "fashion-cnn", "fashion-cnn-gap"};
 // Training images per epoch of each model's data set when the config has no `dataset:`.
 constexpr int64_t kCifar10TrainSamples = 50000;
 constexpr int64_t kFashionMnistTrainSamples = 60000;
 
 int64_t default_train_samples(const std::string& model) {
-  return model == "fashion-cnn" ? kFashionMnistTrainSamples : kCifar10TrainSamples;
+  return model == "fashion-cnn" || model == "fashion-cnn-gap" ? kFashionMnistTrainSamples : kCifar10TrainSamples;
 }
 
 }  // namespace
 
-const char* const kDescribedModels = "resnet18-cifar, resnet18-imagenet or fashion-cnn";
+const char* const kDescribedModels = "resnet18-cifar, resnet18-imagenet, fashion-cnn or fashion-cnn-gap";
 
 bool described_model(const std::string& name) {
   return std::any_of(std::begin(kKnownModels), std::end(kKnownModels), [&](const char* m) { return name == m; });

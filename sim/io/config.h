@@ -173,15 +173,15 @@ SweepConfig load_sweep_config(const std::string& path);
 std::string gpu_count_problem(const std::optional<Topology>& topology, int64_t gpus);
 
 // Whether trainsim knows `model`'s layers and data set (resnet18-cifar, resnet18-imagenet,
-// fashion-cnn): what the fit and moving a profile to another GPU need. Any other model is
+// fashion-cnn, fashion-cnn-gap): what the fit and moving a profile to another GPU need. Any other model is
 // simulated from its profile alone.
 bool described_model(const std::string& model);
-// Those models, for messages: "resnet18-cifar, resnet18-imagenet or fashion-cnn".
+// Those models, for messages: "resnet18-cifar, resnet18-imagenet, fashion-cnn or fashion-cnn-gap".
 extern const char* const kDescribedModels;
 
 // The sweep Q4 is simulated on when large_batch names another model or trainer than the sweep's:
 // the same configurations with that model (its data set's epoch: 50,000 CIFAR-10 images for the
-// ResNets, 60,000 Fashion-MNIST images for fashion-cnn) and trainer; nullopt when Q4 uses the
+// ResNets, 60,000 Fashion-MNIST images for the fashion-cnns) and trainer; nullopt when Q4 uses the
 // sweep itself.
 std::optional<SweepConfig> large_batch_sweep(const SweepConfig& config);
 
