@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 
 #include "stats/mccandlish.h"
@@ -301,12 +302,19 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   // (batch_noise_scale_at) and eps_max its measured one where the path is (x_0 = 1 where eps_max
   // was not measured or puts x_0 past the bound: the baseline's lr taken as tuned). Past x = 2 the
   // expected loss rises: no progress.
-  const auto rate = [&](double e_b, double e_0, double* x_out) {
+  //
+  // The equation is integrated over E_0, the baseline's examples, as dE_B/dE_0 = (B_n + B) / (B_n +
+  // B_0) (2x_0 - x_0^2) / (2x - x^2): where the measured x_0 nears the bound the baseline's steps
+  // were worth almost nothing and the run covers that stretch of its curve in almost no examples,
+  // a slope near 0. Integrated over E_B the same stretch was a rate near infinity, which one step
+  // jumped past by an amount that depended on where it landed, so the predictions jumped with B.
+  const auto slope = [&](double e_0, double e_b, double* x_out) {
     const double noise = batch_noise_scale_at(e_0);
     const double x0 = path_lr_over_tuned(e_0, baseline_.noise_scale_at(e_0));
     const double x = lr_over_tuned(e_b, b, noise, x0);
-    if (x_out) *x_out = x;
-    return (noise + b0) / (noise + b) * (2 * x - x * x) / (2 * x0 - x0 * x0);
+    *x_out = x;
+    const double run = 2 * x - x * x;
+    return run > 0 ? (noise + b) / (noise + b0) * (2 * x0 - x0 * x0) / run : std::numeric_limits<double>::infinity();
   };
   // A stall of the baseline (its own lr past the bound kept it at chance) is not progress another
   // run has to repeat: a path that reaches it with the run's own x below the bound at every point
@@ -324,47 +332,69 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     const Stall* stall;
   };
   std::vector<Skip> skipped;
-  const double h = n / kStepsPerEpoch;
   const std::optional<double> e0_target = baseline_.examples_to_loss(target_loss_);
-  std::vector<double> path{0.0};  // E_0 at E_B = i h
-  double e_0 = 0;
+  const double horizon = e0_target ? std::max(k_examples, kMaxEpochs * n) : k_examples;  // in E_B
+  const double end = baseline_.last_examples();
+  const double d0 = n / kStepsPerEpoch;
+  std::vector<double> path_e0{0.0}, path_eb{0.0};  // the path: E_B at E_0, both increasing
+  double e_0 = 0, e_b = 0;
   double diverged_at = -1;  // E_B where x passed the bound
-  const double horizon = e0_target ? kMaxEpochs * n : k_examples;
-  // Past epoch k only the target is sought: steps of h B/B_0 (E_0 moves about h B_0/B per step).
-  const double coarse = h * std::max(1.0, b / b0);
-  const int k_steps = settings_.epochs * kStepsPerEpoch;
-  for (int i = 0;; ++i) {
-    const double e_b = i < k_steps ? i * h : k_examples + (i - k_steps) * coarse;
-    if (e_b >= horizon) break;
-    const double step = i < k_steps ? h : coarse;
-    double x = 0;
-    const double k1 = rate(e_b, e_0, &x);
-    if (x > kNoProgressLrRatio) {
+  while (e_0 < end && e_b < horizon && (e_b < k_examples || (e0_target && e_0 < *e0_target))) {
+    const double step = std::min(d0, end - e_0);
+    double x1 = 0, x2 = 0;
+    const double s1 = slope(e_0, e_b, &x1);
+    if (x1 > kNoProgressLrRatio || !std::isfinite(s1)) {  // at x = 2 exactly a step makes no progress either
       diverged_at = e_b;
       break;
     }
-    const double k2 = rate(e_b + step, e_0 + step * k1, &x);  // Heun's method
-    if (x > kNoProgressLrRatio) {
-      diverged_at = e_b + step;
+    const double s2 = slope(e_0 + step, e_b + step * s1, &x2);  // Heun's method
+    if (x2 > kNoProgressLrRatio) {
+      // Where x crossed the bound within the step, x taken as linear over it.
+      diverged_at = e_b + step * s1 * (kNoProgressLrRatio - x1) / (x2 - x1);
       break;
     }
-    double next = e_0 + 0.5 * step * (k1 + k2);
+    double next_0 = e_0 + step;
+    double next_b = e_b + 0.5 * step * (s1 + s2);
     for (const Stall& stall : stalls) {
-      if (next >= stall.from && e_0 < stall.to && within_bound_over(stall, e_b + step)) {
-        next = stall.to;
-        skipped.push_back({e_b + step, stall.to - stall.from, &stall});
+      if (next_0 >= stall.from && e_0 < stall.to) {
+        const double at = e_b + std::max(0.0, stall.from - e_0) * s1;  // E_B where the path reaches it
+        if (!within_bound_over(stall, at)) continue;
+        next_0 = std::max(next_0, stall.to);
+        next_b = at;
+        skipped.push_back({at, stall.to - stall.from, &stall});
       }
     }
-    if (e0_target && !p.examples_to_target && next >= *e0_target) {
-      p.examples_to_target = e_b + step * (*e0_target - e_0) / (next - e_0);
+    e_0 = next_0;
+    e_b = next_b;
+    path_e0.push_back(e_0);
+    path_eb.push_back(e_b);
+  }
+  // Past the curve's end its readings stay as they were last; the rule's lr may still rise (a
+  // warm-up) before epoch k.
+  if (diverged_at < 0 && e_0 >= end) {
+    for (double at = e_b; at < k_examples + d0; at += d0) {
+      double x = 0;
+      (void)slope(end, at, &x);
+      if (x > kNoProgressLrRatio) {
+        diverged_at = at;
+        break;
+      }
     }
-    e_0 = next;
-    if (i < k_steps) path.push_back(e_0);  // E_0 at E_B = (i + 1) h, up to k epochs
-    if (i + 1 >= k_steps && (!e0_target || p.examples_to_target || e_0 >= baseline_.last_examples())) break;
+  }
+  if (e0_target && e_0 >= *e0_target && (diverged_at < 0 || diverged_at >= e_b)) {
+    // E_B where the path reached E_0 = e0_target, interpolated.
+    const size_t hi = static_cast<size_t>(std::lower_bound(path_e0.begin(), path_e0.end(), *e0_target) - path_e0.begin());
+    if (hi == 0) {
+      p.examples_to_target = 0.0;
+    } else {
+      const double t = (*e0_target - path_e0[hi - 1]) / (path_e0[hi] - path_e0[hi - 1]);
+      p.examples_to_target = lerp(path_eb[hi - 1], path_eb[hi], t);
+    }
+    if (*p.examples_to_target > kMaxEpochs * n) p.examples_to_target.reset();
   }
 
-  if (diverged_at >= 0 && diverged_at < k_examples + h) {
-    const double noise = batch_noise_scale_at(path.back());
+  if (diverged_at >= 0 && diverged_at < k_examples + d0) {
+    const double noise = batch_noise_scale_at(path_e0.back());
     p.no_progress = true;
     p.loss_at_k = baseline_.untrained_loss();
     p.loss_by_epoch.assign(static_cast<size_t>(settings_.epochs), *p.loss_at_k);
@@ -390,11 +420,19 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   }
 
   // Epoch k: the mean loss and training accuracy over its examples, the test accuracy at its end.
-  const auto path_at = [&](double e_b) {
-    const double i = e_b / h;
-    const size_t lo = std::min(static_cast<size_t>(i), path.size() - 1);
-    const size_t hi = std::min(lo + 1, path.size() - 1);
-    return lerp(path[lo], path[hi], i - static_cast<double>(lo));
+  // E_0 at E_B: the path interpolated (where two points share an E_B, a stall passed at once, the
+  // later); past its end, the curve's end followed at the rate there.
+  const double end_rate = [&] {
+    double x = 0;
+    const double sl = slope(e_0, e_b, &x);
+    return sl > 0 ? 1 / sl : 0.0;
+  }();
+  const auto path_at = [&](double at) {
+    const size_t hi = static_cast<size_t>(std::upper_bound(path_eb.begin(), path_eb.end(), at) - path_eb.begin());
+    if (hi == path_eb.size()) return path_e0.back() + (at - path_eb.back()) * end_rate;
+    if (hi == 0) return path_e0.front();
+    const double t = (at - path_eb[hi - 1]) / (path_eb[hi] - path_eb[hi - 1]);
+    return lerp(path_e0[hi - 1], path_e0[hi], t);
   };
   // Every epoch that ends within the baseline curve; epoch k's is loss_at_k.
   constexpr int kEpochSamples = 64;

@@ -170,7 +170,7 @@ class LargeBatchModel {
   static constexpr double kNoProgressLrRatio = 2;
   // Outside [1/2, 2] x the tuned learning rate at the target, a row draws a note.
   static constexpr double kLrMismatch = 2;
-  // Integration steps per epoch of the batch's run (the path E_0(E_B), docs/LARGE_BATCH.md).
+  // Integration steps per epoch of the baseline's examples (the path E_B(E_0), docs/LARGE_BATCH.md).
   static constexpr int kStepsPerEpoch = 400;
   // The path is followed for at most this many epochs when looking for the target.
   static constexpr int kMaxEpochs = 1000;
