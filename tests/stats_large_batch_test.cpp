@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "stats/large_batch.h"
@@ -374,6 +375,30 @@ TEST(LargeBatchModel, MeasuredMaxLrReplacesTheTunedAssumption) {
   const LargeBatchPrediction none = model(4, 0.9, LrRule::kLinear, measured_curvature_curve(0.15)).predict(256);
   EXPECT_TRUE(none.no_progress);
   EXPECT_EQ(none.loss_by_epoch, std::vector<double>(4, std::log(10.0)));
+}
+
+// Where the baseline's measured x_0 falls through the bound (eps_max growing along the curve, as
+// after fashion-cnn's early rise), dE_0/dE_B = ... / (2x_0 - x_0^2) has no bound as x_0 nears 2
+// from below; the path is integrated over E_0 (its slope dE_B/dE_0 goes to 0 there instead), so
+// a larger batch at the same lr never gets further along the curve. x_0 = 0.25625 / eps_max: 2.5,
+// 1.28 and 0.5 at the ends of epochs 1, 2 and 3-4, so it passes 2 at E_0 = 1262, which every
+// batch from 200 to 800 reaches in 4 epochs.
+TEST(LargeBatchModel, PathsThroughAnX0FallingPastTheBoundKeepTheirOrderInBatch) {
+  TrainingCurve c = flat_noise_curve(200);
+  const double eps_max[] = {0.1025, 0.2, 0.5125, 0.5125};
+  for (size_t i = 0; i < c.epochs.size(); ++i) c.epochs[i].max_lr = eps_max[i];
+  const LargeBatchModel m = model(4, 0.9, LrRule::kConstant, c);
+  double previous_examples = std::numeric_limits<double>::infinity();
+  double previous_loss = 0;
+  for (int64_t batch = 200; batch <= 800; batch += 5) {
+    const LargeBatchPrediction p = m.predict(batch);
+    ASSERT_FALSE(p.no_progress) << batch;
+    ASSERT_TRUE(p.baseline_examples_at_k.has_value()) << batch;
+    EXPECT_LE(*p.baseline_examples_at_k, previous_examples) << batch;
+    EXPECT_GE(*p.loss_at_k, previous_loss) << batch;
+    previous_examples = *p.baseline_examples_at_k;
+    previous_loss = *p.loss_at_k;
+  }
 }
 
 // A B_noise reading counts only where its standard error is at most a quarter of it; elsewhere
