@@ -28,6 +28,15 @@ std::string times(double ratio) { return short_number(ratio) + "x"; }
 
 double lerp(double a, double b, double t) { return a + (b - a) * t; }
 
+// ys at `at` along the table (xs, ys), xs non-decreasing: linear between its points (where points
+// share an x, the last of them), the end values outside [xs.front(), xs.back()].
+double along(const std::vector<double>& xs, const std::vector<double>& ys, double at) {
+  const size_t hi = static_cast<size_t>(std::upper_bound(xs.begin(), xs.end(), at) - xs.begin());
+  if (hi == 0) return ys.front();
+  if (hi == xs.size()) return ys.back();
+  return lerp(ys[hi - 1], ys[hi], (at - xs[hi - 1]) / (xs[hi] - xs[hi - 1]));
+}
+
 }  // namespace
 
 BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
@@ -382,15 +391,8 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     }
   }
   if (e0_target && e_0 >= *e0_target && (diverged_at < 0 || diverged_at >= e_b)) {
-    // E_B where the path reached E_0 = e0_target, interpolated.
-    const size_t hi = static_cast<size_t>(std::lower_bound(path_e0.begin(), path_e0.end(), *e0_target) - path_e0.begin());
-    if (hi == 0) {
-      p.examples_to_target = 0.0;
-    } else {
-      const double t = (*e0_target - path_e0[hi - 1]) / (path_e0[hi] - path_e0[hi - 1]);
-      p.examples_to_target = lerp(path_eb[hi - 1], path_eb[hi], t);
-    }
-    if (*p.examples_to_target > kMaxEpochs * n) p.examples_to_target.reset();
+    const double reached = along(path_e0, path_eb, *e0_target);  // E_B where the path reached it
+    if (reached <= kMaxEpochs * n) p.examples_to_target = reached;
   }
 
   if (diverged_at >= 0 && diverged_at < k_examples + d0) {
@@ -428,11 +430,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     return sl > 0 ? 1 / sl : 0.0;
   }();
   const auto path_at = [&](double at) {
-    const size_t hi = static_cast<size_t>(std::upper_bound(path_eb.begin(), path_eb.end(), at) - path_eb.begin());
-    if (hi == path_eb.size()) return path_e0.back() + (at - path_eb.back()) * end_rate;
-    if (hi == 0) return path_e0.front();
-    const double t = (at - path_eb[hi - 1]) / (path_eb[hi] - path_eb[hi - 1]);
-    return lerp(path_e0[hi - 1], path_e0[hi], t);
+    return at > path_eb.back() ? path_e0.back() + (at - path_eb.back()) * end_rate : along(path_eb, path_e0, at);
   };
   // Every epoch that ends within the baseline curve; epoch k's is loss_at_k.
   constexpr int kEpochSamples = 64;
