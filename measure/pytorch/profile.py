@@ -9,7 +9,7 @@ training process (fork, copy-on-write), with 1..K such processes at once. Writes
         [--batches 32,128,512] [--models resnet18-cifar] [--script NAME=FILE.pt ...]
         [--warmup 1] [--repeats 3]
         [--loader-batch 128] [--loader-workers 0,1,2] [--loader-batches 16] [--fork-ranks 1,2]
-        --out FILE.json [--quiet]
+        [--fork-cycles 3] --out FILE.json [--quiet]
 
 Exit codes: 0 done; 2 a bad flag or bad input (one `error: ...` line); 1 a failure while running.
 """
@@ -114,6 +114,9 @@ def parse_args(argv):
     p.add_argument("--fork-ranks", type=lambda t: sorted(int_list(t, 1)), default=[1],
                    help="numbers of training processes that start their workers at once "
                         "(cpu; 1 on cuda)")
+    p.add_argument("--fork-cycles", type=int_at_least(1), default=3, metavar="C",
+                   help="worker starts timed per batch in the fork measurement (each forks the "
+                        "workers and builds a batch: 7.9 s on an H200 machine, so not --repeats)")
     p.add_argument("--cudnn-benchmark", choices=["on", "off"], default="on",
                    help="cuda: torch.backends.cudnn.benchmark (default on, as the trainers)")
     p.add_argument("--out", required=True, metavar="FILE.json")
@@ -452,7 +455,7 @@ def run(a):
         model = measure_model(name, a.scripts, device, a.batches, a.warmup, a.repeats, log)
         if fork_workers and model["batches"]:
             model["fork"] = measure_fork(name, a.scripts, device, a.threads, model["batches"], fork_workers[0],
-                                         fork_ranks, train_subset, a.repeats, log)
+                                         fork_ranks, train_subset, a.fork_cycles, log)
         result["models"][name] = model
     write_json_atomic(a.out, result)
     log("wrote %s in %.1f s" % (a.out, time.perf_counter() - t_start))

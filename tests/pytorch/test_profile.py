@@ -19,7 +19,7 @@ class ProfileTest(unittest.TestCase):
                 [util.PYTHON, PROFILE, "--data", data, "--device", "cpu", "--threads", "1",
                  "--batches", "4,2", "--repeats", "1", "--warmup", "0", "--loader-batches", "2",
                  "--loader-batch", "8", "--loader-workers", "1,0", "--fork-ranks", "1,2",
-                 "--out", out], cwd=d)
+                 "--fork-cycles", "2", "--out", out], cwd=d)
             self.assertEqual(rc, 0, err)
             self.assertIn("loader: 1 worker(s)", err)  # progress on stderr
             with open(out) as f:
@@ -74,6 +74,11 @@ class ProfileTest(unittest.TestCase):
             self.assertEqual(rc, 2)
             self.assertEqual(len(err.splitlines()), 1, err)
             self.assertTrue(err.startswith("error: ") and "--batches" in err, err)
+            rc, out, err = util.run([util.PYTHON, PROFILE, "--data", d, "--fork-cycles", "0",
+                                     "--out", os.path.join(d, "x.json")], cwd=d)
+            self.assertEqual(rc, 2)
+            self.assertEqual(len(err.splitlines()), 1, err)
+            self.assertTrue(err.startswith("error: ") and "--fork-cycles" in err, err)
             rc, out, err = util.run([util.PYTHON, PROFILE, "--data", d, "--device", "cpu",
                                      "--out", os.path.join(d, "x.json")], cwd=d)
             self.assertEqual(rc, 2)
