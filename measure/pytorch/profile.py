@@ -9,7 +9,7 @@ training process (fork, copy-on-write), with 1..K such processes at once. Writes
         [--batches 32,128,512] [--models resnet18-cifar] [--script NAME=FILE.pt ...]
         [--warmup 1] [--repeats 3]
         [--loader-batch 128] [--loader-workers 0,1,2] [--loader-batches 16] [--fork-ranks 1,2]
-        [--fork-cycles 3] --out FILE.json [--quiet]
+        [--fork-cycles 3] [--rank-start fork|spawn] --out FILE.json [--quiet]
 
 Exit codes: 0 done; 2 a bad flag or bad input (one `error: ...` line); 1 a failure while running.
 """
@@ -117,6 +117,10 @@ def parse_args(argv):
     p.add_argument("--fork-cycles", type=int_at_least(1), default=3, metavar="C",
                    help="worker starts timed per batch in the fork measurement (each forks the "
                         "workers and builds a batch: 7.9 s on an H200 machine, so not --repeats)")
+    p.add_argument("--rank-start", choices=["fork", "spawn"], default=None,
+                   help="how the fork measurement starts its training processes: fork (cpu's "
+                        "default) or spawn, fresh interpreters as torchrun starts them (cuda: "
+                        "always); their loader workers start by the platform's default either way")
     p.add_argument("--cudnn-benchmark", choices=["on", "off"], default="on",
                    help="cuda: torch.backends.cudnn.benchmark (default on, as the trainers)")
     p.add_argument("--out", required=True, metavar="FILE.json")
@@ -265,15 +269,18 @@ class OneRankGroup:
 
 
 def _fork_cycles(name, scripts, device_kind, threads, batch, workers, data, cycles, barrier, results,
-                 index):
+                 index, worker_start):
     """One training process (a child of the profiler): the trainer's model under DDP on its own
     1-rank group and its DataLoader with `workers` workers. After a warm-up iteration, `cycles`
     times: wait for the other processes, start the loader's workers (iter), take the first batch,
     then run the loop body twice. Puts (iter_s, first_batch_s, cow_s) per cycle into `results`:
     the time of iter() (forking the workers), of the first next() (the workers start and build
     the first batch), and the first iteration's excess over the second (the copy-on-write faults
-    the training process pays after the fork)."""
+    the training process pays after the fork). The workers start by `worker_start` (the platform's
+    default, as in a training process that torchrun or a shell started): a process started by
+    multiprocessing's spawn would otherwise spawn them too, fresh interpreters that import torch."""
     try:
+        multiprocessing.set_start_method(worker_start, force=True)
         if threads is not None:
             torch.set_num_threads(threads)
         device = torch.device("cuda", 0) if device_kind == "cuda" else torch.device("cpu")
@@ -308,21 +315,27 @@ def _fork_cycles(name, scripts, device_kind, threads, batch, workers, data, cycl
                 t4 = time.perf_counter()
                 del it  # shuts the workers down
                 out.append((t1 - t0, t2 - t1, (t3 - t2) - (t4 - t3)))
-            results.put((index, out))
+            results.put((index, out, multiprocessing.get_start_method()))
             del body, step, net, model
         finally:
             group.close()
     except BaseException as e:  # noqa: BLE001 (reported to the parent, which fails)
-        results.put((index, "%s: %s" % (type(e).__name__, e)))
+        results.put((index, "%s: %s" % (type(e).__name__, e), None))
 
 
-def measure_fork(name, scripts, device, threads, batches, workers, ranks_list, data, cycles, log):
+def measure_fork(name, scripts, device, threads, batches, workers, ranks_list, data, cycles, log,
+                 rank_start=None):
     """{workers, points: [{ranks, iter_s[], first_batch_s[], cow_s[]}]}: per number of processes k
     that start their workers at once, per batch, the medians over the cycles and processes."""
-    # The training processes: forked on CPU; on CUDA started fresh ("spawn"), as torchrun starts
-    # them, because a child forked from this process (which has initialised CUDA) cannot use
-    # CUDA. Their DataLoader workers are forked from them either way, as in a real run.
-    ctx = multiprocessing.get_context("spawn" if device.type == "cuda" else "fork")
+    # The training processes: `rank_start`, by default forked on CPU and on CUDA started fresh
+    # ("spawn"), as torchrun starts them, because a child forked from this process (which has
+    # initialised CUDA) cannot use CUDA. Their DataLoader workers start as in a real run, by the
+    # platform's default (fork on Linux): a spawned child would spawn them (7.9 s each on an H200
+    # machine, against a fork's milliseconds), which no torchrun-started rank does.
+    if rank_start is None:
+        rank_start = "spawn" if device.type == "cuda" else "fork"
+    worker_start = multiprocessing.get_start_method()
+    ctx = multiprocessing.get_context(rank_start)
     points = []
     for k in ranks_list:
         point = {"ranks": k, "iter_s": [], "first_batch_s": [], "cow_s": []}
@@ -330,26 +343,28 @@ def measure_fork(name, scripts, device, threads, batches, workers, ranks_list, d
             barrier = ctx.Barrier(k)
             results = ctx.Queue()
             procs = [ctx.Process(target=_fork_cycles, args=(name, scripts, device.type, threads, b, workers,
-                                                            data, cycles, barrier, results, i))
+                                                            data, cycles, barrier, results, i, worker_start))
                      for i in range(k)]
             for p in procs:
                 p.start()
             got = [results.get() for _ in procs]
             for p in procs:
                 p.join()
-            iters, firsts, cows = [], [], []
-            for index, out in got:
+            iters, firsts, cows, starts = [], [], [], set()
+            for index, out, started_by in got:
                 if isinstance(out, str):
                     raise RuntimeError("fork measurement, process %d: %s" % (index, out))
+                starts.add(started_by)
                 iters.extend(c[0] for c in out)
                 firsts.extend(c[1] for c in out)
                 cows.extend(c[2] for c in out)
             point["iter_s"].append(statistics.median(iters))
             point["first_batch_s"].append(statistics.median(firsts))
             point["cow_s"].append(max(0.0, statistics.median(cows)))
-            log("%s: batch %d, %d process(es) starting %d worker(s) at once: iter() %.4f s, "
+            log("%s: batch %d, %d %s process(es) starting %d worker(s) at once (by %s): iter() %.4f s, "
                 "first batch %.4f s, copy-on-write %.4f s"
-                % (name, b, k, workers, point["iter_s"][-1], point["first_batch_s"][-1],
+                % (name, b, k, "spawned" if rank_start == "spawn" else "forked", workers,
+                   ", ".join(sorted(starts)), point["iter_s"][-1], point["first_batch_s"][-1],
                    point["cow_s"][-1]))
         points.append(point)
     return {"workers": workers, "points": points}
@@ -412,6 +427,9 @@ def run(a):
     kind = a.device or ("cuda" if torch.cuda.is_available() else "cpu")
     if kind == "cuda" and not torch.cuda.is_available():
         raise UsageError("--device cuda: no CUDA device is visible")
+    if kind == "cuda" and a.rank_start == "fork":
+        raise UsageError("--rank-start fork: CUDA training processes must be spawned (a fork of a "
+                         "process that has initialised CUDA cannot use it)")
     device = torch.device("cuda", 0) if kind == "cuda" else torch.device("cpu")
     if kind == "cuda":
         torch.cuda.set_device(device)
@@ -455,7 +473,7 @@ def run(a):
         model = measure_model(name, a.scripts, device, a.batches, a.warmup, a.repeats, log)
         if fork_workers and model["batches"]:
             model["fork"] = measure_fork(name, a.scripts, device, a.threads, model["batches"], fork_workers[0],
-                                         fork_ranks, train_subset, a.fork_cycles, log)
+                                         fork_ranks, train_subset, a.fork_cycles, log, a.rank_start)
         result["models"][name] = model
     write_json_atomic(a.out, result)
     log("wrote %s in %.1f s" % (a.out, time.perf_counter() - t_start))

@@ -67,6 +67,24 @@ class ProfileTest(unittest.TestCase):
                 self.assertTrue(all(v > 0 for v in q[key]), q)
             self.assertTrue(all(v >= 0 for v in q["cow_s"]), q)
 
+    def test_spawned_training_processes_fork_their_workers(self):
+        # As on CUDA: the training processes are fresh interpreters (spawn), and their loader
+        # workers still start by the platform's default, as in a rank torchrun started. A spawned
+        # child left to itself spawns its workers too (seconds each, not milliseconds).
+        import multiprocessing
+        with util.TempDir() as d:
+            data = util.make_synthetic(os.path.join(d, "data"), train=10, test=2)
+            out = os.path.join(d, "p.json")
+            rc, stdout, err = util.run(
+                [util.PYTHON, PROFILE, "--data", data, "--device", "cpu", "--threads", "1",
+                 "--batches", "2", "--repeats", "1", "--warmup", "0", "--loader-batches", "1",
+                 "--loader-batch", "2", "--loader-workers", "1", "--fork-cycles", "1",
+                 "--rank-start", "spawn", "--out", out], cwd=d)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("1 spawned process(es) starting 1 worker(s) at once (by %s)"
+                          % multiprocessing.get_start_method(), err)
+            self.assertTrue(os.path.exists(out))
+
     def test_bad_flag_is_one_line(self):
         with util.TempDir() as d:
             rc, out, err = util.run([util.PYTHON, PROFILE, "--data", d, "--batches", "0,2",
