@@ -14,7 +14,8 @@
 #   scripts/gpu-measure.sh session        everything not yet done, in order of value, until
 #                                         --deadline: build, check, data, profile, runs, the
 #                                         cuDNN-default profile; each step resumes where the last
-#                                         call stopped
+#                                         call stopped; an empty results folder starts from what
+#                                         reports/<this machine>/ holds
 #
 # Options (before the command): --results DIR (default out/gpu, git-ignored: kept between
 # calls while the machine stays up, or carried back in), --copy-to DIR (copy the results folder
@@ -287,9 +288,39 @@ runs() {
   say "runs: all $total done"
 }
 
+# This machine's name as measure names it (measure/machine.cpp: the device name's slug, "-x", the
+# GPU count), e.g. nvidia-h200-x1; empty without nvidia-smi. GPU_MACHINE overrides it.
+gpu_machine() {
+  if [ -n "${GPU_MACHINE:-}" ]; then echo "$GPU_MACHINE"; return; fi
+  command -v nvidia-smi > /dev/null || return 0
+  local names
+  names=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null) || return 0
+  [ -n "$names" ] || return 0
+  echo "$(echo "$names" | head -1 | tr 'A-Z' 'a-z' | sed -E 's/[^a-z0-9]+/-/g; s/^-+//; s/-+$//')-x$(echo "$names" | wc -l)"
+}
+
+# A results folder without a profile starts from what an earlier lease on a machine of the same
+# name committed under reports/<machine>/ (its profile, its runs, its cudnn-default profile): the
+# profile then measures only its missing cases and the runs add repeats.
+seed_from_reports() {
+  local machine dir
+  machine=$(gpu_machine)
+  dir=$repo/reports/$machine
+  [ -n "$machine" ] && [ -f "$dir/profile.yaml" ] || return 0
+  [ -f "$results/profile.yaml" ] && return 0
+  cp "$dir/profile.yaml" "$results/profile.yaml"
+  [ -f "$dir/runs.csv" ] && [ ! -f "$results/runs.csv" ] && cp "$dir/runs.csv" "$results/runs.csv"
+  if [ -f "$dir/cudnn-default/profile.yaml" ] && [ ! -f "$results/cudnn-default/profile.yaml" ]; then
+    mkdir -p "$results/cudnn-default"
+    cp "$dir/cudnn-default/profile.yaml" "$results/cudnn-default/profile.yaml"
+  fi
+  say "session: continuing from reports/$machine (its profile$([ -f "$dir/runs.csv" ] && echo ", its runs"))"
+}
+
 # What is left, in order of value, until --deadline. Each step leaves a marker when it is done.
 session() {
   local step built=yes
+  seed_from_reports
   # The build runs every time (a no-op on a warm machine, the packed programs on a fresh one).
   if ! run_logged build; then
     say "session: the build failed (build.log); the PyTorch runs go on without it"
