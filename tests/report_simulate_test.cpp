@@ -358,15 +358,15 @@ TEST_F(SimulateProgram, TheBundledConfigsRunOnTheirOwnProfilesAndCpuRanksShareTh
 }
 
 // Issue 12: the main job answers Q4 from the bundled profile's real Fashion-MNIST baseline, with
-// fashion-cnn's own simulated epoch times, and says so.
+// fashion-cnn-gap's own simulated epoch times, and says so.
 TEST_F(SimulateProgram, TheMainJobPrintsQ4FromTheRealDataBaseline) {
   const ProgramRun run = simulate((fs::path(TRAINSIM_SOURCE_DIR) / "configs" / "sweep.yaml").string());
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto q4 = run.out.find("## Q4: large batches");
   ASSERT_NE(q4, std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("- baseline: fashion-cnn trained at global batch 128 on fashion-mnist data", q4),
+  EXPECT_NE(run.out.find("- baseline: fashion-cnn-gap trained at global batch 128 on fashion-mnist data", q4),
             std::string::npos);
-  EXPECT_NE(run.out.find("simulated again for fashion-cnn with the trainsim trainer, 60000 samples per epoch", q4),
+  EXPECT_NE(run.out.find("simulated again for fashion-cnn-gap with the trainsim trainer, 60000 samples per epoch", q4),
             std::string::npos);
   EXPECT_NE(run.out.find("| ddp:4:2048 |         8192 |   64x |", q4), std::string::npos) << run.out.substr(q4);
 }
