@@ -115,8 +115,8 @@ def parse_args(argv):
                    help="numbers of training processes that start their workers at once "
                         "(cpu; 1 on cuda)")
     p.add_argument("--fork-cycles", type=int_at_least(1), default=3, metavar="C",
-                   help="worker starts timed per batch in the fork measurement (each forks the "
-                        "workers and builds a batch: 7.9 s on an H200 machine, so not --repeats)")
+                   help="worker starts timed per batch in the fork measurement (its own count, "
+                        "not --repeats: each starts the workers and builds a batch)")
     p.add_argument("--rank-start", choices=["fork", "spawn"], default=None,
                    help="how the fork measurement starts its training processes: fork (cpu's "
                         "default) or spawn, fresh interpreters as torchrun starts them (cuda: "
