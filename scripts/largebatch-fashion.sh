@@ -9,8 +9,8 @@
 #   scripts/largebatch-fashion.sh OUT     (e.g. reports/cpu-epyc-2c/largebatch-fashion)
 # Environment: SEEDS ("0 1"), BATCHES ("2048 3072 4096 6144 8192"; empty: the baselines only), RULES ("linear linear-warmup
 # sqrt constant lars"; lars: LARS under the linear-warmup rule, measured only), EPOCHS (5), LR (0.1: the baseline's lr,
-# which the rules scale), MODEL (fashion-cnn, or fashion-cnn-gap: its head pooled first), THREADS (cores), WORKERS (1),
-# MEASURE (build/bin/measure).
+# which the rules scale), MODEL (fashion-cnn, or fashion-cnn-gap: its head pooled first), MOMENTUM (0.9, the
+# course's; 0: plain SGD, the step equation's own setting), THREADS (cores), WORKERS (1), MEASURE (build/bin/measure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 measure=${MEASURE:-build/bin/measure}
@@ -20,6 +20,7 @@ rules=${RULES-"linear linear-warmup sqrt constant lars"}
 epochs=${EPOCHS:-5}
 lr=${LR:-0.1}
 model=${MODEL:-fashion-cnn}
+momentum=${MOMENTUM:-0.9}
 threads=${THREADS:-$(nproc)}
 workers=${WORKERS:-1}
 if [ $# -ne 1 ]; then
@@ -50,7 +51,7 @@ run() {  # batch rule seed
   local rule=(--lr-rule "$2")
   if [ "$2" = lars ]; then rule=(--lr-rule linear-warmup --optimizer lars --lars-eta 0.001); fi
   "$measure" baseline --model "$model" --device cpu --batch "$1" --micro-batches 4 --epochs "$epochs" \
-    --evals-per-epoch "$evals" --lr "$lr" "${rule[@]}" --lr-base-batch 128 --warmup-epochs 1 --seed "$3" \
+    --evals-per-epoch "$evals" --lr "$lr" --momentum "$momentum" "${rule[@]}" --lr-base-batch 128 --warmup-epochs 1 --seed "$3" \
     --threads "$threads" --workers "$workers" --noise-scale best-effort --quiet --profile "$file" \
     > /dev/null 2> "$file.err" || rc=$?
   if [ "$rc" -ne 0 ]; then
