@@ -26,8 +26,8 @@ set xlabel 'measured, s'
 set ylabel 'predicted, s'
 set logscale xy
 set format x '%g'
-set xrange [1.69574501:10.41295]
-set yrange [1.69574501:10.41295]
+set xrange [1.62704408:10.4977875]
+set yrange [1.62704408:10.4977875]
 set size ratio -1
 plot 'predicted_vs_measured.dat' index 0 using 1:2 with points lc 1 pt 7 ps 1.2 title 'epoch_s', \
      'predicted_vs_measured.dat' index 1 using 1:2 with points lc 2 pt 5 ps 1.0 title 'train_s', \
