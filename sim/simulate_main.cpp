@@ -482,10 +482,12 @@ int run(int argc, char** argv) {
   SweepConfig tables = config;
   if (summarised) tables.batch_per_gpu = shown_batches(config.batch_per_gpu);
   const std::optional<SweepConfig> q4_sweep = large_batch_sweep(tables);
-  if (!device.fit) {
-    require_for_model(profile, needed);
-    if (q4_sweep) require_for_model(profile, *q4_sweep);
-  }
+  // large_batch.profile: Q4's model, curve and times from a profile of its own.
+  std::optional<Profile> q4_own_profile;
+  if (q4_sweep && q4_sweep->profile_path != config.profile_path) q4_own_profile = load_profile(q4_sweep->profile_path);
+  const Profile& q4_profile = q4_own_profile ? *q4_own_profile : profile;
+  if (!device.fit) require_for_model(profile, needed);
+  if (q4_sweep && (q4_own_profile || !device.fit)) require_for_model(q4_profile, *q4_sweep);
   // scale_out: (docs/SCALE.md) on its own profile when it names one.
   const std::optional<SweepConfig> scale_sweep = scale_out_sweep(config);
   std::optional<Profile> scale_profile;
@@ -506,7 +508,8 @@ int run(int argc, char** argv) {
 
   // Issue 5: Q4 when the profile has the model's baseline curve; with SyncBatchNorm, the ddp
   // multi-GPU configurations again without it, to show what it adds.
-  std::optional<report::LargeBatchReport> large_batch = report::LargeBatchReport::make(q4_sweep.value_or(tables), profile);
+  std::optional<report::LargeBatchReport> large_batch =
+      report::LargeBatchReport::make(q4_sweep.value_or(tables), q4_profile);
 
   // A summarised sweep: all of it simulated a chunk at a time, predictions.csv streamed (committed
   // below, where a whole sweep's is written).
@@ -523,11 +526,13 @@ int run(int argc, char** argv) {
   }
   std::optional<report::ResultGrid> q4_grid;
   if (q4_sweep && large_batch) {
-    q4_grid.emplace(report::run_sweep(profile, *q4_sweep, options, {}, {}, threads));
+    q4_grid.emplace(report::run_sweep(q4_profile, *q4_sweep, options, {}, {}, threads));
+    const std::string machine =
+        q4_own_profile ? " on " + q4_profile.machine.name + " (" + q4_sweep->profile_path + ", large_batch.profile)" : "";
     large_batch->set_sweep_note(std::string("the sweep's configurations simulated again for ") + q4_sweep->model +
                                 " with the " + to_string(q4_sweep->trainer) + " trainer, " +
-                                std::to_string(q4_sweep->train_samples) + " samples per epoch: the times below are " +
-                                "theirs, not the tables' above");
+                                std::to_string(q4_sweep->train_samples) + " samples per epoch" + machine +
+                                ": the times below are theirs, not the tables' above");
   }
   std::optional<report::ResultGrid> without_sync;
   if (config.sync_batchnorm) {

@@ -264,6 +264,37 @@ TEST_F(ConfigTest, LargeBatchDefaults) {
   EXPECT_EQ(rule.large_batch->epochs, 5);
 }
 
+// large_batch.profile: Q4 from another machine's profile (the main job's CPU curve under a GPU
+// sweep). Q4's sweep takes that profile as measured: none of the config's links or GPU.
+TEST_F(ConfigTest, LargeBatchProfileGivesQ4ItsOwnSweepOnThatMachine) {
+  write("gpu/profile.yaml", "schema_version: 1\n");
+  const std::string cpu = write("cpu/profile.yaml", "schema_version: 1\n");
+  const std::string base = "profile: ../gpu/profile.yaml\nsweep: {strategy: ddp, gpus: [1, 4], batch_per_gpu: 128}\n"
+                           "topology: {preset: hgx-h100}\n";
+  const SweepConfig c = load_sweep_config(
+      write("configs/a.yaml", base + "large_batch: {model: fashion-cnn-gap,\n  profile: ../cpu/profile.yaml}\n"));
+  ASSERT_TRUE(c.large_batch.has_value());
+  EXPECT_EQ(c.large_batch->profile_path, cpu);
+  EXPECT_EQ(c.large_batch->profile_line, 5);
+  const std::optional<SweepConfig> q4 = large_batch_sweep(c);
+  ASSERT_TRUE(q4.has_value());
+  EXPECT_EQ(q4->profile_path, cpu);
+  EXPECT_EQ(q4->profile_line, 5);
+  EXPECT_EQ(q4->model, "fashion-cnn-gap");
+  EXPECT_EQ(q4->train_samples, 60000);
+  EXPECT_FALSE(q4->topology.has_value());
+  EXPECT_TRUE(q4->large_batch->profile_path.empty());
+  EXPECT_FALSE(large_batch_sweep(*q4).has_value());  // Q4's own sweep is Q4's
+  // The same model on another profile is a sweep of its own too; the config's own profile is not.
+  EXPECT_TRUE(large_batch_sweep(load_sweep_config(write("configs/b.yaml", base + "large_batch: {profile: ../cpu/profile.yaml}\n"))));
+  EXPECT_FALSE(large_batch_sweep(load_sweep_config(write("configs/c.yaml", base + "large_batch: {profile: ../gpu/profile.yaml}\n"))));
+  // A profile that is not there: the file, the line and the key.
+  const InputError e = load_error(write("configs/d.yaml", base + "large_batch:\n  model: fashion-cnn\n  profile: nope.yaml\n"));
+  EXPECT_EQ(e.line(), 6);
+  EXPECT_EQ(e.key(), "large_batch.profile");
+  EXPECT_NE(e.message().find("nope.yaml does not exist"), std::string::npos) << e.what();
+}
+
 TEST_F(ConfigTest, NoInterconnectBlockMeansNoAssumption) {
   const std::string config = std::string(TRAINSIM_FIXTURES_DIR) + "/io/sweep-fixture.yaml";
   const SweepConfig c = load_sweep_config(config);

@@ -354,21 +354,51 @@ TEST_F(SimulateProgram, TheBundledConfigsRunOnTheirOwnProfilesAndCpuRanksShareTh
     }
     EXPECT_GT(compared, 0) << entry.path();
   }
-  EXPECT_GE(checked, 3);  // sweep.yaml and the two CPU validations
+  EXPECT_GE(checked, 4);  // sweep.yaml, cpu-sweep.yaml and the two CPU validations
 }
 
-// Issue 12: the main job answers Q4 from the bundled profile's real Fashion-MNIST baseline, with
-// fashion-cnn-gap's own simulated epoch times, and says so.
-TEST_F(SimulateProgram, TheMainJobPrintsQ4FromTheRealDataBaseline) {
-  const ProgramRun run = simulate((fs::path(TRAINSIM_SOURCE_DIR) / "configs" / "sweep.yaml").string());
+// Issue 15: the main job is the course's sweep on the H200's measured profile with PyTorch's own
+// pipeline, its 2- and 4-GPU links assumed and said so. Issue 12: it answers Q4 from the CPU
+// profile's real Fashion-MNIST baseline (large_batch.profile), with fashion-cnn-gap's own simulated
+// epoch times on that machine, and says so; the CPU example prints the same Q4.
+TEST_F(SimulateProgram, TheMainJobPredictsTheGpuAndPrintsQ4FromTheRealDataBaseline) {
+  const fs::path configs = fs::path(TRAINSIM_SOURCE_DIR) / "configs";
+  const ProgramRun run = simulate((configs / "sweep.yaml").string());
   ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("- device: cuda NVIDIA H200 x1"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("- trainer: pytorch"), std::string::npos);
+  EXPECT_NE(run.out.find("- interconnect: assumed, not measured"), std::string::npos);
   const auto q4 = run.out.find("## Q4: large batches");
   ASSERT_NE(q4, std::string::npos) << run.out;
   EXPECT_NE(run.out.find("- baseline: fashion-cnn-gap trained at global batch 128 on fashion-mnist data", q4),
             std::string::npos);
-  EXPECT_NE(run.out.find("simulated again for fashion-cnn-gap with the trainsim trainer, 60000 samples per epoch", q4),
-            std::string::npos);
-  EXPECT_NE(run.out.find("| ddp:4:2048 |         8192 |   64x |", q4), std::string::npos) << run.out.substr(q4);
+  EXPECT_NE(run.out.find("simulated again for fashion-cnn-gap with the trainsim trainer, 60000 samples per epoch "
+                         "on cpu-epyc-2c (",
+                         q4),
+            std::string::npos)
+      << run.out.substr(q4);
+  const auto row = run.out.find("| ddp:4:2048 |         8192 |   64x |", q4);
+  ASSERT_NE(row, std::string::npos) << run.out.substr(q4);
+  const ProgramRun cpu = simulate((configs / "cpu-sweep.yaml").string());
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  const auto line = [](const std::string& text, std::size_t at) { return text.substr(at, text.find('\n', at) - at); };
+  const auto cpu_row = cpu.out.find("| ddp:4:2048 |         8192 |   64x |");
+  ASSERT_NE(cpu_row, std::string::npos) << cpu.out;
+  EXPECT_EQ(line(run.out, row), line(cpu.out, cpu_row));
+}
+
+// large_batch.profile without the model Q4 asks for: the config's line of that key.
+TEST_F(SimulateProgram, ALargeBatchProfileWithoutTheModelNamesItsLine) {
+  const fs::path other = dir_ / "other.yaml";
+  fs::copy_file(kFixtureProfile, other);
+  const fs::path config = write_config("profile: " + kFixtureProfile +
+                                       "\nsweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\n"
+                                       "large_batch:\n  model: fashion-cnn-gap\n  profile: other.yaml\n");
+  const ProgramRun run = simulate(config.string() + " --quiet");
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find(config.string() + ":5: profile: profile " + other.string() + " has no model 'fashion-cnn-gap'"),
+            std::string::npos)
+      << run.err;
 }
 
 // gpus x batch_per_gpu >= 2^63 once segfaulted (dp, 2 GPUs) or raised SIGFPE (4 GPUs): the

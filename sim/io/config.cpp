@@ -169,28 +169,6 @@ InterconnectAssumption parse_interconnect(const Value& value) {
   return link;
 }
 
-LargeBatchRequest parse_large_batch(const Value& value) {
-  LargeBatchRequest request;
-  request.key = "large_batch";
-  request.line = value.heading_line();
-  if (value.is_null()) return request;  // `large_batch:` alone: every default
-  const Map map(value, {"epochs", "target_loss", "warmup_epochs", "model", "trainer"});
-  if (auto epochs = map.optional("epochs")) request.epochs = epochs->as_int(/*min=*/1);
-  if (auto warmup = map.optional("warmup_epochs")) {
-    request.warmup_epochs = warmup->as_double(/*min=*/0);
-    if (request.warmup_epochs > kMaxWarmupEpochs) {
-      warmup->fail("at most " + std::to_string(kMaxWarmupEpochs) + " epochs, got " + warmup->describe());
-    }
-  }
-  if (auto target = map.optional("target_loss")) {
-    request.target_loss = target->as_double(/*min=*/0);
-    if (*request.target_loss <= 0) target->fail("must be > 0, got " + target->describe());
-  }
-  if (auto model = map.optional("model")) request.model = known_model(*model);
-  if (auto trainer = map.optional("trainer")) request.trainer = trainer_value(*trainer);
-  return request;
-}
-
 // Relative paths in a config (profile, gpu_catalog) are relative to the folder holding it.
 std::string resolve_path(const std::string& config_path, const std::string& profile) {
   const std::filesystem::path given(profile);
@@ -208,6 +186,32 @@ std::string profile_file(const Value& value, const std::string& config_path) {
   if (std::filesystem::is_directory(resolved, ec)) value.fail("profile " + resolved + " is a directory, not a profile file");
   if (!std::filesystem::is_regular_file(resolved, ec)) value.fail("profile file " + resolved + " does not exist");
   return resolved;
+}
+
+LargeBatchRequest parse_large_batch(const Value& value, const std::string& config_path) {
+  LargeBatchRequest request;
+  request.key = "large_batch";
+  request.line = value.heading_line();
+  if (value.is_null()) return request;  // `large_batch:` alone: every default
+  const Map map(value, {"epochs", "target_loss", "warmup_epochs", "model", "trainer", "profile"});
+  if (auto epochs = map.optional("epochs")) request.epochs = epochs->as_int(/*min=*/1);
+  if (auto warmup = map.optional("warmup_epochs")) {
+    request.warmup_epochs = warmup->as_double(/*min=*/0);
+    if (request.warmup_epochs > kMaxWarmupEpochs) {
+      warmup->fail("at most " + std::to_string(kMaxWarmupEpochs) + " epochs, got " + warmup->describe());
+    }
+  }
+  if (auto target = map.optional("target_loss")) {
+    request.target_loss = target->as_double(/*min=*/0);
+    if (*request.target_loss <= 0) target->fail("must be > 0, got " + target->describe());
+  }
+  if (auto model = map.optional("model")) request.model = known_model(*model);
+  if (auto trainer = map.optional("trainer")) request.trainer = trainer_value(*trainer);
+  if (auto profile = map.optional("profile")) {
+    request.profile_path = profile_file(*profile, config_path);
+    request.profile_line = profile->line();
+  }
+  return request;
 }
 
 // The catalog entry a `gpu:` value names; unknown keys fail at the value.
@@ -586,7 +590,7 @@ SweepConfig load_sweep_config(const std::string& path) {
     config.interconnect = parse_interconnect(*interconnect);
   }
 
-  if (auto large_batch = top.optional("large_batch")) config.large_batch = parse_large_batch(*large_batch);
+  if (auto large_batch = top.optional("large_batch")) config.large_batch = parse_large_batch(*large_batch, path);
   if (auto rule = top.optional("lr_rule")) {
     const std::string name = rule->as_string();
     const std::optional<LrRule> parsed = parse_lr_rule(name);
@@ -649,8 +653,19 @@ std::optional<SweepConfig> large_batch_sweep(const SweepConfig& config) {
   const LargeBatchRequest& request = *config.large_batch;
   const bool other_model = request.model && *request.model != config.model;
   const bool other_trainer = request.trainer && *request.trainer != config.trainer;
-  if (!other_model && !other_trainer) return std::nullopt;
+  const bool other_profile = !request.profile_path.empty() && request.profile_path != config.profile_path;
+  if (!other_model && !other_trainer && !other_profile) return std::nullopt;
   SweepConfig q4 = config;
+  if (other_profile) {
+    // That profile's machine as measured: the config's GPU, links and collectives are the sweep's.
+    q4.profile_path = request.profile_path;
+    q4.profile_line = request.profile_line;
+    q4.gpu.reset();
+    q4.topology.reset();
+    q4.interconnect.reset();
+    q4.collectives.reset();
+  }
+  q4.scale_out.reset();
   if (other_model) {
     q4.model = *request.model;
     q4.train_samples = default_train_samples(q4.model);
@@ -658,6 +673,7 @@ std::optional<SweepConfig> large_batch_sweep(const SweepConfig& config) {
   if (request.trainer) q4.trainer = *request.trainer;
   q4.large_batch->model.reset();
   q4.large_batch->trainer.reset();
+  q4.large_batch->profile_path.clear();
   return q4;
 }
 

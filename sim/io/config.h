@@ -51,6 +51,10 @@ struct LargeBatchRequest {
   // set's epoch), and Q4's times are those.
   std::optional<std::string> model;
   std::optional<Trainer> trainer;
+  // large_batch.profile: the profile holding that model's baseline curve and timings, when it is
+  // not the config's (e.g. a CPU's curve in a GPU's sweep); resolved, empty: the config's.
+  std::string profile_path;
+  int profile_line = 0;
 };
 
 // `scale_out:` (docs/SCALE.md "Scale-out in the main job"): DDP past the sweep's GPU counts, on a
@@ -179,10 +183,11 @@ bool described_model(const std::string& model);
 // Those models, for messages: "resnet18-cifar, resnet18-imagenet, fashion-cnn or fashion-cnn-gap".
 extern const char* const kDescribedModels;
 
-// The sweep Q4 is simulated on when large_batch names another model or trainer than the sweep's:
-// the same configurations with that model (its data set's epoch: 50,000 CIFAR-10 images for the
-// ResNets, 60,000 Fashion-MNIST images for the fashion-cnns) and trainer; nullopt when Q4 uses the
-// sweep itself.
+// The sweep Q4 is simulated on when large_batch names another model, trainer or profile than the
+// sweep's: the same configurations with that model (its data set's epoch: 50,000 CIFAR-10 images
+// for the ResNets, 60,000 Fashion-MNIST images for the fashion-cnns) and trainer; on another
+// profile, that profile's machine as measured (no gpu:, topology:, interconnect: or collectives:
+// of the config's). nullopt when Q4 uses the sweep itself.
 std::optional<SweepConfig> large_batch_sweep(const SweepConfig& config);
 
 // The sweep `scale_out:` asks for: DDP at its GPU counts and batches on its topology, with its

@@ -651,8 +651,8 @@ void require_for_model(const Profile& profile, const SweepConfig& config) {
     fail("has no host-to-device copy curve (h2d) for its cuda device");
   }
 
-  // A Q4 about another model is checked on its own sweep (large_batch_sweep).
-  if (config.large_batch && (!config.large_batch->model || *config.large_batch->model == config.model)) {
+  // A Q4 about another model, trainer or profile is checked on its own sweep (large_batch_sweep).
+  if (config.large_batch && !large_batch_sweep(config)) {
     const LargeBatchRequest& request = *config.large_batch;
     const auto fail_request = [&](const std::string& what) {
       throw InputError(config.file, request.line, request.key, "profile " + config.profile_path + " " + what);
