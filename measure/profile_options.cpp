@@ -269,6 +269,11 @@ ProfilePlan resolve_plan(const ProfileOptions& o, const PlanTarget& target) {
 
   p.loader_workers = profiler::loader_worker_counts(target.cpu_cores);
   p.loader_batch = 128;
+  if (!o.quick) {
+    for (int64_t b : p.batches) {
+      if (b != p.loader_batch && b <= kMaxLoaderAtBatch) p.loader_at_batches.push_back(b);
+    }
+  }
   p.loader_samples = o.loader_samples.value_or(p.loader_batch * (o.quick ? 20 : 100));
   p.loader_epochs = o.quick ? 2 : 3;
   return p;

@@ -69,9 +69,16 @@ struct ProfilePlan {
   std::vector<int64_t> h2d_sizes;
   std::vector<int> loader_workers;
   int64_t loader_batch = 128;
+  // PyTorch's DataLoader is measured at these batches too (its rate per sample depends on the
+  // batch): the grid's batches other than loader_batch, up to kMaxLoaderAtBatch; none when quick.
+  std::vector<int64_t> loader_at_batches;
   int64_t loader_samples = 0;
   int loader_epochs = 0;
 };
+
+// The largest batch PyTorch's DataLoader is measured at by default (ProfilePlan::loader_at_batches):
+// past it the simulator holds the rate of the largest measured batch.
+constexpr int64_t kMaxLoaderAtBatch = 2048;
 
 // Defaults: models resnet18-cifar and resnet18-imagenet (quick: resnet18-cifar); batches 32,
 // 128, 512, ... (x4) up to max_batch (cuda 8192, cpu 512; quick: cpu 32,64, cuda 32,128,512);

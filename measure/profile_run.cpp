@@ -241,8 +241,34 @@ class ProfileRun {
     c.kind = "pytorch";
     c.label = "PyTorch pipeline: " + pytorch_script_ + " with " + *pytorch_python_;
     c.done = [this] { return profile_.pytorch.has_value(); };
-    c.run = [this] { run_pytorch(); };
+    c.run = [this] { run_pytorch(/*loader_only=*/false); };
     cases_.push_back(std::move(c));
+    if (plan_.loader_at_batches.empty()) return;
+    // A pytorch section measured before its DataLoader was measured at more than one batch (or
+    // at other batches) gets them in a case of its own: the loader alone, at all of them.
+    Case at;
+    at.kind = "pytorch";
+    at.label = "PyTorch DataLoader at batches " + join_batches(plan_.loader_at_batches);
+    at.done = [this] { return profile_.pytorch && has_loader_batches(profile_.pytorch->loader); };
+    at.run = [this] { run_pytorch(/*loader_only=*/true); };
+    cases_.push_back(std::move(at));
+  }
+
+  bool has_loader_batches(const LoaderProfile& loader) const {
+    for (int64_t b : plan_.loader_at_batches) {
+      if (b == loader.batch) continue;
+      if (std::none_of(loader.at_batches.begin(), loader.at_batches.end(),
+                       [&](const LoaderAtBatch& at) { return at.batch == b; })) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static std::string join_batches(const std::vector<int64_t>& batches) {
+    std::string out;
+    for (int64_t b : batches) out += (out.empty() ? "" : ",") + std::to_string(b);
+    return out;
   }
 
   void plan_compute() {
@@ -592,8 +618,9 @@ class ProfileRun {
   }
 
   // measure/pytorch/profile.py with the profile's device, threads, batches, warm-up, repeats and
-  // loader settings; its JSON becomes the profile's pytorch section.
-  void run_pytorch() {
+  // loader settings; its JSON becomes the profile's pytorch section. loader_only: its DataLoader
+  // alone, at the loader batch and the plan's others, replacing the section's loader.
+  void run_pytorch(bool loader_only) {
     if (device_.is_cuda()) release_cached_memory(device_);  // the Python process needs the memory
     TempDir folder("trainsim-pytorch-");
     profiler::PytorchRequest q;
@@ -612,6 +639,8 @@ class ProfileRun {
     q.warmup = plan_.warmup;
     q.repeats = plan_.repeats;
     q.loader_batch = plan_.loader_batch;
+    q.loader_at_batches = plan_.loader_at_batches;
+    q.loader_only = loader_only;
     q.loader_workers = plan_.loader_workers;
     q.cudnn_benchmark = options_.cudnn_benchmark.value_or(true);
     // What starting the workers costs, with as many training processes at once as the host
@@ -628,6 +657,20 @@ class ProfileRun {
                                " (its error is above); the profile keeps every other case, --resume retries this one");
     }
     PytorchProfile pytorch = profiler::read_pytorch_profile(q.out);
+    if (loader_only) {
+      // The whole loader from this one run (its batch and the others, measured alike, the same
+      // day); the section keeps the rest.
+      if (pytorch.loader.batch != profile_.pytorch->loader.batch || pytorch.loader.points.empty() ||
+          !has_loader_batches(pytorch.loader)) {
+        throw std::runtime_error(pytorch_script_ + " --loader-only wrote no DataLoader rates for some of the batches " +
+                                 std::to_string(plan_.loader_batch) + "," + join_batches(plan_.loader_at_batches));
+      }
+      profile_.pytorch->loader = std::move(pytorch.loader);
+      log("  the DataLoader at batches " + std::to_string(plan_.loader_batch) + "," +
+          join_batches(plan_.loader_at_batches) + " replaces the pytorch section's");
+      save();
+      return;
+    }
     char line[160];
     std::snprintf(line, sizeof line, "  torch %s, %d threads, probe %s, %zu loader points, %zu models",
                   pytorch.torch.c_str(), pytorch.threads, format_ms(pytorch.probe_s).c_str(),

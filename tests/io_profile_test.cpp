@@ -186,6 +186,7 @@ Profile make_profile() {
   py.loader.data = "synthetic";
   py.loader.batch = 128;
   py.loader.points = {{0, 9800.5, 0.0}, {2, 17000.25, 0.077}};
+  py.loader.at_batches = {{32, {{2, 12000.5, std::nullopt}}}, {512, {{0, 9000.25, std::nullopt}, {2, 21000, std::nullopt}}}};
   PytorchLoop loop{{32, 128}, {0.9, 2.0 / 3.0}, {0.95, 3.5}, 512, std::nullopt};
   loop.fork = ForkCost{1, {{1, {0.015, 0.02}, {0.05, 0.06}, {0.1 + 0.2, 0.4}}, {2, {0.016, 0.021}, {0.07, 0.08}, {0.45, 0.5}}}};
   py.models["resnet18-cifar"] = loop;
@@ -210,6 +211,15 @@ void expect_loaders_equal(const LoaderProfile& a, const LoaderProfile& b) {
     EXPECT_EQ(a.points[i].workers, b.points[i].workers);
     EXPECT_EQ(a.points[i].samples_per_s, b.points[i].samples_per_s);
     EXPECT_EQ(a.points[i].startup_s, b.points[i].startup_s);
+  }
+  ASSERT_EQ(a.at_batches.size(), b.at_batches.size());
+  for (size_t i = 0; i < a.at_batches.size(); ++i) {
+    EXPECT_EQ(a.at_batches[i].batch, b.at_batches[i].batch);
+    ASSERT_EQ(a.at_batches[i].points.size(), b.at_batches[i].points.size());
+    for (size_t j = 0; j < a.at_batches[i].points.size(); ++j) {
+      EXPECT_EQ(a.at_batches[i].points[j].workers, b.at_batches[i].points[j].workers);
+      EXPECT_EQ(a.at_batches[i].points[j].samples_per_s, b.at_batches[i].points[j].samples_per_s);
+    }
   }
 }
 
@@ -807,6 +817,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"DuplicateCurve", "op: \"broadcast\"", "op: \"all_reduce\"",
                    "ranks: 2, bytes: [1024, 1048576], time_s: [0.00005", "collectives.curves[1]",
                    "second all_reduce curve for 2 ranks"},
+        // The loader at other batches (PyTorch's DataLoader, profile.py --loader-batch B,B2,...).
+        BadProfile{"LoaderAtItsOwnBatch", "    - {workers: 2, samples_per_s: 9000}\n",
+                   "    - {workers: 2, samples_per_s: 9000}\n  at_batches:\n    - batch: 128\n"
+                   "      points: [{workers: 2, samples_per_s: 9500}]\n",
+                   "- batch: 128", "loader.at_batches[0].batch", "is the loader's own batch"},
+        BadProfile{"LoaderAtBatchesNotAscending", "    - {workers: 2, samples_per_s: 9000}\n",
+                   "    - {workers: 2, samples_per_s: 9000}\n  at_batches:\n    - batch: 512\n"
+                   "      points: [{workers: 2, samples_per_s: 9500}]\n    - batch: 256\n"
+                   "      points: [{workers: 2, samples_per_s: 9400}]\n",
+                   "- batch: 256", "loader.at_batches[1].batch", "strictly ascending in batch: 256 follows 512"},
+        BadProfile{"LoaderAtBatchWithoutPoints", "    - {workers: 2, samples_per_s: 9000}\n",
+                   "    - {workers: 2, samples_per_s: 9000}\n  at_batches:\n    - batch: 512\n"
+                   "      points: []\n",
+                   "points: []", "loader.at_batches[0].points", "at least one point"},
         BadProfile{"LoaderWorkersNotAscending", "{workers: 2, samples_per_s: 9000}",
                    "{workers: 0, samples_per_s: 9000}", "samples_per_s: 9000", "loader.points[1]",
                    "strictly ascending in workers"},

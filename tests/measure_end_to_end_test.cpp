@@ -188,8 +188,18 @@ std::string fake_python(const std::string& dir, const std::string& json, int sta
 const char* const kPytorchJson = R"({"framework": "pytorch", "torch": "9.9", "torchvision": "0.9",
   "python": "3.11.2", "device": "cpu", "device_name": "cpu", "threads": 1, "data": "synthetic", "probe_s": 0.5,
   "loader": {"batch": 128, "points": [{"workers": 0, "samples_per_s": 900, "first_batch_s": 0.1, "startup_s": 0},
-                                     {"workers": 1, "samples_per_s": 1000, "first_batch_s": 0.3, "startup_s": 0.2}]},
+                                     {"workers": 1, "samples_per_s": 1000, "first_batch_s": 0.3, "startup_s": 0.2}],
+             "at_batches": [{"batch": 2, "points": [{"workers": 1, "samples_per_s": 800, "first_batch_s": 0.1, "startup_s": 0.1}]}]},
   "models": {"resnet18-cifar": {"batches": [2], "iteration_s": [0.1], "ddp_iteration_s": [0.12], "oom_batch": null}}})";
+
+// What profile.py --loader-only writes: the DataLoader alone, at its batch and the others.
+const char* const kPytorchAtBatchJson = R"({"framework": "pytorch", "torch": "9.9", "torchvision": "0.9",
+  "python": "3.11.2", "device": "cpu", "device_name": "cpu", "threads": 1, "data": "synthetic", "probe_s": 0.5,
+  "loader": {"batch": 128, "points": [{"workers": 0, "samples_per_s": 850, "first_batch_s": 0.1, "startup_s": 0}],
+             "at_batches": [{"batch": 2, "points": [
+     {"workers": 0, "samples_per_s": 600, "first_batch_s": 0.01, "startup_s": 0},
+     {"workers": 1, "samples_per_s": 700, "first_batch_s": 0.2, "startup_s": 0.2}]}]},
+  "models": {}})";
 
 TEST_F(MeasureEndToEnd, PytorchSectionFromProfilePy) {
   TRAINSIM_SKIP_WITHOUT_GLOO();
@@ -207,11 +217,32 @@ TEST_F(MeasureEndToEnd, PytorchSectionFromProfilePy) {
   // profile.py got the profile's settings and, without --data, a folder of synthetic files.
   const std::string args = read_file(dir_ + "/args.txt");
   EXPECT_EQ(args.rfind(dir_ + "/profile.py --data ", 0), 0u) << args;
+  // The DataLoader at the grid's other batch too (2: loader.at_batches).
   for (const char* want : {"--device cpu --threads 1 --batches 2 --models resnet18-cifar --warmup 0 --repeats 1 "
-                           "--loader-batch 128 --loader-workers 0,1,2 --fork-ranks 1,2 --out "}) {
+                           "--loader-batch 128,2 --loader-workers 0,1,2 --fork-ranks 1,2 --out "}) {
     EXPECT_NE(args.find(want), std::string::npos) << args;
   }
   EXPECT_NE(stderr_.find("synthetic CIFAR-10-format files for Python"), std::string::npos) << stderr_;
+  ASSERT_EQ(p.pytorch->loader.at_batches.size(), 1u);
+  EXPECT_DOUBLE_EQ(p.pytorch->loader.at_batches[0].points[0].samples_per_s, 800);
+  // A section without the other batches (as profile.py wrote before it measured them): --resume
+  // measures the DataLoader alone (--loader-only) and replaces the section's, keeping the rest.
+  trainsim::Profile older = p;
+  older.pytorch->loader.at_batches.clear();
+  trainsim::write_profile_atomic(older, profile_);
+  std::ofstream(dir_ + "/pytorch.json") << kPytorchAtBatchJson;
+  ASSERT_EQ(measure(flags + " --resume"), 0) << stderr_;
+  EXPECT_NE(stderr_.find("PyTorch DataLoader at batches 2"), std::string::npos) << stderr_;
+  EXPECT_NE(read_file(dir_ + "/args.txt").find("--loader-batch 128,2 "), std::string::npos);
+  EXPECT_NE(read_file(dir_ + "/args.txt").find("--loader-only"), std::string::npos);
+  const trainsim::Profile merged = trainsim::load_profile(profile_);
+  ASSERT_EQ(merged.pytorch->loader.at_batches.size(), 1u);
+  EXPECT_EQ(merged.pytorch->loader.at_batches[0].batch, 2);
+  EXPECT_DOUBLE_EQ(merged.pytorch->loader.at_batches[0].points[1].samples_per_s, 700);
+  ASSERT_EQ(merged.pytorch->loader.points.size(), 1u);  // the main batch from the same run
+  EXPECT_DOUBLE_EQ(merged.pytorch->loader.points[0].samples_per_s, 850);
+  EXPECT_EQ(merged.pytorch->torch, "9.9");  // the rest of the section kept
+  EXPECT_EQ(merged.pytorch->models.at("resnet18-cifar").ddp_iteration_s, std::vector<double>{0.12});
 
   // --resume keeps the section: nothing left to measure.
   ASSERT_EQ(measure(flags + " --resume"), 0) << stderr_;

@@ -3,6 +3,7 @@
 // the file), and the --pytorch choice of interpreter.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,31 @@ TEST(PytorchProfile, BadContentNamesTheFileAndTheKey) {
   EXPECT_EQ(garbage.find('\n'), std::string::npos) << garbage;
 }
 
+// The DataLoader at other batches (profile.py --loader-batch B,B2,...): loader.at_batches.
+TEST(PytorchProfile, ReadsTheLoaderAtOtherBatches) {
+  const std::string at = R"(, "at_batches": [
+     {"batch": 512, "points": [{"workers": 0, "samples_per_s": 1400.0, "first_batch_s": 0.3, "startup_s": 0.0},
+                               {"workers": 2, "samples_per_s": 3500.0, "first_batch_s": 0.6, "startup_s": 0.2}]},
+     {"batch": 2048, "points": [{"workers": 2, "samples_per_s": 3600.0, "first_batch_s": 2.1, "startup_s": 0.2}]}]},)";
+  const std::string text = edited("\"startup_s\": 0.31}]},", "\"startup_s\": 0.31}]" + at);
+  const PytorchProfile p = parse_pytorch_profile(text, "out.json");
+  ASSERT_EQ(p.loader.at_batches.size(), 2u);
+  EXPECT_EQ(p.loader.at_batches[0].batch, 512);
+  ASSERT_EQ(p.loader.at_batches[0].points.size(), 2u);
+  EXPECT_DOUBLE_EQ(p.loader.at_batches[0].points[1].samples_per_s, 3500.0);
+  EXPECT_FALSE(p.loader.at_batches[0].points[1].startup_s.has_value());  // the main batch's is used
+  EXPECT_EQ(p.loader.at_batches[1].batch, 2048);
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  EXPECT_EQ(error_of(with("\"batch\": 2048", "\"batch\": 256")),
+            "out.json: loader.at_batches[1].batch: batches must be strictly ascending and not loader.batch");
+  EXPECT_EQ(error_of(with("\"batch\": 512", "\"batch\": 128")),
+            "out.json: loader.at_batches[0].batch: batches must be strictly ascending and not loader.batch");
+}
+
 TEST(PytorchProfile, MissingFileIsAnInputError) {
   EXPECT_THROW(read_pytorch_profile("/nonexistent/trainsim/pytorch.json"), InputError);
 }
@@ -132,6 +158,13 @@ TEST(PytorchProfile, CommandCarriesTheProfilesSettings) {
                                       "resnet18-cifar", "--warmup", "1", "--repeats", "3", "--loader-batch", "128",
                                       "--loader-workers", "0,1,2", "--fork-ranks", "1,2", "--out",
                                       "/tmp/out.json"}));
+  // The loader at other batches too (the main batch first, not twice); the loader alone.
+  q.loader_at_batches = {32, 128, 512};
+  q.loader_only = true;
+  const std::vector<std::string> command = pytorch_profile_command(q);
+  EXPECT_EQ(command[16], "--loader-batch");
+  EXPECT_EQ(command[17], "128,32,512");
+  EXPECT_NE(std::find(command.begin(), command.end(), "--loader-only"), command.end());
 }
 
 bool none_has_torch(const std::string&) { return false; }

@@ -140,6 +140,45 @@ TEST(LoaderModel, FollowsMeasuredPointsAndCapsBeyondThem) {
   EXPECT_EQ(loader.note(2), "");
 }
 
+// PyTorch's DataLoader measured at more than one batch: its rate at the training batch. The time
+// per sample is linear in 1/batch between measured batches (per-sample work + per-batch work / b),
+// held outside them; worker counts are kept, start-up stays the main batch's.
+TEST(LoaderModel, TakesTheRateAtTheTrainingBatch) {
+  LoaderProfile lp;
+  lp.batch = 128;
+  lp.points = {{0, 3000, 0.0}, {2, 6000, 0.08}};
+  std::string note;
+  // Without other batches: the profile as it is, no note.
+  EXPECT_EQ(loader_at_batch(lp, 512, &note).points[1].samples_per_s, 6000);
+  EXPECT_EQ(note, "");
+  lp.at_batches = {{512, {{0, 2500, std::nullopt}, {2, 8000, std::nullopt}}}, {2048, {{2, 9000, std::nullopt}}}};
+  const LoaderProfile at512 = loader_at_batch(lp, 512, &note);
+  EXPECT_EQ(note, "loader: rates measured at batch 512");
+  EXPECT_DOUBLE_EQ(at512.points[0].samples_per_s, 2500);
+  EXPECT_DOUBLE_EQ(at512.points[1].samples_per_s, 8000);
+  EXPECT_EQ(at512.points[1].startup_s, std::optional<double>(0.08));
+  EXPECT_TRUE(at512.at_batches.empty());
+  // Batch 256: u = (1/256 - 1/128) / (1/512 - 1/128) = 2/3 of the way in 1/batch.
+  const LoaderProfile at256 = loader_at_batch(lp, 256, &note);
+  EXPECT_DOUBLE_EQ(at256.points[1].samples_per_s, 1 / (1.0 / 6000 + 2.0 / 3 * (1.0 / 8000 - 1.0 / 6000)));
+  EXPECT_EQ(note, "loader: rates at batch 256 interpolated between the measured batches 128 and 512 "
+                  "(time per sample linear in 1/batch)");
+  // Outside the measured batches: the nearest one's rates; 0 workers only up to batch 512.
+  const LoaderProfile at32 = loader_at_batch(lp, 32, &note);
+  EXPECT_DOUBLE_EQ(at32.points[1].samples_per_s, 6000);
+  EXPECT_EQ(note, "loader: rates at batch 32 held at the nearest measured batch, 128");
+  const LoaderProfile at8192 = loader_at_batch(lp, 8192, &note);
+  EXPECT_DOUBLE_EQ(at8192.points[1].samples_per_s, 9000);
+  EXPECT_DOUBLE_EQ(at8192.points[0].samples_per_s, 2500);
+  // Monotone between the measured rates.
+  double last = 0;
+  for (int64_t b : {128, 192, 256, 384, 512}) {
+    const double rate = loader_at_batch(lp, b).points[1].samples_per_s;
+    EXPECT_GE(rate, last) << b;
+    last = rate;
+  }
+}
+
 TEST(MemoryModel, FitsAStraightLineOverMeasuredPeaks) {
   const Profile p = testing::synthetic_profile();
   const ModelProfile& m = p.models.at("resnet18-cifar");

@@ -82,6 +82,24 @@ std::vector<double> times(const Reader& r, const json& parent, const std::string
 
 // {"workers": W, "points": [{"ranks": k, "iter_s": [...], "first_batch_s": [...], "cow_s": [...]}]}:
 // ranks strictly ascending from 1; arrays aligned with the model's batches; cow_s may be 0.
+// `key`.points: a loader's points, strictly ascending in workers.
+std::vector<LoaderPoint> loader_points(const Reader& r, const json& loader, const std::string& key) {
+  std::vector<LoaderPoint> out;
+  const json& points = r.array(r.member(loader, key, "points"), key + ".points");
+  for (size_t i = 0; i < points.size(); ++i) {
+    const std::string at = Reader::at(key + ".points", i);
+    LoaderPoint point;
+    point.workers = static_cast<int>(r.integer(r.member(points[i], at, "workers"), at + ".workers", 0));
+    if (!out.empty() && point.workers <= out.back().workers) {
+      r.fail(at + ".workers", "worker counts must be strictly ascending");
+    }
+    point.samples_per_s = r.number(r.member(points[i], at, "samples_per_s"), at + ".samples_per_s", true);
+    point.startup_s = r.number(r.member(points[i], at, "startup_s"), at + ".startup_s", false);
+    out.push_back(point);
+  }
+  return out;
+}
+
 ForkCost parse_fork(const Reader& r, const json& value, const std::string& key, size_t batch_count) {
   ForkCost fork;
   fork.workers = static_cast<int>(r.integer(r.member(value, key, "workers"), key + ".workers", 1));
@@ -111,6 +129,10 @@ ForkCost parse_fork(const Reader& r, const json& value, const std::string& key, 
 std::string default_pytorch_script() { return std::string(TRAINSIM_SOURCE_DIR) + "/measure/pytorch/profile.py"; }
 
 std::vector<std::string> pytorch_profile_command(const PytorchRequest& q) {
+  std::vector<int64_t> loader_batches = {q.loader_batch};
+  for (int64_t b : q.loader_at_batches) {
+    if (b != q.loader_batch) loader_batches.push_back(b);
+  }
   std::string models;
   for (const auto& m : q.models) models += (models.empty() ? "" : ",") + m;
   std::vector<std::string> command = {q.python,
@@ -122,10 +144,11 @@ std::vector<std::string> pytorch_profile_command(const PytorchRequest& q) {
           "--models", models,
           "--warmup", std::to_string(q.warmup),
           "--repeats", std::to_string(q.repeats),
-          "--loader-batch", std::to_string(q.loader_batch),
+          "--loader-batch", join_ints(loader_batches),
           "--loader-workers", join_ints(std::vector<int64_t>(q.loader_workers.begin(), q.loader_workers.end())),
           "--fork-ranks", join_ints(std::vector<int64_t>(q.fork_ranks.begin(), q.fork_ranks.end())),
           "--out", q.out};
+  if (q.loader_only) command.push_back("--loader-only");
   if (q.device == "cuda") {
     command.insert(command.end(), {"--cudnn-benchmark", q.cudnn_benchmark ? "on" : "off"});
   }
@@ -157,17 +180,21 @@ PytorchProfile parse_pytorch_profile(const std::string& text, const std::string&
 
   const json& loader = r.member(doc, "", "loader");
   p.loader.batch = r.integer(r.member(loader, "loader", "batch"), "loader.batch", 1);
-  const json& points = r.array(r.member(loader, "loader", "points"), "loader.points");
-  for (size_t i = 0; i < points.size(); ++i) {
-    const std::string key = Reader::at("loader.points", i);
-    LoaderPoint point;
-    point.workers = static_cast<int>(r.integer(r.member(points[i], key, "workers"), key + ".workers", 0));
-    if (!p.loader.points.empty() && point.workers <= p.loader.points.back().workers) {
-      r.fail(key + ".workers", "worker counts must be strictly ascending");
+  p.loader.points = loader_points(r, loader, "loader");
+  if (loader.contains("at_batches")) {
+    const json& at_batches = r.array(loader.at("at_batches"), "loader.at_batches");
+    for (size_t i = 0; i < at_batches.size(); ++i) {
+      const std::string key = Reader::at("loader.at_batches", i);
+      LoaderAtBatch at;
+      at.batch = r.integer(r.member(at_batches[i], key, "batch"), key + ".batch", 1);
+      if (at.batch == p.loader.batch || (!p.loader.at_batches.empty() && at.batch <= p.loader.at_batches.back().batch)) {
+        r.fail(key + ".batch", "batches must be strictly ascending and not loader.batch");
+      }
+      at.points = loader_points(r, at_batches[i], key);
+      if (at.points.empty()) r.fail(key + ".points", "expected at least one point");
+      for (LoaderPoint& point : at.points) point.startup_s.reset();  // the main batch's start-up is the one used
+      p.loader.at_batches.push_back(std::move(at));
     }
-    point.samples_per_s = r.number(r.member(points[i], key, "samples_per_s"), key + ".samples_per_s", true);
-    point.startup_s = r.number(r.member(points[i], key, "startup_s"), key + ".startup_s", false);
-    p.loader.points.push_back(point);
   }
 
   const json& models = r.member(doc, "", "models");

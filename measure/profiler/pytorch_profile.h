@@ -35,6 +35,8 @@ struct PytorchRequest {
   int warmup = 1;
   int repeats = 3;
   int64_t loader_batch = 128;
+  std::vector<int64_t> loader_at_batches;  // the loader measured at these batches too (at_batches)
+  bool loader_only = false;          // --loader-only: the loader alone (no models, no fork)
   std::vector<int> loader_workers;
   std::vector<int> fork_ranks = {1};  // training processes starting their workers at once
   bool cudnn_benchmark = true;       // cuda: torch.backends.cudnn.benchmark
@@ -42,7 +44,7 @@ struct PytorchRequest {
 };
 
 // PYTHON SCRIPT --data DIR --device D --threads T --batches B1,B2 --models M --warmup W
-// --repeats R --loader-batch B --loader-workers W1,W2 --fork-ranks K1,K2 --out FILE, on cuda
+// --repeats R --loader-batch B[,B2,...] --loader-workers W1,W2 --fork-ranks K1,K2 --out FILE, on cuda
 // --cudnn-benchmark on|off, and --script NAME=FILE per TorchScript module.
 std::vector<std::string> pytorch_profile_command(const PytorchRequest& request);
 

@@ -8,8 +8,8 @@ training process (fork, copy-on-write), with 1..K such processes at once. Writes
     /usr/bin/python3 measure/pytorch/profile.py --data DIR --device cpu|cuda [--threads T]
         [--batches 32,128,512] [--models resnet18-cifar] [--script NAME=FILE.pt ...]
         [--warmup 1] [--repeats 3]
-        [--loader-batch 128] [--loader-workers 0,1,2] [--loader-batches 16] [--fork-ranks 1,2]
-        [--fork-cycles 3] [--rank-start fork|spawn] --out FILE.json [--quiet]
+        [--loader-batch 128[,512,...]] [--loader-workers 0,1,2] [--loader-batches 16] [--fork-ranks 1,2]
+        [--fork-cycles 3] [--rank-start fork|spawn] [--loader-only] --out FILE.json [--quiet]
 
 Exit codes: 0 done; 2 a bad flag or bad input (one `error: ...` line); 1 a failure while running.
 """
@@ -70,6 +70,10 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+# Repeats of the loader at batches other than the main one (--loader-batch B,B2,...).
+AT_BATCH_REPEATS = 5
+
+
 def int_list(text, minimum):
     try:
         values = [int(v) for v in text.split(",")]
@@ -108,7 +112,11 @@ def parse_args(argv):
                         "and 10 classes; name it in --models too")
     p.add_argument("--warmup", type=int_at_least(0), default=1)
     p.add_argument("--repeats", type=int_at_least(1), default=3)
-    p.add_argument("--loader-batch", type=int_at_least(1), default=128)
+    p.add_argument("--loader-batch", type=lambda t: int_list(t, 1), default=[128],
+                   metavar="B[,B2,...]",
+                   help="the DataLoader's batch; more batches (B2, ...) measure its rate at each of them "
+                        "too (loader.at_batches), with the same number of samples per repeat and at "
+                        "most %d repeats" % AT_BATCH_REPEATS)
     p.add_argument("--loader-workers", type=lambda t: sorted(int_list(t, 0)), default=[0, 1, 2])
     p.add_argument("--loader-batches", type=int_at_least(1), default=16)
     p.add_argument("--fork-ranks", type=lambda t: sorted(int_list(t, 1)), default=[1],
@@ -121,11 +129,17 @@ def parse_args(argv):
                    help="how the fork measurement starts its training processes: fork (cpu's "
                         "default) or spawn, fresh interpreters as torchrun starts them (cuda: "
                         "always); their loader workers start by the platform's default either way")
+    p.add_argument("--loader-only", action="store_true",
+                   help="the DataLoader alone (no models), at every --loader-batch batch the way the "
+                        "other batches are measured: what an earlier run lacks")
     p.add_argument("--cudnn-benchmark", choices=["on", "off"], default="on",
                    help="cuda: torch.backends.cudnn.benchmark (default on, as the trainers)")
     p.add_argument("--out", required=True, metavar="FILE.json")
     p.add_argument("--quiet", action="store_true")
     a = p.parse_args(argv)
+    if a.loader_only and len(a.loader_batch) < 2:
+        raise UsageError("--loader-only measures the DataLoader at the other --loader-batch batches: "
+                         "give more than one (B,B2,...)")
     a.scripts = dict(script_entry(t) for t in a.script)
     for m in a.models:
         if m not in MODELS and m not in a.scripts:
@@ -163,13 +177,14 @@ def is_oom(error):
 # Loader
 
 
-def measure_loader(dataset, batch, workers, batches, repeats, log):
-    """One point per worker count: first_batch_s, steady samples_per_s, startup_s (medians)."""
-    need = (batches + 1) * batch
-    indices = [i % len(dataset) for i in range(need)]  # tiled: every batch is full
-    subset = Subset(dataset, indices)
+def measure_loader(dataset, batch, workers, batches_for, repeats, log):
+    """One point per worker count: first_batch_s, steady samples_per_s, startup_s (medians), the
+    steady rate over batches_for(w) batches after the first."""
     points = []
     for w in workers:
+        batches = batches_for(w)
+        indices = [i % len(dataset) for i in range((batches + 1) * batch)]  # tiled: every batch is full
+        subset = Subset(dataset, indices)
         firsts, rates, startups = [], [], []
         for r in range(repeats):
             loader = cifar_data.train_loader(subset, batch, w, sampler=None, persistent=False,
@@ -190,8 +205,8 @@ def measure_loader(dataset, batch, workers, batches, repeats, log):
         point = {"workers": w, "samples_per_s": statistics.median(rates),
                  "first_batch_s": statistics.median(firsts),
                  "startup_s": statistics.median(startups)}
-        log("loader: %d worker(s): %.1f samples/s, first batch %.4f s, start-up %.4f s"
-            % (w, point["samples_per_s"], point["first_batch_s"], point["startup_s"]))
+        log("loader: batch %d, %d worker(s): %.1f samples/s, first batch %.4f s, start-up %.4f s"
+            % (batch, w, point["samples_per_s"], point["first_batch_s"], point["startup_s"]))
         points.append(point)
     return points
 
@@ -462,14 +477,30 @@ def run(a):
     log("probe: %.4f s" % result["probe_s"])
 
     torch.manual_seed(0)
-    result["loader"] = {"batch": a.loader_batch,
-                        "points": measure_loader(dataset, a.loader_batch, a.loader_workers,
-                                                 a.loader_batches, a.repeats, log)}
+    # The rate at other batches: a batch's collation and its hand-over from the worker weigh
+    # less per sample in a bigger batch. Cheaper than the main batch's full measurement: twice
+    # its samples per repeat (and at least four rounds of every worker), fewer repeats.
+    main_batch = a.loader_batch[0]
+    samples = 2 * a.loader_batches * main_batch
+    cheap_repeats = min(a.repeats, AT_BATCH_REPEATS)
+
+    def cheap(b):
+        return measure_loader(dataset, b, a.loader_workers, lambda w: max(-(-samples // b), 4 * max(w, 1)),
+                              cheap_repeats, log)
+
+    # --loader-only measures the main batch the cheap way too: every rate of the loader from one
+    # run, so that the machine's speed that day is the same in all of them.
+    result["loader"] = {"batch": main_batch,
+                        "points": cheap(main_batch) if a.loader_only else
+                        measure_loader(dataset, main_batch, a.loader_workers,
+                                       lambda w: a.loader_batches, a.repeats, log)}
+    if len(a.loader_batch) > 1:
+        result["loader"]["at_batches"] = [{"batch": b, "points": cheap(b)} for b in sorted(a.loader_batch[1:])]
     result["models"] = {}
     fork_workers = [w for w in a.loader_workers if w >= 1]
     fork_ranks = a.fork_ranks if kind == "cpu" else [1]
     train_subset = Subset(dataset, list(range(min(len(dataset), 4096))))
-    for name in a.models:
+    for name in [] if a.loader_only else a.models:
         model = measure_model(name, a.scripts, device, a.batches, a.warmup, a.repeats, log)
         if fork_workers and model["batches"]:
             model["fork"] = measure_fork(name, a.scripts, device, a.threads, model["batches"], fork_workers[0],

@@ -196,10 +196,18 @@ struct LoaderPoint {
   std::optional<double> startup_s;
 };
 
+// The same worker counts measured at another batch size (the rate per sample depends on the
+// batch: its collation and its hand-over from the worker weigh less per sample in a bigger one).
+struct LoaderAtBatch {
+  int64_t batch = 0;
+  std::vector<LoaderPoint> points;   // ascending in workers; startup_s not used
+};
+
 struct LoaderProfile {
   std::string data;                  // "synthetic" or "cifar10"
   int64_t batch = 0;                 // batch size used for the measurement
   std::vector<LoaderPoint> points;   // ascending in workers
+  std::vector<LoaderAtBatch> at_batches;  // optional: other batches, ascending, none equal to `batch`
 };
 
 // Large-batch statistics (issue 5): a baseline training curve and the gradient noise scale

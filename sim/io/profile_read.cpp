@@ -339,14 +339,10 @@ CollectivesProfile parse_collectives(const Value& value) {
   return collectives;
 }
 
-LoaderProfile parse_loader(const Value& value) {
-  const Map map(value, {"data", "batch", "points"});
-  LoaderProfile loader;
-  loader.data = map.required("data").as_string();
-  const Value batch = map.required("batch");
-  loader.batch = batch.as_int64(/*min=*/0);
-  const std::vector<Value> point_nodes = map.required("points").as_list();
-  for (const Value& item : point_nodes) {
+// A loader's points: strictly ascending in workers, rates > 0.
+std::vector<LoaderPoint> parse_loader_points(const Value& value) {
+  std::vector<LoaderPoint> points;
+  for (const Value& item : value.as_list()) {
     const Map point(item, {"workers", "samples_per_s", "startup_s"});
     LoaderPoint p;
     p.workers = point.required("workers").as_int(/*min=*/0);
@@ -354,14 +350,42 @@ LoaderProfile parse_loader(const Value& value) {
     p.samples_per_s = rate.as_double(kNonNegative);
     if (p.samples_per_s <= 0) rate.fail("must be > 0, got " + rate.describe());
     if (auto startup = point.optional("startup_s")) p.startup_s = startup->as_double(kNonNegative);
-    if (!loader.points.empty() && p.workers <= loader.points.back().workers) {
+    if (!points.empty() && p.workers <= points.back().workers) {
       item.fail("points must be strictly ascending in workers: " + std::to_string(p.workers) +
-                " follows " + std::to_string(loader.points.back().workers));
+                " follows " + std::to_string(points.back().workers));
     }
-    loader.points.push_back(p);
+    points.push_back(p);
   }
+  return points;
+}
+
+LoaderProfile parse_loader(const Value& value) {
+  const Map map(value, {"data", "batch", "points", "at_batches"});
+  LoaderProfile loader;
+  loader.data = map.required("data").as_string();
+  const Value batch = map.required("batch");
+  loader.batch = batch.as_int64(/*min=*/0);
+  loader.points = parse_loader_points(map.required("points"));
   if (!loader.points.empty() && loader.batch < 1) {
     batch.fail("must be >= 1 when points were measured, got " + batch.describe());
+  }
+  if (auto at_batches = map.optional("at_batches")) {
+    if (loader.points.empty()) at_batches->fail("needs the loader's points at its batch first");
+    for (const Value& item : at_batches->as_list()) {
+      const Map entry(item, {"batch", "points"});
+      const Value at_batch = entry.required("batch");
+      LoaderAtBatch at;
+      at.batch = at_batch.as_int64(/*min=*/1);
+      if (at.batch == loader.batch) at_batch.fail("is the loader's own batch: its points are loader.points");
+      if (!loader.at_batches.empty() && at.batch <= loader.at_batches.back().batch) {
+        at_batch.fail("at_batches must be strictly ascending in batch: " + std::to_string(at.batch) + " follows " +
+                      std::to_string(loader.at_batches.back().batch));
+      }
+      const Value points = entry.required("points");
+      at.points = parse_loader_points(points);
+      if (at.points.empty()) points.fail("must hold at least one point");
+      loader.at_batches.push_back(std::move(at));
+    }
   }
   return loader;
 }

@@ -232,11 +232,18 @@ void write_loader(YamlText& y, const LoaderProfile& loader, int depth = 0) {
     y.line(depth + 1, "points: []");
     return;
   }
+  const auto point = [](const LoaderPoint& p) {
+    return "- {workers: " + std::to_string(p.workers) + ", samples_per_s: " + format_double(p.samples_per_s) +
+           (p.startup_s ? ", startup_s: " + format_double(*p.startup_s) : "") + "}";
+  };
   y.line(depth + 1, "points:");
-  for (const LoaderPoint& p : loader.points) {
-    y.line(depth + 2, "- {workers: " + std::to_string(p.workers) +
-                          ", samples_per_s: " + format_double(p.samples_per_s) +
-                          (p.startup_s ? ", startup_s: " + format_double(*p.startup_s) : "") + "}");
+  for (const LoaderPoint& p : loader.points) y.line(depth + 2, point(p));
+  if (loader.at_batches.empty()) return;
+  y.line(depth + 1, "at_batches:");
+  for (const LoaderAtBatch& at : loader.at_batches) {
+    y.line(depth + 2, "- batch: " + std::to_string(at.batch));
+    y.line(depth + 3, "points:");
+    for (const LoaderPoint& p : at.points) y.line(depth + 4, point(p));
   }
 }
 

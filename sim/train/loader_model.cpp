@@ -4,8 +4,66 @@
 #include <cstdlib>
 #include <cstdio>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace trainsim::train {
+
+LoaderProfile loader_at_batch(const LoaderProfile& loader, int64_t batch, std::string* note) {
+  if (loader.at_batches.empty() || batch <= 0) return loader;
+  LoaderProfile out = loader;
+  out.batch = batch;
+  out.at_batches.clear();
+  int64_t lo_used = 0, hi_used = 0;  // the measured batches the rates came from (equal: one)
+  for (LoaderPoint& point : out.points) {
+    // (batch, seconds per sample) wherever this worker count was measured, ascending in batch.
+    std::vector<std::pair<int64_t, double>> at = {{loader.batch, 1 / point.samples_per_s}};
+    for (const LoaderAtBatch& other : loader.at_batches) {
+      for (const LoaderPoint& p : other.points) {
+        if (p.workers == point.workers) at.push_back({other.batch, 1 / p.samples_per_s});
+      }
+    }
+    std::sort(at.begin(), at.end());
+    double per_sample = 0;
+    int64_t lo = 0, hi = 0;
+    if (batch <= at.front().first) {
+      per_sample = at.front().second;
+      lo = hi = at.front().first;
+    } else if (batch >= at.back().first) {
+      per_sample = at.back().second;
+      lo = hi = at.back().first;
+    } else {
+      std::size_t i = 1;
+      while (at[i].first < batch) ++i;
+      const auto& [b0, t0] = at[i - 1];
+      const auto& [b1, t1] = at[i];
+      const double u = (1.0 / batch - 1.0 / b0) / (1.0 / b1 - 1.0 / b0);
+      per_sample = t0 + u * (t1 - t0);
+      lo = b0;
+      hi = b1;
+      if (b1 == batch) lo = b1;
+    }
+    point.samples_per_s = 1 / per_sample;
+    lo_used = lo;
+    hi_used = hi;
+  }
+  if (note != nullptr) {
+    char text[240];
+    if (lo_used == hi_used && lo_used == batch) {
+      std::snprintf(text, sizeof text, "loader: rates measured at batch %lld", static_cast<long long>(batch));
+    } else if (lo_used == hi_used) {
+      std::snprintf(text, sizeof text, "loader: rates at batch %lld held at the nearest measured batch, %lld",
+                    static_cast<long long>(batch), static_cast<long long>(lo_used));
+    } else {
+      std::snprintf(text, sizeof text,
+                    "loader: rates at batch %lld interpolated between the measured batches %lld and %lld "
+                    "(time per sample linear in 1/batch)",
+                    static_cast<long long>(batch), static_cast<long long>(lo_used), static_cast<long long>(hi_used));
+    }
+    *note = text;
+  }
+  return out;
+}
 
 LoaderModel::LoaderModel(const LoaderProfile& profile) : profile_(profile) {
   const auto& pts = profile.points;

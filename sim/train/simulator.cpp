@@ -649,7 +649,11 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   for (const std::string& note : contention.notes) add_note(notes, note);
   const Pipeline pipeline = pipeline_for(profile, model, spec, notes);
   const train::StepModel steps(model, pipeline.loop, contention.slowdown);
-  const train::LoaderModel loader(*pipeline.loader);
+  // The DataLoader builds batches of a rank's batch (DDP) or of the global batch (DataParallel).
+  std::string loader_batch_note;
+  const LoaderProfile loader_profile = train::loader_at_batch(*pipeline.loader, rank_batch, &loader_batch_note);
+  if (!loader_batch_note.empty()) add_note(notes, loader_batch_note);
+  const train::LoaderModel loader(loader_profile);
   const hw::CollectiveModel collectives(
       profile.collectives, spec.interconnect, hw::AllReduceAlgorithm::kRing,
       spec.topology ? std::optional(hw::nccl_cluster(*spec.topology)) : std::nullopt);

@@ -18,10 +18,10 @@ class ProfileTest(unittest.TestCase):
             rc, stdout, err = util.run(
                 [util.PYTHON, PROFILE, "--data", data, "--device", "cpu", "--threads", "1",
                  "--batches", "4,2", "--repeats", "1", "--warmup", "0", "--loader-batches", "2",
-                 "--loader-batch", "8", "--loader-workers", "1,0", "--fork-ranks", "1,2",
+                 "--loader-batch", "8,16,4", "--loader-workers", "1,0", "--fork-ranks", "1,2",
                  "--fork-cycles", "2", "--out", out], cwd=d)
             self.assertEqual(rc, 0, err)
-            self.assertIn("loader: 1 worker(s)", err)  # progress on stderr
+            self.assertIn("loader: batch 8, 1 worker(s)", err)  # progress on stderr
             with open(out) as f:
                 p = json.load(f)
             self.assertEqual([n for n in os.listdir(os.path.dirname(out))],
@@ -46,6 +46,13 @@ class ProfileTest(unittest.TestCase):
             self.assertGreater(q["first_batch_s"], 0)
             self.assertGreaterEqual(q["startup_s"], 0)
         self.assertEqual(points[0]["startup_s"], 0.0)
+        # The other batches, ascending, each with every worker count.
+        at = p["loader"]["at_batches"]
+        self.assertEqual([b["batch"] for b in at], [4, 16])
+        for b in at:
+            self.assertEqual(set(b), {"batch", "points"})
+            self.assertEqual([q["workers"] for q in b["points"]], [0, 1])
+            self.assertTrue(all(q["samples_per_s"] > 0 for q in b["points"]), b)
         self.assertEqual(list(p["models"]), ["resnet18-cifar"])
         m = p["models"]["resnet18-cifar"]
         self.assertEqual(set(m), {"batches", "iteration_s", "ddp_iteration_s", "oom_batch", "fork"})
@@ -85,6 +92,22 @@ class ProfileTest(unittest.TestCase):
                           % multiprocessing.get_start_method(), err)
             self.assertTrue(os.path.exists(out))
 
+    def test_loader_only_measures_the_other_batches_alone(self):
+        with util.TempDir() as d:
+            data = util.make_synthetic(os.path.join(d, "data"), train=10, test=2)
+            out = os.path.join(d, "p.json")
+            rc, stdout, err = util.run(
+                [util.PYTHON, PROFILE, "--data", data, "--device", "cpu", "--threads", "1",
+                 "--batches", "2", "--repeats", "1", "--warmup", "0", "--loader-batches", "2",
+                 "--loader-batch", "8,4", "--loader-workers", "0", "--loader-only", "--out", out], cwd=d)
+            self.assertEqual(rc, 0, err)
+            with open(out) as f:
+                p = json.load(f)
+        self.assertEqual(p["loader"]["batch"], 8)
+        self.assertEqual([q["workers"] for q in p["loader"]["points"]], [0])  # the main batch too
+        self.assertEqual([b["batch"] for b in p["loader"]["at_batches"]], [4])
+        self.assertEqual(p["models"], {})
+
     def test_bad_flag_is_one_line(self):
         with util.TempDir() as d:
             rc, out, err = util.run([util.PYTHON, PROFILE, "--data", d, "--batches", "0,2",
@@ -97,6 +120,15 @@ class ProfileTest(unittest.TestCase):
             self.assertEqual(rc, 2)
             self.assertEqual(len(err.splitlines()), 1, err)
             self.assertTrue(err.startswith("error: ") and "--fork-cycles" in err, err)
+            rc, out, err = util.run([util.PYTHON, PROFILE, "--data", d, "--loader-only",
+                                     "--loader-batch", "128", "--out", os.path.join(d, "x.json")], cwd=d)
+            self.assertEqual(rc, 2)
+            self.assertEqual(len(err.splitlines()), 1, err)
+            self.assertTrue(err.startswith("error: --loader-only") and "more than one" in err, err)
+            rc, out, err = util.run([util.PYTHON, PROFILE, "--data", d, "--loader-batch", "128,128",
+                                     "--out", os.path.join(d, "x.json")], cwd=d)
+            self.assertEqual(rc, 2)
+            self.assertTrue(err.startswith("error: ") and "repeats a value" in err, err)
             rc, out, err = util.run([util.PYTHON, PROFILE, "--data", d, "--device", "cpu",
                                      "--out", os.path.join(d, "x.json")], cwd=d)
             self.assertEqual(rc, 2)
