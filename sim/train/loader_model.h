@@ -8,6 +8,14 @@
 
 namespace trainsim::train {
 
+// The loader at the training batch `batch` (a DDP rank's, or DataParallel's global batch).
+// Without loader.at_batches: `loader` as it is. With them, each worker count of loader.points
+// takes its rate at `batch`: its time per sample, linear in 1/batch between the two nearest
+// measured batches (a batch costs c + d/b per sample: building each sample, plus collating the
+// batch and handing it from the worker to the trainer once), and held at the nearest measured
+// batch outside them. The start-up figures stay loader.points'. `note` (optional) says which.
+LoaderProfile loader_at_batch(const LoaderProfile& loader, int64_t batch, std::string* note = nullptr);
+
 // samples_per_s(W), the total throughput of W workers (W = 0: loading inline in the training
 // thread), from the profile's loader points:
 //  - a measured worker count: as measured;
@@ -17,14 +25,6 @@ namespace trainsim::train {
 //  - below the smallest measured count W_1 (W >= 1): W * (sps(W_1) / W_1), W_1's rate per worker;
 //  - W = 0 not measured: one worker's rate by the rules above (loading inline costs the same
 //    work as one worker, minus the inter-process transfer, which is not modelled).
-// The loader at the training batch `batch` (a DDP rank's, or DataParallel's global batch).
-// Without loader.at_batches: `loader` as it is. With them, each worker count of loader.points
-// takes its rate at `batch`: its time per sample, linear in 1/batch between the two nearest
-// measured batches (a batch costs c + d/b per sample: building each sample, plus collating the
-// batch and handing it from the worker to the trainer once), and held at the nearest measured
-// batch outside them. The start-up figures stay loader.points'. `note` (optional) says which.
-LoaderProfile loader_at_batch(const LoaderProfile& loader, int64_t batch, std::string* note = nullptr);
-
 class LoaderModel {
  public:
   // Throws std::invalid_argument with no points, counts not ascending, or rates <= 0.
