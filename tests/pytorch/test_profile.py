@@ -80,27 +80,26 @@ class ProfileTest(unittest.TestCase):
         # child left to itself spawns its workers too (seconds each, not milliseconds).
         import multiprocessing
         with util.TempDir() as d:
-            data = util.make_synthetic(os.path.join(d, "data"), train=10, test=2)
-            out = os.path.join(d, "p.json")
-            rc, stdout, err = util.run(
-                [util.PYTHON, PROFILE, "--data", data, "--device", "cpu", "--threads", "1",
-                 "--batches", "2", "--repeats", "1", "--warmup", "0", "--loader-batches", "1",
-                 "--loader-batch", "2", "--loader-workers", "1", "--fork-cycles", "1",
-                 "--rank-start", "spawn", "--out", out], cwd=d)
-            self.assertEqual(rc, 0, err)
+            out, err = self.run_small(d, ["--loader-batches", "1", "--loader-batch", "2", "--loader-workers", "1",
+                                          "--fork-cycles", "1", "--rank-start", "spawn"])
             self.assertIn("1 spawned process(es) starting 1 worker(s) at once (by %s)"
                           % multiprocessing.get_start_method(), err)
             self.assertTrue(os.path.exists(out))
 
-    def test_loader_only_measures_the_other_batches_alone(self):
+    def run_small(self, d, flags):
+        """profile.py on 10 synthetic images, batch 2, one repeat on the cpu, with `flags`: (out, stderr)."""
+        data = util.make_synthetic(os.path.join(d, "data"), train=10, test=2)
+        out = os.path.join(d, "p.json")
+        rc, stdout, err = util.run(
+            [util.PYTHON, PROFILE, "--data", data, "--device", "cpu", "--threads", "1",
+             "--batches", "2", "--repeats", "1", "--warmup", "0"] + flags + ["--out", out], cwd=d)
+        self.assertEqual(rc, 0, err)
+        return out, err
+
+    def test_loader_only_measures_the_loader_alone(self):
         with util.TempDir() as d:
-            data = util.make_synthetic(os.path.join(d, "data"), train=10, test=2)
-            out = os.path.join(d, "p.json")
-            rc, stdout, err = util.run(
-                [util.PYTHON, PROFILE, "--data", data, "--device", "cpu", "--threads", "1",
-                 "--batches", "2", "--repeats", "1", "--warmup", "0", "--loader-batches", "2",
-                 "--loader-batch", "8,4", "--loader-workers", "0", "--loader-only", "--out", out], cwd=d)
-            self.assertEqual(rc, 0, err)
+            out, err = self.run_small(d, ["--loader-batches", "2", "--loader-batch", "8,4", "--loader-workers", "0",
+                                          "--loader-only"])
             with open(out) as f:
                 p = json.load(f)
         self.assertEqual(p["loader"]["batch"], 8)
