@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "io/profile_io.h"
@@ -40,7 +41,11 @@ class CompareTest : public ::testing::Test {
     c.small_batch = batch / 4;
     c.train_samples = 1000;
     c.lr = 0.1;
-    c.lr_rule = "constant";
+    c.momentum = momentum_;
+    c.weight_decay = 5e-4;
+    // The rule the name says, as the script trains it (LARS under linear-warmup).
+    const std::optional<RunName> parsed = parse_run_name(name);
+    c.lr_rule = parsed ? to_string(parsed->rule) : "constant";
     c.optimizer = optimizer;
     if (optimizer == "lars") c.lars_eta = 0.001;
     for (size_t i = 0; i < losses.size(); ++i) {
@@ -70,6 +75,7 @@ class CompareTest : public ::testing::Test {
     return o;
   }
 
+  double momentum_ = 0.9;  // the next write_run's
   ::trainsim::testing::TempDir temp_{"trainsim-lb-compare"};
   fs::path dir_ = temp_.path();
 };
@@ -253,6 +259,54 @@ TEST_F(CompareTest, MissingBaselineAndInterruptedRunsAreErrorsNamingTheFile) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("b256-sqrt-s3.yaml: 1 of 2 epochs"), std::string::npos) << e.what();
   }
+}
+
+// A run is predicted from a baseline trained as it was but for its batch and rule: one that
+// differs (here in momentum, the step equation's blind spot) is another experiment, an error
+// naming the file, the line and the key; so is a second seed's baseline trained otherwise than the
+// first's, and a curve whose rule is not its name's. The report states the setting.
+TEST_F(CompareTest, ARunTrainedOtherwiseThanItsBaselineIsAnErrorNamingFileLineAndKey) {
+  momentum_ = 0;
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  write_run("b512-constant-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  const ComparisonSummary s = compare_large_batch_runs(options());
+  EXPECT_NE(format_comparison_report(s, options(), "x")
+                .find("with base lr 0.1, momentum 0 and weight decay 0.0005 (checked): plain SGD"),
+            std::string::npos);
+
+  momentum_ = 0.9;
+  write_run("b2048-constant-s0.yaml", 2048, {1.3, 0.9}, {0.6, 0.7});
+  const auto error_of = [&] {
+    try {
+      compare_large_batch_runs(options());
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string line;
+  int momentum_line = 0;
+  std::ifstream file(dir_ / "runs" / "b2048-constant-s0.yaml");
+  for (int number = 1; std::getline(file, line); ++number) {
+    if (line.find("    momentum:") == 0) momentum_line = number;
+  }
+  ASSERT_GT(momentum_line, 0);
+  EXPECT_NE(error_of().find("b2048-constant-s0.yaml:" + std::to_string(momentum_line) +
+                            ": momentum 0.9 differs from b128-constant-s0.yaml's 0"),
+            std::string::npos)
+      << error_of();
+  fs::remove(dir_ / "runs" / "b2048-constant-s0.yaml");
+
+  write_run("b128-constant-s1.yaml", 128, {1.0, 0.5}, {0.7, 0.8});  // momentum 0.9 against seed 0's 0
+  EXPECT_NE(error_of().find("b128-constant-s1.yaml:"), std::string::npos) << error_of();
+  EXPECT_NE(error_of().find("momentum 0.9 differs from b128-constant-s0.yaml's 0"), std::string::npos);
+  fs::remove(dir_ / "runs" / "b128-constant-s1.yaml");
+
+  momentum_ = 0;
+  write_run("b512-sqrt-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  fs::rename(dir_ / "runs" / "b512-sqrt-s0.yaml", dir_ / "runs" / "b512-linear-s0.yaml");
+  EXPECT_NE(error_of().find("b512-linear-s0.yaml:"), std::string::npos) << error_of();
+  EXPECT_NE(error_of().find(": lr_rule sqrt, but the file's name says linear"), std::string::npos) << error_of();
 }
 
 // LARS runs are measured only: in the report and the CSV, in no error and no count of them.

@@ -168,6 +168,25 @@ TEST_F(Q4Test, TableRowsNoProgressAndNotes) {
   EXPECT_EQ(big[8], "0.113");  // (900 + 128)/(900 + 8192) at the target
 }
 
+// The step equation is plain SGD's: a baseline trained with momentum says so above the table, one
+// without it does not.
+TEST_F(Q4Test, TheHeaderSaysWhenTheBaselinesMomentumIsLeftOut) {
+  const ResultGrid grid({result(Strategy::kDdp, 1, 128, 9.0), result(Strategy::kDdp, 4, 128, 10.0)});
+  const auto with_momentum = LargeBatchReport::make(config_, profile_);
+  ASSERT_TRUE(with_momentum.has_value());
+  std::string text = format_q4(*with_momentum, grid);
+  EXPECT_NE(text.find("(its rule: constant), momentum 0.9, "), std::string::npos) << text;
+  EXPECT_NE(text.find("- the step equation is plain SGD's and leaves the baseline's momentum (0.9) out"),
+            std::string::npos)
+      << text;
+  for (TrainingCurve& curve : profile_.training) curve.momentum = 0;
+  const auto plain_sgd = LargeBatchReport::make(config_, profile_);
+  ASSERT_TRUE(plain_sgd.has_value());
+  text = format_q4(*plain_sgd, grid);
+  EXPECT_NE(text.find("(its rule: constant), momentum 0, "), std::string::npos) << text;
+  EXPECT_EQ(text.find("leaves the baseline's momentum"), std::string::npos) << text;
+}
+
 TEST_F(Q4Test, CsvColumns) {
   const auto report = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(report.has_value());

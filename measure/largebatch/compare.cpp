@@ -96,6 +96,59 @@ std::optional<double> epochs_to_target_as_recorded(const TrainingCurve& run, int
              : std::nullopt;
 }
 
+// The line of `key:` in a run file's training curve (the first after "training:"), 0 where absent:
+// errors about a curve's setting name it.
+int training_key_line(const fs::path& path, const std::string& key) {
+  std::ifstream in(path);
+  std::string line;
+  bool in_training = false;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.rfind("training:", 0) == 0) in_training = true;
+    const size_t start = line.find_first_not_of(' ');
+    if (in_training && start != std::string::npos && line.compare(start, key.size() + 1, key + ":") == 0) return number;
+  }
+  return 0;
+}
+
+std::string plain_number(double value) {
+  std::ostringstream s;
+  s << value;
+  return s.str();
+}
+
+// A run is predicted from a curve trained as it was but for its batch and lr rule: the same model,
+// data, epoch size, base lr, momentum and weight decay (the step equation knows none of them, so a
+// run that differs in one is a different experiment, not a test of the model), and its file name's
+// rule (lars: LARS under linear-warmup). `reference` is the baseline it is compared with (or the
+// folder's first baseline, for another seed's baseline). Throws std::runtime_error naming the
+// run's file, line and key.
+void check_same_setting(const fs::path& path, const TrainingCurve& run, const std::optional<RunName>& name,
+                        const std::string& reference_file, const TrainingCurve& reference) {
+  const auto fail = [&](const std::string& key, const std::string& value, const std::string& theirs) {
+    const int line = training_key_line(path, key);
+    throw std::runtime_error(path.string() + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + key +
+                             " " + value + " differs from " + reference_file + "'s " + theirs +
+                             ": a run is predicted from a baseline trained the same way but for its batch and lr "
+                             "rule");
+  };
+  if (run.model != reference.model) fail("model", run.model, reference.model);
+  if (run.data != reference.data) fail("data", run.data, reference.data);
+  if (run.train_samples != reference.train_samples) {
+    fail("train_samples", std::to_string(run.train_samples), std::to_string(reference.train_samples));
+  }
+  if (run.lr != reference.lr) fail("lr", plain_number(run.lr), plain_number(reference.lr));
+  if (run.momentum != reference.momentum) fail("momentum", plain_number(run.momentum), plain_number(reference.momentum));
+  if (run.weight_decay != reference.weight_decay) {
+    fail("weight_decay", plain_number(run.weight_decay), plain_number(reference.weight_decay));
+  }
+  if (name && run.lr_rule != to_string(name->rule)) {
+    const int line = training_key_line(path, "lr_rule");
+    throw std::runtime_error(path.string() + (line > 0 ? ":" + std::to_string(line) : std::string()) +
+                             ": lr_rule " + run.lr_rule + ", but the file's name says " + rule_label(*name) +
+                             (name->lars ? " (LARS runs under linear-warmup)" : ""));
+  }
+}
+
 double mean_abs(const std::vector<double>& values) {
   double sum = 0;
   for (double v : values) sum += std::fabs(v);
@@ -145,9 +198,16 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
 
   ComparisonSummary summary;
   std::map<uint64_t, TrainingCurve> baselines;
+  std::map<uint64_t, std::string> baseline_files;
   for (const auto& [name, path] : found) {
     if (name.batch == o.base_batch && name.rule == LrRule::kConstant && !name.lars) {
       TrainingCurve curve = load_curve(path);
+      // One folder, one experiment: every seed's baseline trained the same way as the first.
+      if (baselines.empty()) {
+        check_same_setting(path, curve, name, path.filename().string(), curve);
+      } else {
+        check_same_setting(path, curve, name, baseline_files.begin()->second, baselines.begin()->second);
+      }
       if (o.assume_tuned_baseline) {
         for (EpochPoint& e : curve.epochs) e.max_lr = 0;
         for (CurveSample& sample : curve.samples) sample.max_lr = 0;
@@ -157,6 +217,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
                                  " epochs, the comparison needs " + std::to_string(o.epochs));
       }
       baselines.emplace(name.seed, std::move(curve));
+      baseline_files.emplace(name.seed, path.filename().string());
     }
   }
   if (o.from_seed && baselines.find(*o.from_seed) == baselines.end()) {
@@ -187,6 +248,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     settings.curvature_noise_scale = !o.simple_noise_scale;
     // The ramp of the run's own warm-up (recorded by measure baseline); measure's default if absent.
     const TrainingCurve curve = load_curve(path);
+    check_same_setting(path, curve, name, baseline_files.at(baseline->first), baseline->second);
     if (curve.warmup_epochs > 0) settings.warmup_epochs = curve.warmup_epochs;
     // Default target: where the baseline was after its first epoch, a loss the large batches
     // reach within a few epochs or not at all (the question Q4 asks).
@@ -381,6 +443,16 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
     out += "Each seed's baseline (batch " + std::to_string(o.base_batch) +
            ", constant lr) is the only input of the predictions (trainsim_stats, what `simulate` prints as Q4); "
            "every other run is compared with them after " + k + " epochs.\n\n";
+  }
+  if (!s.baselines.empty()) {
+    const TrainingCurve& b = s.baselines.front();
+    out += "Every run and baseline here trained " + b.model + " on " + b.data + " data (" +
+           std::to_string(b.train_samples) + " samples per epoch) with base lr " + plain_number(b.lr) + ", momentum " +
+           plain_number(b.momentum) + " and weight decay " + plain_number(b.weight_decay) + " (checked)" +
+           (b.momentum > 0 ? ": the step equation is plain SGD's and leaves the momentum out (docs/LARGE_BATCH.md, "
+                             "\"Momentum\")"
+                           : ": plain SGD, the step equation's own setting") +
+           ".\n\n";
   }
   out += "## Baselines\n\nB_simple: tr(Sigma) / |G|^2; eps_max: the largest useful lr |g|^2 / g^T H g along the batch "
          "gradient (\"-\": not measured); x_0 = lr (1 + B_simple/B_0) / eps_max, the baseline's lr against the tuned "

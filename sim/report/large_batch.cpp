@@ -96,8 +96,8 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
   std::string out = "## Q4: large batches: loss after " + k + " epochs and time to a target loss\n\n";
   out += "- baseline: " + curve.model + " trained at global batch " + std::to_string(curve.batch) + " on " +
          curve.data + " data, " + std::to_string(curve.train_samples) + " samples per epoch, lr " +
-         plain(curve.lr) + " (its rule: " + curve.lr_rule + "), " + std::to_string(last.epoch) +
-         " epochs measured: train loss " + plain(first.train_loss) + " (epoch " + std::to_string(first.epoch) +
+         plain(curve.lr) + " (its rule: " + curve.lr_rule + "), momentum " + plain(curve.momentum) + ", " +
+         std::to_string(last.epoch) + " epochs measured: train loss " + plain(first.train_loss) + " (epoch " + std::to_string(first.epoch) +
          ") -> " + plain(last.train_loss) + ", gradient noise scale B_simple " + plain(first.noise_scale) +
          " -> " + plain(last.noise_scale) +
          (model.baseline().has_curvature_noise_scale()
@@ -118,6 +118,11 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
               : std::string()) +
          "\n";
   if (!report.sweep_note().empty()) out += "- " + report.sweep_note() + "\n";
+  if (curve.momentum > 0) {
+    out += "- the step equation is plain SGD's and leaves the baseline's momentum (" + plain(curve.momentum) +
+           ") out: measured runs with momentum trained faster than it predicts, runs without it as it predicts "
+           "(docs/LARGE_BATCH.md, \"Momentum\")\n";
+  }
   out += "- target loss: " + plain(model.target_loss()) + " (" + model.target_source() + ")\n";
   out += std::string("- lr rule for other batches: ") + to_string(settings.lr_rule) +
          (settings.lr_rule == LrRule::kLinearWarmup ? " over " + plain(settings.warmup_epochs) + " warm-up epochs" : "") +
