@@ -124,10 +124,12 @@ std::string plain_number(double value) {
 // run's file, line and key.
 void check_same_setting(const fs::path& path, const TrainingCurve& run, const std::optional<RunName>& name,
                         const std::string& reference_file, const TrainingCurve& reference) {
-  const auto fail = [&](const std::string& key, const std::string& value, const std::string& theirs) {
+  const auto at = [&](const std::string& key) {  // "FILE:LINE: KEY"
     const int line = training_key_line(path, key);
-    throw std::runtime_error(path.string() + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + key +
-                             " " + value + " differs from " + reference_file + "'s " + theirs +
+    return path.string() + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + key;
+  };
+  const auto fail = [&](const std::string& key, const std::string& value, const std::string& theirs) {
+    throw std::runtime_error(at(key) + " " + value + " differs from " + reference_file + "'s " + theirs +
                              ": a run is predicted from a baseline trained the same way but for its batch and lr "
                              "rule");
   };
@@ -142,9 +144,7 @@ void check_same_setting(const fs::path& path, const TrainingCurve& run, const st
     fail("weight_decay", plain_number(run.weight_decay), plain_number(reference.weight_decay));
   }
   if (name && run.lr_rule != to_string(name->rule)) {
-    const int line = training_key_line(path, "lr_rule");
-    throw std::runtime_error(path.string() + (line > 0 ? ":" + std::to_string(line) : std::string()) +
-                             ": lr_rule " + run.lr_rule + ", but the file's name says " + rule_label(*name) +
+    throw std::runtime_error(at("lr_rule") + " " + run.lr_rule + ", but the file's name says " + rule_label(*name) +
                              (name->lars ? " (LARS runs under linear-warmup)" : ""));
   }
 }
