@@ -110,6 +110,11 @@ int training_key_line(const fs::path& path, const std::string& key) {
   return 0;
 }
 
+// A seed's baseline file, as scripts/largebatch-fashion.sh names it.
+std::string baseline_file_name(int64_t base_batch, uint64_t seed) {
+  return "b" + std::to_string(base_batch) + "-constant-s" + std::to_string(seed) + ".yaml";
+}
+
 std::string plain_number(double value) {
   std::ostringstream s;
   s << value;
@@ -198,16 +203,13 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
 
   ComparisonSummary summary;
   std::map<uint64_t, TrainingCurve> baselines;
-  std::map<uint64_t, std::string> baseline_files;
   for (const auto& [name, path] : found) {
     if (name.batch == o.base_batch && name.rule == LrRule::kConstant && !name.lars) {
       TrainingCurve curve = load_curve(path);
       // One folder, one experiment: every seed's baseline trained the same way as the first.
-      if (baselines.empty()) {
-        check_same_setting(path, curve, name, path.filename().string(), curve);
-      } else {
-        check_same_setting(path, curve, name, baseline_files.begin()->second, baselines.begin()->second);
-      }
+      const auto first = baselines.begin();
+      check_same_setting(path, curve, name, baseline_file_name(o.base_batch, first == baselines.end() ? name.seed : first->first),
+                         first == baselines.end() ? curve : first->second);
       if (o.assume_tuned_baseline) {
         for (EpochPoint& e : curve.epochs) e.max_lr = 0;
         for (CurveSample& sample : curve.samples) sample.max_lr = 0;
@@ -217,13 +219,11 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
                                  " epochs, the comparison needs " + std::to_string(o.epochs));
       }
       baselines.emplace(name.seed, std::move(curve));
-      baseline_files.emplace(name.seed, path.filename().string());
     }
   }
   if (o.from_seed && baselines.find(*o.from_seed) == baselines.end()) {
-    throw std::runtime_error(o.runs_dir + ": no baseline for seed " + std::to_string(*o.from_seed) + " (b" +
-                             std::to_string(o.base_batch) + "-constant-s" + std::to_string(*o.from_seed) +
-                             ".yaml), which --from-seed names");
+    throw std::runtime_error(o.runs_dir + ": no baseline for seed " + std::to_string(*o.from_seed) + " (" +
+                             baseline_file_name(o.base_batch, *o.from_seed) + "), which --from-seed names");
   }
   for (const auto& [seed, curve] : baselines) {
     summary.seeds.push_back(seed);
@@ -238,9 +238,8 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     if (name.batch == o.base_batch && name.rule == LrRule::kConstant && !name.lars) continue;
     const auto baseline = baselines.find(o.from_seed.value_or(name.seed));
     if (baseline == baselines.end()) {
-      throw std::runtime_error(path.string() + ": no baseline for seed " + std::to_string(name.seed) + " (b" +
-                               std::to_string(o.base_batch) + "-constant-s" + std::to_string(name.seed) +
-                               ".yaml in " + o.runs_dir + ")");
+      throw std::runtime_error(path.string() + ": no baseline for seed " + std::to_string(name.seed) + " (" +
+                               baseline_file_name(o.base_batch, name.seed) + " in " + o.runs_dir + ")");
     }
     LargeBatchSettings settings;
     settings.epochs = o.epochs;
@@ -248,7 +247,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     settings.curvature_noise_scale = !o.simple_noise_scale;
     // The ramp of the run's own warm-up (recorded by measure baseline); measure's default if absent.
     const TrainingCurve curve = load_curve(path);
-    check_same_setting(path, curve, name, baseline_files.at(baseline->first), baseline->second);
+    check_same_setting(path, curve, name, baseline_file_name(o.base_batch, baseline->first), baseline->second);
     if (curve.warmup_epochs > 0) settings.warmup_epochs = curve.warmup_epochs;
     // Default target: where the baseline was after its first epoch, a loss the large batches
     // reach within a few epochs or not at all (the question Q4 asks).
