@@ -75,7 +75,7 @@ class CompareTest : public ::testing::Test {
     return o;
   }
 
-  double momentum_ = 0.9;  // the next write_run's
+  double momentum_ = 0;  // the next write_run's (plain SGD: the path alone, no momentum noise floor)
   ::trainsim::testing::TempDir temp_{"trainsim-lb-compare"};
   fs::path dir_ = temp_.path();
 };
@@ -262,7 +262,7 @@ TEST_F(CompareTest, MissingBaselineAndInterruptedRunsAreErrorsNamingTheFile) {
 }
 
 // A run is predicted from a baseline trained as it was but for its batch and rule: one that
-// differs (here in momentum, the step equation's blind spot) is another experiment, an error
+// differs (here in momentum) is another experiment, an error
 // naming the file, the line and the key; so is a second seed's baseline trained otherwise than the
 // first's, and a curve whose rule is not its name's. The report states the setting.
 TEST_F(CompareTest, ARunTrainedOtherwiseThanItsBaselineIsAnErrorNamingFileLineAndKey) {
@@ -307,6 +307,30 @@ TEST_F(CompareTest, ARunTrainedOtherwiseThanItsBaselineIsAnErrorNamingFileLineAn
   fs::rename(dir_ / "runs" / "b512-sqrt-s0.yaml", dir_ / "runs" / "b512-linear-s0.yaml");
   EXPECT_NE(error_of().find("b512-linear-s0.yaml:"), std::string::npos) << error_of();
   EXPECT_NE(error_of().find(": lr_rule sqrt, but the file's name says linear"), std::string::npos) << error_of();
+}
+
+// Baselines trained with momentum: the runs' losses are read lower by momentum's noise floor, and
+// the report says so and shows the plain path's errors beside.
+TEST_F(CompareTest, MomentumsNoiseFloorAndThePlainPathSideBySide) {
+  momentum_ = 0.9;
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  write_run("b512-constant-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  const ComparisonSummary s = compare_large_batch_runs(options());
+  CompareOptions plain_options = options();
+  plain_options.without_momentum_floor = true;
+  const ComparisonSummary plain = compare_large_batch_runs(plain_options);
+  ASSERT_EQ(s.runs.size(), 1u);
+  ASSERT_EQ(plain.runs.size(), 1u);
+  // 0.9/0.1 x tr(Sigma) 1000/4 x 0.1 (1/128 - 1/512) = 0.1318 lower on the curve.
+  EXPECT_NEAR(*s.runs[0].predicted.momentum_floor_gap_at_k, 9 * 1000 / 4.0 * 0.1 * (1 / 128.0 - 1 / 512.0), 1e-12);
+  EXPECT_FALSE(plain.runs[0].predicted.momentum_floor_gap_at_k);
+  EXPECT_LT(*s.runs[0].predicted.loss_at_k, *plain.runs[0].predicted.loss_at_k - 0.05);
+  const std::string report = format_comparison_report(s, options(), "x", nullptr, nullptr, &plain);
+  EXPECT_NE(report.find("momentum 0.9 and weight decay 0.0005 (checked): the step equation is plain SGD's, and the "
+                        "momentum enters as the noise floor it raises"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("## The same without momentum's noise floor"), std::string::npos) << report;
 }
 
 // LARS runs are measured only: in the report and the CSV, in no error and no count of them.

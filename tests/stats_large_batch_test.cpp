@@ -67,7 +67,8 @@ TEST(Pollux, EfficiencyFormula) {
 }
 
 // TEST FIXTURE (hand-written, not a measurement): baseline batch 128, 1000 examples per epoch,
-// 10 classes (untrained loss ln 10 = 2.302585).
+// 10 classes (untrained loss ln 10 = 2.302585). Plain SGD (momentum 0), the step equation's own
+// setting: the path alone, no momentum noise floor (tested on its own below).
 TrainingCurve fixture_curve() {
   TrainingCurve c;
   c.model = "resnet18-cifar";
@@ -76,7 +77,7 @@ TrainingCurve fixture_curve() {
   c.small_batch = 32;
   c.train_samples = 1000;
   c.lr = 0.1;
-  c.momentum = 0.9;
+  c.momentum = 0;
   c.weight_decay = 5e-4;
   c.lr_rule = "constant";
   //         epoch examples loss  train  test  |G|^2 tr(Sigma) B_noise
@@ -599,6 +600,92 @@ TEST(LargeBatchModel, ABaselineThatStalledInItsFirstEpochIsNoted) {
   const LargeBatchPrediction p = model(4, 0.9, LrRule::kConstant, stalled).predict(256);
   EXPECT_TRUE(has_note(p, "the baseline did not train in its first epoch (mean loss 2.5 >= the untrained 2.3)"));
   EXPECT_FALSE(has_note(model(4, 0.9, LrRule::kConstant).predict(256), "did not train"));
+}
+
+// Where along the curve a loss is, seen from a point: going on for a lower loss, back for a higher
+// one. The fixture's loss knots: (0, ln 10), (500, 1.5), (1500, 1.0), (2500, 0.8), (3500, 0.7).
+TEST(BaselineCurve, ExamplesAtLossFromGoesOnOrBackAlongTheCurve) {
+  const BaselineCurve curve(fixture_curve(), 10);
+  EXPECT_NEAR(*curve.examples_at_loss_from(1000, 0.9), 2000, 1e-9);   // 1.0 -> 0.8 over [1500, 2500]
+  EXPECT_NEAR(*curve.examples_at_loss_from(1000, 1.25), 1000, 1e-9);  // the loss at 1000 itself
+  EXPECT_FALSE(curve.examples_at_loss_from(1000, 0.6));               // below what the curve reaches
+  EXPECT_NEAR(*curve.examples_at_loss_from(2000, 1.25), 1000, 1e-9);  // back: 1.5 -> 1.0 over [500, 1500]
+  EXPECT_NEAR(*curve.examples_at_loss_from(2000, 3.0), 0, 1e-9);      // above the untrained ln 10
+  // A loss that rises on the way: the first crossing after the point, the last one before it.
+  TrainingCurve rising = fixture_curve();
+  rising.epochs[2].train_loss = 1.1;  // knots (1500, 1.0), (2500, 1.1), (3500, 0.7)
+  const BaselineCurve bumpy(rising, 10);
+  EXPECT_NEAR(*bumpy.examples_at_loss_from(1500, 0.9), 3000, 1e-9);  // not back before 1500
+  EXPECT_NEAR(*bumpy.examples_at_loss_from(3000, 1.05), 2625, 1e-9);  // 0.9 at 3000 up to 1.1 at 2500
+}
+
+TEST(BaselineCurve, TraceSigmaFromTheEpochs) {
+  const BaselineCurve curve(fixture_curve(), 10);  // tr(Sigma) 100, 200, 200, 300 at 1000 ... 4000
+  EXPECT_NEAR(*curve.trace_sigma_at(0), 100, 1e-12);  // flat before the first reading
+  EXPECT_NEAR(*curve.trace_sigma_at(1500), 150, 1e-12);
+  EXPECT_NEAR(*curve.trace_sigma_at(9000), 300, 1e-12);
+  TrainingCurve none = fixture_curve();
+  for (EpochPoint& e : none.epochs) e.trace_sigma = 0;
+  EXPECT_FALSE(BaselineCurve(none, 10).trace_sigma_at(1500));
+}
+
+// Momentum's noise floor: heavy-ball SGD's stationary excess loss lr tr(Sigma) / (4 B (1 - m)) is
+// 1/(1 - m) times plain SGD's; the extra, m/(1 - m) tr(Sigma)/4 (lr_0/B_0 - lr_B/B), is how much
+// lower the run's loss is read on the baseline's curve than where the plain path puts it.
+TEST(LargeBatchModel, MomentumsNoiseFloorReadsTheRunLowerOnTheBaselinesCurve) {
+  TrainingCurve heavy_ball = flat_noise_curve(200);
+  heavy_ball.momentum = 0.9;
+  const auto predict = [&](const TrainingCurve& curve, LrRule rule, int64_t batch, bool floor) {
+    LargeBatchSettings settings;
+    settings.epochs = 2;
+    settings.target_loss = 0.9;
+    settings.lr_rule = rule;
+    settings.momentum_floor = floor;
+    return LargeBatchModel(curve, 10, settings).predict(batch);
+  };
+  const BaselineCurve baseline(heavy_ball, 10);
+  const LargeBatchPrediction plain = predict(heavy_ball, LrRule::kConstant, 512, false);
+  const LargeBatchPrediction p = predict(heavy_ball, LrRule::kConstant, 512, true);
+  EXPECT_FALSE(plain.momentum_floor_gap_at_k);
+  // The path's E_0 after 2 epochs is 2000 x rate(1, 512, 200) = 729, where tr(Sigma) is 100:
+  // 0.9/0.1 x 100/4 x 0.1 (1/128 - 1/512) = 0.132.
+  const double e0 = *plain.baseline_examples_at_k;
+  EXPECT_NEAR(e0, 2000 * rate(1, 512, 200), 1e-6);
+  const double gap = 9 * 100 / 4.0 * 0.1 * (1 / 128.0 - 1 / 512.0);
+  ASSERT_TRUE(p.momentum_floor_gap_at_k);
+  EXPECT_NEAR(*p.momentum_floor_gap_at_k, gap, 1e-12);
+  EXPECT_NEAR(*p.baseline_examples_at_k, *baseline.examples_at_loss_from(e0, baseline.at(e0).loss - gap), 1e-6);
+  EXPECT_LT(*p.loss_at_k, *plain.loss_at_k - 0.1);
+  EXPECT_GT(*p.test_accuracy_at_k, *plain.test_accuracy_at_k);
+  EXPECT_LT(*p.epochs_to_target, *plain.epochs_to_target);
+  EXPECT_TRUE(has_note(p, "momentum 0.9: its noise floor lr tr(Sigma) / (4 B (1 - m)) is 10x plain SGD's; in epoch 2 "
+                          "the run's sits 0.132 below the baseline's (tr(Sigma) 100)"));
+
+  // The linear rule keeps lr / B, and the floor with it: the plain path.
+  const LargeBatchPrediction linear = predict(heavy_ball, LrRule::kLinear, 512, true);
+  EXPECT_NEAR(*linear.momentum_floor_gap_at_k, 0, 1e-15);
+  EXPECT_NEAR(*linear.loss_at_k, *predict(heavy_ball, LrRule::kLinear, 512, false).loss_at_k, 1e-12);
+  // A smaller batch at the same lr sits higher, and is read earlier on the curve.
+  const LargeBatchPrediction small = predict(heavy_ball, LrRule::kConstant, 64, true);
+  EXPECT_LT(*small.momentum_floor_gap_at_k, 0);
+  EXPECT_GT(*small.loss_at_k, *predict(heavy_ball, LrRule::kConstant, 64, false).loss_at_k);
+  EXPECT_TRUE(has_note(small, "above the baseline's"));
+  // Its floor 0.9/0.1 x tr(Sigma) 300/4 x 0.1 (1/64 - 1/128) = 0.527 above the baseline's at the curve's
+  // end: the target 0.9 would need the baseline at 0.373, lower than its curve goes (0.7).
+  EXPECT_FALSE(small.epochs_to_target);
+  EXPECT_EQ(small.target_missing, "never: the run's noise floor (momentum 0.9) sits 0.527 above the baseline's, and "
+                                  "the baseline's curve gets no lower than 0.7 (4 epochs measured)");
+  // The baseline batch is the baseline.
+  EXPECT_NEAR(*predict(heavy_ball, LrRule::kConstant, 128, true).loss_at_k,
+              *predict(heavy_ball, LrRule::kConstant, 128, false).loss_at_k, 1e-12);
+  // Plain SGD has no extra floor.
+  EXPECT_FALSE(predict(flat_noise_curve(200), LrRule::kConstant, 512, true).momentum_floor_gap_at_k);
+  // A curve without tr(Sigma) cannot say where the floor is, and the prediction says so.
+  for (EpochPoint& e : heavy_ball.epochs) e.trace_sigma = 0;
+  const LargeBatchPrediction unknown = predict(heavy_ball, LrRule::kConstant, 512, true);
+  EXPECT_FALSE(unknown.momentum_floor_gap_at_k);
+  EXPECT_NEAR(*unknown.loss_at_k, *plain.loss_at_k, 1e-12);
+  EXPECT_TRUE(has_note(unknown, "momentum 0.9's noise floor not modelled: the baseline curve carries no tr(Sigma)"));
 }
 
 TEST(LargeBatchModel, RejectsBadSettings) {

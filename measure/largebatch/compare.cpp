@@ -245,6 +245,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     settings.epochs = o.epochs;
     settings.lr_rule = name.rule;
     settings.curvature_noise_scale = !o.simple_noise_scale;
+    settings.momentum_floor = !o.without_momentum_floor;
     // The ramp of the run's own warm-up (recorded by measure baseline); measure's default if absent.
     const TrainingCurve curve = load_curve(path);
     check_same_setting(path, curve, name, baseline_file_name(o.base_batch, baseline->first), baseline->second);
@@ -429,7 +430,8 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
 
 std::string format_comparison_report(const ComparisonSummary& s, const CompareOptions& o, const std::string& command,
                                      const ComparisonSummary* assumed_tuned,
-                                     const ComparisonSummary* simple_noise) {
+                                     const ComparisonSummary* simple_noise,
+                                     const ComparisonSummary* without_floor) {
   const std::string k = std::to_string(o.epochs);
   std::string out = "# Large batches on real data: predicted vs measured\n\n";
   out += "Reproduce: `" + command + "` on the runs of `scripts/largebatch-fashion.sh` (docs/LARGE_BATCH.md).\n\n";
@@ -448,8 +450,9 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
     out += "Every run and baseline here trained " + b.model + " on " + b.data + " data (" +
            std::to_string(b.train_samples) + " samples per epoch) with base lr " + plain_number(b.lr) + ", momentum " +
            plain_number(b.momentum) + " and weight decay " + plain_number(b.weight_decay) + " (checked)" +
-           (b.momentum > 0 ? ": the step equation is plain SGD's and leaves the momentum out (docs/LARGE_BATCH.md, "
-                             "\"Momentum\")"
+           (b.momentum > 0 ? ": the step equation is plain SGD's, and the momentum enters as the noise floor it "
+                             "raises, 1/(1 - m) times plain SGD's (docs/LARGE_BATCH.md, \"Momentum's noise floor\"; "
+                             "without it in a section below the errors)"
                            : ": plain SGD, the step equation's own setting") +
            ".\n\n";
   }
@@ -599,6 +602,12 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
                 "docs/LARGE_BATCH.md)",
                 *simple_noise);
   }
+  if (without_floor && !s.baselines.empty() && s.baselines.front().momentum > 0) {
+    alternative("The same without momentum's noise floor",
+                "The plain-SGD path alone, the run's loss read where the path is on the baseline's curve "
+                "(LargeBatchSettings::momentum_floor off, docs/LARGE_BATCH.md)",
+                *without_floor);
+  }
   if (assumed_tuned) {
     alternative("The same with the baselines' lr taken as tuned",
                 "The model before eps_max was measured (x_0 = 1 everywhere)", *assumed_tuned);
@@ -669,11 +678,14 @@ int largebatch_compare_main(int argc, char** argv) {
   CompareOptions simple = o;
   simple.simple_noise_scale = true;
   const ComparisonSummary simple_noise = compare_large_batch_runs(simple);
+  CompareOptions plain_path = o;
+  plain_path.without_momentum_floor = true;
+  const ComparisonSummary without_floor = compare_large_batch_runs(plain_path);
   const std::string command = "measure " + join_command_line(argc, argv);
   const std::string suffix = o.from_seed ? "-from-seed" + std::to_string(*o.from_seed) : "";
   const std::string report = (fs::path(dir) / ("report" + suffix + ".md")).string();
   const std::string csv = (fs::path(dir) / ("comparison" + suffix + ".csv")).string();
-  write_text_atomically(report, format_comparison_report(summary, o, command, &assumed_tuned, &simple_noise));
+  write_text_atomically(report, format_comparison_report(summary, o, command, &assumed_tuned, &simple_noise, &without_floor));
   write_text_atomically(csv, format_comparison_csv(summary));
   if (!vm.count("quiet")) {
     std::cout << summary.runs.size() << " runs compared with the predictions from "

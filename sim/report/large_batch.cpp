@@ -118,10 +118,16 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
               : std::string()) +
          "\n";
   if (!report.sweep_note().empty()) out += "- " + report.sweep_note() + "\n";
-  if (curve.momentum > 0) {
+  if (curve.momentum > 0 && settings.momentum_floor && model.baseline().trace_sigma_at(0)) {
+    out += "- the step equation is plain SGD's; the baseline's momentum (" + plain(curve.momentum) +
+           ") enters as the noise floor it raises, lr tr(Sigma) / (4 B (1 - m)), " + plain(1 / (1 - curve.momentum)) +
+           "x plain SGD's: a batch whose lr / B is smaller sits that much lower, and its loss is read there on the "
+           "baseline's curve; measured runs with momentum still trained faster than this predicts "
+           "(docs/LARGE_BATCH.md, \"Momentum's noise floor\")\n";
+  } else if (curve.momentum > 0) {
     out += "- the step equation is plain SGD's and leaves the baseline's momentum (" + plain(curve.momentum) +
-           ") out: measured runs with momentum trained faster than it predicts, runs without it as it predicts "
-           "(docs/LARGE_BATCH.md, \"Momentum\")\n";
+           ") out: the curve carries no tr(Sigma) for the noise floor momentum raises; measured runs with momentum "
+           "trained faster than it predicts (docs/LARGE_BATCH.md, \"Momentum's noise floor\")\n";
   }
   out += "- target loss: " + plain(model.target_loss()) + " (" + model.target_source() + ")\n";
   out += std::string("- lr rule for other batches: ") + to_string(settings.lr_rule) +

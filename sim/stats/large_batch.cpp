@@ -92,6 +92,7 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
     if (e.test_accuracy >= 0) test_accuracy_.push_back({e.examples, e.test_accuracy});
     if (e.noise_scale > 0) noise_scale_.push_back({e.examples, e.noise_scale});
     if (e.max_lr > 0) max_lr_.push_back({e.examples, e.max_lr});
+    if (e.trace_sigma > 0) trace_sigma_.push_back({e.examples, e.trace_sigma});
     add_curvature_noise_scale(e.examples, e.curvature_noise_scale, e.curvature_noise_scale_se);
     previous = e.examples;
   }
@@ -158,6 +159,38 @@ std::optional<double> BaselineCurve::examples_to_loss(double loss) const {
   return std::nullopt;
 }
 
+std::optional<double> BaselineCurve::examples_at_loss_from(double from, double loss) const {
+  from = std::clamp(from, 0.0, last_examples());
+  const size_t next = static_cast<size_t>(
+      std::upper_bound(loss_.begin(), loss_.end(), from, [](double e, const Knot& k) { return e < k.examples; }) -
+      loss_.begin());  // the first knot after `from`
+  const Knot here{from, interpolate(loss_, from)};
+  if (loss == here.value) return from;
+  if (loss < here.value) {
+    Knot a = here;  // going on: the first segment whose later end is at or below `loss` (a is above it)
+    for (size_t i = next; i < loss_.size(); ++i) {
+      if (loss_[i].value <= loss) {
+        return lerp(a.examples, loss_[i].examples, (a.value - loss) / (a.value - loss_[i].value));
+      }
+      a = loss_[i];
+    }
+    return std::nullopt;
+  }
+  Knot b = here;  // going back: the last segment whose earlier end is at or above `loss` (b is below it)
+  for (size_t i = next; i-- > 0;) {
+    if (loss_[i].value >= loss) {
+      return lerp(b.examples, loss_[i].examples, (loss - b.value) / (loss_[i].value - b.value));
+    }
+    b = loss_[i];
+  }
+  return 0.0;
+}
+
+std::optional<double> BaselineCurve::trace_sigma_at(double examples) const {
+  if (trace_sigma_.empty()) return std::nullopt;
+  return interpolate(trace_sigma_, std::clamp(examples, 0.0, last_examples()));
+}
+
 bool BaselineCurve::never_trained() const {
   return std::all_of(curve_.epochs.begin(), curve_.epochs.end(),
                      [&](const EpochPoint& e) { return e.train_loss >= untrained_loss_; });
@@ -217,6 +250,15 @@ double LargeBatchModel::lr_ratio_at(double examples, double batch) const {
   // measure's ramp: lr_0 + (lr_target - lr_0) t / W over the first warmup_epochs.
   const double ramp = examples / (settings_.warmup_epochs * static_cast<double>(baseline_.curve().train_samples));
   return ramp >= 1 ? full : 1 + (full - 1) * ramp;
+}
+
+std::optional<double> LargeBatchModel::momentum_floor_gap(double examples, double baseline_examples,
+                                                          double batch) const {
+  const TrainingCurve& c = baseline_.curve();
+  const std::optional<double> trace = baseline_.trace_sigma_at(baseline_examples);
+  if (!settings_.momentum_floor || !(c.momentum > 0) || !(c.momentum < 1) || !trace) return std::nullopt;
+  const double b0 = static_cast<double>(c.batch);
+  return c.momentum / (1 - c.momentum) * *trace / 4 * c.lr * (1 / b0 - lr_ratio_at(examples, batch) / batch);
 }
 
 double lr_over_tuned_lr(double lr, double batch, double noise_scale, double eps_max) {
@@ -341,14 +383,28 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     const Stall* stall;
   };
   std::vector<Skip> skipped;
+  // Where on the baseline's curve the run's loss is read, the path at E_0: its loss moved by
+  // momentum's noise-floor gap (lower where the run's floor is lower); E_0 itself where the gap is
+  // not modelled. nullopt: lower than the curve reaches after E_0.
+  const auto state = [&](double e_b, double e_0) -> std::optional<double> {
+    const std::optional<double> gap = momentum_floor_gap(e_b, e_0, b);
+    if (!gap) return e_0;
+    return baseline_.examples_at_loss_from(e_0, baseline_.at(e_0).loss - *gap);
+  };
   const std::optional<double> e0_target = baseline_.examples_to_loss(target_loss_);
+  // The run is past the target once where it is read is past the baseline's first crossing of it
+  // (a state lower than the curve reaches after E_0 is past it).
+  const auto past_target = [&](double e_b, double e_0) {
+    const std::optional<double> at = state(e_b, e_0);
+    return !at || *at >= *e0_target;
+  };
   const double horizon = e0_target ? std::max(k_examples, kMaxEpochs * n) : k_examples;  // in E_B
   const double end = baseline_.last_examples();
   const double d0 = n / kStepsPerEpoch;
   std::vector<double> path_e0{0.0}, path_eb{0.0};  // the path: E_B at E_0, both increasing
   double e_0 = 0, e_b = 0;
   double diverged_at = -1;  // E_B where x passed the bound
-  while (e_0 < end && e_b < horizon && (e_b < k_examples || (e0_target && e_0 < *e0_target))) {
+  while (e_0 < end && e_b < horizon && (e_b < k_examples || (e0_target && !past_target(e_b, e_0)))) {
     const double step = std::min(d0, end - e_0);
     double x1 = 0, x2 = 0;
     const double s1 = slope(e_0, e_b, &x1);
@@ -390,9 +446,21 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
       }
     }
   }
-  if (e0_target && e_0 >= *e0_target && (diverged_at < 0 || diverged_at >= e_b)) {
-    const double reached = along(path_e0, path_eb, *e0_target);  // E_B where the path reached it
-    if (reached <= kMaxEpochs * n) p.examples_to_target = reached;
+  if (e0_target && (diverged_at < 0 || diverged_at >= e_b)) {
+    // E_B where the path reached it: between the last point of the path before the target and the
+    // first past it, linear in where the run is read.
+    double before = 0;
+    for (size_t i = 0; i < path_eb.size(); ++i) {
+      const std::optional<double> at = state(path_eb[i], path_e0[i]);
+      if (at && *at < *e0_target) {
+        before = *at;
+        continue;
+      }
+      const double reached = i == 0 || !at ? path_eb[i]
+                                           : lerp(path_eb[i - 1], path_eb[i], (*e0_target - before) / (*at - before));
+      if (reached <= kMaxEpochs * n) p.examples_to_target = reached;
+      break;
+    }
   }
 
   if (diverged_at >= 0 && diverged_at < k_examples + d0) {
@@ -432,26 +500,47 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
   const auto path_at = [&](double at) {
     return at > path_eb.back() ? path_e0.back() + (at - path_eb.back()) * end_rate : along(path_eb, path_e0, at);
   };
+  // Where the run is read after `at` examples (state above); nullopt beyond the baseline curve.
+  const auto read_at = [&](double at) -> std::optional<double> {
+    const double e0 = path_at(at);
+    if (e0 > baseline_.last_examples()) return std::nullopt;
+    return state(at, e0);
+  };
   // Every epoch that ends within the baseline curve; epoch k's is loss_at_k.
   constexpr int kEpochSamples = 64;
   double train_accuracy = 0;
-  for (int epoch = 1; epoch <= settings_.epochs && path_at(epoch * n) <= baseline_.last_examples(); ++epoch) {
+  for (int epoch = 1; epoch <= settings_.epochs && read_at(epoch * n); ++epoch) {
     double loss = 0;
     train_accuracy = 0;
     for (int s = 0; s < kEpochSamples; ++s) {
-      const BaselineCurve::Point point = baseline_.at(path_at((epoch - 1 + (s + 0.5) / kEpochSamples) * n));
+      const std::optional<double> at = read_at((epoch - 1 + (s + 0.5) / kEpochSamples) * n);
+      const BaselineCurve::Point point = baseline_.at(at.value_or(baseline_.last_examples()));
       loss += point.loss / kEpochSamples;
       train_accuracy += point.train_accuracy / kEpochSamples;
     }
     p.loss_by_epoch.push_back(loss);
   }
-  const double e0_k = path_at(k_examples);
-  if (e0_k > baseline_.last_examples()) {
+  const double e0_k = std::min(path_at(k_examples), end);
+  p.momentum_floor_gap_at_k = momentum_floor_gap(k_examples, e0_k, b);
+  if (p.momentum_floor_gap_at_k && std::fabs(*p.momentum_floor_gap_at_k) >= 5e-4) {
+    const double m = c.momentum;
+    p.notes.push_back("momentum " + short_number(m) + ": its noise floor lr tr(Sigma) / (4 B (1 - m)) is " +
+                      short_number(1 / (1 - m)) + "x plain SGD's; in epoch " + std::to_string(settings_.epochs) +
+                      " the run's sits " + short_number(std::fabs(*p.momentum_floor_gap_at_k)) +
+                      (*p.momentum_floor_gap_at_k > 0 ? " below" : " above") + " the baseline's (tr(Sigma) " +
+                      short_number(*baseline_.trace_sigma_at(e0_k)) + "), and its loss is read that much " +
+                      (*p.momentum_floor_gap_at_k > 0 ? "lower" : "higher") + " on the baseline's curve");
+  } else if (settings_.momentum_floor && c.momentum > 0 && !baseline_.trace_sigma_at(e0_k)) {
+    p.notes.push_back("momentum " + short_number(c.momentum) +
+                      "'s noise floor not modelled: the baseline curve carries no tr(Sigma)");
+  }
+  const std::optional<double> read_k = read_at(k_examples);
+  if (!read_k) {
     p.loss_missing = "beyond the baseline curve (" + measured + ")";
   } else {
     p.train_accuracy_at_k = train_accuracy;
-    const BaselineCurve::Point end = baseline_.at(e0_k);
-    p.baseline_examples_at_k = e0_k;
+    const BaselineCurve::Point end = baseline_.at(*read_k);
+    p.baseline_examples_at_k = *read_k;
     p.loss_at_k = p.loss_by_epoch.back();
     p.test_accuracy_at_k = end.test_accuracy;
     if (end.before_first_point) {
@@ -470,6 +559,10 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     } else if (diverged_at >= 0) {
       p.target_missing = "never: the lr passes 2x the tuned lr after " + short_number(diverged_at / n) +
                          " epochs, before the target";
+    } else if (const std::optional<double> gap = momentum_floor_gap(e_b, e_0, b); e_0 >= end && gap && *gap < 0) {
+      p.target_missing = "never: the run's noise floor (momentum " + short_number(c.momentum) + ") sits " +
+                         short_number(-*gap) + " above the baseline's, and the baseline's curve gets no lower than " +
+                         short_number(baseline_.at(end).loss) + " (" + measured + ")";
     } else {
       p.target_missing = "not within " + std::to_string(kMaxEpochs) + " epochs";
     }

@@ -57,6 +57,13 @@ class BaselineCurve {
   std::optional<double> curvature_noise_scale_at(double examples) const;
   // The first E at which the loss reaches `loss` (<=); nullopt if it never does.
   std::optional<double> examples_to_loss(double loss) const;
+  // Where along the curve, seen from `from`, the loss is `loss`: for a loss at or below the one at
+  // `from`, the first E >= from where the curve reaches it (nullopt if it never does); for a higher
+  // one, the last E <= from where the curve was at or above it (0 if it never was).
+  std::optional<double> examples_at_loss_from(double from, double loss) const;
+  // tr(Sigma), the per-example gradient covariance's trace, as measured at the epochs' ends (the
+  // samples carry none); flat before the first and after the last; nullopt where the curve has none.
+  std::optional<double> trace_sigma_at(double examples) const;
   // A recorded window: its middle (examples) and its mean loss.
   struct Window {
     double examples;
@@ -90,7 +97,7 @@ class BaselineCurve {
   TrainingCurve curve_;
   int num_classes_;
   double untrained_loss_;
-  std::vector<Knot> loss_, train_accuracy_, test_accuracy_, noise_scale_, max_lr_;
+  std::vector<Knot> loss_, train_accuracy_, test_accuracy_, noise_scale_, max_lr_, trace_sigma_;
   // Every point that carries a B_noise reading, NaN where it does not count (see above).
   std::vector<Knot> curvature_noise_scale_;
 };
@@ -118,6 +125,12 @@ struct LargeBatchSettings {
   // elsewhere; false: B_simple everywhere (docs/LARGE_BATCH.md, "B_noise with the curvature";
   // `measure largebatch-compare` shows both).
   bool curvature_noise_scale = true;
+  // Momentum's noise floor: heavy-ball SGD's stationary excess loss lr tr(Sigma) / (4 B (1 - m)) is
+  // 1/(1 - m) times plain SGD's, which the step equation holds; the rest, lr tr(Sigma) m / (4 B
+  // (1 - m)), differs between the baseline and a run at another lr / B, and the run's loss is read
+  // that much lower (or higher) on the baseline's curve (docs/LARGE_BATCH.md, "Momentum's noise
+  // floor"). false: the plain-SGD path alone.
+  bool momentum_floor = true;
 };
 
 struct LargeBatchPrediction {
@@ -141,6 +154,10 @@ struct LargeBatchPrediction {
   std::string target_missing;                    // why epochs_to_target is empty
   // Where the path passed a stall of the baseline at once (E_B / train_samples, the first one).
   std::optional<double> stall_passed_epochs;
+  // Momentum's noise floor at the end of epoch k: how much lower the run's stationary excess loss is
+  // than the baseline's (negative: higher); nullopt where not modelled (momentum 0, the setting off,
+  // or a curve without tr(Sigma)).
+  std::optional<double> momentum_floor_gap_at_k;
   // Caveats that do not stop the prediction (learning-rate mismatch, extrapolation).
   std::vector<std::string> notes;
   // The rule's lr passes kNoProgressLrRatio x the tuned lr somewhere on the path: the model
@@ -181,6 +198,10 @@ class LargeBatchModel {
   // x: the rule's lr after `examples` at `batch` over the tuned lr eps_max / (1 + B_n/B), i.e.
   // (lr_B/lr_0) (1 + B_n/B) / (1 + B_n/B_0) x_0, given the baseline's x_0 where the path is.
   double lr_over_tuned(double examples, double batch, double noise_scale, double x0) const;
+  // Momentum's noise-floor gap (LargeBatchSettings::momentum_floor) for a run at `batch` after
+  // `examples`, where the path is at `baseline_examples`: m / (1 - m) tr(Sigma) / 4 (lr_0 / B_0 -
+  // lr_B / B); nullopt where it is not modelled.
+  std::optional<double> momentum_floor_gap(double examples, double baseline_examples, double batch) const;
   // B_n where the path is: B_simple, or the curve's B_noise where the settings ask for it and the
   // curve carries one.
   double batch_noise_scale_at(double baseline_examples) const;
