@@ -75,6 +75,13 @@ class CompareTest : public ::testing::Test {
     return o;
   }
 
+  // The same runs compared under another form of the model, e.g. `&CompareOptions::simple_noise_scale`.
+  ComparisonSummary compare_with(bool CompareOptions::*option) const {
+    CompareOptions o = options();
+    o.*option = true;
+    return compare_large_batch_runs(o);
+  }
+
   double momentum_ = 0;  // the next write_run's (plain SGD: the path alone, no momentum noise floor)
   ::trainsim::testing::TempDir temp_{"trainsim-lb-compare"};
   fs::path dir_ = temp_.path();
@@ -147,9 +154,7 @@ TEST_F(CompareTest, MeasuredMaxLrAndTheTunedAssumptionSideBySide) {
   write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8}, "sgd", 0.1 * (1 + 1e9 / 128) / x0);
   write_run("b512-constant-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
   const ComparisonSummary measured = compare_large_batch_runs(options());
-  CompareOptions tuned_options = options();
-  tuned_options.assume_tuned_baseline = true;
-  const ComparisonSummary tuned = compare_large_batch_runs(tuned_options);
+  const ComparisonSummary tuned = compare_with(&CompareOptions::assume_tuned_baseline);
   ASSERT_EQ(measured.runs.size(), 1u);
   ASSERT_EQ(tuned.runs.size(), 1u);
   const double e0_measured = *measured.runs[0].predicted.baseline_examples_at_k;
@@ -169,9 +174,7 @@ TEST_F(CompareTest, BSimpleAndTheMeasuredCurvatureNoiseScaleSideBySide) {
   write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8}, "sgd", 0.1 * (1 + 200.0 / 128) / x0, 200, 400, 50);
   write_run("b512-constant-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
   const ComparisonSummary measured = compare_large_batch_runs(options());
-  CompareOptions simple_options = options();
-  simple_options.simple_noise_scale = true;
-  const ComparisonSummary simple = compare_large_batch_runs(simple_options);
+  const ComparisonSummary simple = compare_with(&CompareOptions::simple_noise_scale);
   ASSERT_EQ(measured.runs.size(), 1u);
   ASSERT_EQ(simple.runs.size(), 1u);
   const auto rate = [&](double noise) {
@@ -316,9 +319,7 @@ TEST_F(CompareTest, MomentumsNoiseFloorAndThePlainPathSideBySide) {
   write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
   write_run("b512-constant-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
   const ComparisonSummary s = compare_large_batch_runs(options());
-  CompareOptions plain_options = options();
-  plain_options.without_momentum_floor = true;
-  const ComparisonSummary plain = compare_large_batch_runs(plain_options);
+  const ComparisonSummary plain = compare_with(&CompareOptions::without_momentum_floor);
   ASSERT_EQ(s.runs.size(), 1u);
   ASSERT_EQ(plain.runs.size(), 1u);
   // 0.9/0.1 x tr(Sigma) 1000/4 x 0.1 (1/128 - 1/512) = 0.1318 lower on the curve.
