@@ -513,6 +513,8 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     double loss = 0;
     train_accuracy = 0;
     for (int s = 0; s < kEpochSamples; ++s) {
+      // Where the epoch's end is on the curve a point inside it is too; one read lower than the
+      // curve goes after it (a curve that rose) is read at the curve's end.
       const std::optional<double> at = read_at((epoch - 1 + (s + 0.5) / kEpochSamples) * n);
       const BaselineCurve::Point point = baseline_.at(at.value_or(baseline_.last_examples()));
       loss += point.loss / kEpochSamples;
