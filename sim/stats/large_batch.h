@@ -7,7 +7,9 @@
 // eps is worth dE_0/dE_B = (B_n + B_0) / (B_n + B) (2x - x^2) of the baseline's examples, x =
 // eps / eps_opt(B) the rule's lr over the tuned one and B_n the noise scale the baseline measured
 // where the path is (B_simple, or B_noise = tr(H Sigma) / G^T H G where the settings ask for it
-// and the curve carries it); past x = 2 the loss rises and no progress is predicted.
+// and the curve carries it); past x = 2 the loss rises and no progress is predicted. With momentum
+// m the run is read on the baseline's curve lower by momentum's part of SGD's noise floor,
+// m / (1 - m) tr(Sigma) / 4 (lr_0 / B_0 - lr_B / B) (LargeBatchSettings::momentum_floor).
 
 #include <cstdint>
 #include <optional>
