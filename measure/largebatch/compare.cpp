@@ -672,15 +672,15 @@ int largebatch_compare_main(int argc, char** argv) {
   const std::string dir = o.runs_dir;
   o.runs_dir = (fs::path(dir) / "runs").string();
   const ComparisonSummary summary = compare_large_batch_runs(o);
-  CompareOptions tuned = o;
-  tuned.assume_tuned_baseline = true;
-  const ComparisonSummary assumed_tuned = compare_large_batch_runs(tuned);
-  CompareOptions simple = o;
-  simple.simple_noise_scale = true;
-  const ComparisonSummary simple_noise = compare_large_batch_runs(simple);
-  CompareOptions plain_path = o;
-  plain_path.without_momentum_floor = true;
-  const ComparisonSummary without_floor = compare_large_batch_runs(plain_path);
+  // The same runs under another form of the model, shown beside the errors.
+  const auto compare_with = [&](bool CompareOptions::*option) {
+    CompareOptions other = o;
+    other.*option = true;
+    return compare_large_batch_runs(other);
+  };
+  const ComparisonSummary assumed_tuned = compare_with(&CompareOptions::assume_tuned_baseline);
+  const ComparisonSummary simple_noise = compare_with(&CompareOptions::simple_noise_scale);
+  const ComparisonSummary without_floor = compare_with(&CompareOptions::without_momentum_floor);
   const std::string command = "measure " + join_command_line(argc, argv);
   const std::string suffix = o.from_seed ? "-from-seed" + std::to_string(*o.from_seed) : "";
   const std::string report = (fs::path(dir) / ("report" + suffix + ".md")).string();
