@@ -170,7 +170,9 @@ TEST(BaselineCurve, SamplesResolveTheFirstEpoch) {
   EXPECT_DOUBLE_EQ(curve.at(4000).loss, 0.7);
   EXPECT_DOUBLE_EQ(*curve.at(250).test_accuracy, 0.3);
   EXPECT_DOUBLE_EQ(*curve.at(1000).test_accuracy, 0.45);
-  EXPECT_DOUBLE_EQ(*curve.at(1500).test_accuracy, 0.525);
+  // Epoch 2's test accuracy is the mean of its evaluations, the sample's 0.9 and the end's 0.6, at
+  // their mean position 1750: at 1500, 0.45 + (0.75 - 0.45) 500/750.
+  EXPECT_DOUBLE_EQ(*curve.at(1500).test_accuracy, 0.65);
   EXPECT_DOUBLE_EQ(curve.at(50).noise_scale, 99);  // flat before the first reading
   EXPECT_DOUBLE_EQ(curve.at(175).noise_scale, 99 + (10 - 99) * 0.5);
   EXPECT_DOUBLE_EQ(curve.at(375).noise_scale, 15);
@@ -187,6 +189,38 @@ TEST(BaselineCurve, SamplesResolveTheFirstEpoch) {
   // Loss 2.0 is first reached on the way down from the spike: 175 + 200 (3.0 - 2.0)/(3.0 - 1.8).
   EXPECT_NEAR(*curve.examples_to_loss(2.0), 50, 1e-9);  // the first window already sits at 2.0
   EXPECT_NEAR(*curve.examples_to_loss(1.9), 175 + 200 * 1.1 / 1.2, 1e-9);
+}
+
+TEST(BaselineCurve, TestAccuracyAfterTheFirstEpochIsEachEpochsMean) {
+  TrainingCurve c = fixture_curve();  // epochs of 1000 examples, evaluated at the ends of 1 to 3
+  c.batch = 2;
+  c.small_batch = 1;
+  // Epoch 1 resolved by its samples; epoch 2 evaluated three more times, noisily.
+  c.samples = {{500, 500, 1.8, 0.4, 0.4, 20},
+               {1000, 500, 1.2, 0.6, 0.5, 0},
+               {1250, 250, 1.1, 0.6, 0.70, 0},
+               {1500, 250, 1.0, 0.6, 0.50, 0},
+               {1750, 250, 1.0, 0.6, 0.64, 0},
+               {2000, 250, 0.9, 0.6, 0.6, 0}};  // the epoch's end, the epoch's own reading counts once
+  const BaselineCurve curve(c, 10);
+  // Epoch 1: each evaluation where it was made.
+  EXPECT_DOUBLE_EQ(*curve.at(500).test_accuracy, 0.4);
+  EXPECT_DOUBLE_EQ(*curve.at(1000).test_accuracy, 0.45);
+  // Epoch 2: (0.70 + 0.50 + 0.64 + 0.6) / 4 = 0.61 at (1250 + 1500 + 1750 + 2000) / 4 = 1625; the
+  // single readings 0.70 and 0.50 are not on the curve.
+  EXPECT_NEAR(*curve.at(1625).test_accuracy, 0.61, 1e-12);
+  EXPECT_NEAR(*curve.at(1250).test_accuracy, 0.45 + (0.61 - 0.45) * 250 / 625, 1e-12);
+  // Epoch 3, evaluated only at its end: that reading, at 3000.
+  EXPECT_NEAR(*curve.at(2500).test_accuracy, 0.61 + (0.65 - 0.61) * 875 / 1375, 1e-12);
+  EXPECT_DOUBLE_EQ(*curve.at(3000).test_accuracy, 0.65);
+  // None after the last evaluation (epoch 4 has none).
+  EXPECT_FALSE(curve.at(3001).test_accuracy.has_value());
+  // The last evaluated epoch's mean sits before its end; up to the end it is flat.
+  c.epochs.resize(2);
+  c.epochs[1].test_accuracy = 0.6;
+  const BaselineCurve two(c, 10);
+  EXPECT_NEAR(*two.at(1900).test_accuracy, 0.61, 1e-12);
+  EXPECT_NEAR(*two.at(2000).test_accuracy, 0.61, 1e-12);
 }
 
 TEST(LargeBatchModel, BaselineBatchReproducesTheBaseline) {

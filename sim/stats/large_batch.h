@@ -24,7 +24,8 @@ namespace trainsim {
 // The baseline curve as functions of the examples processed (E in [0, last epoch's examples]):
 // the instantaneous loss and training accuracy, each window's mean placed at the window's middle
 // (the curve's samples in its first epoch, its epochs after), the test accuracy where it was
-// evaluated, the noise scale where it was measured; linear in between, from the untrained model
+// evaluated in the first epoch and each later epoch's mean of its evaluations at their mean position
+// (up to the last evaluated epoch's end), the noise scale where it was measured; linear in between, from the untrained model
 // (0 examples: loss ln(C), accuracies 1/C for C classes), flat after the last point.
 class BaselineCurve {
  public:
@@ -100,6 +101,7 @@ class BaselineCurve {
   int num_classes_;
   double untrained_loss_;
   std::vector<Knot> loss_, train_accuracy_, test_accuracy_, noise_scale_, max_lr_, trace_sigma_;
+  double last_evaluated_ = 0;  // the last evaluation's examples: no test accuracy is given beyond it
   // Every point that carries a B_noise reading, NaN where it does not count (see above).
   std::vector<Knot> curvature_noise_scale_;
 };
