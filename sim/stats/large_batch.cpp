@@ -91,7 +91,7 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
     previous = s.examples;
   }
   // After the first epoch the test accuracy is, as the loss, each epoch's mean: a single
-  // evaluation varies by a few points from one to the next (fashion-cnn-gap at momentum 0.9: 76% to
+  // evaluation varies by a few points from one to the next (fashion-cnn-gap at momentum 0.9: 70% to
   // 81% within epoch 3) while the curve moves by less than that in an epoch, and the run it
   // predicts is one more such draw, whose expectation is what can be predicted. The mean of the
   // epoch's evaluations (the samples inside it and the one at its end) sits at their mean position;
