@@ -1,0 +1,211 @@
+#!/usr/bin/python3
+"""How far above its noise floor SGD with momentum trains fashion-cnn-gap (docs/LARGE_BATCH.md, "The floor, measured").
+
+Trains the Fashion-MNIST CNN with the pooled head (models/fashion_cnn.h, fashion-cnn-gap) as
+`measure baseline` does (batch 128 in 4 micro-batches of 32, each normalised by BatchNorm on its
+own; random crop with padding 2 and horizontal flip; SGD with momentum and weight decay 5e-4), and
+at a few points of the run probes the noise floor: from a copy of the model and optimiser state it
+trains --probe-steps more steps at --cool times the lr and measures how far the loss on a fixed set
+of training images (the first --probe-images, no augmentation, BatchNorm in eval mode) drops; then
+it restores the copy, so the run goes on as if it had not been probed. A quadratic's stationary
+excess loss is proportional to the lr, so the drop is (1 - cool) of the floor at the run's lr,
+plus the little progress the cooled steps make (the run's own loss over the same number of steps
+at its full lr is printed beside it, from the same set). Beside it the floor the large-batch
+model computes, lr tr(Sigma) / (4 B (1 - m)), with tr(Sigma) from the two-batch estimator over the
+micro-batches (moving average over the steps since the previous probe).
+
+Run with Debian's PyTorch (python3-torch):
+    /usr/bin/python3 scripts/floor-probe.py [--momentum 0.9] [--epochs 2] [--seed 0]
+It is a replica in PyTorch of the C++ trainer's recipe, not `measure` itself: the layers, their
+default initialisation and the transforms are the C++ module's, the random draws are PyTorch's.
+"""
+import argparse
+import copy
+import gzip
+import math
+import os
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+MEAN, STD = 0.2860, 0.3530  # measure/data/image_set.h: the training set's pixel mean and std
+PAD = 2                     # the crop padding measure uses for Fashion-MNIST
+
+
+def read_idx(path, offset, shape):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        data = f.read()
+    return torch.frombuffer(bytearray(data[offset:]), dtype=torch.uint8).reshape(shape)
+
+
+def find(folder, stem):
+    for name in (stem, stem + ".gz"):
+        if os.path.exists(os.path.join(folder, name)):
+            return os.path.join(folder, name)
+    sys.exit(f"floor-probe: {folder}: no {stem} or {stem}.gz (install dataset-fashion-mnist or pass --data)")
+
+
+class FashionCnnGap(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(32)
+        self.conv2 = nn.Conv2d(32, 64, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(64)
+        self.fc = nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.max_pool2d(F.relu(self.bn2(self.conv2(x))), 2)
+        return self.fc(x.mean((2, 3)))
+
+
+def augment(padded, idx, gen):
+    """Random 28x28 crops of the padded images idx, each flipped with probability 1/2."""
+    n = idx.numel()
+    dy = torch.randint(0, 2 * PAD + 1, (n,), generator=gen)
+    dx = torch.randint(0, 2 * PAD + 1, (n,), generator=gen)
+    flip = torch.rand(n, generator=gen) < 0.5
+    out = torch.empty(n, 1, 28, 28)
+    for k in range(n):
+        img = padded[idx[k], :, dy[k]:dy[k] + 28, dx[k]:dx[k] + 28]
+        out[k] = img.flip(-1) if flip[k] else img
+    return out
+
+
+def step(model, opt, x, y, micro):
+    """One optimiser step over micro-batches (each its own forward, as measure's micro_batch_backward);
+    returns the batch's mean loss and the squared norms of the micro-batches' mean gradient and of the
+    batch gradient."""
+    opt.zero_grad(set_to_none=True)
+    params = [p for p in model.parameters()]
+    total = [torch.zeros_like(p) for p in params]
+    small_sq = 0.0
+    loss_sum = 0.0
+    for xs, ys in zip(x.chunk(micro), y.chunk(micro)):
+        loss = F.cross_entropy(model(xs), ys)
+        grads = torch.autograd.grad(loss, params)
+        small_sq += sum((g * g).sum().item() for g in grads) / micro
+        for t, g in zip(total, grads):
+            t += g / micro
+        loss_sum += loss.item() / micro
+    for p, t in zip(params, total):
+        p.grad = t
+    opt.step()
+    return loss_sum, small_sq, sum((t * t).sum().item() for t in total)
+
+
+def probe_loss(model, x, y):
+    model.eval()
+    with torch.no_grad():
+        loss = sum(F.cross_entropy(model(xs), ys, reduction="sum").item()
+                   for xs, ys in zip(x.split(1000), y.split(1000))) / y.numel()
+    model.train()
+    return loss
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    parser.add_argument("--lr", type=float, default=0.1)
+    parser.add_argument("--momentum", type=float, default=0.9)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--micro-batches", type=int, default=4)
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--probe-at", default="30,60,120,235,469,703,938",
+                        help="the steps after which to probe (comma-separated)")
+    parser.add_argument("--probe-steps", type=int, default=50)
+    parser.add_argument("--cool", type=float, default=0.1, help="the probe's lr as a fraction of the run's")
+    parser.add_argument("--probe-images", type=int, default=5000)
+    a = parser.parse_args()
+    if not (0 <= a.momentum < 1) or a.lr <= 0 or not (0 < a.cool < 1) or a.probe_steps < 1:
+        sys.exit("floor-probe: need 0 <= --momentum < 1, --lr > 0, 0 < --cool < 1, --probe-steps >= 1")
+    if a.batch % a.micro_batches:
+        sys.exit("floor-probe: --batch must be a multiple of --micro-batches")
+    torch.set_num_threads(1)
+    probes = sorted({int(s) for s in a.probe_at.split(",") if s})
+
+    images = read_idx(find(a.data, "train-images-idx3-ubyte"), 16, (-1, 1, 28, 28))
+    labels = read_idx(find(a.data, "train-labels-idx1-ubyte"), 8, (-1,)).long()
+    x_all = (images.float() / 255 - MEAN) / STD
+    zero = (0 - MEAN) / STD  # padding is a black pixel, normalised
+    padded = F.pad(x_all, (PAD, PAD, PAD, PAD), value=zero)
+    x_probe, y_probe = x_all[:a.probe_images], labels[:a.probe_images]
+    n = labels.numel()
+
+    torch.manual_seed(a.seed)
+    model = FashionCnnGap()
+    opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum, weight_decay=5e-4)
+    gen = torch.Generator().manual_seed(a.seed)
+    probe_gen = torch.Generator().manual_seed(a.seed + 1_000_003)
+    small = a.batch // a.micro_batches
+    steps_per_epoch = math.ceil(n / a.batch)
+    total_steps = steps_per_epoch * a.epochs
+    print(f"# fashion-cnn-gap (PyTorch replica), lr {a.lr}, momentum {a.momentum}, batch {a.batch} in "
+          f"{a.micro_batches} micro-batches, seed {a.seed}; probe: {a.probe_steps} steps at {a.cool} x lr, "
+          f"loss on the first {a.probe_images} training images (eval mode)")
+    print("# step  epochs  run_loss  probe_loss  cooled  drop   continued  floor_measured  tr_sigma  floor_model")
+    trace_sum, trace_n, window_loss, window_n = 0.0, 0, 0.0, 0
+    pending = {}  # step at which to read the run's own probe-set loss -> the probe's row
+    started = time.time()
+    s = 0
+    for epoch in range(a.epochs):
+        order = torch.randperm(n, generator=gen)
+        for b in range(steps_per_epoch):
+            idx = order[b * a.batch:(b + 1) * a.batch]
+            x = augment(padded, idx, gen)
+            loss, small_sq, big_sq = step(model, opt, x, labels[idx], a.micro_batches)
+            if not math.isfinite(loss):
+                sys.exit(f"floor-probe: the loss is not finite at step {s + 1}")
+            s += 1
+            window_loss += loss
+            window_n += 1
+            if idx.numel() == a.batch:
+                # tr(Sigma) from the two batch sizes: E|g_b|^2 = |G|^2 + tr(Sigma) / b.
+                trace_sum += (small_sq - big_sq) / (1 / small - 1 / a.batch)
+                trace_n += 1
+            if s in pending:
+                row = pending.pop(s)
+                row["continued"] = probe_loss(model, x_probe, y_probe)
+                print_row(row)
+            if s in probes:
+                before = probe_loss(model, x_probe, y_probe)
+                saved_model = copy.deepcopy(model.state_dict())
+                saved_opt = copy.deepcopy(opt.state_dict())
+                for g in opt.param_groups:
+                    g["lr"] = a.lr * a.cool
+                for _ in range(a.probe_steps):
+                    pidx = torch.randint(0, n, (a.batch,), generator=probe_gen)
+                    step(model, opt, augment(padded, pidx, probe_gen), labels[pidx], a.micro_batches)
+                cooled = probe_loss(model, x_probe, y_probe)
+                model.load_state_dict(saved_model)
+                opt.load_state_dict(saved_opt)
+                for g in opt.param_groups:
+                    g["lr"] = a.lr
+                trace = trace_sum / max(trace_n, 1)
+                row = {"step": s, "epochs": s / steps_per_epoch, "run_loss": window_loss / window_n,
+                       "before": before, "cooled": cooled, "trace": trace,
+                       "floor_model": a.lr * trace / (4 * a.batch * (1 - a.momentum)), "cool": a.cool}
+                trace_sum, trace_n, window_loss, window_n = 0.0, 0, 0.0, 0
+                if s + a.probe_steps <= total_steps:
+                    pending[s + a.probe_steps] = row
+                else:
+                    row["continued"] = float("nan")
+                    print_row(row)
+        print(f"# epoch {epoch + 1} done after {time.time() - started:.0f} s", flush=True)
+
+
+def print_row(r):
+    drop = r["before"] - r["cooled"]
+    print(f"{r['step']:6d}  {r['epochs']:6.3f}  {r['run_loss']:8.4f}  {r['before']:10.4f}  {r['cooled']:6.4f}  "
+          f"{drop:+.4f}  {r['continued']:9.4f}  {drop / (1 - r['cool']):14.4f}  {r['trace']:8.2f}  "
+          f"{r['floor_model']:11.4f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
