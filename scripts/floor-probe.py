@@ -21,9 +21,7 @@ default initialisation and the transforms are the C++ module's, the random draws
 """
 import argparse
 import copy
-import gzip
 import math
-import os
 import sys
 import time
 
@@ -31,22 +29,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-MEAN, STD = 0.2860, 0.3530  # measure/data/image_set.h: the training set's pixel mean and std
-PAD = 2                     # the crop padding measure uses for Fashion-MNIST
+from fashion_mnist import DEFAULT_DIR, MEAN, STD, normalise, training_set
 
-
-def read_idx(path, offset, shape):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    return torch.frombuffer(bytearray(data[offset:]), dtype=torch.uint8).reshape(shape)
-
-
-def find(folder, stem):
-    for name in (stem, stem + ".gz"):
-        if os.path.exists(os.path.join(folder, name)):
-            return os.path.join(folder, name)
-    sys.exit(f"floor-probe: {folder}: no {stem} or {stem}.gz (install dataset-fashion-mnist or pass --data)")
+PAD = 2  # the crop padding measure uses for Fashion-MNIST
 
 
 class FashionCnnGap(nn.Module):
@@ -110,7 +95,7 @@ def probe_loss(model, x, y):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    parser.add_argument("--data", default=DEFAULT_DIR)
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--momentum", type=float, default=0.9)
     parser.add_argument("--batch", type=int, default=128)
@@ -130,9 +115,8 @@ def main():
     torch.set_num_threads(1)
     probes = sorted({int(s) for s in a.probe_at.split(",") if s})
 
-    images = read_idx(find(a.data, "train-images-idx3-ubyte"), 16, (-1, 1, 28, 28))
-    labels = read_idx(find(a.data, "train-labels-idx1-ubyte"), 8, (-1,)).long()
-    x_all = (images.float() / 255 - MEAN) / STD
+    images, labels = training_set(a.data, "floor-probe")
+    x_all = normalise(images)
     zero = (0 - MEAN) / STD  # padding is a black pixel, normalised
     padded = F.pad(x_all, (PAD, PAD, PAD, PAD), value=zero)
     x_probe, y_probe = x_all[:a.probe_images], labels[:a.probe_images]

@@ -15,42 +15,24 @@ The layers and their default initialisation are the C++ module's; the draws for 
 PyTorch's, not necessarily those of `measure baseline --seed`.
 """
 import argparse
-import gzip
-import os
-import sys
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-MEAN, STD = 0.2860, 0.3530  # measure/data/image_set.h: the training set's pixel mean and std
-
-
-def read_idx(path, offset, shape):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    return torch.frombuffer(bytearray(data[offset:]), dtype=torch.uint8).reshape(shape)
-
-
-def find(folder, stem):
-    for name in (stem, stem + ".gz"):
-        if os.path.exists(os.path.join(folder, name)):
-            return os.path.join(folder, name)
-    sys.exit(f"head-stiffness: {folder}: no {stem} or {stem}.gz (install dataset-fashion-mnist or pass --data)")
+from fashion_mnist import DEFAULT_DIR, normalise, training_set
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    parser.add_argument("--data", default=DEFAULT_DIR)
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--images", type=int, default=128)
     parser.add_argument("--seeds", type=int, default=5)
     a = parser.parse_args()
     n = a.images
-    images = read_idx(find(a.data, "train-images-idx3-ubyte"), 16, (-1, 1, 28, 28))[:n]
-    labels = read_idx(find(a.data, "train-labels-idx1-ubyte"), 8, (-1,))[:n].long()
-    x = (images.float() / 255 - MEAN) / STD
+    images, labels = training_set(a.data, "head-stiffness")
+    x, labels = normalise(images[:n]), labels[:n]
     print(f"head              seed    |h|^2   eps_max  lr/eps_max  logits moved at lr {a.lr}")
     for pooled in (False, True):
         for seed in range(a.seeds):
