@@ -80,10 +80,7 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
     if (s.examples > first_epoch) break;
     add_window(s.examples, s.window_examples, s.train_loss, s.train_accuracy);
     if (s.examples < first_epoch) {  // the epoch's end is epoch 1's point
-      if (s.test_accuracy >= 0) {
-        test_accuracy_.push_back({s.examples, s.test_accuracy});
-        last_evaluated_ = s.examples;
-      }
+      if (s.test_accuracy >= 0) test_accuracy_.push_back({s.examples, s.test_accuracy});
       if (s.noise_scale > 0) noise_scale_.push_back({s.examples, s.noise_scale});
       if (s.max_lr > 0) max_lr_.push_back({s.examples, s.max_lr});
       add_curvature_noise_scale(s.examples, s.curvature_noise_scale, s.curvature_noise_scale_se);
@@ -104,7 +101,6 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
       sum += s.test_accuracy;
       where += s.examples;
       ++n;
-      last_evaluated_ = s.examples;
     }
     if (e.test_accuracy >= 0) {
       sum += e.test_accuracy;
@@ -112,18 +108,14 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
       ++n;
     }
     if (n > 0 && where / n > test_accuracy_.back().examples) test_accuracy_.push_back({where / n, sum / n});
-    if (e.test_accuracy >= 0) last_evaluated_ = e.examples;
   };
   for (const EpochPoint& e : curve_.epochs) {
     const double start = previous;
     if (e.examples > previous) add_window(e.examples, e.examples - previous, e.train_loss, e.train_accuracy);
-    if (e.examples <= first_epoch) {
-      if (e.test_accuracy >= 0) {
-        test_accuracy_.push_back({e.examples, e.test_accuracy});
-        last_evaluated_ = e.examples;
-      }
-    } else {
+    if (e.examples > first_epoch) {
       add_test_accuracy(start, e);
+    } else if (e.test_accuracy >= 0) {
+      test_accuracy_.push_back({e.examples, e.test_accuracy});
     }
     if (e.noise_scale > 0) noise_scale_.push_back({e.examples, e.noise_scale});
     if (e.max_lr > 0) max_lr_.push_back({e.examples, e.max_lr});
@@ -132,6 +124,12 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
     previous = e.examples;
   }
   if (test_accuracy_.size() == 1) test_accuracy_.clear();  // never evaluated
+  for (const CurveSample& s : curve_.samples) {
+    if (s.test_accuracy >= 0) last_evaluated_ = std::max(last_evaluated_, s.examples);
+  }
+  for (const EpochPoint& e : curve_.epochs) {
+    if (e.test_accuracy >= 0) last_evaluated_ = std::max(last_evaluated_, e.examples);
+  }
 }
 
 double BaselineCurve::interpolate(const std::vector<Knot>& knots, double examples) {

@@ -24,9 +24,10 @@ namespace trainsim {
 // The baseline curve as functions of the examples processed (E in [0, last epoch's examples]):
 // the instantaneous loss and training accuracy, each window's mean placed at the window's middle
 // (the curve's samples in its first epoch, its epochs after), the test accuracy where it was
-// evaluated in the first epoch and each later epoch's mean of its evaluations at their mean position
-// (up to the last evaluated epoch's end), the noise scale where it was measured; linear in between, from the untrained model
-// (0 examples: loss ln(C), accuracies 1/C for C classes), flat after the last point.
+// evaluated in the first epoch and each later epoch's mean of its evaluations at their mean
+// position (none past the last evaluation), the noise scale where it was measured; linear in
+// between, from the untrained model (0 examples: loss ln(C), accuracies 1/C for C classes), flat
+// after the last point.
 class BaselineCurve {
  public:
   // Throws std::invalid_argument for a curve without epochs, num_classes < 2, or a non-positive
