@@ -67,7 +67,7 @@ def step(model, opt, x, y, micro):
     returns the batch's mean loss and the squared norms of the micro-batches' mean gradient and of the
     batch gradient."""
     opt.zero_grad(set_to_none=True)
-    params = [p for p in model.parameters()]
+    params = list(model.parameters())
     total = [torch.zeros_like(p) for p in params]
     small_sq = 0.0
     loss_sum = 0.0
@@ -113,7 +113,7 @@ def main():
     if a.batch % a.micro_batches:
         sys.exit("floor-probe: --batch must be a multiple of --micro-batches")
     torch.set_num_threads(1)
-    probes = sorted({int(s) for s in a.probe_at.split(",") if s})
+    probes = {int(s) for s in a.probe_at.split(",") if s}
 
     images, labels = training_set(a.data, "floor-probe")
     x_all = normalise(images)
@@ -130,6 +130,8 @@ def main():
     small = a.batch // a.micro_batches
     steps_per_epoch = math.ceil(n / a.batch)
     total_steps = steps_per_epoch * a.epochs
+    if not probes or min(probes) < 1 or max(probes) > total_steps:
+        sys.exit(f"floor-probe: --probe-at needs steps in [1, {total_steps}] ({a.epochs} epochs of {steps_per_epoch})")
     print(f"# fashion-cnn-gap (PyTorch replica), lr {a.lr}, momentum {a.momentum}, batch {a.batch} in "
           f"{a.micro_batches} micro-batches, seed {a.seed}; probe: {a.probe_steps} steps at {a.cool} x lr, "
           f"loss on the first {a.probe_images} training images (eval mode)")
@@ -173,8 +175,8 @@ def main():
                     g["lr"] = a.lr
                 trace = trace_sum / max(trace_n, 1)
                 row = {"step": s, "epochs": s / steps_per_epoch, "run_loss": window_loss / window_n,
-                       "before": before, "cooled": cooled, "trace": trace,
-                       "floor_model": a.lr * trace / (4 * a.batch * (1 - a.momentum)), "cool": a.cool}
+                       "before": before, "cooled": cooled, "floor_measured": (before - cooled) / (1 - a.cool),
+                       "trace": trace, "floor_model": a.lr * trace / (4 * a.batch * (1 - a.momentum))}
                 trace_sum, trace_n, window_loss, window_n = 0.0, 0, 0.0, 0
                 if s + a.probe_steps <= total_steps:
                     pending[s + a.probe_steps] = row
@@ -185,9 +187,8 @@ def main():
 
 
 def print_row(r):
-    drop = r["before"] - r["cooled"]
     print(f"{r['step']:6d}  {r['epochs']:6.3f}  {r['run_loss']:8.4f}  {r['before']:10.4f}  {r['cooled']:6.4f}  "
-          f"{drop:+.4f}  {r['continued']:9.4f}  {drop / (1 - r['cool']):14.4f}  {r['trace']:8.2f}  "
+          f"{r['before'] - r['cooled']:+.4f}  {r['continued']:9.4f}  {r['floor_measured']:14.4f}  {r['trace']:8.2f}  "
           f"{r['floor_model']:11.4f}", flush=True)
 
 
