@@ -1,0 +1,69 @@
+"""The C++ trainer's fashion-cnn-gap recipe in PyTorch, for the scripts that replay it (floor-probe.py,
+pace-probe.py): the model (models/fashion_cnn.h's layers and default initialisation), measure's
+augmentation for Fashion-MNIST, one optimiser step over BatchNorm micro-batches as measure's
+micro_batch_backward takes it, and the loss on a fixed set. A replica, not `measure`: the random
+draws are PyTorch's."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+PAD = 2  # the crop padding measure uses for Fashion-MNIST
+
+
+class FashionCnnGap(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(32)
+        self.conv2 = nn.Conv2d(32, 64, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(64)
+        self.fc = nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.max_pool2d(F.relu(self.bn2(self.conv2(x))), 2)
+        return self.fc(x.mean((2, 3)))
+
+
+def augment(padded, idx, gen):
+    """Random 28x28 crops of the padded images idx, each flipped with probability 1/2."""
+    n = idx.numel()
+    dy = torch.randint(0, 2 * PAD + 1, (n,), generator=gen)
+    dx = torch.randint(0, 2 * PAD + 1, (n,), generator=gen)
+    flip = torch.rand(n, generator=gen) < 0.5
+    out = torch.empty(n, 1, 28, 28)
+    for k in range(n):
+        img = padded[idx[k], :, dy[k]:dy[k] + 28, dx[k]:dx[k] + 28]
+        out[k] = img.flip(-1) if flip[k] else img
+    return out
+
+
+def step(model, opt, x, y, micro):
+    """One optimiser step over micro-batches (each its own forward, as measure's micro_batch_backward);
+    returns the batch's mean loss and the squared norms of the micro-batches' mean gradient and of the
+    batch gradient."""
+    opt.zero_grad(set_to_none=True)
+    params = list(model.parameters())
+    total = [torch.zeros_like(p) for p in params]
+    small_sq = 0.0
+    loss_sum = 0.0
+    for xs, ys in zip(x.chunk(micro), y.chunk(micro)):
+        loss = F.cross_entropy(model(xs), ys)
+        grads = torch.autograd.grad(loss, params)
+        small_sq += sum((g * g).sum().item() for g in grads) / micro
+        for t, g in zip(total, grads):
+            t += g / micro
+        loss_sum += loss.item() / micro
+    for p, t in zip(params, total):
+        p.grad = t
+    opt.step()
+    return loss_sum, small_sq, sum((t * t).sum().item() for t in total)
+
+
+def probe_loss(model, x, y):
+    model.eval()
+    with torch.no_grad():
+        loss = sum(F.cross_entropy(model(xs), ys, reduction="sum").item()
+                   for xs, ys in zip(x.split(1000), y.split(1000))) / y.numel()
+    model.train()
+    return loss
