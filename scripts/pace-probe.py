@@ -1,0 +1,192 @@
+#!/usr/bin/python3
+"""Where a larger batch's progress per step comes from, with the floor taken out (docs/LARGE_BATCH.md, "The pace, measured: a warm-start probe").
+
+Trains fashion-cnn-gap as `measure baseline` does (the PyTorch replica of floor-probe.py:
+--batch in --micro-batches BatchNorm micro-batches, crop with padding 2 and flip, SGD with
+momentum and weight decay 5e-4, constant lr) and reads two things, each on the loss of a fixed set
+of training images (the first --probe-images, no augmentation, BatchNorm in eval mode):
+
+- at --log-at steps: the loss, the loss after *cooling* (--cool-steps more steps at --cool times
+  the lr at batch --cool-batch, from a copy of the model and optimiser state, which is then
+  restored), the squared norms of the conv and fc weights, and the epoch's mean training loss.
+  Cooling takes away the noise floor (its level is proportional to the lr), so the cooled loss is
+  the progress the run has made, the floor left out. Two runs at different batches are compared
+  on their cooled losses, not on their losses.
+- at --pace-at steps (the baseline run): from the run's state, --pace-steps steps at --ratio times
+  the batch (the same lr and momentum buffer) against the baseline batch continued for K, 2K, 4K,
+  ... ratio x K steps; each arm cooled as above. The baseline steps the larger batch's steps are
+  worth (where the continued baseline's cooled loss falls to the larger batch's), per step, is the
+  *gain*: McCandlish's relation gives (B_noise + B) / (B_noise + B_0) for a tuned lr; the plain
+  step equation at constant lr gives at most 2 / (2 - x_0); a quadratic with heavy-ball momentum
+  gives 1 (the batch moves only the floor).
+
+Run with Debian's PyTorch (python3-torch):
+    /usr/bin/python3 scripts/pace-probe.py [--momentum 0.9] [--batch 128] [--epochs 4] [--seed 0]
+Every draw of the probes comes from its own generator, so the run goes on as if it had not been
+probed.
+"""
+import argparse
+import copy
+import math
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+from fashion_mnist import DEFAULT_DIR, MEAN, STD, normalise, training_set
+from fashion_replica import PAD, FashionCnnGap, augment, probe_loss, step
+
+
+class Probe:
+    """What the probes share: the data, the fixed set and their own random draws."""
+
+    def __init__(self, a, padded, labels, x_probe, y_probe):
+        self.a, self.padded, self.labels = a, padded, labels
+        self.x_probe, self.y_probe = x_probe, y_probe
+        self.gen = torch.Generator().manual_seed(a.seed + 1_000_003)
+
+    def train(self, model, opt, steps, batch, lr):
+        for g in opt.param_groups:
+            g["lr"] = lr
+        n = self.labels.numel()
+        for _ in range(steps):
+            idx = torch.randint(0, n, (batch,), generator=self.gen)
+            loss, _, _ = step(model, opt, augment(self.padded, idx, self.gen), self.labels[idx], self.a.micro_batches)
+            if not math.isfinite(loss):
+                sys.exit("pace-probe: a probe's loss is not finite")
+
+    def loss(self, model):
+        return probe_loss(model, self.x_probe, self.y_probe)
+
+    def cooled(self, model, opt):
+        """The fixed set's loss after cooling from a copy of (model, opt); both are restored."""
+        saved_model, saved_opt = copy.deepcopy(model.state_dict()), copy.deepcopy(opt.state_dict())
+        self.train(model, opt, self.a.cool_steps, self.a.cool_batch, self.a.lr * self.a.cool)
+        out = self.loss(model)
+        model.load_state_dict(saved_model)
+        opt.load_state_dict(saved_opt)
+        for g in opt.param_groups:
+            g["lr"] = self.a.lr
+        return out
+
+    def pace(self, model, opt, s):
+        """The larger batch's gain per step from the state at step s; (model, opt) are restored."""
+        a = self.a
+        saved_model, saved_opt = copy.deepcopy(model.state_dict()), copy.deepcopy(opt.state_dict())
+        self.train(model, opt, a.pace_steps, a.batch * a.ratio, a.lr)
+        big_loss, big_cooled = self.loss(model), self.cooled(model, opt)
+        model.load_state_dict(saved_model)
+        opt.load_state_dict(saved_opt)
+        counts, n = [], a.pace_steps
+        while n < a.pace_steps * a.ratio:
+            counts.append(n)
+            n *= 2
+        counts.append(a.pace_steps * a.ratio)
+        done, losses, cooled = 0, [], []
+        for n in counts:
+            self.train(model, opt, n - done, a.batch, a.lr)
+            done = n
+            losses.append(self.loss(model))
+            cooled.append(self.cooled(model, opt))
+        model.load_state_dict(saved_model)
+        opt.load_state_dict(saved_opt)
+        for g in opt.param_groups:
+            g["lr"] = a.lr
+        print(f"# pace at step {s}: {a.pace_steps} steps at batch {a.batch * a.ratio}: loss {big_loss:.4f}, "
+              f"cooled {big_cooled:.4f}")
+        print("#   baseline steps  " + "  ".join(f"{n:7d}" for n in counts))
+        print("#   loss            " + "  ".join(f"{v:7.4f}" for v in losses))
+        print("#   cooled          " + "  ".join(f"{v:7.4f}" for v in cooled))
+        print(f"pace  {s:6d}  {s / self.steps_per_epoch:6.3f}  gain_cooled {gain(counts, cooled, big_cooled, a.pace_steps)}"
+              f"  gain_loss {gain(counts, losses, big_loss, a.pace_steps)}", flush=True)
+
+
+def gain(counts, values, target, steps):
+    """The baseline steps at which values (read after counts steps) first fall to target, log-linear
+    between readings, per larger-batch step; '<' or '>' where target is outside the readings."""
+    if target >= values[0]:
+        return f"<{counts[0] / steps:.2f}"
+    for k in range(1, len(counts)):
+        if values[k] <= target:
+            f = (values[k - 1] - target) / (values[k - 1] - values[k])
+            n = math.exp(math.log(counts[k - 1]) + f * (math.log(counts[k]) - math.log(counts[k - 1])))
+            return f"{n / steps:.2f}"
+    return f">{counts[-1] / steps:.2f}"
+
+
+def steps_list(text, total, name):
+    out = sorted({int(s) for s in text.split(",") if s})
+    if out and (out[0] < 1 or out[-1] > total):
+        sys.exit(f"pace-probe: {name} needs steps in [1, {total}]")
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=DEFAULT_DIR)
+    parser.add_argument("--lr", type=float, default=0.1)
+    parser.add_argument("--momentum", type=float, default=0.9)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--micro-batches", type=int, default=4)
+    parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--log-at", default="", help="steps after which to log (default: every quarter epoch)")
+    parser.add_argument("--pace-at", default="", help="steps after which to probe the pace (default: none)")
+    parser.add_argument("--pace-steps", type=int, default=30, help="the larger batch's steps in a pace probe")
+    parser.add_argument("--ratio", type=int, default=16, help="the larger batch as a multiple of --batch")
+    parser.add_argument("--cool", type=float, default=0.1, help="the cooling lr as a fraction of --lr")
+    parser.add_argument("--cool-steps", type=int, default=50)
+    parser.add_argument("--cool-batch", type=int, default=128)
+    parser.add_argument("--probe-images", type=int, default=5000)
+    a = parser.parse_args()
+    if not (0 <= a.momentum < 1) or a.lr <= 0 or not (0 < a.cool < 1) or min(a.cool_steps, a.pace_steps) < 1:
+        sys.exit("pace-probe: need 0 <= --momentum < 1, --lr > 0, 0 < --cool < 1, --cool-steps and --pace-steps >= 1")
+    if a.ratio < 2 or a.batch % a.micro_batches or a.cool_batch % a.micro_batches:
+        sys.exit("pace-probe: need --ratio >= 2, and --batch and --cool-batch multiples of --micro-batches")
+    torch.set_num_threads(1)
+
+    images, labels = training_set(a.data, "pace-probe")
+    x_all = normalise(images)
+    padded = F.pad(x_all, (PAD, PAD, PAD, PAD), value=(0 - MEAN) / STD)
+    n = labels.numel()
+    steps_per_epoch = math.ceil(n / a.batch)
+    total = steps_per_epoch * a.epochs
+    quarter = max(1, steps_per_epoch // 4)
+    log_at = steps_list(a.log_at or ",".join(str(s) for s in range(quarter, total + 1, quarter)), total, "--log-at")
+    pace_at = steps_list(a.pace_at, total, "--pace-at")
+
+    torch.manual_seed(a.seed)
+    model = FashionCnnGap()
+    opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum, weight_decay=5e-4)
+    gen = torch.Generator().manual_seed(a.seed)
+    probe = Probe(a, padded, labels, x_all[:a.probe_images], labels[:a.probe_images])
+    probe.steps_per_epoch = steps_per_epoch
+    print(f"# fashion-cnn-gap (PyTorch replica), lr {a.lr}, momentum {a.momentum}, batch {a.batch} in "
+          f"{a.micro_batches} micro-batches, seed {a.seed}; cooling: {a.cool_steps} steps at {a.cool} x lr, batch "
+          f"{a.cool_batch}; loss on the first {a.probe_images} training images (eval mode)")
+    print("#     step  epochs  train_loss  loss    cooled  |w_conv1|^2  |w_conv2|^2  |w_fc|^2")
+    started = time.time()
+    s, window, window_n = 0, 0.0, 0
+    for epoch in range(a.epochs):
+        order = torch.randperm(n, generator=gen)
+        for b in range(steps_per_epoch):
+            idx = order[b * a.batch:(b + 1) * a.batch]
+            loss, _, _ = step(model, opt, augment(padded, idx, gen), labels[idx], a.micro_batches)
+            if not math.isfinite(loss):
+                sys.exit(f"pace-probe: the loss is not finite at step {s + 1}")
+            s += 1
+            window += loss
+            window_n += 1
+            if s in log_at:
+                norms = [(m.weight * m.weight).sum().item() for m in (model.conv1, model.conv2, model.fc)]
+                print(f"log  {s:6d}  {s / steps_per_epoch:6.3f}  {window / window_n:10.4f}  {probe.loss(model):6.4f}  "
+                      f"{probe.cooled(model, opt):6.4f}  " + "  ".join(f"{v:11.3f}" for v in norms), flush=True)
+                window, window_n = 0.0, 0
+            if s in pace_at:
+                probe.pace(model, opt, s)
+        print(f"# epoch {epoch + 1} done after {time.time() - started:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
