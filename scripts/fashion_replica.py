@@ -1,13 +1,36 @@
 """The C++ trainer's fashion-cnn-gap recipe in PyTorch, for the scripts that replay it (floor-probe.py,
 pace-probe.py): the model (models/fashion_cnn.h's layers and default initialisation), measure's
 augmentation for Fashion-MNIST, one optimiser step over BatchNorm micro-batches as measure's
-micro_batch_backward takes it, and the loss on a fixed set. A replica, not `measure`: the random
+micro_batch_backward takes it, the loss on a fixed set, and snapshots of the training state to probe
+from. A replica, not `measure`: the random
 draws are PyTorch's."""
+import copy
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from fashion_mnist import MEAN, STD, normalise, training_set
+
 PAD = 2  # the crop padding measure uses for Fashion-MNIST
+
+
+def training_data(folder, tool):
+    """The training images normalised as measure does, the same padded for the random crop (the
+    padding a black pixel, normalised), and the labels."""
+    images, labels = training_set(folder, tool)
+    x = normalise(images)
+    return x, F.pad(x, (PAD, PAD, PAD, PAD), value=(0 - MEAN) / STD), labels
+
+
+def snapshot(model, opt):
+    return copy.deepcopy(model.state_dict()), copy.deepcopy(opt.state_dict())
+
+
+def restore(model, opt, state):
+    """Back to a snapshot, the optimiser's lr included."""
+    model.load_state_dict(state[0])
+    opt.load_state_dict(state[1])
 
 
 class FashionCnnGap(nn.Module):

@@ -20,16 +20,14 @@ It is a replica in PyTorch of the C++ trainer's recipe, not `measure` itself: th
 default initialisation and the transforms are the C++ module's, the random draws are PyTorch's.
 """
 import argparse
-import copy
 import math
 import sys
 import time
 
 import torch
-import torch.nn.functional as F
 
-from fashion_mnist import DEFAULT_DIR, MEAN, STD, normalise, training_set
-from fashion_replica import PAD, FashionCnnGap, augment, probe_loss, step
+from fashion_mnist import DEFAULT_DIR
+from fashion_replica import FashionCnnGap, augment, probe_loss, restore, snapshot, step, training_data
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -53,10 +51,7 @@ def main():
     torch.set_num_threads(1)
     probes = {int(s) for s in a.probe_at.split(",") if s}
 
-    images, labels = training_set(a.data, "floor-probe")
-    x_all = normalise(images)
-    zero = (0 - MEAN) / STD  # padding is a black pixel, normalised
-    padded = F.pad(x_all, (PAD, PAD, PAD, PAD), value=zero)
+    x_all, padded, labels = training_data(a.data, "floor-probe")
     x_probe, y_probe = x_all[:a.probe_images], labels[:a.probe_images]
     n = labels.numel()
 
@@ -99,18 +94,14 @@ def main():
                 print_row(row)
             if s in probes:
                 before = probe_loss(model, x_probe, y_probe)
-                saved_model = copy.deepcopy(model.state_dict())
-                saved_opt = copy.deepcopy(opt.state_dict())
+                saved = snapshot(model, opt)
                 for g in opt.param_groups:
                     g["lr"] = a.lr * a.cool
                 for _ in range(a.probe_steps):
                     pidx = torch.randint(0, n, (a.batch,), generator=probe_gen)
                     step(model, opt, augment(padded, pidx, probe_gen), labels[pidx], a.micro_batches)
                 cooled = probe_loss(model, x_probe, y_probe)
-                model.load_state_dict(saved_model)
-                opt.load_state_dict(saved_opt)
-                for g in opt.param_groups:
-                    g["lr"] = a.lr
+                restore(model, opt, saved)
                 trace = trace_sum / max(trace_n, 1)
                 row = {"step": s, "epochs": s / steps_per_epoch, "run_loss": window_loss / window_n,
                        "before": before, "cooled": cooled, "floor_measured": (before - cooled) / (1 - a.cool),

@@ -26,16 +26,14 @@ Every draw of the probes comes from its own generator, so the run goes on as if 
 probed.
 """
 import argparse
-import copy
 import math
 import sys
 import time
 
 import torch
-import torch.nn.functional as F
 
-from fashion_mnist import DEFAULT_DIR, MEAN, STD, normalise, training_set
-from fashion_replica import PAD, FashionCnnGap, augment, probe_loss, step
+from fashion_mnist import DEFAULT_DIR
+from fashion_replica import FashionCnnGap, augment, probe_loss, restore, snapshot, step, training_data
 
 
 class Probe:
@@ -44,6 +42,7 @@ class Probe:
     def __init__(self, a, padded, labels, x_probe, y_probe):
         self.a, self.padded, self.labels = a, padded, labels
         self.x_probe, self.y_probe = x_probe, y_probe
+        self.steps_per_epoch = math.ceil(labels.numel() / a.batch)
         self.gen = torch.Generator().manual_seed(a.seed + 1_000_003)
 
     def train(self, model, opt, steps, batch, lr):
@@ -61,23 +60,19 @@ class Probe:
 
     def cooled(self, model, opt):
         """The fixed set's loss after cooling from a copy of (model, opt); both are restored."""
-        saved_model, saved_opt = copy.deepcopy(model.state_dict()), copy.deepcopy(opt.state_dict())
+        saved = snapshot(model, opt)
         self.train(model, opt, self.a.cool_steps, self.a.cool_batch, self.a.lr * self.a.cool)
         out = self.loss(model)
-        model.load_state_dict(saved_model)
-        opt.load_state_dict(saved_opt)
-        for g in opt.param_groups:
-            g["lr"] = self.a.lr
+        restore(model, opt, saved)
         return out
 
     def pace(self, model, opt, s):
         """The larger batch's gain per step from the state at step s; (model, opt) are restored."""
         a = self.a
-        saved_model, saved_opt = copy.deepcopy(model.state_dict()), copy.deepcopy(opt.state_dict())
+        saved = snapshot(model, opt)
         self.train(model, opt, a.pace_steps, a.batch * a.ratio, a.lr)
         big_loss, big_cooled = self.loss(model), self.cooled(model, opt)
-        model.load_state_dict(saved_model)
-        opt.load_state_dict(saved_opt)
+        restore(model, opt, saved)
         counts, n = [], a.pace_steps
         while n < a.pace_steps * a.ratio:
             counts.append(n)
@@ -89,10 +84,7 @@ class Probe:
             done = n
             losses.append(self.loss(model))
             cooled.append(self.cooled(model, opt))
-        model.load_state_dict(saved_model)
-        opt.load_state_dict(saved_opt)
-        for g in opt.param_groups:
-            g["lr"] = a.lr
+        restore(model, opt, saved)
         print(f"# pace at step {s}: {a.pace_steps} steps at batch {a.batch * a.ratio}: loss {big_loss:.4f}, "
               f"cooled {big_cooled:.4f}")
         print("#   baseline steps  " + "  ".join(f"{n:7d}" for n in counts))
@@ -146,9 +138,7 @@ def main():
         sys.exit("pace-probe: need --ratio >= 2, and --batch and --cool-batch multiples of --micro-batches")
     torch.set_num_threads(1)
 
-    images, labels = training_set(a.data, "pace-probe")
-    x_all = normalise(images)
-    padded = F.pad(x_all, (PAD, PAD, PAD, PAD), value=(0 - MEAN) / STD)
+    x_all, padded, labels = training_data(a.data, "pace-probe")
     n = labels.numel()
     steps_per_epoch = math.ceil(n / a.batch)
     total = steps_per_epoch * a.epochs
@@ -161,7 +151,6 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum, weight_decay=5e-4)
     gen = torch.Generator().manual_seed(a.seed)
     probe = Probe(a, padded, labels, x_all[:a.probe_images], labels[:a.probe_images])
-    probe.steps_per_epoch = steps_per_epoch
     print(f"# fashion-cnn-gap (PyTorch replica), lr {a.lr}, momentum {a.momentum}, batch {a.batch} in "
           f"{a.micro_batches} micro-batches, seed {a.seed}; cooling: {a.cool_steps} steps at {a.cool} x lr, batch "
           f"{a.cool_batch}; loss on the first {a.probe_images} training images (eval mode)")
