@@ -8,7 +8,7 @@ of training images (the first --probe-images, no augmentation, BatchNorm in eval
 
 - at --log-at steps: the loss, the loss after *cooling* (--cool-steps more steps at --cool times
   the lr at batch --cool-batch, from a copy of the model and optimiser state, which is then
-  restored), the squared norms of the conv and fc weights, and the epoch's mean training loss.
+  restored; a list such as 50,200,800 reads the loss after each of those cumulative depths), the squared norms of the conv and fc weights, and the epoch's mean training loss.
   Cooling takes away the noise floor (its level is proportional to the lr), so the cooled loss is
   the progress the run has made, the floor left out. Two runs at different batches are compared
   on their cooled losses, not on their losses.
@@ -59,10 +59,14 @@ class Probe:
         return probe_loss(model, self.x_probe, self.y_probe)
 
     def cooled(self, model, opt):
-        """The fixed set's loss after cooling from a copy of (model, opt); both are restored."""
+        """The fixed set's losses after cooling from a copy of (model, opt) to each depth in --cool-steps;
+        both are restored."""
         saved = snapshot(model, opt)
-        self.train(model, opt, self.a.cool_steps, self.a.cool_batch, self.a.lr * self.a.cool)
-        out = self.loss(model)
+        out, done = [], 0
+        for depth in self.a.cool_steps:
+            self.train(model, opt, depth - done, self.a.cool_batch, self.a.lr * self.a.cool)
+            done = depth
+            out.append(self.loss(model))
         restore(model, opt, saved)
         return out
 
@@ -85,13 +89,22 @@ class Probe:
             losses.append(self.loss(model))
             cooled.append(self.cooled(model, opt))
         restore(model, opt, saved)
+        names = cooled_names(a.cool_steps)
         print(f"# pace at step {s}: {a.pace_steps} steps at batch {a.batch * a.ratio}: loss {big_loss:.4f}, "
-              f"cooled {big_cooled:.4f}")
+              + ", ".join(f"{name} {v:.4f}" for name, v in zip(names, big_cooled)))
         print("#   baseline steps  " + "  ".join(f"{n:7d}" for n in counts))
         print("#   loss            " + "  ".join(f"{v:7.4f}" for v in losses))
-        print("#   cooled          " + "  ".join(f"{v:7.4f}" for v in cooled))
-        print(f"pace  {s:6d}  {s / self.steps_per_epoch:6.3f}  gain_cooled {gain(counts, cooled, big_cooled, a.pace_steps)}"
-              f"  gain_loss {gain(counts, losses, big_loss, a.pace_steps)}", flush=True)
+        for k, name in enumerate(names):
+            print(f"#   {name:16s}" + "  ".join(f"{c[k]:7.4f}" for c in cooled))
+        gains = [f"gain_{name} {gain(counts, [c[k] for c in cooled], big_cooled[k], a.pace_steps)}"
+                 for k, name in enumerate(names)]
+        print(f"pace  {s:6d}  {s / self.steps_per_epoch:6.3f}  " + "  ".join(gains)
+              + f"  gain_loss {gain(counts, losses, big_loss, a.pace_steps)}", flush=True)
+
+
+def cooled_names(depths):
+    """'cooled' for one cooling depth (the output as it was first committed), 'cooled@N' for several."""
+    return ["cooled"] if len(depths) == 1 else [f"cooled@{d}" for d in depths]
 
 
 def gain(counts, values, target, steps):
@@ -128,11 +141,17 @@ def main():
     parser.add_argument("--pace-steps", type=int, default=30, help="the larger batch's steps in a pace probe")
     parser.add_argument("--ratio", type=int, default=16, help="the larger batch as a multiple of --batch")
     parser.add_argument("--cool", type=float, default=0.1, help="the cooling lr as a fraction of --lr")
-    parser.add_argument("--cool-steps", type=int, default=50)
+    parser.add_argument("--cool-steps", default="50",
+                        help="cooling steps; a comma list reads the loss at each cumulative depth")
     parser.add_argument("--cool-batch", type=int, default=128)
     parser.add_argument("--probe-images", type=int, default=5000)
     a = parser.parse_args()
-    if not (0 <= a.momentum < 1) or a.lr <= 0 or not (0 < a.cool < 1) or min(a.cool_steps, a.pace_steps) < 1:
+    try:
+        a.cool_steps = sorted({int(d) for d in a.cool_steps.split(",") if d})
+    except ValueError:
+        sys.exit(f"pace-probe: --cool-steps needs whole numbers separated by commas, not {a.cool_steps!r}")
+    if not (0 <= a.momentum < 1) or a.lr <= 0 or not (0 < a.cool < 1) or not a.cool_steps or \
+            min(a.cool_steps[0], a.pace_steps) < 1:
         sys.exit("pace-probe: need 0 <= --momentum < 1, --lr > 0, 0 < --cool < 1, --cool-steps and --pace-steps >= 1")
     if a.ratio < 2 or a.batch % a.micro_batches or a.cool_batch % a.micro_batches:
         sys.exit("pace-probe: need --ratio >= 2, and --batch and --cool-batch multiples of --micro-batches")
@@ -152,9 +171,10 @@ def main():
     gen = torch.Generator().manual_seed(a.seed)
     probe = Probe(a, padded, labels, x_all[:a.probe_images], labels[:a.probe_images])
     print(f"# fashion-cnn-gap (PyTorch replica), lr {a.lr}, momentum {a.momentum}, batch {a.batch} in "
-          f"{a.micro_batches} micro-batches, seed {a.seed}; cooling: {a.cool_steps} steps at {a.cool} x lr, batch "
+          f"{a.micro_batches} micro-batches, seed {a.seed}; cooling: {','.join(map(str, a.cool_steps))} steps at {a.cool} x lr, batch "
           f"{a.cool_batch}; loss on the first {a.probe_images} training images (eval mode)")
-    print("#     step  epochs  train_loss  loss    cooled  |w_conv1|^2  |w_conv2|^2  |w_fc|^2")
+    print("#     step  epochs  train_loss  loss    " + "  ".join(f"{n:6s}" for n in cooled_names(a.cool_steps))
+          + "  |w_conv1|^2  |w_conv2|^2  |w_fc|^2")
     started = time.time()
     s, window, window_n = 0, 0.0, 0
     for epoch in range(a.epochs):
@@ -170,7 +190,8 @@ def main():
             if s in log_at:
                 norms = [(m.weight * m.weight).sum().item() for m in (model.conv1, model.conv2, model.fc)]
                 print(f"log  {s:6d}  {s / steps_per_epoch:6.3f}  {window / window_n:10.4f}  {probe.loss(model):6.4f}  "
-                      f"{probe.cooled(model, opt):6.4f}  " + "  ".join(f"{v:11.3f}" for v in norms), flush=True)
+                      + "  ".join(f"{v:6.4f}" for v in probe.cooled(model, opt)) + "  "
+                      + "  ".join(f"{v:11.3f}" for v in norms), flush=True)
                 window, window_n = 0.0, 0
             if s in pace_at:
                 probe.pace(model, opt, s)
