@@ -6,11 +6,13 @@ Trains the Fashion-MNIST CNN with the pooled head (models/fashion_cnn.h, fashion
 own; random crop with padding 2 and horizontal flip; SGD with momentum and weight decay 5e-4), and
 at a few points of the run probes the noise floor: from a copy of the model and optimiser state it
 trains --probe-steps more steps at --cool times the lr and measures how far the loss on a fixed set
-of training images (the first --probe-images, no augmentation, BatchNorm in eval mode) drops; then
+of training images (the first --probe-images, no augmentation, BatchNorm in eval mode) drops (a list
+such as 50,200,800 reads the drop at each of those cumulative depths: the deeper ones reach the
+flatter directions, which a short cooling leaves at the run's floor); then
 it restores the copy, so the run goes on as if it had not been probed. A quadratic's stationary
 excess loss is proportional to the lr, so the drop is (1 - cool) of the floor at the run's lr,
 plus the little progress the cooled steps make (the run's own loss over the same number of steps
-at its full lr is printed beside it, from the same set). Beside it the floor the large-batch
+as the shallowest depth, at its full lr, is printed beside it, from the same set). Beside it the floor the large-batch
 model computes, lr tr(Sigma) / (4 B (1 - m)), with tr(Sigma) from the two-batch estimator over the
 micro-batches (moving average over the steps since the previous probe).
 
@@ -40,11 +42,16 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--probe-at", default="30,60,120,235,469,703,938",
                         help="the steps after which to probe (comma-separated)")
-    parser.add_argument("--probe-steps", type=int, default=50)
+    parser.add_argument("--probe-steps", default="50",
+                        help="cooled steps; a comma list reads the drop at each cumulative depth")
     parser.add_argument("--cool", type=float, default=0.1, help="the probe's lr as a fraction of the run's")
     parser.add_argument("--probe-images", type=int, default=5000)
     a = parser.parse_args()
-    if not (0 <= a.momentum < 1) or a.lr <= 0 or not (0 < a.cool < 1) or a.probe_steps < 1:
+    try:
+        depths = sorted({int(d) for d in a.probe_steps.split(",") if d})
+    except ValueError:
+        sys.exit(f"floor-probe: --probe-steps needs whole numbers separated by commas, not {a.probe_steps!r}")
+    if not (0 <= a.momentum < 1) or a.lr <= 0 or not (0 < a.cool < 1) or not depths or depths[0] < 1:
         sys.exit("floor-probe: need 0 <= --momentum < 1, --lr > 0, 0 < --cool < 1, --probe-steps >= 1")
     if a.batch % a.micro_batches:
         sys.exit("floor-probe: --batch must be a multiple of --micro-batches")
@@ -66,9 +73,10 @@ def main():
     if not probes or min(probes) < 1 or max(probes) > total_steps:
         sys.exit(f"floor-probe: --probe-at needs steps in [1, {total_steps}] ({a.epochs} epochs of {steps_per_epoch})")
     print(f"# fashion-cnn-gap (PyTorch replica), lr {a.lr}, momentum {a.momentum}, batch {a.batch} in "
-          f"{a.micro_batches} micro-batches, seed {a.seed}; probe: {a.probe_steps} steps at {a.cool} x lr, "
+          f"{a.micro_batches} micro-batches, seed {a.seed}; probe: {','.join(map(str, depths))} steps at {a.cool} x lr, "
           f"loss on the first {a.probe_images} training images (eval mode)")
-    print("# step  epochs  run_loss  probe_loss  cooled  drop   continued  floor_measured  tr_sigma  floor_model")
+    deep = "" if len(depths) == 1 else "".join(f"  cooled@{d}  floor@{d}" for d in depths[1:])
+    print("# step  epochs  run_loss  probe_loss  cooled  drop   continued  floor_measured  tr_sigma  floor_model" + deep)
     trace_sum, trace_n, window_loss, window_n = 0.0, 0, 0.0, 0
     pending = {}  # step at which to read the run's own probe-set loss -> the probe's row
     started = time.time()
@@ -97,18 +105,22 @@ def main():
                 saved = snapshot(model, opt)
                 for g in opt.param_groups:
                     g["lr"] = a.lr * a.cool
-                for _ in range(a.probe_steps):
-                    pidx = torch.randint(0, n, (a.batch,), generator=probe_gen)
-                    step(model, opt, augment(padded, pidx, probe_gen), labels[pidx], a.micro_batches)
-                cooled = probe_loss(model, x_probe, y_probe)
+                cooled, done = [], 0
+                for depth in depths:
+                    for _ in range(depth - done):
+                        pidx = torch.randint(0, n, (a.batch,), generator=probe_gen)
+                        step(model, opt, augment(padded, pidx, probe_gen), labels[pidx], a.micro_batches)
+                    done = depth
+                    cooled.append(probe_loss(model, x_probe, y_probe))
                 restore(model, opt, saved)
                 trace = trace_sum / max(trace_n, 1)
                 row = {"step": s, "epochs": s / steps_per_epoch, "run_loss": window_loss / window_n,
-                       "before": before, "cooled": cooled, "floor_measured": (before - cooled) / (1 - a.cool),
+                       "before": before, "cooled": cooled, "floors": [(before - c) / (1 - a.cool) for c in cooled],
+                       "depths": depths,
                        "trace": trace, "floor_model": a.lr * trace / (4 * a.batch * (1 - a.momentum))}
                 trace_sum, trace_n, window_loss, window_n = 0.0, 0, 0.0, 0
-                if s + a.probe_steps <= total_steps:
-                    pending[s + a.probe_steps] = row
+                if s + depths[0] <= total_steps:
+                    pending[s + depths[0]] = row
                 else:
                     row["continued"] = float("nan")
                     print_row(row)
@@ -116,9 +128,11 @@ def main():
 
 
 def print_row(r):
-    print(f"{r['step']:6d}  {r['epochs']:6.3f}  {r['run_loss']:8.4f}  {r['before']:10.4f}  {r['cooled']:6.4f}  "
-          f"{r['before'] - r['cooled']:+.4f}  {r['continued']:9.4f}  {r['floor_measured']:14.4f}  {r['trace']:8.2f}  "
-          f"{r['floor_model']:11.4f}", flush=True)
+    deep = "".join(f"  {c:{len(str(d)) + 8}.4f}  {f:{len(str(d)) + 7}.4f}"
+                   for d, c, f in zip(r["depths"][1:], r["cooled"][1:], r["floors"][1:]))
+    print(f"{r['step']:6d}  {r['epochs']:6.3f}  {r['run_loss']:8.4f}  {r['before']:10.4f}  {r['cooled'][0]:6.4f}  "
+          f"{r['before'] - r['cooled'][0]:+.4f}  {r['continued']:9.4f}  {r['floors'][0]:14.4f}  {r['trace']:8.2f}  "
+          f"{r['floor_model']:11.4f}" + deep, flush=True)
 
 
 if __name__ == "__main__":
