@@ -1,18 +1,33 @@
 """The C++ trainer's fashion-cnn-gap recipe in PyTorch, for the scripts that replay it (floor-probe.py,
-pace-probe.py): the model (models/fashion_cnn.h's layers and default initialisation), measure's
+pace-probe.py, bn-noise-probe.py): the model (models/fashion_cnn.h's layers and default initialisation), measure's
 augmentation for Fashion-MNIST, one optimiser step over BatchNorm micro-batches as measure's
 micro_batch_backward takes it, the loss on a fixed set, and snapshots of the training state to probe
 from. A replica, not `measure`: the random
 draws are PyTorch's."""
 import copy
+import math
+import sys
+import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from fashion_mnist import MEAN, STD, normalise, training_set
+from fashion_mnist import DEFAULT_DIR, MEAN, STD, normalise, training_set
 
 PAD = 2  # the crop padding measure uses for Fashion-MNIST
+
+
+def add_recipe_arguments(parser, epochs):
+    """The flags every replay takes: the data, and the recipe's lr, momentum, batch, BatchNorm
+    micro-batches, epochs (default `epochs`) and seed."""
+    parser.add_argument("--data", default=DEFAULT_DIR)
+    parser.add_argument("--lr", type=float, default=0.1)
+    parser.add_argument("--momentum", type=float, default=0.9)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--micro-batches", type=int, default=4)
+    parser.add_argument("--epochs", type=int, default=epochs)
+    parser.add_argument("--seed", type=int, default=0)
 
 
 def training_data(folder, tool):
@@ -81,6 +96,27 @@ def step(model, opt, x, y, micro):
         p.grad = t
     opt.step()
     return loss_sum, small_sq, sum((t * t).sum().item() for t in total)
+
+
+def run_steps(model, opt, padded, labels, a, gen, tool):
+    """The recipe's run: a.epochs epochs, each of a.batch-image batches in an order drawn from gen,
+    augmented with gen's draws. Yields (step, images, loss, small_sq, big_sq) after each step (the
+    last three as step() returns them), so the caller probes between steps; prints each epoch's end;
+    exits with an error naming `tool` where the loss is not finite."""
+    n = labels.numel()
+    steps_per_epoch = math.ceil(n / a.batch)
+    started = time.time()
+    s = 0
+    for epoch in range(a.epochs):
+        order = torch.randperm(n, generator=gen)
+        for b in range(steps_per_epoch):
+            idx = order[b * a.batch:(b + 1) * a.batch]
+            loss, small_sq, big_sq = step(model, opt, augment(padded, idx, gen), labels[idx], a.micro_batches)
+            if not math.isfinite(loss):
+                sys.exit(f"{tool}: the loss is not finite at step {s + 1}")
+            s += 1
+            yield s, idx.numel(), loss, small_sq, big_sq
+        print(f"# epoch {epoch + 1} done after {time.time() - started:.0f} s", flush=True)
 
 
 def probe_loss(model, x, y):

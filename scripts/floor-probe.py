@@ -24,22 +24,14 @@ default initialisation and the transforms are the C++ module's, the random draws
 import argparse
 import math
 import sys
-import time
 
 import torch
 
-from fashion_mnist import DEFAULT_DIR
-from fashion_replica import FashionCnnGap, augment, probe_loss, restore, snapshot, step, training_data
+from fashion_replica import FashionCnnGap, add_recipe_arguments, augment, probe_loss, restore, run_steps, snapshot, step, training_data
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=DEFAULT_DIR)
-    parser.add_argument("--lr", type=float, default=0.1)
-    parser.add_argument("--momentum", type=float, default=0.9)
-    parser.add_argument("--batch", type=int, default=128)
-    parser.add_argument("--micro-batches", type=int, default=4)
-    parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
+    add_recipe_arguments(parser, epochs=2)
     parser.add_argument("--probe-at", default="30,60,120,235,469,703,938",
                         help="the steps after which to probe (comma-separated)")
     parser.add_argument("--probe-steps", default="50",
@@ -79,52 +71,41 @@ def main():
     print("# step  epochs  run_loss  probe_loss  cooled  drop   continued  floor_measured  tr_sigma  floor_model" + deep)
     trace_sum, trace_n, window_loss, window_n = 0.0, 0, 0.0, 0
     pending = {}  # step at which to read the run's own probe-set loss -> the probe's row
-    started = time.time()
-    s = 0
-    for epoch in range(a.epochs):
-        order = torch.randperm(n, generator=gen)
-        for b in range(steps_per_epoch):
-            idx = order[b * a.batch:(b + 1) * a.batch]
-            x = augment(padded, idx, gen)
-            loss, small_sq, big_sq = step(model, opt, x, labels[idx], a.micro_batches)
-            if not math.isfinite(loss):
-                sys.exit(f"floor-probe: the loss is not finite at step {s + 1}")
-            s += 1
-            window_loss += loss
-            window_n += 1
-            if idx.numel() == a.batch:
-                # tr(Sigma) from the two batch sizes: E|g_b|^2 = |G|^2 + tr(Sigma) / b.
-                trace_sum += (small_sq - big_sq) / (1 / small - 1 / a.batch)
-                trace_n += 1
-            if s in pending:
-                row = pending.pop(s)
-                row["continued"] = probe_loss(model, x_probe, y_probe)
+    for s, images, loss, small_sq, big_sq in run_steps(model, opt, padded, labels, a, gen, "floor-probe"):
+        window_loss += loss
+        window_n += 1
+        if images == a.batch:
+            # tr(Sigma) from the two batch sizes: E|g_b|^2 = |G|^2 + tr(Sigma) / b.
+            trace_sum += (small_sq - big_sq) / (1 / small - 1 / a.batch)
+            trace_n += 1
+        if s in pending:
+            row = pending.pop(s)
+            row["continued"] = probe_loss(model, x_probe, y_probe)
+            print_row(row)
+        if s in probes:
+            before = probe_loss(model, x_probe, y_probe)
+            saved = snapshot(model, opt)
+            for g in opt.param_groups:
+                g["lr"] = a.lr * a.cool
+            cooled, done = [], 0
+            for depth in depths:
+                for _ in range(depth - done):
+                    pidx = torch.randint(0, n, (a.batch,), generator=probe_gen)
+                    step(model, opt, augment(padded, pidx, probe_gen), labels[pidx], a.micro_batches)
+                done = depth
+                cooled.append(probe_loss(model, x_probe, y_probe))
+            restore(model, opt, saved)
+            trace = trace_sum / max(trace_n, 1)
+            row = {"step": s, "epochs": s / steps_per_epoch, "run_loss": window_loss / window_n,
+                   "before": before, "cooled": cooled, "floors": [(before - c) / (1 - a.cool) for c in cooled],
+                   "depths": depths,
+                   "trace": trace, "floor_model": a.lr * trace / (4 * a.batch * (1 - a.momentum))}
+            trace_sum, trace_n, window_loss, window_n = 0.0, 0, 0.0, 0
+            if s + depths[0] <= total_steps:
+                pending[s + depths[0]] = row
+            else:
+                row["continued"] = float("nan")
                 print_row(row)
-            if s in probes:
-                before = probe_loss(model, x_probe, y_probe)
-                saved = snapshot(model, opt)
-                for g in opt.param_groups:
-                    g["lr"] = a.lr * a.cool
-                cooled, done = [], 0
-                for depth in depths:
-                    for _ in range(depth - done):
-                        pidx = torch.randint(0, n, (a.batch,), generator=probe_gen)
-                        step(model, opt, augment(padded, pidx, probe_gen), labels[pidx], a.micro_batches)
-                    done = depth
-                    cooled.append(probe_loss(model, x_probe, y_probe))
-                restore(model, opt, saved)
-                trace = trace_sum / max(trace_n, 1)
-                row = {"step": s, "epochs": s / steps_per_epoch, "run_loss": window_loss / window_n,
-                       "before": before, "cooled": cooled, "floors": [(before - c) / (1 - a.cool) for c in cooled],
-                       "depths": depths,
-                       "trace": trace, "floor_model": a.lr * trace / (4 * a.batch * (1 - a.momentum))}
-                trace_sum, trace_n, window_loss, window_n = 0.0, 0, 0.0, 0
-                if s + depths[0] <= total_steps:
-                    pending[s + depths[0]] = row
-                else:
-                    row["continued"] = float("nan")
-                    print_row(row)
-        print(f"# epoch {epoch + 1} done after {time.time() - started:.0f} s", flush=True)
 
 
 def print_row(r):

@@ -28,12 +28,10 @@ probed.
 import argparse
 import math
 import sys
-import time
 
 import torch
 
-from fashion_mnist import DEFAULT_DIR
-from fashion_replica import FashionCnnGap, augment, probe_loss, restore, snapshot, step, training_data
+from fashion_replica import FashionCnnGap, add_recipe_arguments, augment, probe_loss, restore, run_steps, snapshot, step, training_data
 
 
 class Probe:
@@ -129,13 +127,7 @@ def steps_list(text, total, name):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=DEFAULT_DIR)
-    parser.add_argument("--lr", type=float, default=0.1)
-    parser.add_argument("--momentum", type=float, default=0.9)
-    parser.add_argument("--batch", type=int, default=128)
-    parser.add_argument("--micro-batches", type=int, default=4)
-    parser.add_argument("--epochs", type=int, default=4)
-    parser.add_argument("--seed", type=int, default=0)
+    add_recipe_arguments(parser, epochs=4)
     parser.add_argument("--log-at", default="", help="steps after which to log (default: every quarter epoch)")
     parser.add_argument("--pace-at", default="", help="steps after which to probe the pace (default: none)")
     parser.add_argument("--pace-steps", type=int, default=30, help="the larger batch's steps in a pace probe")
@@ -175,27 +167,18 @@ def main():
           f"{a.cool_batch}; loss on the first {a.probe_images} training images (eval mode)")
     print("#     step  epochs  train_loss  loss    " + "  ".join(f"{n:6s}" for n in cooled_names(a.cool_steps))
           + "  |w_conv1|^2  |w_conv2|^2  |w_fc|^2")
-    started = time.time()
-    s, window, window_n = 0, 0.0, 0
-    for epoch in range(a.epochs):
-        order = torch.randperm(n, generator=gen)
-        for b in range(steps_per_epoch):
-            idx = order[b * a.batch:(b + 1) * a.batch]
-            loss, _, _ = step(model, opt, augment(padded, idx, gen), labels[idx], a.micro_batches)
-            if not math.isfinite(loss):
-                sys.exit(f"pace-probe: the loss is not finite at step {s + 1}")
-            s += 1
-            window += loss
-            window_n += 1
-            if s in log_at:
-                norms = [(m.weight * m.weight).sum().item() for m in (model.conv1, model.conv2, model.fc)]
-                print(f"log  {s:6d}  {s / steps_per_epoch:6.3f}  {window / window_n:10.4f}  {probe.loss(model):6.4f}  "
-                      + "  ".join(f"{v:6.4f}" for v in probe.cooled(model, opt)) + "  "
-                      + "  ".join(f"{v:11.3f}" for v in norms), flush=True)
-                window, window_n = 0.0, 0
-            if s in pace_at:
-                probe.pace(model, opt, s)
-        print(f"# epoch {epoch + 1} done after {time.time() - started:.0f} s", flush=True)
+    window, window_n = 0.0, 0
+    for s, _, loss, _, _ in run_steps(model, opt, padded, labels, a, gen, "pace-probe"):
+        window += loss
+        window_n += 1
+        if s in log_at:
+            norms = [(m.weight * m.weight).sum().item() for m in (model.conv1, model.conv2, model.fc)]
+            print(f"log  {s:6d}  {s / steps_per_epoch:6.3f}  {window / window_n:10.4f}  {probe.loss(model):6.4f}  "
+                  + "  ".join(f"{v:6.4f}" for v in probe.cooled(model, opt)) + "  "
+                  + "  ".join(f"{v:11.3f}" for v in norms), flush=True)
+            window, window_n = 0.0, 0
+        if s in pace_at:
+            probe.pace(model, opt, s)
 
 
 if __name__ == "__main__":
