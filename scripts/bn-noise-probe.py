@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+"""What BatchNorm's micro-batch size adds to the training loss (docs/LARGE_BATCH.md, "BatchNorm's batch in the training loss").
+
+The training loss `measure baseline` records is each step's loss in training mode: BatchNorm
+normalises every micro-batch (--batch / --micro-batches images) with that micro-batch's own mean
+and variance. Those statistics are noisy, and the smaller the micro-batch the noisier, so the same
+weights give a higher loss in training mode at a small micro-batch than at a large one. A run at
+16x the batch normalises over 16x the images per micro-batch, so its training loss is read with
+less of that noise than the baseline's at the same weights.
+
+This script trains fashion-cnn-gap as `measure baseline` does (the PyTorch replica in
+fashion_replica.py) and at --probe-at steps reads, on a fixed set of training images (the first
+--probe-images, no augmentation, in a fixed random order), the loss in eval mode (BatchNorm's
+running statistics) and in training mode with the set cut into micro-batches of each size in
+--bn-batches. No weight changes; BatchNorm's running statistics are restored after each reading,
+so the run goes on as if it had not been probed.
+
+Run with Debian's PyTorch (python3-torch):
+    /usr/bin/python3 scripts/bn-noise-probe.py [--momentum 0.9] [--batch 128] [--epochs 5] [--seed 0]
+"""
+import argparse
+import copy
+import math
+import sys
+
+import torch
+import torch.nn.functional as F
+
+from fashion_replica import FashionCnnGap, add_recipe_arguments, probe_loss, run_steps, training_data
+
+
+def train_mode_loss(model, x, y, micro):
+    """The set's mean loss in training mode, BatchNorm normalising each run of `micro` images on its own;
+    the model's state (running statistics included) is as before."""
+    saved = copy.deepcopy(model.state_dict())
+    model.train()
+    with torch.no_grad():
+        loss = sum(F.cross_entropy(model(xs), ys, reduction="sum").item()
+                   for xs, ys in zip(x.split(micro), y.split(micro))) / y.numel()
+    model.load_state_dict(saved)
+    return loss
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_recipe_arguments(parser, epochs=5)
+    parser.add_argument("--probe-at", default="", help="steps after which to probe (default: every half epoch)")
+    parser.add_argument("--bn-batches", default="32,128,512", help="micro-batch sizes to read the training-mode loss at")
+    parser.add_argument("--probe-images", type=int, default=4096)
+    a = parser.parse_args()
+    try:
+        bn_batches = sorted({int(b) for b in a.bn_batches.split(",") if b})
+        probe_at = sorted({int(s) for s in a.probe_at.split(",") if s})
+    except ValueError:
+        sys.exit("bn-noise-probe: --bn-batches and --probe-at need whole numbers separated by commas")
+    if not (0 <= a.momentum < 1) or a.lr <= 0 or a.batch % a.micro_batches or not bn_batches or bn_batches[0] < 2:
+        sys.exit("bn-noise-probe: need 0 <= --momentum < 1, --lr > 0, --batch a multiple of --micro-batches, "
+                 "--bn-batches of at least 2")
+    if a.probe_images % bn_batches[-1]:
+        sys.exit("bn-noise-probe: --probe-images must be a multiple of every --bn-batches size")
+    torch.set_num_threads(1)
+
+    x_all, padded, labels = training_data(a.data, "bn-noise-probe")
+    n = labels.numel()
+    order = torch.randperm(n, generator=torch.Generator().manual_seed(12345))[:a.probe_images]
+    x_probe, y_probe = x_all[order], labels[order]
+    steps_per_epoch = math.ceil(n / a.batch)
+    total = steps_per_epoch * a.epochs
+    half = max(1, steps_per_epoch // 2)
+    probe_at = probe_at or list(range(half, total + 1, half))
+    if probe_at[0] < 1 or probe_at[-1] > total:
+        sys.exit(f"bn-noise-probe: --probe-at needs steps in [1, {total}]")
+
+    torch.manual_seed(a.seed)
+    model = FashionCnnGap()
+    opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum, weight_decay=5e-4)
+    gen = torch.Generator().manual_seed(a.seed)
+    print(f"# fashion-cnn-gap (PyTorch replica), lr {a.lr}, momentum {a.momentum}, batch {a.batch} in "
+          f"{a.micro_batches} micro-batches of {a.batch // a.micro_batches}, seed {a.seed}; loss on {a.probe_images} "
+          f"training images (no augmentation)")
+    print("#   step  epochs  train_loss  eval    " + "  ".join(f"bn{b:<5d}" for b in bn_batches)
+          + "  " + "  ".join(f"bn{b}-bn{bn_batches[-1]}" for b in bn_batches[:-1]))
+    window, window_n = 0.0, 0
+    for s, _, loss, _, _ in run_steps(model, opt, padded, labels, a, gen, "bn-noise-probe"):
+        window += loss
+        window_n += 1
+        if s in probe_at:
+            bn = [train_mode_loss(model, x_probe, y_probe, m) for m in bn_batches]
+            print(f"{s:7d}  {s / steps_per_epoch:6.3f}  {window / window_n:10.4f}  "
+                  f"{probe_loss(model, x_probe, y_probe):6.4f}  " + "  ".join(f"{v:7.4f}" for v in bn) + "  "
+                  + "  ".join(f"{v - bn[-1]:+{len(f'bn{m}-bn{bn_batches[-1]}')}.4f}" for m, v in zip(bn_batches, bn[:-1])),
+                  flush=True)
+            window, window_n = 0.0, 0
+
+
+if __name__ == "__main__":
+    main()
