@@ -96,7 +96,9 @@ TEST_F(RunSweep, RefusalsAndProgressStayOnTheCallingThread) {
   EXPECT_GT(last_done, 0u);
   for (const SimResult& r : results) {
     EXPECT_EQ(r.runnable, r.spec.gpus != 4) << config_label(r.spec);
-    if (!r.runnable) EXPECT_EQ(r.not_runnable, "four is too many");
+    if (!r.runnable) {
+      EXPECT_EQ(r.not_runnable, "four is too many");
+    }
   }
 }
 
