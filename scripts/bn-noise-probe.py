@@ -26,7 +26,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-from fashion_replica import FashionCnnGap, add_recipe_arguments, probe_loss, run_steps, training_data
+from fashion_replica import FashionCnnGap, add_recipe_arguments, int_list, probe_loss, run_steps, training_data
 
 
 def train_mode_loss(model, x, y, micro):
@@ -48,11 +48,8 @@ def main():
     parser.add_argument("--bn-batches", default="32,128,512", help="micro-batch sizes to read the training-mode loss at")
     parser.add_argument("--probe-images", type=int, default=4096)
     a = parser.parse_args()
-    try:
-        bn_batches = sorted({int(b) for b in a.bn_batches.split(",") if b})
-        probe_at = sorted({int(s) for s in a.probe_at.split(",") if s})
-    except ValueError:
-        sys.exit("bn-noise-probe: --bn-batches and --probe-at need whole numbers separated by commas")
+    bn_batches = int_list(a.bn_batches, "bn-noise-probe", "--bn-batches")
+    probe_at = int_list(a.probe_at, "bn-noise-probe", "--probe-at")
     if not (0 <= a.momentum < 1) or a.lr <= 0 or a.batch % a.micro_batches or not bn_batches or bn_batches[0] < 2:
         sys.exit("bn-noise-probe: need 0 <= --momentum < 1, --lr > 0, --batch a multiple of --micro-batches, "
                  "--bn-batches of at least 2")

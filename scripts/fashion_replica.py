@@ -30,6 +30,15 @@ def add_recipe_arguments(parser, epochs):
     parser.add_argument("--seed", type=int, default=0)
 
 
+def int_list(text, tool, flag):
+    """A comma-separated flag's whole numbers, sorted and without repeats; exits naming the flag where
+    one is not a whole number."""
+    try:
+        return sorted({int(v) for v in text.split(",") if v.strip()})
+    except ValueError:
+        sys.exit(f"{tool}: {flag} needs whole numbers separated by commas, not {text!r}")
+
+
 def training_data(folder, tool):
     """The training images normalised as measure does, the same padded for the random crop (the
     padding a black pixel, normalised), and the labels."""

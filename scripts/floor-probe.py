@@ -27,7 +27,7 @@ import sys
 
 import torch
 
-from fashion_replica import FashionCnnGap, add_recipe_arguments, augment, probe_loss, restore, run_steps, snapshot, step, training_data
+from fashion_replica import FashionCnnGap, add_recipe_arguments, augment, int_list, probe_loss, restore, run_steps, snapshot, step, training_data
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -39,16 +39,13 @@ def main():
     parser.add_argument("--cool", type=float, default=0.1, help="the probe's lr as a fraction of the run's")
     parser.add_argument("--probe-images", type=int, default=5000)
     a = parser.parse_args()
-    try:
-        depths = sorted({int(d) for d in a.probe_steps.split(",") if d})
-    except ValueError:
-        sys.exit(f"floor-probe: --probe-steps needs whole numbers separated by commas, not {a.probe_steps!r}")
+    depths = int_list(a.probe_steps, "floor-probe", "--probe-steps")
     if not (0 <= a.momentum < 1) or a.lr <= 0 or not (0 < a.cool < 1) or not depths or depths[0] < 1:
         sys.exit("floor-probe: need 0 <= --momentum < 1, --lr > 0, 0 < --cool < 1, --probe-steps >= 1")
     if a.batch % a.micro_batches:
         sys.exit("floor-probe: --batch must be a multiple of --micro-batches")
     torch.set_num_threads(1)
-    probes = {int(s) for s in a.probe_at.split(",") if s}
+    probes = set(int_list(a.probe_at, "floor-probe", "--probe-at"))
 
     x_all, padded, labels = training_data(a.data, "floor-probe")
     x_probe, y_probe = x_all[:a.probe_images], labels[:a.probe_images]

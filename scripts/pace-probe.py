@@ -31,7 +31,7 @@ import sys
 
 import torch
 
-from fashion_replica import FashionCnnGap, add_recipe_arguments, augment, probe_loss, restore, run_steps, snapshot, step, training_data
+from fashion_replica import FashionCnnGap, add_recipe_arguments, augment, int_list, probe_loss, restore, run_steps, snapshot, step, training_data
 
 
 class Probe:
@@ -119,7 +119,7 @@ def gain(counts, values, target, steps):
 
 
 def steps_list(text, total, name):
-    out = sorted({int(s) for s in text.split(",") if s})
+    out = int_list(text, "pace-probe", name)
     if out and (out[0] < 1 or out[-1] > total):
         sys.exit(f"pace-probe: {name} needs steps in [1, {total}]")
     return out
@@ -138,10 +138,7 @@ def main():
     parser.add_argument("--cool-batch", type=int, default=128)
     parser.add_argument("--probe-images", type=int, default=5000)
     a = parser.parse_args()
-    try:
-        a.cool_steps = sorted({int(d) for d in a.cool_steps.split(",") if d})
-    except ValueError:
-        sys.exit(f"pace-probe: --cool-steps needs whole numbers separated by commas, not {a.cool_steps!r}")
+    a.cool_steps = int_list(a.cool_steps, "pace-probe", "--cool-steps")
     if not (0 <= a.momentum < 1) or a.lr <= 0 or not (0 < a.cool < 1) or not a.cool_steps or \
             min(a.cool_steps[0], a.pace_steps) < 1:
         sys.exit("pace-probe: need 0 <= --momentum < 1, --lr > 0, 0 < --cool < 1, --cool-steps and --pace-steps >= 1")
