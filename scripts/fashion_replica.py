@@ -1,9 +1,9 @@
 """The C++ trainer's fashion-cnn-gap recipe in PyTorch, for the scripts that replay it (floor-probe.py,
-pace-probe.py, bn-noise-probe.py): the model (models/fashion_cnn.h's layers and default initialisation), measure's
-augmentation for Fashion-MNIST, one optimiser step over BatchNorm micro-batches as measure's
-micro_batch_backward takes it, the loss on a fixed set, and snapshots of the training state to probe
-from. A replica, not `measure`: the random
-draws are PyTorch's."""
+pace-probe.py, bn-noise-probe.py): the model (models/fashion_cnn.h's layers and default
+initialisation), measure's augmentation for Fashion-MNIST, one optimiser step over BatchNorm
+micro-batches as measure's micro_batch_backward takes it, the run's loop of such steps, the loss on a
+fixed set, snapshots of the training state to probe from, and the flags the replays share. A
+replica, not `measure`: the random draws are PyTorch's."""
 import copy
 import math
 import sys

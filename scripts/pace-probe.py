@@ -8,7 +8,8 @@ of training images (the first --probe-images, no augmentation, BatchNorm in eval
 
 - at --log-at steps: the loss, the loss after *cooling* (--cool-steps more steps at --cool times
   the lr at batch --cool-batch, from a copy of the model and optimiser state, which is then
-  restored; a list such as 50,200,800 reads the loss after each of those cumulative depths), the squared norms of the conv and fc weights, and the epoch's mean training loss.
+  restored; a list such as 50,200,800 reads the loss after each of those cumulative depths), the
+  squared norms of the conv and fc weights, and the epoch's mean training loss.
   Cooling takes away the noise floor (its level is proportional to the lr), so the cooled loss is
   the progress the run has made, the floor left out. Two runs at different batches are compared
   on their cooled losses, not on their losses.
