@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""What BatchNorm's micro-batch size adds to the training loss (docs/LARGE_BATCH.md, "BatchNorm's batch in the training loss").
+"""What BatchNorm's micro-batch size adds to the training loss (docs/LARGE_BATCH.md, "The bias at momentum 0.9 taken apart").
 
 The training loss `measure baseline` records is each step's loss in training mode: BatchNorm
 normalises every micro-batch (--batch / --micro-batches images) with that micro-batch's own mean
@@ -9,8 +9,8 @@ weights give a higher loss in training mode at a small micro-batch than at a lar
 less of that noise than the baseline's at the same weights.
 
 This script trains fashion-cnn-gap as `measure baseline` does (the PyTorch replica in
-fashion_replica.py) and at --probe-at steps reads, on a fixed set of training images (the first
---probe-images, no augmentation, in a fixed random order), the loss in eval mode (BatchNorm's
+fashion_replica.py) and at --probe-at steps reads, on a fixed set of training images (--probe-images
+of them drawn once with a fixed seed, no augmentation), the loss in eval mode (BatchNorm's
 running statistics) and in training mode with the set cut into micro-batches of each size in
 --bn-batches. No weight changes; BatchNorm's running statistics are restored after each reading,
 so the run goes on as if it had not been probed.

@@ -128,6 +128,33 @@ def run_steps(model, opt, padded, labels, a, gen, tool):
         print(f"# epoch {epoch + 1} done after {time.time() - started:.0f} s", flush=True)
 
 
+def train_drawn(model, opt, padded, labels, steps, batch, lr, micro, gen, tool):
+    """`steps` optimiser steps at `lr` on batches of `batch` images drawn with replacement, and
+    augmented, with gen's draws (a probe's own, so the run's are untouched); exits naming `tool`
+    where a loss is not finite."""
+    for g in opt.param_groups:
+        g["lr"] = lr
+    n = labels.numel()
+    for _ in range(steps):
+        idx = torch.randint(0, n, (batch,), generator=gen)
+        loss, _, _ = step(model, opt, augment(padded, idx, gen), labels[idx], micro)
+        if not math.isfinite(loss):
+            sys.exit(f"{tool}: a probe's loss is not finite")
+
+
+def cooled_losses(model, opt, padded, labels, depths, batch, lr, micro, gen, x, y, tool):
+    """The fixed set (x, y)'s loss after cooling a copy of (model, opt) at `lr` to each cumulative
+    depth in `depths` (train_drawn's steps); both are restored, the optimiser's lr included."""
+    saved = snapshot(model, opt)
+    out, done = [], 0
+    for depth in depths:
+        train_drawn(model, opt, padded, labels, depth - done, batch, lr, micro, gen, tool)
+        done = depth
+        out.append(probe_loss(model, x, y))
+    restore(model, opt, saved)
+    return out
+
+
 def probe_loss(model, x, y):
     model.eval()
     with torch.no_grad():

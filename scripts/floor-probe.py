@@ -12,8 +12,8 @@ flatter directions, which a short cooling leaves at the run's floor); then
 it restores the copy, so the run goes on as if it had not been probed. A quadratic's stationary
 excess loss is proportional to the lr, so the drop is (1 - cool) of the floor at the run's lr,
 plus the little progress the cooled steps make (the run's own loss over the same number of steps
-as the shallowest depth, at its full lr, is printed beside it, from the same set). Beside it the floor the large-batch
-model computes, lr tr(Sigma) / (4 B (1 - m)), with tr(Sigma) from the two-batch estimator over the
+as the shallowest depth, at its full lr, is printed beside it, from the same set). Beside it the
+floor the large-batch model computes, lr tr(Sigma) / (4 B (1 - m)), with tr(Sigma) from the two-batch estimator over the
 micro-batches (moving average over the steps since the previous probe).
 
 Run with Debian's PyTorch (python3-torch):
@@ -27,7 +27,7 @@ import sys
 
 import torch
 
-from fashion_replica import FashionCnnGap, add_recipe_arguments, augment, int_list, probe_loss, restore, run_steps, snapshot, step, training_data
+from fashion_replica import FashionCnnGap, add_recipe_arguments, cooled_losses, int_list, probe_loss, run_steps, training_data
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -81,17 +81,8 @@ def main():
             print_row(row)
         if s in probes:
             before = probe_loss(model, x_probe, y_probe)
-            saved = snapshot(model, opt)
-            for g in opt.param_groups:
-                g["lr"] = a.lr * a.cool
-            cooled, done = [], 0
-            for depth in depths:
-                for _ in range(depth - done):
-                    pidx = torch.randint(0, n, (a.batch,), generator=probe_gen)
-                    step(model, opt, augment(padded, pidx, probe_gen), labels[pidx], a.micro_batches)
-                done = depth
-                cooled.append(probe_loss(model, x_probe, y_probe))
-            restore(model, opt, saved)
+            cooled = cooled_losses(model, opt, padded, labels, depths, a.batch, a.lr * a.cool, a.micro_batches,
+                                   probe_gen, x_probe, y_probe, "floor-probe")
             trace = trace_sum / max(trace_n, 1)
             row = {"step": s, "epochs": s / steps_per_epoch, "run_loss": window_loss / window_n,
                    "before": before, "cooled": cooled, "floors": [(before - c) / (1 - a.cool) for c in cooled],

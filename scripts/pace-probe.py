@@ -32,7 +32,8 @@ import sys
 
 import torch
 
-from fashion_replica import FashionCnnGap, add_recipe_arguments, augment, int_list, probe_loss, restore, run_steps, snapshot, step, training_data
+from fashion_replica import (FashionCnnGap, add_recipe_arguments, cooled_losses, int_list, probe_loss, restore,
+                             run_steps, snapshot, train_drawn, training_data)
 
 
 class Probe:
@@ -45,14 +46,7 @@ class Probe:
         self.gen = torch.Generator().manual_seed(a.seed + 1_000_003)
 
     def train(self, model, opt, steps, batch, lr):
-        for g in opt.param_groups:
-            g["lr"] = lr
-        n = self.labels.numel()
-        for _ in range(steps):
-            idx = torch.randint(0, n, (batch,), generator=self.gen)
-            loss, _, _ = step(model, opt, augment(self.padded, idx, self.gen), self.labels[idx], self.a.micro_batches)
-            if not math.isfinite(loss):
-                sys.exit("pace-probe: a probe's loss is not finite")
+        train_drawn(model, opt, self.padded, self.labels, steps, batch, lr, self.a.micro_batches, self.gen, "pace-probe")
 
     def loss(self, model):
         return probe_loss(model, self.x_probe, self.y_probe)
@@ -60,14 +54,9 @@ class Probe:
     def cooled(self, model, opt):
         """The fixed set's losses after cooling from a copy of (model, opt) to each depth in --cool-steps;
         both are restored."""
-        saved = snapshot(model, opt)
-        out, done = [], 0
-        for depth in self.a.cool_steps:
-            self.train(model, opt, depth - done, self.a.cool_batch, self.a.lr * self.a.cool)
-            done = depth
-            out.append(self.loss(model))
-        restore(model, opt, saved)
-        return out
+        a = self.a
+        return cooled_losses(model, opt, self.padded, self.labels, a.cool_steps, a.cool_batch, a.lr * a.cool,
+                             a.micro_batches, self.gen, self.x_probe, self.y_probe, "pace-probe")
 
     def pace(self, model, opt, s):
         """The larger batch's gain per step from the state at step s; (model, opt) are restored."""
