@@ -164,6 +164,10 @@ Profile make_profile() {
   // each, none (0, not written) on the others.
   curve.samples = {{1.0 / 3.0 * 1000, 1.0 / 3.0 * 1000, 4.5, 0.2, 0.3, 7.25, 0.07, 0.1 + 0.7, 0.3 / 7},
                    {50000, 49000, 1.0 / 7.0, 0.5, -1, 0}};
+  // The BatchNorm probe: a reading on the first epoch and on the first sample, none on the others.
+  curve.probe_batches = {32, 128, 1024};
+  curve.epochs[0].probe_loss = {1.0 / 3.0, 0.1 + 0.2, 0.0};
+  curve.samples[0].probe_loss = {2.5, 2.25, 1.0 / 7.0};
   p.training.push_back(curve);
   // A curve whose run has not finished an epoch yet.
   TrainingCurve empty_curve = curve;
@@ -174,6 +178,7 @@ Profile make_profile() {
   empty_curve.lars_eta = 0.001 + 0.002;
   empty_curve.samples.clear();
   empty_curve.epochs.clear();
+  empty_curve.probe_batches.clear();  // a run without the probe
   p.training.push_back(empty_curve);
 
   p.calibration = Calibration{"resnet18-cifar", 32, 1, 0.1 + 0.2, 1.0 / 3.0};
@@ -351,7 +356,9 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
       EXPECT_EQ(x.samples[j].max_lr, y.samples[j].max_lr);
       EXPECT_EQ(x.samples[j].curvature_noise_scale, y.samples[j].curvature_noise_scale);
       EXPECT_EQ(x.samples[j].curvature_noise_scale_se, y.samples[j].curvature_noise_scale_se);
+      EXPECT_EQ(x.samples[j].probe_loss, y.samples[j].probe_loss);
     }
+    EXPECT_EQ(x.probe_batches, y.probe_batches);
     ASSERT_EQ(x.epochs.size(), y.epochs.size());
     for (size_t j = 0; j < x.epochs.size(); ++j) {
       const EpochPoint& e = x.epochs[j];
@@ -367,6 +374,7 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
       EXPECT_EQ(e.max_lr, f.max_lr);
       EXPECT_EQ(e.curvature_noise_scale, f.curvature_noise_scale);
       EXPECT_EQ(e.curvature_noise_scale_se, f.curvature_noise_scale_se);
+      EXPECT_EQ(e.probe_loss, f.probe_loss);
     }
   }
 
@@ -764,6 +772,19 @@ INSTANTIATE_TEST_SUITE_P(
                    "noise_scale: 400}\n    samples:\n      - {examples: 100, window_examples: 100, train_loss: 2, "
                    "train_accuracy: 0.1, test_accuracy: -1}\n",
                    "examples: 100,", "training[0].samples[0].noise_scale", ""},
+        // The BatchNorm probe (measure baseline --bn-probe-images).
+        BadProfile{"ProbeLossWithoutProbeBatches", "noise_scale: 400}\n", "noise_scale: 400, probe_loss: [1, 0.9]}\n",
+                   "probe_loss: [1, 0.9]", "training[0].epochs[1].probe_loss",
+                   "the curve has no probe_batches for a probe_loss to go with"},
+        BadProfile{"ProbeLossOfTheWrongLength", "noise_scale: 400}\n",
+                   "noise_scale: 400, probe_loss: [1]}\n    probe_batches: [32, 1024]\n", "probe_loss: [1]",
+                   "training[0].epochs[1].probe_loss", "must hold one loss per probe_batches entry (2), got 1"},
+        BadProfile{"ProbeBatchesNotAscending", "    lr_rule: \"constant\"\n",
+                   "    lr_rule: \"constant\"\n    probe_batches: [32, 32]\n", "probe_batches: [32, 32]",
+                   "training[0].probe_batches[1]", "strictly ascending: 32 follows 32"},
+        BadProfile{"ProbeOfOneBatch", "    lr_rule: \"constant\"\n",
+                   "    lr_rule: \"constant\"\n    probe_batches: [32]\n", "probe_batches: [32]",
+                   "training[0].probe_batches", "at least two BatchNorm batches"},
         BadProfile{"ResumedRunWithoutAProbe", "  quick: true\n",
                    "  quick: true\n  resumed:\n    - {command: \"measure --resume\", date: \"2024\", probe_s: 0}\n",
                    "probe_s: 0}", "measurement.resumed[0].probe_s", "must be > 0, got '0'"},

@@ -176,6 +176,40 @@ TEST_F(LargeBatchCli, BaselineCurvatureLeavesTrainingUnchanged) {
   }
 }
 
+// The BatchNorm probe (forward passes only, BatchNorm's running statistics put back) leaves the
+// training as it is, to the bit, and records one training-mode loss per probe batch at every point:
+// here the default probe shrunk to the 128 training images, at B_small 8, 32 and all 128.
+TEST_F(LargeBatchCli, BaselineBatchNormProbeLeavesTrainingUnchanged) {
+  const std::string tiny = " --model fashion-cnn-gap" + kTinyBaseline + " --epochs 2 --evals-per-epoch 2";
+  const ProgramRun off = run(kMeasure, "baseline" + tiny + " --bn-probe-images 0 --profile " + (dir_ / "a.yaml").string());
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  const ProgramRun on = run(kMeasure, "baseline" + tiny + " --profile " + (dir_ / "b.yaml").string());
+  ASSERT_EQ(on.exit_code, 0) << on.err;
+  const TrainingCurve a = load_profile((dir_ / "a.yaml").string()).training.at(0);
+  const TrainingCurve b = load_profile((dir_ / "b.yaml").string()).training.at(0);
+  EXPECT_TRUE(a.probe_batches.empty());
+  EXPECT_EQ(b.probe_batches, (std::vector<int64_t>{8, 32, 128}));
+  ASSERT_EQ(b.epochs.size(), 2u);
+  ASSERT_EQ(b.samples.size(), a.samples.size());
+  for (size_t e = 0; e < 2; ++e) {
+    EXPECT_EQ(a.epochs[e].train_loss, b.epochs[e].train_loss);
+    EXPECT_EQ(a.epochs[e].test_accuracy, b.epochs[e].test_accuracy);
+    EXPECT_EQ(a.epochs[e].noise_scale, b.epochs[e].noise_scale);
+    EXPECT_TRUE(a.epochs[e].probe_loss.empty());
+    ASSERT_EQ(b.epochs[e].probe_loss.size(), 3u);
+    for (double loss : b.epochs[e].probe_loss) {
+      EXPECT_TRUE(std::isfinite(loss));
+      EXPECT_GT(loss, 0);
+    }
+  }
+  for (size_t i = 0; i < b.samples.size(); ++i) {
+    EXPECT_EQ(a.samples[i].train_loss, b.samples[i].train_loss);
+    EXPECT_EQ(b.samples[i].probe_loss.size(), 3u);
+  }
+  // The epoch's end sample is the epoch's own reading.
+  EXPECT_EQ(b.samples.back().probe_loss, b.epochs.back().probe_loss);
+}
+
 TEST_F(LargeBatchCli, BaselineCreatesAMissingProfile) {
   const fs::path profile = dir_ / "new" / "profile.yaml";
   const ProgramRun r = run(kMeasure, "baseline" + kTinyBaseline + " --epochs 1 --profile " + profile.string());
@@ -290,7 +324,8 @@ TEST_F(LargeBatchCli, BaselineBadFlagsExit2WithOneLine) {
         std::string(" --ema-decay 1"), std::string(" --model vgg"), std::string(" --noise-scale maybe"),
         std::string(" --evals-per-epoch 0"), std::string(" --evals-per-epoch 101"), std::string(" --optimizer adam"),
         std::string(" --optimizer lars --lars-eta 0"), std::string(" --curvature-every -1"),
-        std::string(" --gpus 2 --curvature-every 2")}) {
+        std::string(" --gpus 2 --curvature-every 2"), std::string(" --bn-probe-images 8"),
+        std::string(" --bn-probe-images 256"), std::string(" --bn-probe-images -1")}) {
     const ProgramRun r = run(kMeasure, "baseline" + kTinyBaseline + flags + " --profile " + (dir_ / "p.yaml").string());
     EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
     EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << flags << ": " << r.err;

@@ -162,7 +162,7 @@ TEST_F(CompareTest, MeasuredMaxLrAndTheTunedAssumptionSideBySide) {
   EXPECT_NEAR(e0_measured / e0_tuned, 0.3125 / 0.4375, 1e-6);
   const std::string report = format_comparison_report(measured, options(), "measure largebatch-compare", &tuned);
   EXPECT_NE(report.find("## The same with the baselines' lr taken as tuned"), std::string::npos) << report;
-  EXPECT_NE(report.find(" | 0.50 | - | - |\n"), std::string::npos) << report;  // x_0 in the baselines' table, no B_noise
+  EXPECT_NE(report.find(" | 0.50 | - | - | - |\n"), std::string::npos) << report;  // x_0 in the baselines' table, no B_noise, no probe
 }
 
 // A baseline with B_simple 200, x_0 0.5 and B_noise = tr(H Sigma) / G^T H G 400: at 4x the batch
@@ -186,7 +186,7 @@ TEST_F(CompareTest, BSimpleAndTheMeasuredCurvatureNoiseScaleSideBySide) {
   const std::string report =
       format_comparison_report(measured, options(), "measure largebatch-compare", nullptr, &simple);
   EXPECT_NE(report.find("## The same with B_simple = tr(Sigma) / |G|^2 alone"), std::string::npos) << report;
-  EXPECT_NE(report.find(" | 0.50 | 400.0 | 50.0 |\n"), std::string::npos) << report;
+  EXPECT_NE(report.find(" | 0.50 | 400.0 | 50.0 | - |\n"), std::string::npos) << report;
 
   // A B_noise whose standard error is more than a quarter of it does not count: B_simple stands in.
   write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8}, "sgd", 0.1 * (1 + 200.0 / 128) / x0, 200, 400, 101);
@@ -228,7 +228,7 @@ TEST_F(CompareTest, RegimesAndTheRunsThatBlewUp) {
   EXPECT_NE(report.find("| no progress | 0 | 1 | 1 |\n"), std::string::npos) << report;
   EXPECT_NE(report.find("regime agreement: 3 of 4 runs\n"), std::string::npos) << report;
   const std::string csv = format_comparison_csv(s);
-  EXPECT_NE(csv.find(",no progress,blew up\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",no progress,blew up,\n"), std::string::npos) << csv;
 }
 
 // A baseline whose epoch-1 loss is above the untrained ln 10 makes a default target every run
@@ -332,6 +332,32 @@ TEST_F(CompareTest, MomentumsNoiseFloorAndThePlainPathSideBySide) {
             std::string::npos)
       << report;
   EXPECT_NE(report.find("## The same without momentum's noise floor"), std::string::npos) << report;
+}
+
+// A baseline with the BatchNorm probe: a run is predicted at its own BatchNorm batch (its
+// small_batch, 128 at batch 512), its loss lower by the probe's L(32) - L(128); the report shows the
+// probe and the errors without it beside.
+TEST_F(CompareTest, TheBatchNormGapAtTheRunsOwnBatchNormBatch) {
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  const std::string baseline = (dir_ / "runs" / "b128-constant-s0.yaml").string();
+  Profile p = load_profile(baseline);
+  p.training[0].probe_batches = {32, 128, 512};
+  for (EpochPoint& e : p.training[0].epochs) e.probe_loss = {1.0, 0.96, 0.95};
+  write_profile_atomic(p, baseline);
+  write_run("b512-constant-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  const ComparisonSummary s = compare_large_batch_runs(options());
+  const ComparisonSummary plain = compare_with(&CompareOptions::without_batchnorm_gap);
+  ASSERT_EQ(s.runs.size(), 1u);
+  ASSERT_EQ(plain.runs.size(), 1u);
+  EXPECT_DOUBLE_EQ(s.runs[0].predicted.bn_batch, 128);
+  EXPECT_NEAR(*s.runs[0].predicted.batchnorm_gap_at_k, 0.04, 1e-12);
+  EXPECT_FALSE(plain.runs[0].predicted.batchnorm_gap_at_k);
+  EXPECT_NEAR(*s.runs[0].predicted.loss_at_k, *plain.runs[0].predicted.loss_at_k - 0.04, 1e-12);
+  EXPECT_EQ(s.runs[0].predicted.test_accuracy_at_k, plain.runs[0].predicted.test_accuracy_at_k);
+  const std::string report = format_comparison_report(s, options(), "x", nullptr, nullptr, nullptr, &plain);
+  EXPECT_NE(report.find("| 0.0500 (32 vs 512) |"), std::string::npos) << report;
+  EXPECT_NE(report.find("## The same without the BatchNorm gap"), std::string::npos) << report;
+  EXPECT_NE(format_comparison_csv(s).find(",0.040000\n"), std::string::npos) << format_comparison_csv(s);
 }
 
 // LARS runs are measured only: in the report and the CSV, in no error and no count of them.

@@ -731,5 +731,71 @@ TEST(LargeBatchModel, RejectsBadSettings) {
   EXPECT_THROW(BaselineCurve(empty, 10), std::invalid_argument);
 }
 
+// The fixture with the BatchNorm probe at B_small 32, 128 and 1024 on epochs 1 and 3 (none on 2
+// and 4): the probe's loss falls by 0.1 from 32 to 128 and 0.1 more to 1024 at epoch 1, by half
+// that at epoch 3.
+TrainingCurve probed_curve() {
+  TrainingCurve c = fixture_curve();
+  c.probe_batches = {32, 128, 1024};
+  c.epochs[0].probe_loss = {1.2, 1.1, 1.0};
+  c.epochs[2].probe_loss = {0.9, 0.85, 0.8};
+  return c;
+}
+
+TEST(BaselineCurve, BatchNormGapIsLinearInOneOverTheBatch) {
+  const BaselineCurve curve(probed_curve(), 10);
+  ASSERT_TRUE(curve.has_batchnorm_probe());
+  EXPECT_NEAR(*curve.batchnorm_gap_at(1000, 1024), 0.2, 1e-12);  // L(32) - L(1024)
+  EXPECT_NEAR(*curve.batchnorm_gap_at(1000, 128), 0.1, 1e-12);
+  EXPECT_NEAR(*curve.batchnorm_gap_at(1000, 32), 0.0, 1e-12);    // the baseline's own
+  EXPECT_NEAR(*curve.batchnorm_gap_at(1000, 4096), 0.2, 1e-12);  // flat past the largest probe batch
+  EXPECT_NEAR(*curve.batchnorm_gap_at(1000, 16), 0.0, 1e-12);    // and below the smallest
+  // 1/256 is 4/7 of the way from 1/128 to 1/1024: L(256) = 1.1 - 0.1 (4/7).
+  EXPECT_NEAR(*curve.batchnorm_gap_at(1000, 256), 0.1 + 0.1 * 4 / 7, 1e-12);
+  // Along the curve: linear between the readings at 1000 and 3000, flat outside.
+  EXPECT_NEAR(*curve.batchnorm_gap_at(2000, 1024), 0.15, 1e-12);
+  EXPECT_NEAR(*curve.batchnorm_gap_at(0, 1024), 0.2, 1e-12);
+  EXPECT_NEAR(*curve.batchnorm_gap_at(4000, 1024), 0.1, 1e-12);
+  // A curve without the probe has no gap.
+  const BaselineCurve plain(fixture_curve(), 10);
+  EXPECT_FALSE(plain.has_batchnorm_probe());
+  EXPECT_FALSE(plain.batchnorm_gap_at(1000, 1024).has_value());
+}
+
+// A run at 4x the batch, BatchNorm over 128 (the baseline's split) instead of 32: with one probe
+// gap everywhere (0.05 at 128) its loss is the curve's less 0.05 in every epoch; its accuracies are
+// the same; it reaches a target loss no later.
+TEST(LargeBatchModel, BatchNormGapLowersTheLossNotTheAccuracy) {
+  TrainingCurve curve = flat_noise_curve(200);
+  curve.probe_batches = {32, 128, 1024};
+  for (EpochPoint& e : curve.epochs) e.probe_loss = {1.0, 0.95, 0.9};
+  LargeBatchSettings settings;
+  settings.epochs = 3;
+  settings.target_loss = 0.9;
+  settings.lr_rule = LrRule::kConstant;
+  const LargeBatchModel on(curve, 10, settings);
+  settings.batchnorm_gap = false;
+  const LargeBatchModel off(curve, 10, settings);
+  const LargeBatchPrediction a = on.predict(512);
+  const LargeBatchPrediction b = off.predict(512);
+  EXPECT_DOUBLE_EQ(a.bn_batch, 128);  // 512 x 32 / 128
+  ASSERT_TRUE(a.loss_at_k && b.loss_at_k && a.batchnorm_gap_at_k);
+  EXPECT_NEAR(*a.loss_at_k, *b.loss_at_k - 0.05, 1e-12);
+  EXPECT_NEAR(*a.batchnorm_gap_at_k, 0.05, 1e-12);
+  EXPECT_FALSE(b.batchnorm_gap_at_k.has_value());
+  ASSERT_EQ(a.loss_by_epoch.size(), b.loss_by_epoch.size());
+  for (size_t i = 0; i < a.loss_by_epoch.size(); ++i) EXPECT_NEAR(a.loss_by_epoch[i], b.loss_by_epoch[i] - 0.05, 1e-12);
+  EXPECT_EQ(a.test_accuracy_at_k, b.test_accuracy_at_k);
+  EXPECT_EQ(a.train_accuracy_at_k, b.train_accuracy_at_k);
+  EXPECT_TRUE(has_note(a, "BatchNorm over 128 examples"));
+  ASSERT_TRUE(a.epochs_to_target && b.epochs_to_target);
+  EXPECT_LT(*a.epochs_to_target, *b.epochs_to_target);
+  // The run's own BatchNorm batch, given: over 1024 examples the gap is 0.1.
+  EXPECT_NEAR(*on.predict(512, 1024.0).loss_at_k, *b.loss_at_k - 0.1, 1e-12);
+  // The baseline's own batch and split: no gap.
+  EXPECT_EQ(on.predict(128).loss_at_k, off.predict(128).loss_at_k);
+  EXPECT_THROW(on.predict(512, 0.0), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace trainsim

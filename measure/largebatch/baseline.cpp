@@ -95,6 +95,51 @@ double test_accuracy(models::StagedModel& model, const data::ImageSet& test_set,
   return static_cast<double>(correct.item<int64_t>()) / static_cast<double>(test_set.size());
 }
 
+// The BatchNorm probe's images as the training steps see them (normalised, unaugmented).
+struct ProbeSet {
+  torch::Tensor images;
+  torch::Tensor labels;
+};
+
+// The first n images of `train_set` on `device`.
+ProbeSet probe_set(const data::ImageSet& train_set, int64_t n, const torch::Device& device) {
+  const data::ImageSet first = first_samples(train_set, n);
+  data::LoaderOptions options;
+  options.batch_size = n;
+  options.workers = 0;
+  options.shuffle = false;
+  options.augment = false;
+  data::DataLoader loader(first, options);
+  loader.start_epoch(0);
+  const auto batch = loader.next();
+  return {batch->images.to(device), batch->labels.to(device)};
+}
+
+// The training-mode mean loss of the probe set at each BatchNorm batch of `batches` (consecutive
+// slices of that many images, each normalised by its own statistics; every one divides the probe
+// set's size), forward passes only; `buffers` (BatchNorm's running statistics and counters)
+// restored after, so the training run goes on as without the probe.
+std::vector<double> batchnorm_probe(models::StagedModel& model, const std::vector<torch::Tensor>& buffers,
+                                    const ProbeSet& probe, const std::vector<int64_t>& batches) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> saved;
+  saved.reserve(buffers.size());
+  for (const auto& buffer : buffers) saved.push_back(buffer.clone());
+  const int64_t n = probe.labels.size(0);
+  const auto sum = torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum);
+  std::vector<double> losses;
+  for (const int64_t b : batches) {
+    auto total = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(probe.labels.device()));
+    for (int64_t start = 0; start < n; start += b) {
+      const auto output = model.forward(probe.images.narrow(0, start, b));
+      total += torch::nn::functional::cross_entropy(output, probe.labels.narrow(0, start, b), sum).to(torch::kFloat64);
+    }
+    losses.push_back(total.item<double>() / static_cast<double>(n));
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(saved[i]);
+  return losses;
+}
+
 data::ImageSet load_train_set(const BaselineOptions& o) {
   const std::string dir = data_dir(o);
   if (dir.empty()) return data::synthetic_cifar10(o.train_samples.value_or(kCifarTrainImages), o.seed);
@@ -230,6 +275,26 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
   if (o.lr_rule == LrRule::kLinearWarmup) curve.warmup_epochs = o.warmup_epochs;
   curve.optimizer = o.optimizer;
   if (o.optimizer == "lars") curve.lars_eta = o.lars_eta;
+  // The BatchNorm probe, with the test accuracy on rank 0.
+  std::optional<ProbeSet> probe;
+  const std::vector<int64_t> probe_batches = [&] {
+    if (o.bn_probe_images_given || o.bn_probe_images <= train_set.size()) return batchnorm_probe_batches(o);
+    BaselineOptions shrunk = o;  // the default probe shrinks to a smaller training set
+    shrunk.bn_probe_images = train_set.size();
+    return batchnorm_probe_batches(shrunk);
+  }();
+  if (!probe_batches.empty() && rank == 0) {
+    if (probe_batches.back() > train_set.size()) {
+      throw UsageError("--bn-probe-images " + std::to_string(o.bn_probe_images) + ": the probe needs " +
+                       std::to_string(probe_batches.back()) + " training images, the set holds " +
+                       std::to_string(train_set.size()));
+    }
+    probe = probe_set(train_set, probe_batches.back(), device);
+    curve.probe_batches = probe_batches;
+  }
+  const auto probe_losses = [&] {
+    return probe ? batchnorm_probe(model, buffers, *probe, probe_batches) : std::vector<double>{};
+  };
 
   const bool show_progress = !o.quiet && rank == 0;
   const auto run_start = Clock::now();
@@ -291,7 +356,8 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       const auto t = sums.cpu();
       return std::array<double, 3>{t[0].item<double>(), t[1].item<double>(), t[2].item<double>()};
     };
-    const auto add_sample = [&](const std::array<double, 3>& now, bool epoch_end, double test) {
+    const auto add_sample = [&](const std::array<double, 3>& now, bool epoch_end, double test,
+                                std::vector<double> probe_loss) {
       // DDP pads the ranks' shares to equal size: the examples never pass the epoch's end.
       const double n = static_cast<double>(train_set.size());
       const double window = now[2] - window_start[2];
@@ -301,6 +367,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       sample.train_loss = (now[0] - window_start[0]) / window;
       sample.train_accuracy = (now[1] - window_start[1]) / window;
       sample.test_accuracy = test;
+      sample.probe_loss = std::move(probe_loss);
       window_start = now;
       if (!std::isfinite(sample.train_loss)) return;  // diverged: the epoch's end stops the run
       absorb_norms();
@@ -377,7 +444,8 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       ++batch_index;
       samples += b;
       if (next_eval < o.evals_per_epoch && batch_index >= eval_step(next_eval)) {
-        add_sample(reduced_sums(), /*epoch_end=*/false, test_set ? test_accuracy(model, *test_set, device) : -1);
+        add_sample(reduced_sums(), /*epoch_end=*/false, test_set ? test_accuracy(model, *test_set, device) : -1,
+                   probe_losses());
         // Fewer steps than samples: those that would land on the same step are one.
         while (next_eval < o.evals_per_epoch && eval_step(next_eval) <= batch_index) ++next_eval;
       }
@@ -416,6 +484,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     point.train_loss = sums[0] / sums[2];
     point.train_accuracy = sums[1] / sums[2];
     point.test_accuracy = test_set ? test_accuracy(model, *test_set, device) : -1;
+    point.probe_loss = probe_losses();
     point.grad_sq_norm = noise_scale ? noise.grad_sq_norm() : 0;
     point.trace_sigma = noise_scale ? noise.trace_sigma() : 0;
     point.noise_scale = noise_scale.value_or(0);
@@ -423,7 +492,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     point.curvature_noise_scale = curvature.noise_scale().value_or(0);
     point.curvature_noise_scale_se = curvature.noise_scale_standard_error().value_or(0);
     curve.epochs.push_back(point);
-    if (o.evals_per_epoch > 1) add_sample(sums, /*epoch_end=*/true, point.test_accuracy);
+    if (o.evals_per_epoch > 1) add_sample(sums, /*epoch_end=*/true, point.test_accuracy, point.probe_loss);
     if (show_progress) {
       std::fprintf(stderr,
                    "baseline: epoch %d/%d done in %.1f s: train loss %.4f, train accuracy %.4f, test accuracy %.4f, "
@@ -431,6 +500,14 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
                    epoch + 1, o.epochs, seconds_since(run_start), point.train_loss, point.train_accuracy,
                    point.test_accuracy, point.grad_sq_norm, point.trace_sigma, point.noise_scale, point.max_lr,
                    point.curvature_noise_scale, point.curvature_noise_scale_se);
+      if (!point.probe_loss.empty()) {
+        std::string readings;
+        for (size_t i = 0; i < probe_batches.size(); ++i) {
+          readings += (i ? ", " : "") + std::to_string(point.probe_loss[i]) + " at " + std::to_string(probe_batches[i]);
+        }
+        std::fprintf(stderr, "baseline: BatchNorm probe (training-mode loss of %lld images): %s\n",
+                     static_cast<long long>(probe_batches.back()), readings.c_str());
+      }
     }
     if (epoch_done) epoch_done(curve);
   }

@@ -39,6 +39,7 @@ struct RawOptions {
   double ema_decay = 0;
   int64_t curvature_every = 0;
   std::string noise_scale;
+  int64_t bn_probe_images = 0;
   std::string profile_path;
   std::string machine;
   int64_t rank = -1;
@@ -100,6 +101,11 @@ po::options_description baseline_flags(RawOptions& raw) {
        "required: an epoch whose noise scale is not measurable (the |G|^2 or tr(Sigma) average not "
        "positive) stops the run; best-effort: it is recorded as 0 with a warning (large-batch runs "
        "whose curve is compared, never used to predict)")
+    ("bn-probe-images", po::value(&raw.bn_probe_images)->default_value(d.bn_probe_images),
+       "at every curve point, the training-mode loss (BatchNorm on each batch's own statistics) of the first N "
+       "training images, unaugmented, at B_small, 4x it and all N at once (forward passes only, BatchNorm's "
+       "running statistics restored): how much lower a run with larger BatchNorm batches records its loss, "
+       "which the large-batch model subtracts (docs/LARGE_BATCH.md); 0: off")
     ("profile", po::value(&raw.profile_path),
        "profile the curve is written into (default: reports/<machine>/profile.yaml; created if missing)")
     ("machine", po::value(&raw.machine), "machine name of the default --profile")
@@ -179,6 +185,8 @@ BaselineOptions validated(const RawOptions& raw, const po::variables_map& vm) {
     throw UsageError("--noise-scale: '" + raw.noise_scale + "' is not one of required, best-effort");
   }
   o.require_noise_scale = raw.noise_scale == "required";
+  o.bn_probe_images = at_least("bn-probe-images", raw.bn_probe_images, 0);
+  o.bn_probe_images_given = !vm["bn-probe-images"].defaulted();
   o.profile_path = raw.profile_path;
   o.machine = raw.machine;
   o.quiet = vm.count("quiet") > 0;
@@ -199,6 +207,18 @@ BaselineOptions validated(const RawOptions& raw, const po::variables_map& vm) {
   } else if (o.batch % o.micro_batches != 0) {
     throw UsageError("--batch " + std::to_string(o.batch) + " is not divisible by --micro-batches " +
                      std::to_string(o.micro_batches));
+  }
+  if (o.train_samples && *o.train_samples < o.bn_probe_images) {
+    // The default probe shrinks to a smaller training set; one asked for does not.
+    if (o.bn_probe_images_given) {
+      throw UsageError("--bn-probe-images " + std::to_string(o.bn_probe_images) + " exceeds --train-samples " +
+                       std::to_string(*o.train_samples) + ": the probe set is the first training images");
+    }
+    o.bn_probe_images = *o.train_samples;
+  }
+  if (o.bn_probe_images_given && o.bn_probe_images > 0 && o.bn_probe_images < 2 * small_batch(o)) {
+    throw UsageError("--bn-probe-images " + std::to_string(o.bn_probe_images) + ": at least twice the BatchNorm batch " +
+                     std::to_string(small_batch(o)) + " (B_small), or 0 for no probe");
   }
   if (o.train_samples && *o.train_samples < o.batch) {
     throw UsageError("--train-samples " + std::to_string(*o.train_samples) + " is below --batch " +
@@ -225,6 +245,17 @@ std::string number(double value) {
 int64_t per_process_batch(const BaselineOptions& o) { return o.batch / o.gpus; }
 
 int64_t small_batch(const BaselineOptions& o) { return o.gpus >= 2 ? o.batch / o.gpus : o.batch / o.micro_batches; }
+
+std::vector<int64_t> batchnorm_probe_batches(const BaselineOptions& o) {
+  const int64_t b0 = small_batch(o);
+  std::vector<int64_t> batches;
+  if (o.bn_probe_images < 2 * b0) return batches;
+  batches.push_back(b0);
+  for (int64_t b = 4 * b0; 2 * b < o.bn_probe_images; b *= 4) batches.push_back(b);
+  const int64_t whole = o.bn_probe_images / batches.back() * batches.back();
+  if (whole > batches.back()) batches.push_back(whole);
+  return batches;
+}
 
 std::optional<BaselineOptions> parse_baseline_options(const std::vector<std::string>& args) {
   RawOptions raw;
@@ -271,6 +302,7 @@ std::vector<std::string> to_baseline_worker_args(const BaselineOptions& o) {
                                    "--ema-decay",     number(o.ema_decay),
                                    "--noise-scale",   o.require_noise_scale ? "required" : "best-effort"};
   if (o.micro_batches_given) args.insert(args.end(), {"--micro-batches", std::to_string(o.micro_batches)});
+  if (o.bn_probe_images_given) args.insert(args.end(), {"--bn-probe-images", std::to_string(o.bn_probe_images)});
   if (o.train_samples) args.insert(args.end(), {"--train-samples", std::to_string(*o.train_samples)});
   if (o.test_samples) args.insert(args.end(), {"--test-samples", std::to_string(*o.test_samples)});
   if (!o.data_dir.empty()) args.insert(args.end(), {"--data", o.data_dir});

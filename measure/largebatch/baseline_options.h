@@ -49,6 +49,13 @@ struct BaselineOptions {
   // with |G|^2, tr(Sigma) and B_noise 0 and a warning instead of stopping the run (runs past the
   // critical batch, whose curves are compared, not used for predictions).
   bool require_noise_scale = true;
+  // The BatchNorm probe: at every curve point, the training-mode mean loss (BatchNorm normalising by
+  // each batch's own statistics) of the first N training images, unaugmented, at the baseline's
+  // BatchNorm batch B_small, at 4x it and at the whole probe set at once (batchnorm_probe_batches);
+  // the large-batch model reads from it how much lower a run with larger BatchNorm batches records
+  // its loss (docs/LARGE_BATCH.md). 0: off.
+  int64_t bn_probe_images = 2048;
+  bool bn_probe_images_given = false;    // --bn-probe-images on the command line (else it shrinks to the set)
   std::string profile_path;              // empty = reports/<machine>/profile.yaml
   std::string machine;                   // empty = measure's default machine name
   bool quiet = false;
@@ -62,6 +69,11 @@ struct BaselineOptions {
 int64_t per_process_batch(const BaselineOptions& options);
 // B_small of the two-batch estimator: the per-rank batch under DDP, else batch / micro_batches.
 int64_t small_batch(const BaselineOptions& options);
+
+// The BatchNorm batches the probe measures at: B_small, 4^i B_small below half the probe set, and the
+// largest multiple of the last of those that fits in it (the whole probe set at once). Empty when
+// the probe is off or the probe set holds fewer than 2 B_small images.
+std::vector<int64_t> batchnorm_probe_batches(const BaselineOptions& options);
 
 // Parses `baseline ...` (args[0], the subcommand name, is skipped) and checks the flags that need
 // no device: throws UsageError. Returns nullopt after printing --help.

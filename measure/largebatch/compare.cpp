@@ -69,8 +69,9 @@ TrainingCurve load_curve(const fs::path& path) {
 // overshoot) places the crossing later than it happened; the model's own crossing has no such
 // delay, and comparing it with the run's would count the recording's resolution as a model error.
 // The model's crossing where the run is sampled more densely, where no epoch is predicted, or
-// past the predicted epochs (a path that leaves the baseline curve before epoch k predicts the
-// epochs before it only).
+// past the last predicted epoch's mean (its epoch's middle: a crossing late in epoch k, or a path
+// that leaves the baseline curve before epoch k and predicts the epochs before it only), where the
+// means do not cross.
 std::optional<double> epochs_to_target_as_recorded(const TrainingCurve& run, int epochs, int num_classes,
                                                    double target, const LargeBatchPrediction& predicted) {
   const size_t predicted_epochs = predicted.loss_by_epoch.size();
@@ -91,7 +92,7 @@ std::optional<double> epochs_to_target_as_recorded(const TrainingCurve& run, int
                                      [&](const CurveSample& sample) { return sample.examples > means.epochs.back().examples; }),
                       means.samples.end());
   if (const auto examples = BaselineCurve(means, num_classes).examples_to_loss(target)) return *examples / n;
-  return predicted.epochs_to_target && *predicted.epochs_to_target > static_cast<double>(predicted_epochs)
+  return predicted.epochs_to_target && *predicted.epochs_to_target > static_cast<double>(predicted_epochs) - 0.5
              ? predicted.epochs_to_target
              : std::nullopt;
 }
@@ -246,6 +247,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     settings.lr_rule = name.rule;
     settings.curvature_noise_scale = !o.simple_noise_scale;
     settings.momentum_floor = !o.without_momentum_floor;
+    settings.batchnorm_gap = !o.without_batchnorm_gap;
     // The ramp of the run's own warm-up (recorded by measure baseline); measure's default if absent.
     const TrainingCurve curve = load_curve(path);
     check_same_setting(path, curve, name, baseline_file_name(o.base_batch, baseline->first), baseline->second);
@@ -266,7 +268,8 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       c.measured_only = true;
       ++summary.measured_only;
     } else {
-      c.predicted = model.predict(name.batch);
+      // BatchNorm over the run's own micro-batch (or rank's batch), as it recorded.
+      c.predicted = model.predict(name.batch, static_cast<double>(curve.small_batch));
     }
 
     const fs::path failed = path.string() + ".failed";
@@ -412,7 +415,7 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
   std::string out =
       "seed,rule,batch,target_loss,pred_loss_at_k,meas_loss_at_k,loss_error_pct,pred_test_acc_at_k,meas_test_acc_at_k,"
       "accuracy_error_points,pred_epochs_to_target,meas_epochs_to_target,epochs_error_pct,no_progress_predicted,measured_missing,"
-      "pred_epochs_to_target_model,pred_regime,meas_regime\n";
+      "pred_epochs_to_target_model,pred_regime,meas_regime,pred_batchnorm_gap_at_k\n";
   const auto num = [](const std::optional<double>& v) { return v ? fixed(*v, 6) : std::string(); };
   for (const auto& c : s.runs) {
     out += std::to_string(c.run.seed) + "," + rule_label(c.run) + "," + std::to_string(c.run.batch) + "," +
@@ -423,7 +426,8 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
            "," + num(c.epochs_error_pct) + "," + (c.predicted.no_progress ? "true" : "false") + "," +
            csv::field(c.measured_missing) + "," + num(c.predicted.epochs_to_target) + "," +
            (c.predicted_regime ? to_string(*c.predicted_regime) : std::string()) + "," +
-           (c.measured_regime ? to_string(*c.measured_regime) : std::string()) + "\n";
+           (c.measured_regime ? to_string(*c.measured_regime) : std::string()) + "," +
+           num(c.predicted.batchnorm_gap_at_k) + "\n";
   }
   return out;
 }
@@ -431,7 +435,8 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
 std::string format_comparison_report(const ComparisonSummary& s, const CompareOptions& o, const std::string& command,
                                      const ComparisonSummary* assumed_tuned,
                                      const ComparisonSummary* simple_noise,
-                                     const ComparisonSummary* without_floor) {
+                                     const ComparisonSummary* without_floor,
+                                     const ComparisonSummary* without_batchnorm) {
   const std::string k = std::to_string(o.epochs);
   std::string out = "# Large batches on real data: predicted vs measured\n\n";
   out += "Reproduce: `" + command + "` on the runs of `scripts/largebatch-fashion.sh` (docs/LARGE_BATCH.md).\n\n";
@@ -460,9 +465,11 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
          "gradient (\"-\": not measured); x_0 = lr (1 + B_simple/B_0) / eps_max, the baseline's lr against the tuned "
          "one; B_noise: McCandlish's tr(H Sigma) / G^T H G and its standard error (the predictions use B_noise "
          "wherever its standard error is at most a quarter of it, B_simple elsewhere; with B_simple alone in a "
-         "section below the errors); all measured along the baseline, the moving averages at each epoch's end.\n\n"
-         "| seed | data | epoch | train loss | test acc | B_simple | eps_max | x_0 | B_noise | s.e. |\n"
-         "|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+         "section below the errors); all measured along the baseline, the moving averages at each epoch's end; "
+         "BN gap: the BatchNorm probe's training-mode loss at the baseline's BatchNorm batch less at its largest "
+         "(\"-\": no probe), what a run with BatchNorm batches that large records lower on the same weights.\n\n"
+         "| seed | data | epoch | train loss | test acc | B_simple | eps_max | x_0 | B_noise | s.e. | BN gap |\n"
+         "|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n";
   for (size_t i = 0; i < s.baselines.size(); ++i) {
     if (o.from_seed && s.seeds[i] != *o.from_seed) continue;
     const TrainingCurve& b = s.baselines[i];
@@ -473,7 +480,12 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
              fixed(p.train_loss, 4) + " | " + fixed(p.test_accuracy, 4) + " | " + fixed(p.noise_scale, 1) + " | " +
              (measured ? fixed(p.max_lr, 4) : std::string("-")) + " | " + (measured ? fixed(x0, 2) : std::string("-")) +
              " | " + (p.curvature_noise_scale > 0 ? fixed(p.curvature_noise_scale, 1) : std::string("-")) + " | " +
-             (p.curvature_noise_scale_se > 0 ? fixed(p.curvature_noise_scale_se, 1) : std::string("-")) + " |\n";
+             (p.curvature_noise_scale_se > 0 ? fixed(p.curvature_noise_scale_se, 1) : std::string("-")) + " | " +
+             (p.probe_loss.empty() ? std::string("-")
+                                   : fixed(p.probe_loss.front() - p.probe_loss.back(), 4) + " (" +
+                                         std::to_string(b.probe_batches.front()) + " vs " +
+                                         std::to_string(b.probe_batches.back()) + ")") +
+             " |\n";
     }
   }
   out += "\n## Runs\n\nloss: mean training loss of epoch " + k + "; acc: test accuracy after epoch " + k +
@@ -608,6 +620,15 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
                 "(LargeBatchSettings::momentum_floor off, docs/LARGE_BATCH.md)",
                 *without_floor);
   }
+  const bool probed = std::any_of(s.baselines.begin(), s.baselines.end(),
+                                  [](const TrainingCurve& c) { return !c.probe_batches.empty(); });
+  if (without_batchnorm && probed) {
+    alternative("The same without the BatchNorm gap",
+                "The run's loss read off the baseline's curve as it is, not lowered by what the baseline's "
+                "BatchNorm probe measured between its BatchNorm batch and the run's (LargeBatchSettings::batchnorm_gap "
+                "off, docs/LARGE_BATCH.md)",
+                *without_batchnorm);
+  }
   if (assumed_tuned) {
     alternative("The same with the baselines' lr taken as tuned",
                 "The model before eps_max was measured (x_0 = 1 everywhere)", *assumed_tuned);
@@ -681,11 +702,13 @@ int largebatch_compare_main(int argc, char** argv) {
   const ComparisonSummary assumed_tuned = compare_with(&CompareOptions::assume_tuned_baseline);
   const ComparisonSummary simple_noise = compare_with(&CompareOptions::simple_noise_scale);
   const ComparisonSummary without_floor = compare_with(&CompareOptions::without_momentum_floor);
+  const ComparisonSummary without_batchnorm = compare_with(&CompareOptions::without_batchnorm_gap);
   const std::string command = "measure " + join_command_line(argc, argv);
   const std::string suffix = o.from_seed ? "-from-seed" + std::to_string(*o.from_seed) : "";
   const std::string report = (fs::path(dir) / ("report" + suffix + ".md")).string();
   const std::string csv = (fs::path(dir) / ("comparison" + suffix + ".csv")).string();
-  write_text_atomically(report, format_comparison_report(summary, o, command, &assumed_tuned, &simple_noise, &without_floor));
+  write_text_atomically(report, format_comparison_report(summary, o, command, &assumed_tuned, &simple_noise, &without_floor,
+                                                          &without_batchnorm));
   write_text_atomically(csv, format_comparison_csv(summary));
   if (!vm.count("quiet")) {
     std::cout << summary.runs.size() << " runs compared with the predictions from "

@@ -32,6 +32,10 @@ struct CompareOptions {
   // The plain-SGD path alone: momentum's noise floor left out (LargeBatchSettings::momentum_floor
   // off). The report shows both where the baselines trained with momentum.
   bool without_momentum_floor = false;
+  // The curve's loss as it is: the BatchNorm gap between the baseline's BatchNorm batch and the
+  // run's left out (LargeBatchSettings::batchnorm_gap off). The report shows both where a baseline
+  // carries the BatchNorm probe.
+  bool without_batchnorm_gap = false;
   // Predict every run from this seed's baseline alone (as the main command's Q4 predicts from the
   // one curve a profile carries), not each run from its own seed's; its loss after epoch 1 is then
   // every run's default target. The other seeds' baselines are not used.
@@ -135,13 +139,14 @@ struct ComparisonSummary {
 // run that is neither complete (k epochs) nor marked failed, or an unreadable curve.
 ComparisonSummary compare_large_batch_runs(const CompareOptions& options);
 
-// `assumed_tuned`, `simple_noise`, `without_floor`: the same comparison with
-// CompareOptions::assume_tuned_baseline, simple_noise_scale and without_momentum_floor, each shown
-// beside it where given.
+// `assumed_tuned`, `simple_noise`, `without_floor`, `without_batchnorm`: the same comparison with
+// CompareOptions::assume_tuned_baseline, simple_noise_scale, without_momentum_floor and
+// without_batchnorm_gap, each shown beside it where given.
 std::string format_comparison_report(const ComparisonSummary& summary, const CompareOptions& options,
                                      const std::string& command, const ComparisonSummary* assumed_tuned = nullptr,
                                      const ComparisonSummary* simple_noise = nullptr,
-                                     const ComparisonSummary* without_floor = nullptr);
+                                     const ComparisonSummary* without_floor = nullptr,
+                                     const ComparisonSummary* without_batchnorm = nullptr);
 std::string format_comparison_csv(const ComparisonSummary& summary);
 // The three lines the report ends with: "loss error: X% ...", "accuracy error: X points ...",
 // "epochs-to-target error: X% ...".

@@ -231,6 +231,9 @@ struct EpochPoint {
   // Its standard error (CurvatureEstimator::noise_scale_standard_error), in examples; 0: none (no
   // more than two measurements' worth of weight, or a curve recorded before it was; optional on disk).
   double curvature_noise_scale_se = 0;
+  // The BatchNorm probe at the end of the epoch: the training-mode mean loss of the probe set at
+  // each of the curve's probe_batches, in their order; empty: not measured (optional on disk).
+  std::vector<double> probe_loss;
 };
 
 // A point inside the baseline run (measure baseline --evals-per-epoch K): the training loss and
@@ -246,6 +249,7 @@ struct CurveSample {
   double max_lr = 0;               // eps_max of the moving averages at `examples`; 0: not measured
   double curvature_noise_scale = 0;  // B_noise = tr(H Sigma) / G^T H G at `examples`; 0: none
   double curvature_noise_scale_se = 0;  // its standard error; 0: none
+  std::vector<double> probe_loss;        // the BatchNorm probe at `examples` (EpochPoint's); empty: none
 };
 
 struct TrainingCurve {
@@ -263,6 +267,10 @@ struct TrainingCurve {
   // weight tensor's step scaled by lars_eta ||w|| / (||g|| + weight_decay ||w||).
   std::string optimizer = "sgd";
   double lars_eta = 0;             // lars: the trust coefficient (> 0); 0 for sgd
+  // The BatchNorm probe (measure baseline --bn-probe-images): the BatchNorm batches at which each
+  // point's probe_loss was measured, strictly ascending, the first the run's own (small_batch), the
+  // last the whole probe set; empty: no probe (optional on disk).
+  std::vector<int64_t> probe_batches;
   std::vector<EpochPoint> epochs;  // ascending in epoch
   std::vector<CurveSample> samples;  // optional, ascending in examples; empty: the epochs only
 };

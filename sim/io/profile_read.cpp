@@ -413,10 +413,23 @@ double parse_test_accuracy(const Value& value) {
   return x;
 }
 
-EpochPoint parse_epoch_point(const Value& value) {
+// A point's BatchNorm probe: one non-negative loss per the curve's probe_batches (`batches`, empty:
+// the curve has no probe, and a point may not carry one).
+std::vector<double> parse_probe_loss(const Value& value, const std::vector<int64_t>& batches) {
+  if (batches.empty()) value.fail("the curve has no probe_batches for a probe_loss to go with");
+  std::vector<double> losses;
+  for (const Value& item : value.as_list()) losses.push_back(item.as_double(kNonNegative));
+  if (losses.size() != batches.size()) {
+    value.fail("must hold one loss per probe_batches entry (" + std::to_string(batches.size()) + "), got " +
+               std::to_string(losses.size()));
+  }
+  return losses;
+}
+
+EpochPoint parse_epoch_point(const Value& value, const std::vector<int64_t>& probe_batches) {
   const Map map(value, {"epoch", "examples", "train_loss", "train_accuracy", "test_accuracy",
                         "grad_sq_norm", "trace_sigma", "noise_scale", "max_lr", "curvature_noise_scale",
-                        "curvature_noise_scale_se"});
+                        "curvature_noise_scale_se", "probe_loss"});
   EpochPoint p;
   p.epoch = map.required("epoch").as_int(/*min=*/1);
   p.examples = parse_examples(map.required("examples"));
@@ -429,12 +442,13 @@ EpochPoint parse_epoch_point(const Value& value) {
   if (auto v = map.optional("max_lr")) p.max_lr = v->as_double(kNonNegative);
   if (auto v = map.optional("curvature_noise_scale")) p.curvature_noise_scale = v->as_double(kNonNegative);
   if (auto v = map.optional("curvature_noise_scale_se")) p.curvature_noise_scale_se = v->as_double(kNonNegative);
+  if (auto v = map.optional("probe_loss")) p.probe_loss = parse_probe_loss(*v, probe_batches);
   return p;
 }
 
-CurveSample parse_curve_sample(const Value& value) {
+CurveSample parse_curve_sample(const Value& value, const std::vector<int64_t>& probe_batches) {
   const Map map(value, {"examples", "window_examples", "train_loss", "train_accuracy", "test_accuracy", "noise_scale",
-                        "max_lr", "curvature_noise_scale", "curvature_noise_scale_se"});
+                        "max_lr", "curvature_noise_scale", "curvature_noise_scale_se", "probe_loss"});
   CurveSample s;
   s.examples = parse_examples(map.required("examples"));
   const Value window = map.required("window_examples");
@@ -449,12 +463,14 @@ CurveSample parse_curve_sample(const Value& value) {
   if (auto v = map.optional("max_lr")) s.max_lr = v->as_double(kNonNegative);
   if (auto v = map.optional("curvature_noise_scale")) s.curvature_noise_scale = v->as_double(kNonNegative);
   if (auto v = map.optional("curvature_noise_scale_se")) s.curvature_noise_scale_se = v->as_double(kNonNegative);
+  if (auto v = map.optional("probe_loss")) s.probe_loss = parse_probe_loss(*v, probe_batches);
   return s;
 }
 
 TrainingCurve parse_training_curve(const Value& value) {
   const Map map(value, {"model", "data", "batch", "small_batch", "train_samples", "lr", "momentum",
-                        "weight_decay", "lr_rule", "warmup_epochs", "optimizer", "lars_eta", "epochs", "samples"});
+                        "weight_decay", "lr_rule", "warmup_epochs", "optimizer", "lars_eta", "probe_batches", "epochs",
+                        "samples"});
   TrainingCurve curve;
   curve.model = map.required("model").as_string();
   curve.data = map.required("data").as_string();
@@ -493,9 +509,20 @@ TrainingCurve parse_training_curve(const Value& value) {
     curve.warmup_epochs = warmup->as_double(kNonNegative);
     if (curve.warmup_epochs <= 0) warmup->fail("must be > 0 epochs, got " + warmup->describe());
   }
+  if (auto batches = map.optional("probe_batches")) {
+    for (const Value& item : batches->as_list()) {
+      const int64_t b = item.as_int64(/*min=*/1);
+      if (!curve.probe_batches.empty() && b <= curve.probe_batches.back()) {
+        item.fail("probe_batches must be strictly ascending: " + std::to_string(b) + " follows " +
+                  std::to_string(curve.probe_batches.back()));
+      }
+      curve.probe_batches.push_back(b);
+    }
+    if (curve.probe_batches.size() < 2) batches->fail("must hold at least two BatchNorm batches to compare");
+  }
   const std::vector<Value> nodes = map.required("epochs").as_list();
   for (size_t i = 0; i < nodes.size(); ++i) {
-    EpochPoint point = parse_epoch_point(nodes[i]);
+    EpochPoint point = parse_epoch_point(nodes[i], curve.probe_batches);
     if (!curve.epochs.empty()) {
       const EpochPoint& previous = curve.epochs.back();
       if (point.epoch <= previous.epoch) {
@@ -513,7 +540,7 @@ TrainingCurve parse_training_curve(const Value& value) {
   }
   if (auto samples = map.optional("samples")) {
     for (const Value& node : samples->as_list()) {
-      CurveSample sample = parse_curve_sample(node);
+      CurveSample sample = parse_curve_sample(node, curve.probe_batches);
       // Windows follow one another: each starts at or after the previous one's end.
       const double previous_end = curve.samples.empty() ? 0.0 : curve.samples.back().examples;
       if (sample.examples - sample.window_examples < previous_end - 1e-9 * previous_end) {

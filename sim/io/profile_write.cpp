@@ -305,6 +305,11 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
       y.line(2, "optimizer: " + quote(c.optimizer));
       y.line(2, "lars_eta: " + format_double(c.lars_eta));
     }
+    if (!c.probe_batches.empty()) {
+      std::string list;
+      for (const int64_t b : c.probe_batches) list += (list.empty() ? "" : ", ") + std::to_string(b);
+      y.line(2, "probe_batches: [" + list + "]");
+    }
     if (c.epochs.empty()) {
       y.line(2, "epochs: []");
       continue;
@@ -317,6 +322,12 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
       if (noise_scale_se > 0) out += ", curvature_noise_scale_se: " + format_double(noise_scale_se);
       return out;
     };
+    const auto probe_field = [](const std::vector<double>& losses) {
+      if (losses.empty()) return std::string();
+      std::string list;
+      for (const double l : losses) list += (list.empty() ? "" : ", ") + format_double(l);
+      return ", probe_loss: [" + list + "]";
+    };
     y.line(2, "epochs:");
     for (const EpochPoint& e : c.epochs) {
       y.line(3, "- {epoch: " + std::to_string(e.epoch) + ", examples: " + format_double(e.examples) +
@@ -326,7 +337,8 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
                     ", grad_sq_norm: " + format_double(e.grad_sq_norm) +
                     ", trace_sigma: " + format_double(e.trace_sigma) +
                     ", noise_scale: " + format_double(e.noise_scale) +
-                    curvature_fields(e.max_lr, e.curvature_noise_scale, e.curvature_noise_scale_se) + "}");
+                    curvature_fields(e.max_lr, e.curvature_noise_scale, e.curvature_noise_scale_se) +
+                    probe_field(e.probe_loss) + "}");
     }
     if (c.samples.empty()) continue;
     y.line(2, "samples:");
@@ -336,7 +348,8 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
                     ", train_accuracy: " + format_double(s.train_accuracy) +
                     ", test_accuracy: " + format_double(s.test_accuracy) +
                     ", noise_scale: " + format_double(s.noise_scale) +
-                    curvature_fields(s.max_lr, s.curvature_noise_scale, s.curvature_noise_scale_se) + "}");
+                    curvature_fields(s.max_lr, s.curvature_noise_scale, s.curvature_noise_scale_se) +
+                    probe_field(s.probe_loss) + "}");
     }
   }
 }

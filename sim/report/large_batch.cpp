@@ -74,7 +74,10 @@ std::optional<LargeBatchReport> LargeBatchReport::make(const SweepConfig& config
 
 Q4Row LargeBatchReport::row(const SimResult& result) const {
   Q4Row row;
-  row.prediction = model_.predict(result.global_batch);
+  // BatchNorm normalises over each device's batch, or the global one with DDP's SyncBatchNorm.
+  const bool synced = result.spec.sync_batchnorm && result.spec.strategy == Strategy::kDdp && result.spec.gpus > 1;
+  const int64_t bn_batch = synced ? result.global_batch : result.spec.batch_per_gpu;
+  row.prediction = model_.predict(result.global_batch, static_cast<double>(bn_batch));
   // throughput = samples per epoch / epoch time; the baseline's examples convert through it, so a
   // config epoch of another size than the baseline's still gives the right time.
   row.throughput = result.epoch_s > 0 ? static_cast<double>(result.spec.train_samples) / result.epoch_s : 0;

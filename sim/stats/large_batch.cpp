@@ -124,6 +124,34 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
     previous = e.examples;
   }
   if (test_accuracy_.size() == 1) test_accuracy_.clear();  // never evaluated
+  // The BatchNorm probe: each reading in the first epoch, then each epoch's mean of its readings
+  // (the samples inside it and the one at its end) at their mean position, as the test accuracy.
+  const size_t probe_size = curve_.probe_batches.size();
+  const auto probed = [&](const std::vector<double>& loss) { return probe_size >= 2 && loss.size() == probe_size; };
+  for (const CurveSample& s : curve_.samples) {
+    if (s.examples < first_epoch && probed(s.probe_loss)) probe_.push_back({s.examples, s.probe_loss});
+  }
+  double epoch_start = 0;
+  for (const EpochPoint& e : curve_.epochs) {
+    ProbeKnot mean{0, std::vector<double>(probe_size, 0.0)};
+    int n = 0;
+    const auto add = [&](double examples, const std::vector<double>& loss) {
+      mean.examples += examples;
+      for (size_t i = 0; i < probe_size; ++i) mean.loss[i] += loss[i];
+      ++n;
+    };
+    if (e.examples > first_epoch) {
+      for (const CurveSample& s : curve_.samples) {
+        if (s.examples > epoch_start && s.examples < e.examples && probed(s.probe_loss)) add(s.examples, s.probe_loss);
+      }
+    }
+    if (probed(e.probe_loss)) add(e.examples, e.probe_loss);
+    epoch_start = e.examples;
+    if (n == 0) continue;
+    mean.examples /= n;
+    for (double& l : mean.loss) l /= n;
+    if (probe_.empty() || mean.examples > probe_.back().examples) probe_.push_back(std::move(mean));
+  }
   for (const CurveSample& s : curve_.samples) {
     if (s.test_accuracy >= 0) last_evaluated_ = std::max(last_evaluated_, s.examples);
   }
@@ -179,14 +207,41 @@ std::optional<double> BaselineCurve::curvature_noise_scale_at(double examples) c
   return value;
 }
 
-std::optional<double> BaselineCurve::examples_to_loss(double loss) const {
-  if (loss_.front().value <= loss) return 0.0;
+double BaselineCurve::probe_loss_at_batch(const std::vector<double>& losses, double bn_batch) const {
+  // Linear in 1/b: the table in -1/b so that it ascends with b.
+  std::vector<double> xs;
+  for (const int64_t b : curve_.probe_batches) xs.push_back(-1.0 / static_cast<double>(b));
+  return along(xs, losses, -1.0 / bn_batch);
+}
+
+std::optional<double> BaselineCurve::batchnorm_gap_at(double examples, double bn_batch) const {
+  if (probe_.empty() || !(bn_batch > 0)) return std::nullopt;
+  const double own = static_cast<double>(curve_.small_batch);
+  const auto gap = [&](const ProbeKnot& k) {
+    return probe_loss_at_batch(k.loss, own) - probe_loss_at_batch(k.loss, bn_batch);
+  };
+  examples = std::clamp(examples, 0.0, last_examples());
+  if (examples <= probe_.front().examples) return gap(probe_.front());
+  if (examples >= probe_.back().examples) return gap(probe_.back());
+  const auto next = std::upper_bound(probe_.begin(), probe_.end(), examples,
+                                     [](double e, const ProbeKnot& k) { return e < k.examples; });
+  const ProbeKnot& a = *(next - 1);
+  const ProbeKnot& b = *next;
+  return lerp(gap(a), gap(b), (examples - a.examples) / (b.examples - a.examples));
+}
+
+std::optional<double> BaselineCurve::examples_to_loss(double loss, std::optional<double> bn_batch) const {
+  // The loss at a knot as the run records it.
+  const auto value = [&](const Knot& k) {
+    return k.value - (bn_batch ? batchnorm_gap_at(k.examples, *bn_batch).value_or(0) : 0.0);
+  };
+  if (value(loss_.front()) <= loss) return 0.0;
   for (size_t i = 1; i < loss_.size(); ++i) {
-    if (loss_[i].value <= loss) {
-      // loss_[i - 1] > loss >= loss_[i]: the crossing lies in this segment.
-      const Knot& a = loss_[i - 1];
-      const Knot& b = loss_[i];
-      return lerp(a.examples, b.examples, (a.value - loss) / (a.value - b.value));
+    const double b = value(loss_[i]);
+    if (b <= loss) {
+      // The knot before is above `loss`, this one at or below it: the crossing lies in this segment.
+      const double a = value(loss_[i - 1]);
+      return lerp(loss_[i - 1].examples, loss_[i].examples, (a - loss) / (a - b));
     }
   }
   return std::nullopt;
@@ -352,14 +407,20 @@ std::vector<LargeBatchModel::Stall> LargeBatchModel::baseline_stalls() const {
   return stalls;
 }
 
-LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
+LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<double> bn_batch) const {
   if (batch < 1) throw std::invalid_argument("LargeBatchModel::predict: batch must be >= 1");
+  if (bn_batch && !(*bn_batch > 0)) throw std::invalid_argument("LargeBatchModel::predict: bn_batch must be > 0");
   LargeBatchPrediction p;
   p.batch = batch;
   p.lr_rule = settings_.lr_rule;
   const TrainingCurve& c = baseline_.curve();
   const double b = static_cast<double>(batch);
   const double b0 = static_cast<double>(c.batch);
+  p.bn_batch = bn_batch.value_or(b * static_cast<double>(c.small_batch) / b0);
+  // How much lower the run records its loss than the baseline, on the same weights, for its
+  // BatchNorm batch (0 where not modelled).
+  const bool batchnorm = settings_.batchnorm_gap && baseline_.has_batchnorm_probe();
+  const auto batchnorm_gap = [&](double e_0) { return batchnorm ? *baseline_.batchnorm_gap_at(e_0, p.bn_batch) : 0.0; };
   const double n = static_cast<double>(c.train_samples);
   const double k_examples = settings_.epochs * n;
   const std::string batch_text = times(b / b0) + " the baseline batch (" + std::to_string(c.batch) + ")";
@@ -424,9 +485,10 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     if (!gap) return e_0;
     return baseline_.examples_at_loss_from(e_0, baseline_.at(e_0).loss - *gap);
   };
-  const std::optional<double> e0_target = baseline_.examples_to_loss(target_loss_);
-  // The run is past the target once where it is read is past the baseline's first crossing of it
-  // (a state lower than the curve reaches after E_0 is past it).
+  const std::optional<double> e0_target =
+      baseline_.examples_to_loss(target_loss_, batchnorm ? std::optional<double>(p.bn_batch) : std::nullopt);
+  // The run is past the target once where it is read is past the baseline's first crossing of it,
+  // as the run records the loss (a state lower than the curve reaches after E_0 is past it).
   const auto past_target = [&](double e_b, double e_0) {
     const std::optional<double> at = state(e_b, e_0);
     return !at || *at >= *e0_target;
@@ -550,7 +612,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
       // curve goes after it (a curve that rose) is read at the curve's end.
       const std::optional<double> at = read_at((epoch - 1 + (s + 0.5) / kEpochSamples) * n);
       const BaselineCurve::Point point = baseline_.at(at.value_or(baseline_.last_examples()));
-      loss += point.loss / kEpochSamples;
+      loss += (point.loss - batchnorm_gap(point.examples)) / kEpochSamples;
       train_accuracy += point.train_accuracy / kEpochSamples;
     }
     p.loss_by_epoch.push_back(loss);
@@ -578,6 +640,16 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch) const {
     p.baseline_examples_at_k = *read_k;
     p.loss_at_k = p.loss_by_epoch.back();
     p.test_accuracy_at_k = end.test_accuracy;
+    if (batchnorm) {
+      p.batchnorm_gap_at_k = batchnorm_gap(end.examples);
+      if (std::fabs(*p.batchnorm_gap_at_k) >= 5e-4) {
+        p.notes.push_back("BatchNorm over " + short_number(p.bn_batch) + " examples, the baseline's over " +
+                          std::to_string(c.small_batch) + ": on the same weights its training loss reads " +
+                          short_number(std::fabs(*p.batchnorm_gap_at_k)) +
+                          (*p.batchnorm_gap_at_k > 0 ? " lower" : " higher") + " at the end of epoch " +
+                          std::to_string(settings_.epochs) + " (the baseline's BatchNorm probe), and is predicted so");
+      }
+    }
     if (end.before_first_point) {
       p.notes.push_back("epoch " + std::to_string(settings_.epochs) + " falls before the baseline's first " +
                         "measured point: interpolated from the untrained model (loss ln(C) = " +

@@ -59,8 +59,10 @@ class BaselineCurve {
   // recorded without a standard error.
   bool has_curvature_noise_scale() const;
   std::optional<double> curvature_noise_scale_at(double examples) const;
-  // The first E at which the loss reaches `loss` (<=); nullopt if it never does.
-  std::optional<double> examples_to_loss(double loss) const;
+  // The first E at which the loss reaches `loss` (<=); nullopt if it never does. With `bn_batch`,
+  // the loss a run at that BatchNorm batch records, the curve's less batchnorm_gap_at (evaluated at
+  // the curve's knots).
+  std::optional<double> examples_to_loss(double loss, std::optional<double> bn_batch = std::nullopt) const;
   // Where along the curve, seen from `from`, the loss is `loss`: for a loss at or below the one at
   // `from`, the first E >= from where the curve reaches it (nullopt if it never does); for a higher
   // one, the last E <= from where the curve was at or above it (0 if it never was).
@@ -68,6 +70,16 @@ class BaselineCurve {
   // tr(Sigma), the per-example gradient covariance's trace, as measured at the epochs' ends (the
   // samples carry none); flat before the first and after the last; nullopt where the curve has none.
   std::optional<double> trace_sigma_at(double examples) const;
+  // The BatchNorm probe (measure baseline --bn-probe-images): how much higher the baseline's own
+  // BatchNorm batch (the curve's small_batch) records the training loss than a BatchNorm batch of
+  // `bn_batch` does, on the same weights, at `examples`: L(b_own) - L(bn_batch), the probe's
+  // training-mode losses taken as linear in 1/b between its batches (the excess of a BatchNorm
+  // batch's noise falls as the variance of its statistics, 1/b) and flat outside them; in the first
+  // epoch at each reading, after it each epoch's mean of its readings at their mean position;
+  // linear in between, flat before the first and after the last. nullopt where the curve has no
+  // probe readings.
+  bool has_batchnorm_probe() const { return !probe_.empty(); }
+  std::optional<double> batchnorm_gap_at(double examples, double bn_batch) const;
   // A recorded window: its middle (examples) and its mean loss.
   struct Window {
     double examples;
@@ -97,6 +109,12 @@ class BaselineCurve {
     double value;
   };
   static double interpolate(const std::vector<Knot>& knots, double examples);
+  // The probe's loss at BatchNorm batch `bn_batch` from one reading (one loss per probe batch).
+  double probe_loss_at_batch(const std::vector<double>& losses, double bn_batch) const;
+  struct ProbeKnot {
+    double examples;
+    std::vector<double> loss;  // per probe batch
+  };
 
   TrainingCurve curve_;
   int num_classes_;
@@ -105,6 +123,7 @@ class BaselineCurve {
   double last_evaluated_ = 0;  // the last evaluation's examples: no test accuracy is given beyond it
   // Every point that carries a B_noise reading, NaN where it does not count (see above).
   std::vector<Knot> curvature_noise_scale_;
+  std::vector<ProbeKnot> probe_;
 };
 
 // A B_noise reading counts for the model where its standard error is at most this fraction of it
@@ -136,6 +155,12 @@ struct LargeBatchSettings {
   // that much lower (or higher) on the baseline's curve (docs/LARGE_BATCH.md, "Momentum's noise
   // floor"). false: the plain-SGD path alone.
   bool momentum_floor = true;
+  // BatchNorm's batch: a run whose BatchNorm batch is larger than the baseline's records a lower
+  // training loss on the same weights, by what the baseline's BatchNorm probe measured
+  // (BaselineCurve::batchnorm_gap_at): the predicted loss is the curve's less that gap (the test
+  // accuracy, in eval mode on running statistics, is unchanged). false, or a curve without the
+  // probe: the curve's loss as it is.
+  bool batchnorm_gap = true;
 };
 
 struct LargeBatchPrediction {
@@ -163,6 +188,10 @@ struct LargeBatchPrediction {
   // than the baseline's (negative: higher); nullopt where not modelled (momentum 0, the setting off,
   // or a curve without tr(Sigma)).
   std::optional<double> momentum_floor_gap_at_k;
+  // The run's BatchNorm batch, and how much lower than the baseline's it records the loss at the end
+  // of epoch k (BaselineCurve::batchnorm_gap_at); nullopt where not modelled.
+  double bn_batch = 0;
+  std::optional<double> batchnorm_gap_at_k;
   // Caveats that do not stop the prediction (learning-rate mismatch, extrapolation).
   std::vector<std::string> notes;
   // The rule's lr passes kNoProgressLrRatio x the tuned lr somewhere on the path: the model
@@ -176,7 +205,9 @@ class LargeBatchModel {
   // Throws std::invalid_argument as BaselineCurve does, or for epochs < 1 or a target_loss <= 0.
   LargeBatchModel(const TrainingCurve& curve, int num_classes, const LargeBatchSettings& settings);
 
-  LargeBatchPrediction predict(int64_t batch) const;
+  // At global batch `batch`, BatchNorm normalising over `bn_batch` examples (the per-device batch;
+  // default: the baseline's split, batch x small_batch / its batch).
+  LargeBatchPrediction predict(int64_t batch, std::optional<double> bn_batch = std::nullopt) const;
 
   const BaselineCurve& baseline() const { return baseline_; }
   const LargeBatchSettings& settings() const { return settings_; }
