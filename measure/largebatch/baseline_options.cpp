@@ -103,9 +103,10 @@ po::options_description baseline_flags(RawOptions& raw) {
        "whose curve is compared, never used to predict)")
     ("bn-probe-images", po::value(&raw.bn_probe_images)->default_value(d.bn_probe_images),
        "at every curve point, the training-mode loss (BatchNorm on each batch's own statistics) of the first N "
-       "training images, unaugmented, at B_small, 4x it and all N at once (forward passes only, BatchNorm's "
-       "running statistics restored): how much lower a run with larger BatchNorm batches records its loss, "
-       "which the large-batch model subtracts (docs/LARGE_BATCH.md); 0: off")
+       "training images, unaugmented, at B_small, 4^i B_small below N/2 and all N at once (forward passes only, "
+       "BatchNorm's running statistics restored): how much lower a run with larger BatchNorm batches records its "
+       "loss, which the large-batch model subtracts (docs/LARGE_BATCH.md); 0: off (default N: 2048, shrunk to a "
+       "smaller training set)")
     ("profile", po::value(&raw.profile_path),
        "profile the curve is written into (default: reports/<machine>/profile.yaml; created if missing)")
     ("machine", po::value(&raw.machine), "machine name of the default --profile")

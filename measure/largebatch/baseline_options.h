@@ -51,9 +51,9 @@ struct BaselineOptions {
   bool require_noise_scale = true;
   // The BatchNorm probe: at every curve point, the training-mode mean loss (BatchNorm normalising by
   // each batch's own statistics) of the first N training images, unaugmented, at the baseline's
-  // BatchNorm batch B_small, at 4x it and at the whole probe set at once (batchnorm_probe_batches);
-  // the large-batch model reads from it how much lower a run with larger BatchNorm batches records
-  // its loss (docs/LARGE_BATCH.md). 0: off.
+  // BatchNorm batch B_small, at 4^i B_small below N/2 and at the whole probe set at once
+  // (batchnorm_probe_batches); the large-batch model reads from it how much lower a run with larger
+  // BatchNorm batches records its loss (docs/LARGE_BATCH.md). 0: off.
   int64_t bn_probe_images = 2048;
   bool bn_probe_images_given = false;    // --bn-probe-images on the command line (else it shrinks to the set)
   std::string profile_path;              // empty = reports/<machine>/profile.yaml
