@@ -199,6 +199,30 @@ TEST_F(Q4Test, TheHeaderSaysHowTheBaselinesMomentumEnters) {
   EXPECT_EQ(text.find("the baseline's momentum"), std::string::npos) << text;
 }
 
+// A baseline with the BatchNorm probe: each row's loss at its per-GPU batch (DDP on 1 GPU at 128
+// normalises over 128, on 4 GPUs at 32 over the baseline's own B_small), and the header says so.
+TEST_F(Q4Test, RowsAtTheirPerGpuBatchNormBatch) {
+  const auto plain = LargeBatchReport::make(config_, profile_);
+  int64_t own = 0;
+  for (TrainingCurve& curve : profile_.training) {
+    own = curve.small_batch;
+    curve.probe_batches = {curve.small_batch, 4 * curve.small_batch};
+    for (EpochPoint& e : curve.epochs) e.probe_loss = {1.0, 0.9};
+  }
+  const auto probed = LargeBatchReport::make(config_, profile_);
+  ASSERT_TRUE(plain.has_value() && probed.has_value());
+  const SimResult wide = result(Strategy::kDdp, 1, 4 * own, 9.0);
+  const SimResult narrow = result(Strategy::kDdp, 4, own, 10.0);  // the same global batch
+  const auto loss = [](const LargeBatchReport& r, const SimResult& s) { return *r.row(s).prediction.loss_at_k; };
+  EXPECT_NEAR(loss(*probed, wide), loss(*plain, wide) - 0.1, 1e-12);
+  EXPECT_NEAR(loss(*probed, narrow), loss(*plain, narrow), 1e-12);
+  EXPECT_EQ(probed->row(wide).prediction.test_accuracy_at_k, plain->row(wide).prediction.test_accuracy_at_k);
+  const std::string text = format_q4(*probed, ResultGrid({wide, narrow}));
+  EXPECT_NE(text.find("- BatchNorm: the baseline normalised over " + std::to_string(own) + " examples"), std::string::npos)
+      << text;
+  EXPECT_EQ(format_q4(*plain, ResultGrid({wide, narrow})).find("- BatchNorm:"), std::string::npos);
+}
+
 TEST_F(Q4Test, CsvColumns) {
   const auto report = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(report.has_value());

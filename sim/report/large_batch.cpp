@@ -132,6 +132,14 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
            ") out: the curve carries no tr(Sigma) for the noise floor momentum raises; measured runs with momentum "
            "trained faster than it predicts (docs/LARGE_BATCH.md, \"Momentum's noise floor\")\n";
   }
+  if (settings.batchnorm_gap && model.baseline().has_batchnorm_probe()) {
+    out += "- BatchNorm: the baseline normalised over " + std::to_string(curve.small_batch) +
+           " examples (its micro-batch), each row over its per-GPU batch (the global one with SyncBatchNorm); on "
+           "the same weights a larger one records a lower training loss, by what the baseline's BatchNorm probe "
+           "measured (batches " + std::to_string(curve.probe_batches.front()) + " to " +
+           std::to_string(curve.probe_batches.back()) + "), and loss@k is predicted so; the accuracies are not "
+           "moved (docs/LARGE_BATCH.md, \"BatchNorm's batch\")\n";
+  }
   out += "- target loss: " + plain(model.target_loss()) + " (" + model.target_source() + ")\n";
   out += std::string("- lr rule for other batches: ") + to_string(settings.lr_rule) +
          (settings.lr_rule == LrRule::kLinearWarmup ? " over " + plain(settings.warmup_epochs) + " warm-up epochs" : "") +
