@@ -209,13 +209,10 @@ BaselineOptions validated(const RawOptions& raw, const po::variables_map& vm) {
     throw UsageError("--batch " + std::to_string(o.batch) + " is not divisible by --micro-batches " +
                      std::to_string(o.micro_batches));
   }
-  if (o.train_samples && *o.train_samples < o.bn_probe_images) {
-    // The default probe shrinks to a smaller training set; one asked for does not.
-    if (o.bn_probe_images_given) {
-      throw UsageError("--bn-probe-images " + std::to_string(o.bn_probe_images) + " exceeds --train-samples " +
-                       std::to_string(*o.train_samples) + ": the probe set is the first training images");
-    }
-    o.bn_probe_images = *o.train_samples;
+  // The default probe shrinks to a smaller training set (train_baseline); one asked for does not.
+  if (o.bn_probe_images_given && o.train_samples && *o.train_samples < o.bn_probe_images) {
+    throw UsageError("--bn-probe-images " + std::to_string(o.bn_probe_images) + " exceeds --train-samples " +
+                     std::to_string(*o.train_samples) + ": the probe set is the first training images");
   }
   if (o.bn_probe_images_given && o.bn_probe_images > 0 && o.bn_probe_images < 2 * small_batch(o)) {
     throw UsageError("--bn-probe-images " + std::to_string(o.bn_probe_images) + ": at least twice the BatchNorm batch " +
