@@ -76,14 +76,19 @@ void set_learning_rate(torch::optim::SGD& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
 }
 
-// Fraction of `test_set` classified right, in eval mode (BatchNorm running statistics).
-double test_accuracy(models::StagedModel& model, const data::ImageSet& test_set, const torch::Device& device) {
+// A set read in order as it is, batch_size images at a time: no shuffling, no augmentation, no workers.
+data::LoaderOptions in_order(int64_t batch_size) {
   data::LoaderOptions options;
-  options.batch_size = kEvalBatch;
+  options.batch_size = batch_size;
   options.workers = 0;
   options.shuffle = false;
   options.augment = false;
-  data::DataLoader loader(test_set, options);
+  return options;
+}
+
+// Fraction of `test_set` classified right, in eval mode (BatchNorm running statistics).
+double test_accuracy(models::StagedModel& model, const data::ImageSet& test_set, const torch::Device& device) {
+  data::DataLoader loader(test_set, in_order(kEvalBatch));
   torch::NoGradGuard no_grad;
   model.module().eval();
   auto correct = torch::zeros({}, torch::TensorOptions().dtype(torch::kInt64).device(device));
@@ -104,12 +109,7 @@ struct ProbeSet {
 // The first n images of `train_set` on `device`.
 ProbeSet probe_set(const data::ImageSet& train_set, int64_t n, const torch::Device& device) {
   const data::ImageSet first = first_samples(train_set, n);
-  data::LoaderOptions options;
-  options.batch_size = n;
-  options.workers = 0;
-  options.shuffle = false;
-  options.augment = false;
-  data::DataLoader loader(first, options);
+  data::DataLoader loader(first, in_order(n));
   loader.start_epoch(0);
   const auto batch = loader.next();
   return {batch->images.to(device), batch->labels.to(device)};
