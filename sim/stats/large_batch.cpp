@@ -87,6 +87,15 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
     }
     previous = s.examples;
   }
+  // An epoch's readings after the first epoch: the samples inside it (after `from`, the previous
+  // epoch's end) and the one at its end, each passed to `visit` with its position; a reading is a
+  // CurveSample or the EpochPoint, which name the test accuracy and the probe alike.
+  const auto epoch_readings = [&](double from, const EpochPoint& e, const auto& visit) {
+    for (const CurveSample& s : curve_.samples) {
+      if (s.examples > from && s.examples < e.examples) visit(s.examples, s);
+    }
+    visit(e.examples, e);
+  };
   // After the first epoch the test accuracy is, as the loss, each epoch's mean: a single
   // evaluation varies by a few points from one to the next (fashion-cnn-gap at momentum 0.9: 70% to
   // 81% within epoch 3) while the curve moves by less than that in an epoch, and the run it
@@ -96,17 +105,12 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
   const auto add_test_accuracy = [&](double from, const EpochPoint& e) {
     double sum = 0, where = 0;
     int n = 0;
-    for (const CurveSample& s : curve_.samples) {
-      if (s.examples <= from || s.examples >= e.examples || s.test_accuracy < 0) continue;
-      sum += s.test_accuracy;
-      where += s.examples;
+    epoch_readings(from, e, [&](double examples, const auto& reading) {
+      if (reading.test_accuracy < 0) return;
+      sum += reading.test_accuracy;
+      where += examples;
       ++n;
-    }
-    if (e.test_accuracy >= 0) {
-      sum += e.test_accuracy;
-      where += e.examples;
-      ++n;
-    }
+    });
     if (n > 0 && where / n > test_accuracy_.back().examples) test_accuracy_.push_back({where / n, sum / n});
   };
   for (const EpochPoint& e : curve_.epochs) {
@@ -124,9 +128,10 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
     previous = e.examples;
   }
   if (test_accuracy_.size() == 1) test_accuracy_.clear();  // never evaluated
-  // The BatchNorm probe: each reading in the first epoch, then each epoch's mean of its readings
-  // (the samples inside it and the one at its end) at their mean position, as the test accuracy.
+  // The BatchNorm probe as the test accuracy: each reading in the first epoch, then each epoch's
+  // mean of its readings at their mean position. Its batches as -1/b, ascending with b.
   const size_t probe_size = curve_.probe_batches.size();
+  for (const int64_t b : curve_.probe_batches) probe_inverse_batches_.push_back(-1.0 / static_cast<double>(b));
   const auto probed = [&](const std::vector<double>& loss) { return probe_size >= 2 && loss.size() == probe_size; };
   for (const CurveSample& s : curve_.samples) {
     if (s.examples < first_epoch && probed(s.probe_loss)) probe_.push_back({s.examples, s.probe_loss});
@@ -135,17 +140,17 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
   for (const EpochPoint& e : curve_.epochs) {
     ProbeKnot mean{0, std::vector<double>(probe_size, 0.0)};
     int n = 0;
-    const auto add = [&](double examples, const std::vector<double>& loss) {
+    const auto add = [&](double examples, const auto& reading) {
+      if (!probed(reading.probe_loss)) return;
       mean.examples += examples;
-      for (size_t i = 0; i < probe_size; ++i) mean.loss[i] += loss[i];
+      for (size_t i = 0; i < probe_size; ++i) mean.loss[i] += reading.probe_loss[i];
       ++n;
     };
     if (e.examples > first_epoch) {
-      for (const CurveSample& s : curve_.samples) {
-        if (s.examples > epoch_start && s.examples < e.examples && probed(s.probe_loss)) add(s.examples, s.probe_loss);
-      }
+      epoch_readings(epoch_start, e, add);
+    } else {
+      add(e.examples, e);
     }
-    if (probed(e.probe_loss)) add(e.examples, e.probe_loss);
     epoch_start = e.examples;
     if (n == 0) continue;
     mean.examples /= n;
@@ -208,10 +213,7 @@ std::optional<double> BaselineCurve::curvature_noise_scale_at(double examples) c
 }
 
 double BaselineCurve::probe_loss_at_batch(const std::vector<double>& losses, double bn_batch) const {
-  // Linear in 1/b: the table in -1/b so that it ascends with b.
-  std::vector<double> xs;
-  for (const int64_t b : curve_.probe_batches) xs.push_back(-1.0 / static_cast<double>(b));
-  return along(xs, losses, -1.0 / bn_batch);
+  return along(probe_inverse_batches_, losses, -1.0 / bn_batch);  // linear in 1/b
 }
 
 std::optional<double> BaselineCurve::batchnorm_gap_at(double examples, double bn_batch) const {

@@ -124,6 +124,7 @@ class BaselineCurve {
   // Every point that carries a B_noise reading, NaN where it does not count (see above).
   std::vector<Knot> curvature_noise_scale_;
   std::vector<ProbeKnot> probe_;
+  std::vector<double> probe_inverse_batches_;  // -1/b for each of the curve's probe_batches
 };
 
 // A B_noise reading counts for the model where its standard error is at most this fraction of it
