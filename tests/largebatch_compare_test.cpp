@@ -53,7 +53,7 @@ class CompareTest : public ::testing::Test {
       e.epoch = static_cast<int>(i) + 1;
       e.examples = 1000.0 * static_cast<double>(i + 1);
       e.train_loss = losses[i];
-      e.train_accuracy = 0.5;
+      e.train_accuracy = train_accuracies_.empty() ? 0.5 : train_accuracies_[i];
       e.test_accuracy = test_accuracies[i];
       e.grad_sq_norm = 1e-6;
       e.trace_sigma = 1e3;
@@ -63,6 +63,7 @@ class CompareTest : public ::testing::Test {
       e.curvature_noise_scale_se = curvature_noise_scale_se;
       c.epochs.push_back(e);
     }
+    c.samples = samples_;
     p.training.push_back(c);
     write_profile_atomic(p, (dir_ / "runs" / name).string());
   }
@@ -83,6 +84,8 @@ class CompareTest : public ::testing::Test {
   }
 
   double momentum_ = 0;  // the next write_run's (plain SGD: the path alone, no momentum noise floor)
+  std::vector<double> train_accuracies_;  // the next write_run's per epoch (empty: 0.5 in every epoch)
+  std::vector<CurveSample> samples_;       // the next write_run's samples along its curve
   ::trainsim::testing::TempDir temp_{"trainsim-lb-compare"};
   fs::path dir_ = temp_.path();
 };
@@ -228,7 +231,7 @@ TEST_F(CompareTest, RegimesAndTheRunsThatBlewUp) {
   EXPECT_NE(report.find("| no progress | 0 | 1 | 1 |\n"), std::string::npos) << report;
   EXPECT_NE(report.find("regime agreement: 3 of 4 runs\n"), std::string::npos) << report;
   const std::string csv = format_comparison_csv(s);
-  EXPECT_NE(csv.find(",no progress,blew up,\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",no progress,blew up,,"), std::string::npos) << csv;
 }
 
 // A baseline whose epoch-1 loss is above the untrained ln 10 makes a default target every run
@@ -357,7 +360,7 @@ TEST_F(CompareTest, TheBatchNormGapAtTheRunsOwnBatchNormBatch) {
   const std::string report = format_comparison_report(s, options(), "x", nullptr, nullptr, nullptr, &plain);
   EXPECT_NE(report.find("| 0.0500 (32 vs 512) |"), std::string::npos) << report;
   EXPECT_NE(report.find("## The same without the BatchNorm gap"), std::string::npos) << report;
-  EXPECT_NE(format_comparison_csv(s).find(",0.040000\n"), std::string::npos) << format_comparison_csv(s);
+  EXPECT_NE(format_comparison_csv(s).find(",0.040000,"), std::string::npos) << format_comparison_csv(s);
 }
 
 // LARS runs are measured only: in the report and the CSV, in no error and no count of them.
@@ -486,6 +489,62 @@ TEST_F(CompareTest, TheSeedToSeedSpreadIsTheNoiseFloor) {
   EXPECT_EQ(s.spread_accuracy_count, 4);
   EXPECT_NEAR(s.spread_accuracy_points, 3.0, 1e-9);
   EXPECT_NE(format_comparison_report(s, options(), "x").find("loss 11.2% over 2 runs"), std::string::npos);
+}
+
+// The training accuracy: the run's epoch-k mean against the model's epoch-k mean along the path,
+// over the runs predicted to train.
+TEST_F(CompareTest, TheTrainingAccuracyWhereTheModelPlacesTheRun) {
+  train_accuracies_ = {0.6, 0.7};
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  train_accuracies_ = {0.55, 0.6655};
+  write_run("b512-linear-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  const ComparisonSummary s = compare_large_batch_runs(options());
+  ASSERT_EQ(s.runs.size(), 1u);
+  const RunComparison& c = s.runs.front();
+  // Perfect scaling: the baseline's own curve. Its training accuracy knots (0, 1/10), (500, 0.6),
+  // (1500, 0.7), flat after: epoch 2's mean over [1000, 2000] is (0.675 + 0.7) / 2 = 0.6875.
+  ASSERT_TRUE(c.train_accuracy_at_k.has_value());
+  EXPECT_DOUBLE_EQ(*c.train_accuracy_at_k, 0.6655);
+  EXPECT_NEAR(*c.predicted.train_accuracy_at_k, 0.6875, 1e-4);
+  EXPECT_NEAR(*c.train_accuracy_error_points, 2.2, 1e-3);
+  EXPECT_EQ(s.trained_train_accuracy_count, 1);
+  EXPECT_NEAR(s.trained_train_accuracy_error_points, 2.2, 1e-3);
+  const std::string report = format_comparison_report(s, options(), "x");
+  EXPECT_NE(report.find("eval mode) 2.2 points over 1 runs"), std::string::npos) << report;
+  const std::string csv = format_comparison_csv(s);
+  EXPECT_NE(csv.find(",0.687500,0.665500,2.19"), std::string::npos) << csv;  // predicted, measured, error
+}
+
+// A single evaluation's scatter: the predicting baselines' test evaluations inside epoch k against
+// their epoch's mean; a baseline with one evaluation an epoch has none.
+TEST_F(CompareTest, ASingleEvaluationsScatterFromTheBaselinesEvaluations) {
+  const auto sample = [](double examples, double test_accuracy) {
+    CurveSample c;
+    c.examples = examples;
+    c.window_examples = 250;
+    c.train_loss = 0.6;
+    c.train_accuracy = 0.5;
+    c.test_accuracy = test_accuracy;
+    return c;
+  };
+  // Epoch 1's evaluation is not epoch 2's; epoch 2's mean 0.76, off by 6, 4, 1 and 3 points.
+  samples_ = {sample(500, 0.5), sample(1250, 0.70), sample(1500, 0.80), sample(1750, 0.75), sample(2000, 0.79)};
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.79});
+  samples_.clear();
+  write_run("b128-constant-s1.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  write_run("b512-constant-s0.yaml", 512, {1.5, 1.0}, {0.5, 0.6});
+  write_run("b512-constant-s1.yaml", 512, {1.4, 0.8}, {0.5, 0.7});
+  const ComparisonSummary s = compare_large_batch_runs(options());
+  EXPECT_EQ(s.evaluation_scatter_count, 4);
+  EXPECT_NEAR(s.evaluation_scatter_points, 3.5, 1e-9);
+  EXPECT_NE(format_comparison_report(s, options(), "x").find("the baselines' 4 evaluations in epoch 2 lie 3.5 points"),
+            std::string::npos);
+  // From seed 1's baseline alone: one evaluation an epoch, no scatter, and no line.
+  CompareOptions from_one = options();
+  from_one.from_seed = 1;
+  const ComparisonSummary one = compare_large_batch_runs(from_one);
+  EXPECT_EQ(one.evaluation_scatter_count, 0);
+  EXPECT_EQ(format_comparison_report(one, from_one, "x").find("single evaluation's scatter"), std::string::npos);
 }
 
 TEST(RunName, ParsesTheScriptsNamesOnly) {

@@ -232,6 +232,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   }
 
   std::vector<double> loss_errors, accuracy_errors, epochs_errors, trained_loss_errors, trained_accuracy_errors;
+  std::vector<double> trained_train_accuracy_errors;
   std::vector<double> loss_errors_with_blown_up;
   const double untrained = std::log(static_cast<double>(o.num_classes));
   const double blown_up = kRisenLossRatio * untrained;
@@ -287,6 +288,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
                           : at_k.train_loss >= untrained ? Regime::kNoProgress
                                                          : Regime::kTrained;
       if (at_k.test_accuracy >= 0) c.test_accuracy_at_k = at_k.test_accuracy;
+      c.train_accuracy_at_k = at_k.train_accuracy;
       // The run's own curve, interpolated as the baseline's is (from the untrained model's ln C).
       TrainingCurve first_k = curve;
       first_k.epochs.resize(static_cast<size_t>(o.epochs));
@@ -331,6 +333,10 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       accuracy_errors.push_back(*c.accuracy_error_points);
       if (!c.predicted.no_progress) trained_accuracy_errors.push_back(*c.accuracy_error_points);
     }
+    if (c.train_accuracy_at_k && c.predicted.train_accuracy_at_k && c.measured_regime != Regime::kBlewUp) {
+      c.train_accuracy_error_points = (*c.predicted.train_accuracy_at_k - *c.train_accuracy_at_k) * 100.0;
+      if (!c.predicted.no_progress) trained_train_accuracy_errors.push_back(*c.train_accuracy_error_points);
+    }
     if (c.epochs_to_target && *c.epochs_to_target <= 0) {
       // A target at or above the untrained loss ln C (a baseline whose first epoch did not train):
       // every run starts at it, and no relative error exists.
@@ -362,6 +368,8 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   summary.trained_loss_count = static_cast<int>(trained_loss_errors.size());
   summary.trained_accuracy_error_points = mean_abs(trained_accuracy_errors);
   summary.trained_accuracy_count = static_cast<int>(trained_accuracy_errors.size());
+  summary.trained_train_accuracy_error_points = mean_abs(trained_train_accuracy_errors);
+  summary.trained_train_accuracy_count = static_cast<int>(trained_train_accuracy_errors.size());
   // The seed-to-seed spread: each configuration's measured mean against its runs.
   std::map<std::pair<std::string, int64_t>, std::vector<const RunComparison*>> configurations;
   for (const auto& c : summary.runs) {
@@ -390,6 +398,26 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   summary.spread_loss_count = static_cast<int>(spread_loss.size());
   summary.spread_accuracy_points = mean_abs(spread_accuracy);
   summary.spread_accuracy_count = static_cast<int>(spread_accuracy.size());
+  // A single evaluation's scatter: the baselines' test evaluations inside epoch k (the samples
+  // after epoch k - 1's end, up to and with epoch k's) against their mean. The baselines that
+  // predicted, each once.
+  std::vector<double> scatter;
+  for (size_t i = 0; i < summary.baselines.size(); ++i) {
+    if (o.from_seed && summary.seeds[i] != *o.from_seed) continue;
+    const TrainingCurve& b = summary.baselines[i];
+    const double n = static_cast<double>(b.train_samples);
+    std::vector<double> evaluations;
+    for (const CurveSample& sample : b.samples) {
+      if (sample.examples > (o.epochs - 1) * n && sample.examples <= o.epochs * n && sample.test_accuracy >= 0) {
+        evaluations.push_back(sample.test_accuracy);
+      }
+    }
+    if (evaluations.size() < 2) continue;
+    const double mean = mean_of(evaluations);
+    for (double a : evaluations) scatter.push_back((a - mean) * 100.0);
+  }
+  summary.evaluation_scatter_points = mean_abs(scatter);
+  summary.evaluation_scatter_count = static_cast<int>(scatter.size());
   return summary;
 }
 
@@ -415,7 +443,8 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
   std::string out =
       "seed,rule,batch,target_loss,pred_loss_at_k,meas_loss_at_k,loss_error_pct,pred_test_acc_at_k,meas_test_acc_at_k,"
       "accuracy_error_points,pred_epochs_to_target,meas_epochs_to_target,epochs_error_pct,no_progress_predicted,measured_missing,"
-      "pred_epochs_to_target_model,pred_regime,meas_regime,pred_batchnorm_gap_at_k\n";
+      "pred_epochs_to_target_model,pred_regime,meas_regime,pred_batchnorm_gap_at_k,pred_train_acc_at_k,meas_train_acc_at_k,"
+      "train_accuracy_error_points\n";
   const auto num = [](const std::optional<double>& v) { return v ? fixed(*v, 6) : std::string(); };
   for (const auto& c : s.runs) {
     out += std::to_string(c.run.seed) + "," + rule_label(c.run) + "," + std::to_string(c.run.batch) + "," +
@@ -427,7 +456,8 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
            csv::field(c.measured_missing) + "," + num(c.predicted.epochs_to_target) + "," +
            (c.predicted_regime ? to_string(*c.predicted_regime) : std::string()) + "," +
            (c.measured_regime ? to_string(*c.measured_regime) : std::string()) + "," +
-           num(c.predicted.batchnorm_gap_at_k) + "\n";
+           num(c.predicted.batchnorm_gap_at_k) + "," + num(c.predicted.train_accuracy_at_k) + "," +
+           num(c.train_accuracy_at_k) + "," + num(c.train_accuracy_error_points) + "\n";
   }
   return out;
 }
@@ -540,7 +570,12 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
          (s.trained_loss_count ? fixed(s.trained_loss_error_pct, 1) + "%" : std::string("n/a")) + " over " +
          std::to_string(s.trained_loss_count) + " runs, accuracy " +
          (s.trained_accuracy_count ? fixed(s.trained_accuracy_error_points, 1) + " points" : std::string("n/a")) +
-         " over " + std::to_string(s.trained_accuracy_count) + " runs.\n\n";
+         " over " + std::to_string(s.trained_accuracy_count) + " runs; their training accuracy (the epoch's mean in "
+         "training mode, where the model places each run on the baseline's curve without the test set's evaluation "
+         "in eval mode) " +
+         (s.trained_train_accuracy_count ? fixed(s.trained_train_accuracy_error_points, 1) + " points"
+                                         : std::string("n/a")) +
+         " over " + std::to_string(s.trained_train_accuracy_count) + " runs.\n\n";
   out += "Regimes: where each run is after epoch " + k + " (trained: its loss below the untrained ln C; no progress: "
          "at or above it, up to twice it; blew up: past twice it, or stopped with a loss not finite), against the "
          "prediction. The model predicts train or no progress; a run that blew up agrees with no progress, and its "
@@ -562,7 +597,14 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
          (s.spread_loss_count ? fixed(s.spread_loss_pct, 1) + "%" : std::string("n/a")) + " over " +
          std::to_string(s.spread_loss_count) + " runs (configurations with no run past twice the untrained loss), " +
          "accuracy " + (s.spread_accuracy_count ? fixed(s.spread_accuracy_points, 1) + " points" : std::string("n/a")) +
-         " over " + std::to_string(s.spread_accuracy_count) + " runs.\n";
+         " over " + std::to_string(s.spread_accuracy_count) + " runs.";
+  if (s.evaluation_scatter_count > 0) {
+    out += " A single evaluation's scatter, the noise floor of comparing a run's one test evaluation after epoch " +
+           k + " with a predicted mean: the baselines' " + std::to_string(s.evaluation_scatter_count) +
+           " evaluations in epoch " + k + " lie " + fixed(s.evaluation_scatter_points, 1) +
+           " points from their epoch's mean (mean absolute; at the baselines' batch and lr).";
+  }
+  out += "\n";
   // Per seed: a seed whose baseline went wrong shows as such rather than inside the mean.
   out += "\nPer seed (mean absolute, runs in brackets):\n\n";
   for (size_t i = 0; i < s.seeds.size(); ++i) {

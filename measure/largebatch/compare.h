@@ -68,6 +68,9 @@ struct RunComparison {
   LargeBatchPrediction predicted;
   std::optional<double> loss_at_k;            // measured: the run's epoch-k mean training loss
   std::optional<double> test_accuracy_at_k;   // measured
+  // measured: the run's epoch-k mean training accuracy (training mode, over the epoch's batches),
+  // where the model places the run on the baseline's curve without the eval-mode reading
+  std::optional<double> train_accuracy_at_k;
   std::optional<double> epochs_to_target;     // measured: first crossing of the target, interpolated
   // predicted, read as the measured one is: where the run records one loss per epoch (its mean),
   // from the predicted epoch means at the same points; else the model's own crossing
@@ -86,6 +89,7 @@ struct RunComparison {
   std::optional<double> loss_error_pct;
   std::optional<double> loss_error_pct_blown_up;
   std::optional<double> accuracy_error_points;
+  std::optional<double> train_accuracy_error_points;
   std::optional<double> epochs_error_pct;
 };
 
@@ -124,6 +128,11 @@ struct ComparisonSummary {
   double trained_accuracy_error_points = 0;
   int trained_accuracy_count = 0;
   int no_progress_predicted = 0;
+  // The training accuracy (the epoch's mean in training mode) over the same runs predicted to
+  // train: where along the baseline's curve the model puts each run, without the test set's one
+  // evaluation in eval mode (BatchNorm's running statistics) that the accuracy error reads.
+  double trained_train_accuracy_error_points = 0;
+  int trained_train_accuracy_count = 0;
   // The runs' own seed-to-seed spread, the noise floor of any prediction that gives one value per
   // configuration (rule and batch): over the configurations run with two or more seeds, the mean
   // absolute error of each run's configuration mean against it, as the errors above are taken.
@@ -133,6 +142,11 @@ struct ComparisonSummary {
   int spread_loss_count = 0;
   double spread_accuracy_points = 0;
   int spread_accuracy_count = 0;
+  // A single test evaluation's scatter: the mean absolute difference between each of the baselines'
+  // test evaluations in epoch k (those recorded with several an epoch) and their epoch's mean. A
+  // run's one evaluation after epoch k is one such draw; the model predicts the mean.
+  double evaluation_scatter_points = 0;
+  int evaluation_scatter_count = 0;  // evaluations
 };
 
 // Reads RUNS and compares. Throws std::runtime_error naming the file for a missing baseline, a
