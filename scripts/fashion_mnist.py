@@ -32,5 +32,12 @@ def training_set(folder, tool):
     return images, labels
 
 
+def test_set(folder, tool):
+    """The 10,000 test images (uint8, N x 1 x 28 x 28) and their labels (int64)."""
+    images = read_idx(find(folder, "t10k-images-idx3-ubyte", tool), 16, (-1, 1, 28, 28))
+    labels = read_idx(find(folder, "t10k-labels-idx1-ubyte", tool), 8, (-1,)).long()
+    return images, labels
+
+
 def normalise(images):
     return (images.float() / 255 - MEAN) / STD
