@@ -22,14 +22,14 @@ Run with Debian's PyTorch (python3-torch):
 """
 import argparse
 import copy
-import math
 import sys
 
 import torch
 import torch.nn as nn
 
 from fashion_mnist import normalise, test_set
-from fashion_replica import FashionCnnGap, add_recipe_arguments, int_list, run_steps, training_data
+from fashion_replica import (add_recipe_arguments, fixed_subset, half_epoch_steps, int_list, new_run, run_steps,
+                             training_data)
 
 
 def accuracy(model, x, y, train_mode=False):
@@ -77,20 +77,10 @@ def main():
     x_all, padded, labels = training_data(a.data, "bn-eval-probe")
     test_images, test_labels = test_set(a.data, "bn-eval-probe")
     x_test = normalise(test_images)
-    n = labels.numel()
-    order = torch.randperm(n, generator=torch.Generator().manual_seed(12345))[:a.recompute_images]
-    x_fixed = x_all[order]
-    steps_per_epoch = math.ceil(n / a.batch)
-    total = steps_per_epoch * a.epochs
-    half = max(1, steps_per_epoch // 2)
-    probe_at = probe_at or list(range(half, total + 1, half))
-    if probe_at[0] < 1 or probe_at[-1] > total:
-        sys.exit(f"bn-eval-probe: --probe-at needs steps in [1, {total}]")
+    x_fixed, _ = fixed_subset(x_all, labels, a.recompute_images)
+    steps_per_epoch, probe_at = half_epoch_steps(a, labels.numel(), probe_at, "bn-eval-probe")
 
-    torch.manual_seed(a.seed)
-    model = FashionCnnGap()
-    opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum, weight_decay=5e-4)
-    gen = torch.Generator().manual_seed(a.seed)
+    model, opt, gen = new_run(a)
     print(f"# fashion-cnn-gap (PyTorch replica), lr {a.lr}, momentum {a.momentum}, batch {a.batch} in "
           f"{a.micro_batches} micro-batches of {micro}, seed {a.seed}; test accuracy on the 10,000 test images; "
           f"statistics recomputed on {a.recompute_images} training images (no augmentation)")

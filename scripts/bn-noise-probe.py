@@ -20,13 +20,13 @@ Run with Debian's PyTorch (python3-torch):
 """
 import argparse
 import copy
-import math
 import sys
 
 import torch
 import torch.nn.functional as F
 
-from fashion_replica import FashionCnnGap, add_recipe_arguments, int_list, probe_loss, run_steps, training_data
+from fashion_replica import (add_recipe_arguments, fixed_subset, half_epoch_steps, int_list, new_run, probe_loss, run_steps,
+                             training_data)
 
 
 def train_mode_loss(model, x, y, micro):
@@ -58,20 +58,10 @@ def main():
     torch.set_num_threads(1)
 
     x_all, padded, labels = training_data(a.data, "bn-noise-probe")
-    n = labels.numel()
-    order = torch.randperm(n, generator=torch.Generator().manual_seed(12345))[:a.probe_images]
-    x_probe, y_probe = x_all[order], labels[order]
-    steps_per_epoch = math.ceil(n / a.batch)
-    total = steps_per_epoch * a.epochs
-    half = max(1, steps_per_epoch // 2)
-    probe_at = probe_at or list(range(half, total + 1, half))
-    if probe_at[0] < 1 or probe_at[-1] > total:
-        sys.exit(f"bn-noise-probe: --probe-at needs steps in [1, {total}]")
+    x_probe, y_probe = fixed_subset(x_all, labels, a.probe_images)
+    steps_per_epoch, probe_at = half_epoch_steps(a, labels.numel(), probe_at, "bn-noise-probe")
 
-    torch.manual_seed(a.seed)
-    model = FashionCnnGap()
-    opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum, weight_decay=5e-4)
-    gen = torch.Generator().manual_seed(a.seed)
+    model, opt, gen = new_run(a)
     print(f"# fashion-cnn-gap (PyTorch replica), lr {a.lr}, momentum {a.momentum}, batch {a.batch} in "
           f"{a.micro_batches} micro-batches of {a.batch // a.micro_batches}, seed {a.seed}; loss on {a.probe_images} "
           f"training images (no augmentation)")

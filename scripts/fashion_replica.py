@@ -47,6 +47,33 @@ def training_data(folder, tool):
     return x, F.pad(x, (PAD, PAD, PAD, PAD), value=(0 - MEAN) / STD), labels
 
 
+def new_run(a):
+    """The recipe's start: the model initialised from a.seed, its SGD (a.lr, a.momentum, weight decay
+    5e-4) and the generator of the run's draws (batch order and augmentation)."""
+    torch.manual_seed(a.seed)
+    model = FashionCnnGap()
+    opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum, weight_decay=5e-4)
+    return model, opt, torch.Generator().manual_seed(a.seed)
+
+
+def fixed_subset(x, y, count):
+    """`count` of the images and their labels, drawn once with a fixed seed (the same at every run)."""
+    order = torch.randperm(y.numel(), generator=torch.Generator().manual_seed(12345))[:count]
+    return x[order], y[order]
+
+
+def half_epoch_steps(a, n, probe_at, tool):
+    """The run's steps per epoch and the steps to probe after: `probe_at`, or every half epoch where
+    it is empty; exits naming `tool` where a step is outside the run."""
+    steps_per_epoch = math.ceil(n / a.batch)
+    total = steps_per_epoch * a.epochs
+    half = max(1, steps_per_epoch // 2)
+    probe_at = probe_at or list(range(half, total + 1, half))
+    if probe_at[0] < 1 or probe_at[-1] > total:
+        sys.exit(f"{tool}: --probe-at needs steps in [1, {total}]")
+    return steps_per_epoch, probe_at
+
+
 def snapshot(model, opt):
     return copy.deepcopy(model.state_dict()), copy.deepcopy(opt.state_dict())
 

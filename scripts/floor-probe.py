@@ -27,7 +27,7 @@ import sys
 
 import torch
 
-from fashion_replica import FashionCnnGap, add_recipe_arguments, cooled_losses, int_list, probe_loss, run_steps, training_data
+from fashion_replica import add_recipe_arguments, cooled_losses, int_list, new_run, probe_loss, run_steps, training_data
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -51,10 +51,7 @@ def main():
     x_probe, y_probe = x_all[:a.probe_images], labels[:a.probe_images]
     n = labels.numel()
 
-    torch.manual_seed(a.seed)
-    model = FashionCnnGap()
-    opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum, weight_decay=5e-4)
-    gen = torch.Generator().manual_seed(a.seed)
+    model, opt, gen = new_run(a)
     probe_gen = torch.Generator().manual_seed(a.seed + 1_000_003)
     small = a.batch // a.micro_batches
     steps_per_epoch = math.ceil(n / a.batch)

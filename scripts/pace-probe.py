@@ -32,7 +32,7 @@ import sys
 
 import torch
 
-from fashion_replica import (FashionCnnGap, add_recipe_arguments, cooled_losses, int_list, probe_loss, restore,
+from fashion_replica import (add_recipe_arguments, cooled_losses, int_list, new_run, probe_loss, restore,
                              run_steps, snapshot, train_drawn, training_data)
 
 
@@ -144,10 +144,7 @@ def main():
     log_at = steps_list(a.log_at or ",".join(str(s) for s in range(quarter, total + 1, quarter)), total, "--log-at")
     pace_at = steps_list(a.pace_at, total, "--pace-at")
 
-    torch.manual_seed(a.seed)
-    model = FashionCnnGap()
-    opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum, weight_decay=5e-4)
-    gen = torch.Generator().manual_seed(a.seed)
+    model, opt, gen = new_run(a)
     probe = Probe(a, padded, labels, x_all[:a.probe_images], labels[:a.probe_images])
     print(f"# fashion-cnn-gap (PyTorch replica), lr {a.lr}, momentum {a.momentum}, batch {a.batch} in "
           f"{a.micro_batches} micro-batches, seed {a.seed}; cooling: {','.join(map(str, a.cool_steps))} steps at {a.cool} x lr, batch "
