@@ -4,6 +4,7 @@
 //   measure baseline [flags]     a baseline training curve and noise scale into the profile
 //   measure largebatch-validate  predicted vs measured steps to a target loss (docs/LARGE_BATCH.md)
 //   measure largebatch-compare   large-batch predictions against real runs (docs/LARGE_BATCH.md)
+//   measure largebatch-plan      predictions for runs not ended yet, stored to compare with later
 //   measure torchscript [flags]  a user's TorchScript module into the profile (docs/ANY_MODEL.md)
 //   measure make-data --out DIR  synthetic images in the CIFAR-10 binary format (docs/MEASURE.md)
 //   measure import-trace TRACE   a PyTorch profiler trace's step as a profile model (docs/TRACE.md)
@@ -21,6 +22,7 @@
 #include "io/errors.h"
 #include "largebatch/baseline.h"
 #include "largebatch/compare.h"
+#include "largebatch/plan.h"
 #include "largebatch/validate_cli.h"
 #include "make_data.h"
 #include "profile_run.h"
@@ -61,6 +63,7 @@ constexpr Subcommand kSubcommands[] = {
     {"baseline", trainsim::measure::baseline_main},
     {"largebatch-validate", trainsim::measure::largebatch_validate_main},
     {"largebatch-compare", trainsim::measure::largebatch_compare_main},
+    {"largebatch-plan", trainsim::measure::largebatch_plan_main},
     {"torchscript", trainsim::measure::torchscript_main},
     {"make-data", trainsim::measure::make_data_main},
     {"import-trace", trainsim::measure::import_trace_main},

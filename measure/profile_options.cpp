@@ -101,6 +101,7 @@ std::string profile_help() {
        "       measure baseline [flags]     baseline training curve + gradient noise scale\n"
        "       measure largebatch-validate  predicted vs measured steps to a target loss\n"
        "       measure largebatch-compare   large-batch predictions against real runs (--dir DIR)\n"
+       "       measure largebatch-plan      predictions for runs not ended yet (--dir DIR --runs NAMES)\n"
        "       measure make-data --out DIR  synthetic images in the CIFAR-10 binary format (make-data --help)\n"
        "       measure torchscript [flags]  a TorchScript module profiled into the profile (torchscript --help)\n"
        "       measure import-trace TRACE   a PyTorch profiler trace's step as a profile model (import-trace --help)\n"

@@ -16,6 +16,7 @@
 #include "cli_util.h"
 #include "io/csv.h"
 #include "io/profile_io.h"
+#include "largebatch/plan.h"
 #include "largebatch/text_file.h"
 #include "usage_error.h"
 
@@ -187,7 +188,10 @@ std::string to_string(Regime regime) {
   return "";
 }
 
-ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
+namespace {
+
+// The run files in o.runs_dir by their names, sorted by seed, rule (LARS last) and batch.
+std::vector<std::pair<RunName, fs::path>> find_runs(const CompareOptions& o) {
   std::error_code ec;
   if (!fs::is_directory(o.runs_dir, ec)) throw std::runtime_error(o.runs_dir + ": not a folder of run curves");
   std::vector<std::pair<RunName, fs::path>> found;
@@ -201,31 +205,62 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     return a.batch < b.batch;
   };
   std::sort(found.begin(), found.end(), [&](const auto& a, const auto& b) { return order(a.first, b.first); });
+  return found;
+}
 
-  ComparisonSummary summary;
+}  // namespace
+
+bool is_baseline(const RunName& name, const CompareOptions& o) {
+  return name.batch == o.base_batch && name.rule == LrRule::kConstant && !name.lars;
+}
+
+std::map<uint64_t, TrainingCurve> load_baselines(const CompareOptions& o) {
   std::map<uint64_t, TrainingCurve> baselines;
-  for (const auto& [name, path] : found) {
-    if (name.batch == o.base_batch && name.rule == LrRule::kConstant && !name.lars) {
-      TrainingCurve curve = load_curve(path);
-      // One folder, one experiment: every seed's baseline trained the same way as the first.
-      const auto first = baselines.begin();
-      check_same_setting(path, curve, name, baseline_file_name(o.base_batch, first == baselines.end() ? name.seed : first->first),
-                         first == baselines.end() ? curve : first->second);
-      if (o.assume_tuned_baseline) {
-        for (EpochPoint& e : curve.epochs) e.max_lr = 0;
-        for (CurveSample& sample : curve.samples) sample.max_lr = 0;
-      }
-      if (static_cast<int>(curve.epochs.size()) < o.epochs) {
-        throw std::runtime_error(path.string() + ": the baseline has " + std::to_string(curve.epochs.size()) +
-                                 " epochs, the comparison needs " + std::to_string(o.epochs));
-      }
-      baselines.emplace(name.seed, std::move(curve));
+  for (const auto& [name, path] : find_runs(o)) {
+    if (!is_baseline(name, o)) continue;
+    TrainingCurve curve = load_curve(path);
+    // One folder, one experiment: every seed's baseline trained the same way as the first.
+    const auto first = baselines.begin();
+    check_same_setting(path, curve, name, baseline_file_name(o.base_batch, first == baselines.end() ? name.seed : first->first),
+                       first == baselines.end() ? curve : first->second);
+    if (o.assume_tuned_baseline) {
+      for (EpochPoint& e : curve.epochs) e.max_lr = 0;
+      for (CurveSample& sample : curve.samples) sample.max_lr = 0;
     }
+    if (static_cast<int>(curve.epochs.size()) < o.epochs) {
+      throw std::runtime_error(path.string() + ": the baseline has " + std::to_string(curve.epochs.size()) +
+                               " epochs, the comparison needs " + std::to_string(o.epochs));
+    }
+    baselines.emplace(name.seed, std::move(curve));
   }
   if (o.from_seed && baselines.find(*o.from_seed) == baselines.end()) {
     throw std::runtime_error(o.runs_dir + ": no baseline for seed " + std::to_string(*o.from_seed) + " (" +
                              baseline_file_name(o.base_batch, *o.from_seed) + "), which --from-seed names");
   }
+  return baselines;
+}
+
+LargeBatchSettings run_settings(const CompareOptions& o, LrRule rule, double warmup_epochs,
+                                const TrainingCurve& baseline) {
+  LargeBatchSettings settings;
+  settings.epochs = o.epochs;
+  settings.lr_rule = rule;
+  settings.curvature_noise_scale = !o.simple_noise_scale;
+  settings.momentum_floor = !o.without_momentum_floor;
+  settings.batchnorm_gap = !o.without_batchnorm_gap;
+  // The ramp of the run's own warm-up (recorded by measure baseline); measure's default if absent.
+  if (warmup_epochs > 0) settings.warmup_epochs = warmup_epochs;
+  // Default target: where the baseline was after its first epoch, a loss the large batches
+  // reach within a few epochs or not at all (the question Q4 asks).
+  settings.target_loss = o.target_loss.value_or(baseline.epochs.front().train_loss);
+  return settings;
+}
+
+ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
+  std::error_code ec;
+  const std::vector<std::pair<RunName, fs::path>> found = find_runs(o);
+  ComparisonSummary summary;
+  const std::map<uint64_t, TrainingCurve> baselines = load_baselines(o);
   for (const auto& [seed, curve] : baselines) {
     summary.seeds.push_back(seed);
     summary.baselines.push_back(curve);
@@ -236,27 +271,27 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   std::vector<double> loss_errors_with_blown_up;
   const double untrained = std::log(static_cast<double>(o.num_classes));
   const double blown_up = kRisenLossRatio * untrained;
+  // The plan: each planned run by its file's stem; the ones met below are taken off.
+  std::map<std::string, PlannedRun> plan;
+  if (!o.plan_file.empty()) {
+    for (PlannedRun& r : read_plan(o.plan_file)) plan.emplace(r.run, std::move(r));
+  }
+  summary.planned_rows = static_cast<int>(plan.size());
+  std::vector<double> planned_loss, planned_accuracy, planned_epochs, planned_trained_loss, planned_trained_accuracy;
+  std::vector<double> planned_trained_train_accuracy;
   for (const auto& [name, path] : found) {
-    if (name.batch == o.base_batch && name.rule == LrRule::kConstant && !name.lars) continue;
+    if (is_baseline(name, o)) continue;
     const auto baseline = baselines.find(o.from_seed.value_or(name.seed));
     if (baseline == baselines.end()) {
       throw std::runtime_error(path.string() + ": no baseline for seed " + std::to_string(name.seed) + " (" +
                                baseline_file_name(o.base_batch, name.seed) + " in " + o.runs_dir + ")");
     }
-    LargeBatchSettings settings;
-    settings.epochs = o.epochs;
-    settings.lr_rule = name.rule;
-    settings.curvature_noise_scale = !o.simple_noise_scale;
-    settings.momentum_floor = !o.without_momentum_floor;
-    settings.batchnorm_gap = !o.without_batchnorm_gap;
-    // The ramp of the run's own warm-up (recorded by measure baseline); measure's default if absent.
     const TrainingCurve curve = load_curve(path);
     check_same_setting(path, curve, name, baseline_file_name(o.base_batch, baseline->first), baseline->second);
-    if (curve.warmup_epochs > 0) settings.warmup_epochs = curve.warmup_epochs;
-    // Default target: where the baseline was after its first epoch, a loss the large batches
-    // reach within a few epochs or not at all (the question Q4 asks).
-    settings.target_loss = o.target_loss.value_or(baseline->second.epochs.front().train_loss);
+    const LargeBatchSettings settings = run_settings(o, name.rule, curve.warmup_epochs, baseline->second);
     const LargeBatchModel model(baseline->second, o.num_classes, settings);
+    const std::string stem = path.stem().string();
+    const auto planned = plan.find(stem);
 
     RunComparison c;
     c.run = name;
@@ -278,6 +313,11 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       c.measured_missing = read_text(failed);
       c.measured_regime = Regime::kBlewUp;
     } else if (static_cast<int>(curve.epochs.size()) < o.epochs) {
+      if (planned != plan.end()) {  // planned and still running: its time comes
+        ++summary.planned_waiting;
+        plan.erase(planned);
+        continue;
+      }
       throw std::runtime_error(path.string() + ": " + std::to_string(curve.epochs.size()) + " of " +
                                std::to_string(o.epochs) + " epochs and no " + failed.filename().string() +
                                " (an interrupted run: run scripts/largebatch-fashion.sh again)");
@@ -301,14 +341,45 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       summary.runs.push_back(std::move(c));
       continue;
     }
+    // A prediction against the run: its regime (a path that stays in a stall of the baseline
+    // predicts no progress too, its loss at chance) and errors, written to the Errors given.
+    struct Errors {
+      std::optional<Regime>* regime;
+      std::optional<double>* loss;
+      std::optional<double>* loss_blown_up;  // nullptr: not kept
+      std::optional<double>* accuracy;
+      std::optional<double>* train_accuracy;
+      std::optional<double>* epochs;
+    };
+    const auto against_run = [&](bool no_progress, const std::optional<double>& loss,
+                                 const std::optional<double>& accuracy, const std::optional<double>& train_accuracy,
+                                 const std::optional<double>& epochs, const Errors& out) {
+      if (loss) *out.regime = no_progress || *loss >= untrained ? Regime::kNoProgress : Regime::kTrained;
+      if (c.loss_at_k && loss) {
+        const double error = (*loss - *c.loss_at_k) / *c.loss_at_k * 100.0;
+        if (c.measured_regime != Regime::kBlewUp) {
+          *out.loss = error;
+        } else if (out.loss_blown_up) {
+          *out.loss_blown_up = error;
+        }
+      }
+      if (c.test_accuracy_at_k && accuracy) *out.accuracy = (*accuracy - *c.test_accuracy_at_k) * 100.0;
+      if (c.train_accuracy_at_k && train_accuracy && c.measured_regime != Regime::kBlewUp) {
+        *out.train_accuracy = (*train_accuracy - *c.train_accuracy_at_k) * 100.0;
+      }
+      // A target at or above the untrained loss ln C (a baseline whose first epoch did not train):
+      // every run starts at it, and no relative error exists.
+      if (c.epochs_to_target && *c.epochs_to_target > 0 && epochs) {
+        *out.epochs = (*epochs - *c.epochs_to_target) / *c.epochs_to_target * 100.0;
+      }
+    };
     c.predicted_epochs_to_target =
         epochs_to_target_as_recorded(curve, o.epochs, o.num_classes, c.target_loss, c.predicted);
     if (c.predicted.no_progress) ++summary.no_progress_predicted;
-    // A path that stays in a stall of the baseline predicts no progress too (its loss at chance).
-    if (c.predicted.loss_at_k) {
-      c.predicted_regime = c.predicted.no_progress || *c.predicted.loss_at_k >= untrained ? Regime::kNoProgress
-                                                                                           : Regime::kTrained;
-    }
+    against_run(c.predicted.no_progress, c.predicted.loss_at_k, c.predicted.test_accuracy_at_k,
+                c.predicted.train_accuracy_at_k, c.predicted_epochs_to_target,
+                {&c.predicted_regime, &c.loss_error_pct, &c.loss_error_pct_blown_up, &c.accuracy_error_points,
+                 &c.train_accuracy_error_points, &c.epochs_error_pct});
     if (c.predicted_regime && c.measured_regime) {
       const int predicted = c.predicted_regime == Regime::kTrained ? 0 : 1;
       const int measured = static_cast<int>(*c.measured_regime);  // the enum's order is the table's
@@ -317,32 +388,22 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       if ((predicted == 0) == (measured == 0)) ++summary.regime_agree;
       if (*c.measured_regime == Regime::kBlewUp) ++summary.blown_up;
     }
-    if (c.loss_at_k && c.predicted.loss_at_k) {
-      const double error = (*c.predicted.loss_at_k - *c.loss_at_k) / *c.loss_at_k * 100.0;
-      loss_errors_with_blown_up.push_back(error);
-      if (c.measured_regime == Regime::kBlewUp) {
-        c.loss_error_pct_blown_up = error;
-      } else {
-        c.loss_error_pct = error;
-        loss_errors.push_back(error);
-        if (!c.predicted.no_progress) trained_loss_errors.push_back(error);
-      }
+    if (c.loss_error_pct_blown_up) loss_errors_with_blown_up.push_back(*c.loss_error_pct_blown_up);
+    if (c.loss_error_pct) {
+      loss_errors_with_blown_up.push_back(*c.loss_error_pct);
+      loss_errors.push_back(*c.loss_error_pct);
+      if (!c.predicted.no_progress) trained_loss_errors.push_back(*c.loss_error_pct);
     }
-    if (c.test_accuracy_at_k && c.predicted.test_accuracy_at_k) {
-      c.accuracy_error_points = (*c.predicted.test_accuracy_at_k - *c.test_accuracy_at_k) * 100.0;
+    if (c.accuracy_error_points) {
       accuracy_errors.push_back(*c.accuracy_error_points);
       if (!c.predicted.no_progress) trained_accuracy_errors.push_back(*c.accuracy_error_points);
     }
-    if (c.train_accuracy_at_k && c.predicted.train_accuracy_at_k && c.measured_regime != Regime::kBlewUp) {
-      c.train_accuracy_error_points = (*c.predicted.train_accuracy_at_k - *c.train_accuracy_at_k) * 100.0;
-      if (!c.predicted.no_progress) trained_train_accuracy_errors.push_back(*c.train_accuracy_error_points);
+    if (c.train_accuracy_error_points && !c.predicted.no_progress) {
+      trained_train_accuracy_errors.push_back(*c.train_accuracy_error_points);
     }
     if (c.epochs_to_target && *c.epochs_to_target <= 0) {
-      // A target at or above the untrained loss ln C (a baseline whose first epoch did not train):
-      // every run starts at it, and no relative error exists.
       ++summary.target_at_start;
-    } else if (c.epochs_to_target && c.predicted_epochs_to_target) {
-      c.epochs_error_pct = (*c.predicted_epochs_to_target - *c.epochs_to_target) / *c.epochs_to_target * 100.0;
+    } else if (c.epochs_error_pct) {
       epochs_errors.push_back(*c.epochs_error_pct);
     } else if (c.loss_at_k) {  // a complete run: the target within k epochs or not at all
       // A prediction beyond k epochs that the run did not reach either agrees as far as k shows.
@@ -353,8 +414,75 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
         ++summary.target_neither;
       }
     }
+    // The stored prediction, where the run was planned and under the same question.
+    if (planned != plan.end()) {
+      RunComparison::Planned p;
+      p.run = planned->second;
+      const PlannedRun& r = p.run;
+      const auto differs = [](double a, double b) { return std::fabs(a - b) > 1e-6 * std::max(1.0, std::fabs(b)); };
+      if (r.epochs != o.epochs) {
+        p.not_compared = "planned for epoch " + std::to_string(r.epochs) + ", compared at " + std::to_string(o.epochs);
+      } else if (differs(r.target_loss, c.target_loss)) {
+        p.not_compared = "planned for the target loss " + plain_number(r.target_loss) + ", compared at " +
+                         plain_number(c.target_loss);
+      } else if (differs(r.bn_batch, c.predicted.bn_batch)) {
+        p.not_compared = "planned with BatchNorm over " + plain_number(r.bn_batch) + " examples, the run normalised over " +
+                         plain_number(c.predicted.bn_batch);
+      } else if (name.rule == LrRule::kLinearWarmup && differs(r.warmup_epochs, settings.warmup_epochs)) {
+        p.not_compared = "planned with a warm-up of " + plain_number(r.warmup_epochs) + " epochs, the run's was " +
+                         plain_number(settings.warmup_epochs);
+      } else if (o.from_seed && *o.from_seed != name.seed) {
+        p.not_compared = "planned from its own seed's baseline, compared from seed " + std::to_string(*o.from_seed) + "'s";
+      }
+      if (p.not_compared.empty()) {
+        LargeBatchPrediction stored;
+        stored.loss_by_epoch = r.loss_by_epoch;
+        stored.epochs_to_target = r.epochs_to_target;
+        p.predicted_epochs_to_target = epochs_to_target_as_recorded(curve, o.epochs, o.num_classes, r.target_loss, stored);
+        against_run(r.no_progress, r.loss_at_k, r.test_accuracy_at_k, r.train_accuracy_at_k, p.predicted_epochs_to_target,
+                    {&p.predicted_regime, &p.loss_error_pct, nullptr, &p.accuracy_error_points,
+                     &p.train_accuracy_error_points, &p.epochs_error_pct});
+        p.same_as_now = r.no_progress == c.predicted.no_progress && r.loss_at_k.has_value() == c.predicted.loss_at_k.has_value() &&
+                        (!r.loss_at_k || !differs(*r.loss_at_k, *c.predicted.loss_at_k));
+        if (!p.same_as_now) ++summary.planned_changed;
+        if (p.predicted_regime && c.measured_regime) {
+          ++summary.planned_regime_count;
+          if ((p.predicted_regime == Regime::kTrained) == (c.measured_regime == Regime::kTrained)) {
+            ++summary.planned_regime_agree;
+          }
+        }
+        const bool trains = p.predicted_regime == Regime::kTrained;
+        if (p.loss_error_pct) {
+          planned_loss.push_back(*p.loss_error_pct);
+          if (trains) planned_trained_loss.push_back(*p.loss_error_pct);
+        }
+        if (p.accuracy_error_points) {
+          planned_accuracy.push_back(*p.accuracy_error_points);
+          if (trains) planned_trained_accuracy.push_back(*p.accuracy_error_points);
+        }
+        if (p.train_accuracy_error_points && trains) planned_trained_train_accuracy.push_back(*p.train_accuracy_error_points);
+        if (p.epochs_error_pct) planned_epochs.push_back(*p.epochs_error_pct);
+      } else {
+        ++summary.planned_not_comparable;
+      }
+      c.planned = std::move(p);
+      plan.erase(planned);
+    }
     summary.runs.push_back(std::move(c));
   }
+  summary.planned_waiting += static_cast<int>(plan.size());  // planned, no file yet
+  summary.planned_loss_error_pct = mean_abs(planned_loss);
+  summary.planned_loss_count = static_cast<int>(planned_loss.size());
+  summary.planned_accuracy_error_points = mean_abs(planned_accuracy);
+  summary.planned_accuracy_count = static_cast<int>(planned_accuracy.size());
+  summary.planned_epochs_error_pct = mean_abs(planned_epochs);
+  summary.planned_epochs_count = static_cast<int>(planned_epochs.size());
+  summary.planned_trained_loss_error_pct = mean_abs(planned_trained_loss);
+  summary.planned_trained_loss_count = static_cast<int>(planned_trained_loss.size());
+  summary.planned_trained_accuracy_error_points = mean_abs(planned_trained_accuracy);
+  summary.planned_trained_accuracy_count = static_cast<int>(planned_trained_accuracy.size());
+  summary.planned_trained_train_accuracy_error_points = mean_abs(planned_trained_train_accuracy);
+  summary.planned_trained_train_accuracy_count = static_cast<int>(planned_trained_train_accuracy.size());
   if (summary.runs.empty()) throw std::runtime_error(o.runs_dir + ": no runs besides the baselines");
   summary.loss_error_pct = mean_abs(loss_errors);
   summary.loss_count = static_cast<int>(loss_errors.size());
@@ -461,6 +589,71 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
   }
   return out;
 }
+
+namespace {
+
+// The pre-registered runs' figures on one line (the report's and the command's).
+std::string format_planned_line(const ComparisonSummary& s) {
+  const auto pct = [](int n, double v) { return n ? fixed(v, 1) + "%" : std::string("n/a"); };
+  const auto pts = [](int n, double v) { return n ? fixed(v, 1) + " points" : std::string("n/a"); };
+  return "pre-registered (plan.csv): " + std::to_string(s.planned_rows) + " runs planned, " +
+         std::to_string(s.planned_waiting) + " not ended; regime agreement " + std::to_string(s.planned_regime_agree) +
+         " of " + std::to_string(s.planned_regime_count) + "; loss " + pct(s.planned_loss_count, s.planned_loss_error_pct) +
+         " (" + std::to_string(s.planned_loss_count) + "), accuracy " +
+         pts(s.planned_accuracy_count, s.planned_accuracy_error_points) + " (" + std::to_string(s.planned_accuracy_count) +
+         "), epochs to target " + pct(s.planned_epochs_count, s.planned_epochs_error_pct) + " (" +
+         std::to_string(s.planned_epochs_count) + ")\n";
+}
+
+std::string format_planned_section(const ComparisonSummary& s, const CompareOptions& o) {
+  const std::string k = std::to_string(o.epochs);
+  const auto pct = [](int n, double v) { return n ? fixed(v, 1) + "%" : std::string("n/a"); };
+  const auto pts = [](int n, double v) { return n ? fixed(v, 1) + " points" : std::string("n/a"); };
+  std::string out = "\n## Pre-registered runs (plan.csv)\n\n"
+                    "The runs `measure largebatch-plan` predicted before they ended, against the predictions stored "
+                    "then (not the model's current ones), read as the table above reads them: runs the model had not "
+                    "seen when it predicted them. \"planned\": when, and how many epochs the run's file held then; "
+                    "\"now\": whether the model as built today predicts the same regime and loss.\n\n"
+                    "| run | planned | regime pred | regime meas | loss pred | loss meas | err % | acc pred | acc meas | "
+                    "err pts | epochs pred | epochs meas | err % | now |\n"
+                    "|:---|:---|:---|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n";
+  for (const auto& c : s.runs) {
+    if (!c.planned) continue;
+    const RunComparison::Planned& p = *c.planned;
+    const std::string when = p.run.planned_at + (p.run.run_epochs_at_plan > 0
+                                                     ? " (" + std::to_string(p.run.run_epochs_at_plan) + " epochs run)"
+                                                     : std::string());
+    if (!p.not_compared.empty()) {
+      out += "| " + p.run.run + " | " + when + " | - | - | - | - | - | - | - | - | - | - | - | not compared: " +
+             p.not_compared + " |\n";
+      continue;
+    }
+    out += "| " + p.run.run + " | " + when + " | " + (p.predicted_regime ? to_string(*p.predicted_regime) : "-") +
+           " | " + (c.measured_regime ? to_string(*c.measured_regime) : "-") + " | " + cell(p.run.loss_at_k, 4) +
+           " | " + cell(c.loss_at_k, 4) + " | " + signed_cell(p.loss_error_pct, 1) + " | " +
+           cell(p.run.test_accuracy_at_k, 4) + " | " + cell(c.test_accuracy_at_k, 4) + " | " +
+           signed_cell(p.accuracy_error_points, 1) + " | " + cell(p.predicted_epochs_to_target, 2) + " | " +
+           cell(c.epochs_to_target, 2) + " | " + signed_cell(p.epochs_error_pct, 1) + " | " +
+           (p.same_as_now ? "same" : "changed: " + cell(c.predicted.loss_at_k, 4)) + " |\n";
+  }
+  out += "\n" + format_planned_line(s) + "\nOver the planned runs predicted to train: loss " +
+         pct(s.planned_trained_loss_count, s.planned_trained_loss_error_pct) + " over " +
+         std::to_string(s.planned_trained_loss_count) + " runs, accuracy " +
+         pts(s.planned_trained_accuracy_count, s.planned_trained_accuracy_error_points) + " over " +
+         std::to_string(s.planned_trained_accuracy_count) + ", training accuracy " +
+         pts(s.planned_trained_train_accuracy_count, s.planned_trained_train_accuracy_error_points) + " over " +
+         std::to_string(s.planned_trained_train_accuracy_count) + " (epoch " + k + ")." +
+         (s.planned_changed > 0 ? " The model now predicts " + std::to_string(s.planned_changed) +
+                                      " of them otherwise: the figures above are the stored predictions'."
+                                : std::string()) +
+         (s.planned_not_comparable > 0 ? " " + std::to_string(s.planned_not_comparable) +
+                                             " planned runs are not compared: their plan asked another question."
+                                       : std::string()) +
+         "\n";
+  return out;
+}
+
+}  // namespace
 
 std::string format_comparison_report(const ComparisonSummary& s, const CompareOptions& o, const std::string& command,
                                      const ComparisonSummary* assumed_tuned,
@@ -633,6 +826,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
            ": loss " + figure(loss, "%") + ", accuracy " + figure(accuracy, " points") + ", epochs to target " +
            figure(epochs, "%") + "\n";
   }
+  if (s.planned_rows > 0) out += format_planned_section(s, o);
   // The same runs under another form of the model.
   const auto alternative = [&](const std::string& title, const std::string& what, const ComparisonSummary& a) {
     const auto pct = [](int n, double v) { return n ? fixed(v, 1) + "%" : std::string("n/a"); };
@@ -734,6 +928,7 @@ int largebatch_compare_main(int argc, char** argv) {
   if (vm.count("from-seed")) o.from_seed = static_cast<uint64_t>(at_least("from-seed", from_seed, 0));
   const std::string dir = o.runs_dir;
   o.runs_dir = (fs::path(dir) / "runs").string();
+  o.plan_file = (fs::path(dir) / "plan.csv").string();
   const ComparisonSummary summary = compare_large_batch_runs(o);
   // The same runs under another form of the model, shown beside the errors.
   const auto compare_with = [&](bool CompareOptions::*option) {
@@ -759,6 +954,7 @@ int largebatch_compare_main(int argc, char** argv) {
               << "; wrote " << report << " and " << csv << "\n"
               << "regime agreement: " << summary.regime_agree << " of " << summary.regime_count
               << " runs (trained / no progress after " << o.epochs << " epochs)\n";
+    if (summary.planned_rows > 0) std::cout << format_planned_line(summary);
   }
   std::cout << format_error_lines(summary, o);
   return 0;

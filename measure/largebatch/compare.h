@@ -7,6 +7,7 @@
 // Torch-free.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ struct CompareOptions {
   // one curve a profile carries), not each run from its own seed's; its loss after epoch 1 is then
   // every run's default target. The other seeds' baselines are not used.
   std::optional<uint64_t> from_seed;
+  // DIR/plan.csv (`measure largebatch-plan`): the runs it lists are compared with the predictions
+  // stored there as well, and one of them not ended yet is waiting, not an error. Empty: no plan.
+  std::string plan_file;
 };
 
 struct RunName {
@@ -52,6 +56,27 @@ struct RunName {
 // parts; nullopt for any other name.
 std::optional<RunName> parse_run_name(const std::string& file_name);
 std::string rule_label(const RunName& name);  // "lars" or the lr rule's name
+
+// One planned run, as stored in plan.csv (`measure largebatch-plan`, measure/largebatch/plan.h).
+struct PlannedRun {
+  std::string run;  // the run file's stem, b<batch>-<rule>-s<seed>
+  RunName name;
+  int line = 0;  // its line in plan.csv (0: not read from a file)
+  // What it was predicted under: the epoch k, the target loss, the BatchNorm batch and warm-up.
+  int epochs = 0;
+  double target_loss = 0;
+  double bn_batch = 0;
+  double warmup_epochs = 0;  // a linear-warmup run's ramp; 0 for the other rules
+  // The prediction (LargeBatchPrediction's fields of the same names).
+  bool no_progress = false;
+  std::optional<double> loss_at_k;
+  std::optional<double> train_accuracy_at_k;
+  std::optional<double> test_accuracy_at_k;
+  std::optional<double> epochs_to_target;  // the model's own crossing
+  std::vector<double> loss_by_epoch;
+  std::string planned_at;    // UTC, ISO 8601
+  int run_epochs_at_plan = 0;  // epochs the run's file held when it was planned (0: none yet)
+};
 
 // Where a run ends after k epochs: trained (its loss below the untrained ln C), no progress (at
 // or above ln C, up to twice it), blew up (past twice ln C, or not finite: the run stopped). The
@@ -91,6 +116,20 @@ struct RunComparison {
   std::optional<double> accuracy_error_points;
   std::optional<double> train_accuracy_error_points;
   std::optional<double> epochs_error_pct;
+  // The prediction stored for this run before it ended (CompareOptions::plan_file), compared as the
+  // current one is: its regime, errors and the epochs to target read as the run records them.
+  struct Planned {
+    PlannedRun run;
+    std::optional<Regime> predicted_regime;
+    std::optional<double> predicted_epochs_to_target;
+    std::optional<double> loss_error_pct;
+    std::optional<double> accuracy_error_points;
+    std::optional<double> train_accuracy_error_points;
+    std::optional<double> epochs_error_pct;
+    bool same_as_now = false;  // the model predicts the same regime and loss today (to 1e-6)
+    std::string not_compared;  // why the stored prediction does not apply: other epochs, target, BN batch, warm-up
+  };
+  std::optional<Planned> planned;
 };
 
 struct ComparisonSummary {
@@ -147,7 +186,41 @@ struct ComparisonSummary {
   // run's one evaluation after epoch k is one such draw; the model predicts the mean.
   double evaluation_scatter_points = 0;
   int evaluation_scatter_count = 0;  // evaluations
+  // The pre-registered runs (CompareOptions::plan_file): those compared with their stored
+  // predictions, planned runs not ended yet (no file, or fewer than k epochs and not stopped), and
+  // planned runs whose stored prediction does not apply (RunComparison::Planned::not_compared).
+  // The errors as above, over the runs compared; "trained" over those predicted to train.
+  int planned_rows = 0;
+  int planned_waiting = 0;
+  int planned_not_comparable = 0;
+  int planned_changed = 0;  // compared runs the model now predicts otherwise
+  int planned_regime_agree = 0;
+  int planned_regime_count = 0;
+  double planned_loss_error_pct = 0;
+  int planned_loss_count = 0;
+  double planned_accuracy_error_points = 0;
+  int planned_accuracy_count = 0;
+  double planned_epochs_error_pct = 0;
+  int planned_epochs_count = 0;
+  double planned_trained_loss_error_pct = 0;
+  int planned_trained_loss_count = 0;
+  double planned_trained_accuracy_error_points = 0;
+  int planned_trained_accuracy_count = 0;
+  double planned_trained_train_accuracy_error_points = 0;
+  int planned_trained_train_accuracy_count = 0;
 };
+
+// The folder's baseline: b<o.base_batch>-constant-s<seed>.yaml.
+bool is_baseline(const RunName& name, const CompareOptions& o);
+// Each seed's baseline in o.runs_dir, checked trained alike (check as for a run) and at least
+// o.epochs long, max_lr cleared under assume_tuned_baseline. Throws std::runtime_error naming the
+// file, or the folder where --from-seed names a seed without one.
+std::map<uint64_t, TrainingCurve> load_baselines(const CompareOptions& o);
+// The model's settings for a run under `rule` predicted from `baseline` with o's form of the model:
+// the run's warm-up where it recorded one (> 0; measure's default otherwise), o's target loss or
+// the baseline's loss after epoch 1.
+LargeBatchSettings run_settings(const CompareOptions& o, LrRule rule, double warmup_epochs,
+                                const TrainingCurve& baseline);
 
 // Reads RUNS and compares. Throws std::runtime_error naming the file for a missing baseline, a
 // run that is neither complete (k epochs) nor marked failed, or an unreadable curve.
