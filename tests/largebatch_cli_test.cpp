@@ -360,6 +360,21 @@ TEST_F(LargeBatchCli, ValidationWritesItsFilesAndEndsWithTheErrorLine) {
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 2 * 4);
 }
 
+TEST_F(LargeBatchCli, PlanBadFlagsAndBadFoldersExitWithOneLine) {
+  ProgramRun r = run(kMeasure, "largebatch-plan --dir " + dir_.string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--runs"), std::string::npos) << r.err;
+  r = run(kMeasure, "largebatch-plan --dir " + (dir_ / "absent").string() + " --runs b512-sqrt-s0");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err, "error: " + (dir_ / "absent" / "runs").string() + ": not a folder of run curves\n");
+  fs::create_directories(dir_ / "runs");
+  std::ofstream(dir_ / "plan.csv") << "run,seed\n";
+  r = run(kMeasure, "largebatch-plan --dir " + dir_.string() + " --runs b512-sqrt-s0");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.find("plan.csv:1: header: expected"), ("error: " + dir_.string() + "/").size()) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 TEST_F(LargeBatchCli, ValidationBadFlagsExit2) {
   const ProgramRun r = run(kMeasure, "largebatch-validate --batches 8,16 --base-batch 32 --out " + dir_.string());
   EXPECT_EQ(r.exit_code, 2) << r.err;

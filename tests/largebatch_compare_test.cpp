@@ -10,7 +10,9 @@
 #include <string>
 
 #include "io/profile_io.h"
+#include "io/errors.h"
 #include "largebatch/compare.h"
+#include "largebatch/plan.h"
 #include "temp_dir.h"
 
 namespace trainsim::measure {
@@ -545,6 +547,176 @@ TEST_F(CompareTest, ASingleEvaluationsScatterFromTheBaselinesEvaluations) {
   const ComparisonSummary one = compare_large_batch_runs(from_one);
   EXPECT_EQ(one.evaluation_scatter_count, 0);
   EXPECT_EQ(format_comparison_report(one, from_one, "x").find("single evaluation's scatter"), std::string::npos);
+}
+
+// Pre-registration (measure/largebatch/plan.h): the perfect-scaling baseline predicts batch 512
+// under the linear rule at the baseline's own curve, loss 0.5625 in epoch 2 (the first test).
+class PlanTest : public CompareTest {
+ protected:
+  void SetUp() override {
+    CompareTest::SetUp();
+    write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  }
+  fs::path plan_file() const { return dir_ / "plan.csv"; }
+  // `runs` planned now and appended to plan.csv (as measure largebatch-plan does).
+  std::vector<PlannedRun> plan(const std::vector<std::string>& runs) {
+    const std::vector<PlannedRun> so_far = read_plan(plan_file().string());
+    std::vector<PlannedRun> added = plan_large_batch_runs(options(), runs, 1.0, so_far, "2026-11-29T06:00:00Z");
+    std::ofstream out(plan_file());
+    out << kPlanHeader << "\n" << format_plan_rows(so_far) << format_plan_rows(added);
+    return added;
+  }
+  CompareOptions planned_options() const {
+    CompareOptions o = options();
+    o.plan_file = plan_file().string();
+    return o;
+  }
+};
+
+TEST_F(PlanTest, PlannedRunsAreComparedWithTheirStoredPredictions) {
+  const std::vector<PlannedRun> planned = plan({"b512-linear-s0", "b2048-linear-s0.yaml"});
+  ASSERT_EQ(planned.size(), 2u);
+  EXPECT_EQ(planned[0].run, "b512-linear-s0");
+  EXPECT_NEAR(*planned[0].loss_at_k, 0.5625, 1e-6);
+  EXPECT_NEAR(*planned[0].epochs_to_target, 0.5, 1e-5);
+  EXPECT_DOUBLE_EQ(planned[0].bn_batch, 128);
+  EXPECT_EQ(planned[0].loss_by_epoch.size(), 2u);
+  EXPECT_DOUBLE_EQ(planned[0].warmup_epochs, 0);  // not a linear-warmup run
+  // Read back as written.
+  const std::vector<PlannedRun> read = read_plan(plan_file().string());
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read[1].run, "b2048-linear-s0");
+  EXPECT_EQ(read[1].line, 3);
+  EXPECT_NEAR(*read[0].loss_at_k, *planned[0].loss_at_k, 1e-8);
+  EXPECT_EQ(read[0].planned_at, "2026-11-29T06:00:00Z");
+
+  write_run("b512-linear-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  const ComparisonSummary s = compare_large_batch_runs(planned_options());
+  EXPECT_EQ(s.planned_rows, 2);
+  EXPECT_EQ(s.planned_waiting, 1);  // b2048: no file yet
+  ASSERT_EQ(s.runs.size(), 1u);
+  const RunComparison& c = s.runs.front();
+  ASSERT_TRUE(c.planned);
+  EXPECT_TRUE(c.planned->same_as_now);
+  EXPECT_NEAR(*c.planned->loss_error_pct, *c.loss_error_pct, 1e-5);
+  EXPECT_NEAR(*c.planned->accuracy_error_points, *c.accuracy_error_points, 1e-5);
+  EXPECT_NEAR(*c.planned->epochs_error_pct, *c.epochs_error_pct, 1e-3);  // read as recorded, as the current one
+  EXPECT_EQ(s.planned_regime_agree, 1);
+  EXPECT_EQ(s.planned_loss_count, 1);
+  EXPECT_EQ(s.planned_trained_loss_count, 1);
+  const std::string report = format_comparison_report(s, options(), "measure largebatch-compare --dir X");
+  EXPECT_NE(report.find("## Pre-registered runs (plan.csv)"), std::string::npos) << report;
+  EXPECT_NE(report.find("pre-registered (plan.csv): 2 runs planned, 1 not ended; regime agreement 1 of 1; loss 29.7% (1)"),
+            std::string::npos)
+      << report;
+}
+
+// The stored prediction is what is compared, whatever the model predicts today.
+TEST_F(PlanTest, TheStoredPredictionIsComparedNotTheCurrentOne) {
+  std::vector<PlannedRun> planned = plan({"b512-linear-s0"});
+  planned[0].loss_at_k = 0.6;
+  std::ofstream(plan_file()) << kPlanHeader << "\n" << format_plan_rows(planned);
+  write_run("b512-linear-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  const ComparisonSummary s = compare_large_batch_runs(planned_options());
+  const RunComparison& c = s.runs.front();
+  ASSERT_TRUE(c.planned);
+  EXPECT_FALSE(c.planned->same_as_now);
+  EXPECT_NEAR(*c.planned->loss_error_pct, (0.6 - 0.8) / 0.8 * 100, 1e-6);
+  EXPECT_NEAR(*c.loss_error_pct, (0.5625 - 0.8) / 0.8 * 100, 1e-4);
+  EXPECT_EQ(s.planned_changed, 1);
+  const std::string report = format_comparison_report(s, options(), "measure largebatch-compare --dir X");
+  EXPECT_NE(report.find("| changed: 0.5625 |"), std::string::npos) << report;
+}
+
+TEST_F(PlanTest, APlannedRunNotEndedIsWaitingAnUnplannedOneAnError) {
+  plan({"b512-linear-s0"});
+  write_run("b512-linear-s0.yaml", 512, {1.2}, {0.6});  // one epoch of two
+  write_run("b2048-linear-s0.yaml", 2048, {1.5, 1.1}, {0.5, 0.6});
+  const ComparisonSummary s = compare_large_batch_runs(planned_options());
+  EXPECT_EQ(s.planned_waiting, 1);
+  ASSERT_EQ(s.runs.size(), 1u);
+  EXPECT_FALSE(s.runs.front().planned);
+  try {  // no plan: an interrupted run
+    compare_large_batch_runs(options());
+    ADD_FAILURE() << "compared an interrupted run";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("b512-linear-s0.yaml: 1 of 2 epochs"), std::string::npos) << e.what();
+  }
+  fs::remove(dir_ / "runs" / "b2048-linear-s0.yaml");
+  try {  // nothing ended yet
+    compare_large_batch_runs(planned_options());
+    ADD_FAILURE() << "compared no run";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no runs besides the baselines have ended (1 planned, not ended)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(PlanTest, APlanForAnotherQuestionIsNotCompared) {
+  CompareOptions three = options();
+  three.epochs = 1;
+  const std::vector<PlannedRun> planned = plan_large_batch_runs(three, {"b512-linear-s0"}, 1.0, {}, "T");
+  std::ofstream(plan_file()) << kPlanHeader << "\n" << format_plan_rows(planned);
+  write_run("b512-linear-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  const ComparisonSummary s = compare_large_batch_runs(planned_options());
+  ASSERT_TRUE(s.runs.front().planned);
+  EXPECT_EQ(s.runs.front().planned->not_compared, "planned for epoch 1, compared at 2");
+  EXPECT_EQ(s.planned_not_comparable, 1);
+  EXPECT_EQ(s.planned_loss_count, 0);
+}
+
+TEST_F(PlanTest, PlanningRefusesRunsWhoseResultIsKnown) {
+  const auto refused = [&](const std::vector<std::string>& runs, const std::string& why) {
+    try {
+      plan(runs);
+      ADD_FAILURE() << "planned " << runs.front();
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  write_run("b512-linear-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  refused({"b512-linear-s0"}, "already holds 2 epochs: a prediction made now would not be a pre-registration");
+  write_run("b1024-linear-s0.yaml", 1024, {2.0}, {0.3});
+  std::ofstream(dir_ / "runs" / "b1024-linear-s0.yaml.failed") << "epoch 2: the training loss is not finite\n";
+  refused({"b1024-linear-s0"}, "the run has ended (it stopped)");
+  refused({"b128-constant-s0"}, "is a baseline");
+  refused({"b2048-lars-s0"}, "LARS runs are measured only");
+  refused({"b2048-linear-s7"}, "no baseline for seed 7");
+  refused({"b2048-cosine-s0"}, "names no run");
+  refused({"b2048-sqrt-s0", "b2048-sqrt-s0"}, "is given twice");
+  // A run in progress is planned, with the epochs it held.
+  write_run("b4096-sqrt-s0.yaml", 4096, {1.9}, {0.4});
+  EXPECT_EQ(plan({"b4096-sqrt-s0"}).front().run_epochs_at_plan, 1);
+  refused({"b4096-sqrt-s0"}, "b4096-sqrt-s0 is already planned (plan.csv line 2, at 2026-11-29T06:00:00Z)");
+}
+
+TEST_F(PlanTest, APlanFileWithBadValuesIsAnErrorNamingFileLineAndColumn) {
+  const std::vector<PlannedRun> planned = plan({"b512-linear-s0"});
+  const std::string row = format_plan_rows(planned);
+  ASSERT_NE(row.find(",0.56250012,"), std::string::npos) << row;
+  const auto rejected = [&](const std::string& text, const std::string& where) {
+    std::ofstream(plan_file()) << text;
+    try {
+      read_plan(plan_file().string());
+      ADD_FAILURE() << "read " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(plan_file().string() + where), std::string::npos) << e.what();
+    }
+  };
+  const auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string r = row;
+    r.replace(r.find(from), from.size(), to);
+    return std::string(kPlanHeader) + "\n" + r;
+  };
+  rejected("run,seed\n" + row, ":1: header: expected");
+  rejected("", ":1: header: the file is empty");
+  rejected(replaced(",0.56250012,", ",abc,"), ":2: pred_loss_at_k: 'abc' is not a number");
+  rejected(replaced("b512-linear-s0,0,", "b512-linear-s0,3,"), ":2: seed: 3 differs from the run's name");
+  rejected(replaced(",false,", ",maybe,"), ":2: pred_no_progress: 'maybe' is neither true nor false");
+  rejected(replaced(",false,", ",false,1,"), ":2: row: 17 fields, the header has 16");
+  rejected(std::string(kPlanHeader) + "\n" + row + row, ":3: run: b512-linear-s0 is planned twice (line 2 too)");
+  EXPECT_TRUE(read_plan((dir_ / "absent.csv").string()).empty());
 }
 
 TEST(RunName, ParsesTheScriptsNamesOnly) {

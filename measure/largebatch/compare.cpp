@@ -483,7 +483,12 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   summary.planned_trained_accuracy_count = static_cast<int>(planned_trained_accuracy.size());
   summary.planned_trained_train_accuracy_error_points = mean_abs(planned_trained_train_accuracy);
   summary.planned_trained_train_accuracy_count = static_cast<int>(planned_trained_train_accuracy.size());
-  if (summary.runs.empty()) throw std::runtime_error(o.runs_dir + ": no runs besides the baselines");
+  if (summary.runs.empty()) {
+    throw std::runtime_error(o.runs_dir + ": no runs besides the baselines" +
+                             (summary.planned_waiting > 0
+                                  ? " have ended (" + std::to_string(summary.planned_waiting) + " planned, not ended)"
+                                  : std::string()));
+  }
   summary.loss_error_pct = mean_abs(loss_errors);
   summary.loss_count = static_cast<int>(loss_errors.size());
   summary.loss_error_with_blown_up_pct = mean_abs(loss_errors_with_blown_up);
