@@ -227,6 +227,7 @@ TEST_F(ConfigTest, LargeBatchKeys) {
                                    "large_batch:\n"
                                    "  epochs: 3\n"
                                    "  target_loss: 0.75\n"
+                                   "  target_accuracy: 0.85\n"
                                    "  warmup_epochs: 0.5\n"
                                    "sync_batchnorm: true\n");
   const SweepConfig c = load_sweep_config(config);
@@ -236,6 +237,7 @@ TEST_F(ConfigTest, LargeBatchKeys) {
   EXPECT_EQ(c.large_batch->line, 4);
   EXPECT_EQ(c.large_batch->epochs, 3);
   EXPECT_EQ(c.large_batch->target_loss, 0.75);
+  EXPECT_EQ(c.large_batch->target_accuracy, 0.85);
   EXPECT_EQ(c.large_batch->warmup_epochs, 0.5);
   EXPECT_TRUE(c.sync_batchnorm);
 }
@@ -253,6 +255,7 @@ TEST_F(ConfigTest, LargeBatchDefaults) {
   ASSERT_TRUE(empty.large_batch.has_value());
   EXPECT_EQ(empty.large_batch->epochs, 5);
   EXPECT_FALSE(empty.large_batch->target_loss.has_value());
+  EXPECT_FALSE(empty.large_batch->target_accuracy.has_value());
   EXPECT_EQ(empty.large_batch->warmup_epochs, 5);  // measure baseline's default ramp
   EXPECT_EQ(empty.large_batch->line, 3);
   // `lr_rule:` alone also asks for predictions; errors about the curve then point at it.
@@ -599,6 +602,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"LargeBatchTargetGivenText", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
                   "large_batch: {target_loss: low}\n", 3,
                   "large_batch.target_loss", "expected a number, got 'low'"},
+        BadConfig{"LargeBatchTargetAccuracyInPercent", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "large_batch:\n  target_accuracy: 85\n", 4,
+                  "large_batch.target_accuracy", "a fraction in (0, 1] (85% is 0.85), got '85'"},
+        BadConfig{"LargeBatchTargetAccuracyZero", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "large_batch: {target_accuracy: 0}\n", 3,
+                  "large_batch.target_accuracy", "a fraction in (0, 1]"},
         BadConfig{"LargeBatchGivenScalar", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
                   "large_batch: 5\n", 3, "large_batch", "expected a map, got '5'"},
         BadConfig{"SyncBatchnormGivenWord", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"

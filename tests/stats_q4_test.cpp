@@ -168,6 +168,62 @@ TEST_F(Q4Test, TableRowsNoProgressAndNotes) {
   EXPECT_EQ(big[8], "0.113");  // (900 + 128)/(900 + 8192) at the target
 }
 
+// A target test accuracy: the fixture's test accuracy knots (0, 0.1), (50000, 0.5), (100000, 0.6),
+// (150000, 0.66), (200000, 0.7), (250000, 0.72). 0.65 is reached at E_0 = 100000 + 50000 (0.05 /
+// 0.06) = 141667: 2.833 epochs at the baseline's own batch (E_B = E_0), 25.5 s at 9 s an epoch.
+TEST_F(Q4Test, TheEpochsAndTimeToATargetAccuracy) {
+  config_.lr_rule = LrRule::kConstant;
+  config_.large_batch->target_accuracy = 0.65;
+  auto report = LargeBatchReport::make(config_, profile_);
+  ASSERT_TRUE(report.has_value());
+  const Q4Row base = report->row(result(Strategy::kDdp, 1, 128, 9.0));
+  ASSERT_TRUE(base.prediction.epochs_to_target_accuracy);
+  EXPECT_NEAR(*base.prediction.epochs_to_target_accuracy, 2 + 5.0 / 6, 1e-9);
+  EXPECT_NEAR(*base.time_to_target_accuracy_s, (2 + 5.0 / 6) * 9, 1e-9);
+  // 4x the batch at the baseline's lr needs more epochs.
+  const Q4Row four = report->row(result(Strategy::kDdp, 4, 128, 10.0));
+  ASSERT_TRUE(four.prediction.epochs_to_target_accuracy);
+  EXPECT_GT(*four.prediction.epochs_to_target_accuracy, 2 + 5.0 / 6);
+  // The accuracy the baseline had where it reached the target loss (0.71 at E_0 = 225000): the
+  // run reaches both at the same point of its path.
+  config_.large_batch->target_accuracy = 0.71;
+  report = LargeBatchReport::make(config_, profile_);
+  const LargeBatchPrediction p = report->model().predict(512);
+  ASSERT_TRUE(p.examples_to_target && p.examples_to_target_accuracy);
+  EXPECT_NEAR(*p.examples_to_target_accuracy, *p.examples_to_target, 1e-6 * *p.examples_to_target);
+  // Past what the baseline reached: not predicted, and why.
+  config_.large_batch->target_accuracy = 0.8;
+  report = LargeBatchReport::make(config_, profile_);
+  SimResult oom = result(Strategy::kDdp, 4, 2048, 30.0);
+  oom.fits = false;
+  const ResultGrid grid({result(Strategy::kDdp, 1, 128, 9.0), result(Strategy::kDdp, 1, 32, 20.0), oom});
+  const std::string text = format_q4(*report, grid);
+  EXPECT_NE(text.find("- target test accuracy: 0.8 (large_batch.target_accuracy): reached where the path reads the "
+                      "baseline's test accuracy first at or above it, which the baseline never did\n"),
+            std::string::npos)
+      << text;
+  const auto row = table_row(text, "ddp:1:128");
+  ASSERT_EQ(row.size(), 13u) << text;  // two more columns: epochs and time to the accuracy
+  EXPECT_EQ(row[8], "not predicted");
+  EXPECT_EQ(row[9], "-");
+  EXPECT_NE(text.find("epochs to acc 0.8: the baseline's test accuracy never reached 0.8 (5 epochs measured, at "
+                      "most 0.72)"),
+            std::string::npos)
+      << text;
+  // A run predicted to make no progress never reaches it either.
+  EXPECT_NE(text.find("epochs to acc 0.8: never: no progress at this lr"), std::string::npos) << text;
+  config_.large_batch->target_accuracy = 0.65;
+  report = LargeBatchReport::make(config_, profile_);
+  const std::string reached = format_q4(*report, grid);
+  EXPECT_NE(reached.find("| epochs to acc 0.65 | time to acc 0.65 s |"), std::string::npos) << reached;
+  EXPECT_EQ(table_row(reached, "ddp:1:128")[8], "2.833");
+  EXPECT_EQ(table_row(reached, "ddp:1:128")[9], "25.50");
+  EXPECT_EQ(table_row(reached, "ddp:4:2048")[9], "OOM");
+  const std::string csv = format_predictions_csv({result(Strategy::kDdp, 1, 128, 9.0)}, "resnet18-cifar", &*report);
+  EXPECT_NE(csv.find(",epochs_to_target_accuracy,time_to_target_accuracy_s\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",2.83333333,25.5\n"), std::string::npos) << csv;
+}
+
 // The step equation is plain SGD's: a baseline trained with momentum says above the table how the
 // momentum enters (its noise floor, from the curve's tr(Sigma)), or that it is left out where the
 // curve carries no tr(Sigma); one without momentum says neither.

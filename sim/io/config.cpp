@@ -193,7 +193,7 @@ LargeBatchRequest parse_large_batch(const Value& value, const std::string& confi
   request.key = "large_batch";
   request.line = value.heading_line();
   if (value.is_null()) return request;  // `large_batch:` alone: every default
-  const Map map(value, {"epochs", "target_loss", "warmup_epochs", "model", "trainer", "profile"});
+  const Map map(value, {"epochs", "target_loss", "target_accuracy", "warmup_epochs", "model", "trainer", "profile"});
   if (auto epochs = map.optional("epochs")) request.epochs = epochs->as_int(/*min=*/1);
   if (auto warmup = map.optional("warmup_epochs")) {
     request.warmup_epochs = warmup->as_double(/*min=*/0);
@@ -204,6 +204,12 @@ LargeBatchRequest parse_large_batch(const Value& value, const std::string& confi
   if (auto target = map.optional("target_loss")) {
     request.target_loss = target->as_double(/*min=*/0);
     if (*request.target_loss <= 0) target->fail("must be > 0, got " + target->describe());
+  }
+  if (auto target = map.optional("target_accuracy")) {
+    request.target_accuracy = target->as_double(/*min=*/0);
+    if (*request.target_accuracy <= 0 || *request.target_accuracy > 1) {
+      target->fail("a fraction in (0, 1] (85% is 0.85), got " + target->describe());
+    }
   }
   if (auto model = map.optional("model")) request.model = known_model(*model);
   if (auto trainer = map.optional("trainer")) request.trainer = trainer_value(*trainer);

@@ -45,6 +45,7 @@ struct LargeBatchRequest {
   int line = 0;                       // line of that key
   int epochs = 5;                     // k: predict the loss after k epochs
   std::optional<double> target_loss;  // default: the baseline's loss after k epochs
+  std::optional<double> target_accuracy;  // a test accuracy (fraction) to reach: epochs and time to it
   double warmup_epochs = 5;           // linear-warmup: the ramp's length (measure baseline's default)
   // Q4 for another model than the sweep's (large_batch.model), and/or with another trainer
   // (large_batch.trainer): the sweep's configurations are simulated again for it (its own data

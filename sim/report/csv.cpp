@@ -26,7 +26,8 @@ std::string predictions_csv_header() {
   return "strategy,gpus,batch_per_gpu,global_batch,iterations,epoch_s,train_s,compute_s,comm_s,"
          "exposed_comm_s,loader_stall_s,peak_mem_gib,fits,iteration_s,comm_bytes_per_rank,busbw_gbs,"
          "device_mem_gib,loader_workers,train_samples,model,extrapolated,simulated_iterations,loss_at_k,"
-         "epochs_to_target,time_to_target_s,efficiency,sync_bn_s,test_s,not_runnable,trainer,runnable";
+         "epochs_to_target,time_to_target_s,efficiency,sync_bn_s,test_s,not_runnable,trainer,runnable,"
+         "epochs_to_target_accuracy,time_to_target_accuracy_s";
 }
 
 std::string format_predictions_csv(const std::vector<SimResult>& results, const std::string& model,
@@ -75,6 +76,8 @@ std::string format_predictions_csv_row(const SimResult& r, const std::string& mo
       csv::field(r.not_runnable),
       to_string(r.spec.trainer),
       boolean(r.runnable),
+      q4 ? optional_number(q4->prediction.epochs_to_target_accuracy) : "",
+      q4 ? optional_number(q4->time_to_target_accuracy_s) : "",
   };
   for (size_t i = 0; i < cells.size(); ++i) out += (i == 0 ? "" : ",") + cells[i];
   out += "\n";

@@ -67,6 +67,7 @@ std::optional<LargeBatchReport> LargeBatchReport::make(const SweepConfig& config
   if (config.large_batch) {
     settings.epochs = config.large_batch->epochs;
     settings.target_loss = config.large_batch->target_loss;
+    settings.target_accuracy = config.large_batch->target_accuracy;
     settings.warmup_epochs = config.large_batch->warmup_epochs;
   }
   return LargeBatchReport(LargeBatchModel(*curve, model->second.num_classes, settings), config.train_samples);
@@ -83,6 +84,9 @@ Q4Row LargeBatchReport::row(const SimResult& result) const {
   row.throughput = result.epoch_s > 0 ? static_cast<double>(result.spec.train_samples) / result.epoch_s : 0;
   if (row.throughput > 0 && row.prediction.examples_to_target) {
     row.time_to_target_s = *row.prediction.examples_to_target / row.throughput;
+  }
+  if (row.throughput > 0 && row.prediction.examples_to_target_accuracy) {
+    row.time_to_target_accuracy_s = *row.prediction.examples_to_target_accuracy / row.throughput;
   }
   if (row.prediction.efficiency) row.goodput = row.throughput * *row.prediction.efficiency;
   return row;
@@ -141,6 +145,15 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
            "moved (docs/LARGE_BATCH.md, \"BatchNorm's batch\")\n";
   }
   out += "- target loss: " + plain(model.target_loss()) + " (" + model.target_source() + ")\n";
+  const std::optional<double> target_accuracy = settings.target_accuracy;
+  if (target_accuracy) {
+    out += "- target test accuracy: " + plain(*target_accuracy) +
+           " (large_batch.target_accuracy): reached where the path reads the baseline's test accuracy first at or "
+           "above it";
+    const std::optional<double> at = model.baseline().examples_to_test_accuracy(*target_accuracy);
+    out += at ? ", which the baseline did after " + plain(*at / static_cast<double>(curve.train_samples)) + " epochs\n"
+              : std::string(", which the baseline never did\n");
+  }
   out += std::string("- lr rule for other batches: ") + to_string(settings.lr_rule) +
          (settings.lr_rule == LrRule::kLinearWarmup ? " over " + plain(settings.warmup_epochs) + " warm-up epochs" : "") +
          " (config lr_rule), relative to the baseline's lr at batch " + std::to_string(curve.batch) + "\n";
@@ -151,8 +164,15 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
   }
   out += "\n";
 
-  TextTable table({"config", "global batch", "B/B0", "loss@" + k, "train acc@" + k, "test acc@" + k,
-                   "epochs to target", "time to target s", "efficiency", "goodput samples/s", "notes"});
+  std::vector<std::string> columns = {"config", "global batch", "B/B0", "loss@" + k, "train acc@" + k, "test acc@" + k,
+                                      "epochs to target", "time to target s"};
+  const std::string acc = target_accuracy ? "acc " + plain(*target_accuracy) : std::string();
+  if (target_accuracy) {
+    columns.push_back("epochs to " + acc);
+    columns.push_back("time to " + acc + " s");
+  }
+  for (const char* column : {"efficiency", "goodput samples/s", "notes"}) columns.push_back(column);
+  TextTable table(columns);
   NumberedNotes notes;
   for (const SimResult& r : grid.all()) {
     if (!r.runnable) continue;  // no epoch time, no global batch: not a row of Q4
@@ -170,10 +190,22 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
       epochs = "not predicted";
     }
     const double ratio = static_cast<double>(r.global_batch) / static_cast<double>(curve.batch);
-    table.add_row({config_label(r.spec), std::to_string(r.global_batch), ratio_cell(ratio), loss,
-                   optional_cell(p.train_accuracy_at_k, 3), optional_cell(p.test_accuracy_at_k, 3), epochs,
-                   speed_cell(r, row.time_to_target_s), optional_cell(p.efficiency, 3),
-                   speed_cell(r, row.goodput), notes.refer(row_notes)});
+    std::vector<std::string> cells = {config_label(r.spec), std::to_string(r.global_batch), ratio_cell(ratio), loss,
+                                      optional_cell(p.train_accuracy_at_k, 3), optional_cell(p.test_accuracy_at_k, 3),
+                                      epochs, speed_cell(r, row.time_to_target_s)};
+    if (target_accuracy) {
+      std::string epochs_to_accuracy = optional_cell(p.epochs_to_target_accuracy);
+      if (!p.epochs_to_target_accuracy) {
+        row_notes.push_back("epochs to " + acc + ": " + p.target_accuracy_missing);
+        epochs_to_accuracy = "not predicted";
+      }
+      cells.push_back(epochs_to_accuracy);
+      cells.push_back(speed_cell(r, row.time_to_target_accuracy_s));
+    }
+    cells.push_back(optional_cell(p.efficiency, 3));
+    cells.push_back(speed_cell(r, row.goodput));
+    cells.push_back(notes.refer(row_notes));
+    table.add_row(cells);
   }
   out += table.to_markdown() + "\n";
   if (!notes.empty()) out += notes.list() + "\n";
@@ -191,7 +223,7 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
          "over epoch k, test acc at its end, the baseline's at the examples E_0 the path reaches. It assumes the "
          "same accuracy at the same training loss (no generalisation gap). efficiency = (B_noise + B_0) / "
          "(B_noise + B) at the target (Pollux), goodput = simulated throughput x efficiency, time to target = "
-         "E_B / simulated throughput. Accuracies are fractions; OOM: the configuration does not fit.\n\n";
+         "E_B / simulated throughput (to the target accuracy likewise). Accuracies are fractions; OOM: the configuration does not fit.\n\n";
   return out;
 }
 

@@ -24,6 +24,7 @@ struct Q4Row {
   LargeBatchPrediction prediction;
   double throughput = 0;                   // samples/s = train_samples / epoch_s
   std::optional<double> time_to_target_s;  // examples to target / throughput
+  std::optional<double> time_to_target_accuracy_s;  // examples to the target accuracy / throughput
   std::optional<double> goodput;           // throughput * efficiency, samples/s
 };
 

@@ -249,6 +249,27 @@ std::optional<double> BaselineCurve::examples_to_loss(double loss, std::optional
   return std::nullopt;
 }
 
+std::optional<double> BaselineCurve::examples_to_test_accuracy(double accuracy) const {
+  if (test_accuracy_.empty()) return std::nullopt;
+  if (test_accuracy_.front().value >= accuracy) return 0.0;
+  for (size_t i = 1; i < test_accuracy_.size() && test_accuracy_[i].examples <= last_evaluated_; ++i) {
+    const Knot& b = test_accuracy_[i];
+    if (b.value >= accuracy) {
+      // The knot before is below `accuracy`, this one at or above it: the crossing is in this segment.
+      const Knot& a = test_accuracy_[i - 1];
+      return lerp(a.examples, b.examples, (accuracy - a.value) / (b.value - a.value));
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<double> BaselineCurve::best_test_accuracy() const {
+  if (test_accuracy_.empty()) return std::nullopt;
+  double best = 0;
+  for (const Knot& k : test_accuracy_) best = std::max(best, k.value);
+  return best;
+}
+
 std::optional<double> BaselineCurve::examples_at_loss_from(double from, double loss) const {
   from = std::clamp(from, 0.0, last_examples());
   const size_t next = static_cast<size_t>(
@@ -314,6 +335,9 @@ LargeBatchModel::LargeBatchModel(const TrainingCurve& curve, int num_classes, co
   if (settings.epochs < 1) throw std::invalid_argument("LargeBatchModel: epochs must be >= 1");
   if (!(settings.warmup_epochs >= 0) || !std::isfinite(settings.warmup_epochs)) {
     throw std::invalid_argument("LargeBatchModel: warmup_epochs must be finite and >= 0");
+  }
+  if (settings.target_accuracy && !(*settings.target_accuracy > 0 && *settings.target_accuracy <= 1)) {
+    throw std::invalid_argument("LargeBatchModel: target_accuracy must be in (0, 1]");
   }
   if (settings.target_loss) {
     if (!(*settings.target_loss > 0)) throw std::invalid_argument("LargeBatchModel: target_loss must be > 0");
@@ -489,19 +513,26 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
   };
   const std::optional<double> e0_target =
       baseline_.examples_to_loss(target_loss_, batchnorm ? std::optional<double>(p.bn_batch) : std::nullopt);
-  // The run is past the target once where it is read is past the baseline's first crossing of it,
-  // as the run records the loss (a state lower than the curve reaches after E_0 is past it).
-  const auto past_target = [&](double e_b, double e_0) {
+  // The target accuracy: the first E_0 where the baseline's test accuracy reaches it.
+  const std::optional<double> e0_accuracy =
+      settings_.target_accuracy ? baseline_.examples_to_test_accuracy(*settings_.target_accuracy) : std::nullopt;
+  const double accuracy_goal = e0_accuracy.value_or(0);  // read only where e0_accuracy is set
+  // The run is past a target (the E_0 of the baseline's first crossing of it) once where it is read
+  // is past it (a state lower than the curve reaches after E_0 is past it). A target loss is crossed
+  // as the run records the loss; a target accuracy where the run is read, as its accuracy is.
+  const auto past = [&](double goal, double e_b, double e_0) {
     const std::optional<double> at = state(e_b, e_0);
-    return !at || *at >= *e0_target;
+    return !at || *at >= goal;
   };
-  const double horizon = e0_target ? std::max(k_examples, kMaxEpochs * n) : k_examples;  // in E_B
+  const bool looking = e0_target || e0_accuracy;
+  const double horizon = looking ? std::max(k_examples, kMaxEpochs * n) : k_examples;  // in E_B
   const double end = baseline_.last_examples();
   const double d0 = n / kStepsPerEpoch;
   std::vector<double> path_e0{0.0}, path_eb{0.0};  // the path: E_B at E_0, both increasing
   double e_0 = 0, e_b = 0;
   double diverged_at = -1;  // E_B where x passed the bound
-  while (e_0 < end && e_b < horizon && (e_b < k_examples || (e0_target && !past_target(e_b, e_0)))) {
+  while (e_0 < end && e_b < horizon &&
+         (e_b < k_examples || (e0_target && !past(*e0_target, e_b, e_0)) || (e0_accuracy && !past(accuracy_goal, e_b, e_0)))) {
     const double step = std::min(d0, end - e_0);
     double x1 = 0, x2 = 0;
     const double s1 = slope(e_0, e_b, &x1);
@@ -543,22 +574,25 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
       }
     }
   }
-  if (e0_target && (diverged_at < 0 || diverged_at >= e_b)) {
-    // E_B where the path reached it: between the last point of the path before the target and the
-    // first past it, linear in where the run is read.
+  // E_B where the path reached `goal` (an E_0): between the last point of the path before it and the
+  // first past it, linear in where the run is read; nullopt if it did not within kMaxEpochs.
+  const auto reached_at = [&](double goal) -> std::optional<double> {
     double before = 0;
     for (size_t i = 0; i < path_eb.size(); ++i) {
       const std::optional<double> at = state(path_eb[i], path_e0[i]);
-      if (at && *at < *e0_target) {
+      if (at && *at < goal) {
         before = *at;
         continue;
       }
-      const double reached = i == 0 || !at ? path_eb[i]
-                                           : lerp(path_eb[i - 1], path_eb[i], (*e0_target - before) / (*at - before));
-      if (reached <= kMaxEpochs * n) p.examples_to_target = reached;
-      break;
+      const double reached = i == 0 || !at ? path_eb[i] : lerp(path_eb[i - 1], path_eb[i], (goal - before) / (*at - before));
+      if (reached <= kMaxEpochs * n) return reached;
+      return std::nullopt;
     }
-  }
+    return std::nullopt;
+  };
+  const bool diverged_after_path = diverged_at < 0 || diverged_at >= e_b;
+  if (e0_target && diverged_after_path) p.examples_to_target = reached_at(*e0_target);
+  if (e0_accuracy && diverged_after_path) p.examples_to_target_accuracy = reached_at(accuracy_goal);
 
   if (diverged_at >= 0 && diverged_at < k_examples + d0) {
     const double noise = batch_noise_scale_at(path_e0.back());
@@ -569,6 +603,8 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
     if (baseline_.at(0).test_accuracy) p.test_accuracy_at_k = 1.0 / baseline_.num_classes();
     p.examples_to_target.reset();
     p.target_missing = "never: no progress at this lr";
+    p.examples_to_target_accuracy.reset();
+    if (settings_.target_accuracy) p.target_accuracy_missing = p.target_missing;
     p.notes.push_back("no progress: " + rule + " lr at " + batch_text + " passes " +
                       short_number(kNoProgressLrRatio) + "x the tuned lr (eps_max / (1 + B_noise/B), B_noise " +
                       short_number(noise) + ") " +
@@ -659,6 +695,25 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
     }
   }
 
+  if (settings_.target_accuracy) {
+    const double goal = *settings_.target_accuracy;
+    if (p.examples_to_target_accuracy) {
+      p.epochs_to_target_accuracy = *p.examples_to_target_accuracy / n;
+    } else if (!e0_accuracy) {
+      const std::optional<double> best = baseline_.best_test_accuracy();
+      p.target_accuracy_missing = "the baseline's test accuracy never reached " + short_number(goal) + " (" + measured +
+                                  (best ? ", at most " + short_number(*best) : std::string(", no test accuracy")) + ")";
+    } else if (diverged_at >= 0) {
+      p.target_accuracy_missing = "never: the lr passes 2x the tuned lr after " + short_number(diverged_at / n) +
+                                  " epochs, before the target";
+    } else if (e_0 >= end) {
+      p.target_accuracy_missing = "never: to the end of the baseline's curve (" + measured +
+                                  ") the run's loss stays above the baseline's where its test accuracy reached " +
+                                  short_number(goal);
+    } else {
+      p.target_accuracy_missing = "not within " + std::to_string(kMaxEpochs) + " epochs";
+    }
+  }
   if (e0_target) {
     const double noise = batch_noise_scale_at(*e0_target);
     p.noise_scale_at_target = noise;

@@ -63,6 +63,11 @@ class BaselineCurve {
   // the loss a run at that BatchNorm batch records, the curve's less batchnorm_gap_at (evaluated at
   // the curve's knots).
   std::optional<double> examples_to_loss(double loss, std::optional<double> bn_batch = std::nullopt) const;
+  // The first E at which the test accuracy (as at() gives it) reaches `accuracy` (>=), interpolated
+  // within its segment; nullopt if it never does or the curve has no test accuracy.
+  std::optional<double> examples_to_test_accuracy(double accuracy) const;
+  // The highest test accuracy of the curve (each of its points as at() gives them); nullopt without one.
+  std::optional<double> best_test_accuracy() const;
   // Where along the curve, seen from `from`, the loss is `loss`: for a loss at or below the one at
   // `from`, the first E >= from where the curve reaches it (nullopt if it never does); for a higher
   // one, the last E <= from where the curve was at or above it (0 if it never was).
@@ -143,6 +148,9 @@ double lr_over_tuned_lr(double lr, double batch, double noise_scale, double eps_
 struct LargeBatchSettings {
   int epochs = 5;                     // k: report the loss after k epochs
   std::optional<double> target_loss;  // default: the baseline's loss in its epoch k (its last if shorter)
+  // A test accuracy (a fraction in (0, 1]) to reach: the epochs to it, where the path reads the
+  // baseline's test accuracy first reaching it (none by default).
+  std::optional<double> target_accuracy;
   LrRule lr_rule = LrRule::kLinearWarmup;
   double warmup_epochs = 5;           // linear-warmup: the ramp from the baseline's lr (measure's default)
   // B_n from the curve's measured B_noise = tr(H Sigma) / G^T H G wherever a reading counts
@@ -183,6 +191,10 @@ struct LargeBatchPrediction {
   std::optional<double> noise_scale_at_target;   // B_n where the baseline reached the target
   std::optional<double> efficiency;              // Pollux (B_n + B_0) / (B_n + B) at the target
   std::string target_missing;                    // why epochs_to_target is empty
+  // To the target accuracy (LargeBatchSettings::target_accuracy), as to the target loss.
+  std::optional<double> examples_to_target_accuracy;
+  std::optional<double> epochs_to_target_accuracy;
+  std::string target_accuracy_missing;           // why, where a target accuracy is set
   // Where the path passed a stall of the baseline at once (E_B / train_samples, the first one).
   std::optional<double> stall_passed_epochs;
   // Momentum's noise floor at the end of epoch k: how much lower the run's stationary excess loss is
