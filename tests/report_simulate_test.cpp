@@ -162,12 +162,13 @@ TEST_F(SimulateProgram, ExactSimulatesEveryIteration) {
   const auto rows = lines_of(read_file(dir_ / "predictions.csv"));
   ASSERT_GT(rows.size(), 1u);
   // Columns 4 (iterations), 20 (extrapolated) and 21 (simulated_iterations) of predictions_csv_header(),
-  // 31 in all (the last, runnable, is never empty).
+  // 33 in all (the last two, the target accuracy's, empty without one).
   for (size_t i = 1; i < rows.size(); ++i) {
     std::vector<std::string> cells;
     std::stringstream in(rows[i]);
     for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
-    ASSERT_EQ(cells.size(), 31u) << rows[i];
+    if (rows[i].back() == ',') cells.push_back("");  // getline drops a last empty cell
+    ASSERT_EQ(cells.size(), 33u) << rows[i];
     EXPECT_EQ(cells[20], "false") << rows[i];
     EXPECT_EQ(cells[21], cells[4]) << rows[i];
   }
@@ -377,6 +378,8 @@ TEST_F(SimulateProgram, TheMainJobPredictsTheGpuAndPrintsQ4FromTheRealDataBaseli
                          q4),
             std::string::npos)
       << run.out.substr(q4);
+  EXPECT_NE(run.out.find("- target test accuracy: 0.75 (large_batch.target_accuracy)", q4), std::string::npos);
+  EXPECT_NE(run.out.find("| epochs to acc 0.75 | time to acc 0.75 s |", q4), std::string::npos);
   const auto row = run.out.find("| ddp:4:2048 |         8192 |   64x |", q4);
   ASSERT_NE(row, std::string::npos) << run.out.substr(q4);
   const ProgramRun cpu = simulate((configs / "cpu-sweep.yaml").string());
