@@ -549,6 +549,35 @@ TEST_F(CompareTest, ASingleEvaluationsScatterFromTheBaselinesEvaluations) {
   EXPECT_EQ(format_comparison_report(one, from_one, "x").find("single evaluation's scatter"), std::string::npos);
 }
 
+// --target-accuracy: the baseline's test accuracy knots (0, 0.1), (1000, 0.7), (2000, 0.8) reach
+// 0.65 at 1000 (0.55 / 0.6) = 916.7 examples, and perfect scaling puts every run there (E_B = E_0);
+// the run at 512 measured 0.6 and 0.75 at the epochs' ends, crossing 0.65 at 1000 + 1000 (0.05 /
+// 0.15) = 1333.3; the run at 2048 never reaches it, which the model says it does within 2 epochs.
+TEST_F(CompareTest, TheEpochsToATargetAccuracy) {
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  write_run("b512-linear-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  write_run("b2048-linear-s0.yaml", 2048, {1.5, 1.1}, {0.5, 0.6});
+  CompareOptions o = options();
+  o.target_accuracy = 0.65;
+  const ComparisonSummary s = compare_large_batch_runs(o);
+  ASSERT_EQ(s.runs.size(), 2u);
+  const RunComparison& b512 = s.runs[0].run.batch == 512 ? s.runs[0] : s.runs[1];
+  EXPECT_NEAR(*b512.predicted.epochs_to_target_accuracy, 0.55 / 0.6, 1e-4);
+  EXPECT_NEAR(*b512.epochs_to_target_accuracy, 1 + 1.0 / 3, 1e-9);
+  EXPECT_NEAR(*b512.accuracy_target_error_pct, (0.55 / 0.6 - 4.0 / 3) / (4.0 / 3) * 100, 1e-2);
+  EXPECT_EQ(s.accuracy_target_count, 1);
+  EXPECT_EQ(s.accuracy_target_one_side, 1);
+  const std::string report = format_comparison_report(s, o, "measure largebatch-compare --dir X --target-accuracy 0.65");
+  EXPECT_NE(report.find("epochs-to-accuracy error: 31.2% (epochs to test accuracy 0.65, over 1 runs: the runs that "
+                        "reached it in 2 epochs and were predicted; 1 reached it in 2 epochs on one side only)"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(format_comparison_csv(s).find(",epochs_to_accuracy_error_pct\n"), std::string::npos);
+  // Without the flag: no such figure.
+  EXPECT_EQ(format_comparison_report(compare_large_batch_runs(options()), options(), "X").find("epochs-to-accuracy"),
+            std::string::npos);
+}
+
 // Pre-registration (measure/largebatch/plan.h): the perfect-scaling baseline predicts batch 512
 // under the linear rule at the baseline's own curve, loss 0.5625 in epoch 2 (the first test).
 class PlanTest : public CompareTest {

@@ -253,6 +253,7 @@ LargeBatchSettings run_settings(const CompareOptions& o, LrRule rule, double war
   // Default target: where the baseline was after its first epoch, a loss the large batches
   // reach within a few epochs or not at all (the question Q4 asks).
   settings.target_loss = o.target_loss.value_or(baseline.epochs.front().train_loss);
+  settings.target_accuracy = o.target_accuracy;
   return settings;
 }
 
@@ -279,6 +280,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   summary.planned_rows = static_cast<int>(plan.size());
   std::vector<double> planned_loss, planned_accuracy, planned_epochs, planned_trained_loss, planned_trained_accuracy;
   std::vector<double> planned_trained_train_accuracy;
+  std::vector<double> accuracy_target_errors;
   for (const auto& [name, path] : found) {
     if (is_baseline(name, o)) continue;
     const auto baseline = baselines.find(o.from_seed.value_or(name.seed));
@@ -335,6 +337,11 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       const BaselineCurve measured(first_k, o.num_classes);
       if (const auto examples = measured.examples_to_loss(c.target_loss)) {
         c.epochs_to_target = *examples / static_cast<double>(curve.train_samples);
+      }
+      if (o.target_accuracy) {
+        if (const auto examples = measured.examples_to_test_accuracy(*o.target_accuracy)) {
+          c.epochs_to_target_accuracy = *examples / static_cast<double>(curve.train_samples);
+        }
       }
     }
     if (c.measured_only) {
@@ -414,6 +421,15 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
         ++summary.target_neither;
       }
     }
+    if (o.target_accuracy && c.loss_at_k) {
+      const std::optional<double>& predicted = c.predicted.epochs_to_target_accuracy;
+      if (c.epochs_to_target_accuracy && *c.epochs_to_target_accuracy > 0 && predicted) {
+        c.accuracy_target_error_pct = (*predicted - *c.epochs_to_target_accuracy) / *c.epochs_to_target_accuracy * 100.0;
+        accuracy_target_errors.push_back(*c.accuracy_target_error_pct);
+      } else if (c.epochs_to_target_accuracy || (predicted && *predicted <= o.epochs)) {
+        ++summary.accuracy_target_one_side;
+      }
+    }
     // The stored prediction, where the run was planned and under the same question.
     if (planned != plan.end()) {
       RunComparison::Planned p;
@@ -471,6 +487,8 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     summary.runs.push_back(std::move(c));
   }
   summary.planned_waiting += static_cast<int>(plan.size());  // planned, no file yet
+  summary.accuracy_target_error_pct = mean_abs(accuracy_target_errors);
+  summary.accuracy_target_count = static_cast<int>(accuracy_target_errors.size());
   summary.planned_loss_error_pct = mean_abs(planned_loss);
   summary.planned_loss_count = static_cast<int>(planned_loss.size());
   summary.planned_accuracy_error_points = mean_abs(planned_accuracy);
@@ -577,7 +595,8 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
       "seed,rule,batch,target_loss,pred_loss_at_k,meas_loss_at_k,loss_error_pct,pred_test_acc_at_k,meas_test_acc_at_k,"
       "accuracy_error_points,pred_epochs_to_target,meas_epochs_to_target,epochs_error_pct,no_progress_predicted,measured_missing,"
       "pred_epochs_to_target_model,pred_regime,meas_regime,pred_batchnorm_gap_at_k,pred_train_acc_at_k,meas_train_acc_at_k,"
-      "train_accuracy_error_points\n";
+      "train_accuracy_error_points,pred_epochs_to_target_accuracy,meas_epochs_to_target_accuracy,"
+      "epochs_to_accuracy_error_pct\n";
   const auto num = [](const std::optional<double>& v) { return v ? fixed(*v, 6) : std::string(); };
   for (const auto& c : s.runs) {
     out += std::to_string(c.run.seed) + "," + rule_label(c.run) + "," + std::to_string(c.run.batch) + "," +
@@ -590,12 +609,24 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
            (c.predicted_regime ? to_string(*c.predicted_regime) : std::string()) + "," +
            (c.measured_regime ? to_string(*c.measured_regime) : std::string()) + "," +
            num(c.predicted.batchnorm_gap_at_k) + "," + num(c.predicted.train_accuracy_at_k) + "," +
-           num(c.train_accuracy_at_k) + "," + num(c.train_accuracy_error_points) + "\n";
+           num(c.train_accuracy_at_k) + "," + num(c.train_accuracy_error_points) + "," +
+           num(c.predicted.epochs_to_target_accuracy) + "," + num(c.epochs_to_target_accuracy) + "," +
+           num(c.accuracy_target_error_pct) + "\n";
   }
   return out;
 }
 
 namespace {
+
+// The epochs to CompareOptions::target_accuracy on one line (the report's and the command's).
+std::string format_accuracy_target_line(const ComparisonSummary& s, const CompareOptions& o) {
+  return "epochs-to-accuracy error: " +
+         (s.accuracy_target_count ? fixed(s.accuracy_target_error_pct, 1) + "%" : std::string("n/a")) +
+         " (epochs to test accuracy " + plain_number(*o.target_accuracy) + ", over " +
+         std::to_string(s.accuracy_target_count) + " runs: the runs that reached it in " + std::to_string(o.epochs) +
+         " epochs and were predicted; " + std::to_string(s.accuracy_target_one_side) +
+         " reached it in " + std::to_string(o.epochs) + " epochs on one side only)\n";
+}
 
 // The pre-registered runs' figures on one line (the report's and the command's).
 std::string format_planned_line(const ComparisonSummary& s) {
@@ -789,6 +820,13 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
          (s.loss_count_with_blown_up ? fixed(s.loss_error_with_blown_up_pct, 1) + "%" : std::string("n/a")) +
          " over " + std::to_string(s.loss_count_with_blown_up) + " runs. Over all runs:\n\n";
   out += format_error_lines(s, o);
+  if (o.target_accuracy) {
+    out += "\nThe run's epochs to a test accuracy of " + plain_number(*o.target_accuracy) +
+           " (--target-accuracy): its test evaluations (one at each epoch's end) crossed, linear between them from "
+           "chance at the start; predicted: the model's (docs/LARGE_BATCH.md, \"Target accuracy\"); "
+           "comparison.csv's pred_epochs_to_target_accuracy and meas_epochs_to_target_accuracy.\n\n" +
+           format_accuracy_target_line(s, o);
+  }
   out += "\nThe runs' own seed-to-seed spread, the noise floor of any prediction that gives one value per "
          "rule and batch (each configuration run with two or more seeds: its runs' mean against each run, as the "
          "errors are taken): loss " +
@@ -881,8 +919,8 @@ namespace {
 
 namespace po = boost::program_options;
 
-po::options_description compare_flags(CompareOptions& o, double& target_loss, int64_t& base_batch, int64_t& epochs,
-                                     int64_t& from_seed) {
+po::options_description compare_flags(CompareOptions& o, double& target_loss, double& target_accuracy,
+                                     int64_t& base_batch, int64_t& epochs, int64_t& from_seed) {
   po::options_description flags("measure largebatch-compare: large-batch predictions against real runs",
                                 /*line_length=*/100, /*min_description_length=*/50);
   // clang-format off
@@ -894,6 +932,8 @@ po::options_description compare_flags(CompareOptions& o, double& target_loss, in
     ("base-batch", po::value(&base_batch)->default_value(o.base_batch), "the baselines' batch (b<B>-constant-s<seed>.yaml)")
     ("epochs", po::value(&epochs)->default_value(o.epochs), "k: loss and accuracy after k epochs")
     ("target-loss", po::value(&target_loss), "target training loss (default: each seed's baseline loss after epoch 1)")
+    ("target-accuracy", po::value(&target_accuracy),
+       "also compare the epochs to this test accuracy (a fraction in (0, 1]), predicted and measured")
     ("from-seed", po::value(&from_seed),
        "predict every run from this seed's baseline alone (as Q4 predicts from one profile's curve); writes "
        "report-from-seed<N>.md and comparison-from-seed<N>.csv")
@@ -907,9 +947,9 @@ po::options_description compare_flags(CompareOptions& o, double& target_loss, in
 int largebatch_compare_main(int argc, char** argv) {
   const std::vector<std::string> args(argv, argv + argc);
   CompareOptions o;
-  double target_loss = 0;
+  double target_loss = 0, target_accuracy = 0;
   int64_t base_batch = 0, epochs = 0, from_seed = 0;
-  const auto flags = compare_flags(o, target_loss, base_batch, epochs, from_seed);
+  const auto flags = compare_flags(o, target_loss, target_accuracy, base_batch, epochs, from_seed);
   if (std::find(args.begin() + 1, args.end(), "--help") != args.end() ||
       std::find(args.begin() + 1, args.end(), "-h") != args.end()) {
     std::cout << "Usage: measure largebatch-compare --dir DIR [flags]\n\n"
@@ -929,6 +969,12 @@ int largebatch_compare_main(int argc, char** argv) {
       throw UsageError("--target-loss: " + std::to_string(target_loss) + " must be finite and > 0");
     }
     o.target_loss = target_loss;
+  }
+  if (vm.count("target-accuracy")) {
+    if (!(target_accuracy > 0 && target_accuracy <= 1)) {
+      throw UsageError("--target-accuracy: " + plain_number(target_accuracy) + " is not a fraction in (0, 1] (85% is 0.85)");
+    }
+    o.target_accuracy = target_accuracy;
   }
   if (vm.count("from-seed")) o.from_seed = static_cast<uint64_t>(at_least("from-seed", from_seed, 0));
   const std::string dir = o.runs_dir;
@@ -960,6 +1006,7 @@ int largebatch_compare_main(int argc, char** argv) {
               << "regime agreement: " << summary.regime_agree << " of " << summary.regime_count
               << " runs (trained / no progress after " << o.epochs << " epochs)\n";
     if (summary.planned_rows > 0) std::cout << format_planned_line(summary);
+    if (o.target_accuracy) std::cout << format_accuracy_target_line(summary, o);
   }
   std::cout << format_error_lines(summary, o);
   return 0;

@@ -23,6 +23,9 @@ struct CompareOptions {
   int64_t base_batch = 128;
   int epochs = 5;                     // k: loss and accuracy after k epochs
   std::optional<double> target_loss;  // default: each seed's baseline loss after epoch 1
+  // A test accuracy to reach (a fraction): the epochs to it, predicted and measured, as a fourth
+  // figure (LargeBatchSettings::target_accuracy). None: not compared.
+  std::optional<double> target_accuracy;
   int num_classes = 10;
   // Ignore the baselines' measured eps_max (max_lr): their lr taken as tuned, as before it was
   // measured. The report shows both.
@@ -116,6 +119,10 @@ struct RunComparison {
   std::optional<double> accuracy_error_points;
   std::optional<double> train_accuracy_error_points;
   std::optional<double> epochs_error_pct;
+  // To CompareOptions::target_accuracy: measured, the first crossing of the run's test evaluations
+  // (linear between them, from chance at 0); predicted, the model's; the error in %.
+  std::optional<double> epochs_to_target_accuracy;
+  std::optional<double> accuracy_target_error_pct;
   // The prediction stored for this run before it ended (CompareOptions::plan_file), compared as the
   // current one is: its regime, errors and the epochs to target read as the run records them.
   struct Planned {
@@ -186,6 +193,12 @@ struct ComparisonSummary {
   // run's one evaluation after epoch k is one such draw; the model predicts the mean.
   double evaluation_scatter_points = 0;
   int evaluation_scatter_count = 0;  // evaluations
+  // The epochs to the target accuracy (CompareOptions::target_accuracy): the mean absolute error
+  // over the runs that reached it within k epochs and were predicted to, and the runs where only
+  // one side reached it within k epochs.
+  double accuracy_target_error_pct = 0;
+  int accuracy_target_count = 0;
+  int accuracy_target_one_side = 0;
   // The pre-registered runs (CompareOptions::plan_file): those compared with their stored
   // predictions, planned runs not ended yet (no file, or fewer than k epochs and not stopped), and
   // planned runs whose stored prediction does not apply (RunComparison::Planned::not_compared).
