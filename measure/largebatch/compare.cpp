@@ -16,6 +16,7 @@
 #include "cli_util.h"
 #include "io/csv.h"
 #include "io/profile_io.h"
+#include "largebatch/compare_flags.h"
 #include "largebatch/plan.h"
 #include "largebatch/text_file.h"
 #include "usage_error.h"
@@ -919,8 +920,8 @@ namespace {
 
 namespace po = boost::program_options;
 
-po::options_description compare_flags(CompareOptions& o, double& target_loss, double& target_accuracy,
-                                     int64_t& base_batch, int64_t& epochs, int64_t& from_seed) {
+po::options_description compare_flags(CompareOptions& o, QuestionFlags& question, double& target_accuracy,
+                                     int64_t& from_seed) {
   po::options_description flags("measure largebatch-compare: large-batch predictions against real runs",
                                 /*line_length=*/100, /*min_description_length=*/50);
   // clang-format off
@@ -928,10 +929,9 @@ po::options_description compare_flags(CompareOptions& o, double& target_loss, do
     ("help,h", "print this help")
     ("dir", po::value(&o.runs_dir)->required(),
        "the folder scripts/largebatch-fashion.sh wrote: its runs/ are read, report.md and comparison.csv "
-       "are written beside them")
-    ("base-batch", po::value(&base_batch)->default_value(o.base_batch), "the baselines' batch (b<B>-constant-s<seed>.yaml)")
-    ("epochs", po::value(&epochs)->default_value(o.epochs), "k: loss and accuracy after k epochs")
-    ("target-loss", po::value(&target_loss), "target training loss (default: each seed's baseline loss after epoch 1)")
+       "are written beside them");
+  add_question_flags(flags, question, o);
+  flags.add_options()
     ("target-accuracy", po::value(&target_accuracy),
        "also compare the epochs to this test accuracy (a fraction in (0, 1]), predicted and measured")
     ("from-seed", po::value(&from_seed),
@@ -944,12 +944,35 @@ po::options_description compare_flags(CompareOptions& o, double& target_loss, do
 
 }  // namespace
 
+void add_question_flags(po::options_description& flags, QuestionFlags& raw, const CompareOptions& defaults) {
+  // clang-format off
+  flags.add_options()
+    ("base-batch", po::value(&raw.base_batch)->default_value(defaults.base_batch),
+       "the baselines' batch (b<B>-constant-s<seed>.yaml)")
+    ("epochs", po::value(&raw.epochs)->default_value(defaults.epochs), "k: loss and accuracy after k epochs")
+    ("target-loss", po::value(&raw.target_loss),
+       "target training loss (default: each seed's baseline loss after epoch 1)");
+  // clang-format on
+}
+
+void apply_question_flags(const po::variables_map& vm, const QuestionFlags& raw, CompareOptions& o) {
+  o.base_batch = at_least("base-batch", raw.base_batch, 1);
+  o.epochs = bounded_int("epochs", raw.epochs, 1);
+  if (vm.count("target-loss")) {
+    if (!(raw.target_loss > 0) || !std::isfinite(raw.target_loss)) {
+      throw UsageError("--target-loss: " + std::to_string(raw.target_loss) + " must be finite and > 0");
+    }
+    o.target_loss = raw.target_loss;
+  }
+}
+
 int largebatch_compare_main(int argc, char** argv) {
   const std::vector<std::string> args(argv, argv + argc);
   CompareOptions o;
-  double target_loss = 0, target_accuracy = 0;
-  int64_t base_batch = 0, epochs = 0, from_seed = 0;
-  const auto flags = compare_flags(o, target_loss, target_accuracy, base_batch, epochs, from_seed);
+  QuestionFlags question;
+  double target_accuracy = 0;
+  int64_t from_seed = 0;
+  const auto flags = compare_flags(o, question, target_accuracy, from_seed);
   if (std::find(args.begin() + 1, args.end(), "--help") != args.end() ||
       std::find(args.begin() + 1, args.end(), "-h") != args.end()) {
     std::cout << "Usage: measure largebatch-compare --dir DIR [flags]\n\n"
@@ -962,14 +985,7 @@ int largebatch_compare_main(int argc, char** argv) {
     return 0;
   }
   const auto vm = parse_flags(args, flags, "largebatch-compare: ");
-  o.base_batch = at_least("base-batch", base_batch, 1);
-  o.epochs = bounded_int("epochs", epochs, 1);
-  if (vm.count("target-loss")) {
-    if (!(target_loss > 0) || !std::isfinite(target_loss)) {
-      throw UsageError("--target-loss: " + std::to_string(target_loss) + " must be finite and > 0");
-    }
-    o.target_loss = target_loss;
-  }
+  apply_question_flags(vm, question, o);
   if (vm.count("target-accuracy")) {
     if (!(target_accuracy > 0 && target_accuracy <= 1)) {
       throw UsageError("--target-accuracy: " + plain_number(target_accuracy) + " is not a fraction in (0, 1] (85% is 0.85)");

@@ -17,6 +17,7 @@
 #include "io/csv.h"
 #include "io/errors.h"
 #include "io/profile_io.h"
+#include "largebatch/compare_flags.h"
 #include "largebatch/text_file.h"
 #include "stats/large_batch.h"
 #include "usage_error.h"
@@ -248,8 +249,8 @@ int largebatch_plan_main(int argc, char** argv) {
   const std::vector<std::string> args(argv, argv + argc);
   CompareOptions o;
   std::string dir, runs;
-  double target_loss = 0, warmup_epochs = 0;
-  int64_t base_batch = 0, epochs = 0;
+  QuestionFlags question;
+  double warmup_epochs = 0;
   po::options_description flags("measure largebatch-plan: predictions for runs not made yet", /*line_length=*/100,
                                 /*min_description_length=*/50);
   // clang-format off
@@ -259,10 +260,9 @@ int largebatch_plan_main(int argc, char** argv) {
        "the folder scripts/largebatch-fashion.sh writes: its runs/ hold the baselines; the predictions are "
        "appended to DIR/plan.csv")
     ("runs", po::value(&runs)->required(),
-       "the runs to plan, as the script names their files: b<batch>-<rule>-s<seed>[,...] (e.g. b768-sqrt-s1)")
-    ("base-batch", po::value(&base_batch)->default_value(o.base_batch), "the baselines' batch (b<B>-constant-s<seed>.yaml)")
-    ("epochs", po::value(&epochs)->default_value(o.epochs), "k: loss and accuracy after k epochs")
-    ("target-loss", po::value(&target_loss), "target training loss (default: each seed's baseline loss after epoch 1)")
+       "the runs to plan, as the script names their files: b<batch>-<rule>-s<seed>[,...] (e.g. b768-sqrt-s1)");
+  add_question_flags(flags, question, o);
+  flags.add_options()
     ("warmup-epochs", po::value(&warmup_epochs)->default_value(LargeBatchSettings{}.warmup_epochs),
        "the linear-warmup runs' ramp, as they will pass it to measure baseline (its default; "
        "scripts/largebatch-fashion.sh passes 1)");
@@ -278,14 +278,7 @@ int largebatch_plan_main(int argc, char** argv) {
     return 0;
   }
   const auto vm = parse_flags(args, flags, "largebatch-plan: ");
-  o.base_batch = at_least("base-batch", base_batch, 1);
-  o.epochs = bounded_int("epochs", epochs, 1);
-  if (vm.count("target-loss")) {
-    if (!(target_loss > 0) || !std::isfinite(target_loss)) {
-      throw UsageError("--target-loss: " + std::to_string(target_loss) + " must be finite and > 0");
-    }
-    o.target_loss = target_loss;
-  }
+  apply_question_flags(vm, question, o);
   const std::vector<std::string> names = split_list(runs);
   if (names.empty()) throw UsageError("--runs: no run named");
   o.runs_dir = (fs::path(dir) / "runs").string();
