@@ -100,7 +100,8 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
   const EpochPoint& first = curve.epochs.front();
   const EpochPoint& last = curve.epochs.back();
 
-  std::string out = "## Q4: large batches: loss after " + k + " epochs and time to a target loss\n\n";
+  std::string out = "## Q4: large batches: loss after " + k + " epochs and time to a target loss" +
+                    (settings.target_accuracy ? std::string(" and test accuracy") : std::string()) + "\n\n";
   out += "- baseline: " + curve.model + " trained at global batch " + std::to_string(curve.batch) + " on " +
          curve.data + " data, " + std::to_string(curve.train_samples) + " samples per epoch, lr " +
          plain(curve.lr) + " (its rule: " + curve.lr_rule + "), momentum " + plain(curve.momentum) + ", " +
