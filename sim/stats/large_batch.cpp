@@ -456,6 +456,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
     p.loss_missing = "the baseline never trained (" + measured + ", every mean loss at or above the untrained " +
                      short_number(baseline_.untrained_loss()) + "): no curve to predict from";
     p.target_missing = p.loss_missing;
+    if (settings_.target_accuracy) p.target_accuracy_missing = p.loss_missing;
     return p;
   }
   if (baseline_.first_epoch_untrained()) {
