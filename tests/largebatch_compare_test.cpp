@@ -3,6 +3,7 @@
 // (E_B = E_0), so the prediction at any batch is the baseline's own curve.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -149,6 +150,34 @@ TEST_F(CompareTest, ErrorsAgainstHandComputedPredictions) {
   EXPECT_NE(lines.find("epochs-to-target error: 12.4%"), std::string::npos) << lines;
   const std::string report = format_comparison_report(s, options(), "measure largebatch-compare --dir X");
   EXPECT_NE(report.find("| 0 | linear | 512 | 4x | 0.5625 | 0.8000 | -29.7 |"), std::string::npos) << report;
+}
+
+// The edge of stability: at x_0 = 0.5 with a negligible noise scale the linear rule at 8x is x = 4,
+// past plain SGD's bound (no progress); read at the edge it is x = 1, and an example at 8x the
+// batch is worth (1/8) / (2 x_0 - x_0^2) = 1/6 of the baseline's, so it reaches the target (the
+// baseline's at 500 examples) after 3000; a constant lr at 4x (x = x_0) is the same either way.
+TEST_F(CompareTest, TheEdgeOfStabilityReadingSideBySide) {
+  const double x0 = 0.5;
+  const double noise = 1e-9;
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8}, "sgd", 0.1 * (1 + noise / 128) / x0, noise);
+  write_run("b1024-linear-s0.yaml", 1024, {1.2, 0.8}, {0.6, 0.75});
+  write_run("b512-constant-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  const ComparisonSummary plain = compare_large_batch_runs(options());
+  const ComparisonSummary edge = compare_with(&CompareOptions::edge_of_stability);
+  ASSERT_EQ(plain.runs.size(), 2u);
+  const auto run = [](const ComparisonSummary& s, int64_t batch) {
+    return std::find_if(s.runs.begin(), s.runs.end(), [&](const RunComparison& c) { return c.run.batch == batch; });
+  };
+  EXPECT_TRUE(run(plain, 1024)->predicted.no_progress);
+  EXPECT_EQ(plain.regime_agree, 1);
+  EXPECT_FALSE(run(edge, 1024)->predicted.no_progress);
+  EXPECT_NEAR(*run(edge, 1024)->predicted.epochs_to_target, 3.0, 1e-6);
+  EXPECT_EQ(edge.regime_agree, 2);
+  EXPECT_DOUBLE_EQ(*run(edge, 512)->predicted.loss_at_k, *run(plain, 512)->predicted.loss_at_k);
+  const std::string report =
+      format_comparison_report(plain, options(), "measure largebatch-compare", nullptr, nullptr, nullptr, nullptr, &edge);
+  EXPECT_NE(report.find("## The same at the edge of stability"), std::string::npos) << report;
+  EXPECT_NE(report.find("- regime agreement: 2 of 2 runs"), std::string::npos) << report;
 }
 
 // A baseline with eps_max measured at x_0 = 0.5: a constant lr at 4x the batch is x = x_0 / 4

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <numeric>
+#include <set>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -255,6 +256,7 @@ LargeBatchSettings run_settings(const CompareOptions& o, LrRule rule, double war
   // reach within a few epochs or not at all (the question Q4 asks).
   settings.target_loss = o.target_loss.value_or(baseline.epochs.front().train_loss);
   settings.target_accuracy = o.target_accuracy;
+  settings.edge_of_stability = o.edge_of_stability;
   return settings;
 }
 
@@ -279,6 +281,10 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     for (PlannedRun& r : read_plan(o.plan_file)) plan.emplace(r.run, std::move(r));
   }
   summary.planned_rows = static_cast<int>(plan.size());
+  std::set<std::string> planned_elsewhere;
+  for (const std::string& file : o.other_plan_files) {
+    for (const PlannedRun& r : read_plan(file)) planned_elsewhere.insert(r.run);
+  }
   std::vector<double> planned_loss, planned_accuracy, planned_epochs, planned_trained_loss, planned_trained_accuracy;
   std::vector<double> planned_trained_train_accuracy;
   std::vector<double> accuracy_target_errors;
@@ -321,6 +327,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
         plan.erase(planned);
         continue;
       }
+      if (planned_elsewhere.count(stem) > 0) continue;  // another plan's, still running
       throw std::runtime_error(path.string() + ": " + std::to_string(curve.epochs.size()) + " of " +
                                std::to_string(o.epochs) + " epochs and no " + failed.filename().string() +
                                " (an interrupted run: run scripts/largebatch-fashion.sh again)");
@@ -630,10 +637,10 @@ std::string format_accuracy_target_line(const ComparisonSummary& s, const Compar
 }
 
 // The pre-registered runs' figures on one line (the report's and the command's).
-std::string format_planned_line(const ComparisonSummary& s) {
+std::string format_planned_line(const ComparisonSummary& s, const std::string& plan = "plan.csv") {
   const auto pct = [](int n, double v) { return n ? fixed(v, 1) + "%" : std::string("n/a"); };
   const auto pts = [](int n, double v) { return n ? fixed(v, 1) + " points" : std::string("n/a"); };
-  return "pre-registered (plan.csv): " + std::to_string(s.planned_rows) + " runs planned, " +
+  return "pre-registered (" + plan + "): " + std::to_string(s.planned_rows) + " runs planned, " +
          std::to_string(s.planned_waiting) + " not ended; regime agreement " + std::to_string(s.planned_regime_agree) +
          " of " + std::to_string(s.planned_regime_count) + "; loss " + pct(s.planned_loss_count, s.planned_loss_error_pct) +
          " (" + std::to_string(s.planned_loss_count) + "), accuracy " +
@@ -696,7 +703,8 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
                                      const ComparisonSummary* assumed_tuned,
                                      const ComparisonSummary* simple_noise,
                                      const ComparisonSummary* without_floor,
-                                     const ComparisonSummary* without_batchnorm) {
+                                     const ComparisonSummary* without_batchnorm,
+                                     const ComparisonSummary* edge_of_stability) {
   const std::string k = std::to_string(o.epochs);
   std::string out = "# Large batches on real data: predicted vs measured\n\n";
   out += "Reproduce: `" + command + "` on the runs of `scripts/largebatch-fashion.sh` (docs/LARGE_BATCH.md).\n\n";
@@ -872,7 +880,9 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
   }
   if (s.planned_rows > 0) out += format_planned_section(s, o);
   // The same runs under another form of the model.
-  const auto alternative = [&](const std::string& title, const std::string& what, const ComparisonSummary& a) {
+  // `plan`: the plan whose stored predictions are this form's (empty: none; the others' are the model's).
+  const auto alternative = [&](const std::string& title, const std::string& what, const ComparisonSummary& a,
+                               const std::string& plan = "") {
     const auto pct = [](int n, double v) { return n ? fixed(v, 1) + "%" : std::string("n/a"); };
     const auto pts = [](int n, double v) { return n ? fixed(v, 1) + " points" : std::string("n/a"); };
     out += "\n## " + title + "\n\n" + what + ", on the same runs: " + std::to_string(a.no_progress_predicted) +
@@ -886,6 +896,8 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
            std::to_string(a.trained_accuracy_count) + ")\n";
     out += "- epochs to target: " + pct(a.epochs_count, a.epochs_error_pct) + " over " +
            std::to_string(a.epochs_count) + " runs\n";
+    out += "- regime agreement: " + std::to_string(a.regime_agree) + " of " + std::to_string(a.regime_count) + " runs\n";
+    if (!plan.empty() && a.planned_rows > 0) out += "- " + format_planned_line(a, plan);
   };
   if (simple_noise) {
     alternative("The same with B_simple = tr(Sigma) / |G|^2 alone",
@@ -908,6 +920,14 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
                 "BatchNorm probe measured between its BatchNorm batch and the run's (LargeBatchSettings::batchnorm_gap "
                 "off, docs/LARGE_BATCH.md)",
                 *without_batchnorm);
+  }
+  if (edge_of_stability) {
+    alternative("The same at the edge of stability",
+                "The run's curvature following its lr: an lr above the tuned one (x > 1) progresses as at it, "
+                "and no run is past the no-progress bound (LargeBatchSettings::edge_of_stability, "
+                "docs/LARGE_BATCH.md, \"The edge of stability\"); its pre-registered predictions, where given, "
+                "are plan-edge-of-stability.csv's",
+                *edge_of_stability, "plan-edge-of-stability.csv");
   }
   if (assumed_tuned) {
     alternative("The same with the baselines' lr taken as tuned",
@@ -996,6 +1016,7 @@ int largebatch_compare_main(int argc, char** argv) {
   const std::string dir = o.runs_dir;
   o.runs_dir = (fs::path(dir) / "runs").string();
   o.plan_file = (fs::path(dir) / "plan.csv").string();
+  o.other_plan_files = {(fs::path(dir) / "plan-edge-of-stability.csv").string()};
   const ComparisonSummary summary = compare_large_batch_runs(o);
   // The same runs under another form of the model, shown beside the errors.
   const auto compare_with = [&](bool CompareOptions::*option) {
@@ -1007,12 +1028,16 @@ int largebatch_compare_main(int argc, char** argv) {
   const ComparisonSummary simple_noise = compare_with(&CompareOptions::simple_noise_scale);
   const ComparisonSummary without_floor = compare_with(&CompareOptions::without_momentum_floor);
   const ComparisonSummary without_batchnorm = compare_with(&CompareOptions::without_batchnorm_gap);
+  CompareOptions edge = o;
+  edge.edge_of_stability = true;
+  std::swap(edge.plan_file, edge.other_plan_files.front());
+  const ComparisonSummary edge_of_stability = compare_large_batch_runs(edge);
   const std::string command = "measure " + join_command_line(argc, argv);
   const std::string suffix = o.from_seed ? "-from-seed" + std::to_string(*o.from_seed) : "";
   const std::string report = (fs::path(dir) / ("report" + suffix + ".md")).string();
   const std::string csv = (fs::path(dir) / ("comparison" + suffix + ".csv")).string();
   write_text_atomically(report, format_comparison_report(summary, o, command, &assumed_tuned, &simple_noise, &without_floor,
-                                                          &without_batchnorm));
+                                                          &without_batchnorm, &edge_of_stability));
   write_text_atomically(csv, format_comparison_csv(summary));
   if (!vm.count("quiet")) {
     std::cout << summary.runs.size() << " runs compared with the predictions from "

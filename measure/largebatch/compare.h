@@ -40,6 +40,8 @@ struct CompareOptions {
   // run's left out (LargeBatchSettings::batchnorm_gap off). The report shows both where a baseline
   // carries the BatchNorm probe.
   bool without_batchnorm_gap = false;
+  // The edge-of-stability reading (LargeBatchSettings::edge_of_stability on). The report shows both.
+  bool edge_of_stability = false;
   // Predict every run from this seed's baseline alone (as the main command's Q4 predicts from the
   // one curve a profile carries), not each run from its own seed's; its loss after epoch 1 is then
   // every run's default target. The other seeds' baselines are not used.
@@ -47,6 +49,9 @@ struct CompareOptions {
   // DIR/plan.csv (`measure largebatch-plan`): the runs it lists are compared with the predictions
   // stored there as well, and one of them not ended yet is waiting, not an error. Empty: no plan.
   std::string plan_file;
+  // Other plans of the same folder (e.g. plan-edge-of-stability.csv): a run planned there and not
+  // ended yet is waiting too, not an error; their predictions are not compared here.
+  std::vector<std::string> other_plan_files;
 };
 
 struct RunName {
@@ -239,14 +244,16 @@ LargeBatchSettings run_settings(const CompareOptions& o, LrRule rule, double war
 // run that is neither complete (k epochs) nor marked failed, or an unreadable curve.
 ComparisonSummary compare_large_batch_runs(const CompareOptions& options);
 
-// `assumed_tuned`, `simple_noise`, `without_floor`, `without_batchnorm`: the same comparison with
-// CompareOptions::assume_tuned_baseline, simple_noise_scale, without_momentum_floor and
-// without_batchnorm_gap, each shown beside it where given.
+// `assumed_tuned`, `simple_noise`, `without_floor`, `without_batchnorm`, `edge_of_stability`: the
+// same comparison with CompareOptions::assume_tuned_baseline, simple_noise_scale,
+// without_momentum_floor, without_batchnorm_gap and edge_of_stability, each shown beside it where
+// given.
 std::string format_comparison_report(const ComparisonSummary& summary, const CompareOptions& options,
                                      const std::string& command, const ComparisonSummary* assumed_tuned = nullptr,
                                      const ComparisonSummary* simple_noise = nullptr,
                                      const ComparisonSummary* without_floor = nullptr,
-                                     const ComparisonSummary* without_batchnorm = nullptr);
+                                     const ComparisonSummary* without_batchnorm = nullptr,
+                                     const ComparisonSummary* edge_of_stability = nullptr);
 std::string format_comparison_csv(const ComparisonSummary& summary);
 // The three lines the report ends with: "loss error: X% ...", "accuracy error: X points ...",
 // "epochs-to-target error: X% ...".

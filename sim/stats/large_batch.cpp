@@ -483,7 +483,9 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
   const auto slope = [&](double e_0, double e_b, double* x_out) {
     const double noise = batch_noise_scale_at(e_0);
     const double x0 = path_lr_over_tuned(e_0, baseline_.noise_scale_at(e_0));
-    const double x = lr_over_tuned(e_b, b, noise, x0);
+    // At the edge of stability an lr above the tuned one progresses as at it.
+    const double raw = lr_over_tuned(e_b, b, noise, x0);
+    const double x = settings_.edge_of_stability ? std::min(raw, 1.0) : raw;
     *x_out = x;
     const double run = 2 * x - x * x;
     return run > 0 ? (noise + b) / (noise + b0) * (2 * x0 - x0 * x0) / run : std::numeric_limits<double>::infinity();
@@ -737,9 +739,11 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
     if (x > kLrMismatch || x < 1 / kLrMismatch) {
       p.notes.push_back(rule + " lr at " + batch_text + " is " + short_number(x) +
                         "x the tuned lr at the target (B_noise " + short_number(noise) + "): " +
-                        (x > kNoProgressLrRatio ? std::string("past 2x a step raises the loss")
-                                                : "a step makes " + short_number(100 * (2 * x - x * x)) +
-                                                      "% of a tuned step's progress"));
+                        (settings_.edge_of_stability && x > 1
+                             ? std::string("read as at the tuned lr (the edge of stability)")
+                         : x > kNoProgressLrRatio ? std::string("past 2x a step raises the loss")
+                                                  : "a step makes " + short_number(100 * (2 * x - x * x)) +
+                                                        "% of a tuned step's progress"));
     }
   } else {
     p.target_missing = "the baseline never reached loss " + short_number(target_loss_) + " (" + measured +

@@ -170,6 +170,13 @@ struct LargeBatchSettings {
   // accuracy, in eval mode on running statistics, is unchanged). false, or a curve without the
   // probe: the curve's loss as it is.
   bool batchnorm_gap = true;
+  // The edge of stability (Cohen et al. 2021): a run whose lr is above the tuned one (x > 1) meets
+  // curvature that follows its lr, and progresses as at the tuned lr (x read as 1); no lr is then
+  // past the no-progress bound. fashion-cnn-gap's runs past plain SGD's bound trained, their own
+  // lr / eps_max at the bound (docs/LARGE_BATCH.md, "The edge of stability"); fashion-cnn's stayed
+  // at chance. false (the default): the plain-SGD path, its bound at x = 2 on the baseline's
+  // curvature. The baseline's own x_0 is read as without it.
+  bool edge_of_stability = false;
 };
 
 struct LargeBatchPrediction {
