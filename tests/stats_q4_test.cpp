@@ -160,6 +160,13 @@ TEST_F(Q4Test, TableRowsNoProgressAndNotes) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("epochs to target: never: no progress at this lr"), std::string::npos);
+  // The other regime beside it: the same row at the edge of stability, which trains.
+  const Q4Row quarter_row = report->row(result(Strategy::kDdp, 1, 32, 20.0));
+  ASSERT_TRUE(quarter_row.at_the_edge);
+  EXPECT_FALSE(quarter_row.at_the_edge->no_progress);
+  EXPECT_NE(text.find("at the edge of stability instead (the run's curvature following its lr"), std::string::npos)
+      << text;
+  EXPECT_FALSE(report->row(result(Strategy::kDdp, 4, 128, 10.0)).at_the_edge);  // only where no progress
   // 64x: predicted; its time is OOM where it does not fit.
   const auto big = table_row(text, "ddp:4:2048");
   ASSERT_EQ(big.size(), 11u);

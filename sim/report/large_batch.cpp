@@ -70,7 +70,10 @@ std::optional<LargeBatchReport> LargeBatchReport::make(const SweepConfig& config
     settings.target_accuracy = config.large_batch->target_accuracy;
     settings.warmup_epochs = config.large_batch->warmup_epochs;
   }
-  return LargeBatchReport(LargeBatchModel(*curve, model->second.num_classes, settings), config.train_samples);
+  LargeBatchSettings edge = settings;
+  edge.edge_of_stability = true;
+  return LargeBatchReport(LargeBatchModel(*curve, model->second.num_classes, settings),
+                          LargeBatchModel(*curve, model->second.num_classes, edge), config.train_samples);
 }
 
 Q4Row LargeBatchReport::row(const SimResult& result) const {
@@ -79,6 +82,7 @@ Q4Row LargeBatchReport::row(const SimResult& result) const {
   const bool synced = result.spec.sync_batchnorm && result.spec.strategy == Strategy::kDdp && result.spec.gpus > 1;
   const int64_t bn_batch = synced ? result.global_batch : result.spec.batch_per_gpu;
   row.prediction = model_.predict(result.global_batch, static_cast<double>(bn_batch));
+  if (row.prediction.no_progress) row.at_the_edge = at_the_edge_.predict(result.global_batch, static_cast<double>(bn_batch));
   // throughput = samples per epoch / epoch time; the baseline's examples convert through it, so a
   // config epoch of another size than the baseline's still gives the right time.
   row.throughput = result.epoch_s > 0 ? static_cast<double>(result.spec.train_samples) / result.epoch_s : 0;
@@ -190,6 +194,20 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
       row_notes.push_back("epochs to target: " + p.target_missing);
       epochs = "not predicted";
     }
+    if (row.at_the_edge) {
+      const LargeBatchPrediction& e = *row.at_the_edge;
+      const auto figure = [](const std::optional<double>& value, int significant) {
+        return value ? optional_cell(value, significant) : std::string("not predicted");
+      };
+      row_notes.push_back(
+          "at the edge of stability instead (the run's curvature following its lr, as fashion-cnn-gap's runs past "
+          "the bound did and fashion-cnn's did not; docs/LARGE_BATCH.md, \"The edge of stability\"): loss@" + k + " " +
+          figure(e.loss_at_k, 4) + ", test acc@" + k + " " + figure(e.test_accuracy_at_k, 3) + ", epochs to target " +
+          figure(e.epochs_to_target, 4) +
+          (settings.target_accuracy
+               ? ", epochs to acc " + plain(*settings.target_accuracy) + " " + figure(e.epochs_to_target_accuracy, 4)
+               : std::string()));
+    }
     const double ratio = static_cast<double>(r.global_batch) / static_cast<double>(curve.batch);
     std::vector<std::string> cells = {config_label(r.spec), std::to_string(r.global_batch), ratio_cell(ratio), loss,
                                       optional_cell(p.train_accuracy_at_k, 3), optional_cell(p.test_accuracy_at_k, 3),
@@ -220,7 +238,8 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
                          : "B_noise = B_simple, the baseline's tr(Sigma) / |G|^2, ") +
          std::string(model.baseline().has_max_lr() ? "eps_max measured along the baseline"
                                                    : "eps_max not measured: the baseline's lr taken as tuned, x_0 = 1") +
-         "); past x = 2 the loss rises (no progress). loss and train acc: means "
+         "); past x = 2 the loss rises (no progress), and such a row's notes give the other regime, the edge of "
+         "stability, where the run's curvature follows its lr and it progresses as at the tuned lr. loss and train acc: means "
          "over epoch k, test acc at its end, the baseline's at the examples E_0 the path reaches. It assumes the "
          "same accuracy at the same training loss (no generalisation gap). efficiency = (B_noise + B_0) / "
          "(B_noise + B) at the target (Pollux), goodput = simulated throughput x efficiency, time to target = "

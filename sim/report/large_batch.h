@@ -22,6 +22,9 @@ class ResultGrid;
 // One configuration's Q4 figures.
 struct Q4Row {
   LargeBatchPrediction prediction;
+  // Where the model predicts no progress (its lr past plain SGD's bound): the same configuration
+  // at the edge of stability (LargeBatchSettings::edge_of_stability), the other regime.
+  std::optional<LargeBatchPrediction> at_the_edge;
   double throughput = 0;                   // samples/s = train_samples / epoch_s
   std::optional<double> time_to_target_s;  // examples to target / throughput
   std::optional<double> time_to_target_accuracy_s;  // examples to the target accuracy / throughput
@@ -42,9 +45,10 @@ class LargeBatchReport {
   const std::string& sweep_note() const { return sweep_note_; }
 
  private:
-  LargeBatchReport(LargeBatchModel model, int64_t config_train_samples)
-      : model_(std::move(model)), config_train_samples_(config_train_samples) {}
+  LargeBatchReport(LargeBatchModel model, LargeBatchModel at_the_edge, int64_t config_train_samples)
+      : model_(std::move(model)), at_the_edge_(std::move(at_the_edge)), config_train_samples_(config_train_samples) {}
   LargeBatchModel model_;
+  LargeBatchModel at_the_edge_;  // the same settings at the edge of stability
   int64_t config_train_samples_;
   std::string sweep_note_;
 };
