@@ -664,6 +664,7 @@ TEST_F(PlanTest, PlannedRunsAreComparedWithTheirStoredPredictions) {
   EXPECT_EQ(s.planned_trained_loss_count, 1);
   const std::string report = format_comparison_report(s, options(), "measure largebatch-compare --dir X");
   EXPECT_NE(report.find("## Pre-registered runs (plan.csv)"), std::string::npos) << report;
+  EXPECT_NE(report.find("the model as built now predicts the same\n"), std::string::npos) << report;
   EXPECT_NE(report.find("pre-registered (plan.csv): 2 runs planned, 1 not ended; regime agreement 1 of 1; loss 29.7% (1)"),
             std::string::npos)
       << report;
@@ -684,6 +685,7 @@ TEST_F(PlanTest, TheStoredPredictionIsComparedNotTheCurrentOne) {
   EXPECT_EQ(s.planned_changed, 1);
   const std::string report = format_comparison_report(s, options(), "measure largebatch-compare --dir X");
   EXPECT_NE(report.find("| changed: 0.5625 |"), std::string::npos) << report;
+  EXPECT_NE(report.find("; the model as built now predicts 1 of them otherwise\n"), std::string::npos) << report;
 }
 
 TEST_F(PlanTest, APlannedRunNotEndedIsWaitingAnUnplannedOneAnError) {

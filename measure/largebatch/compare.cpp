@@ -646,7 +646,9 @@ std::string format_planned_line(const ComparisonSummary& s, const std::string& p
          " (" + std::to_string(s.planned_loss_count) + "), accuracy " +
          pts(s.planned_accuracy_count, s.planned_accuracy_error_points) + " (" + std::to_string(s.planned_accuracy_count) +
          "), epochs to target " + pct(s.planned_epochs_count, s.planned_epochs_error_pct) + " (" +
-         std::to_string(s.planned_epochs_count) + ")\n";
+         std::to_string(s.planned_epochs_count) + "); the model as built now predicts " +
+         (s.planned_changed > 0 ? std::to_string(s.planned_changed) + " of them otherwise" : std::string("the same")) +
+         "\n";
 }
 
 std::string format_planned_section(const ComparisonSummary& s, const CompareOptions& o) {
