@@ -373,6 +373,10 @@ TEST_F(LargeBatchCli, PlanBadFlagsAndBadFoldersExitWithOneLine) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(r.err.find("plan.csv:1: header: expected"), ("error: " + dir_.string() + "/").size()) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  // --edge-of-stability writes its own plan: plan.csv's header does not stop it.
+  r = run(kMeasure, "largebatch-plan --dir " + dir_.string() + " --runs b512-sqrt-s0 --edge-of-stability");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("b512-sqrt-s0: no baseline for seed 0"), std::string::npos) << r.err;
 }
 
 TEST_F(LargeBatchCli, ValidationBadFlagsExit2) {

@@ -174,6 +174,11 @@ TEST_F(CompareTest, TheEdgeOfStabilityReadingSideBySide) {
   EXPECT_NEAR(*run(edge, 1024)->predicted.epochs_to_target, 3.0, 1e-6);
   EXPECT_EQ(edge.regime_agree, 2);
   EXPECT_DOUBLE_EQ(*run(edge, 512)->predicted.loss_at_k, *run(plain, 512)->predicted.loss_at_k);
+  // Planned under each reading (measure largebatch-plan, and with --edge-of-stability).
+  CompareOptions at_the_edge = options();
+  at_the_edge.edge_of_stability = true;
+  EXPECT_TRUE(plan_large_batch_runs(options(), {"b2048-linear-s0"}, 1.0, {}, "T").front().no_progress);
+  EXPECT_FALSE(plan_large_batch_runs(at_the_edge, {"b2048-linear-s0"}, 1.0, {}, "T").front().no_progress);
   const std::string report =
       format_comparison_report(plain, options(), "measure largebatch-compare", nullptr, nullptr, nullptr, nullptr, &edge);
   EXPECT_NE(report.find("## The same at the edge of stability"), std::string::npos) << report;
@@ -748,7 +753,7 @@ TEST_F(PlanTest, PlanningRefusesRunsWhoseResultIsKnown) {
   // A run in progress is planned, with the epochs it held.
   write_run("b4096-sqrt-s0.yaml", 4096, {1.9}, {0.4});
   EXPECT_EQ(plan({"b4096-sqrt-s0"}).front().run_epochs_at_plan, 1);
-  refused({"b4096-sqrt-s0"}, "b4096-sqrt-s0 is already planned (plan.csv line 2, at 2026-11-29T06:00:00Z)");
+  refused({"b4096-sqrt-s0"}, "b4096-sqrt-s0 is already planned (line 2 of the plan, at 2026-11-29T06:00:00Z)");
 }
 
 TEST_F(PlanTest, APlanFileWithBadValuesIsAnErrorNamingFileLineAndColumn) {

@@ -77,8 +77,8 @@ std::vector<PlannedRun> plan_large_batch_runs(const CompareOptions& o, const std
                                ".yaml)");
     }
     if (const auto it = already.find(run); it != already.end()) {
-      throw std::runtime_error(run + " is already planned (plan.csv line " + std::to_string(it->second->line) +
-                               ", at " + it->second->planned_at + "): a run is planned once");
+      throw std::runtime_error(run + " is already planned (line " + std::to_string(it->second->line) +
+                               " of the plan, at " + it->second->planned_at + "): a run is planned once");
     }
     for (const PlannedRun& p : out) {
       if (p.run == run) throw std::runtime_error(run + " is given twice");
@@ -265,7 +265,10 @@ int largebatch_plan_main(int argc, char** argv) {
   flags.add_options()
     ("warmup-epochs", po::value(&warmup_epochs)->default_value(LargeBatchSettings{}.warmup_epochs),
        "the linear-warmup runs' ramp, as they will pass it to measure baseline (its default; "
-       "scripts/largebatch-fashion.sh passes 1)");
+       "scripts/largebatch-fashion.sh passes 1)")
+    ("edge-of-stability",
+       "predict them at the edge of stability (an lr above the tuned one progresses as at it) and append to "
+       "DIR/plan-edge-of-stability.csv, which largebatch-compare compares with that reading");
   // clang-format on
   if (std::find(args.begin() + 1, args.end(), "--help") != args.end() ||
       std::find(args.begin() + 1, args.end(), "-h") != args.end()) {
@@ -282,7 +285,8 @@ int largebatch_plan_main(int argc, char** argv) {
   const std::vector<std::string> names = split_list(runs);
   if (names.empty()) throw UsageError("--runs: no run named");
   o.runs_dir = (fs::path(dir) / "runs").string();
-  const std::string plan_path = (fs::path(dir) / "plan.csv").string();
+  o.edge_of_stability = vm.count("edge-of-stability") > 0;
+  const std::string plan_path = (fs::path(dir) / (o.edge_of_stability ? "plan-edge-of-stability.csv" : "plan.csv")).string();
   const std::vector<PlannedRun> planned = read_plan(plan_path);
   if (!(warmup_epochs >= 0) || !std::isfinite(warmup_epochs)) {
     throw UsageError("--warmup-epochs: " + std::to_string(warmup_epochs) + " must be finite and >= 0");

@@ -1,7 +1,7 @@
 #pragma once
 // `measure largebatch-plan --dir DIR --runs NAMES`: the large-batch model's predictions for runs
 // not made yet, from the folder's baselines, appended to DIR/plan.csv before the runs end: a
-// pre-registration. `measure largebatch-compare` reads the plan back and reports the planned runs
+// pre-registration (with --edge-of-stability, that reading's, to DIR/plan-edge-of-stability.csv). `measure largebatch-compare` reads the plan back and reports the planned runs
 // against the stored predictions (not the model's current ones), so a figure on runs the model
 // never saw is printed by the tool rather than kept by hand (docs/LARGE_BATCH.md, "Pre-registered
 // runs"). Torch-free.
