@@ -16,6 +16,7 @@ std::vector<std::string> split(const std::string& line) {
   std::stringstream in(line);
   std::string cell;
   while (std::getline(in, cell, ',')) cells.push_back(cell);
+  if (!line.empty() && line.back() == ',') cells.push_back("");  // getline drops a last empty cell
   return cells;
 }
 
@@ -69,7 +70,7 @@ TEST(PredictionsCsv, OneRowPerResultWithFullPrecision) {
   // %.9g keeps 9 significant digits: 12.3456789012 -> 12.3456789, 0.000123456789012 -> 0.000123456789.
   EXPECT_EQ(first,
             "dp,2,4096,8192,7,12.3456789,10,0.000123456789,2.5,2.5,2.3456789,3,false,1.7636684,312871136,125,2,"
-            "2,50000,resnet18-cifar,true,4,,,,,0,,,pytorch,true");
+            "2,50000,resnet18-cifar,true,4,,,,,0,,,pytorch,true,,");  // no target accuracy: its two columns empty
   EXPECT_EQ(split(second)[0], "ddp");
   EXPECT_EQ(split(second)[12], "true");   // fits
   EXPECT_EQ(split(second)[20], "false");  // extrapolated
@@ -88,10 +89,11 @@ TEST(PredictionsCsv, ANotRunnableConfigurationHasNoFigures) {
   std::string header, row;
   ASSERT_TRUE(std::getline(lines, header));
   ASSERT_TRUE(std::getline(lines, row));
-  // Every predicted figure empty; the reason and the flag at the end.
+  // Every predicted figure empty; the reason and the flag near the end, the target accuracy's two
+  // columns after them.
   EXPECT_EQ(row,
             "dp,2,32,,,,,,,,,,,,,,1,2,50000,resnet18-cifar,,,,,,,,,DataParallel over 2 devices needs CUDA devices; "
-            "the profile's device is the CPU,trainsim,false");
+            "the profile's device is the CPU,trainsim,false,,");
 }
 
 TEST(PredictionsCsv, QuotesTextWithCommas) {
