@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -19,6 +18,7 @@
 #include "io/profile_io.h"
 #include "largebatch/compare_flags.h"
 #include "largebatch/text_file.h"
+#include "machine.h"
 #include "stats/large_batch.h"
 #include "usage_error.h"
 
@@ -227,15 +227,6 @@ namespace {
 
 namespace po = boost::program_options;
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
 std::string cell(const std::optional<double>& value, int digits) {
   if (!value) return "-";
   char text[64];
@@ -291,7 +282,7 @@ int largebatch_plan_main(int argc, char** argv) {
   if (!(warmup_epochs >= 0) || !std::isfinite(warmup_epochs)) {
     throw UsageError("--warmup-epochs: " + std::to_string(warmup_epochs) + " must be finite and >= 0");
   }
-  const std::vector<PlannedRun> added = plan_large_batch_runs(o, names, warmup_epochs, planned, utc_now());
+  const std::vector<PlannedRun> added = plan_large_batch_runs(o, names, warmup_epochs, planned, utc_now_iso8601());
   // The plan so far as it is, byte for byte; the new rows after it.
   std::string text = std::string(kPlanHeader) + "\n";
   std::error_code ec;
