@@ -168,6 +168,8 @@ Profile make_profile() {
   curve.probe_batches = {32, 128, 1024};
   curve.epochs[0].probe_loss = {1.0 / 3.0, 0.1 + 0.2, 0.0};
   curve.samples[0].probe_loss = {2.5, 2.25, 1.0 / 7.0};
+  // The curvature at the start; negative: no positive curvature along that direction.
+  curve.start_curvature = StartCurvature{0.1 + 0.2, -1.0 / 3.0, 2, 8};
   p.training.push_back(curve);
   // A curve whose run has not finished an epoch yet.
   TrainingCurve empty_curve = curve;
@@ -179,6 +181,7 @@ Profile make_profile() {
   empty_curve.samples.clear();
   empty_curve.epochs.clear();
   empty_curve.probe_batches.clear();  // a run without the probe
+  empty_curve.start_curvature = StartCurvature{15.5, std::nullopt, 3, 3};  // every tensor scale-invariant
   p.training.push_back(empty_curve);
 
   p.calibration = Calibration{"resnet18-cifar", 32, 1, 0.1 + 0.2, 1.0 / 3.0};
@@ -359,6 +362,13 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
       EXPECT_EQ(x.samples[j].probe_loss, y.samples[j].probe_loss);
     }
     EXPECT_EQ(x.probe_batches, y.probe_batches);
+    ASSERT_EQ(x.start_curvature.has_value(), y.start_curvature.has_value());
+    if (x.start_curvature) {
+      EXPECT_EQ(x.start_curvature->lr_over_eps_max, y.start_curvature->lr_over_eps_max);
+      EXPECT_EQ(x.start_curvature->rest_lr_over_eps_max, y.start_curvature->rest_lr_over_eps_max);
+      EXPECT_EQ(x.start_curvature->scale_invariant, y.start_curvature->scale_invariant);
+      EXPECT_EQ(x.start_curvature->parameters, y.start_curvature->parameters);
+    }
     ASSERT_EQ(x.epochs.size(), y.epochs.size());
     for (size_t j = 0; j < x.epochs.size(); ++j) {
       const EpochPoint& e = x.epochs[j];
@@ -471,7 +481,12 @@ TEST_F(ProfileTest, LayoutIsCompactAndVersionedFirst) {
                       "test_accuracy: -1, grad_sq_norm: 0, trace_sigma: 0, noise_scale: 0}\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("    lr_rule: \"sqrt\"\n    optimizer: \"lars\"\n    lars_eta: 0.003\n    epochs: []\n"),
+  EXPECT_NE(text.find("    lr_rule: \"sqrt\"\n    optimizer: \"lars\"\n    lars_eta: 0.003\n"
+                      "    start_curvature: {lr_over_eps_max: 15.5, scale_invariant: 3, parameters: 3}\n    epochs: []\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    start_curvature: {lr_over_eps_max: 0.30000000000000004, rest_lr_over_eps_max: "
+                      "-0.3333333333333333, scale_invariant: 2, parameters: 8}\n"),
             std::string::npos)
       << text;
   // 0.1 + 0.2 needs 17 significant digits to come back as the same double.
@@ -782,6 +797,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"ProbeBatchesNotAscending", "    lr_rule: \"constant\"\n",
                    "    lr_rule: \"constant\"\n    probe_batches: [32, 32]\n", "probe_batches: [32, 32]",
                    "training[0].probe_batches[1]", "strictly ascending: 32 follows 32"},
+        // The curvature at the start (measure baseline).
+        BadProfile{"StartCurvatureMoreInvariantThanParameters", "    lr_rule: \"constant\"\n",
+                   "    lr_rule: \"constant\"\n    start_curvature: {lr_over_eps_max: 0.5, scale_invariant: 9, "
+                   "parameters: 8}\n",
+                   "scale_invariant: 9", "training[0].start_curvature.scale_invariant", "must be at most parameters (8)"},
+        BadProfile{"StartCurvatureWithoutParameters", "    lr_rule: \"constant\"\n",
+                   "    lr_rule: \"constant\"\n    start_curvature: {lr_over_eps_max: 0.5, scale_invariant: 0}\n",
+                   "start_curvature: {", "training[0].start_curvature.parameters", ""},
         BadProfile{"ProbeOfOneBatch", "    lr_rule: \"constant\"\n",
                    "    lr_rule: \"constant\"\n    probe_batches: [32]\n", "probe_batches: [32]",
                    "training[0].probe_batches", "at least two BatchNorm batches"},

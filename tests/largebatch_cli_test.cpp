@@ -251,6 +251,17 @@ TEST_F(LargeBatchCli, BaselineTrainsTheFashionCnnOnRealFashionMnist) {
   // ones, in which the first steps' overshoot outweighed the rest of this run.
   EXPECT_GT(c.epochs[0].max_lr, 0.1);
   EXPECT_LT(c.epochs[0].max_lr, 1.0);
+  // The curvature at the start: 3 of its 8 tensors are scale-invariant there, the two convolutions
+  // (no bias, each before BatchNorm) and the first BatchNorm's scale (its shift still 0, and ReLU,
+  // max-pooling and the second convolution carry a scale through to the second BatchNorm); the
+  // others (the second BatchNorm's scale and shift, the first's shift, the head on the flattened
+  // map) start far past their bound, the head's 10-20 times (docs/LARGE_BATCH.md).
+  ASSERT_TRUE(c.start_curvature.has_value());
+  EXPECT_EQ(c.start_curvature->scale_invariant, 3);
+  EXPECT_EQ(c.start_curvature->parameters, 8);
+  ASSERT_TRUE(c.start_curvature->rest_lr_over_eps_max.has_value());
+  EXPECT_GT(*c.start_curvature->rest_lr_over_eps_max, 4);
+  EXPECT_GT(c.start_curvature->lr_over_eps_max, 4);
 }
 
 // A baseline whose one epoch stays above the untrained loss (lr 5 blows it up) is written as
@@ -315,6 +326,7 @@ TEST_F(LargeBatchCli, BaselineUnderDdpUsesThePerRankGradient) {
   const TrainingCurve& c = curve_of(written);
   expect_tiny_curve(c, 16, 1);  // B_small = 32 / 2 ranks
   EXPECT_EQ(c.epochs[0].max_lr, 0);  // eps_max is measured on one device only
+  EXPECT_FALSE(c.start_curvature.has_value());  // so is the curvature at the start
 }
 
 TEST_F(LargeBatchCli, BaselineBadFlagsExit2WithOneLine) {

@@ -190,6 +190,64 @@ TEST(GradientCurvature, AlongTheFirstMicroBatchToo) {
   EXPECT_THROW(gradient_curvature(params, {}, mse(model), xc, data.y.slice(0, 16, 32), 4, &none), std::invalid_argument);
 }
 
+// Along a block of the parameters: g_b, g's part on the flagged ones. Linear regression with a
+// bias, block = the weight: g_b^T H_C g_b = (2 / n) |X_C g_w|^2 exactly; the whole g's curvature
+// beside it adds the bias, (2 / n) |X_C g_w + g_bias|^2. A block with no gradient: none.
+TEST(GradientCurvature, AlongABlockOfTheParameters) {
+  const Regression data;
+  torch::nn::Linear model(torch::nn::LinearOptions(Regression::kDims, 1));
+  model->to(torch::kFloat64);
+  const auto params = model->parameters();  // weight, bias
+  ASSERT_EQ(params.size(), 2u);
+  model->zero_grad();
+  mse(model)(data.x.slice(0, 0, 16), data.y.slice(0, 0, 16)).backward();
+  const Tensor gw = model->weight.grad().clone();
+  const Tensor gb = model->bias.grad().clone();
+  const Tensor xc = data.x.slice(0, 16, 32);
+  const std::vector<bool> weight_only = {true, false};
+  const auto c = gradient_curvature(params, {}, mse(model), xc, data.y.slice(0, 16, 32), 4, nullptr, &weight_only);
+  ASSERT_TRUE(c.has_value());
+  ASSERT_TRUE(c->block_grad_hessian_grad.has_value());
+  const double expected_block = 2.0 / 16 * xc.matmul(gw.t()).square().sum().item<double>();
+  EXPECT_NEAR(*c->block_grad_hessian_grad, expected_block, 1e-6 * expected_block);
+  EXPECT_NEAR(c->block_grad_sq_norm, gw.square().sum().item<double>(), 1e-12);
+  const double expected = 2.0 / 16 * (xc.matmul(gw.t()) + gb).square().sum().item<double>();
+  EXPECT_NEAR(c->grad_hessian_grad, expected, 1e-6 * expected);
+  EXPECT_TRUE(torch::equal(model->weight.grad(), gw));
+  EXPECT_TRUE(torch::equal(model->bias.grad(), gb));
+  // Without a block, none; a block without a gradient, none; a block of the wrong length, an error.
+  EXPECT_FALSE(gradient_curvature(params, {}, mse(model), xc, data.y.slice(0, 16, 32), 4)->block_grad_hessian_grad);
+  model->bias.mutable_grad().zero_();
+  const std::vector<bool> bias_only = {false, true};
+  EXPECT_FALSE(gradient_curvature(params, {}, mse(model), xc, data.y.slice(0, 16, 32), 4, nullptr, &bias_only)
+                   ->block_grad_hessian_grad);
+  const std::vector<bool> one = {true};
+  EXPECT_THROW(gradient_curvature(params, {}, mse(model), xc, data.y.slice(0, 16, 32), 4, nullptr, &one),
+               std::invalid_argument);
+}
+
+// A convolution without bias followed by BatchNorm (training mode) is scale-invariant, w . g = 0;
+// BatchNorm's own scale and shift and the linear head after it are not. A parameter without a
+// gradient counts as not.
+TEST(ScaleInvariantParameters, ConvolutionBeforeBatchNormOnly) {
+  torch::manual_seed(3);
+  torch::nn::Conv2d conv(torch::nn::Conv2dOptions(1, 4, 3).padding(1).bias(false));
+  torch::nn::BatchNorm2d bn(4);
+  torch::nn::Linear head(4 * 6 * 6, 3);
+  torch::nn::Linear unused(2, 2);
+  const Tensor x = torch::randn({8, 1, 6, 6});
+  const Tensor y = torch::randint(0, 3, {8}, torch::kInt64);
+  // BatchNorm's scale away from 1 and shift away from 0, so their gradients are generic.
+  {
+    torch::NoGradGuard no_grad;
+    bn->weight.uniform_(0.5, 1.5);
+    bn->bias.uniform_(-0.5, 0.5);
+  }
+  torch::nn::functional::cross_entropy(head(torch::relu(bn(conv(x))).flatten(1)), y).backward();
+  const std::vector<Tensor> params = {conv->weight, bn->weight, bn->bias, head->weight, head->bias, unused->weight};
+  EXPECT_EQ(scale_invariant_parameters(params), (std::vector<bool>{true, false, false, false, false, false}));
+}
+
 TEST(GradientCurvature, NoGradientNoMeasurement) {
   const Regression data;
   auto model = data.make_model();

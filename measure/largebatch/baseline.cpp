@@ -188,6 +188,33 @@ void save_curve(const std::string& path, const TrainingCurve& curve) {
 }
 
 
+// The curvature at the start (TrainingCurve::start_curvature): the parameters hold the first
+// batch's gradient g; H on the same batch. nullopt where it cannot be measured (g or theta 0).
+std::optional<StartCurvature> start_curvature(const std::vector<torch::Tensor>& params,
+                                              const std::vector<torch::Tensor>& buffers, const MeanLoss& loss,
+                                              const torch::Tensor& images, const torch::Tensor& labels,
+                                              int64_t micro_batches, double lr) {
+  const std::vector<bool> invariant = scale_invariant_parameters(params);
+  std::vector<bool> rest(params.size(), false);
+  StartCurvature start;
+  for (size_t j = 0; j < params.size(); ++j) {
+    if (!params[j].grad().defined()) continue;
+    ++start.parameters;
+    if (invariant[j]) {
+      ++start.scale_invariant;
+    } else {
+      rest[j] = true;
+    }
+  }
+  const auto measured = gradient_curvature(params, buffers, loss, images, labels, micro_batches, nullptr, &rest);
+  if (!measured || !std::isfinite(measured->grad_hessian_grad)) return std::nullopt;
+  start.lr_over_eps_max = lr * measured->grad_hessian_grad / measured->grad_sq_norm;
+  if (measured->block_grad_hessian_grad && std::isfinite(*measured->block_grad_hessian_grad)) {
+    start.rest_lr_over_eps_max = lr * *measured->block_grad_hessian_grad / measured->block_grad_sq_norm;
+  }
+  return start;
+}
+
 void print_curve(const TrainingCurve& c, const std::string& path) {
   std::printf("baseline: %s, batch %lld (B_small %lld), %lld samples per epoch (%s), lr %g (%s), written to %s\n",
               c.model.c_str(), static_cast<long long>(c.batch), static_cast<long long>(c.small_batch),
@@ -419,6 +446,18 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
           big_sq.push_back(norms->big_sq_norm);
           small_size = norms->small_batch;
           big_size = norms->big_batch;
+        }
+        if (step == 0 && b == o.batch) {
+          curve.start_curvature = start_curvature(params, buffers, plain_loss, images, labels, o.micro_batches, lr);
+          if (show_progress && curve.start_curvature) {
+            const StartCurvature& c = *curve.start_curvature;
+            std::fprintf(stderr,
+                         "baseline: at the start lr / eps_max %.3g; %lld of %lld parameter tensors scale-invariant, "
+                         "the others' lr / eps_max %s\n",
+                         c.lr_over_eps_max, static_cast<long long>(c.scale_invariant),
+                         static_cast<long long>(c.parameters),
+                         c.rest_lr_over_eps_max ? std::to_string(*c.rest_lr_over_eps_max).c_str() : "-");
+          }
         }
         if (measure_curvature && b == o.batch) {
           if (curvature_step) {

@@ -95,7 +95,12 @@ std::optional<GradientCurvature> gradient_curvature(const std::vector<torch::Ten
                                                     const std::vector<torch::Tensor>& buffers,
                                                     const MeanLoss& mean_loss, const torch::Tensor& inputs,
                                                     const torch::Tensor& targets, int64_t micro_batches,
-                                                    const std::vector<torch::Tensor>* small_grad) {
+                                                    const std::vector<torch::Tensor>* small_grad,
+                                                    const std::vector<bool>* block) {
+  if (block && block->size() != params.size()) {
+    throw std::invalid_argument("gradient_curvature: " + std::to_string(block->size()) + " block flags for " +
+                                std::to_string(params.size()) + " parameters");
+  }
   std::vector<torch::Tensor> step_grad(params.size());
   std::vector<torch::Tensor> saved_params(params.size());
   std::vector<torch::Tensor> saved_buffers;
@@ -164,6 +169,15 @@ std::optional<GradientCurvature> gradient_curvature(const std::vector<torch::Ten
     const double small_sq = sq_norm(*small_grad);
     if (small_sq > 0 && std::isfinite(small_sq)) result.small_grad_hessian_grad = curvature_along(*small_grad, small_sq);
   }
+  if (block) {
+    std::vector<torch::Tensor> block_grad(params.size());
+    for (size_t j = 0; j < params.size(); ++j) {
+      if ((*block)[j]) block_grad[j] = step_grad[j];
+    }
+    const double block_sq = sq_norm(block_grad);
+    result.block_grad_sq_norm = block_sq;
+    if (block_sq > 0 && std::isfinite(block_sq)) result.block_grad_hessian_grad = curvature_along(block_grad, block_sq);
+  }
   {
     torch::NoGradGuard no_grad;
     for (size_t j = 0; j < params.size(); ++j) {
@@ -176,6 +190,21 @@ std::optional<GradientCurvature> gradient_curvature(const std::vector<torch::Ten
     for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(saved_buffers[i]);
   }
   return result;
+}
+
+std::vector<bool> scale_invariant_parameters(const std::vector<torch::Tensor>& params) {
+  std::vector<bool> out(params.size(), false);
+  torch::NoGradGuard no_grad;
+  for (size_t j = 0; j < params.size(); ++j) {
+    const torch::Tensor& g = params[j].grad();
+    if (!g.defined()) continue;
+    const auto w = params[j].detach().to(torch::kFloat64);
+    const auto g64 = g.detach().to(torch::kFloat64);
+    const double norms = w.norm().item<double>() * g64.norm().item<double>();
+    const double dot = (w * g64).sum().item<double>();
+    out[j] = norms > 0 && std::isfinite(norms) && std::abs(dot) <= kScaleInvariantCosine * norms;
+  }
+  return out;
 }
 
 }  // namespace trainsim::measure

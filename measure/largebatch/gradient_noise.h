@@ -69,16 +69,31 @@ GradientNorms ddp_backward(const std::vector<torch::Tensor>& params, Distributed
 // small_grad: where given (a micro-batch's gradient g_s of the step's batch, as micro_batch_backward's
 // first_slice_grad), g_s^T H g_s with the same H too, one more forward and backward pass
 // (CurvatureEstimator's B_noise = tr(H Sigma) / G^T H G); nullopt in the result where g_s is 0.
+// block: where given (one flag per parameter), also g_b^T H g_b with the same H along g_b, g's part
+// on the flagged parameters (zero elsewhere), one more forward and backward pass; nullopt in the
+// result where g_b is 0.
 struct GradientCurvature {
   double grad_sq_norm = 0;
   double grad_hessian_grad = 0;
   std::optional<double> small_grad_hessian_grad;
+  double block_grad_sq_norm = 0;
+  std::optional<double> block_grad_hessian_grad;
 };
 constexpr double kCurvatureStep = 1e-3;
 std::optional<GradientCurvature> gradient_curvature(const std::vector<torch::Tensor>& params,
                                                     const std::vector<torch::Tensor>& buffers,
                                                     const MeanLoss& mean_loss, const torch::Tensor& inputs,
                                                     const torch::Tensor& targets, int64_t micro_batches,
-                                                    const std::vector<torch::Tensor>* small_grad = nullptr);
+                                                    const std::vector<torch::Tensor>* small_grad = nullptr,
+                                                    const std::vector<bool>* block = nullptr);
+
+// Which parameters are scale-invariant, read from the gradients they hold: the loss of a weight
+// that BatchNorm normalises (a convolution or linear layer without bias followed by BatchNorm in
+// training mode) is the same at w and c w, so w . dL/dw = 0 (Euler's theorem for a function
+// homogeneous of degree 0). A parameter counts as scale-invariant where |w . g| <= kScaleInvariantCosine
+// |w| |g| (float32 rounding and BatchNorm's epsilon leave about 1e-6 on such a weight); one without
+// a gradient, or with a zero one, counts as not (nothing is known of it).
+constexpr double kScaleInvariantCosine = 1e-4;
+std::vector<bool> scale_invariant_parameters(const std::vector<torch::Tensor>& params);
 
 }  // namespace trainsim::measure

@@ -252,6 +252,19 @@ struct CurveSample {
   std::vector<double> probe_loss;        // the BatchNorm probe at `examples` (EpochPoint's); empty: none
 };
 
+// The curvature at the baseline's start (measure baseline on one device): before its first step,
+// along the first batch's gradient g, H on the same batch, x = lr g^T H g / |g|^2, the lr against
+// eps_max (past 2 one plain step along g raises the loss), for every parameter and for the part of
+// g on the parameters that are not scale-invariant (those BatchNorm does not normalise: a step too
+// large for them cannot be escaped by growing their norm; docs/LARGE_BATCH.md, "Which parameters
+// set the bound"). x <= 0: no positive curvature along that direction.
+struct StartCurvature {
+  double lr_over_eps_max = 0;
+  std::optional<double> rest_lr_over_eps_max;  // none: no such parameter with a non-zero gradient
+  int64_t scale_invariant = 0;                 // parameter tensors found scale-invariant
+  int64_t parameters = 0;                      // parameter tensors with a gradient
+};
+
 struct TrainingCurve {
   std::string model;               // e.g. "resnet18-cifar"
   std::string data;                // "synthetic", "cifar10" or "fashion-mnist"
@@ -271,6 +284,7 @@ struct TrainingCurve {
   // point's probe_loss was measured, strictly ascending, the first the run's own (small_batch), the
   // last the whole probe set; empty: no probe (optional on disk).
   std::vector<int64_t> probe_batches;
+  std::optional<StartCurvature> start_curvature;  // none: not measured (optional on disk)
   std::vector<EpochPoint> epochs;  // ascending in epoch
   std::vector<CurveSample> samples;  // optional, ascending in examples; empty: the epochs only
 };

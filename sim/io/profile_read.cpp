@@ -467,10 +467,24 @@ CurveSample parse_curve_sample(const Value& value, const std::vector<int64_t>& p
   return s;
 }
 
+StartCurvature parse_start_curvature(const Value& value) {
+  const Map map(value, {"lr_over_eps_max", "rest_lr_over_eps_max", "scale_invariant", "parameters"});
+  StartCurvature s;
+  s.lr_over_eps_max = map.required("lr_over_eps_max").as_double();
+  if (auto rest = map.optional("rest_lr_over_eps_max")) s.rest_lr_over_eps_max = rest->as_double();
+  s.parameters = map.required("parameters").as_int64(/*min=*/1);
+  const Value invariant = map.required("scale_invariant");
+  s.scale_invariant = invariant.as_int64(/*min=*/0);
+  if (s.scale_invariant > s.parameters) {
+    invariant.fail("must be at most parameters (" + std::to_string(s.parameters) + "), got " + invariant.describe());
+  }
+  return s;
+}
+
 TrainingCurve parse_training_curve(const Value& value) {
   const Map map(value, {"model", "data", "batch", "small_batch", "train_samples", "lr", "momentum",
-                        "weight_decay", "lr_rule", "warmup_epochs", "optimizer", "lars_eta", "probe_batches", "epochs",
-                        "samples"});
+                        "weight_decay", "lr_rule", "warmup_epochs", "optimizer", "lars_eta", "probe_batches",
+                        "start_curvature", "epochs", "samples"});
   TrainingCurve curve;
   curve.model = map.required("model").as_string();
   curve.data = map.required("data").as_string();
@@ -520,6 +534,7 @@ TrainingCurve parse_training_curve(const Value& value) {
     }
     if (curve.probe_batches.size() < 2) batches->fail("must hold at least two BatchNorm batches to compare");
   }
+  if (auto start = map.optional("start_curvature")) curve.start_curvature = parse_start_curvature(*start);
   const std::vector<Value> nodes = map.required("epochs").as_list();
   for (size_t i = 0; i < nodes.size(); ++i) {
     EpochPoint point = parse_epoch_point(nodes[i], curve.probe_batches);

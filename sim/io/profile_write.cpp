@@ -310,6 +310,14 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
       for (const int64_t b : c.probe_batches) list += (list.empty() ? "" : ", ") + std::to_string(b);
       y.line(2, "probe_batches: [" + list + "]");
     }
+    if (const auto& start = c.start_curvature) {
+      y.line(2, "start_curvature: {lr_over_eps_max: " + format_double(start->lr_over_eps_max) +
+                    (start->rest_lr_over_eps_max
+                         ? ", rest_lr_over_eps_max: " + format_double(*start->rest_lr_over_eps_max)
+                         : std::string()) +
+                    ", scale_invariant: " + std::to_string(start->scale_invariant) +
+                    ", parameters: " + std::to_string(start->parameters) + "}");
+    }
     if (c.epochs.empty()) {
       y.line(2, "epochs: []");
       continue;
