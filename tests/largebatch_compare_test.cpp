@@ -67,6 +67,7 @@ class CompareTest : public ::testing::Test {
       c.epochs.push_back(e);
     }
     c.samples = samples_;
+    c.start_curvature = start_curvature_;
     p.training.push_back(c);
     write_profile_atomic(p, (dir_ / "runs" / name).string());
   }
@@ -86,6 +87,14 @@ class CompareTest : public ::testing::Test {
     return compare_large_batch_runs(o);
   }
 
+  // The same runs read with another PastBound.
+  ComparisonSummary compare_past_bound(PastBound past_bound) const {
+    CompareOptions o = options();
+    o.past_bound = past_bound;
+    return compare_large_batch_runs(o);
+  }
+
+  std::optional<StartCurvature> start_curvature_;  // the next write_run's (none: not measured)
   double momentum_ = 0;  // the next write_run's (plain SGD: the path alone, no momentum noise floor)
   std::vector<double> train_accuracies_;  // the next write_run's per epoch (empty: 0.5 in every epoch)
   std::vector<CurveSample> samples_;       // the next write_run's samples along its curve
@@ -163,7 +172,7 @@ TEST_F(CompareTest, TheEdgeOfStabilityReadingSideBySide) {
   write_run("b1024-linear-s0.yaml", 1024, {1.2, 0.8}, {0.6, 0.75});
   write_run("b512-constant-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
   const ComparisonSummary plain = compare_large_batch_runs(options());
-  const ComparisonSummary edge = compare_with(&CompareOptions::edge_of_stability);
+  const ComparisonSummary edge = compare_past_bound(PastBound::kEdge);
   ASSERT_EQ(plain.runs.size(), 2u);
   const auto run = [](const ComparisonSummary& s, int64_t batch) {
     return std::find_if(s.runs.begin(), s.runs.end(), [&](const RunComparison& c) { return c.run.batch == batch; });
@@ -176,13 +185,65 @@ TEST_F(CompareTest, TheEdgeOfStabilityReadingSideBySide) {
   EXPECT_DOUBLE_EQ(*run(edge, 512)->predicted.loss_at_k, *run(plain, 512)->predicted.loss_at_k);
   // Planned under each reading (measure largebatch-plan, and with --edge-of-stability).
   CompareOptions at_the_edge = options();
-  at_the_edge.edge_of_stability = true;
+  at_the_edge.past_bound = PastBound::kEdge;
   EXPECT_TRUE(plan_large_batch_runs(options(), {"b2048-linear-s0"}, 1.0, {}, "T").front().no_progress);
   EXPECT_FALSE(plan_large_batch_runs(at_the_edge, {"b2048-linear-s0"}, 1.0, {}, "T").front().no_progress);
   const std::string report =
       format_comparison_report(plain, options(), "measure largebatch-compare", nullptr, nullptr, nullptr, nullptr, &edge);
   EXPECT_NE(report.find("## The same at the edge of stability"), std::string::npos) << report;
   EXPECT_NE(report.find("- regime agreement: 2 of 2 runs"), std::string::npos) << report;
+}
+
+// By default the baseline's curvature at its start decides the reading (PastBound::kFromStart):
+// the parameters that are not scale-invariant within their bound (0.4) read the edge, as
+// TheEdgeOfStabilityReadingSideBySide's edge; past it (15) or not measured, the plain bound.
+TEST_F(CompareTest, TheBaselinesStartCurvatureDecidesTheReading) {
+  const double x0 = 0.5;
+  const double noise = 1e-9;
+  const auto linear_1024 = [&](const std::optional<StartCurvature>& start) {
+    start_curvature_ = start;
+    write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8}, "sgd", 0.1 * (1 + noise / 128) / x0, noise);
+    start_curvature_.reset();
+    const ComparisonSummary s = compare_large_batch_runs(options());
+    EXPECT_EQ(s.runs.size(), 1u);
+    return s.runs.empty() ? LargeBatchPrediction{} : s.runs.front().predicted;
+  };
+  write_run("b1024-linear-s0.yaml", 1024, {1.2, 0.8}, {0.6, 0.75});
+  StartCurvature start;
+  start.lr_over_eps_max = 0.6;
+  start.rest_lr_over_eps_max = 0.4;
+  start.scale_invariant = 2;
+  start.parameters = 8;
+  const LargeBatchPrediction within = linear_1024(start);
+  EXPECT_FALSE(within.no_progress);
+  EXPECT_TRUE(within.past_the_bound);
+  EXPECT_NEAR(*within.epochs_to_target, 3.0, 1e-6);
+  const std::string report = format_comparison_report(compare_large_batch_runs(options()), options(), "T");
+  EXPECT_NE(report.find("- seed 0: the edge of stability: at the baseline's start its parameters that are not "
+                        "scale-invariant are within their bound (lr / eps_max 0.4)"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("predicted at the edge of stability (lr above 2x the tuned lr)"), std::string::npos) << report;
+  start.rest_lr_over_eps_max.reset();  // every parameter scale-invariant: nothing lacks the escape
+  start.scale_invariant = 8;
+  EXPECT_FALSE(linear_1024(start).no_progress);
+  start.rest_lr_over_eps_max = 15;
+  start.scale_invariant = 2;
+  const LargeBatchPrediction past = linear_1024(start);
+  EXPECT_TRUE(past.no_progress);
+  EXPECT_FALSE(past.past_the_bound);
+  EXPECT_NE(format_comparison_report(compare_large_batch_runs(options()), options(), "T")
+                .find("- seed 0: the plain bound: at the baseline's start its parameters that are not scale-invariant "
+                      "are 15x past their eps_max"),
+            std::string::npos);
+  EXPECT_TRUE(linear_1024(std::nullopt).no_progress);
+  EXPECT_NE(format_comparison_report(compare_large_batch_runs(options()), options(), "T")
+                .find("- seed 0: the plain bound: the baseline's curvature at its start was not measured"),
+            std::string::npos);
+  // Forced either way whatever the start says.
+  start.rest_lr_over_eps_max = 0.4;
+  linear_1024(start);
+  EXPECT_TRUE(compare_past_bound(PastBound::kNoProgress).runs.front().predicted.no_progress);
 }
 
 // A baseline with eps_max measured at x_0 = 0.5: a constant lr at 4x the batch is x = x_0 / 4

@@ -175,6 +175,36 @@ TEST_F(Q4Test, TableRowsNoProgressAndNotes) {
   EXPECT_EQ(big[8], "0.113");  // (900 + 128)/(900 + 8192) at the target
 }
 
+// A baseline whose parameters that are not scale-invariant start within their bound reads a run
+// past plain SGD's bound at the edge of stability (PastBound::kFromStart): the quarter-batch row
+// above trains, as its edge note said, and says which reading it took; one that starts past it
+// keeps the plain bound.
+TEST_F(Q4Test, TheBaselinesStartCurvatureDecidesTheReading) {
+  config_.lr_rule = LrRule::kConstant;
+  profile_.training.at(0).start_curvature = StartCurvature{0.7, 0.5, 2, 8};
+  const auto report = LargeBatchReport::make(config_, profile_);
+  ASSERT_TRUE(report.has_value());
+  EXPECT_TRUE(report->model().at_the_edge());
+  const Q4Row quarter = report->row(result(Strategy::kDdp, 1, 32, 20.0));
+  EXPECT_FALSE(quarter.prediction.no_progress);
+  EXPECT_TRUE(quarter.prediction.past_the_bound);
+  EXPECT_FALSE(quarter.at_the_edge);
+  const ResultGrid grid({result(Strategy::kDdp, 1, 128, 9.0), result(Strategy::kDdp, 1, 32, 20.0)});
+  const std::string text = format_q4(*report, grid);
+  // It trains, but its momentum noise floor (lr / B 4x the baseline's) sits above the curve's end.
+  EXPECT_NE(text.find("epochs to target: never: the run's noise floor (momentum 0.9) sits"), std::string::npos) << text;
+  EXPECT_NE(text.find("past the bound: constant lr at 0.25x the baseline batch (128) reaches"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("This baseline is read with the edge of stability: at the baseline's start its parameters "
+                      "that are not scale-invariant are within their bound (lr / eps_max 0.5)"),
+            std::string::npos)
+      << text;
+  profile_.training.at(0).start_curvature = StartCurvature{12, 15, 2, 8};
+  const auto plain = LargeBatchReport::make(config_, profile_);
+  EXPECT_FALSE(plain->model().at_the_edge());
+  EXPECT_TRUE(plain->row(result(Strategy::kDdp, 1, 32, 20.0)).prediction.no_progress);
+}
+
 // A target test accuracy: the fixture's test accuracy knots (0, 0.1), (50000, 0.5), (100000, 0.6),
 // (150000, 0.66), (200000, 0.7), (250000, 0.72). 0.65 is reached at E_0 = 100000 + 50000 (0.05 /
 // 0.06) = 141667: 2.833 epochs at the baseline's own batch (E_B = E_0), 25.5 s at 9 s an epoch.

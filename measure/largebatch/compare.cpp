@@ -256,7 +256,7 @@ LargeBatchSettings run_settings(const CompareOptions& o, LrRule rule, double war
   // reach within a few epochs or not at all (the question Q4 asks).
   settings.target_loss = o.target_loss.value_or(baseline.epochs.front().train_loss);
   settings.target_accuracy = o.target_accuracy;
-  settings.edge_of_stability = o.edge_of_stability;
+  settings.past_bound = o.past_bound;
   return settings;
 }
 
@@ -706,7 +706,8 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
                                      const ComparisonSummary* simple_noise,
                                      const ComparisonSummary* without_floor,
                                      const ComparisonSummary* without_batchnorm,
-                                     const ComparisonSummary* edge_of_stability) {
+                                     const ComparisonSummary* edge_of_stability,
+                                     const ComparisonSummary* plain_bound) {
   const std::string k = std::to_string(o.epochs);
   std::string out = "# Large batches on real data: predicted vs measured\n\n";
   out += "Reproduce: `" + command + "` on the runs of `scripts/largebatch-fashion.sh` (docs/LARGE_BATCH.md).\n\n";
@@ -758,6 +759,13 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
              " |\n";
     }
   }
+  out += "\nPast the bound (a run whose lr is past 2x the tuned lr somewhere on its path; docs/LARGE_BATCH.md, "
+         "\"Which parameters set the bound\"), each seed's baseline read with:\n\n";
+  for (size_t i = 0; i < s.baselines.size(); ++i) {
+    if (o.from_seed && s.seeds[i] != *o.from_seed) continue;
+    out += "- seed " + std::to_string(s.seeds[i]) + ": " +
+           read_past_bound(o.past_bound, s.baselines[i].start_curvature).reason + "\n";
+  }
   out += "\n## Runs\n\nloss: mean training loss of epoch " + k + "; acc: test accuracy after epoch " + k +
          "; epochs: to the target loss (the predicting baseline's loss after epoch 1 unless --target-loss), "
          "interpolated "
@@ -771,6 +779,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
   for (const auto& c : s.runs) {
     std::string notes;
     if (c.predicted.no_progress) notes = "predicted: no progress (lr above 2x the tuned lr)";
+    if (c.predicted.past_the_bound && !c.predicted.no_progress) notes = "predicted at the edge of stability (lr above 2x the tuned lr)";
     if (c.predicted.stall_passed_epochs) {
       notes = "predicted: passes the baseline's stall at chance after " + fixed(*c.predicted.stall_passed_epochs, 2) +
               " epochs";
@@ -925,11 +934,17 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
   }
   if (edge_of_stability) {
     alternative("The same at the edge of stability",
-                "The run's curvature following its lr: an lr above the tuned one (x > 1) progresses as at it, "
-                "and no run is past the no-progress bound (LargeBatchSettings::edge_of_stability, "
+                "Every baseline read at the edge: the run's curvature following its lr, an lr above the tuned one "
+                "(x > 1) progresses as at it, and no run is past the no-progress bound (PastBound::kEdge, "
                 "docs/LARGE_BATCH.md, \"The edge of stability\"); its pre-registered predictions, where given, "
                 "are plan-edge-of-stability.csv's",
                 *edge_of_stability, "plan-edge-of-stability.csv");
+  }
+  if (plain_bound) {
+    alternative("The same with the plain bound",
+                "Every baseline read with plain SGD's bound: past 2x the tuned lr anywhere on its path a run makes "
+                "no progress (PastBound::kNoProgress; the model's only reading before 2026-11-29's start curvature)",
+                *plain_bound);
   }
   if (assumed_tuned) {
     alternative("The same with the baselines' lr taken as tuned",
@@ -1031,15 +1046,20 @@ int largebatch_compare_main(int argc, char** argv) {
   const ComparisonSummary without_floor = compare_with(&CompareOptions::without_momentum_floor);
   const ComparisonSummary without_batchnorm = compare_with(&CompareOptions::without_batchnorm_gap);
   CompareOptions edge = o;
-  edge.edge_of_stability = true;
+  edge.past_bound = PastBound::kEdge;
   std::swap(edge.plan_file, edge.other_plan_files.front());
   const ComparisonSummary edge_of_stability = compare_large_batch_runs(edge);
+  CompareOptions plain = o;
+  plain.past_bound = PastBound::kNoProgress;
+  plain.other_plan_files.push_back(plain.plan_file);  // its planned runs not ended are waiting, not errors
+  plain.plan_file.clear();
+  const ComparisonSummary plain_bound = compare_large_batch_runs(plain);
   const std::string command = "measure " + join_command_line(argc, argv);
   const std::string suffix = o.from_seed ? "-from-seed" + std::to_string(*o.from_seed) : "";
   const std::string report = (fs::path(dir) / ("report" + suffix + ".md")).string();
   const std::string csv = (fs::path(dir) / ("comparison" + suffix + ".csv")).string();
   write_text_atomically(report, format_comparison_report(summary, o, command, &assumed_tuned, &simple_noise, &without_floor,
-                                                          &without_batchnorm, &edge_of_stability));
+                                                          &without_batchnorm, &edge_of_stability, &plain_bound));
   write_text_atomically(csv, format_comparison_csv(summary));
   if (!vm.count("quiet")) {
     std::cout << summary.runs.size() << " runs compared with the predictions from "

@@ -40,8 +40,10 @@ struct CompareOptions {
   // run's left out (LargeBatchSettings::batchnorm_gap off). The report shows both where a baseline
   // carries the BatchNorm probe.
   bool without_batchnorm_gap = false;
-  // The edge-of-stability reading (LargeBatchSettings::edge_of_stability on). The report shows both.
-  bool edge_of_stability = false;
+  // What a run past the no-progress bound does (LargeBatchSettings::past_bound): by default each
+  // baseline's start curvature decides; the report shows the plain bound and the edge of stability
+  // beside it.
+  PastBound past_bound = PastBound::kFromStart;
   // Predict every run from this seed's baseline alone (as the main command's Q4 predicts from the
   // one curve a profile carries), not each run from its own seed's; its loss after epoch 1 is then
   // every run's default target. The other seeds' baselines are not used.
@@ -244,16 +246,17 @@ LargeBatchSettings run_settings(const CompareOptions& o, LrRule rule, double war
 // run that is neither complete (k epochs) nor marked failed, or an unreadable curve.
 ComparisonSummary compare_large_batch_runs(const CompareOptions& options);
 
-// `assumed_tuned`, `simple_noise`, `without_floor`, `without_batchnorm`, `edge_of_stability`: the
-// same comparison with CompareOptions::assume_tuned_baseline, simple_noise_scale,
-// without_momentum_floor, without_batchnorm_gap and edge_of_stability, each shown beside it where
-// given.
+// `assumed_tuned`, `simple_noise`, `without_floor`, `without_batchnorm`, `edge_of_stability`,
+// `plain_bound`: the same comparison with CompareOptions::assume_tuned_baseline, simple_noise_scale,
+// without_momentum_floor, without_batchnorm_gap, past_bound kEdge and past_bound kNoProgress, each
+// shown beside it where given.
 std::string format_comparison_report(const ComparisonSummary& summary, const CompareOptions& options,
                                      const std::string& command, const ComparisonSummary* assumed_tuned = nullptr,
                                      const ComparisonSummary* simple_noise = nullptr,
                                      const ComparisonSummary* without_floor = nullptr,
                                      const ComparisonSummary* without_batchnorm = nullptr,
-                                     const ComparisonSummary* edge_of_stability = nullptr);
+                                     const ComparisonSummary* edge_of_stability = nullptr,
+                                     const ComparisonSummary* plain_bound = nullptr);
 std::string format_comparison_csv(const ComparisonSummary& summary);
 // The three lines the report ends with: "loss error: X% ...", "accuracy error: X points ...",
 // "epochs-to-target error: X% ...".

@@ -276,8 +276,9 @@ int largebatch_plan_main(int argc, char** argv) {
   const std::vector<std::string> names = split_list(runs);
   if (names.empty()) throw UsageError("--runs: no run named");
   o.runs_dir = (fs::path(dir) / "runs").string();
-  o.edge_of_stability = vm.count("edge-of-stability") > 0;
-  const std::string plan_path = (fs::path(dir) / (o.edge_of_stability ? "plan-edge-of-stability.csv" : "plan.csv")).string();
+  const bool edge = vm.count("edge-of-stability") > 0;
+  if (edge) o.past_bound = PastBound::kEdge;
+  const std::string plan_path = (fs::path(dir) / (edge ? "plan-edge-of-stability.csv" : "plan.csv")).string();
   const std::vector<PlannedRun> planned = read_plan(plan_path);
   if (!(warmup_epochs >= 0) || !std::isfinite(warmup_epochs)) {
     throw UsageError("--warmup-epochs: " + std::to_string(warmup_epochs) + " must be finite and >= 0");

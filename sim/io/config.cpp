@@ -193,7 +193,8 @@ LargeBatchRequest parse_large_batch(const Value& value, const std::string& confi
   request.key = "large_batch";
   request.line = value.heading_line();
   if (value.is_null()) return request;  // `large_batch:` alone: every default
-  const Map map(value, {"epochs", "target_loss", "target_accuracy", "warmup_epochs", "model", "trainer", "profile"});
+  const Map map(value, {"epochs", "target_loss", "target_accuracy", "warmup_epochs", "past_bound", "model", "trainer",
+                        "profile"});
   if (auto epochs = map.optional("epochs")) request.epochs = epochs->as_int(/*min=*/1);
   if (auto warmup = map.optional("warmup_epochs")) {
     request.warmup_epochs = warmup->as_double(/*min=*/0);
@@ -210,6 +211,12 @@ LargeBatchRequest parse_large_batch(const Value& value, const std::string& confi
     if (*request.target_accuracy <= 0 || *request.target_accuracy > 1) {
       target->fail("a fraction in (0, 1] (85% is 0.85), got " + target->describe());
     }
+  }
+  if (auto past_bound = map.optional("past_bound")) {
+    const std::string text = past_bound->as_string();
+    const std::optional<PastBound> parsed = parse_past_bound(text);
+    if (!parsed) past_bound->fail("unknown past_bound '" + text + "' (expected from-start, no-progress or edge-of-stability)");
+    request.past_bound = *parsed;
   }
   if (auto model = map.optional("model")) request.model = known_model(*model);
   if (auto trainer = map.optional("trainer")) request.trainer = trainer_value(*trainer);

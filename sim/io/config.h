@@ -9,6 +9,7 @@
 #include "io/gpu_catalog.h"
 #include "io/topology.h"
 #include "stats/lr_rule.h"
+#include "stats/past_bound.h"
 
 namespace trainsim {
 
@@ -47,6 +48,9 @@ struct LargeBatchRequest {
   std::optional<double> target_loss;  // default: the baseline's loss after k epochs
   std::optional<double> target_accuracy;  // a test accuracy (fraction) to reach: epochs and time to it
   double warmup_epochs = 5;           // linear-warmup: the ramp's length (measure baseline's default)
+  // large_batch.past_bound: what a run past plain SGD's bound does (default: the baseline's start
+  // curvature decides).
+  PastBound past_bound = PastBound::kFromStart;
   // Q4 for another model than the sweep's (large_batch.model), and/or with another trainer
   // (large_batch.trainer): the sweep's configurations are simulated again for it (its own data
   // set's epoch), and Q4's times are those.

@@ -69,9 +69,10 @@ std::optional<LargeBatchReport> LargeBatchReport::make(const SweepConfig& config
     settings.target_loss = config.large_batch->target_loss;
     settings.target_accuracy = config.large_batch->target_accuracy;
     settings.warmup_epochs = config.large_batch->warmup_epochs;
+    settings.past_bound = config.large_batch->past_bound;
   }
   LargeBatchSettings edge = settings;
-  edge.edge_of_stability = true;
+  edge.past_bound = PastBound::kEdge;
   return LargeBatchReport(LargeBatchModel(*curve, model->second.num_classes, settings),
                           LargeBatchModel(*curve, model->second.num_classes, edge), config.train_samples);
 }
@@ -82,7 +83,9 @@ Q4Row LargeBatchReport::row(const SimResult& result) const {
   const bool synced = result.spec.sync_batchnorm && result.spec.strategy == Strategy::kDdp && result.spec.gpus > 1;
   const int64_t bn_batch = synced ? result.global_batch : result.spec.batch_per_gpu;
   row.prediction = model_.predict(result.global_batch, static_cast<double>(bn_batch));
-  if (row.prediction.no_progress) row.at_the_edge = at_the_edge_.predict(result.global_batch, static_cast<double>(bn_batch));
+  if (row.prediction.no_progress) {
+    row.at_the_edge = at_the_edge_.predict(result.global_batch, static_cast<double>(bn_batch));
+  }
   // throughput = samples per epoch / epoch time; the baseline's examples convert through it, so a
   // config epoch of another size than the baseline's still gives the right time.
   row.throughput = result.epoch_s > 0 ? static_cast<double>(result.spec.train_samples) / result.epoch_s : 0;
@@ -201,9 +204,9 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
       };
       row_notes.push_back(
           "at the edge of stability instead (the run's curvature following its lr, as fashion-cnn-gap's runs past "
-          "the bound did and fashion-cnn's did not; docs/LARGE_BATCH.md, \"The edge of stability\"): loss@" + k + " " +
-          figure(e.loss_at_k, 4) + ", test acc@" + k + " " + figure(e.test_accuracy_at_k, 3) + ", epochs to target " +
-          figure(e.epochs_to_target, 4) +
+          "the bound did and fashion-cnn's did not; docs/LARGE_BATCH.md, \"Which parameters set the bound\"): loss@" +
+          k + " " + figure(e.loss_at_k, 4) + ", test acc@" + k + " " + figure(e.test_accuracy_at_k, 3) +
+          ", epochs to target " + figure(e.epochs_to_target, 4) +
           (settings.target_accuracy
                ? ", epochs to acc " + plain(*settings.target_accuracy) + " " + figure(e.epochs_to_target_accuracy, 4)
                : std::string()));
@@ -238,8 +241,10 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
                          : "B_noise = B_simple, the baseline's tr(Sigma) / |G|^2, ") +
          std::string(model.baseline().has_max_lr() ? "eps_max measured along the baseline"
                                                    : "eps_max not measured: the baseline's lr taken as tuned, x_0 = 1") +
-         "); past x = 2 the loss rises (no progress), and such a row's notes give the other regime, the edge of "
-         "stability, where the run's curvature follows its lr and it progresses as at the tuned lr. loss and train acc: means "
+         "); past x = 2 the loss rises (no progress) under the plain bound, or, at the edge of stability, the run's "
+         "curvature follows its lr and it progresses as at the tuned lr (x read as at most 1). This baseline is read "
+         "with " + model.past_bound_reason() + "; a row the plain bound puts past it says so in its notes, and one "
+         "predicted to make no progress gives the edge's figures in its notes. loss and train acc: means "
          "over epoch k, test acc at its end, the baseline's at the examples E_0 the path reaches. It assumes the "
          "same accuracy at the same training loss (no generalisation gap). efficiency = (B_noise + B_0) / "
          "(B_noise + B) at the target (Pollux), goodput = simulated throughput x efficiency, time to target = "

@@ -23,7 +23,7 @@ class ResultGrid;
 struct Q4Row {
   LargeBatchPrediction prediction;
   // Where the model predicts no progress (its lr past plain SGD's bound): the same configuration
-  // at the edge of stability (LargeBatchSettings::edge_of_stability), the other regime.
+  // at the edge of stability (PastBound::kEdge), the other reading of the bound.
   std::optional<LargeBatchPrediction> at_the_edge;
   double throughput = 0;                   // samples/s = train_samples / epoch_s
   std::optional<double> time_to_target_s;  // examples to target / throughput

@@ -330,9 +330,42 @@ std::vector<std::vector<BaselineCurve::Window>> BaselineCurve::untrained_stretch
   return stretches;
 }
 
+PastBoundReading read_past_bound(PastBound past_bound, const std::optional<StartCurvature>& start) {
+  PastBoundReading r;
+  switch (past_bound) {
+    case PastBound::kNoProgress:
+      r.reason = "the plain bound, as asked: past 2x the tuned lr a step raises the loss";
+      break;
+    case PastBound::kEdge:
+      r.at_the_edge = true;
+      r.reason = "the edge of stability, as asked: an lr above the tuned one progresses as at it";
+      break;
+    case PastBound::kFromStart:
+      if (!start) {
+        r.reason = "the plain bound: the baseline's curvature at its start was not measured";
+      } else if (start->rest_lr_over_eps_max && *start->rest_lr_over_eps_max > LargeBatchModel::kNoProgressLrRatio) {
+        r.reason = "the plain bound: at the baseline's start its parameters that are not scale-invariant are " +
+                   short_number(*start->rest_lr_over_eps_max) +
+                   "x past their eps_max (past 2, and nothing lets them grow out of a step too large)";
+      } else {
+        r.at_the_edge = true;
+        r.reason = "the edge of stability: at the baseline's start " +
+                   (start->rest_lr_over_eps_max
+                        ? "its parameters that are not scale-invariant are within their bound (lr / eps_max " +
+                              short_number(*start->rest_lr_over_eps_max) + ")"
+                        : std::string("every parameter is scale-invariant")) +
+                   ", the steep part in the " + std::to_string(start->scale_invariant) + " of " +
+                   std::to_string(start->parameters) + " parameter tensors BatchNorm normalises";
+      }
+      break;
+  }
+  return r;
+}
+
 LargeBatchModel::LargeBatchModel(const TrainingCurve& curve, int num_classes, const LargeBatchSettings& settings)
     : baseline_(curve, num_classes), settings_(settings) {
   if (settings.epochs < 1) throw std::invalid_argument("LargeBatchModel: epochs must be >= 1");
+  past_bound_ = read_past_bound(settings.past_bound, baseline_.curve().start_curvature);
   if (!(settings.warmup_epochs >= 0) || !std::isfinite(settings.warmup_epochs)) {
     throw std::invalid_argument("LargeBatchModel: warmup_epochs must be finite and >= 0");
   }
@@ -480,12 +513,14 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
   // were worth almost nothing and the run covers that stretch of its curve in almost no examples,
   // a slope near 0. Integrated over E_B the same stretch was a rate near infinity, which one step
   // jumped past by an amount that depended on where it landed, so the predictions jumped with B.
+  double max_raw_x = 0;  // the largest x before epoch k, before the edge's reading of it
   const auto slope = [&](double e_0, double e_b, double* x_out) {
     const double noise = batch_noise_scale_at(e_0);
     const double x0 = path_lr_over_tuned(e_0, baseline_.noise_scale_at(e_0));
     // At the edge of stability an lr above the tuned one progresses as at it.
     const double raw = lr_over_tuned(e_b, b, noise, x0);
-    const double x = settings_.edge_of_stability ? std::min(raw, 1.0) : raw;
+    const double x = past_bound_.at_the_edge ? std::min(raw, 1.0) : raw;
+    if (e_b <= k_examples) max_raw_x = std::max(max_raw_x, raw);
     *x_out = x;
     const double run = 2 * x - x * x;
     return run > 0 ? (noise + b) / (noise + b0) * (2 * x0 - x0 * x0) / run : std::numeric_limits<double>::infinity();
@@ -617,6 +652,12 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
     return p;
   }
 
+  if (max_raw_x > kNoProgressLrRatio) {
+    p.past_the_bound = true;
+    p.notes.push_back("past the bound: " + rule + " lr at " + batch_text + " reaches " + short_number(max_raw_x) +
+                      "x the tuned lr, past plain SGD's " + short_number(kNoProgressLrRatio) +
+                      "x, and is read as at the tuned lr there (" + past_bound_.reason + ")");
+  }
   if (!skipped.empty()) p.stall_passed_epochs = skipped.front().e_b / n;
   for (const Skip& skip : skipped) {
     p.notes.push_back("the baseline stalled at chance for " + short_number(skip.length / n) + " epochs (" +
@@ -739,7 +780,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
     if (x > kLrMismatch || x < 1 / kLrMismatch) {
       p.notes.push_back(rule + " lr at " + batch_text + " is " + short_number(x) +
                         "x the tuned lr at the target (B_noise " + short_number(noise) + "): " +
-                        (settings_.edge_of_stability && x > 1
+                        (past_bound_.at_the_edge && x > 1
                              ? std::string("read as at the tuned lr (the edge of stability)")
                          : x > kNoProgressLrRatio ? std::string("past 2x a step raises the loss")
                                                   : "a step makes " + short_number(100 * (2 * x - x * x)) +

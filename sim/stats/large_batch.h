@@ -18,6 +18,7 @@
 
 #include "io/profile.h"
 #include "stats/lr_rule.h"
+#include "stats/past_bound.h"
 
 namespace trainsim {
 
@@ -145,6 +146,14 @@ inline constexpr double kRisenLossRatio = 2;
 // B_noise/B) at batch B (McCandlish et al. 2018). eps_max > 0.
 double lr_over_tuned_lr(double lr, double batch, double noise_scale, double eps_max);
 
+// PastBound resolved for a baseline with this start curvature: whether runs past the plain bound
+// are read at the edge of stability, and why, in words.
+struct PastBoundReading {
+  bool at_the_edge = false;
+  std::string reason;
+};
+PastBoundReading read_past_bound(PastBound past_bound, const std::optional<StartCurvature>& start);
+
 struct LargeBatchSettings {
   int epochs = 5;                     // k: report the loss after k epochs
   std::optional<double> target_loss;  // default: the baseline's loss in its epoch k (its last if shorter)
@@ -170,13 +179,8 @@ struct LargeBatchSettings {
   // accuracy, in eval mode on running statistics, is unchanged). false, or a curve without the
   // probe: the curve's loss as it is.
   bool batchnorm_gap = true;
-  // The edge of stability (Cohen et al. 2021): a run whose lr is above the tuned one (x > 1) meets
-  // curvature that follows its lr, and progresses as at the tuned lr (x read as 1); no lr is then
-  // past the no-progress bound. fashion-cnn-gap's runs past plain SGD's bound trained, their own
-  // lr / eps_max at the bound (docs/LARGE_BATCH.md, "The edge of stability"); fashion-cnn's stayed
-  // at chance. false (the default): the plain-SGD path, its bound at x = 2 on the baseline's
-  // curvature. The baseline's own x_0 is read as without it.
-  bool edge_of_stability = false;
+  // What a run whose lr is past the no-progress bound does (PastBound).
+  PastBound past_bound = PastBound::kFromStart;
 };
 
 struct LargeBatchPrediction {
@@ -218,6 +222,9 @@ struct LargeBatchPrediction {
   // predicts no progress (the loss and accuracies at k are the untrained model's, the target is
   // never reached).
   bool no_progress = false;
+  // At the edge of stability (PastBound): the rule's lr passes kNoProgressLrRatio x the tuned lr
+  // before epoch k, and is read as at the tuned lr there (a note says so).
+  bool past_the_bound = false;
 };
 
 class LargeBatchModel {
@@ -231,6 +238,9 @@ class LargeBatchModel {
 
   const BaselineCurve& baseline() const { return baseline_; }
   const LargeBatchSettings& settings() const { return settings_; }
+  // The reading of the bound in force (PastBound resolved for this baseline), and why, in words.
+  bool at_the_edge() const { return past_bound_.at_the_edge; }
+  const std::string& past_bound_reason() const { return past_bound_.reason; }
   double target_loss() const { return target_loss_; }
   bool target_is_default() const { return !settings_.target_loss.has_value(); }
   // Where the target came from, e.g. "the baseline's loss after 5 epochs" or "large_batch.target_loss".
@@ -299,6 +309,7 @@ class LargeBatchModel {
   LargeBatchSettings settings_;
   double target_loss_;
   std::string target_source_;
+  PastBoundReading past_bound_;
 };
 
 }  // namespace trainsim
