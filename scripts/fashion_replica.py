@@ -48,10 +48,11 @@ def training_data(folder, tool):
 
 
 def new_run(a):
-    """The recipe's start: the model initialised from a.seed, its SGD (a.lr, a.momentum, weight decay
-    5e-4) and the generator of the run's draws (batch order and augmentation)."""
+    """The recipe's start: the model initialised from a.seed (fashion-cnn-gap, or fashion-cnn where
+    a.model says so), its SGD (a.lr, a.momentum, weight decay 5e-4) and the generator of the run's
+    draws (batch order and augmentation)."""
     torch.manual_seed(a.seed)
-    model = FashionCnnGap()
+    model = FashionCnnGap(pooled_head=getattr(a, "model", "fashion-cnn-gap") != "fashion-cnn")
     opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum, weight_decay=5e-4)
     return model, opt, torch.Generator().manual_seed(a.seed)
 
@@ -85,18 +86,21 @@ def restore(model, opt, state):
 
 
 class FashionCnnGap(nn.Module):
-    def __init__(self):
+    """fashion-cnn-gap; with pooled_head=False, fashion-cnn (fc on the flattened 64x7x7 map)."""
+
+    def __init__(self, pooled_head=True):
         super().__init__()
+        self.pooled_head = pooled_head
         self.conv1 = nn.Conv2d(1, 32, 3, padding=1, bias=False)
         self.bn1 = nn.BatchNorm2d(32)
         self.conv2 = nn.Conv2d(32, 64, 3, padding=1, bias=False)
         self.bn2 = nn.BatchNorm2d(64)
-        self.fc = nn.Linear(64, 10)
+        self.fc = nn.Linear(64 if pooled_head else 64 * 7 * 7, 10)
 
     def forward(self, x):
         x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
         x = F.max_pool2d(F.relu(self.bn2(self.conv2(x))), 2)
-        return self.fc(x.mean((2, 3)))
+        return self.fc(x.mean((2, 3)) if self.pooled_head else x.flatten(1))
 
 
 def augment(padded, idx, gen):
