@@ -218,15 +218,39 @@ TEST_F(CompareTest, TheBaselinesStartCurvatureDecidesTheReading) {
   EXPECT_FALSE(within.no_progress);
   EXPECT_TRUE(within.past_the_bound);
   EXPECT_NEAR(*within.epochs_to_target, 3.0, 1e-6);
+  // The run's own first step: 8x the lr puts the 0.4 at 3.2, within the catapult's window (4).
+  ASSERT_TRUE(within.start_x.has_value());
+  EXPECT_NEAR(*within.start_x, 3.2, 1e-12);
+  EXPECT_TRUE(std::any_of(within.notes.begin(), within.notes.end(), [](const std::string& note) {
+    return note.find("the run's own start at 3.2x, within the catapult's window of 4x") != std::string::npos;
+  }));
   const std::string report = format_comparison_report(compare_large_batch_runs(options()), options(), "T");
   EXPECT_NE(report.find("- seed 0: the edge of stability: at the baseline's start its parameters that are not "
                         "scale-invariant are within their bound (lr / eps_max 0.4)"),
             std::string::npos)
       << report;
   EXPECT_NE(report.find("predicted at the edge of stability (lr above 2x the tuned lr)"), std::string::npos) << report;
+  // 0.6 at the baseline's start is within the bound, and 8x the lr puts the run's own start at 4.8,
+  // past the window: no progress, whatever the edge reading would give later on the path.
+  start.rest_lr_over_eps_max = 0.6;
+  const LargeBatchPrediction catapult = linear_1024(start);
+  EXPECT_TRUE(catapult.no_progress);
+  ASSERT_TRUE(catapult.start_x.has_value());
+  EXPECT_NEAR(*catapult.start_x, 4.8, 1e-12);
+  EXPECT_FALSE(catapult.epochs_to_target.has_value());
+  ASSERT_FALSE(catapult.notes.empty());
+  EXPECT_NE(catapult.notes.back().find("at 4.8x their eps_max (the baseline's 0.6 times the run's lr over the "
+                                       "baseline's), past the catapult's window of 4x"),
+            std::string::npos)
+      << catapult.notes.back();
+  EXPECT_NE(format_comparison_report(compare_large_batch_runs(options()), options(), "T")
+                .find("predicted: no progress (starts at 4.8x eps_max, past the catapult's window)"),
+            std::string::npos);
   start.rest_lr_over_eps_max.reset();  // every parameter scale-invariant: nothing lacks the escape
   start.scale_invariant = 8;
-  EXPECT_FALSE(linear_1024(start).no_progress);
+  const LargeBatchPrediction invariant = linear_1024(start);
+  EXPECT_FALSE(invariant.no_progress);
+  EXPECT_FALSE(invariant.start_x.has_value());
   start.rest_lr_over_eps_max = 15;
   start.scale_invariant = 2;
   const LargeBatchPrediction past = linear_1024(start);
@@ -768,12 +792,29 @@ TEST_F(PlanTest, APlannedRunNotEndedIsWaitingAnUnplannedOneAnError) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("b512-linear-s0.yaml: 1 of 2 epochs"), std::string::npos) << e.what();
   }
+  // Planned and just started: measure baseline has written the file without its curve yet.
+  plan({"b1024-linear-s0"});
+  Profile started;
+  started.machine.name = "test-machine";
+  started.machine.device_kind = "cpu";
+  started.measurement.command = "measure baseline";
+  write_profile_atomic(started, (dir_ / "runs" / "b1024-linear-s0.yaml").string());
+  EXPECT_EQ(compare_large_batch_runs(planned_options()).planned_waiting, 2);
+  fs::remove(dir_ / "runs" / "b512-linear-s0.yaml");
+  try {  // not planned: a file without a run's curve
+    compare_large_batch_runs(options());
+    ADD_FAILURE() << "compared a file without a curve";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("holds 0 training curves, a run's file holds one"), std::string::npos)
+        << e.what();
+  }
+  fs::remove(dir_ / "runs" / "b1024-linear-s0.yaml");
   fs::remove(dir_ / "runs" / "b2048-linear-s0.yaml");
   try {  // nothing ended yet
     compare_large_batch_runs(planned_options());
     ADD_FAILURE() << "compared no run";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("no runs besides the baselines have ended (1 planned, not ended)"),
+    EXPECT_NE(std::string(e.what()).find("no runs besides the baselines have ended (2 planned, not ended)"),
               std::string::npos)
         << e.what();
   }

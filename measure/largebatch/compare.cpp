@@ -56,14 +56,15 @@ std::string read_text(const fs::path& path) {
 }
 
 // The run's curve: the profile's only training curve.
-TrainingCurve load_curve(const fs::path& path) {
-  const Profile profile = load_profile(path.string());
+TrainingCurve only_curve(const Profile& profile, const fs::path& path) {
   if (profile.training.size() != 1) {
     throw std::runtime_error(path.string() + ": holds " + std::to_string(profile.training.size()) +
                              " training curves, a run's file holds one");
   }
   return profile.training.front();
 }
+
+TrainingCurve load_curve(const fs::path& path) { return only_curve(load_profile(path.string()), path); }
 
 // The predicted epochs to `target` read the way the run's are, where the run records its loss as
 // one mean per epoch: the run's curve with each epoch's (and each epoch-end sample's) loss replaced
@@ -295,12 +296,21 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       throw std::runtime_error(path.string() + ": no baseline for seed " + std::to_string(name.seed) + " (" +
                                baseline_file_name(o.base_batch, name.seed) + " in " + o.runs_dir + ")");
     }
-    const TrainingCurve curve = load_curve(path);
+    const std::string stem = path.stem().string();
+    const auto planned = plan.find(stem);
+    const Profile profile = load_profile(path.string());
+    if (profile.training.empty() && (planned != plan.end() || planned_elsewhere.count(stem) > 0)) {
+      // Planned and just started: measure baseline writes the curve after its first epoch.
+      if (planned != plan.end()) {
+        ++summary.planned_waiting;
+        plan.erase(planned);
+      }
+      continue;
+    }
+    const TrainingCurve curve = only_curve(profile, path);
     check_same_setting(path, curve, name, baseline_file_name(o.base_batch, baseline->first), baseline->second);
     const LargeBatchSettings settings = run_settings(o, name.rule, curve.warmup_epochs, baseline->second);
     const LargeBatchModel model(baseline->second, o.num_classes, settings);
-    const std::string stem = path.stem().string();
-    const auto planned = plan.find(stem);
 
     RunComparison c;
     c.run = name;
@@ -778,7 +788,12 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
   out += "|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n";
   for (const auto& c : s.runs) {
     std::string notes;
-    if (c.predicted.no_progress) notes = "predicted: no progress (lr above 2x the tuned lr)";
+    if (c.predicted.no_progress) {
+      notes = c.predicted.start_x && *c.predicted.start_x > LargeBatchModel::kCatapultLrRatio
+                  ? "predicted: no progress (starts at " + fixed(*c.predicted.start_x, 1) +
+                        "x eps_max, past the catapult's window)"
+                  : std::string("predicted: no progress (lr above 2x the tuned lr)");
+    }
     if (c.predicted.past_the_bound && !c.predicted.no_progress) notes = "predicted at the edge of stability (lr above 2x the tuned lr)";
     if (c.predicted.stall_passed_epochs) {
       notes = "predicted: passes the baseline's stall at chance after " + fixed(*c.predicted.stall_passed_epochs, 2) +
