@@ -12,6 +12,13 @@ namespace {
 
 constexpr const char* kNone = "-";
 
+// A reading in prose: three significant digits, no trailing zeros (0.683, 0.5, 12.8).
+std::string three_digits(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3g", value);
+  return buffer;
+}
+
 std::string optional_cell(const std::optional<double>& value, int significant = 4) {
   return value ? format_significant(*value, significant) : kNone;
 }
@@ -243,7 +250,14 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
                                                    : "eps_max not measured: the baseline's lr taken as tuned, x_0 = 1") +
          "); past x = 2 the loss rises (no progress) under the plain bound, or, at the edge of stability, the run's "
          "curvature follows its lr and it progresses as at the tuned lr (x read as at most 1). This baseline is read "
-         "with " + model.past_bound_reason() + "; a row the plain bound puts past it says so in its notes, and one "
+         "with " + model.past_bound_reason() +
+         (model.start_x() ? "; a run whose parameters that are not scale-invariant start past " +
+                                format_fixed(LargeBatchModel::kCatapultLrRatio, 0) +
+                                "x their eps_max (this baseline's " + three_digits(*model.start_x()) +
+                                " times the run's lr over the baseline's) is past the catapult's window and makes "
+                                "no progress"
+                          : std::string()) +
+         "; a row the plain bound puts past it says so in its notes, and one "
          "predicted to make no progress gives the edge's figures in its notes. loss and train acc: means "
          "over epoch k, test acc at its end, the baseline's at the examples E_0 the path reaches. It assumes the "
          "same accuracy at the same training loss (no generalisation gap). efficiency = (B_noise + B_0) / "

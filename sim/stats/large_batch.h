@@ -249,6 +249,8 @@ class LargeBatchModel {
   // The reading of the bound in force (PastBound resolved for this baseline), and why, in words.
   bool at_the_edge() const { return past_bound_.at_the_edge; }
   const std::string& past_bound_reason() const { return past_bound_.reason; }
+  // The baseline's start reading each run's own start scales (PastBoundReading::start_x).
+  std::optional<double> start_x() const { return past_bound_.start_x; }
   double target_loss() const { return target_loss_; }
   bool target_is_default() const { return !settings_.target_loss.has_value(); }
   // Where the target came from, e.g. "the baseline's loss after 5 epochs" or "large_batch.target_loss".
