@@ -199,8 +199,8 @@ TEST_F(Q4Test, TheBaselinesStartCurvatureDecidesTheReading) {
                       "that are not scale-invariant are within their bound (lr / eps_max 0.5)"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("a run whose parameters that are not scale-invariant start past 4x their eps_max (this "
-                      "baseline's 0.5 times the run's lr over the baseline's) is past the catapult's window"),
+  EXPECT_NE(text.find("a run whose parameters that are not scale-invariant start past 2x their eps_max (this "
+                      "baseline's 0.5 times the run's lr over the baseline's) starts with a catapult"),
             std::string::npos)
       << text;
   profile_.training.at(0).start_curvature = StartCurvature{12, 15, 2, 8};

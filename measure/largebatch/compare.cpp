@@ -788,12 +788,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
   out += "|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n";
   for (const auto& c : s.runs) {
     std::string notes;
-    if (c.predicted.no_progress) {
-      notes = c.predicted.start_x && *c.predicted.start_x > LargeBatchModel::kCatapultLrRatio
-                  ? "predicted: no progress (starts at " + fixed(*c.predicted.start_x, 1) +
-                        "x eps_max, past the catapult's window)"
-                  : std::string("predicted: no progress (lr above 2x the tuned lr)");
-    }
+    if (c.predicted.no_progress) notes = "predicted: no progress (lr above 2x the tuned lr)";
     if (c.predicted.past_the_bound && !c.predicted.no_progress) notes = "predicted at the edge of stability (lr above 2x the tuned lr)";
     if (c.predicted.stall_passed_epochs) {
       notes = "predicted: passes the baseline's stall at chance after " + fixed(*c.predicted.stall_passed_epochs, 2) +
@@ -801,6 +796,10 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
     }
     if (!c.measured_only && !c.predicted.loss_at_k && !c.predicted.loss_missing.empty()) {
       notes = "not predicted: " + c.predicted.loss_missing;
+    }
+    if (c.predicted.start_x && *c.predicted.start_x > LargeBatchModel::kNoProgressLrRatio) {
+      notes += (notes.empty() ? "" : "; ") + std::string("starts at ") + fixed(*c.predicted.start_x, 1) +
+               "x eps_max: a catapult, not in the prediction";
     }
     if (c.measured_only) notes = "LARS under linear-warmup: measured only (the model has no layer-wise rule)";
     if (!c.measured_missing.empty()) notes += (notes.empty() ? "" : "; ") + std::string("run: ") + c.measured_missing;

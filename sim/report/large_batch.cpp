@@ -251,11 +251,10 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
          "); past x = 2 the loss rises (no progress) under the plain bound, or, at the edge of stability, the run's "
          "curvature follows its lr and it progresses as at the tuned lr (x read as at most 1). This baseline is read "
          "with " + model.past_bound_reason() +
-         (model.start_x() ? "; a run whose parameters that are not scale-invariant start past " +
-                                format_fixed(LargeBatchModel::kCatapultLrRatio, 0) +
-                                "x their eps_max (this baseline's " + three_digits(*model.start_x()) +
-                                " times the run's lr over the baseline's) is past the catapult's window and makes "
-                                "no progress"
+         (model.start_x() ? "; a run whose parameters that are not scale-invariant start past 2x their eps_max "
+                            "(this baseline's " + three_digits(*model.start_x()) +
+                                " times the run's lr over the baseline's) starts with a catapult, whose cost the "
+                                "prediction does not carry (its notes say so)"
                           : std::string()) +
          "; a row the plain bound puts past it says so in its notes, and one "
          "predicted to make no progress gives the edge's figures in its notes. loss and train acc: means "

@@ -500,31 +500,15 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
                       "a poor baseline; predictions from it are unreliable");
   }
 
-  // No progress: the loss and accuracies are the untrained model's, no target is reached.
-  const auto no_progress = [&](std::string note) {
-    p.no_progress = true;
-    p.loss_at_k = baseline_.untrained_loss();
-    p.loss_by_epoch.assign(static_cast<size_t>(settings_.epochs), *p.loss_at_k);
-    p.train_accuracy_at_k = 1.0 / baseline_.num_classes();
-    if (baseline_.at(0).test_accuracy) p.test_accuracy_at_k = 1.0 / baseline_.num_classes();
-    p.examples_to_target.reset();
-    p.target_missing = "never: no progress at this lr";
-    p.examples_to_target_accuracy.reset();
-    if (settings_.target_accuracy) p.target_accuracy_missing = p.target_missing;
-    p.notes.push_back(std::move(note));
-    return p;
-  };
-  // The run's own first step, along the parameters that are not scale-invariant: the edge reading
-  // holds for a run that starts within the catapult's window (kCatapultLrRatio).
+  // The run's own first step along the parameters that are not scale-invariant.
   if (past_bound_.start_x) {
     p.start_x = *past_bound_.start_x * lr_ratio_at(0, b);
-    if (*p.start_x > kCatapultLrRatio) {
-      return no_progress("no progress: " + rule + " lr at " + batch_text + " starts the parameters that are not "
-                         "scale-invariant at " + short_number(*p.start_x) + "x their eps_max (the baseline's " +
-                         short_number(*past_bound_.start_x) + " times the run's lr over the baseline's), past the "
-                         "catapult's window of " + short_number(kCatapultLrRatio) +
-                         "x: the first steps throw the loss up further than it comes back (docs/LARGE_BATCH.md, "
-                         "\"The start of the run itself\")");
+    if (*p.start_x > kNoProgressLrRatio) {
+      p.notes.push_back("catapult: " + rule + " lr at " + batch_text + " starts the parameters that are not "
+                        "scale-invariant at " + short_number(*p.start_x) + "x their eps_max (the baseline's " +
+                        short_number(*past_bound_.start_x) + " times the run's lr over the baseline's): its first "
+                        "steps throw the loss up before the curvature falls, which the prediction does not carry "
+                        "(docs/LARGE_BATCH.md, \"The start of the run itself\")");
     }
   }
 
@@ -663,24 +647,29 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
 
   if (diverged_at >= 0 && diverged_at < k_examples + d0) {
     const double noise = batch_noise_scale_at(path_e0.back());
-    return no_progress("no progress: " + rule + " lr at " + batch_text + " passes " +
-                       short_number(kNoProgressLrRatio) + "x the tuned lr (eps_max / (1 + B_noise/B), B_noise " +
-                       short_number(noise) + ") " +
-                       (diverged_at > 0 ? "after " + short_number(diverged_at / n) + " epochs" : std::string("from the start")) +
-                       "; past it an SGD step raises the expected loss: loss and accuracy are the "
-                       "untrained model's");
+    p.no_progress = true;
+    p.loss_at_k = baseline_.untrained_loss();
+    p.loss_by_epoch.assign(static_cast<size_t>(settings_.epochs), *p.loss_at_k);
+    p.train_accuracy_at_k = 1.0 / baseline_.num_classes();
+    if (baseline_.at(0).test_accuracy) p.test_accuracy_at_k = 1.0 / baseline_.num_classes();
+    p.examples_to_target.reset();
+    p.target_missing = "never: no progress at this lr";
+    p.examples_to_target_accuracy.reset();
+    if (settings_.target_accuracy) p.target_accuracy_missing = p.target_missing;
+    p.notes.push_back("no progress: " + rule + " lr at " + batch_text + " passes " +
+                      short_number(kNoProgressLrRatio) + "x the tuned lr (eps_max / (1 + B_noise/B), B_noise " +
+                      short_number(noise) + ") " +
+                      (diverged_at > 0 ? "after " + short_number(diverged_at / n) + " epochs" : std::string("from the start")) +
+                      "; past it an SGD step raises the expected loss: loss and accuracy are the "
+                      "untrained model's");
+    return p;
   }
 
   if (max_raw_x > kNoProgressLrRatio) {
     p.past_the_bound = true;
     p.notes.push_back("past the bound: " + rule + " lr at " + batch_text + " reaches " + short_number(max_raw_x) +
                       "x the tuned lr, past plain SGD's " + short_number(kNoProgressLrRatio) +
-                      "x, and is read as at the tuned lr there (" + past_bound_.reason +
-                      (p.start_x && *p.start_x > kNoProgressLrRatio
-                           ? "; the run's own start at " + short_number(*p.start_x) +
-                                 "x, within the catapult's window of " + short_number(kCatapultLrRatio) + "x"
-                           : std::string()) +
-                      ")");
+                      "x, and is read as at the tuned lr there (" + past_bound_.reason + ")");
   }
   if (!skipped.empty()) p.stall_passed_epochs = skipped.front().e_b / n;
   for (const Skip& skip : skipped) {

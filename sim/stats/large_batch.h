@@ -153,7 +153,7 @@ struct PastBoundReading {
   std::string reason;
   // PastBound::kFromStart at the edge: the baseline's parameters that are not scale-invariant, their
   // lr / eps_max before its first step (StartCurvature::rest_lr_over_eps_max), which a run's own start
-  // scales by its lr (LargeBatchModel::kCatapultLrRatio).
+  // scales by its lr (LargeBatchPrediction::start_x).
   std::optional<double> start_x;
 };
 PastBoundReading read_past_bound(PastBound past_bound, const std::optional<StartCurvature>& start);
@@ -231,7 +231,8 @@ struct LargeBatchPrediction {
   bool past_the_bound = false;
   // PastBound::kFromStart: the run's own lr / eps_max at its first step along the parameters that are
   // not scale-invariant (the baseline's start reading times the run's lr over the baseline's), where
-  // the baseline read one; no_progress where it is past kCatapultLrRatio.
+  // the baseline read one. Past kNoProgressLrRatio the run starts with a catapult (the loss thrown up,
+  // then the curvature lowered), whose cost the model does not carry: a note says so.
   std::optional<double> start_x;
 };
 
@@ -261,13 +262,6 @@ class LargeBatchModel {
   // (McCandlish et al. 2018: a step changes it by |G|^2 eps_opt (x^2/2 - x) for x = eps / eps_opt):
   // no progress is predicted. The theory's 2, not a fitted value.
   static constexpr double kNoProgressLrRatio = 2;
-  // The catapult's window (Lewkowycz et al. 2020, "The large learning rate phase of deep learning:
-  // the catapult mechanism"): in their solvable two-layer network, gradient descent at lr between 2
-  // and 4 over the curvature at the start throws the loss up, lowers the curvature and converges;
-  // past 4 it diverges. With PastBound::kFromStart a run read at the edge of stability whose
-  // parameters that are not scale-invariant start past 4 x their eps_max is predicted no progress
-  // (docs/LARGE_BATCH.md, "The start of the run itself"). The theory's 4, not a fitted value.
-  static constexpr double kCatapultLrRatio = 4;
   // Outside [1/2, 2] x the tuned learning rate at the target, a row draws a note.
   static constexpr double kLrMismatch = 2;
   // Integration steps per epoch of the baseline's examples (the path E_B(E_0), docs/LARGE_BATCH.md).
