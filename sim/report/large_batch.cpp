@@ -12,13 +12,6 @@ namespace {
 
 constexpr const char* kNone = "-";
 
-// A reading in prose: three significant digits, no trailing zeros (0.683, 0.5, 12.8).
-std::string three_digits(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3g", value);
-  return buffer;
-}
-
 std::string optional_cell(const std::optional<double>& value, int significant = 4) {
   return value ? format_significant(*value, significant) : kNone;
 }
@@ -252,7 +245,7 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
          "curvature follows its lr and it progresses as at the tuned lr (x read as at most 1). This baseline is read "
          "with " + model.past_bound_reason() +
          (model.start_x() ? "; a run whose parameters that are not scale-invariant start past 2x their eps_max "
-                            "(this baseline's " + three_digits(*model.start_x()) +
+                            "(this baseline's " + short_number(*model.start_x()) +
                                 " times the run's lr over the baseline's) starts with a catapult, whose cost the "
                                 "prediction does not carry (its notes say so)"
                           : std::string()) +

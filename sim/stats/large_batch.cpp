@@ -9,10 +9,7 @@
 #include "stats/mccandlish.h"
 
 namespace trainsim {
-namespace {
 
-// Numbers inside notes: 3 significant digits below 100 (0.123, 1.23, 12.3), whole numbers above
-// (123, 12345), never an exponent in between.
 std::string short_number(double value) {
   char buffer[32];
   if (std::fabs(value) >= 100 && std::fabs(value) < 1e15) {
@@ -22,6 +19,8 @@ std::string short_number(double value) {
   }
   return buffer;
 }
+
+namespace {
 
 // "64x" or "0.125x": the batch relative to the baseline's.
 std::string times(double ratio) { return short_number(ratio) + "x"; }

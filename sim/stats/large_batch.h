@@ -146,6 +146,10 @@ inline constexpr double kRisenLossRatio = 2;
 // B_noise/B) at batch B (McCandlish et al. 2018). eps_max > 0.
 double lr_over_tuned_lr(double lr, double batch, double noise_scale, double eps_max);
 
+// Numbers inside notes: 3 significant digits below 100 (0.123, 1.23, 12.3), whole numbers above
+// (123, 12345), never an exponent in between.
+std::string short_number(double value);
+
 // PastBound resolved for a baseline with this start curvature: whether runs past the plain bound
 // are read at the edge of stability, and why, in words.
 struct PastBoundReading {
