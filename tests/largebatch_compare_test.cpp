@@ -226,7 +226,11 @@ TEST_F(CompareTest, TheBaselinesStartCurvatureDecidesTheReading) {
                      "scale-invariant at 3.2x their eps_max (the baseline's 0.4 times the run's lr over the "
                      "baseline's)") != std::string::npos;
   }));
-  const std::string report = format_comparison_report(compare_large_batch_runs(options()), options(), "T");
+  const ComparisonSummary read_again = compare_large_batch_runs(options());
+  // comparison.csv carries the run's own start as its last column.
+  const std::string csv = format_comparison_csv(read_again);
+  EXPECT_NE(csv.find(",3.200000\n"), std::string::npos) << csv;
+  const std::string report = format_comparison_report(read_again, options(), "T");
   EXPECT_NE(report.find("- seed 0: the edge of stability: at the baseline's start its parameters that are not "
                         "scale-invariant are within their bound (lr / eps_max 0.4)"),
             std::string::npos)
@@ -681,7 +685,7 @@ TEST_F(CompareTest, TheEpochsToATargetAccuracy) {
                         "reached it in 2 epochs and were predicted; 1 reached it in 2 epochs on one side only)"),
             std::string::npos)
       << report;
-  EXPECT_NE(format_comparison_csv(s).find(",epochs_to_accuracy_error_pct\n"), std::string::npos);
+  EXPECT_NE(format_comparison_csv(s).find(",epochs_to_accuracy_error_pct,pred_start_x\n"), std::string::npos);
   // Without the flag: no such figure.
   EXPECT_EQ(format_comparison_report(compare_large_batch_runs(options()), options(), "X").find("epochs-to-accuracy"),
             std::string::npos);

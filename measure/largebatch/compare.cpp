@@ -32,13 +32,6 @@ std::string fixed(double value, int digits) {
   return text;
 }
 
-// A batch ratio: whole from 1 up (16), else as few digits as it needs (0.25, 0.5).
-std::string ratio(double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, value >= 1 ? "%.0f" : "%.3g", value);
-  return text;
-}
-
 std::string cell(const std::optional<double>& value, int digits) { return value ? fixed(*value, digits) : "-"; }
 
 std::string signed_cell(const std::optional<double>& value, int digits) {
@@ -614,7 +607,7 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
       "accuracy_error_points,pred_epochs_to_target,meas_epochs_to_target,epochs_error_pct,no_progress_predicted,measured_missing,"
       "pred_epochs_to_target_model,pred_regime,meas_regime,pred_batchnorm_gap_at_k,pred_train_acc_at_k,meas_train_acc_at_k,"
       "train_accuracy_error_points,pred_epochs_to_target_accuracy,meas_epochs_to_target_accuracy,"
-      "epochs_to_accuracy_error_pct\n";
+      "epochs_to_accuracy_error_pct,pred_start_x\n";
   const auto num = [](const std::optional<double>& v) { return v ? fixed(*v, 6) : std::string(); };
   for (const auto& c : s.runs) {
     out += std::to_string(c.run.seed) + "," + rule_label(c.run) + "," + std::to_string(c.run.batch) + "," +
@@ -629,7 +622,7 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
            num(c.predicted.batchnorm_gap_at_k) + "," + num(c.predicted.train_accuracy_at_k) + "," +
            num(c.train_accuracy_at_k) + "," + num(c.train_accuracy_error_points) + "," +
            num(c.predicted.epochs_to_target_accuracy) + "," + num(c.epochs_to_target_accuracy) + "," +
-           num(c.accuracy_target_error_pct) + "\n";
+           num(c.accuracy_target_error_pct) + "," + num(c.predicted.start_x) + "\n";
   }
   return out;
 }
@@ -809,7 +802,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
                "loss error " + signed_cell(c.loss_error_pct_blown_up, 1) + "% not averaged";
     }
     out += "| " + std::to_string(c.run.seed) + " | " + rule_label(c.run) + " | " + std::to_string(c.run.batch) +
-           " | " + ratio(static_cast<double>(c.run.batch) / static_cast<double>(o.base_batch)) + "x | " +
+           " | " + short_number(static_cast<double>(c.run.batch) / static_cast<double>(o.base_batch)) + "x | " +
            cell(c.predicted.loss_at_k, 4) + " | " + cell(c.loss_at_k, 4) + " | " + signed_cell(c.loss_error_pct, 1) +
            " | " + cell(c.predicted.test_accuracy_at_k, 4) + " | " + cell(c.test_accuracy_at_k, 4) + " | " +
            signed_cell(c.accuracy_error_points, 1) + " | " + cell(c.predicted_epochs_to_target, 2) + " | " +
