@@ -168,6 +168,13 @@ Profile make_profile() {
   curve.probe_batches = {32, 128, 1024};
   curve.epochs[0].probe_loss = {1.0 / 3.0, 0.1 + 0.2, 0.0};
   curve.samples[0].probe_loss = {2.5, 2.25, 1.0 / 7.0};
+  // The scale-invariant parameters' readings on the last epoch and the first sample.
+  curve.epochs[2].si_weight_sq = 21.5 + 1.0 / 3.0;
+  curve.epochs[2].si_update_sq = 0.1 + 0.2;
+  curve.epochs[2].si_trace_sigma = 0.0;
+  curve.samples[0].si_weight_sq = 1.0 / 7.0;
+  curve.samples[0].si_update_sq = 2.5e-3;
+  curve.samples[0].si_trace_sigma = 12.0 / 7.0;
   // The curvature at the start; negative: no positive curvature along that direction.
   curve.start_curvature = StartCurvature{0.1 + 0.2, -1.0 / 3.0, 2, 8};
   p.training.push_back(curve);
@@ -360,6 +367,9 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
       EXPECT_EQ(x.samples[j].curvature_noise_scale, y.samples[j].curvature_noise_scale);
       EXPECT_EQ(x.samples[j].curvature_noise_scale_se, y.samples[j].curvature_noise_scale_se);
       EXPECT_EQ(x.samples[j].probe_loss, y.samples[j].probe_loss);
+      EXPECT_EQ(x.samples[j].si_weight_sq, y.samples[j].si_weight_sq);
+      EXPECT_EQ(x.samples[j].si_update_sq, y.samples[j].si_update_sq);
+      EXPECT_EQ(x.samples[j].si_trace_sigma, y.samples[j].si_trace_sigma);
     }
     EXPECT_EQ(x.probe_batches, y.probe_batches);
     ASSERT_EQ(x.start_curvature.has_value(), y.start_curvature.has_value());
@@ -385,6 +395,9 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
       EXPECT_EQ(e.curvature_noise_scale, f.curvature_noise_scale);
       EXPECT_EQ(e.curvature_noise_scale_se, f.curvature_noise_scale_se);
       EXPECT_EQ(e.probe_loss, f.probe_loss);
+      EXPECT_EQ(e.si_weight_sq, f.si_weight_sq);
+      EXPECT_EQ(e.si_update_sq, f.si_update_sq);
+      EXPECT_EQ(e.si_trace_sigma, f.si_trace_sigma);
     }
   }
 
@@ -794,6 +807,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"ProbeLossOfTheWrongLength", "noise_scale: 400}\n",
                    "noise_scale: 400, probe_loss: [1]}\n    probe_batches: [32, 1024]\n", "probe_loss: [1]",
                    "training[0].epochs[1].probe_loss", "must hold one loss per probe_batches entry (2), got 1"},
+        // The scale-invariant parameters' readings (measure baseline).
+        BadProfile{"ScaleInvariantReadingsComeTogether", "noise_scale: 400}\n",
+                   "noise_scale: 400, si_weight_sq: 20, si_update_sq: 0.5}\n", "si_weight_sq: 20",
+                   "training[0].epochs[1].si_weight_sq", "si_weight_sq, si_update_sq and si_trace_sigma come together"},
+        BadProfile{"ScaleInvariantWeightsWithoutANorm", "noise_scale: 400}\n",
+                   "noise_scale: 400, si_weight_sq: 0, si_update_sq: 0.5, si_trace_sigma: 1}\n", "si_weight_sq: 0",
+                   "training[0].epochs[1].si_weight_sq", "must be > 0, got"},
         BadProfile{"ProbeBatchesNotAscending", "    lr_rule: \"constant\"\n",
                    "    lr_rule: \"constant\"\n    probe_batches: [32, 32]\n", "probe_batches: [32, 32]",
                    "training[0].probe_batches[1]", "strictly ascending: 32 follows 32"},

@@ -262,6 +262,44 @@ TEST_F(LargeBatchCli, BaselineTrainsTheFashionCnnOnRealFashionMnist) {
   ASSERT_TRUE(c.start_curvature->rest_lr_over_eps_max.has_value());
   EXPECT_GT(*c.start_curvature->rest_lr_over_eps_max, 4);
   EXPECT_GT(c.start_curvature->lr_over_eps_max, 4);
+  // The scale-invariant parameters' readings (the two convolutions, found after the second step).
+  EXPECT_GT(c.epochs[0].si_weight_sq, 0);
+  EXPECT_GT(c.epochs[0].si_update_sq, 0);
+  EXPECT_GT(c.epochs[0].si_trace_sigma, 0);
+}
+
+// fashion-cnn-gap's scale-invariant parameters (its two convolutions, found after the second step):
+// their |w|^2 grows by each step's lr^2 (1 + m) / (1 - m) |v|^2 less weight decay's
+// 2 lr wd |w|^2 / (1 - m), w . v in its steady state. That growth, integrated from the first sample
+// with each window's measured |v|^2, lands on the |w|^2 measured at the end of these 100 steps
+// (within 1.2% when this test was written; docs/LARGE_BATCH.md, "The scale-invariant weights' norm").
+TEST_F(LargeBatchCli, BaselineRecordsTheScaleInvariantWeightsNormAsTheirStepsGrowIt) {
+  if (!fs::exists("/usr/share/datasets/fashion-mnist")) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const fs::path profile = dir_ / "profile.yaml";
+  const ProgramRun r = run(kMeasure,
+                           "baseline --model fashion-cnn-gap --device cpu --train-samples 12800 --test-samples 2000 "
+                           "--batch 128 --epochs 1 --evals-per-epoch 4 --threads 1 --workers 0 --quiet --seed 0 "
+                           "--profile " + profile.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Profile p = load_profile(profile.string());
+  const TrainingCurve& c = p.training.at(0);
+  ASSERT_EQ(c.samples.size(), 4u);
+  const EpochPoint& e = c.epochs.at(0);
+  ASSERT_GT(e.si_weight_sq, 0);
+  EXPECT_GT(e.si_update_sq, 0);
+  EXPECT_GT(e.si_trace_sigma, 0);
+  double w = c.samples[0].si_weight_sq;
+  ASSERT_GT(w, 0);
+  EXPECT_GT(e.si_weight_sq, 1.2 * w);  // it grew
+  const double m = c.momentum;
+  for (size_t i = 1; i < c.samples.size(); ++i) {
+    const CurveSample& s = c.samples[i];
+    const double steps = (s.examples - c.samples[i - 1].examples) / static_cast<double>(c.batch);
+    for (int k = 0; k < 100; ++k) {
+      w += steps / 100 * (c.lr * c.lr * (1 + m) / (1 - m) * s.si_update_sq - 2 * c.lr * c.weight_decay * w / (1 - m));
+    }
+  }
+  EXPECT_NEAR(w, e.si_weight_sq, 0.05 * e.si_weight_sq);
 }
 
 // A baseline whose one epoch stays above the untrained loss (lr 5 blows it up) is written as
@@ -327,6 +365,7 @@ TEST_F(LargeBatchCli, BaselineUnderDdpUsesThePerRankGradient) {
   expect_tiny_curve(c, 16, 1);  // B_small = 32 / 2 ranks
   EXPECT_EQ(c.epochs[0].max_lr, 0);  // eps_max is measured on one device only
   EXPECT_FALSE(c.start_curvature.has_value());  // so is the curvature at the start
+  EXPECT_EQ(c.epochs[0].si_weight_sq, 0);       // and the scale-invariant parameters' norm
 }
 
 TEST_F(LargeBatchCli, BaselineBadFlagsExit2WithOneLine) {

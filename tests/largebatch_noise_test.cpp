@@ -101,6 +101,23 @@ TEST(MicroBatchBackward, LeavesTheFullBatchGradientAndTheSliceNorms) {
   EXPECT_NEAR(norms->big_sq_norm.item<double>(), full.square().sum().item<double>(), 1e-9);
   const double mean_slice_sq = (slice_sq[0] + slice_sq[1] + slice_sq[2] + slice_sq[3]) / 4;
   EXPECT_NEAR(norms->small_sq_norm.item<double>(), mean_slice_sq, 1e-9 * mean_slice_sq);
+  EXPECT_FALSE(norms->block_small_sq_norm.defined());  // no block asked for
+
+  // A block: the flagged parameters' norms alone; the one weight flagged, the same norms; none, 0.
+  ASSERT_EQ(params.size(), 1u);
+  const std::vector<bool> all{true};
+  const auto block = micro_batch_backward(params, mse(model), inputs, targets, 4, nullptr, &all);
+  ASSERT_TRUE(block.has_value());
+  EXPECT_NEAR(block->block_big_sq_norm.item<double>(), full.square().sum().item<double>(), 1e-9);
+  EXPECT_NEAR(block->block_small_sq_norm.item<double>(), mean_slice_sq, 1e-9 * mean_slice_sq);
+  const std::vector<bool> none{false};
+  const auto empty = micro_batch_backward(params, mse(model), inputs, targets, 4, nullptr, &none);
+  ASSERT_TRUE(empty.has_value());
+  EXPECT_EQ(empty->block_big_sq_norm.item<double>(), 0);
+  EXPECT_EQ(empty->block_small_sq_norm.item<double>(), 0);
+  const std::vector<bool> wrong_size{true, false};
+  EXPECT_THROW(micro_batch_backward(params, mse(model), inputs, targets, 4, nullptr, &wrong_size),
+               std::invalid_argument);
 }
 
 TEST(MicroBatchBackward, UnequalSlicesStillGiveTheBatchGradientButNoNorms) {

@@ -800,5 +800,60 @@ TEST(LargeBatchModel, BatchNormGapLowersTheLossNotTheAccuracy) {
   EXPECT_THROW(on.predict(512, 0.0), std::invalid_argument);
 }
 
+// TEST FIXTURE: the scale-invariant parameters' readings on every epoch of fixture_curve(), no weight
+// decay, momentum 0: |w|^2 20 throughout (the baseline measured it flat), tr(Sigma) 6400 on them and
+// the momentum buffer's |v|^2 all noise (tr(Sigma) / B_0, no coherent part). A run's |w|^2 u then
+// grows as du/dE = lr^2 tr(Sigma) 20 / (B^2 u) per example of its own: u^2 = 400 + 2 lr^2 6400 20 E / B^2.
+TrainingCurve scale_invariant_curve() {
+  TrainingCurve c = fixture_curve();
+  c.weight_decay = 0;
+  for (EpochPoint& e : c.epochs) {
+    e.si_weight_sq = 20;
+    e.si_trace_sigma = 6400;
+    e.si_update_sq = 6400.0 / 128;
+  }
+  return c;
+}
+
+double grown_weight_sq(double examples, double batch) {
+  return std::sqrt(400 + 2 * 0.1 * 0.1 * 6400 * 20 * examples / (batch * batch));
+}
+
+TEST(LargeBatchModel, TheBaselineBatchKeepsTheBaselinesNorm) {
+  const LargeBatchPrediction with = model(4, 0.9, LrRule::kConstant, scale_invariant_curve()).predict(128);
+  TrainingCurve without_readings = scale_invariant_curve();
+  for (EpochPoint& e : without_readings.epochs) e.si_weight_sq = e.si_update_sq = e.si_trace_sigma = 0;
+  const LargeBatchPrediction without = model(4, 0.9, LrRule::kConstant, without_readings).predict(128);
+  ASSERT_TRUE(with.effective_lr_ratio_at_k && with.loss_at_k && without.loss_at_k);
+  EXPECT_NEAR(*with.effective_lr_ratio_at_k, 1.0, 1e-12);
+  EXPECT_NEAR(*with.weight_sq_at_k, grown_weight_sq(4000, 128), 1e-3 * grown_weight_sq(4000, 128));
+  EXPECT_DOUBLE_EQ(*with.loss_at_k, *without.loss_at_k);
+  EXPECT_FALSE(without.effective_lr_ratio_at_k);
+}
+
+// Four times the batch at the same lr takes a quarter of the steps an epoch, each with a quarter of
+// the noise: its |w|^2 grows 16x slower per example, its lr / |w|^2 stays higher, and it trains
+// faster than the lr ratio alone says.
+TEST(LargeBatchModel, ALargerBatchKeepsASmallerNormAndALargerEffectiveLr) {
+  LargeBatchSettings off;
+  off.epochs = 4;
+  off.target_loss = 0.9;
+  off.lr_rule = LrRule::kConstant;
+  off.scale_invariant_norm = false;
+  const LargeBatchPrediction plain = LargeBatchModel(scale_invariant_curve(), 10, off).predict(512);
+  const LargeBatchPrediction p = model(4, 0.9, LrRule::kConstant, scale_invariant_curve()).predict(512);
+  ASSERT_TRUE(p.weight_sq_at_k && p.effective_lr_ratio_at_k && p.baseline_examples_at_k);
+  EXPECT_FALSE(plain.effective_lr_ratio_at_k);
+  EXPECT_NEAR(*p.weight_sq_at_k, grown_weight_sq(4000, 512), 1e-3 * grown_weight_sq(4000, 512));
+  // The baseline's |w|^2 where the path is, grown by the baseline's own steps.
+  const double baseline_norm = grown_weight_sq(*p.baseline_examples_at_k, 128);
+  EXPECT_NEAR(*p.effective_lr_ratio_at_k, baseline_norm / *p.weight_sq_at_k, 1e-3);
+  EXPECT_GT(*p.effective_lr_ratio_at_k, 1.1);
+  EXPECT_GT(*p.baseline_examples_at_k, *plain.baseline_examples_at_k);
+  EXPECT_LT(*p.loss_at_k, *plain.loss_at_k);
+  EXPECT_LT(*p.epochs_to_target, *plain.epochs_to_target);
+  EXPECT_TRUE(has_note(p, "BatchNorm's weights train at lr / |w|^2: at the end of epoch 4 the run's |w|^2 is"));
+}
+
 }  // namespace
 }  // namespace trainsim

@@ -328,6 +328,25 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
   auto last_print = run_start;
   int64_t step = 0;
   const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(device);
+  // The scale-invariant parameters (docs/LARGE_BATCH.md, "The scale-invariant weights' norm"): found
+  // from the second step's gradients (before the first step the first BatchNorm's bias is still 0,
+  // which leaves its scale invariant by accident), then their |w|^2, each step's |delta w|^2 / lr^2
+  // and tr(Sigma) of their gradients. One device, plain SGD.
+  const bool measure_scale_invariant = !ddp && o.optimizer == "sgd";
+  std::vector<bool> si_block;  // empty: not (yet) found
+  GradientNoiseEstimator si_noise(o.ema_decay);
+  auto si_epoch_sum = torch::zeros({}, f64);  // sum of |delta w|^2 / lr^2 over the epoch's steps
+  int64_t si_epoch_steps = 0;
+  auto si_window_sum = torch::zeros({}, f64);  // the same since the last curve sample
+  int64_t si_window_steps = 0;
+  const auto si_weight_sq = [&] {
+    torch::NoGradGuard no_grad;
+    auto total = torch::zeros({}, f64);
+    for (size_t j = 0; j < params.size(); ++j) {
+      if (si_block[j]) total += params[j].detach().square().sum(torch::kFloat64);
+    }
+    return total.item<double>();
+  };
   for (int epoch = 0; epoch < o.epochs; ++epoch) {
     data::ImageSet shard;
     std::optional<data::DataLoader> rank_loader;
@@ -345,6 +364,9 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     std::vector<torch::Tensor> big_sq;    // per measured step: |G_big|^2
     int64_t small_size = 0;
     int64_t big_size = 0;
+    std::vector<torch::Tensor> si_small_sq;  // the same two on the scale-invariant parameters
+    std::vector<torch::Tensor> si_big_sq;
+    size_t si_absorbed = 0;
     // The steps' norms since the last call into the moving averages: the ranks' |G_small|^2
     // averaged over the ranks (a better estimate than one rank's), in one collective.
     size_t absorbed = 0;
@@ -364,6 +386,18 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
         noise.add(small_cpu[i].item<double>(), big_cpu[i].item<double>(), small_size, big_size);
       }
       absorbed = small_sq.size();
+      if (si_absorbed < si_small_sq.size()) {
+        const auto si_small = torch::stack(std::vector<torch::Tensor>(
+                                               si_small_sq.begin() + static_cast<std::ptrdiff_t>(si_absorbed), si_small_sq.end()))
+                                  .cpu();
+        const auto si_big = torch::stack(std::vector<torch::Tensor>(
+                                             si_big_sq.begin() + static_cast<std::ptrdiff_t>(si_absorbed), si_big_sq.end()))
+                                .cpu();
+        for (int64_t i = 0; i < si_small.size(0); ++i) {
+          si_noise.add(si_small[i].item<double>(), si_big[i].item<double>(), small_size, big_size);
+        }
+        si_absorbed = si_small_sq.size();
+      }
     };
     loader.start_epoch(epoch);
     int64_t batch_index = 0;
@@ -402,6 +436,13 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       sample.max_lr = curvature.max_lr().value_or(0);
       sample.curvature_noise_scale = curvature.noise_scale().value_or(0);
       sample.curvature_noise_scale_se = curvature.noise_scale_standard_error().value_or(0);
+      if (!si_block.empty() && si_window_steps > 0) {
+        sample.si_weight_sq = si_weight_sq();
+        sample.si_update_sq = si_window_sum.item<double>() / static_cast<double>(si_window_steps);
+        sample.si_trace_sigma = std::max(0.0, si_noise.trace_sigma());
+      }
+      si_window_sum.zero_();
+      si_window_steps = 0;
       curve.samples.push_back(sample);
     };
     while (auto batch = loader.next()) {
@@ -440,12 +481,21 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
                                     step % o.curvature_every == 0;
         std::vector<torch::Tensor> first_slice_grad;  // g_s: the curvature's micro-batch direction
         const auto norms = micro_batch_backward(params, mean_loss, images, labels, o.micro_batches,
-                                                curvature_step ? &first_slice_grad : nullptr);
+                                                curvature_step ? &first_slice_grad : nullptr,
+                                                si_block.empty() ? nullptr : &si_block);
         if (norms && b == o.batch) {
           small_sq.push_back(norms->small_sq_norm);
           big_sq.push_back(norms->big_sq_norm);
           small_size = norms->small_batch;
           big_size = norms->big_batch;
+          if (norms->block_small_sq_norm.defined()) {
+            si_small_sq.push_back(norms->block_small_sq_norm);
+            si_big_sq.push_back(norms->block_big_sq_norm);
+          }
+        }
+        if (measure_scale_invariant && step == 1) {
+          si_block = scale_invariant_parameters(params);
+          if (std::none_of(si_block.begin(), si_block.end(), [](bool f) { return f; })) si_block.clear();
         }
         if (step == 0 && b == o.batch) {
           curve.start_curvature = start_curvature(params, buffers, plain_loss, images, labels, o.micro_batches, lr);
@@ -478,7 +528,25 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
         }
       }
       if (o.optimizer == "lars") lars_step(params, o.lars_eta, o.weight_decay);
+      std::vector<torch::Tensor> si_before;  // the scale-invariant parameters before the step
+      if (!si_block.empty()) {
+        for (size_t j = 0; j < params.size(); ++j) {
+          if (si_block[j]) si_before.push_back(params[j].detach().clone());
+        }
+      }
       optimizer.step();
+      if (!si_block.empty()) {
+        torch::NoGradGuard no_grad;
+        auto moved = torch::zeros({}, f64);
+        for (size_t j = 0, i = 0; j < params.size(); ++j) {
+          if (si_block[j]) moved += (params[j].detach() - si_before[i++]).square().sum(torch::kFloat64);
+        }
+        moved /= lr * lr;  // |v|^2: the step is lr v
+        si_window_sum += moved;
+        si_epoch_sum += moved;
+        ++si_window_steps;
+        ++si_epoch_steps;
+      }
       ++step;
       ++batch_index;
       samples += b;
@@ -530,6 +598,13 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     point.max_lr = curvature.max_lr().value_or(0);
     point.curvature_noise_scale = curvature.noise_scale().value_or(0);
     point.curvature_noise_scale_se = curvature.noise_scale_standard_error().value_or(0);
+    if (!si_block.empty() && si_epoch_steps > 0) {
+      point.si_weight_sq = si_weight_sq();
+      point.si_update_sq = si_epoch_sum.item<double>() / static_cast<double>(si_epoch_steps);
+      point.si_trace_sigma = std::max(0.0, si_noise.trace_sigma());
+    }
+    si_epoch_sum.zero_();
+    si_epoch_steps = 0;
     curve.epochs.push_back(point);
     if (o.evals_per_epoch > 1) add_sample(sums, /*epoch_end=*/true, point.test_accuracy, point.probe_loss);
     if (show_progress) {

@@ -244,6 +244,7 @@ LargeBatchSettings run_settings(const CompareOptions& o, LrRule rule, double war
   settings.curvature_noise_scale = !o.simple_noise_scale;
   settings.momentum_floor = !o.without_momentum_floor;
   settings.batchnorm_gap = !o.without_batchnorm_gap;
+  settings.scale_invariant_norm = !o.without_scale_invariant_norm;
   // The ramp of the run's own warm-up (recorded by measure baseline); measure's default if absent.
   if (warmup_epochs > 0) settings.warmup_epochs = warmup_epochs;
   // Default target: where the baseline was after its first epoch, a loss the large batches
@@ -710,7 +711,8 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
                                      const ComparisonSummary* without_floor,
                                      const ComparisonSummary* without_batchnorm,
                                      const ComparisonSummary* edge_of_stability,
-                                     const ComparisonSummary* plain_bound) {
+                                     const ComparisonSummary* plain_bound,
+                                     const ComparisonSummary* without_norm) {
   const std::string k = std::to_string(o.epochs);
   std::string out = "# Large batches on real data: predicted vs measured\n\n";
   out += "Reproduce: `" + command + "` on the runs of `scripts/largebatch-fashion.sh` (docs/LARGE_BATCH.md).\n\n";
@@ -939,6 +941,16 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
                 "off, docs/LARGE_BATCH.md)",
                 *without_batchnorm);
   }
+  const bool normed = std::any_of(s.baselines.begin(), s.baselines.end(), [](const TrainingCurve& c) {
+    return std::any_of(c.epochs.begin(), c.epochs.end(), [](const EpochPoint& e) { return e.si_weight_sq > 0; });
+  });
+  if (without_norm && normed) {
+    alternative("The same without the scale-invariant weights' norm",
+                "x read with the rule's plain lr ratio, not the run's lr / |w|^2 over the baseline's on the weights "
+                "BatchNorm normalises (LargeBatchSettings::scale_invariant_norm off, docs/LARGE_BATCH.md, \"The "
+                "scale-invariant weights' norm\")",
+                *without_norm);
+  }
   if (edge_of_stability) {
     alternative("The same at the edge of stability",
                 "Every baseline read at the edge: the run's curvature following its lr, an lr above the tuned one "
@@ -1052,6 +1064,7 @@ int largebatch_compare_main(int argc, char** argv) {
   const ComparisonSummary simple_noise = compare_with(&CompareOptions::simple_noise_scale);
   const ComparisonSummary without_floor = compare_with(&CompareOptions::without_momentum_floor);
   const ComparisonSummary without_batchnorm = compare_with(&CompareOptions::without_batchnorm_gap);
+  const ComparisonSummary without_norm = compare_with(&CompareOptions::without_scale_invariant_norm);
   CompareOptions edge = o;
   edge.past_bound = PastBound::kEdge;
   std::swap(edge.plan_file, edge.other_plan_files.front());
@@ -1066,7 +1079,8 @@ int largebatch_compare_main(int argc, char** argv) {
   const std::string report = (fs::path(dir) / ("report" + suffix + ".md")).string();
   const std::string csv = (fs::path(dir) / ("comparison" + suffix + ".csv")).string();
   write_text_atomically(report, format_comparison_report(summary, o, command, &assumed_tuned, &simple_noise, &without_floor,
-                                                          &without_batchnorm, &edge_of_stability, &plain_bound));
+                                                          &without_batchnorm, &edge_of_stability, &plain_bound,
+                                                          &without_norm));
   write_text_atomically(csv, format_comparison_csv(summary));
   if (!vm.count("quiet")) {
     std::cout << summary.runs.size() << " runs compared with the predictions from "

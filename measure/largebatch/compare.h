@@ -40,6 +40,10 @@ struct CompareOptions {
   // run's left out (LargeBatchSettings::batchnorm_gap off). The report shows both where a baseline
   // carries the BatchNorm probe.
   bool without_batchnorm_gap = false;
+  // x read with the plain lr ratio: the scale-invariant weights' norm left out
+  // (LargeBatchSettings::scale_invariant_norm off). The report shows both where a baseline carries
+  // the si_* readings.
+  bool without_scale_invariant_norm = false;
   // What a run past the no-progress bound does (LargeBatchSettings::past_bound): by default each
   // baseline's start curvature decides; the report shows the plain bound and the edge of stability
   // beside it.
@@ -247,16 +251,17 @@ LargeBatchSettings run_settings(const CompareOptions& o, LrRule rule, double war
 ComparisonSummary compare_large_batch_runs(const CompareOptions& options);
 
 // `assumed_tuned`, `simple_noise`, `without_floor`, `without_batchnorm`, `edge_of_stability`,
-// `plain_bound`: the same comparison with CompareOptions::assume_tuned_baseline, simple_noise_scale,
-// without_momentum_floor, without_batchnorm_gap, past_bound kEdge and past_bound kNoProgress, each
-// shown beside it where given.
+// `plain_bound`, `without_norm`: the same comparison with CompareOptions::assume_tuned_baseline,
+// simple_noise_scale, without_momentum_floor, without_batchnorm_gap, past_bound kEdge, past_bound
+// kNoProgress and without_scale_invariant_norm, each shown beside it where given.
 std::string format_comparison_report(const ComparisonSummary& summary, const CompareOptions& options,
                                      const std::string& command, const ComparisonSummary* assumed_tuned = nullptr,
                                      const ComparisonSummary* simple_noise = nullptr,
                                      const ComparisonSummary* without_floor = nullptr,
                                      const ComparisonSummary* without_batchnorm = nullptr,
                                      const ComparisonSummary* edge_of_stability = nullptr,
-                                     const ComparisonSummary* plain_bound = nullptr);
+                                     const ComparisonSummary* plain_bound = nullptr,
+                                     const ComparisonSummary* without_norm = nullptr);
 std::string format_comparison_csv(const ComparisonSummary& summary);
 // The three lines the report ends with: "loss error: X% ...", "accuracy error: X points ...",
 // "epochs-to-target error: X% ...".

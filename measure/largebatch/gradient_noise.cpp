@@ -7,12 +7,17 @@
 
 namespace trainsim::measure {
 
-torch::Tensor gradient_sq_norm(const std::vector<torch::Tensor>& params) {
+torch::Tensor gradient_sq_norm(const std::vector<torch::Tensor>& params, const std::vector<bool>* block) {
   if (params.empty()) throw std::invalid_argument("gradient_sq_norm: no parameters");
+  if (block && block->size() != params.size()) {
+    throw std::invalid_argument("gradient_sq_norm: " + std::to_string(block->size()) + " block flags for " +
+                                std::to_string(params.size()) + " parameters");
+  }
   torch::NoGradGuard no_grad;
   auto total = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(params.front().device()));
-  for (const auto& p : params) {
-    const auto& grad = p.grad();
+  for (size_t j = 0; j < params.size(); ++j) {
+    if (block && !(*block)[j]) continue;
+    const auto& grad = params[j].grad();
     if (grad.defined()) total += grad.square().sum(torch::kFloat64);
   }
   return total;
@@ -21,7 +26,8 @@ torch::Tensor gradient_sq_norm(const std::vector<torch::Tensor>& params) {
 std::optional<GradientNorms> micro_batch_backward(const std::vector<torch::Tensor>& params,
                                                   const MeanLoss& mean_loss, const torch::Tensor& inputs,
                                                   const torch::Tensor& targets, int64_t micro_batches,
-                                                  std::vector<torch::Tensor>* first_slice_grad) {
+                                                  std::vector<torch::Tensor>* first_slice_grad,
+                                                  const std::vector<bool>* block) {
   if (micro_batches < 1) {
     throw std::invalid_argument("micro_batch_backward: micro_batches must be >= 1, got " +
                                 std::to_string(micro_batches));
@@ -37,6 +43,7 @@ std::optional<GradientNorms> micro_batch_backward(const std::vector<torch::Tenso
 
   std::vector<torch::Tensor> batch_grad(params.size());  // sum_i (n_i / n) g_i
   auto small_sq_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(inputs.device()));
+  auto block_small_sq_sum = torch::zeros_like(small_sq_sum);
   for (int64_t i = 0; i < k; ++i) {
     for (const auto& p : params) {
       if (p.grad().defined()) p.mutable_grad().zero_();
@@ -45,6 +52,7 @@ std::optional<GradientNorms> micro_batch_backward(const std::vector<torch::Tenso
 
     torch::NoGradGuard no_grad;
     small_sq_sum += gradient_sq_norm(params);
+    if (block) block_small_sq_sum += gradient_sq_norm(params, block);
     if (first_slice_grad && i == 0) {
       first_slice_grad->assign(params.size(), torch::Tensor());
       for (size_t j = 0; j < params.size(); ++j) {
@@ -74,6 +82,10 @@ std::optional<GradientNorms> micro_batch_backward(const std::vector<torch::Tenso
   norms.big_sq_norm = gradient_sq_norm(params);
   norms.small_batch = n / k;
   norms.big_batch = n;
+  if (block) {
+    norms.block_small_sq_norm = block_small_sq_sum / static_cast<double>(k);
+    norms.block_big_sq_norm = gradient_sq_norm(params, block);
+  }
   return norms;
 }
 

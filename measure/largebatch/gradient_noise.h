@@ -18,8 +18,9 @@
 namespace trainsim::measure {
 
 // sum over `params` of |grad|^2 as a 0-dim float64 tensor on the parameters' device; parameters
-// without a gradient count 0. No host synchronisation.
-torch::Tensor gradient_sq_norm(const std::vector<torch::Tensor>& params);
+// without a gradient count 0; with `block` (one flag per parameter), the flagged ones only. No host
+// synchronisation.
+torch::Tensor gradient_sq_norm(const std::vector<torch::Tensor>& params, const std::vector<bool>* block = nullptr);
 
 // One step's squared norms, 0-dim float64 tensors on the device (read them in bulk later: no
 // host synchronisation per step).
@@ -28,6 +29,9 @@ struct GradientNorms {
   torch::Tensor big_sq_norm;    // |G_big|^2
   int64_t small_batch = 0;      // B_small
   int64_t big_batch = 0;        // B_big
+  // The same two on a block of the parameters (micro_batch_backward's `block`); undefined without one.
+  torch::Tensor block_small_sq_norm;
+  torch::Tensor block_big_sq_norm;
 };
 
 // The mean loss of a slice of the batch; the trainer's forward pass (it may also record
@@ -42,11 +46,13 @@ using MeanLoss = std::function<torch::Tensor(const torch::Tensor& inputs, const 
 // overwritten. Returns the norms when there are >= 2 slices of equal size (n divisible by k),
 // else nullopt (the step still trains). Throws std::invalid_argument for micro_batches < 1, an
 // empty batch or inputs and targets of different lengths. first_slice_grad: where given, the first
-// slice's own gradient g_1 (one tensor per parameter, undefined where it has none).
+// slice's own gradient g_1 (one tensor per parameter, undefined where it has none). block: where
+// given (one flag per parameter), the norms of the flagged parameters' gradients too.
 std::optional<GradientNorms> micro_batch_backward(const std::vector<torch::Tensor>& params,
                                                   const MeanLoss& mean_loss, const torch::Tensor& inputs,
                                                   const torch::Tensor& targets, int64_t micro_batches,
-                                                  std::vector<torch::Tensor>* first_slice_grad = nullptr);
+                                                  std::vector<torch::Tensor>* first_slice_grad = nullptr,
+                                                  const std::vector<bool>* block = nullptr);
 
 // One DDP backward of `loss` (this rank's mean loss over its `rank_batch` samples) under `ddp`,
 // whose forward ran between ddp.pre_forward() and ddp.post_forward() as for any DDP step, with

@@ -234,6 +234,13 @@ struct EpochPoint {
   // The BatchNorm probe at the end of the epoch: the training-mode mean loss of the probe set at
   // each of the curve's probe_batches, in their order; empty: not measured (optional on disk).
   std::vector<double> probe_loss;
+  // The scale-invariant parameters (those BatchNorm normalises, found after the first step) at the
+  // end of the epoch: their |w|^2, their steps' |delta w|^2 / lr^2 (the momentum buffer's |v|^2)
+  // per step over the epoch, and tr(Sigma) of their gradients (the moving average); 0: not
+  // measured (optional on disk; docs/LARGE_BATCH.md, "The scale-invariant weights' norm").
+  double si_weight_sq = 0;
+  double si_update_sq = 0;
+  double si_trace_sigma = 0;
 };
 
 // A point inside the baseline run (measure baseline --evals-per-epoch K): the training loss and
@@ -250,6 +257,9 @@ struct CurveSample {
   double curvature_noise_scale = 0;  // B_noise = tr(H Sigma) / G^T H G at `examples`; 0: none
   double curvature_noise_scale_se = 0;  // its standard error; 0: none
   std::vector<double> probe_loss;        // the BatchNorm probe at `examples` (EpochPoint's); empty: none
+  double si_weight_sq = 0;    // EpochPoint's, at `examples` (si_update_sq: the window's mean per step)
+  double si_update_sq = 0;
+  double si_trace_sigma = 0;
 };
 
 // The curvature at the baseline's start (measure baseline on one device): before its first step,

@@ -426,10 +426,27 @@ std::vector<double> parse_probe_loss(const Value& value, const std::vector<int64
   return losses;
 }
 
+// The scale-invariant parameters' readings of an epoch or a sample: all three or none, each >= 0
+// and |w|^2 > 0 (a block of weights with no norm is no block).
+void parse_scale_invariant(const Map& map, double& weight_sq, double& update_sq, double& trace_sigma) {
+  const auto weight = map.optional("si_weight_sq");
+  const auto update = map.optional("si_update_sq");
+  const auto trace = map.optional("si_trace_sigma");
+  if (!weight && !update && !trace) return;
+  if (!weight || !update || !trace) {
+    const Value& given = weight ? *weight : update ? *update : *trace;
+    given.fail("si_weight_sq, si_update_sq and si_trace_sigma come together: one or two of them were given");
+  }
+  weight_sq = weight->as_double(kNonNegative);
+  if (!(weight_sq > 0)) weight->fail("must be > 0, got " + weight->describe());
+  update_sq = update->as_double(kNonNegative);
+  trace_sigma = trace->as_double(kNonNegative);
+}
+
 EpochPoint parse_epoch_point(const Value& value, const std::vector<int64_t>& probe_batches) {
   const Map map(value, {"epoch", "examples", "train_loss", "train_accuracy", "test_accuracy",
                         "grad_sq_norm", "trace_sigma", "noise_scale", "max_lr", "curvature_noise_scale",
-                        "curvature_noise_scale_se", "probe_loss"});
+                        "curvature_noise_scale_se", "probe_loss", "si_weight_sq", "si_update_sq", "si_trace_sigma"});
   EpochPoint p;
   p.epoch = map.required("epoch").as_int(/*min=*/1);
   p.examples = parse_examples(map.required("examples"));
@@ -443,12 +460,14 @@ EpochPoint parse_epoch_point(const Value& value, const std::vector<int64_t>& pro
   if (auto v = map.optional("curvature_noise_scale")) p.curvature_noise_scale = v->as_double(kNonNegative);
   if (auto v = map.optional("curvature_noise_scale_se")) p.curvature_noise_scale_se = v->as_double(kNonNegative);
   if (auto v = map.optional("probe_loss")) p.probe_loss = parse_probe_loss(*v, probe_batches);
+  parse_scale_invariant(map, p.si_weight_sq, p.si_update_sq, p.si_trace_sigma);
   return p;
 }
 
 CurveSample parse_curve_sample(const Value& value, const std::vector<int64_t>& probe_batches) {
   const Map map(value, {"examples", "window_examples", "train_loss", "train_accuracy", "test_accuracy", "noise_scale",
-                        "max_lr", "curvature_noise_scale", "curvature_noise_scale_se", "probe_loss"});
+                        "max_lr", "curvature_noise_scale", "curvature_noise_scale_se", "probe_loss", "si_weight_sq",
+                        "si_update_sq", "si_trace_sigma"});
   CurveSample s;
   s.examples = parse_examples(map.required("examples"));
   const Value window = map.required("window_examples");
@@ -464,6 +483,7 @@ CurveSample parse_curve_sample(const Value& value, const std::vector<int64_t>& p
   if (auto v = map.optional("curvature_noise_scale")) s.curvature_noise_scale = v->as_double(kNonNegative);
   if (auto v = map.optional("curvature_noise_scale_se")) s.curvature_noise_scale_se = v->as_double(kNonNegative);
   if (auto v = map.optional("probe_loss")) s.probe_loss = parse_probe_loss(*v, probe_batches);
+  parse_scale_invariant(map, s.si_weight_sq, s.si_update_sq, s.si_trace_sigma);
   return s;
 }
 

@@ -336,6 +336,11 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
       for (const double l : losses) list += (list.empty() ? "" : ", ") + format_double(l);
       return ", probe_loss: [" + list + "]";
     };
+    const auto scale_invariant_fields = [](double weight_sq, double update_sq, double trace_sigma) {
+      if (!(weight_sq > 0)) return std::string();
+      return ", si_weight_sq: " + format_double(weight_sq) + ", si_update_sq: " + format_double(update_sq) +
+             ", si_trace_sigma: " + format_double(trace_sigma);
+    };
     y.line(2, "epochs:");
     for (const EpochPoint& e : c.epochs) {
       y.line(3, "- {epoch: " + std::to_string(e.epoch) + ", examples: " + format_double(e.examples) +
@@ -346,7 +351,8 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
                     ", trace_sigma: " + format_double(e.trace_sigma) +
                     ", noise_scale: " + format_double(e.noise_scale) +
                     curvature_fields(e.max_lr, e.curvature_noise_scale, e.curvature_noise_scale_se) +
-                    probe_field(e.probe_loss) + "}");
+                    probe_field(e.probe_loss) + scale_invariant_fields(e.si_weight_sq, e.si_update_sq, e.si_trace_sigma) +
+                    "}");
     }
     if (c.samples.empty()) continue;
     y.line(2, "samples:");
@@ -357,7 +363,8 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
                     ", test_accuracy: " + format_double(s.test_accuracy) +
                     ", noise_scale: " + format_double(s.noise_scale) +
                     curvature_fields(s.max_lr, s.curvature_noise_scale, s.curvature_noise_scale_se) +
-                    probe_field(s.probe_loss) + "}");
+                    probe_field(s.probe_loss) + scale_invariant_fields(s.si_weight_sq, s.si_update_sq, s.si_trace_sigma) +
+                    "}");
     }
   }
 }

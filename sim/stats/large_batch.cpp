@@ -156,12 +156,39 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
     for (double& l : mean.loss) l /= n;
     if (probe_.empty() || mean.examples > probe_.back().examples) probe_.push_back(std::move(mean));
   }
+  // The scale-invariant parameters: every sample's readings where the samples carry them, else the
+  // epochs'; the update (a mean over the window, or the epoch) at the window's middle.
+  const auto add_scale_invariant = [&](double end, double window, double weight_sq, double update_sq, double trace) {
+    if (!(weight_sq > 0)) return;
+    if (si_weight_sq_.empty() || end > si_weight_sq_.back().examples) {
+      si_weight_sq_.push_back({end, weight_sq});
+      si_trace_sigma_.push_back({end, trace});
+    }
+    const double middle = end - 0.5 * window;
+    if (si_update_sq_.empty() || middle > si_update_sq_.back().examples) si_update_sq_.push_back({middle, update_sq});
+  };
+  double window_start = 0;
+  for (const CurveSample& s : curve_.samples) {
+    add_scale_invariant(s.examples, s.window_examples, s.si_weight_sq, s.si_update_sq, s.si_trace_sigma);
+  }
+  if (si_weight_sq_.empty()) {
+    for (const EpochPoint& e : curve_.epochs) {
+      add_scale_invariant(e.examples, e.examples - window_start, e.si_weight_sq, e.si_update_sq, e.si_trace_sigma);
+      window_start = e.examples;
+    }
+  }
   for (const CurveSample& s : curve_.samples) {
     if (s.test_accuracy >= 0) last_evaluated_ = std::max(last_evaluated_, s.examples);
   }
   for (const EpochPoint& e : curve_.epochs) {
     if (e.test_accuracy >= 0) last_evaluated_ = std::max(last_evaluated_, e.examples);
   }
+}
+
+std::optional<BaselineCurve::ScaleInvariant> BaselineCurve::scale_invariant_at(double examples) const {
+  if (si_weight_sq_.empty()) return std::nullopt;
+  return ScaleInvariant{interpolate(si_weight_sq_, examples), interpolate(si_update_sq_, examples),
+                        interpolate(si_trace_sigma_, examples)};
 }
 
 double BaselineCurve::interpolate(const std::vector<Knot>& knots, double examples) {
@@ -412,10 +439,30 @@ double lr_over_tuned_lr(double lr, double batch, double noise_scale, double eps_
   return lr * (1 + noise_scale / batch) / eps_max;
 }
 
-double LargeBatchModel::lr_over_tuned(double examples, double batch, double noise_scale, double x0) const {
+double LargeBatchModel::lr_over_tuned(double examples, double batch, double noise_scale, double x0,
+                                      std::optional<double> lr_ratio) const {
   const double b0 = static_cast<double>(baseline_.curve().batch);
   // x = (lr_B / lr_0) (1 + B_n/B) / (1 + B_n/B_0) x_0: the rule's lr against the baseline's.
-  return lr_ratio_at(examples, batch) * (1 + noise_scale / batch) / (1 + noise_scale / b0) * x0;
+  return lr_ratio.value_or(lr_ratio_at(examples, batch)) * (1 + noise_scale / batch) / (1 + noise_scale / b0) * x0;
+}
+
+std::optional<double> LargeBatchModel::weight_sq_rate(double examples, double baseline_examples, double batch,
+                                                      double weight_sq) const {
+  const TrainingCurve& c = baseline_.curve();
+  const std::optional<BaselineCurve::ScaleInvariant> base = baseline_.scale_invariant_at(baseline_examples);
+  if (!settings_.scale_invariant_norm || !base || !(c.momentum < 1) || !(weight_sq > 0)) return std::nullopt;
+  const double m = c.momentum;
+  const double b0 = static_cast<double>(c.batch);
+  // The baseline's |v|^2 is its gradients' coherent part plus their noise, sum_j m^(2j) tr(Sigma) /
+  // B_0; both scale as 1 / |w|^2 (a scale-invariant weight's gradient as 1 / |w|), the noise as 1 / B.
+  const double noise = base->trace_sigma / (1 - m * m);
+  const double coherent = std::max(0.0, base->update_sq - noise / b0);
+  const double update_sq = (coherent + noise / batch) * base->weight_sq / weight_sq;
+  const double lr = c.lr * lr_ratio_at(examples, batch);
+  // Heavy-ball SGD with weight decay on a weight whose gradient is orthogonal to it, per step:
+  // |w|^2 grows by lr^2 (1 + m) / (1 - m) |v|^2 - 2 lr wd |w|^2 / (1 - m) (w . v in its steady state).
+  const double per_step = lr * lr * (1 + m) / (1 - m) * update_sq - 2 * lr * c.weight_decay * weight_sq / (1 - m);
+  return per_step / batch;
 }
 
 double LargeBatchModel::batch_noise_scale_at(double baseline_examples) const {
@@ -526,11 +573,31 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
   // a slope near 0. Integrated over E_B the same stretch was a rate near infinity, which one step
   // jumped past by an amount that depended on where it landed, so the predictions jumped with B.
   double max_raw_x = 0;  // the largest x before epoch k, before the edge's reading of it
-  const auto slope = [&](double e_0, double e_b, double* x_out) {
+  // The scale-invariant weights' norm: the run's |w|^2 starts at the baseline's first reading and
+  // grows by the run's own steps (weight_sq_rate); the baseline's is modelled alike, from the same
+  // start by its own steps, so that the baseline batch reproduces the baseline. x reads the run's
+  // lr / |w|^2 over the baseline's where the path is. Not modelled: the lr ratio.
+  const std::optional<BaselineCurve::ScaleInvariant> si_start =
+      settings_.scale_invariant_norm && c.momentum < 1 ? baseline_.scale_invariant_at(0) : std::nullopt;
+  struct Norms {
+    double run = 0;       // the run's |w|^2
+    double baseline = 0;  // the baseline's, modelled
+  };
+  const auto effective_lr_ratio = [&](double e_b, const Norms& w) -> std::optional<double> {
+    if (!si_start) return std::nullopt;
+    return lr_ratio_at(e_b, b) * w.baseline / w.run;
+  };
+  // d|w|^2/dE_0 of the run (d|w|^2/dE_B dE_B/dE_0) and of the baseline.
+  const auto weight_slope = [&](double e_0, double e_b, const Norms& w, double slope_b) -> Norms {
+    if (!si_start || !std::isfinite(slope_b)) return {};
+    return {weight_sq_rate(e_b, e_0, b, w.run).value_or(0) * slope_b,
+            weight_sq_rate(e_0, e_0, b0, w.baseline).value_or(0)};
+  };
+  const auto slope = [&](double e_0, double e_b, const Norms& w, double* x_out) {
     const double noise = batch_noise_scale_at(e_0);
     const double x0 = path_lr_over_tuned(e_0, baseline_.noise_scale_at(e_0));
     // At the edge of stability an lr above the tuned one progresses as at it.
-    const double raw = lr_over_tuned(e_b, b, noise, x0);
+    const double raw = lr_over_tuned(e_b, b, noise, x0, effective_lr_ratio(e_b, w));
     const double x = past_bound_.at_the_edge ? std::min(raw, 1.0) : raw;
     if (e_b <= k_examples) max_raw_x = std::max(max_raw_x, raw);
     *x_out = x;
@@ -580,17 +647,25 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
   const double d0 = n / kStepsPerEpoch;
   std::vector<double> path_e0{0.0}, path_eb{0.0};  // the path: E_B at E_0, both increasing
   double e_0 = 0, e_b = 0;
+  // The scale-invariant |w|^2 (both 0: not modelled); kept positive (at least half the step's start).
+  Norms w_b{si_start ? si_start->weight_sq : 0, si_start ? si_start->weight_sq : 0};
+  const auto advance = [](const Norms& w, const Norms& rate, double by) {
+    return Norms{std::max(w.run + by * rate.run, 0.5 * w.run), std::max(w.baseline + by * rate.baseline, 0.5 * w.baseline)};
+  };
+  std::vector<Norms> path_wb{w_b};
   double diverged_at = -1;  // E_B where x passed the bound
   while (e_0 < end && e_b < horizon &&
          (e_b < k_examples || (e0_target && !past(*e0_target, e_b, e_0)) || (e0_accuracy && !past(accuracy_goal, e_b, e_0)))) {
     const double step = std::min(d0, end - e_0);
     double x1 = 0, x2 = 0;
-    const double s1 = slope(e_0, e_b, &x1);
+    const double s1 = slope(e_0, e_b, w_b, &x1);
     if (x1 > kNoProgressLrRatio || !std::isfinite(s1)) {  // at x = 2 exactly a step makes no progress either
       diverged_at = e_b;
       break;
     }
-    const double s2 = slope(e_0 + step, e_b + step * s1, &x2);  // Heun's method
+    const Norms w1 = weight_slope(e_0, e_b, w_b, s1);
+    const Norms w_mid = advance(w_b, w1, step);
+    const double s2 = slope(e_0 + step, e_b + step * s1, w_mid, &x2);  // Heun's method
     if (x2 > kNoProgressLrRatio) {
       // Where x crossed the bound within the step, x taken as linear over it.
       diverged_at = e_b + step * s1 * (kNoProgressLrRatio - x1) / (x2 - x1);
@@ -598,10 +673,17 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
     }
     double next_0 = e_0 + step;
     double next_b = e_b + 0.5 * step * (s1 + s2);
+    const Norms w2 = weight_slope(e_0 + step, e_b + step * s1, w_mid, s2);
+    Norms next_w = advance(w_b, {0.5 * (w1.run + w2.run), 0.5 * (w1.baseline + w2.baseline)}, step);
     for (const Stall& stall : stalls) {
       if (next_0 >= stall.from && e_0 < stall.to) {
         const double at = e_b + std::max(0.0, stall.from - e_0) * s1;  // E_B where the path reaches it
         if (!within_bound_over(stall, at)) continue;
+        // The baseline's own steps through the stall grew its norm; the run takes none there.
+        for (double e = next_0; si_start && e < stall.to; e += d0) {
+          const double by = std::min(d0, stall.to - e);
+          next_w.baseline = std::max(next_w.baseline + by * weight_slope(e, at, next_w, 0).baseline, 0.5 * next_w.baseline);
+        }
         next_0 = std::max(next_0, stall.to);
         next_b = at;
         skipped.push_back({at, stall.to - stall.from, &stall});
@@ -609,15 +691,17 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
     }
     e_0 = next_0;
     e_b = next_b;
+    w_b = next_w;
     path_e0.push_back(e_0);
     path_eb.push_back(e_b);
+    path_wb.push_back(w_b);
   }
   // Past the curve's end its readings stay as they were last; the rule's lr may still rise (a
   // warm-up) before epoch k.
   if (diverged_at < 0 && e_0 >= end) {
     for (double at = e_b; at < k_examples + d0; at += d0) {
       double x = 0;
-      (void)slope(end, at, &x);
+      (void)slope(end, at, w_b, &x);
       if (x > kNoProgressLrRatio) {
         diverged_at = at;
         break;
@@ -683,7 +767,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
   // later); past its end, the curve's end followed at the rate there.
   const double end_rate = [&] {
     double x = 0;
-    const double sl = slope(e_0, e_b, &x);
+    const double sl = slope(e_0, e_b, w_b, &x);
     return sl > 0 ? 1 / sl : 0.0;
   }();
   const auto path_at = [&](double at) {
@@ -712,6 +796,29 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
     p.loss_by_epoch.push_back(loss);
   }
   const double e0_k = std::min(path_at(k_examples), end);
+  // The scale-invariant weights at `at` (E_B): the path's norms interpolated, the last past its end.
+  const auto norms_at = [&](double at) {
+    std::vector<double> run, base;
+    for (const Norms& w : path_wb) {
+      run.push_back(w.run);
+      base.push_back(w.baseline);
+    }
+    return Norms{along(path_eb, run, at), along(path_eb, base, at)};
+  };
+  if (si_start) {
+    const Norms at_k = norms_at(k_examples);
+    p.weight_sq_at_k = at_k.run;
+    p.effective_lr_ratio_at_k = effective_lr_ratio(k_examples, at_k);
+    const double plain = lr_ratio_at(k_examples, b);
+    if (std::fabs(*p.effective_lr_ratio_at_k / plain - 1) >= 0.05) {
+      p.notes.push_back("BatchNorm's weights train at lr / |w|^2: at the end of epoch " + std::to_string(settings_.epochs) +
+                        " the run's |w|^2 is " + short_number(at_k.run) + " against the baseline's " +
+                        short_number(at_k.baseline) + " where the path is (both grown by their own steps from " +
+                        short_number(si_start->weight_sq) + "), so they train at " +
+                        short_number(*p.effective_lr_ratio_at_k) + "x the baseline's effective lr (the rule's lr ratio " +
+                        short_number(plain) + "), which x reads");
+    }
+  }
   p.momentum_floor_gap_at_k = momentum_floor_gap(k_examples, e0_k, b);
   if (p.momentum_floor_gap_at_k && std::fabs(*p.momentum_floor_gap_at_k) >= 5e-4) {
     const double m = c.momentum;
@@ -787,8 +894,9 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
       p.target_missing = "not within " + std::to_string(kMaxEpochs) + " epochs";
     }
     // The rule's lr against the tuned one where the target is: a large mismatch slows the path.
-    const double x = lr_over_tuned(p.examples_to_target.value_or(k_examples), b, noise,
-                                   path_lr_over_tuned(*e0_target, baseline_.noise_scale_at(*e0_target)));
+    const double at_target = p.examples_to_target.value_or(k_examples);
+    const double x = lr_over_tuned(at_target, b, noise, path_lr_over_tuned(*e0_target, baseline_.noise_scale_at(*e0_target)),
+                                   effective_lr_ratio(at_target, norms_at(at_target)));
     if (x > kLrMismatch || x < 1 / kLrMismatch) {
       p.notes.push_back(rule + " lr at " + batch_text + " is " + short_number(x) +
                         "x the tuned lr at the target (B_noise " + short_number(noise) + "): " +

@@ -86,6 +86,17 @@ class BaselineCurve {
   // probe readings.
   bool has_batchnorm_probe() const { return !probe_.empty(); }
   std::optional<double> batchnorm_gap_at(double examples, double bn_batch) const;
+  // The scale-invariant parameters (measure baseline's si_* readings) at `examples`: their |w|^2,
+  // their momentum buffer's |v|^2 per step and tr(Sigma) of their gradients; every sample's
+  // readings where the samples carry them (the update at its window's middle), the epochs' else;
+  // linear in between, flat outside. nullopt where the curve has none.
+  struct ScaleInvariant {
+    double weight_sq = 0;
+    double update_sq = 0;
+    double trace_sigma = 0;
+  };
+  bool has_scale_invariant() const { return !si_weight_sq_.empty(); }
+  std::optional<ScaleInvariant> scale_invariant_at(double examples) const;
   // A recorded window: its middle (examples) and its mean loss.
   struct Window {
     double examples;
@@ -130,6 +141,7 @@ class BaselineCurve {
   // Every point that carries a B_noise reading, NaN where it does not count (see above).
   std::vector<Knot> curvature_noise_scale_;
   std::vector<ProbeKnot> probe_;
+  std::vector<Knot> si_weight_sq_, si_update_sq_, si_trace_sigma_;
   std::vector<double> probe_inverse_batches_;  // -1/b for each of the curve's probe_batches
 };
 
@@ -187,6 +199,13 @@ struct LargeBatchSettings {
   // accuracy, in eval mode on running statistics, is unchanged). false, or a curve without the
   // probe: the curve's loss as it is.
   bool batchnorm_gap = true;
+  // The scale-invariant weights' norm (docs/LARGE_BATCH.md, "The scale-invariant weights' norm"):
+  // BatchNorm makes the weights before it train at lr / |w|^2, and a run's |w|^2 grows by its own
+  // steps (lr^2 (1 + m) / (1 - m) |v|^2 a step, less weight decay's 2 lr wd |w|^2 / (1 - m)), |v|^2
+  // the baseline's with its gradient noise at the run's batch. x is read with the run's lr / |w|^2
+  // over the baseline's where the path is, in place of the lr ratio. false, or a curve without the
+  // si_* readings: the lr ratio.
+  bool scale_invariant_norm = true;
   // What a run whose lr is past the no-progress bound does (PastBound).
   PastBound past_bound = PastBound::kFromStart;
 };
@@ -224,6 +243,10 @@ struct LargeBatchPrediction {
   // of epoch k (BaselineCurve::batchnorm_gap_at); nullopt where not modelled.
   double bn_batch = 0;
   std::optional<double> batchnorm_gap_at_k;
+  // The scale-invariant weights at the end of epoch k: the run's lr / |w|^2 over the baseline's where
+  // the path is, and the run's |w|^2; nullopt where not modelled.
+  std::optional<double> effective_lr_ratio_at_k;
+  std::optional<double> weight_sq_at_k;
   // Caveats that do not stop the prediction (learning-rate mismatch, extrapolation).
   std::vector<std::string> notes;
   // The rule's lr passes kNoProgressLrRatio x the tuned lr somewhere on the path: the model
@@ -278,7 +301,15 @@ class LargeBatchModel {
   double lr_ratio_at(double examples, double batch) const;
   // x: the rule's lr after `examples` at `batch` over the tuned lr eps_max / (1 + B_n/B), i.e.
   // (lr_B/lr_0) (1 + B_n/B) / (1 + B_n/B_0) x_0, given the baseline's x_0 where the path is.
-  double lr_over_tuned(double examples, double batch, double noise_scale, double x0) const;
+  // lr_ratio: the run's lr over the baseline's as x reads it (default: lr_ratio_at; with the
+  // scale-invariant weights' norm, their effective lr over the baseline's).
+  double lr_over_tuned(double examples, double batch, double noise_scale, double x0,
+                       std::optional<double> lr_ratio = std::nullopt) const;
+  // The scale-invariant weights' |w|^2 of a run at `batch` grows per example of its own by this, at
+  // E_B = `examples` with the path at `baseline_examples` and its |w|^2 `weight_sq`
+  // (LargeBatchSettings::scale_invariant_norm); nullopt where not modelled.
+  std::optional<double> weight_sq_rate(double examples, double baseline_examples, double batch,
+                                       double weight_sq) const;
   // Momentum's noise-floor gap (LargeBatchSettings::momentum_floor) for a run at `batch` after
   // `examples`, where the path is at `baseline_examples`: m / (1 - m) tr(Sigma) / 4 (lr_0 / B_0 -
   // lr_B / B); nullopt where it is not modelled.
