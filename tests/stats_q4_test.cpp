@@ -320,6 +320,32 @@ TEST_F(Q4Test, RowsAtTheirPerGpuBatchNormBatch) {
   EXPECT_EQ(format_q4(*plain, ResultGrid({wide, narrow})).find("- BatchNorm:"), std::string::npos);
 }
 
+// A curve with the scale-invariant weights' readings: Q4's header says how they enter, and a row at
+// 4x the batch (its |w|^2 grown slower per example) is read at a higher effective lr than the lr ratio.
+TEST_F(Q4Test, TheHeaderSaysHowTheScaleInvariantWeightsEnter) {
+  const auto plain = LargeBatchReport::make(config_, profile_);
+  for (TrainingCurve& curve : profile_.training) {
+    for (EpochPoint& e : curve.epochs) {
+      e.si_weight_sq = 20;
+      e.si_trace_sigma = 100;
+      e.si_update_sq = 100.0 / static_cast<double>(curve.batch);
+    }
+  }
+  const auto normed = LargeBatchReport::make(config_, profile_);
+  ASSERT_TRUE(plain.has_value() && normed.has_value());
+  const SimResult wide = result(Strategy::kDdp, 1, 4 * profile_.training.front().batch, 9.0);
+  const LargeBatchPrediction& p = normed->row(wide).prediction;
+  ASSERT_TRUE(p.effective_lr_ratio_at_k.has_value());
+  EXPECT_GT(*p.effective_lr_ratio_at_k, 1);
+  EXPECT_FALSE(plain->row(wide).prediction.effective_lr_ratio_at_k.has_value());
+  const std::string text = format_q4(*normed, ResultGrid({wide}));
+  EXPECT_NE(text.find("- BatchNorm's weights (the scale-invariant ones) train at lr / |w|^2: the baseline measured "
+                      "their |w|^2 (20 -> 20)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(format_q4(*plain, ResultGrid({wide})).find("BatchNorm's weights"), std::string::npos);
+}
+
 TEST_F(Q4Test, CsvColumns) {
   const auto report = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(report.has_value());

@@ -152,6 +152,14 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
            std::to_string(curve.probe_batches.back()) + "), and loss@k is predicted so; the accuracies are not "
            "moved (docs/LARGE_BATCH.md, \"BatchNorm's batch\")\n";
   }
+  if (settings.scale_invariant_norm && model.baseline().has_scale_invariant()) {
+    out += "- BatchNorm's weights (the scale-invariant ones) train at lr / |w|^2: the baseline measured their |w|^2 (" +
+           plain(model.baseline().scale_invariant_at(0)->weight_sq) + " -> " +
+           plain(model.baseline().scale_invariant_at(model.baseline().last_examples())->weight_sq) +
+           ") and the steps that grow it; each row's |w|^2 grows by its own steps, lr^2 (1 + m) / (1 - m) |v|^2 less "
+           "weight decay, with its gradient noise at its batch, and x reads its lr / |w|^2 over the baseline's "
+           "(docs/LARGE_BATCH.md, \"The scale-invariant weights' norm\")\n";
+  }
   out += "- target loss: " + plain(model.target_loss()) + " (" + model.target_source() + ")\n";
   const std::optional<double> target_accuracy = settings.target_accuracy;
   if (target_accuracy) {
