@@ -347,6 +347,17 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     }
     return total.item<double>();
   };
+  // A sample's or an epoch's readings from the steps summed since the last one (`sum` over `steps`),
+  // which start again.
+  const auto take_scale_invariant = [&](auto& reading, torch::Tensor& sum, int64_t& steps) {
+    if (!si_block.empty() && steps > 0) {
+      reading.si_weight_sq = si_weight_sq();
+      reading.si_update_sq = sum.item<double>() / static_cast<double>(steps);
+      reading.si_trace_sigma = std::max(0.0, si_noise.trace_sigma());
+    }
+    sum.zero_();
+    steps = 0;
+  };
   for (int epoch = 0; epoch < o.epochs; ++epoch) {
     data::ImageSet shard;
     std::optional<data::DataLoader> rank_loader;
@@ -436,13 +447,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       sample.max_lr = curvature.max_lr().value_or(0);
       sample.curvature_noise_scale = curvature.noise_scale().value_or(0);
       sample.curvature_noise_scale_se = curvature.noise_scale_standard_error().value_or(0);
-      if (!si_block.empty() && si_window_steps > 0) {
-        sample.si_weight_sq = si_weight_sq();
-        sample.si_update_sq = si_window_sum.item<double>() / static_cast<double>(si_window_steps);
-        sample.si_trace_sigma = std::max(0.0, si_noise.trace_sigma());
-      }
-      si_window_sum.zero_();
-      si_window_steps = 0;
+      take_scale_invariant(sample, si_window_sum, si_window_steps);
       curve.samples.push_back(sample);
     };
     while (auto batch = loader.next()) {
@@ -598,13 +603,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     point.max_lr = curvature.max_lr().value_or(0);
     point.curvature_noise_scale = curvature.noise_scale().value_or(0);
     point.curvature_noise_scale_se = curvature.noise_scale_standard_error().value_or(0);
-    if (!si_block.empty() && si_epoch_steps > 0) {
-      point.si_weight_sq = si_weight_sq();
-      point.si_update_sq = si_epoch_sum.item<double>() / static_cast<double>(si_epoch_steps);
-      point.si_trace_sigma = std::max(0.0, si_noise.trace_sigma());
-    }
-    si_epoch_sum.zero_();
-    si_epoch_steps = 0;
+    take_scale_invariant(point, si_epoch_sum, si_epoch_steps);
     curve.epochs.push_back(point);
     if (o.evals_per_epoch > 1) add_sample(sums, /*epoch_end=*/true, point.test_accuracy, point.probe_loss);
     if (show_progress) {
