@@ -381,32 +381,28 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     // The steps' norms since the last call into the moving averages: the ranks' |G_small|^2
     // averaged over the ranks (a better estimate than one rank's), in one collective.
     size_t absorbed = 0;
+    // The norms of `norms` from index `from` on, one tensor.
+    const auto stacked_since = [](const std::vector<torch::Tensor>& norms, size_t from) {
+      return torch::stack(std::vector<torch::Tensor>(norms.begin() + static_cast<std::ptrdiff_t>(from), norms.end()));
+    };
+    const auto feed = [&](GradientNoiseEstimator& estimator, const torch::Tensor& small, const torch::Tensor& big) {
+      const auto small_cpu = small.cpu();
+      const auto big_cpu = big.cpu();
+      for (int64_t i = 0; i < small_cpu.size(0); ++i) {
+        estimator.add(small_cpu[i].item<double>(), big_cpu[i].item<double>(), small_size, big_size);
+      }
+    };
     const auto absorb_norms = [&] {
       if (absorbed == small_sq.size()) return;
-      auto small = torch::stack(std::vector<torch::Tensor>(small_sq.begin() + static_cast<std::ptrdiff_t>(absorbed),
-                                                           small_sq.end()));
+      auto small = stacked_since(small_sq, absorbed);
       if (ddp) {
         communicator->wait(communicator->all_reduce(small));
         small = small / static_cast<double>(world);
       }
-      const auto small_cpu = small.cpu();
-      const auto big_cpu =
-          torch::stack(std::vector<torch::Tensor>(big_sq.begin() + static_cast<std::ptrdiff_t>(absorbed), big_sq.end()))
-              .cpu();
-      for (int64_t i = 0; i < small_cpu.size(0); ++i) {
-        noise.add(small_cpu[i].item<double>(), big_cpu[i].item<double>(), small_size, big_size);
-      }
+      feed(noise, small, stacked_since(big_sq, absorbed));
       absorbed = small_sq.size();
       if (si_absorbed < si_small_sq.size()) {
-        const auto si_small = torch::stack(std::vector<torch::Tensor>(
-                                               si_small_sq.begin() + static_cast<std::ptrdiff_t>(si_absorbed), si_small_sq.end()))
-                                  .cpu();
-        const auto si_big = torch::stack(std::vector<torch::Tensor>(
-                                             si_big_sq.begin() + static_cast<std::ptrdiff_t>(si_absorbed), si_big_sq.end()))
-                                .cpu();
-        for (int64_t i = 0; i < si_small.size(0); ++i) {
-          si_noise.add(si_small[i].item<double>(), si_big[i].item<double>(), small_size, big_size);
-        }
+        feed(si_noise, stacked_since(si_small_sq, si_absorbed), stacked_since(si_big_sq, si_absorbed));
         si_absorbed = si_small_sq.size();
       }
     };

@@ -652,7 +652,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
   const auto advance = [](const Norms& w, const Norms& rate, double by) {
     return Norms{std::max(w.run + by * rate.run, 0.5 * w.run), std::max(w.baseline + by * rate.baseline, 0.5 * w.baseline)};
   };
-  std::vector<Norms> path_wb{w_b};
+  std::vector<double> path_w_run{w_b.run}, path_w_baseline{w_b.baseline};  // along the path, as path_eb
   double diverged_at = -1;  // E_B where x passed the bound
   while (e_0 < end && e_b < horizon &&
          (e_b < k_examples || (e0_target && !past(*e0_target, e_b, e_0)) || (e0_accuracy && !past(accuracy_goal, e_b, e_0)))) {
@@ -682,7 +682,8 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
         // The baseline's own steps through the stall grew its norm; the run takes none there.
         for (double e = next_0; si_start && e < stall.to; e += d0) {
           const double by = std::min(d0, stall.to - e);
-          next_w.baseline = std::max(next_w.baseline + by * weight_slope(e, at, next_w, 0).baseline, 0.5 * next_w.baseline);
+          const double rate = weight_sq_rate(e, e, b0, next_w.baseline).value_or(0);
+          next_w.baseline = std::max(next_w.baseline + by * rate, 0.5 * next_w.baseline);
         }
         next_0 = std::max(next_0, stall.to);
         next_b = at;
@@ -694,7 +695,8 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
     w_b = next_w;
     path_e0.push_back(e_0);
     path_eb.push_back(e_b);
-    path_wb.push_back(w_b);
+    path_w_run.push_back(w_b.run);
+    path_w_baseline.push_back(w_b.baseline);
   }
   // Past the curve's end its readings stay as they were last; the rule's lr may still rise (a
   // warm-up) before epoch k.
@@ -798,12 +800,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
   const double e0_k = std::min(path_at(k_examples), end);
   // The scale-invariant weights at `at` (E_B): the path's norms interpolated, the last past its end.
   const auto norms_at = [&](double at) {
-    std::vector<double> run, base;
-    for (const Norms& w : path_wb) {
-      run.push_back(w.run);
-      base.push_back(w.baseline);
-    }
-    return Norms{along(path_eb, run, at), along(path_eb, base, at)};
+    return Norms{along(path_eb, path_w_run, at), along(path_eb, path_w_baseline, at)};
   };
   if (si_start) {
     const Norms at_k = norms_at(k_examples);
