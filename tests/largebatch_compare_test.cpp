@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -64,6 +65,11 @@ class CompareTest : public ::testing::Test {
       e.max_lr = max_lr;
       e.curvature_noise_scale = curvature_noise_scale;
       e.curvature_noise_scale_se = curvature_noise_scale_se;
+      if (!si_weight_sq_.empty()) {
+        e.si_weight_sq = si_weight_sq_[i];
+        e.si_update_sq = 1;
+        e.si_trace_sigma = 1;
+      }
       c.epochs.push_back(e);
     }
     c.samples = samples_;
@@ -98,6 +104,8 @@ class CompareTest : public ::testing::Test {
   double momentum_ = 0;  // the next write_run's (plain SGD: the path alone, no momentum noise floor)
   std::vector<double> train_accuracies_;  // the next write_run's per epoch (empty: 0.5 in every epoch)
   std::vector<CurveSample> samples_;       // the next write_run's samples along its curve
+  // The next write_run's scale-invariant |w|^2 per epoch (|v|^2 and tr(Sigma) 1); empty: not measured.
+  std::vector<double> si_weight_sq_;
   ::trainsim::testing::TempDir temp_{"trainsim-lb-compare"};
   fs::path dir_ = temp_.path();
 };
@@ -227,9 +235,9 @@ TEST_F(CompareTest, TheBaselinesStartCurvatureDecidesTheReading) {
                      "baseline's)") != std::string::npos;
   }));
   const ComparisonSummary read_again = compare_large_batch_runs(options());
-  // comparison.csv carries the run's own start as its last column.
+  // comparison.csv carries the run's own start (then the norms, empty for a curve without them).
   const std::string csv = format_comparison_csv(read_again);
-  EXPECT_NE(csv.find(",3.200000\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",3.200000,,,"), std::string::npos) << csv;
   const std::string report = format_comparison_report(read_again, options(), "T");
   EXPECT_NE(report.find("- seed 0: the edge of stability: at the baseline's start its parameters that are not "
                         "scale-invariant are within their bound (lr / eps_max 0.4)"),
@@ -632,6 +640,55 @@ TEST_F(CompareTest, TheTrainingAccuracyWhereTheModelPlacesTheRun) {
 
 // A single evaluation's scatter: the predicting baselines' test evaluations inside epoch k against
 // their epoch's mean; a baseline with one evaluation an epoch has none.
+// Level or pace: each run's measured and predicted epoch-k losses read back on the baseline's curve.
+// Perfect scaling: the prediction is the baseline's curve, knots (0, ln 10), (500, 1.0), (1500, 0.5);
+// the prediction at 512 and at 2048, 0.5625, is read at 1375 examples; 512's measured 0.8 at 900,
+// 2048's 1.1 at 500 (ln 10 - 1.1) / (ln 10 - 1).
+TEST_F(CompareTest, ThePaceRatioReadsBothLossesOnTheBaselinesCurve) {
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  write_run("b512-linear-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  write_run("b2048-linear-s0.yaml", 2048, {1.5, 1.1}, {0.5, 0.6});
+  const ComparisonSummary s = compare_large_batch_runs(options());
+  ASSERT_EQ(s.runs.size(), 2u);
+  const double at_2048 = 500 * (std::log(10.0) - 1.1) / (std::log(10.0) - 1);
+  for (const auto& c : s.runs) {
+    ASSERT_TRUE(c.pace_ratio.has_value()) << c.run.batch;
+    EXPECT_NEAR(*c.pace_ratio, (c.run.batch == 512 ? 900.0 : at_2048) / 1375, 1e-4) << c.run.batch;
+  }
+  const std::string report = format_comparison_report(s, options(), "x");
+  const double geometric = std::sqrt(900.0 / 1375 * at_2048 / 1375);
+  char row[128];
+  std::snprintf(row, sizeof row, "| linear | 2 | %.2f | %.2f to %.2f |", geometric, at_2048 / 1375, 900.0 / 1375);
+  EXPECT_NE(report.find(row), std::string::npos) << report;
+  EXPECT_EQ(report.find("The scale-invariant weights' |w|^2 after epoch"), std::string::npos) << report;
+}
+
+// The norm the model grows along a run's path beside the one the run measured, where both exist.
+TEST_F(CompareTest, TheRunsMeasuredNormBesideThePredictedOne) {
+  si_weight_sq_ = {10, 12};
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  si_weight_sq_ = {11, 14};
+  write_run("b512-linear-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  si_weight_sq_.clear();
+  write_run("b2048-linear-s0.yaml", 2048, {1.5, 1.1}, {0.5, 0.6});  // recorded without the readings
+  const ComparisonSummary s = compare_large_batch_runs(options());
+  ASSERT_EQ(s.runs.size(), 2u);
+  for (const auto& c : s.runs) {
+    EXPECT_TRUE(c.predicted.weight_sq_at_k.has_value()) << c.run.batch;
+    EXPECT_EQ(c.weight_sq_at_k.has_value(), c.run.batch == 512) << c.run.batch;
+    if (c.run.batch != 512) continue;
+    EXPECT_DOUBLE_EQ(*c.weight_sq_at_k, 14);
+    char row[128];
+    std::snprintf(row, sizeof row, "| 0 | linear | 512 | %.1f | 14.0 | %+.1f |", *c.predicted.weight_sq_at_k,
+                  (*c.predicted.weight_sq_at_k - 14) / 14 * 100);
+    const std::string report = format_comparison_report(s, options(), "x");
+    EXPECT_NE(report.find(row), std::string::npos) << report;
+    char cells[64];
+    std::snprintf(cells, sizeof cells, ",%.6f,14.000000,", *c.predicted.weight_sq_at_k);
+    EXPECT_NE(format_comparison_csv(s).find(cells), std::string::npos) << format_comparison_csv(s);
+  }
+}
+
 TEST_F(CompareTest, ASingleEvaluationsScatterFromTheBaselinesEvaluations) {
   const auto sample = [](double examples, double test_accuracy) {
     CurveSample c;
@@ -685,7 +742,7 @@ TEST_F(CompareTest, TheEpochsToATargetAccuracy) {
                         "reached it in 2 epochs and were predicted; 1 reached it in 2 epochs on one side only)"),
             std::string::npos)
       << report;
-  EXPECT_NE(format_comparison_csv(s).find(",epochs_to_accuracy_error_pct,pred_start_x\n"), std::string::npos);
+  EXPECT_NE(format_comparison_csv(s).find(",epochs_to_accuracy_error_pct,pred_start_x,pred_weight_sq_at_k,meas_weight_sq_at_k,pace_ratio\n"), std::string::npos);
   // Without the flag: no such figure.
   EXPECT_EQ(format_comparison_report(compare_large_batch_runs(options()), options(), "X").find("epochs-to-accuracy"),
             std::string::npos);

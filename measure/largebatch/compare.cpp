@@ -343,6 +343,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
                                                          : Regime::kTrained;
       if (at_k.test_accuracy >= 0) c.test_accuracy_at_k = at_k.test_accuracy;
       c.train_accuracy_at_k = at_k.train_accuracy;
+      if (at_k.si_weight_sq > 0) c.weight_sq_at_k = at_k.si_weight_sq;
       // The run's own curve, interpolated as the baseline's is (from the untrained model's ln C).
       TrainingCurve first_k = curve;
       first_k.epochs.resize(static_cast<size_t>(o.epochs));
@@ -394,6 +395,12 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     };
     c.predicted_epochs_to_target =
         epochs_to_target_as_recorded(curve, o.epochs, o.num_classes, c.target_loss, c.predicted);
+    if (c.loss_at_k && c.predicted.loss_at_k && !c.predicted.no_progress && c.measured_regime == Regime::kTrained) {
+      const double level = c.predicted.momentum_floor_gap_at_k.value_or(0) + c.predicted.batchnorm_gap_at_k.value_or(0);
+      const auto predicted_at = model.baseline().examples_to_loss(*c.predicted.loss_at_k + level);
+      const auto measured_at = model.baseline().examples_to_loss(*c.loss_at_k + level);
+      if (predicted_at && measured_at && *predicted_at > 0) c.pace_ratio = *measured_at / *predicted_at;
+    }
     if (c.predicted.no_progress) ++summary.no_progress_predicted;
     against_run(c.predicted.no_progress, c.predicted.loss_at_k, c.predicted.test_accuracy_at_k,
                 c.predicted.train_accuracy_at_k, c.predicted_epochs_to_target,
@@ -608,7 +615,7 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
       "accuracy_error_points,pred_epochs_to_target,meas_epochs_to_target,epochs_error_pct,no_progress_predicted,measured_missing,"
       "pred_epochs_to_target_model,pred_regime,meas_regime,pred_batchnorm_gap_at_k,pred_train_acc_at_k,meas_train_acc_at_k,"
       "train_accuracy_error_points,pred_epochs_to_target_accuracy,meas_epochs_to_target_accuracy,"
-      "epochs_to_accuracy_error_pct,pred_start_x\n";
+      "epochs_to_accuracy_error_pct,pred_start_x,pred_weight_sq_at_k,meas_weight_sq_at_k,pace_ratio\n";
   const auto num = [](const std::optional<double>& v) { return v ? fixed(*v, 6) : std::string(); };
   for (const auto& c : s.runs) {
     out += std::to_string(c.run.seed) + "," + rule_label(c.run) + "," + std::to_string(c.run.batch) + "," +
@@ -623,7 +630,8 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
            num(c.predicted.batchnorm_gap_at_k) + "," + num(c.predicted.train_accuracy_at_k) + "," +
            num(c.train_accuracy_at_k) + "," + num(c.train_accuracy_error_points) + "," +
            num(c.predicted.epochs_to_target_accuracy) + "," + num(c.epochs_to_target_accuracy) + "," +
-           num(c.accuracy_target_error_pct) + "," + num(c.predicted.start_x) + "\n";
+           num(c.accuracy_target_error_pct) + "," + num(c.predicted.start_x) + "," +
+           num(c.predicted.weight_sq_at_k) + "," + num(c.weight_sq_at_k) + "," + num(c.pace_ratio) + "\n";
   }
   return out;
 }
@@ -653,6 +661,47 @@ std::string format_planned_line(const ComparisonSummary& s, const std::string& p
          std::to_string(s.planned_epochs_count) + "); the model as built now predicts " +
          (s.planned_changed > 0 ? std::to_string(s.planned_changed) + " of them otherwise" : std::string("the same")) +
          "\n";
+}
+
+// The runs' pace ratios (RunComparison::pace_ratio) by rule, their geometric mean and range; and the
+// scale-invariant weights' norm predicted against measured, where the runs recorded it.
+std::string format_pace_section(const ComparisonSummary& s, const CompareOptions& o) {
+  std::map<std::string, std::vector<double>> by_rule;
+  for (const auto& c : s.runs) {
+    if (c.pace_ratio) by_rule[rule_label(c.run)].push_back(*c.pace_ratio);
+  }
+  if (by_rule.empty()) return "";
+  const std::string k = std::to_string(o.epochs);
+  std::string out = "\n## Level or pace\n\n"
+                    "Where each run is on the baseline's curve after epoch " + k + ": the examples at which the "
+                    "baseline's curve, less the run's modelled level gaps (momentum's noise floor and BatchNorm's "
+                    "batch, as predicted at epoch " + k + "), reads the run's measured loss, over those at which it "
+                    "reads the predicted loss (comparison.csv's pace_ratio). 1: the model's path is where the run "
+                    "is, and a loss error is in the level; above 1: the run went further along the curve than the "
+                    "path (the pace); runs that trained and were predicted to.\n\n"
+                    "| rule | runs | pace ratio (geometric mean) | range |\n|:---|---:|---:|:---|\n";
+  for (const auto& [rule, ratios] : by_rule) {
+    double log_sum = 0;
+    for (double r : ratios) log_sum += std::log(r);
+    const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
+    out += "| " + rule + " | " + std::to_string(ratios.size()) + " | " +
+           fixed(std::exp(log_sum / static_cast<double>(ratios.size())), 2) + " | " + fixed(*lo, 2) + " to " +
+           fixed(*hi, 2) + " |\n";
+  }
+  // The norm the pace reads, where the runs recorded it.
+  std::string norms;
+  for (const auto& c : s.runs) {
+    if (!c.weight_sq_at_k || !c.predicted.weight_sq_at_k) continue;
+    norms += "| " + std::to_string(c.run.seed) + " | " + rule_label(c.run) + " | " + std::to_string(c.run.batch) +
+             " | " + fixed(*c.predicted.weight_sq_at_k, 1) + " | " + fixed(*c.weight_sq_at_k, 1) + " | " +
+             signed_cell((*c.predicted.weight_sq_at_k - *c.weight_sq_at_k) / *c.weight_sq_at_k * 100.0, 1) + " |\n";
+  }
+  if (!norms.empty()) {
+    out += "\nThe scale-invariant weights' |w|^2 after epoch " + k + ", as the model grows it along the run's path "
+           "and as the run measured it (the runs that carry the si_* readings):\n\n"
+           "| seed | rule | batch | predicted | measured | error % |\n|---:|:---|---:|---:|---:|---:|\n" + norms;
+  }
+  return out;
 }
 
 std::string format_planned_section(const ComparisonSummary& s, const CompareOptions& o) {
@@ -898,6 +947,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
            ": loss " + figure(loss, "%") + ", accuracy " + figure(accuracy, " points") + ", epochs to target " +
            figure(epochs, "%") + "\n";
   }
+  out += format_pace_section(s, o);
   if (s.planned_rows > 0) out += format_planned_section(s, o);
   // The same runs under another form of the model.
   // `plan`: the plan whose stored predictions are this form's (empty: none; the others' are the model's).

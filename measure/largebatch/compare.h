@@ -110,6 +110,15 @@ struct RunComparison {
   // measured: the run's epoch-k mean training accuracy (training mode, over the epoch's batches),
   // where the model places the run on the baseline's curve without the eval-mode reading
   std::optional<double> train_accuracy_at_k;
+  // measured: the scale-invariant weights' |w|^2 after epoch k, where the run carries the si_* readings
+  // (against predicted.weight_sq_at_k, the model's own growth of it)
+  std::optional<double> weight_sq_at_k;
+  // How much further along the baseline's curve the run is after epoch k than predicted: the
+  // examples at which the baseline's curve, less the run's modelled level gaps at k (momentum's
+  // floor and BatchNorm's batch), reads the run's measured epoch-k loss, over those at which it
+  // reads the predicted one. Above 1: the run went faster than the model's path (the pace, not the
+  // level); nullopt where either loss is missing, the run did not train, or the curve never reads it.
+  std::optional<double> pace_ratio;
   std::optional<double> epochs_to_target;     // measured: first crossing of the target, interpolated
   // predicted, read as the measured one is: where the run records one loss per epoch (its mean),
   // from the predicted epoch means at the same points; else the model's own crossing
