@@ -173,23 +173,35 @@ def train_drawn(model, opt, padded, labels, steps, batch, lr, micro, gen, tool):
             sys.exit(f"{tool}: a probe's loss is not finite")
 
 
-def cooled_losses(model, opt, padded, labels, depths, batch, lr, micro, gen, x, y, tool):
+def cooled_losses(model, opt, padded, labels, depths, batch, lr, micro, gen, x, y, tool, train_micro=None):
     """The fixed set (x, y)'s loss after cooling a copy of (model, opt) at `lr` to each cumulative
-    depth in `depths` (train_drawn's steps); both are restored, the optimiser's lr included."""
+    depth in `depths` (train_drawn's steps), read as probe_loss reads it with `train_micro`; both are
+    restored, the optimiser's lr included."""
     saved = snapshot(model, opt)
     out, done = [], 0
     for depth in depths:
         train_drawn(model, opt, padded, labels, depth - done, batch, lr, micro, gen, tool)
         done = depth
-        out.append(probe_loss(model, x, y))
+        out.append(probe_loss(model, x, y, train_micro))
     restore(model, opt, saved)
     return out
 
 
-def probe_loss(model, x, y):
-    model.eval()
+def probe_loss(model, x, y, train_micro=None):
+    """The mean loss of (x, y): in eval mode (BatchNorm on its running statistics), or with
+    `train_micro` in training mode, BatchNorm normalising each `train_micro` images on their own as
+    the run's steps do (the loss the trainers record); the running statistics are left as they were."""
+    if train_micro is None:
+        model.eval()
+        with torch.no_grad():
+            loss = sum(F.cross_entropy(model(xs), ys, reduction="sum").item()
+                       for xs, ys in zip(x.split(1000), y.split(1000))) / y.numel()
+        model.train()
+        return loss
+    buffers = [b.detach().clone() for b in model.buffers()]
     with torch.no_grad():
         loss = sum(F.cross_entropy(model(xs), ys, reduction="sum").item()
-                   for xs, ys in zip(x.split(1000), y.split(1000))) / y.numel()
-    model.train()
+                   for xs, ys in zip(x.split(train_micro), y.split(train_micro))) / y.numel()
+    for b, saved in zip(model.buffers(), buffers):
+        b.copy_(saved)
     return loss

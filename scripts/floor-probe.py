@@ -38,6 +38,9 @@ def main():
                         help="cooled steps; a comma list reads the drop at each cumulative depth")
     parser.add_argument("--cool", type=float, default=0.1, help="the probe's lr as a fraction of the run's")
     parser.add_argument("--probe-images", type=int, default=5000)
+    parser.add_argument("--probe-mode", choices=["eval", "train"], default="eval",
+                        help="read the fixed set's loss in eval mode (running statistics) or in training mode, "
+                             "BatchNorm over each micro-batch of the run's size (the loss the trainers record)")
     a = parser.parse_args()
     depths = int_list(a.probe_steps, "floor-probe", "--probe-steps")
     if not (0 <= a.momentum < 1) or a.lr <= 0 or not (0 < a.cool < 1) or not depths or depths[0] < 1:
@@ -54,13 +57,14 @@ def main():
     model, opt, gen = new_run(a)
     probe_gen = torch.Generator().manual_seed(a.seed + 1_000_003)
     small = a.batch // a.micro_batches
+    train_micro = small if a.probe_mode == "train" else None
     steps_per_epoch = math.ceil(n / a.batch)
     total_steps = steps_per_epoch * a.epochs
     if not probes or min(probes) < 1 or max(probes) > total_steps:
         sys.exit(f"floor-probe: --probe-at needs steps in [1, {total_steps}] ({a.epochs} epochs of {steps_per_epoch})")
     print(f"# fashion-cnn-gap (PyTorch replica), lr {a.lr}, momentum {a.momentum}, batch {a.batch} in "
           f"{a.micro_batches} micro-batches, seed {a.seed}; probe: {','.join(map(str, depths))} steps at {a.cool} x lr, "
-          f"loss on the first {a.probe_images} training images (eval mode)")
+          f"loss on the first {a.probe_images} training images ({a.probe_mode} mode)")
     deep = "" if len(depths) == 1 else "".join(f"  cooled@{d}  floor@{d}" for d in depths[1:])
     print("# step  epochs  run_loss  probe_loss  cooled  drop   continued  floor_measured  tr_sigma  floor_model" + deep)
     trace_sum, trace_n, window_loss, window_n = 0.0, 0, 0.0, 0
@@ -74,12 +78,12 @@ def main():
             trace_n += 1
         if s in pending:
             row = pending.pop(s)
-            row["continued"] = probe_loss(model, x_probe, y_probe)
+            row["continued"] = probe_loss(model, x_probe, y_probe, train_micro)
             print_row(row)
         if s in probes:
-            before = probe_loss(model, x_probe, y_probe)
+            before = probe_loss(model, x_probe, y_probe, train_micro)
             cooled = cooled_losses(model, opt, padded, labels, depths, a.batch, a.lr * a.cool, a.micro_batches,
-                                   probe_gen, x_probe, y_probe, "floor-probe")
+                                   probe_gen, x_probe, y_probe, "floor-probe", train_micro)
             trace = trace_sum / max(trace_n, 1)
             row = {"step": s, "epochs": s / steps_per_epoch, "run_loss": window_loss / window_n,
                    "before": before, "cooled": cooled, "floors": [(before - c) / (1 - a.cool) for c in cooled],
