@@ -4,7 +4,8 @@
 Trains fashion-cnn-gap as `measure baseline` does (the PyTorch replica of floor-probe.py:
 --batch in --micro-batches BatchNorm micro-batches, crop with padding 2 and flip, SGD with
 momentum and weight decay 5e-4, constant lr) and reads two things, each on the loss of a fixed set
-of training images (the first --probe-images, no augmentation, BatchNorm in eval mode):
+of training images (the first --probe-images, no augmentation, BatchNorm in eval mode, or with
+--probe-mode train over each micro-batch of the baseline's size, the running statistics untouched):
 
 - at --log-at steps: the loss, the loss after *cooling* (--cool-steps more steps at --cool times
   the lr at batch --cool-batch, from a copy of the model and optimiser state, which is then
@@ -43,20 +44,23 @@ class Probe:
         self.a, self.padded, self.labels = a, padded, labels
         self.x_probe, self.y_probe = x_probe, y_probe
         self.steps_per_epoch = math.ceil(labels.numel() / a.batch)
+        # training mode reads BatchNorm over each micro-batch of the baseline's size
+        self.train_micro = a.batch // a.micro_batches if a.probe_mode == "train" else None
         self.gen = torch.Generator().manual_seed(a.seed + 1_000_003)
 
     def train(self, model, opt, steps, batch, lr):
         train_drawn(model, opt, self.padded, self.labels, steps, batch, lr, self.a.micro_batches, self.gen, "pace-probe")
 
     def loss(self, model):
-        return probe_loss(model, self.x_probe, self.y_probe)
+        return probe_loss(model, self.x_probe, self.y_probe, self.train_micro)
 
     def cooled(self, model, opt):
         """The fixed set's losses after cooling from a copy of (model, opt) to each depth in --cool-steps;
         both are restored."""
         a = self.a
         return cooled_losses(model, opt, self.padded, self.labels, a.cool_steps, a.cool_batch, a.lr * a.cool,
-                             a.micro_batches, self.gen, self.x_probe, self.y_probe, "pace-probe")
+                             a.micro_batches, self.gen, self.x_probe, self.y_probe, "pace-probe",
+                             self.train_micro)
 
     def pace(self, model, opt, s):
         """The larger batch's gain per step from the state at step s; (model, opt) are restored."""
@@ -127,6 +131,9 @@ def main():
                         help="cooling steps; a comma list reads the loss at each cumulative depth")
     parser.add_argument("--cool-batch", type=int, default=128)
     parser.add_argument("--probe-images", type=int, default=5000)
+    parser.add_argument("--probe-mode", choices=["eval", "train"], default="eval",
+                        help="read the fixed set's loss in eval mode (running statistics) or in training mode, "
+                             "BatchNorm over each micro-batch of the baseline's size (the loss the trainers record)")
     a = parser.parse_args()
     a.cool_steps = int_list(a.cool_steps, "pace-probe", "--cool-steps")
     if not (0 <= a.momentum < 1) or a.lr <= 0 or not (0 < a.cool < 1) or not a.cool_steps or \
@@ -148,7 +155,7 @@ def main():
     probe = Probe(a, padded, labels, x_all[:a.probe_images], labels[:a.probe_images])
     print(f"# fashion-cnn-gap (PyTorch replica), lr {a.lr}, momentum {a.momentum}, batch {a.batch} in "
           f"{a.micro_batches} micro-batches, seed {a.seed}; cooling: {','.join(map(str, a.cool_steps))} steps at {a.cool} x lr, batch "
-          f"{a.cool_batch}; loss on the first {a.probe_images} training images (eval mode)")
+          f"{a.cool_batch}; loss on the first {a.probe_images} training images ({a.probe_mode} mode)")
     print("#     step  epochs  train_loss  loss    " + "  ".join(f"{n:6s}" for n in cooled_names(a.cool_steps))
           + "  |w_conv1|^2  |w_conv2|^2  |w_fc|^2")
     window, window_n = 0.0, 0
