@@ -191,17 +191,14 @@ def probe_loss(model, x, y, train_micro=None):
     """The mean loss of (x, y): in eval mode (BatchNorm on its running statistics), or with
     `train_micro` in training mode, BatchNorm normalising each `train_micro` images on their own as
     the run's steps do (the loss the trainers record); the running statistics are left as they were."""
-    if train_micro is None:
+    saved = [b.detach().clone() for b in model.buffers()] if train_micro else []
+    if not train_micro:
         model.eval()
-        with torch.no_grad():
-            loss = sum(F.cross_entropy(model(xs), ys, reduction="sum").item()
-                       for xs, ys in zip(x.split(1000), y.split(1000))) / y.numel()
-        model.train()
-        return loss
-    buffers = [b.detach().clone() for b in model.buffers()]
+    chunk = train_micro or 1000
     with torch.no_grad():
         loss = sum(F.cross_entropy(model(xs), ys, reduction="sum").item()
-                   for xs, ys in zip(x.split(train_micro), y.split(train_micro))) / y.numel()
-    for b, saved in zip(model.buffers(), buffers):
-        b.copy_(saved)
+                   for xs, ys in zip(x.split(chunk), y.split(chunk))) / y.numel()
+        for b, before in zip(model.buffers(), saved):
+            b.copy_(before)
+    model.train()
     return loss

@@ -682,8 +682,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
         // The baseline's own steps through the stall grew its norm; the run takes none there.
         for (double e = next_0; si_start && e < stall.to; e += d0) {
           const double by = std::min(d0, stall.to - e);
-          const double rate = weight_sq_rate(e, e, b0, next_w.baseline).value_or(0);
-          next_w.baseline = std::max(next_w.baseline + by * rate, 0.5 * next_w.baseline);
+          next_w = advance(next_w, {0, weight_sq_rate(e, e, b0, next_w.baseline).value_or(0)}, by);
         }
         next_0 = std::max(next_0, stall.to);
         next_b = at;
