@@ -51,7 +51,7 @@ class Probe:
         self.steps_per_epoch = math.ceil(labels.numel() / a.batch)
         # training mode reads BatchNorm over each micro-batch of the baseline's size
         self.train_micro = a.batch // a.micro_batches if a.probe_mode == "train" else None
-        self.gen = torch.Generator().manual_seed(a.seed + 1_000_003)
+        self.gen = torch.Generator().manual_seed(a.seed + 1_000_003 if a.probe_seed is None else a.probe_seed)
 
     def train(self, model, opt, steps, batch, lr):
         train_drawn(model, opt, self.padded, self.labels, steps, batch, lr, self.a.micro_batches, self.gen, "pace-probe")
@@ -205,6 +205,9 @@ def main():
                         help="cooling steps; a comma list reads the loss at each cumulative depth")
     parser.add_argument("--cool-batch", type=int, default=128)
     parser.add_argument("--probe-images", type=int, default=5000)
+    parser.add_argument("--probe-seed", type=int, default=None,
+                        help="the seed of the probes' own draws (default: --seed + 1000003); another gives other draws "
+                             "from the same training run")
     parser.add_argument("--probe-mode", choices=["eval", "train"], default="eval",
                         help="read the fixed set's loss in eval mode (running statistics) or in training mode, "
                              "BatchNorm over each micro-batch of the baseline's size (the loss the trainers record)")
