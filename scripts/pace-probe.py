@@ -23,7 +23,7 @@ of training images (the first --probe-images, no augmentation, BatchNorm in eval
   *gain*: McCandlish's relation gives (B_noise + B) / (B_noise + B_0) for a tuned lr; the plain
   step equation at constant lr gives at most 2 / (2 - x_0); a quadratic with heavy-ball momentum
   gives 1 (the batch moves only the floor).
-  With three or more pairs, the step equation's two coefficients are solved from the first two
+  With two or more pairs, the step equation's two coefficients are solved from the first two
   pairs' cooled gains and give the others' (step_equation_check): does the equation's form carry
   from the probes it was solved on to the rest?
 
@@ -259,9 +259,9 @@ def main():
         if s in pace_at:
             gains = [probe.pace(model, opt, s, r, p) for r, p in pairs]
             probed.append(gains)
-            if len(pairs) >= 3:
+            if len(pairs) >= 2:
                 print_step_equation_check(pairs, gains, a.cool_steps, f"step {s}")
-    if len(pairs) >= 3 and len(probed) > 1:
+    if len(pairs) >= 2 and len(probed) > 1:
         # each pair's gains over the probed steps, geometric mean (None where one is outside its readings)
         mean = [[geometric_mean([g[p][k] for g in probed]) for k in range(len(a.cool_steps))] for p in range(len(pairs))]
         print_step_equation_check(pairs, mean, a.cool_steps, f"the {len(probed)} probed steps' geometric mean")
