@@ -177,6 +177,10 @@ Profile make_profile() {
   curve.samples[0].si_trace_sigma = 12.0 / 7.0;
   // The curvature at the start; negative: no positive curvature along that direction.
   curve.start_curvature = StartCurvature{0.1 + 0.2, -1.0 / 3.0, 2, 8};
+  // The pace probe: two pairs at one state, one draw outside its readings, and a later state.
+  curve.pace_probe = {PaceProbeReading{30080, 16, 1, 60, 200, 0.1, 2, {1.0 / 3.0 + 1, 1.08}},
+                      PaceProbeReading{30080, 16, 0.1 + 3.9, 60, 200, 0.1, 2, {4.25}},
+                      PaceProbeReading{60160.5, 4, 2, 30, 50, 1.0 / 7.0, 1, {}}};
   p.training.push_back(curve);
   // A curve whose run has not finished an epoch yet.
   TrainingCurve empty_curve = curve;
@@ -189,6 +193,7 @@ Profile make_profile() {
   empty_curve.epochs.clear();
   empty_curve.probe_batches.clear();  // a run without the probe
   empty_curve.start_curvature = StartCurvature{15.5, std::nullopt, 3, 3};  // every tensor scale-invariant
+  empty_curve.pace_probe.clear();
   p.training.push_back(empty_curve);
 
   p.calibration = Calibration{"resnet18-cifar", 32, 1, 0.1 + 0.2, 1.0 / 3.0};
@@ -372,6 +377,19 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
       EXPECT_EQ(x.samples[j].si_trace_sigma, y.samples[j].si_trace_sigma);
     }
     EXPECT_EQ(x.probe_batches, y.probe_batches);
+    ASSERT_EQ(x.pace_probe.size(), y.pace_probe.size());
+    for (size_t j = 0; j < x.pace_probe.size(); ++j) {
+      const PaceProbeReading& a = x.pace_probe[j];
+      const PaceProbeReading& b = y.pace_probe[j];
+      EXPECT_EQ(a.examples, b.examples);
+      EXPECT_EQ(a.ratio, b.ratio);
+      EXPECT_EQ(a.lr_ratio, b.lr_ratio);
+      EXPECT_EQ(a.steps, b.steps);
+      EXPECT_EQ(a.cool_steps, b.cool_steps);
+      EXPECT_EQ(a.cool, b.cool);
+      EXPECT_EQ(a.draws, b.draws);
+      EXPECT_EQ(a.gains, b.gains);
+    }
     ASSERT_EQ(x.start_curvature.has_value(), y.start_curvature.has_value());
     if (x.start_curvature) {
       EXPECT_EQ(x.start_curvature->lr_over_eps_max, y.start_curvature->lr_over_eps_max);
@@ -496,6 +514,14 @@ TEST_F(ProfileTest, LayoutIsCompactAndVersionedFirst) {
       << text;
   EXPECT_NE(text.find("    lr_rule: \"sqrt\"\n    optimizer: \"lars\"\n    lars_eta: 0.003\n"
                       "    start_curvature: {lr_over_eps_max: 15.5, scale_invariant: 3, parameters: 3}\n    epochs: []\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    pace_probe:\n      - {examples: 30080, ratio: 16, lr_ratio: 1, steps: 60, cool_steps: 200, "
+                      "cool: 0.1, draws: 2, gains: [1.3333333333333333, 1.08]}\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("      - {examples: 60160.5, ratio: 4, lr_ratio: 2, steps: 30, cool_steps: 50, "
+                      "cool: 0.14285714285714285, draws: 1, gains: []}\n    epochs:\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("    start_curvature: {lr_over_eps_max: 0.30000000000000004, rest_lr_over_eps_max: "
@@ -825,6 +851,32 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"StartCurvatureWithoutParameters", "    lr_rule: \"constant\"\n",
                    "    lr_rule: \"constant\"\n    start_curvature: {lr_over_eps_max: 0.5, scale_invariant: 0}\n",
                    "start_curvature: {", "training[0].start_curvature.parameters", ""},
+        // The pace probe (measure baseline --pace-probe-at).
+        BadProfile{"PaceProbeOfTheUntrainedModel", "    lr_rule: \"constant\"\n",
+                   "    lr_rule: \"constant\"\n    pace_probe:\n      - {examples: 0, ratio: 16, lr_ratio: 1, steps: 60, "
+                   "cool_steps: 200, cool: 0.1, draws: 2, gains: [1.5]}\n",
+                   "examples: 0, ratio", "training[0].pace_probe[0].examples", "must be > 0"},
+        BadProfile{"PaceProbeRatioBelowTwo", "    lr_rule: \"constant\"\n",
+                   "    lr_rule: \"constant\"\n    pace_probe:\n      - {examples: 100, ratio: 1, lr_ratio: 1, steps: 60, "
+                   "cool_steps: 200, cool: 0.1, draws: 2, gains: [1.5]}\n",
+                   "ratio: 1,", "training[0].pace_probe[0].ratio", ""},
+        BadProfile{"PaceProbeCoolingAtTheFullLr", "    lr_rule: \"constant\"\n",
+                   "    lr_rule: \"constant\"\n    pace_probe:\n      - {examples: 100, ratio: 16, lr_ratio: 1, steps: 60, "
+                   "cool_steps: 200, cool: 1, draws: 2, gains: [1.5]}\n",
+                   "cool: 1,", "training[0].pace_probe[0].cool", "must be in (0, 1)"},
+        BadProfile{"PaceProbeMoreGainsThanDraws", "    lr_rule: \"constant\"\n",
+                   "    lr_rule: \"constant\"\n    pace_probe:\n      - {examples: 100, ratio: 16, lr_ratio: 1, steps: 60, "
+                   "cool_steps: 200, cool: 0.1, draws: 1, gains: [1.5, 1.2]}\n",
+                   "gains: [1.5, 1.2]", "training[0].pace_probe[0].gains", "more than its 1 draws"},
+        BadProfile{"PaceProbeGainNotPositive", "    lr_rule: \"constant\"\n",
+                   "    lr_rule: \"constant\"\n    pace_probe:\n      - {examples: 100, ratio: 16, lr_ratio: 1, steps: 60, "
+                   "cool_steps: 200, cool: 0.1, draws: 2, gains: [0]}\n",
+                   "gains: [0]", "training[0].pace_probe[0].gains[0]", "a gain must be > 0"},
+        BadProfile{"PaceProbeNotAscending", "    lr_rule: \"constant\"\n",
+                   "    lr_rule: \"constant\"\n    pace_probe:\n      - {examples: 200, ratio: 16, lr_ratio: 1, steps: 60, "
+                   "cool_steps: 200, cool: 0.1, draws: 2, gains: []}\n      - {examples: 100, ratio: 16, lr_ratio: 1, "
+                   "steps: 60, cool_steps: 200, cool: 0.1, draws: 2, gains: []}\n",
+                   "examples: 100, ratio", "training[0].pace_probe[1]", "ascending in examples: 100 follows 200"},
         BadProfile{"ProbeOfOneBatch", "    lr_rule: \"constant\"\n",
                    "    lr_rule: \"constant\"\n    probe_batches: [32]\n", "probe_batches: [32]",
                    "training[0].probe_batches", "at least two BatchNorm batches"},

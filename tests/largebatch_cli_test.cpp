@@ -210,6 +210,66 @@ TEST_F(LargeBatchCli, BaselineBatchNormProbeLeavesTrainingUnchanged) {
   EXPECT_EQ(b.samples.back().probe_loss, b.epochs.back().probe_loss);
 }
 
+// The pace probe (weights, BatchNorm buffers and momentum put back; batches from its own loaders)
+// leaves the training as it is, to the bit, and records one reading per pair and probed step.
+TEST_F(LargeBatchCli, BaselinePaceProbeLeavesTrainingUnchanged) {
+  const std::string tiny = " --model fashion-cnn-gap" + kTinyBaseline + " --epochs 2 --evals-per-epoch 2";
+  const ProgramRun off = run(kMeasure, "baseline" + tiny + " --profile " + (dir_ / "a.yaml").string());
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  const ProgramRun on = run(kMeasure, "baseline" + tiny + " --pace-probe-at 3,5 --pace-pairs 2x1,2x2 --pace-steps 2 "
+                                      "--pace-draws 2 --pace-cool-steps 2 --pace-probe-images 64 --profile " +
+                                          (dir_ / "b.yaml").string());
+  ASSERT_EQ(on.exit_code, 0) << on.err;
+  const TrainingCurve a = load_profile((dir_ / "a.yaml").string()).training.at(0);
+  const TrainingCurve b = load_profile((dir_ / "b.yaml").string()).training.at(0);
+  EXPECT_TRUE(a.pace_probe.empty());
+  ASSERT_EQ(b.epochs.size(), 2u);
+  for (size_t e = 0; e < 2; ++e) {
+    EXPECT_EQ(a.epochs[e].train_loss, b.epochs[e].train_loss);
+    EXPECT_EQ(a.epochs[e].test_accuracy, b.epochs[e].test_accuracy);
+    EXPECT_EQ(a.epochs[e].noise_scale, b.epochs[e].noise_scale);
+    EXPECT_EQ(a.epochs[e].probe_loss, b.epochs[e].probe_loss);
+    EXPECT_EQ(a.epochs[e].si_weight_sq, b.epochs[e].si_weight_sq);
+  }
+  ASSERT_EQ(b.samples.size(), a.samples.size());
+  for (size_t i = 0; i < b.samples.size(); ++i) EXPECT_EQ(a.samples[i].train_loss, b.samples[i].train_loss);
+  // Steps 3 and 5 of 4 per epoch (128 images at batch 32): 96 and 160 examples, each with both pairs.
+  ASSERT_EQ(b.pace_probe.size(), 4u);
+  const std::vector<std::pair<int64_t, double>> pairs = {{2, 1.0}, {2, 2.0}};
+  for (size_t i = 0; i < 4; ++i) {
+    const PaceProbeReading& r = b.pace_probe[i];
+    EXPECT_EQ(r.examples, i < 2 ? 96.0 : 160.0);
+    EXPECT_EQ(r.ratio, pairs[i % 2].first);
+    EXPECT_EQ(r.lr_ratio, pairs[i % 2].second);
+    EXPECT_EQ(r.steps, 2);
+    EXPECT_EQ(r.cool_steps, 2);
+    EXPECT_DOUBLE_EQ(r.cool, 0.1);
+    EXPECT_EQ(r.draws, 2);
+    EXPECT_LE(r.gains.size(), 2u);
+    for (double g : r.gains) {
+      EXPECT_GT(g, 0);
+      EXPECT_LE(g, 4.0);  // within the continued baseline's 2-8 steps: at most 8 / 2
+    }
+  }
+  // The probe is deterministic: the same run gives the same readings.
+  const ProgramRun again = run(kMeasure, "baseline" + tiny + " --pace-probe-at 3,5 --pace-pairs 2x1,2x2 --pace-steps 2 "
+                                         "--pace-draws 2 --pace-cool-steps 2 --pace-probe-images 64 --profile " +
+                                             (dir_ / "c.yaml").string());
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const TrainingCurve c = load_profile((dir_ / "c.yaml").string()).training.at(0);
+  ASSERT_EQ(c.pace_probe.size(), b.pace_probe.size());
+  for (size_t i = 0; i < c.pace_probe.size(); ++i) EXPECT_EQ(c.pace_probe[i].gains, b.pace_probe[i].gains);
+}
+
+TEST_F(LargeBatchCli, BaselinePaceProbePastTheRunExits2) {
+  const ProgramRun r = run(kMeasure, "baseline --model fashion-cnn-gap" + kTinyBaseline +
+                                         " --epochs 1 --pace-probe-at 5 --pace-probe-images 64 --profile " +
+                                         (dir_ / "p.yaml").string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--pace-probe-at 5: the run has 4 steps"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+}
+
 TEST_F(LargeBatchCli, BaselineCreatesAMissingProfile) {
   const fs::path profile = dir_ / "new" / "profile.yaml";
   const ProgramRun r = run(kMeasure, "baseline" + kTinyBaseline + " --epochs 1 --profile " + profile.string());
@@ -376,7 +436,13 @@ TEST_F(LargeBatchCli, BaselineBadFlagsExit2WithOneLine) {
         std::string(" --evals-per-epoch 0"), std::string(" --evals-per-epoch 101"), std::string(" --optimizer adam"),
         std::string(" --optimizer lars --lars-eta 0"), std::string(" --curvature-every -1"),
         std::string(" --gpus 2 --curvature-every 2"), std::string(" --bn-probe-images 8"),
-        std::string(" --bn-probe-images 256"), std::string(" --bn-probe-images -1")}) {
+        std::string(" --bn-probe-images 256"), std::string(" --bn-probe-images -1"),
+        std::string(" --pace-steps 5"), std::string(" --pace-probe-at 0"), std::string(" --pace-probe-at 3,2"),
+        std::string(" --pace-probe-at x"), std::string(" --pace-probe-at 3 --pace-pairs 1x1"),
+        std::string(" --pace-probe-at 3 --pace-pairs 16"), std::string(" --pace-probe-at 3 --pace-pairs 2x0"),
+        std::string(" --pace-probe-at 3 --pace-probe-images 60"), std::string(" --pace-probe-at 3 --pace-cool 1"),
+        std::string(" --pace-probe-at 3 --pace-probe-images 256"),
+        std::string(" --pace-probe-at 3 --optimizer lars"), std::string(" --pace-probe-at 3 --gpus 2")}) {
     const ProgramRun r = run(kMeasure, "baseline" + kTinyBaseline + flags + " --profile " + (dir_ / "p.yaml").string());
     EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
     EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << flags << ": " << r.err;

@@ -24,6 +24,8 @@
 #include "largebatch/gradient_noise.h"
 #include "largebatch/lars.h"
 #include "largebatch/lr_schedule.h"
+#include "largebatch/pace_probe.h"
+#include "largebatch/state_probes.h"
 #include "launch.h"
 #include "machine.h"
 #include "data/idx.h"
@@ -72,20 +74,6 @@ std::string data_label(const BaselineOptions& o) {
   return fashion(o) ? data::kFashionMnistFormat.name : data::kCifar10Format.name;
 }
 
-void set_learning_rate(torch::optim::SGD& optimizer, double lr) {
-  for (auto& group : optimizer.param_groups()) static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
-}
-
-// A set read in order as it is, batch_size images at a time: no shuffling, no augmentation, no workers.
-data::LoaderOptions in_order(int64_t batch_size) {
-  data::LoaderOptions options;
-  options.batch_size = batch_size;
-  options.workers = 0;
-  options.shuffle = false;
-  options.augment = false;
-  return options;
-}
-
 // Fraction of `test_set` classified right, in eval mode (BatchNorm running statistics).
 double test_accuracy(models::StagedModel& model, const data::ImageSet& test_set, const torch::Device& device) {
   data::DataLoader loader(test_set, in_order(kEvalBatch));
@@ -98,46 +86,6 @@ double test_accuracy(models::StagedModel& model, const data::ImageSet& test_set,
   }
   model.module().train();
   return static_cast<double>(correct.item<int64_t>()) / static_cast<double>(test_set.size());
-}
-
-// The BatchNorm probe's images as the training steps see them (normalised, unaugmented).
-struct ProbeSet {
-  torch::Tensor images;
-  torch::Tensor labels;
-};
-
-// The first n images of `train_set` on `device`.
-ProbeSet probe_set(const data::ImageSet& train_set, int64_t n, const torch::Device& device) {
-  const data::ImageSet first = first_samples(train_set, n);
-  data::DataLoader loader(first, in_order(n));
-  loader.start_epoch(0);
-  const auto batch = loader.next();
-  return {batch->images.to(device), batch->labels.to(device)};
-}
-
-// The training-mode mean loss of the probe set at each BatchNorm batch of `batches` (consecutive
-// slices of that many images, each normalised by its own statistics; every one divides the probe
-// set's size), forward passes only; `buffers` (BatchNorm's running statistics and counters)
-// restored after, so the training run goes on as without the probe.
-std::vector<double> batchnorm_probe(models::StagedModel& model, const std::vector<torch::Tensor>& buffers,
-                                    const ProbeSet& probe, const std::vector<int64_t>& batches) {
-  torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> saved;
-  saved.reserve(buffers.size());
-  for (const auto& buffer : buffers) saved.push_back(buffer.clone());
-  const int64_t n = probe.labels.size(0);
-  const auto sum = torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum);
-  std::vector<double> losses;
-  for (const int64_t b : batches) {
-    auto total = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(probe.labels.device()));
-    for (int64_t start = 0; start < n; start += b) {
-      const auto output = model.forward(probe.images.narrow(0, start, b));
-      total += torch::nn::functional::cross_entropy(output, probe.labels.narrow(0, start, b), sum).to(torch::kFloat64);
-    }
-    losses.push_back(total.item<double>() / static_cast<double>(n));
-  }
-  for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(saved[i]);
-  return losses;
 }
 
 data::ImageSet load_train_set(const BaselineOptions& o) {
@@ -323,6 +271,23 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     return probe ? batchnorm_probe(model, buffers, *probe, probe_batches) : std::vector<double>{};
   };
 
+  // The pace probe (one device, SGD: checked with the flags).
+  std::optional<ProbeSet> pace_fixed;
+  PaceProbeRun pace_run;
+  if (!o.pace.at_steps.empty()) {
+    if (o.pace.at_steps.back() > steps_per_epoch * o.epochs) {
+      throw UsageError("--pace-probe-at " + std::to_string(o.pace.at_steps.back()) + ": the run has " +
+                       std::to_string(steps_per_epoch * o.epochs) + " steps");
+    }
+    if (o.pace.images > train_set.size()) {
+      throw UsageError("--pace-probe-images " + std::to_string(o.pace.images) + " exceeds the training set (" +
+                       std::to_string(train_set.size()) + " images)");
+    }
+    pace_fixed = probe_set(train_set, o.pace.images, device);
+    pace_run = {&model, &params, &buffers, &optimizer, &train_set, device, o.batch, o.micro_batches,
+                small_batch(o), o.workers, o.seed};
+  }
+  size_t next_pace = 0;
   const bool show_progress = !o.quiet && rank == 0;
   const auto run_start = Clock::now();
   auto last_print = run_start;
@@ -551,6 +516,15 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       ++step;
       ++batch_index;
       samples += b;
+      if (next_pace < o.pace.at_steps.size() && step == o.pace.at_steps[next_pace]) {
+        ++next_pace;
+        const double examples = static_cast<double>(epoch) * static_cast<double>(train_set.size()) +
+                                static_cast<double>(samples);
+        for (PaceProbeReading& r : pace_probe(pace_run, o.pace, *pace_fixed, step, examples,
+                                              learning_rate_at(schedule, step), !show_progress)) {
+          curve.pace_probe.push_back(std::move(r));
+        }
+      }
       if (next_eval < o.evals_per_epoch && batch_index >= eval_step(next_eval)) {
         add_sample(reduced_sums(), /*epoch_end=*/false, test_set ? test_accuracy(model, *test_set, device) : -1,
                    probe_losses());

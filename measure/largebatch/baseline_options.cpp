@@ -40,6 +40,13 @@ struct RawOptions {
   int64_t curvature_every = 0;
   std::string noise_scale;
   int64_t bn_probe_images = 0;
+  std::string pace_probe_at;
+  std::string pace_pairs;
+  int64_t pace_steps = 0;
+  int64_t pace_draws = 0;
+  int64_t pace_cool_steps = 0;
+  double pace_cool = 0;
+  int64_t pace_probe_images = 0;
   std::string profile_path;
   std::string machine;
   int64_t rank = -1;
@@ -107,6 +114,21 @@ po::options_description baseline_flags(RawOptions& raw) {
        "BatchNorm's running statistics restored): how much lower a run with larger BatchNorm batches records its "
        "loss, which the large-batch model subtracts (docs/LARGE_BATCH.md); 0: off (default N: 2048, shrunk to a "
        "smaller training set)")
+    ("pace-probe-at", po::value(&raw.pace_probe_at),
+       "the pace probe (docs/LARGE_BATCH.md, \"The pace probe\"), after each of these optimiser steps (comma list): "
+       "from the run's state, --pace-steps steps at each --pace-pairs batch and lr against the run's batch and lr "
+       "continued, each cooled and read in training mode on a fixed set; the baseline's steps a branch's step is worth. "
+       "One device, SGD; the run itself goes on as without it (default: off)")
+    ("pace-pairs", po::value(&raw.pace_pairs)->default_value(pace_pairs_text(d.pace.pairs)),
+       "the probe's branches, RATIOxLR_RATIO each: the batch and the lr over the run's")
+    ("pace-steps", po::value(&raw.pace_steps)->default_value(d.pace.steps), "a branch's steps")
+    ("pace-draws", po::value(&raw.pace_draws)->default_value(d.pace.draws),
+       "independent draws of the probe's batches at each probed step")
+    ("pace-cool-steps", po::value(&raw.pace_cool_steps)->default_value(d.pace.cool_steps),
+       "cooling steps before each reading, at the run's batch")
+    ("pace-cool", po::value(&raw.pace_cool)->default_value(d.pace.cool), "the cooling lr over the run's, in (0, 1)")
+    ("pace-probe-images", po::value(&raw.pace_probe_images)->default_value(d.pace.images),
+       "the fixed set: the first N training images (a multiple of B_small)")
     ("profile", po::value(&raw.profile_path),
        "profile the curve is written into (default: reports/<machine>/profile.yaml; created if missing)")
     ("machine", po::value(&raw.machine), "machine name of the default --profile")
@@ -131,6 +153,65 @@ double non_negative(const char* flag, double value) {
     throw UsageError(std::string("--") + flag + ": " + std::to_string(value) + " must be finite and >= 0");
   }
   return value;
+}
+
+// The pace probe's flags into o.pace (after the rest of o); its flags without --pace-probe-at are an error.
+void validate_pace_probe(const RawOptions& raw, const po::variables_map& vm, BaselineOptions& o) {
+  if (!vm.count("pace-probe-at")) {
+    for (const char* flag : {"pace-pairs", "pace-steps", "pace-draws", "pace-cool-steps", "pace-cool", "pace-probe-images"}) {
+      if (!vm[flag].defaulted()) throw UsageError(std::string("--") + flag + " needs --pace-probe-at");
+    }
+    return;
+  }
+  std::stringstream items(raw.pace_probe_at);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    size_t used = 0;
+    int64_t s = 0;
+    try {
+      s = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || s < 1) {
+      throw UsageError("--pace-probe-at: '" + item + "' is not a step >= 1");
+    }
+    if (!o.pace.at_steps.empty() && s <= o.pace.at_steps.back()) {
+      throw UsageError("--pace-probe-at: the steps must be strictly ascending (" + item + " follows " +
+                       std::to_string(o.pace.at_steps.back()) + ")");
+    }
+    o.pace.at_steps.push_back(s);
+  }
+  if (o.pace.at_steps.empty()) throw UsageError("--pace-probe-at: no steps in '" + raw.pace_probe_at + "'");
+  if (o.gpus >= 2) throw UsageError("--pace-probe-at: the pace probe runs on one device, not with --gpus " + std::to_string(o.gpus));
+  if (o.optimizer != "sgd") throw UsageError("--pace-probe-at: the pace probe needs --optimizer sgd");
+  try {
+    o.pace.pairs = parse_pace_pairs(raw.pace_pairs);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--pace-pairs: ") + e.what());
+  }
+  for (const PacePair& p : o.pace.pairs) {
+    if ((p.ratio * o.batch) % o.micro_batches != 0) {
+      throw UsageError("--pace-pairs: " + std::to_string(p.ratio) + "x the batch is not divisible by --micro-batches " +
+                       std::to_string(o.micro_batches));
+    }
+  }
+  o.pace.steps = at_least("pace-steps", raw.pace_steps, 1);
+  o.pace.draws = at_least("pace-draws", raw.pace_draws, 1);
+  o.pace.cool_steps = at_least("pace-cool-steps", raw.pace_cool_steps, 1);
+  if (!(raw.pace_cool > 0 && raw.pace_cool < 1)) {
+    throw UsageError("--pace-cool: " + std::to_string(raw.pace_cool) + " is not in (0, 1)");
+  }
+  o.pace.cool = raw.pace_cool;
+  o.pace.images = at_least("pace-probe-images", raw.pace_probe_images, 1);
+  if (o.pace.images % small_batch(o) != 0) {
+    throw UsageError("--pace-probe-images " + std::to_string(o.pace.images) + " is not a multiple of the BatchNorm batch " +
+                     std::to_string(small_batch(o)) + " (B_small)");
+  }
+  if (o.train_samples && *o.train_samples < o.pace.images) {
+    throw UsageError("--pace-probe-images " + std::to_string(o.pace.images) + " exceeds --train-samples " +
+                     std::to_string(*o.train_samples));
+  }
 }
 
 BaselineOptions validated(const RawOptions& raw, const po::variables_map& vm) {
@@ -191,6 +272,7 @@ BaselineOptions validated(const RawOptions& raw, const po::variables_map& vm) {
   o.profile_path = raw.profile_path;
   o.machine = raw.machine;
   o.quiet = vm.count("quiet") > 0;
+  validate_pace_probe(raw, vm, o);
 
   if (o.gpus >= 2) {
     if (vm.count("curvature-every") && !vm["curvature-every"].defaulted() && o.curvature_every > 0) {

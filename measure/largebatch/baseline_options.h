@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "largebatch/pace_probe_options.h"
 #include "stats/lr_rule.h"
 #include "usage_error.h"
 
@@ -56,6 +57,8 @@ struct BaselineOptions {
   // BatchNorm batches records its loss (docs/LARGE_BATCH.md). 0: off.
   int64_t bn_probe_images = 2048;
   bool bn_probe_images_given = false;    // --bn-probe-images on the command line (else it shrinks to the set)
+  // The pace probe (largebatch/pace_probe.h): off unless pace.at_steps is given. One device, SGD.
+  PaceProbeOptions pace;
   std::string profile_path;              // empty = reports/<machine>/profile.yaml
   std::string machine;                   // empty = measure's default machine name
   bool quiet = false;

@@ -275,6 +275,23 @@ struct StartCurvature {
   int64_t parameters = 0;                      // parameter tensors with a gradient
 };
 
+// The pace probe (measure baseline --pace-probe-at, docs/LARGE_BATCH.md "The pace probe"): from the
+// baseline's state after `examples`, `steps` steps at `ratio` x its batch and `lr_ratio` x its lr,
+// against the baseline's batch and lr continued, each cooled `cool_steps` steps at `cool` x the lr
+// and read in training mode on a fixed set; the gain is the baseline's steps the branch's are worth,
+// per branch step. One reading per (state, pair); `draws` independent draws of the probe's batches,
+// `gains` those whose branch fell within the continued baseline's readings (the rest are left out).
+struct PaceProbeReading {
+  double examples = 0;
+  int64_t ratio = 0;
+  double lr_ratio = 1;
+  int64_t steps = 0;
+  int64_t cool_steps = 0;
+  double cool = 0;
+  int64_t draws = 0;
+  std::vector<double> gains;
+};
+
 struct TrainingCurve {
   std::string model;               // e.g. "resnet18-cifar"
   std::string data;                // "synthetic", "cifar10" or "fashion-mnist"
@@ -295,6 +312,7 @@ struct TrainingCurve {
   // last the whole probe set; empty: no probe (optional on disk).
   std::vector<int64_t> probe_batches;
   std::optional<StartCurvature> start_curvature;  // none: not measured (optional on disk)
+  std::vector<PaceProbeReading> pace_probe;  // ascending in examples; empty: not probed (optional on disk)
   std::vector<EpochPoint> epochs;  // ascending in epoch
   std::vector<CurveSample> samples;  // optional, ascending in examples; empty: the epochs only
 };

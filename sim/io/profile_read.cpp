@@ -501,10 +501,39 @@ StartCurvature parse_start_curvature(const Value& value) {
   return s;
 }
 
+PaceProbeReading parse_pace_probe_reading(const Value& value) {
+  const Map map(value, {"examples", "ratio", "lr_ratio", "steps", "cool_steps", "cool", "draws", "gains"});
+  PaceProbeReading r;
+  const Value examples = map.required("examples");
+  r.examples = examples.as_double(kNonNegative);
+  if (r.examples <= 0) examples.fail("must be > 0 (a probe of the trained state), got " + examples.describe());
+  r.ratio = map.required("ratio").as_int64(/*min=*/2);
+  const Value lr_ratio = map.required("lr_ratio");
+  r.lr_ratio = lr_ratio.as_double(kNonNegative);
+  if (r.lr_ratio <= 0) lr_ratio.fail("must be > 0, got " + lr_ratio.describe());
+  r.steps = map.required("steps").as_int64(/*min=*/1);
+  r.cool_steps = map.required("cool_steps").as_int64(/*min=*/1);
+  const Value cool = map.required("cool");
+  r.cool = cool.as_double(kNonNegative);
+  if (!(r.cool > 0 && r.cool < 1)) cool.fail("must be in (0, 1), got " + cool.describe());
+  r.draws = map.required("draws").as_int64(/*min=*/1);
+  const Value gains = map.required("gains");
+  for (const Value& item : gains.as_list()) {
+    const double g = item.as_double(kNonNegative);
+    if (g <= 0) item.fail("a gain must be > 0, got " + item.describe());
+    r.gains.push_back(g);
+  }
+  if (static_cast<int64_t>(r.gains.size()) > r.draws) {
+    gains.fail("holds " + std::to_string(r.gains.size()) + " gains, more than its " + std::to_string(r.draws) +
+               " draws");
+  }
+  return r;
+}
+
 TrainingCurve parse_training_curve(const Value& value) {
   const Map map(value, {"model", "data", "batch", "small_batch", "train_samples", "lr", "momentum",
                         "weight_decay", "lr_rule", "warmup_epochs", "optimizer", "lars_eta", "probe_batches",
-                        "start_curvature", "epochs", "samples"});
+                        "start_curvature", "pace_probe", "epochs", "samples"});
   TrainingCurve curve;
   curve.model = map.required("model").as_string();
   curve.data = map.required("data").as_string();
@@ -555,6 +584,18 @@ TrainingCurve parse_training_curve(const Value& value) {
     if (curve.probe_batches.size() < 2) batches->fail("must hold at least two BatchNorm batches to compare");
   }
   if (auto start = map.optional("start_curvature")) curve.start_curvature = parse_start_curvature(*start);
+  if (auto probe = map.optional("pace_probe")) {
+    for (const Value& item : probe->as_list()) {
+      PaceProbeReading r = parse_pace_probe_reading(item);
+      if (!curve.pace_probe.empty() && r.examples < curve.pace_probe.back().examples) {
+        std::ostringstream message;
+        message << "pace_probe must be ascending in examples: " << r.examples << " follows "
+                << curve.pace_probe.back().examples;
+        item.fail(message.str());
+      }
+      curve.pace_probe.push_back(std::move(r));
+    }
+  }
   const std::vector<Value> nodes = map.required("epochs").as_list();
   for (size_t i = 0; i < nodes.size(); ++i) {
     EpochPoint point = parse_epoch_point(nodes[i], curve.probe_batches);

@@ -318,6 +318,15 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
                     ", scale_invariant: " + std::to_string(start->scale_invariant) +
                     ", parameters: " + std::to_string(start->parameters) + "}");
     }
+    if (!c.pace_probe.empty()) {
+      y.line(2, "pace_probe:");
+      for (const PaceProbeReading& r : c.pace_probe) {
+        y.line(3, "- {examples: " + format_double(r.examples) + ", ratio: " + std::to_string(r.ratio) +
+                      ", lr_ratio: " + format_double(r.lr_ratio) + ", steps: " + std::to_string(r.steps) +
+                      ", cool_steps: " + std::to_string(r.cool_steps) + ", cool: " + format_double(r.cool) +
+                      ", draws: " + std::to_string(r.draws) + ", gains: " + flow(r.gains) + "}");
+      }
+    }
     if (c.epochs.empty()) {
       y.line(2, "epochs: []");
       continue;

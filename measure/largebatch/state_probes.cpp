@@ -1,0 +1,49 @@
+#include "largebatch/state_probes.h"
+
+#include "runs/trainer.h"
+
+namespace trainsim::measure {
+
+void set_learning_rate(torch::optim::SGD& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
+}
+
+data::LoaderOptions in_order(int64_t batch_size) {
+  data::LoaderOptions options;
+  options.batch_size = batch_size;
+  options.workers = 0;
+  options.shuffle = false;
+  options.augment = false;
+  return options;
+}
+
+ProbeSet probe_set(const data::ImageSet& train_set, int64_t n, const torch::Device& device) {
+  const data::ImageSet first = first_samples(train_set, n);
+  data::DataLoader loader(first, in_order(n));
+  loader.start_epoch(0);
+  const auto batch = loader.next();
+  return {batch->images.to(device), batch->labels.to(device)};
+}
+
+std::vector<double> batchnorm_probe(models::StagedModel& model, const std::vector<torch::Tensor>& buffers,
+                                    const ProbeSet& probe, const std::vector<int64_t>& batches) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> saved;
+  saved.reserve(buffers.size());
+  for (const auto& buffer : buffers) saved.push_back(buffer.clone());
+  const int64_t n = probe.labels.size(0);
+  const auto sum = torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum);
+  std::vector<double> losses;
+  for (const int64_t b : batches) {
+    auto total = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(probe.labels.device()));
+    for (int64_t start = 0; start < n; start += b) {
+      const auto output = model.forward(probe.images.narrow(0, start, b));
+      total += torch::nn::functional::cross_entropy(output, probe.labels.narrow(0, start, b), sum).to(torch::kFloat64);
+    }
+    losses.push_back(total.item<double>() / static_cast<double>(n));
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(saved[i]);
+  return losses;
+}
+
+}  // namespace trainsim::measure
