@@ -163,26 +163,13 @@ void validate_pace_probe(const RawOptions& raw, const po::variables_map& vm, Bas
     }
     return;
   }
-  std::stringstream items(raw.pace_probe_at);
-  std::string item;
-  while (std::getline(items, item, ',')) {
-    size_t used = 0;
-    int64_t s = 0;
-    try {
-      s = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
+  o.pace.at_steps = parse_int_list(raw.pace_probe_at, "--pace-probe-at", /*minimum=*/1);
+  for (size_t i = 1; i < o.pace.at_steps.size(); ++i) {
+    if (o.pace.at_steps[i] <= o.pace.at_steps[i - 1]) {
+      throw UsageError("--pace-probe-at: the steps must be strictly ascending (" + std::to_string(o.pace.at_steps[i]) +
+                       " follows " + std::to_string(o.pace.at_steps[i - 1]) + ")");
     }
-    if (used == 0 || used != item.size() || s < 1) {
-      throw UsageError("--pace-probe-at: '" + item + "' is not a step >= 1");
-    }
-    if (!o.pace.at_steps.empty() && s <= o.pace.at_steps.back()) {
-      throw UsageError("--pace-probe-at: the steps must be strictly ascending (" + item + " follows " +
-                       std::to_string(o.pace.at_steps.back()) + ")");
-    }
-    o.pace.at_steps.push_back(s);
   }
-  if (o.pace.at_steps.empty()) throw UsageError("--pace-probe-at: no steps in '" + raw.pace_probe_at + "'");
   if (o.gpus >= 2) throw UsageError("--pace-probe-at: the pace probe runs on one device, not with --gpus " + std::to_string(o.gpus));
   if (o.optimizer != "sgd") throw UsageError("--pace-probe-at: the pace probe needs --optimizer sgd");
   try {
