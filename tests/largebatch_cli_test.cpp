@@ -261,13 +261,21 @@ TEST_F(LargeBatchCli, BaselinePaceProbeLeavesTrainingUnchanged) {
   for (size_t i = 0; i < c.pace_probe.size(); ++i) EXPECT_EQ(c.pace_probe[i].gains, b.pace_probe[i].gains);
 }
 
-TEST_F(LargeBatchCli, BaselinePaceProbePastTheRunExits2) {
+TEST_F(LargeBatchCli, BaselinePaceProbePastTheRunOrTheSetExits2) {
   const ProgramRun r = run(kMeasure, "baseline --model fashion-cnn-gap" + kTinyBaseline +
                                          " --epochs 1 --pace-probe-at 5 --pace-probe-images 64 --profile " +
                                          (dir_ / "p.yaml").string());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--pace-probe-at 5: the run has 4 steps"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  // A branch larger than the training set is refused before the run trains.
+  const ProgramRun big = run(kMeasure, "baseline --model fashion-cnn-gap" + kTinyBaseline +
+                                           " --epochs 1 --pace-probe-at 3 --pace-pairs 8x1 --pace-probe-images 64 "
+                                           "--profile " + (dir_ / "q.yaml").string());
+  EXPECT_EQ(big.exit_code, 2) << big.err;
+  EXPECT_NE(big.err.find("--pace-pairs: 8x the batch (256) exceeds the training set (128 images)"), std::string::npos)
+      << big.err;
+  EXPECT_EQ(big.err.find('\n'), big.err.size() - 1) << big.err;
 }
 
 TEST_F(LargeBatchCli, BaselineCreatesAMissingProfile) {

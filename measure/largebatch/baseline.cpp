@@ -279,6 +279,12 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       throw UsageError("--pace-probe-at " + std::to_string(o.pace.at_steps.back()) + ": the run has " +
                        std::to_string(steps_per_epoch * o.epochs) + " steps");
     }
+    for (const PacePair& p : o.pace.pairs) {
+      if (p.ratio * o.batch > train_set.size()) {
+        throw UsageError("--pace-pairs: " + std::to_string(p.ratio) + "x the batch (" + std::to_string(p.ratio * o.batch) +
+                         ") exceeds the training set (" + std::to_string(train_set.size()) + " images)");
+      }
+    }
     if (o.pace.images > train_set.size()) {
       throw UsageError("--pace-probe-images " + std::to_string(o.pace.images) + " exceeds the training set (" +
                        std::to_string(train_set.size()) + " images)");
