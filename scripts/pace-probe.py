@@ -97,12 +97,13 @@ class Probe:
         for k, name in enumerate(names):
             print(f"#   {name:16s}" + "  ".join(f"{c[k]:7.4f}" for c in cooled))
         arms = [[c[k] for c in cooled] for k in range(len(names))]
-        gains = [gain(counts, arm, big, a.pace_steps) for arm, big in zip(arms, big_cooled)]
+        gains = [gain_value(counts, arm, big, a.pace_steps) for arm, big in zip(arms, big_cooled)]
         pair = "" if len(a.ratio) == 1 and lr_ratio == 1 else f"  ratio {ratio} lr_ratio {lr_ratio:g}"
         print(f"pace  {s:6d}  {s / self.steps_per_epoch:6.3f}{pair}  "
-              + "  ".join(f"gain_{name} {g}" for name, g in zip(names, gains))
+              + "  ".join(f"gain_{name} {gain_text(g, counts, arm, big, a.pace_steps)}"
+                          for name, g, arm, big in zip(names, gains, arms, big_cooled))
               + f"  gain_loss {gain(counts, losses, big_loss, a.pace_steps)}", flush=True)
-        return [gain_value(counts, arm, big, a.pace_steps) for arm, big in zip(arms, big_cooled)]
+        return gains
 
 
 def step_equation_check(pairs, gains):
@@ -167,7 +168,11 @@ def cooled_names(depths):
 def gain(counts, values, target, steps):
     """The baseline steps at which values (read after counts steps) first fall to target, log-linear
     between readings, per larger-batch step; '<' or '>' where target is outside the readings."""
-    g = gain_value(counts, values, target, steps)
+    return gain_text(gain_value(counts, values, target, steps), counts, values, target, steps)
+
+
+def gain_text(g, counts, values, target, steps):
+    """gain()'s text for its value g (None: outside the readings, shown as the bound it is past)."""
     if g is not None:
         return f"{g:.2f}"
     return f"<{counts[0] / steps:.2f}" if target >= values[0] else f">{counts[-1] / steps:.2f}"

@@ -290,8 +290,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
                        std::to_string(train_set.size()) + " images)");
     }
     pace_fixed = probe_set(train_set, o.pace.images, device);
-    pace_run = {&model, &params, &buffers, &optimizer, &train_set, device, o.batch, o.micro_batches,
-                small_batch(o), o.workers, o.seed};
+    pace_run = {&model, &params, &buffers, &optimizer, &train_set, device, o.batch, o.micro_batches, o.workers, o.seed};
   }
   size_t next_pace = 0;
   const bool show_progress = !o.quiet && rank == 0;

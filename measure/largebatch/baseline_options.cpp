@@ -177,12 +177,6 @@ void validate_pace_probe(const RawOptions& raw, const po::variables_map& vm, Bas
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--pace-pairs: ") + e.what());
   }
-  for (const PacePair& p : o.pace.pairs) {
-    if ((p.ratio * o.batch) % o.micro_batches != 0) {
-      throw UsageError("--pace-pairs: " + std::to_string(p.ratio) + "x the batch is not divisible by --micro-batches " +
-                       std::to_string(o.micro_batches));
-    }
-  }
   o.pace.steps = at_least("pace-steps", raw.pace_steps, 1);
   o.pace.draws = at_least("pace-draws", raw.pace_draws, 1);
   o.pace.cool_steps = at_least("pace-cool-steps", raw.pace_cool_steps, 1);

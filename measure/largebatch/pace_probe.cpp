@@ -44,11 +44,16 @@ class Snapshot {
 };
 
 // Full batches of `batch` augmented training images, drawn by a loader of the probe's own, epoch
-// after epoch (the partial last batch of each skipped).
+// after epoch (the partial last batch of each skipped). Throws std::invalid_argument for a batch
+// larger than the training set, which would never be full.
 class BatchStream {
  public:
   BatchStream(const PaceProbeRun& run, int64_t batch, uint64_t seed)
       : loader_(*run.train_set, options(run, batch, seed)), batch_(batch), device_(run.device) {
+    if (batch > run.train_set->size()) {
+      throw std::invalid_argument("pace probe: a branch's batch (" + std::to_string(batch) +
+                                  ") exceeds the training set (" + std::to_string(run.train_set->size()) + " images)");
+    }
     loader_.start_epoch(0);
   }
   std::pair<torch::Tensor, torch::Tensor> next() {
@@ -80,18 +85,20 @@ class BatchStream {
 // where a loss is not finite (the steps stop: a branch that blew up made no progress).
 bool train_steps(const PaceProbeRun& run, BatchStream& stream, int64_t steps, double lr) {
   set_learning_rate(*run.optimizer, lr);
-  bool finite = true;
+  torch::Tensor losses;  // the step's micro-batch losses summed: one read per step, not per micro-batch
   const MeanLoss mean_loss = [&](const torch::Tensor& x, const torch::Tensor& y) {
     auto loss = torch::nn::functional::cross_entropy(run.model->forward(x), y);
-    finite = finite && std::isfinite(loss.item<double>());
+    losses = losses.defined() ? losses + loss.detach() : loss.detach();
     return loss;
   };
-  for (int64_t i = 0; i < steps && finite; ++i) {
+  for (int64_t i = 0; i < steps; ++i) {
     const auto [images, labels] = stream.next();
+    losses = torch::Tensor();
     micro_batch_backward(*run.params, mean_loss, images, labels, run.micro_batches);
-    if (finite) run.optimizer->step();
+    if (!std::isfinite(losses.item<double>())) return false;
+    run.optimizer->step();
   }
-  return finite;
+  return true;
 }
 
 // A stream's seed for (run seed, probed step, draw, role), apart from the run's own loader's.
@@ -106,13 +113,6 @@ uint64_t stream_seed(uint64_t seed, int64_t step, int64_t draw, uint64_t role) {
 
 std::vector<PaceProbeReading> pace_probe(const PaceProbeRun& run, const PaceProbeOptions& o, const ProbeSet& fixed,
                                          int64_t step, double examples, double lr, bool quiet) {
-  for (const PacePair& p : o.pairs) {
-    if (p.ratio * run.batch > run.train_set->size()) {
-      throw std::invalid_argument("pace probe: a branch at " + std::to_string(p.ratio) + "x the batch (" +
-                                  std::to_string(p.ratio * run.batch) + ") exceeds the training set (" +
-                                  std::to_string(run.train_set->size()) + " images)");
-    }
-  }
   const std::vector<int64_t> counts = pace_arm_counts(o);
   const std::vector<double> arm_counts(counts.begin(), counts.end());
   // The fixed set's training-mode loss after cooling from the state as it is now, which is restored.
@@ -121,7 +121,7 @@ std::vector<PaceProbeReading> pace_probe(const PaceProbeRun& run, const PaceProb
     const Snapshot before(run);
     BatchStream stream(run, run.batch, cool_seed);
     const bool still_finite = train_steps(run, stream, o.cool_steps, lr * o.cool);
-    const double loss = still_finite ? batchnorm_probe(*run.model, *run.buffers, fixed, {run.read_batch}).front()
+    const double loss = still_finite ? batchnorm_probe(*run.model, *run.buffers, fixed, {run.batch / run.micro_batches}).front()
                                      : std::nan("");
     before.restore();
     return loss;

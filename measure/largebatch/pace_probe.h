@@ -33,15 +33,15 @@ struct PaceProbeRun {
   const data::ImageSet* train_set = nullptr;
   torch::Device device = torch::Device(torch::kCPU);
   int64_t batch = 0;          // B_0
-  int64_t micro_batches = 1;  // each step's BatchNorm slices, as the run's
-  int64_t read_batch = 0;     // the fixed set's BatchNorm batch (the run's B_small)
+  int64_t micro_batches = 1;  // each step's BatchNorm slices, as the run's; the fixed set is read over
+                              // slices of its B_small, batch / micro_batches
   int workers = 0;
   uint64_t seed = 0;
 };
 
 // One reading per pair at the state after `step` steps and `examples` examples, the baseline's lr
 // there `lr`; progress on stderr unless `quiet`. Throws std::invalid_argument where a branch's
-// batch exceeds the training set.
+// batch exceeds the training set (measure baseline refuses such pairs before it trains).
 std::vector<PaceProbeReading> pace_probe(const PaceProbeRun& run, const PaceProbeOptions& options,
                                          const ProbeSet& fixed, int64_t step, double examples, double lr,
                                          bool quiet);
