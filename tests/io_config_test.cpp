@@ -230,6 +230,7 @@ TEST_F(ConfigTest, LargeBatchKeys) {
                                    "  target_accuracy: 0.85\n"
                                    "  warmup_epochs: 0.5\n"
                                    "  past_bound: edge-of-stability\n"
+                                   "  pace_probe: true\n"
                                    "sync_batchnorm: true\n");
   const SweepConfig c = load_sweep_config(config);
   EXPECT_EQ(c.lr_rule, LrRule::kSqrt);
@@ -241,6 +242,7 @@ TEST_F(ConfigTest, LargeBatchKeys) {
   EXPECT_EQ(c.large_batch->target_accuracy, 0.85);
   EXPECT_EQ(c.large_batch->warmup_epochs, 0.5);
   EXPECT_EQ(c.large_batch->past_bound, PastBound::kEdge);
+  EXPECT_EQ(c.large_batch->pace_probe, std::optional<bool>(true));
   EXPECT_TRUE(c.sync_batchnorm);
 }
 
@@ -260,6 +262,7 @@ TEST_F(ConfigTest, LargeBatchDefaults) {
   EXPECT_FALSE(empty.large_batch->target_accuracy.has_value());
   EXPECT_EQ(empty.large_batch->warmup_epochs, 5);  // measure baseline's default ramp
   EXPECT_EQ(empty.large_batch->past_bound, PastBound::kFromStart);
+  EXPECT_FALSE(empty.large_batch->pace_probe.has_value());  // LargeBatchSettings' default
   EXPECT_EQ(empty.large_batch->line, 3);
   // `lr_rule:` alone also asks for predictions; errors about the curve then point at it.
   const SweepConfig rule = load_sweep_config(write("rule.yaml", base + "\nlr_rule: constant\n"));
@@ -614,6 +617,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"LargeBatchUnknownPastBound", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
                   "large_batch: {past_bound: edge}\n", 3,
                   "large_batch.past_bound", "unknown past_bound 'edge' (expected from-start, no-progress or edge-of-stability)"},
+        BadConfig{"LargeBatchPaceProbeGivenWord", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "large_batch: {pace_probe: yes}\n", 3, "large_batch.pace_probe", "expected true or false, got 'yes'"},
         BadConfig{"LargeBatchGivenScalar", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
                   "large_batch: 5\n", 3, "large_batch", "expected a map, got '5'"},
         BadConfig{"SyncBatchnormGivenWord", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"

@@ -486,6 +486,63 @@ TEST_F(CompareTest, TheBatchNormGapAtTheRunsOwnBatchNormBatch) {
   EXPECT_NE(format_comparison_csv(s).find(",0.040000,"), std::string::npos) << format_comparison_csv(s);
 }
 
+// A baseline with the pace probe: the model reads it only with CompareOptions::pace_probe, and
+// the report shows the other form beside the errors and each baseline's reading in words.
+TEST_F(CompareTest, ThePaceProbeBesideTheSingleStepStatistics) {
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8}, "sgd", /*max_lr=*/0.2, /*noise_scale=*/200);
+  write_run("b512-constant-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  const ComparisonSummary unprobed = compare_large_batch_runs(options());
+  EXPECT_EQ(format_comparison_report(unprobed, options(), "x", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                     nullptr, &unprobed)
+                .find("pace probe"),
+            std::string::npos);
+  const std::string baseline = (dir_ / "runs" / "b128-constant-s0.yaml").string();
+  Profile p = load_profile(baseline);
+  // Gains of the step equation at alpha 0.2, nu 0.6: rho (1 - rho (alpha + nu/16) / 2) / (1 - 0.4).
+  for (const double rho : {1.0, 4.0}) {
+    PaceProbeReading r;
+    r.examples = 500;
+    r.ratio = 16;
+    r.lr_ratio = rho;
+    r.steps = 60;
+    r.cool_steps = 200;
+    r.cool = 0.1;
+    r.draws = 1;
+    r.gains = {rho * (1 - rho * (0.2 + 0.6 / 16) / 2) / 0.6};
+    p.training[0].pace_probe.push_back(r);
+  }
+  write_profile_atomic(p, baseline);
+  const ComparisonSummary off = compare_large_batch_runs(options());
+  const ComparisonSummary on = compare_with(&CompareOptions::pace_probe);
+  ASSERT_EQ(off.runs.size(), 1u);
+  ASSERT_EQ(on.runs.size(), 1u);
+  EXPECT_DOUBLE_EQ(*off.runs[0].predicted.baseline_examples_at_k, *unprobed.runs[0].predicted.baseline_examples_at_k);
+  // At batch 512 and the baseline's lr, x = x_0 (1 + B_n/512) / (1 + B_n/128) and the path's rate
+  // (B_n + 128)/(B_n + 512) (2x - x^2)/(2x_0 - x_0^2): B_n 200 and x_0 1.28125 as measured; B_n 384 and
+  // x_0 0.8 with the probe, which puts the baseline's lr further below the tuned one.
+  const auto examples_at_2 = [](double noise, double x0) {
+    const double x = x0 * (1 + noise / 512) / (1 + noise / 128);
+    return 2000 * (noise + 128) / (noise + 512) * (2 * x - x * x) / (2 * x0 - x0 * x0);
+  };
+  EXPECT_NEAR(*off.runs[0].predicted.baseline_examples_at_k, examples_at_2(200, 1.28125), 1e-6);
+  EXPECT_NEAR(*on.runs[0].predicted.baseline_examples_at_k, examples_at_2(384, 0.8), 1e-6);
+  EXPECT_NEAR(*on.runs[0].predicted.noise_scale_at_target, 384, 1e-6);
+  const std::string report = format_comparison_report(off, options(), "x", nullptr, nullptr, nullptr, nullptr, nullptr,
+                                                      nullptr, nullptr, &on);
+  EXPECT_NE(report.find("## The same with the pace probe"), std::string::npos) << report;
+  EXPECT_NE(report.find("- seed 0: the pace probe after 500 examples (gains 16x the batch at 1x the lr"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("alpha 0.2, nu 0.6, so x_0 0.8 (the single-step statistics' 1.28) and B_n 384 (theirs 200)"),
+            std::string::npos)
+      << report;
+  CompareOptions with = options();
+  with.pace_probe = true;
+  EXPECT_NE(format_comparison_report(on, with, "x", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, &off)
+                .find("## The same without the pace probe"),
+            std::string::npos);
+}
+
 // LARS runs are measured only: in the report and the CSV, in no error and no count of them.
 TEST_F(CompareTest, LarsRunsAreMeasuredOnly) {
   write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8});

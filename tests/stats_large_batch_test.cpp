@@ -10,6 +10,7 @@
 
 #include "stats/large_batch.h"
 #include "stats/mccandlish.h"
+#include "stats/pace_probe.h"
 
 namespace trainsim {
 namespace {
@@ -853,6 +854,128 @@ TEST(LargeBatchModel, ALargerBatchKeepsASmallerNormAndALargerEffectiveLr) {
   EXPECT_LT(*p.loss_at_k, *plain.loss_at_k);
   EXPECT_LT(*p.epochs_to_target, *plain.epochs_to_target);
   EXPECT_TRUE(has_note(p, "BatchNorm's weights train at lr / |w|^2: at the end of epoch 4 the run's |w|^2 is"));
+}
+
+// The pace probe (LargeBatchSettings::pace_probe): the fixture at B_simple 200 and eps_max 0.2
+// (x_0 = 0.1 (1 + 200/128) / 0.2 = 1.28125 as measured), probed after 1500 examples with gains
+// the step equation gives at alpha 0.2, nu 0.6 (x_0 0.8, B_n = 128 x 0.6 / 0.2 = 384), two draws a
+// pair whose geometric mean is that gain.
+PaceProbeReading pace_reading(double examples, int64_t ratio, double lr_ratio, std::vector<double> gains) {
+  PaceProbeReading r;
+  r.examples = examples;
+  r.ratio = ratio;
+  r.lr_ratio = lr_ratio;
+  r.steps = 60;
+  r.cool_steps = 200;
+  r.cool = 0.1;
+  r.draws = 2;
+  r.gains = std::move(gains);
+  return r;
+}
+
+TrainingCurve paced_curve(double eps_max = 0.2) {
+  TrainingCurve c = measured_curvature_curve(eps_max);
+  for (const double lr_ratio : {1.0, 4.0}) {
+    const double gain = step_equation_gain(0.2, 0.6, 16, lr_ratio);
+    c.pace_probe.push_back(pace_reading(1500, 16, lr_ratio, {gain * 1.1, gain / 1.1}));
+  }
+  return c;
+}
+
+LargeBatchModel paced_model(const TrainingCurve& c, bool pace_probe = true) {
+  LargeBatchSettings settings;
+  settings.epochs = 4;
+  settings.target_loss = 0.9;
+  settings.lr_rule = LrRule::kConstant;
+  settings.pace_probe = pace_probe;
+  return LargeBatchModel(c, 10, settings);
+}
+
+// With it on, x_0 and B_n are the probe's at its state and scaled alike everywhere: here (flat
+// readings) x_0 0.8 and B_n 384 along the whole path, which is the model on a curve that measured
+// B_simple 384 and eps_max 0.1 (1 + 384/128) / 0.8 = 0.5.
+TEST(LargeBatchModel, PaceProbeScalesX0AndTheNoiseScaleAlongThePath) {
+  const LargeBatchModel m = paced_model(paced_curve());
+  ASSERT_TRUE(m.pace_scale().has_value()) << m.pace_probe_reason();
+  EXPECT_DOUBLE_EQ(m.pace_scale()->examples, 1500);
+  EXPECT_NEAR(m.pace_scale()->alpha, 0.2, 1e-9);
+  EXPECT_NEAR(m.pace_scale()->nu, 0.6, 1e-9);
+  EXPECT_NEAR(m.pace_scale()->model_x0, 1.28125, 1e-12);
+  EXPECT_NEAR(m.pace_scale()->model_noise_scale, 200, 1e-12);
+  EXPECT_NEAR(m.pace_scale()->k_x, 0.8 / 1.28125, 1e-9);
+  EXPECT_NEAR(m.pace_scale()->k_n, 384.0 / 200, 1e-9);
+  EXPECT_NE(m.pace_probe_reason().find("alpha 0.2, nu 0.6, so x_0 0.8"), std::string::npos) << m.pace_probe_reason();
+
+  TrainingCurve by_hand = measured_curvature_curve(0.5);
+  for (EpochPoint& e : by_hand.epochs) e.noise_scale = 384;
+  const LargeBatchModel expected = paced_model(by_hand, /*pace_probe=*/false);
+  for (const int64_t batch : {64, 128, 328, 1024, 4096}) {
+    const LargeBatchPrediction p = m.predict(batch);
+    const LargeBatchPrediction q = expected.predict(batch);
+    ASSERT_EQ(p.no_progress, q.no_progress) << batch;
+    ASSERT_TRUE(p.baseline_examples_at_k && q.baseline_examples_at_k) << batch;
+    EXPECT_NEAR(*p.baseline_examples_at_k, *q.baseline_examples_at_k, 1e-6) << batch;
+    EXPECT_NEAR(*p.loss_at_k, *q.loss_at_k, 1e-9) << batch;
+    ASSERT_EQ(p.examples_to_target.has_value(), q.examples_to_target.has_value()) << batch;
+    if (p.examples_to_target) EXPECT_NEAR(*p.examples_to_target, *q.examples_to_target, 1e-6) << batch;
+    EXPECT_NEAR(*p.noise_scale_at_target, 384, 1e-9) << batch;
+  }
+  // In closed form at 328: x = 0.8 (1 + 384/328) / (1 + 384/128), rate (384 + 128)/(384 + 328)
+  // (2x - x^2)/(2 x_0 - x_0^2).
+  const double x0 = 0.8;
+  const double x = x0 * (1 + 384.0 / 328) / (1 + 384.0 / 128);
+  const double r = 512.0 / 712 * (2 * x - x * x) / (2 * x0 - x0 * x0);
+  EXPECT_NEAR(*m.predict(328).baseline_examples_at_k, 4000 * r, 1e-6);
+  // The baseline batch still reproduces the baseline.
+  EXPECT_NEAR(*m.predict(128).baseline_examples_at_k, 4000, 1e-6);
+  // A measured x_0 past the bound (eps_max 0.1: 2.5625, which the path alone takes as 1) is scaled
+  // as measured: the probe's 0.8 at its state, the same path as above.
+  const LargeBatchModel past = paced_model(paced_curve(0.1));
+  ASSERT_TRUE(past.pace_scale().has_value());
+  EXPECT_NEAR(past.pace_scale()->model_x0, 2.5625, 1e-12);
+  EXPECT_NEAR(past.pace_scale()->k_x, 0.8 / 2.5625, 1e-9);
+  EXPECT_NEAR(*past.predict(1024).baseline_examples_at_k, *expected.predict(1024).baseline_examples_at_k, 1e-6);
+}
+
+// Off, without readings, or with readings that give no coefficients: the model as measured, and
+// the reason in words. The first state with two pairs that each kept a gain is the one read.
+TEST(LargeBatchModel, PaceProbeOffOrUnusableLeavesTheModelAsMeasured) {
+  const LargeBatchPrediction measured = paced_model(measured_curvature_curve(0.2), false).predict(1024);
+  const auto same = [&](const LargeBatchModel& m) {
+    EXPECT_FALSE(m.pace_scale().has_value()) << m.pace_probe_reason();
+    EXPECT_DOUBLE_EQ(*m.predict(1024).baseline_examples_at_k, *measured.baseline_examples_at_k);
+  };
+  const LargeBatchModel off = paced_model(paced_curve(), /*pace_probe=*/false);
+  same(off);
+  EXPECT_NE(off.pace_probe_reason().find("the pace probe not used (off"), std::string::npos);
+  const LargeBatchModel none = paced_model(measured_curvature_curve(0.2));
+  same(none);
+  EXPECT_NE(none.pace_probe_reason().find("no pace probe in the baseline"), std::string::npos);
+
+  // A gain below 1 at 1x the lr needs nu < 0: no coefficients.
+  ASSERT_FALSE(solve_step_equation(16, 1, 0.9, 16, 4, 3.0).has_value());
+  TrainingCurve unsolvable = measured_curvature_curve(0.2);
+  unsolvable.pace_probe = {pace_reading(1500, 16, 1, {0.9}), pace_reading(1500, 16, 4, {3.0})};
+  const LargeBatchModel bad = paced_model(unsolvable);
+  same(bad);
+  EXPECT_NE(bad.pace_probe_reason().find("solves to no step-equation coefficients"), std::string::npos)
+      << bad.pace_probe_reason();
+
+  // At 1000 examples only one pair kept a gain (the other's draws all fell outside the readings),
+  // and a state with one pair alone is skipped too: the model reads the state at 1500.
+  TrainingCurve later = paced_curve();
+  later.pace_probe.insert(later.pace_probe.begin(),
+                          {pace_reading(500, 16, 1, {1.5}), pace_reading(1000, 16, 1, {0.9}),
+                           pace_reading(1000, 16, 4, {})});
+  const LargeBatchModel read_later = paced_model(later);
+  ASSERT_TRUE(read_later.pace_scale().has_value()) << read_later.pace_probe_reason();
+  EXPECT_DOUBLE_EQ(read_later.pace_scale()->examples, 1500);
+  EXPECT_NEAR(read_later.pace_scale()->alpha, 0.2, 1e-9);
+  TrainingCurve empty = measured_curvature_curve(0.2);
+  empty.pace_probe = {pace_reading(1000, 16, 1, {1.5}), pace_reading(1000, 16, 4, {})};
+  const LargeBatchModel no_pair = paced_model(empty);
+  same(no_pair);
+  EXPECT_NE(no_pair.pace_probe_reason().find("no state with two pairs"), std::string::npos);
 }
 
 }  // namespace

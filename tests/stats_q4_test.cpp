@@ -209,6 +209,43 @@ TEST_F(Q4Test, TheBaselinesStartCurvatureDecidesTheReading) {
   EXPECT_TRUE(plain->row(result(Strategy::kDdp, 1, 32, 20.0)).prediction.no_progress);
 }
 
+// A curve with the pace probe: Q4 reads it where large_batch.pace_probe says so, and its header
+// says what the probe did (or that it was not used).
+TEST_F(Q4Test, ThePaceProbeWhereTheConfigAsksForIt) {
+  ASSERT_TRUE(config_.large_batch.has_value());
+  for (const double lr_ratio : {1.0, 4.0}) {
+    PaceProbeReading r;
+    r.examples = 25000;
+    r.ratio = 16;
+    r.lr_ratio = lr_ratio;
+    r.steps = 60;
+    r.cool_steps = 200;
+    r.cool = 0.1;
+    r.draws = 1;
+    // The step equation's gain at alpha 0.25, nu 0.5: rho (1 - rho (0.25 + 0.5/16) / 2) / (1 - 0.375).
+    r.gains = {lr_ratio * (1 - lr_ratio * (0.25 + 0.5 / 16) / 2) / 0.625};
+    profile_.training.at(0).pace_probe.push_back(r);
+  }
+  const ResultGrid grid({result(Strategy::kDdp, 1, 128, 9.0), result(Strategy::kDdp, 4, 128, 3.0)});
+  const auto off = LargeBatchReport::make(config_, profile_);
+  ASSERT_TRUE(off.has_value());
+  EXPECT_FALSE(off->model().pace_scale().has_value());
+  EXPECT_NE(format_q4(*off, grid).find("; the pace probe not used (off: large_batch.pace_probe"), std::string::npos);
+  config_.large_batch->pace_probe = true;
+  const auto on = LargeBatchReport::make(config_, profile_);
+  ASSERT_TRUE(on.has_value());
+  ASSERT_TRUE(on->model().pace_scale().has_value()) << on->model().pace_probe_reason();
+  EXPECT_NEAR(on->model().pace_scale()->alpha, 0.25, 1e-9);
+  EXPECT_NEAR(on->model().pace_scale()->nu, 0.5, 1e-9);
+  // B_n = 128 x 0.5 / 0.25 = 256 at the probed state, where the curve's is 200 (its first reading).
+  EXPECT_NEAR(on->model().pace_scale()->k_n, 256.0 / 200, 1e-9);
+  const std::string text = format_q4(*on, grid);
+  EXPECT_NE(text.find("; the pace probe after 25000 examples (gains 16x the batch at 1x the lr"), std::string::npos)
+      << text;
+  EXPECT_NE(on->row(result(Strategy::kDdp, 4, 128, 3.0)).prediction.baseline_examples_at_k,
+            off->row(result(Strategy::kDdp, 4, 128, 3.0)).prediction.baseline_examples_at_k);
+}
+
 // A target test accuracy: the fixture's test accuracy knots (0, 0.1), (50000, 0.5), (100000, 0.6),
 // (150000, 0.66), (200000, 0.7), (250000, 0.72). 0.65 is reached at E_0 = 100000 + 50000 (0.05 /
 // 0.06) = 141667: 2.833 epochs at the baseline's own batch (E_B = E_0), 25.5 s at 9 s an epoch.

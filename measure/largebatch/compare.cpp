@@ -245,6 +245,7 @@ LargeBatchSettings run_settings(const CompareOptions& o, LrRule rule, double war
   settings.momentum_floor = !o.without_momentum_floor;
   settings.batchnorm_gap = !o.without_batchnorm_gap;
   settings.scale_invariant_norm = !o.without_scale_invariant_norm;
+  settings.pace_probe = o.pace_probe;
   // The ramp of the run's own warm-up (recorded by measure baseline); measure's default if absent.
   if (warmup_epochs > 0) settings.warmup_epochs = warmup_epochs;
   // Default target: where the baseline was after its first epoch, a loss the large batches
@@ -761,7 +762,8 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
                                      const ComparisonSummary* without_batchnorm,
                                      const ComparisonSummary* edge_of_stability,
                                      const ComparisonSummary* plain_bound,
-                                     const ComparisonSummary* without_norm) {
+                                     const ComparisonSummary* without_norm,
+                                     const ComparisonSummary* other_pace) {
   const std::string k = std::to_string(o.epochs);
   std::string out = "# Large batches on real data: predicted vs measured\n\n";
   out += "Reproduce: `" + command + "` on the runs of `scripts/largebatch-fashion.sh` (docs/LARGE_BATCH.md).\n\n";
@@ -1001,6 +1003,28 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
                 "scale-invariant weights' norm\")",
                 *without_norm);
   }
+  const bool paced = std::any_of(s.baselines.begin(), s.baselines.end(),
+                                 [](const TrainingCurve& c) { return !c.pace_probe.empty(); });
+  if (other_pace && paced) {
+    alternative(o.pace_probe ? "The same without the pace probe" : "The same with the pace probe",
+                o.pace_probe ? "x_0 and B_n as the single-step statistics read them along the baseline, the pace "
+                               "probe's coefficients not used (LargeBatchSettings::pace_probe off, docs/LARGE_BATCH.md, "
+                               "\"The pace probe in the model\")"
+                             : "x_0 and B_n along the whole path scaled so that, at the state the baseline's pace "
+                               "probe measured, they are the step equation's solved from its gains "
+                               "(LargeBatchSettings::pace_probe on, docs/LARGE_BATCH.md, \"The pace probe in the "
+                               "model\")",
+                *other_pace);
+    out += "\nThe pace probe's readings, as the model takes them with it on:\n\n";
+    for (size_t i = 0; i < s.baselines.size(); ++i) {
+      if (o.from_seed && s.seeds[i] != *o.from_seed) continue;
+      CompareOptions on = o;
+      on.pace_probe = true;
+      const LargeBatchModel model(s.baselines[i], o.num_classes,
+                                  run_settings(on, LrRule::kConstant, 0, s.baselines[i]));
+      out += "- seed " + std::to_string(s.seeds[i]) + ": " + model.pace_probe_reason() + "\n";
+    }
+  }
   if (edge_of_stability) {
     alternative("The same at the edge of stability",
                 "Every baseline read at the edge: the run's curvature following its lr, an lr above the tuned one "
@@ -1115,6 +1139,9 @@ int largebatch_compare_main(int argc, char** argv) {
   const ComparisonSummary without_floor = compare_with(&CompareOptions::without_momentum_floor);
   const ComparisonSummary without_batchnorm = compare_with(&CompareOptions::without_batchnorm_gap);
   const ComparisonSummary without_norm = compare_with(&CompareOptions::without_scale_invariant_norm);
+  CompareOptions pace = o;
+  pace.pace_probe = !o.pace_probe;
+  const ComparisonSummary other_pace = compare_large_batch_runs(pace);
   CompareOptions edge = o;
   edge.past_bound = PastBound::kEdge;
   std::swap(edge.plan_file, edge.other_plan_files.front());
@@ -1130,7 +1157,7 @@ int largebatch_compare_main(int argc, char** argv) {
   const std::string csv = (fs::path(dir) / ("comparison" + suffix + ".csv")).string();
   write_text_atomically(report, format_comparison_report(summary, o, command, &assumed_tuned, &simple_noise, &without_floor,
                                                           &without_batchnorm, &edge_of_stability, &plain_bound,
-                                                          &without_norm));
+                                                          &without_norm, &other_pace));
   write_text_atomically(csv, format_comparison_csv(summary));
   if (!vm.count("quiet")) {
     std::cout << summary.runs.size() << " runs compared with the predictions from "

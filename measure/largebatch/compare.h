@@ -44,6 +44,10 @@ struct CompareOptions {
   // (LargeBatchSettings::scale_invariant_norm off). The report shows both where a baseline carries
   // the si_* readings.
   bool without_scale_invariant_norm = false;
+  // The pace probe's coefficients in place of the single-step statistics' x_0 and B_n, where a
+  // baseline carries the probe (LargeBatchSettings::pace_probe). The report shows the other form
+  // beside it where a baseline carries the probe.
+  bool pace_probe = false;
   // What a run past the no-progress bound does (LargeBatchSettings::past_bound): by default each
   // baseline's start curvature decides; the report shows the plain bound and the edge of stability
   // beside it.
@@ -260,9 +264,10 @@ LargeBatchSettings run_settings(const CompareOptions& o, LrRule rule, double war
 ComparisonSummary compare_large_batch_runs(const CompareOptions& options);
 
 // `assumed_tuned`, `simple_noise`, `without_floor`, `without_batchnorm`, `edge_of_stability`,
-// `plain_bound`, `without_norm`: the same comparison with CompareOptions::assume_tuned_baseline,
-// simple_noise_scale, without_momentum_floor, without_batchnorm_gap, past_bound kEdge, past_bound
-// kNoProgress and without_scale_invariant_norm, each shown beside it where given.
+// `plain_bound`, `without_norm`, `other_pace`: the same comparison with
+// CompareOptions::assume_tuned_baseline, simple_noise_scale, without_momentum_floor,
+// without_batchnorm_gap, past_bound kEdge, past_bound kNoProgress, without_scale_invariant_norm and
+// pace_probe the other way, each shown beside it where given.
 std::string format_comparison_report(const ComparisonSummary& summary, const CompareOptions& options,
                                      const std::string& command, const ComparisonSummary* assumed_tuned = nullptr,
                                      const ComparisonSummary* simple_noise = nullptr,
@@ -270,7 +275,8 @@ std::string format_comparison_report(const ComparisonSummary& summary, const Com
                                      const ComparisonSummary* without_batchnorm = nullptr,
                                      const ComparisonSummary* edge_of_stability = nullptr,
                                      const ComparisonSummary* plain_bound = nullptr,
-                                     const ComparisonSummary* without_norm = nullptr);
+                                     const ComparisonSummary* without_norm = nullptr,
+                                     const ComparisonSummary* other_pace = nullptr);
 std::string format_comparison_csv(const ComparisonSummary& summary);
 // The three lines the report ends with: "loss error: X% ...", "accuracy error: X points ...",
 // "epochs-to-target error: X% ...".

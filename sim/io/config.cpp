@@ -193,8 +193,8 @@ LargeBatchRequest parse_large_batch(const Value& value, const std::string& confi
   request.key = "large_batch";
   request.line = value.heading_line();
   if (value.is_null()) return request;  // `large_batch:` alone: every default
-  const Map map(value, {"epochs", "target_loss", "target_accuracy", "warmup_epochs", "past_bound", "model", "trainer",
-                        "profile"});
+  const Map map(value, {"epochs", "target_loss", "target_accuracy", "warmup_epochs", "past_bound", "pace_probe",
+                        "model", "trainer", "profile"});
   if (auto epochs = map.optional("epochs")) request.epochs = epochs->as_int(/*min=*/1);
   if (auto warmup = map.optional("warmup_epochs")) {
     request.warmup_epochs = warmup->as_double(/*min=*/0);
@@ -218,6 +218,7 @@ LargeBatchRequest parse_large_batch(const Value& value, const std::string& confi
     if (!parsed) past_bound->fail("unknown past_bound '" + text + "' (expected from-start, no-progress or edge-of-stability)");
     request.past_bound = *parsed;
   }
+  if (auto pace = map.optional("pace_probe")) request.pace_probe = pace->as_bool();
   if (auto model = map.optional("model")) request.model = known_model(*model);
   if (auto trainer = map.optional("trainer")) request.trainer = trainer_value(*trainer);
   if (auto profile = map.optional("profile")) {

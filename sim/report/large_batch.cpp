@@ -70,6 +70,7 @@ std::optional<LargeBatchReport> LargeBatchReport::make(const SweepConfig& config
     settings.target_accuracy = config.large_batch->target_accuracy;
     settings.warmup_epochs = config.large_batch->warmup_epochs;
     settings.past_bound = config.large_batch->past_bound;
+    if (config.large_batch->pace_probe) settings.pace_probe = *config.large_batch->pace_probe;
   }
   LargeBatchSettings edge = settings;
   edge.past_bound = PastBound::kEdge;
@@ -257,6 +258,8 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
                                 " times the run's lr over the baseline's) starts with a catapult, whose cost the "
                                 "prediction does not carry (its notes say so)"
                           : std::string()) +
+         (model.pace_scale() || !model.baseline().curve().pace_probe.empty() ? "; " + model.pace_probe_reason()
+                                                                              : std::string()) +
          "; a row the plain bound puts past it says so in its notes, and one "
          "predicted to make no progress gives the edge's figures in its notes. loss and train acc: means "
          "over epoch k, test acc at its end, the baseline's at the examples E_0 the path reaches. It assumes the "

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "stats/mccandlish.h"
+#include "stats/pace_probe.h"
 
 namespace trainsim {
 
@@ -393,6 +394,7 @@ LargeBatchModel::LargeBatchModel(const TrainingCurve& curve, int num_classes, co
     : baseline_(curve, num_classes), settings_(settings) {
   if (settings.epochs < 1) throw std::invalid_argument("LargeBatchModel: epochs must be >= 1");
   past_bound_ = read_past_bound(settings.past_bound, baseline_.curve().start_curvature);
+  read_pace_probe();
   if (!(settings.warmup_epochs >= 0) || !std::isfinite(settings.warmup_epochs)) {
     throw std::invalid_argument("LargeBatchModel: warmup_epochs must be finite and >= 0");
   }
@@ -415,6 +417,67 @@ LargeBatchModel::LargeBatchModel(const TrainingCurve& curve, int num_classes, co
     target_source_ = "the baseline's mean loss in its last epoch (" + std::to_string(c.epochs.back().epoch) +
                      "; it ran fewer than " + std::to_string(settings.epochs) + " epochs)";
   }
+}
+
+void LargeBatchModel::read_pace_probe() {
+  const TrainingCurve& c = baseline_.curve();
+  if (!settings_.pace_probe) {
+    pace_reason_ = "the pace probe not used (off: large_batch.pace_probe in a config, LargeBatchSettings::pace_probe)";
+    return;
+  }
+  if (c.pace_probe.empty()) {
+    pace_reason_ = "no pace probe in the baseline (measure baseline --pace-probe-at)";
+    return;
+  }
+  // The first state with two pairs that each kept a gain: its first two such pairs.
+  std::vector<const PaceProbeReading*> pairs;
+  for (const PaceProbeReading& r : c.pace_probe) {
+    if (!pairs.empty() && r.examples != pairs.front()->examples) {
+      if (pairs.size() >= 2) break;
+      pairs.clear();
+    }
+    if (!r.gains.empty() && pairs.size() < 2) pairs.push_back(&r);
+  }
+  if (pairs.size() < 2) {
+    pace_reason_ = "the baseline's pace probe has no state with two pairs that each kept a gain";
+    return;
+  }
+  const PaceProbeReading& a = *pairs[0];
+  const PaceProbeReading& b = *pairs[1];
+  const double gain_a = *geometric_mean(a.gains);
+  const double gain_b = *geometric_mean(b.gains);
+  const auto pair_text = [](const PaceProbeReading& r, double gain) {
+    return short_number(static_cast<double>(r.ratio)) + "x the batch at " + short_number(r.lr_ratio) + "x the lr " +
+           short_number(gain);
+  };
+  const std::string at = "the pace probe after " + short_number(a.examples) + " examples (gains " +
+                         pair_text(a, gain_a) + ", " + pair_text(b, gain_b) + ")";
+  const std::optional<StepEquationCoefficients> solved = solve_step_equation(
+      static_cast<double>(a.ratio), a.lr_ratio, gain_a, static_cast<double>(b.ratio), b.lr_ratio, gain_b);
+  if (!solved) {
+    pace_reason_ = at + " solves to no step-equation coefficients (alpha > 0, nu >= 0, alpha + nu < 2): not used";
+    return;
+  }
+  PaceScale scale;
+  scale.examples = a.examples;
+  scale.alpha = solved->alpha;
+  scale.nu = solved->nu;
+  // The measured x_0, past the bound too: scaled by k_x it is the probe's at the probed state.
+  scale.model_x0 = baseline_lr_over_tuned(a.examples, baseline_.noise_scale_at(a.examples));
+  scale.model_noise_scale = batch_noise_scale_at(a.examples);
+  if (!(scale.model_noise_scale > 0) || !(scale.nu > 0)) {
+    pace_reason_ = at + ": no noise scale to scale (the model's B_n " + short_number(scale.model_noise_scale) +
+                   ", the probe's nu " + short_number(scale.nu) + "): not used";
+    return;
+  }
+  scale.k_x = solved->x0() / scale.model_x0;
+  scale.k_n = solved->noise_scale(static_cast<double>(c.batch)) / scale.model_noise_scale;
+  pace_reason_ = at + ": alpha " + short_number(scale.alpha) + ", nu " + short_number(scale.nu) + ", so x_0 " +
+                 short_number(solved->x0()) + " (the single-step statistics' " + short_number(scale.model_x0) +
+                 ") and B_n " + short_number(solved->noise_scale(static_cast<double>(c.batch))) + " (theirs " +
+                 short_number(scale.model_noise_scale) + "): the path's x_0 times " + short_number(scale.k_x) +
+                 " and its B_n times " + short_number(scale.k_n) + " throughout";
+  pace_scale_ = scale;
 }
 
 double LargeBatchModel::lr_ratio_at(double examples, double batch) const {
@@ -468,14 +531,15 @@ std::optional<double> LargeBatchModel::weight_sq_rate(double examples, double ba
 double LargeBatchModel::batch_noise_scale_at(double baseline_examples) const {
   const std::optional<double> curvature =
       settings_.curvature_noise_scale ? baseline_.curvature_noise_scale_at(baseline_examples) : std::nullopt;
-  return curvature.value_or(baseline_.noise_scale_at(baseline_examples));
+  return curvature.value_or(baseline_.noise_scale_at(baseline_examples)) * (pace_scale_ ? pace_scale_->k_n : 1.0);
 }
 
 double LargeBatchModel::baseline_lr_over_tuned(double baseline_examples, double noise_scale) const {
   const TrainingCurve& c = baseline_.curve();
   const auto eps_max = baseline_.max_lr_at(baseline_examples);
-  if (!eps_max || !(c.lr > 0)) return 1;
-  return lr_over_tuned_lr(c.lr, static_cast<double>(c.batch), noise_scale, *eps_max);
+  const double k_x = pace_scale_ ? pace_scale_->k_x : 1.0;
+  if (!eps_max || !(c.lr > 0)) return k_x;
+  return lr_over_tuned_lr(c.lr, static_cast<double>(c.batch), noise_scale, *eps_max) * k_x;
 }
 
 double LargeBatchModel::path_lr_over_tuned(double baseline_examples, double noise_scale) const {

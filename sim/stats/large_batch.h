@@ -208,6 +208,25 @@ struct LargeBatchSettings {
   bool scale_invariant_norm = true;
   // What a run whose lr is past the no-progress bound does (PastBound).
   PastBound past_bound = PastBound::kFromStart;
+  // The pace probe (measure baseline --pace-probe-at; docs/LARGE_BATCH.md, "The pace probe in the
+  // model"): where the curve carries two pairs' gains at one state, the plain step equation's
+  // coefficients solved from them (x_0 = alpha + nu, B_n = B_0 nu / alpha) replace the model's own
+  // there, and the same factors scale its x_0 and B_n along the whole path (PaceScale). false, or a
+  // curve without a usable reading: the single-step statistics as measured.
+  bool pace_probe = false;
+};
+
+// What the pace probe does to the model (LargeBatchSettings::pace_probe): at the first state the
+// curve probed with two usable pairs, the step equation's (alpha, nu) solved from their gains'
+// geometric means, and the factors that put the model's x_0 and B_n there on the probe's.
+struct PaceScale {
+  double examples = 0;  // the probed state
+  double alpha = 0;
+  double nu = 0;
+  double model_x0 = 0;           // the model's own x_0 there as measured (baseline_lr_over_tuned, past the bound too)
+  double model_noise_scale = 0;  // and its B_n (batch_noise_scale_at)
+  double k_x = 1;                // (alpha + nu) / model_x0: every x_0 of the path times this
+  double k_n = 1;                // B_0 nu / alpha / model_noise_scale: every B_n (and B_simple) times this
 };
 
 struct LargeBatchPrediction {
@@ -279,6 +298,10 @@ class LargeBatchModel {
   const std::string& past_bound_reason() const { return past_bound_.reason; }
   // The baseline's start reading each run's own start scales (PastBoundReading::start_x).
   std::optional<double> start_x() const { return past_bound_.start_x; }
+  // The pace probe's scaling in force (LargeBatchSettings::pace_probe), nullopt where it is off or
+  // the curve carries no usable reading; pace_probe_reason() says which, in words.
+  const std::optional<PaceScale>& pace_scale() const { return pace_scale_; }
+  const std::string& pace_probe_reason() const { return pace_reason_; }
   double target_loss() const { return target_loss_; }
   bool target_is_default() const { return !settings_.target_loss.has_value(); }
   // Where the target came from, e.g. "the baseline's loss after 5 epochs" or "large_batch.target_loss".
@@ -315,12 +338,13 @@ class LargeBatchModel {
   // lr_B / B); nullopt where it is not modelled.
   std::optional<double> momentum_floor_gap(double examples, double baseline_examples, double batch) const;
   // B_n where the path is: B_simple, or the curve's B_noise where the settings ask for it and the
-  // curve carries one.
+  // curve carries one; times the pace probe's k_n where it is in force.
   double batch_noise_scale_at(double baseline_examples) const;
   // x_0: the baseline's own lr over its tuned lr at E_0 as measured (1 without a measured eps_max),
   // from B_simple (noise_scale) and eps_max (max_lr) as measured together at B_0: their eps_max is
   // |g|^2 / g^T H g of the batch gradient, eps_max (1 + B_simple/B_0) / (1 + B_noise/B_0), so
   // lr (1 + B_simple/B_0) / max_lr is lr (1 + B_noise/B_0) / eps_max whichever B_noise is true.
+  // Times the pace probe's k_x where it is in force.
   double baseline_lr_over_tuned(double baseline_examples, double noise_scale) const;
   // x_0 as the path uses it: the measured one, or 1 where that is at or past the no-progress bound
   // (the step equation gives the baseline's own steps no progress there to compare with, yet its
@@ -350,12 +374,17 @@ class LargeBatchModel {
     std::string evidence;  // which of the two, for the prediction's note
   };
   std::vector<Stall> baseline_stalls() const;
+  // Sets pace_scale_ and pace_reason_ (LargeBatchSettings::pace_probe).
+  void read_pace_probe();
 
   BaselineCurve baseline_;
   LargeBatchSettings settings_;
   double target_loss_;
   std::string target_source_;
   PastBoundReading past_bound_;
+  // LargeBatchSettings::pace_probe: set once by the constructor (k_x and k_n 1 until then).
+  std::optional<PaceScale> pace_scale_;
+  std::string pace_reason_;
 };
 
 }  // namespace trainsim
