@@ -541,6 +541,23 @@ TEST_F(CompareTest, ThePaceProbeBesideTheSingleStepStatistics) {
   EXPECT_NE(format_comparison_report(on, with, "x", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, &off)
                 .find("## The same without the pace probe"),
             std::string::npos);
+  // `measure largebatch-compare --pace-probe`: the probe's form is the report's and the CSV's.
+  const std::string dir = dir_.string();
+  for (const bool flag : {false, true}) {
+    std::vector<std::string> args = {"largebatch-compare", "--dir", dir, "--epochs", "2", "--quiet"};
+    if (flag) args.push_back("--pace-probe");
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    ::testing::internal::CaptureStdout();
+    ASSERT_EQ(largebatch_compare_main(static_cast<int>(argv.size()), argv.data()), 0);
+    ::testing::internal::GetCapturedStdout();
+    std::ifstream in(dir_ / "report.md");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find(flag ? "## The same without the pace probe" : "## The same with the pace probe"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find(flag ? "--pace-probe" : "--quiet`"), std::string::npos);
+  }
 }
 
 // LARS runs are measured only: in the report and the CSV, in no error and no count of them.

@@ -1067,6 +1067,8 @@ po::options_description compare_flags(CompareOptions& o, QuestionFlags& question
     ("from-seed", po::value(&from_seed),
        "predict every run from this seed's baseline alone (as Q4 predicts from one profile's curve); writes "
        "report-from-seed<N>.md and comparison-from-seed<N>.csv")
+    ("pace-probe", "read the baselines' pace probe where they carry one (LargeBatchSettings::pace_probe; the "
+                   "report shows the model without it beside)")
     ("quiet", "print only the three error lines");
   // clang-format on
   return flags;
@@ -1123,6 +1125,7 @@ int largebatch_compare_main(int argc, char** argv) {
     o.target_accuracy = target_accuracy;
   }
   if (vm.count("from-seed")) o.from_seed = static_cast<uint64_t>(at_least("from-seed", from_seed, 0));
+  o.pace_probe = vm.count("pace-probe") > 0;
   const std::string dir = o.runs_dir;
   o.runs_dir = (fs::path(dir) / "runs").string();
   o.plan_file = (fs::path(dir) / "plan.csv").string();
