@@ -532,6 +532,22 @@ TEST_F(Q4Program, LargeBatchBlockWithoutACurveIsAnError) {
   EXPECT_NE(rule.err.find(":4: lr_rule: profile"), std::string::npos) << rule.err;
 }
 
+// large_batch.pace_probe: true asks for the probe by name: a curve without it stops simulate at
+// that key; false, or the key left out, reads the curve as it is.
+TEST_F(Q4Program, PaceProbeAskedOfACurveWithoutItIsAnError) {
+  const std::string profile = kStatsDir + "/profile.yaml";
+  const std::string path = config(profile, "large_batch:\n  epochs: 5\n  pace_probe: true\n");
+  const ProgramRun run = simulate(path);
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "error: " + path + ":5: large_batch.pace_probe: profile " + profile +
+                         " has a baseline curve for resnet18-cifar without the pace probe (run measure baseline "
+                         "--pace-probe-at)\n");
+  EXPECT_TRUE(run.out.empty());
+  const ProgramRun off = simulate(config(profile, "large_batch: {pace_probe: false}\n"));
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_NE(off.out.find("## Q4: large batches"), std::string::npos);
+}
+
 TEST_F(Q4Program, NeitherBlockNorCurveMeansNoQ4) {
   const ProgramRun run = simulate(config(kReportDir + "/profile.yaml", ""));
   ASSERT_EQ(run.exit_code, 0) << run.err;

@@ -218,7 +218,10 @@ LargeBatchRequest parse_large_batch(const Value& value, const std::string& confi
     if (!parsed) past_bound->fail("unknown past_bound '" + text + "' (expected from-start, no-progress or edge-of-stability)");
     request.past_bound = *parsed;
   }
-  if (auto pace = map.optional("pace_probe")) request.pace_probe = pace->as_bool();
+  if (auto pace = map.optional("pace_probe")) {
+    request.pace_probe = pace->as_bool();
+    request.pace_probe_line = pace->line();
+  }
   if (auto model = map.optional("model")) request.model = known_model(*model);
   if (auto trainer = map.optional("trainer")) request.trainer = trainer_value(*trainer);
   if (auto profile = map.optional("profile")) {

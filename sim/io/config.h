@@ -54,6 +54,7 @@ struct LargeBatchRequest {
   // large_batch.pace_probe: the baseline's pace probe in place of its single-step x_0 and B_n where
   // the curve carries one (LargeBatchSettings::pace_probe; default: that setting's).
   std::optional<bool> pace_probe;
+  int pace_probe_line = 0;            // its line (errors about a curve without the probe point there)
   // Q4 for another model than the sweep's (large_batch.model), and/or with another trainer
   // (large_batch.trainer): the sweep's configurations are simulated again for it (its own data
   // set's epoch), and Q4's times are those.

@@ -795,6 +795,12 @@ void require_for_model(const Profile& profile, const SweepConfig& config) {
     }
     // The curve starts from the untrained model's loss ln(C), which needs C >= 2 classes.
     if (model.num_classes < 2) fail_request("gives " + config.model + " fewer than 2 classes (num_classes)");
+    // Asked for by name: a curve without it is an error, not a silent fallback.
+    if (request.pace_probe.value_or(false) && curve->pace_probe.empty()) {
+      throw InputError(config.file, request.pace_probe_line, request.key + ".pace_probe",
+                       "profile " + config.profile_path + " has a baseline curve for " + config.model +
+                           " without the pace probe (run measure baseline --pace-probe-at)");
+    }
   }
 
   const int max_gpus = config.gpus.empty() ? 1 : *std::max_element(config.gpus.begin(), config.gpus.end());
