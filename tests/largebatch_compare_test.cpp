@@ -491,6 +491,21 @@ TEST_F(CompareTest, TheBatchNormGapAtTheRunsOwnBatchNormBatch) {
 TEST_F(CompareTest, ThePaceProbeBesideTheSingleStepStatistics) {
   write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8}, "sgd", /*max_lr=*/0.2, /*noise_scale=*/200);
   write_run("b512-constant-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  {
+    // --pace-probe where no baseline carries it: an error naming the folder, nothing written.
+    std::vector<std::string> args = {"largebatch-compare", "--dir", dir_.string(), "--epochs", "2", "--pace-probe"};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    try {
+      largebatch_compare_main(static_cast<int>(argv.size()), argv.data());
+      ADD_FAILURE() << "--pace-probe without a probed baseline was accepted";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("runs: no baseline used here carries the pace probe, which --pace-probe"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_FALSE(fs::exists(dir_ / "report.md"));
+  }
   const ComparisonSummary unprobed = compare_large_batch_runs(options());
   EXPECT_EQ(format_comparison_report(unprobed, options(), "x", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                                      nullptr, &unprobed)

@@ -1131,6 +1131,11 @@ int largebatch_compare_main(int argc, char** argv) {
   o.plan_file = (fs::path(dir) / "plan.csv").string();
   o.other_plan_files = {(fs::path(dir) / "plan-edge-of-stability.csv").string()};
   const ComparisonSummary summary = compare_large_batch_runs(o);
+  if (o.pace_probe && std::none_of(summary.baselines.begin(), summary.baselines.end(),
+                                   [](const TrainingCurve& c) { return !c.pace_probe.empty(); })) {
+    throw std::runtime_error(o.runs_dir + ": no baseline used here carries the pace probe, which --pace-probe asks "
+                             "for (measure baseline --pace-probe-at)");
+  }
   // The same runs under another form of the model, shown beside the errors.
   const auto compare_with = [&](bool CompareOptions::*option) {
     CompareOptions other = o;
