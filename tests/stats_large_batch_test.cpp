@@ -971,6 +971,13 @@ TEST(LargeBatchModel, PaceProbeOffOrUnusableLeavesTheModelAsMeasured) {
   ASSERT_TRUE(read_later.pace_scale().has_value()) << read_later.pace_probe_reason();
   EXPECT_DOUBLE_EQ(read_later.pace_scale()->examples, 1500);
   EXPECT_NEAR(read_later.pace_scale()->alpha, 0.2, 1e-9);
+  // A curve without a noise scale at the probed state (none measured): nothing to scale.
+  TrainingCurve noiseless = paced_curve();
+  for (EpochPoint& e : noiseless.epochs) e.noise_scale = 0;
+  const LargeBatchModel unscaled = paced_model(noiseless);
+  EXPECT_FALSE(unscaled.pace_scale().has_value());
+  EXPECT_NE(unscaled.pace_probe_reason().find("the curve has no noise scale there to scale"), std::string::npos)
+      << unscaled.pace_probe_reason();
   TrainingCurve empty = measured_curvature_curve(0.2);
   empty.pace_probe = {pace_reading(1000, 16, 1, {1.5}), pace_reading(1000, 16, 4, {})};
   const LargeBatchModel no_pair = paced_model(empty);

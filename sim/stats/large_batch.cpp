@@ -465,9 +465,9 @@ void LargeBatchModel::read_pace_probe() {
   // The measured x_0, past the bound too: scaled by k_x it is the probe's at the probed state.
   scale.model_x0 = baseline_lr_over_tuned(a.examples, baseline_.noise_scale_at(a.examples));
   scale.model_noise_scale = batch_noise_scale_at(a.examples);
-  if (!(scale.model_noise_scale > 0) || !(scale.nu > 0)) {
-    pace_reason_ = at + ": no noise scale to scale (the model's B_n " + short_number(scale.model_noise_scale) +
-                   ", the probe's nu " + short_number(scale.nu) + "): not used";
+  if (!(scale.model_noise_scale > 0)) {
+    pace_reason_ = at + ": the curve has no noise scale there to scale (B_n " + short_number(scale.model_noise_scale) +
+                   "): not used";
     return;
   }
   scale.k_x = solved->x0() / scale.model_x0;
