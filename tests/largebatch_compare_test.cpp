@@ -15,6 +15,7 @@
 #include "io/errors.h"
 #include "largebatch/compare.h"
 #include "largebatch/plan.h"
+#include "pace_probe_fixture.h"
 #include "temp_dir.h"
 
 namespace trainsim::measure {
@@ -513,19 +514,8 @@ TEST_F(CompareTest, ThePaceProbeBesideTheSingleStepStatistics) {
             std::string::npos);
   const std::string baseline = (dir_ / "runs" / "b128-constant-s0.yaml").string();
   Profile p = load_profile(baseline);
-  // Gains of the step equation at alpha 0.2, nu 0.6: rho (1 - rho (alpha + nu/16) / 2) / (1 - 0.4).
-  for (const double rho : {1.0, 4.0}) {
-    PaceProbeReading r;
-    r.examples = 500;
-    r.ratio = 16;
-    r.lr_ratio = rho;
-    r.steps = 60;
-    r.cool_steps = 200;
-    r.cool = 0.1;
-    r.draws = 1;
-    r.gains = {rho * (1 - rho * (0.2 + 0.6 / 16) / 2) / 0.6};
-    p.training[0].pace_probe.push_back(r);
-  }
+  // Gains of the step equation at alpha 0.2, nu 0.6.
+  p.training[0].pace_probe = ::trainsim::testing::step_equation_probe(500, 0.2, 0.6);
   write_profile_atomic(p, baseline);
   const ComparisonSummary off = compare_large_batch_runs(options());
   const ComparisonSummary on = compare_with(&CompareOptions::pace_probe);

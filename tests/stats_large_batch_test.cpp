@@ -10,6 +10,7 @@
 
 #include "stats/large_batch.h"
 #include "stats/mccandlish.h"
+#include "pace_probe_fixture.h"
 #include "stats/pace_probe.h"
 
 namespace trainsim {
@@ -591,7 +592,7 @@ TEST(LargeBatchModel, AStallEnteredThroughARiseOfTheLossIsTheBaselinesOwn) {
   const LargeBatchPrediction p = model(4, 0.9, LrRule::kConstant, c).predict(1024);
   EXPECT_FALSE(p.no_progress);
   EXPECT_TRUE(has_note(p, "the baseline stalled at chance for 0.1 epochs (its loss rose past twice the untrained 2.3"))
-      << testing::PrintToString(p.notes);
+      << ::testing::PrintToString(p.notes);
   ASSERT_TRUE(p.stall_passed_epochs.has_value());
   // Without the rise (at chance throughout) the readings decide, and x_0 = 0.29 is no stall: the
   // path goes through the stretch at its rate, less far in 4 epochs.
@@ -860,18 +861,7 @@ TEST(LargeBatchModel, ALargerBatchKeepsASmallerNormAndALargerEffectiveLr) {
 // (x_0 = 0.1 (1 + 200/128) / 0.2 = 1.28125 as measured), probed after 1500 examples with gains
 // the step equation gives at alpha 0.2, nu 0.6 (x_0 0.8, B_n = 128 x 0.6 / 0.2 = 384), two draws a
 // pair whose geometric mean is that gain.
-PaceProbeReading pace_reading(double examples, int64_t ratio, double lr_ratio, std::vector<double> gains) {
-  PaceProbeReading r;
-  r.examples = examples;
-  r.ratio = ratio;
-  r.lr_ratio = lr_ratio;
-  r.steps = 60;
-  r.cool_steps = 200;
-  r.cool = 0.1;
-  r.draws = 2;
-  r.gains = std::move(gains);
-  return r;
-}
+using ::trainsim::testing::pace_reading;
 
 TrainingCurve paced_curve(double eps_max = 0.2) {
   TrainingCurve c = measured_curvature_curve(eps_max);

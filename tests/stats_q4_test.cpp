@@ -17,6 +17,7 @@
 #include "hw/collective_model.h"
 #include "io/config.h"
 #include "io/profile_io.h"
+#include "pace_probe_fixture.h"
 #include "report/csv.h"
 #include "report/large_batch.h"
 #include "report/plots.h"
@@ -213,19 +214,7 @@ TEST_F(Q4Test, TheBaselinesStartCurvatureDecidesTheReading) {
 // says what the probe did (or that it was not used).
 TEST_F(Q4Test, ThePaceProbeWhereTheConfigAsksForIt) {
   ASSERT_TRUE(config_.large_batch.has_value());
-  for (const double lr_ratio : {1.0, 4.0}) {
-    PaceProbeReading r;
-    r.examples = 25000;
-    r.ratio = 16;
-    r.lr_ratio = lr_ratio;
-    r.steps = 60;
-    r.cool_steps = 200;
-    r.cool = 0.1;
-    r.draws = 1;
-    // The step equation's gain at alpha 0.25, nu 0.5: rho (1 - rho (0.25 + 0.5/16) / 2) / (1 - 0.375).
-    r.gains = {lr_ratio * (1 - lr_ratio * (0.25 + 0.5 / 16) / 2) / 0.625};
-    profile_.training.at(0).pace_probe.push_back(r);
-  }
+  profile_.training.at(0).pace_probe = ::trainsim::testing::step_equation_probe(25000, 0.25, 0.5);
   const ResultGrid grid({result(Strategy::kDdp, 1, 128, 9.0), result(Strategy::kDdp, 4, 128, 3.0)});
   const auto off = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(off.has_value());
