@@ -32,11 +32,10 @@ import math
 import sys
 
 import torch
-import torch.nn as nn
 
 from fashion_mnist import normalise, test_set
-from fashion_replica import (add_recipe_arguments, fixed_subset, half_epoch_steps, int_list, new_run, run_steps,
-                             training_data)
+from fashion_replica import (add_recipe_arguments, fixed_subset, half_epoch_steps, int_list, new_run,
+                             recompute_statistics, run_steps, training_data)
 
 
 def accuracy(model, x, y, train_mode=False):
@@ -49,21 +48,6 @@ def accuracy(model, x, y, train_mode=False):
     model.load_state_dict(saved)
     model.train()
     return right / y.numel()
-
-
-def recompute_statistics(model, x, micro):
-    """BatchNorm's running statistics estimated again on the current weights: the plain average of
-    the statistics of x's micro-batches of `micro` images (momentum None)."""
-    bns = [m for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
-    for bn in bns:
-        bn.reset_running_stats()
-        bn.momentum = None
-    model.train()
-    with torch.no_grad():
-        for xs in x.split(micro):
-            model(xs)
-    for bn in bns:
-        bn.momentum = 0.1
 
 
 def lagged_accuracy(model, fresh, earlier, lag_steps, age, r, x, y):

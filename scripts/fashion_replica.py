@@ -187,6 +187,21 @@ def cooled_losses(model, opt, padded, labels, depths, batch, lr, micro, gen, x, 
     return out
 
 
+def recompute_statistics(model, x, micro):
+    """BatchNorm's running statistics estimated again on the current weights: the plain average of
+    the statistics of x's micro-batches of `micro` images (momentum None)."""
+    bns = [m for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
+    for bn in bns:
+        bn.reset_running_stats()
+        bn.momentum = None
+    model.train()
+    with torch.no_grad():
+        for xs in x.split(micro):
+            model(xs)
+    for bn in bns:
+        bn.momentum = 0.1
+
+
 def probe_loss(model, x, y, train_micro=None):
     """The mean loss of (x, y): in eval mode (BatchNorm on its running statistics), or with
     `train_micro` in training mode, BatchNorm normalising each `train_micro` images on their own as

@@ -25,8 +25,8 @@ import time
 import torch
 
 from fashion_mnist import normalise, test_set
-from fashion_replica import (add_recipe_arguments, fixed_subset, int_list, new_run, restore, run_steps, snapshot,
-                             training_data, train_drawn)
+from fashion_replica import (add_recipe_arguments, fixed_subset, int_list, new_run, recompute_statistics, restore,
+                             run_steps, snapshot, training_data, train_drawn)
 
 TOOL = "lag-branch-probe"
 
@@ -42,19 +42,9 @@ def accuracy(model, x, y):
 
 def recomputed_accuracy(model, x_fixed, micro, x, y):
     """The accuracy in eval mode after BatchNorm's statistics are estimated again on the weights as
-    they are (the plain average of x_fixed's micro-batches of `micro` images); the running statistics
-    are put back."""
+    they are (recompute_statistics on x_fixed); the running statistics are put back."""
     saved = copy.deepcopy(model.state_dict())
-    bns = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
-    for bn in bns:
-        bn.reset_running_stats()
-        bn.momentum = None
-    model.train()
-    with torch.no_grad():
-        for xs in x_fixed.split(micro):
-            model(xs)
-    for bn in bns:
-        bn.momentum = 0.1
+    recompute_statistics(model, x_fixed, micro)
     acc = accuracy(model, x, y)
     model.load_state_dict(saved)
     return acc
