@@ -34,20 +34,8 @@ import sys
 import torch
 
 from fashion_mnist import normalise, test_set
-from fashion_replica import (add_recipe_arguments, fixed_subset, half_epoch_steps, int_list, new_run,
+from fashion_replica import (accuracy, add_recipe_arguments, fixed_subset, half_epoch_steps, int_list, new_run,
                              recompute_statistics, run_steps, training_data)
-
-
-def accuracy(model, x, y, train_mode=False):
-    """The set's accuracy in eval mode, or in training mode with each run of 1,000 images normalised
-    by its own statistics; the model's state (running statistics included) is as before."""
-    saved = copy.deepcopy(model.state_dict())
-    model.train(train_mode)
-    with torch.no_grad():
-        right = sum((model(xs).argmax(1) == ys).sum().item() for xs, ys in zip(x.split(1000), y.split(1000)))
-    model.load_state_dict(saved)
-    model.train()
-    return right / y.numel()
 
 
 def lagged_accuracy(model, fresh, earlier, lag_steps, age, r, x, y):

@@ -187,6 +187,18 @@ def cooled_losses(model, opt, padded, labels, depths, batch, lr, micro, gen, x, 
     return out
 
 
+def accuracy(model, x, y, train_mode=False):
+    """The set's accuracy in eval mode, or in training mode with each run of 1,000 images normalised
+    by its own statistics; the model's state (running statistics included) is as before."""
+    saved = copy.deepcopy(model.state_dict())
+    model.train(train_mode)
+    with torch.no_grad():
+        right = sum((model(xs).argmax(1) == ys).sum().item() for xs, ys in zip(x.split(1000), y.split(1000)))
+    model.load_state_dict(saved)
+    model.train()
+    return right / y.numel()
+
+
 def recompute_statistics(model, x, micro):
     """BatchNorm's running statistics estimated again on the current weights: the plain average of
     the statistics of x's micro-batches of `micro` images (momentum None)."""

@@ -25,19 +25,10 @@ import time
 import torch
 
 from fashion_mnist import normalise, test_set
-from fashion_replica import (add_recipe_arguments, fixed_subset, int_list, new_run, recompute_statistics, restore,
-                             run_steps, snapshot, training_data, train_drawn)
+from fashion_replica import (accuracy, add_recipe_arguments, fixed_subset, int_list, new_run, recompute_statistics,
+                             restore, run_steps, snapshot, training_data, train_drawn)
 
 TOOL = "lag-branch-probe"
-
-
-def accuracy(model, x, y):
-    """The set's accuracy in eval mode on the model's running statistics; the model is left in training mode."""
-    model.eval()
-    with torch.no_grad():
-        right = sum((model(xs).argmax(1) == ys).sum().item() for xs, ys in zip(x.split(1000), y.split(1000)))
-    model.train()
-    return right / y.numel()
 
 
 def recomputed_accuracy(model, x_fixed, micro, x, y):

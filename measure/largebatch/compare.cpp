@@ -26,6 +26,12 @@ namespace trainsim::measure {
 namespace fs = std::filesystem;
 namespace {
 
+// Whether any baseline the comparison used carries the pace probe.
+bool any_pace_probe(const ComparisonSummary& s) {
+  return std::any_of(s.baselines.begin(), s.baselines.end(),
+                     [](const TrainingCurve& c) { return !c.pace_probe.empty(); });
+}
+
 std::string fixed(double value, int digits) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", digits, value);
@@ -1003,9 +1009,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
                 "scale-invariant weights' norm\")",
                 *without_norm);
   }
-  const bool paced = std::any_of(s.baselines.begin(), s.baselines.end(),
-                                 [](const TrainingCurve& c) { return !c.pace_probe.empty(); });
-  if (other_pace && paced) {
+  if (other_pace && any_pace_probe(s)) {
     alternative(o.pace_probe ? "The same without the pace probe" : "The same with the pace probe",
                 o.pace_probe ? "x_0 and B_n as the single-step statistics read them along the baseline, the pace "
                                "probe's coefficients not used (LargeBatchSettings::pace_probe off, docs/LARGE_BATCH.md, "
@@ -1131,8 +1135,8 @@ int largebatch_compare_main(int argc, char** argv) {
   o.plan_file = (fs::path(dir) / "plan.csv").string();
   o.other_plan_files = {(fs::path(dir) / "plan-edge-of-stability.csv").string()};
   const ComparisonSummary summary = compare_large_batch_runs(o);
-  if (o.pace_probe && std::none_of(summary.baselines.begin(), summary.baselines.end(),
-                                   [](const TrainingCurve& c) { return !c.pace_probe.empty(); })) {
+  const bool paced = any_pace_probe(summary);
+  if (o.pace_probe && !paced) {
     throw std::runtime_error(o.runs_dir + ": no baseline used here carries the pace probe, which --pace-probe asks "
                              "for (measure baseline --pace-probe-at)");
   }
@@ -1147,9 +1151,13 @@ int largebatch_compare_main(int argc, char** argv) {
   const ComparisonSummary without_floor = compare_with(&CompareOptions::without_momentum_floor);
   const ComparisonSummary without_batchnorm = compare_with(&CompareOptions::without_batchnorm_gap);
   const ComparisonSummary without_norm = compare_with(&CompareOptions::without_scale_invariant_norm);
-  CompareOptions pace = o;
-  pace.pace_probe = !o.pace_probe;
-  const ComparisonSummary other_pace = compare_large_batch_runs(pace);
+  // The other form of the pace probe, only where a baseline carries it (else the same runs again).
+  std::optional<ComparisonSummary> other_pace;
+  if (paced) {
+    CompareOptions pace = o;
+    pace.pace_probe = !o.pace_probe;
+    other_pace = compare_large_batch_runs(pace);
+  }
   CompareOptions edge = o;
   edge.past_bound = PastBound::kEdge;
   std::swap(edge.plan_file, edge.other_plan_files.front());
@@ -1165,7 +1173,7 @@ int largebatch_compare_main(int argc, char** argv) {
   const std::string csv = (fs::path(dir) / ("comparison" + suffix + ".csv")).string();
   write_text_atomically(report, format_comparison_report(summary, o, command, &assumed_tuned, &simple_noise, &without_floor,
                                                           &without_batchnorm, &edge_of_stability, &plain_bound,
-                                                          &without_norm, &other_pace));
+                                                          &without_norm, other_pace ? &*other_pace : nullptr));
   write_text_atomically(csv, format_comparison_csv(summary));
   if (!vm.count("quiet")) {
     std::cout << summary.runs.size() << " runs compared with the predictions from "

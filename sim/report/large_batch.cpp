@@ -258,8 +258,7 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
                                 " times the run's lr over the baseline's) starts with a catapult, whose cost the "
                                 "prediction does not carry (its notes say so)"
                           : std::string()) +
-         (model.pace_scale() || !model.baseline().curve().pace_probe.empty() ? "; " + model.pace_probe_reason()
-                                                                              : std::string()) +
+         (model.baseline().curve().pace_probe.empty() ? std::string() : "; " + model.pace_probe_reason()) +
          "; a row the plain bound puts past it says so in its notes, and one "
          "predicted to make no progress gives the edge's figures in its notes. loss and train acc: means "
          "over epoch k, test acc at its end, the baseline's at the examples E_0 the path reaches. It assumes the "
