@@ -168,6 +168,10 @@ Profile make_profile() {
   curve.probe_batches = {32, 128, 1024};
   curve.epochs[0].probe_loss = {1.0 / 3.0, 0.1 + 0.2, 0.0};
   curve.samples[0].probe_loss = {2.5, 2.25, 1.0 / 7.0};
+  // The test accuracy with BatchNorm's statistics recomputed, on the first epoch and sample.
+  curve.recompute_bn_images = 8192;
+  curve.epochs[0].test_accuracy_recomputed = 0.1 + 0.2;
+  curve.samples[0].test_accuracy_recomputed = 1.0;
   // The scale-invariant parameters' readings on the last epoch and the first sample.
   curve.epochs[2].si_weight_sq = 21.5 + 1.0 / 3.0;
   curve.epochs[2].si_update_sq = 0.1 + 0.2;
@@ -192,6 +196,7 @@ Profile make_profile() {
   empty_curve.samples.clear();
   empty_curve.epochs.clear();
   empty_curve.probe_batches.clear();  // a run without the probe
+  empty_curve.recompute_bn_images = 0;
   empty_curve.start_curvature = StartCurvature{15.5, std::nullopt, 3, 3};  // every tensor scale-invariant
   empty_curve.pace_probe.clear();
   p.training.push_back(empty_curve);
@@ -372,11 +377,13 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
       EXPECT_EQ(x.samples[j].curvature_noise_scale, y.samples[j].curvature_noise_scale);
       EXPECT_EQ(x.samples[j].curvature_noise_scale_se, y.samples[j].curvature_noise_scale_se);
       EXPECT_EQ(x.samples[j].probe_loss, y.samples[j].probe_loss);
+      EXPECT_EQ(x.samples[j].test_accuracy_recomputed, y.samples[j].test_accuracy_recomputed);
       EXPECT_EQ(x.samples[j].si_weight_sq, y.samples[j].si_weight_sq);
       EXPECT_EQ(x.samples[j].si_update_sq, y.samples[j].si_update_sq);
       EXPECT_EQ(x.samples[j].si_trace_sigma, y.samples[j].si_trace_sigma);
     }
     EXPECT_EQ(x.probe_batches, y.probe_batches);
+    EXPECT_EQ(x.recompute_bn_images, y.recompute_bn_images);
     ASSERT_EQ(x.pace_probe.size(), y.pace_probe.size());
     for (size_t j = 0; j < x.pace_probe.size(); ++j) {
       const PaceProbeReading& a = x.pace_probe[j];
@@ -406,6 +413,7 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
       EXPECT_EQ(e.train_loss, f.train_loss);
       EXPECT_EQ(e.train_accuracy, f.train_accuracy);
       EXPECT_EQ(e.test_accuracy, f.test_accuracy);
+      EXPECT_EQ(e.test_accuracy_recomputed, f.test_accuracy_recomputed);
       EXPECT_EQ(e.grad_sq_norm, f.grad_sq_norm);
       EXPECT_EQ(e.trace_sigma, f.trace_sigma);
       EXPECT_EQ(e.noise_scale, f.noise_scale);
@@ -833,6 +841,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"ProbeLossOfTheWrongLength", "noise_scale: 400}\n",
                    "noise_scale: 400, probe_loss: [1]}\n    probe_batches: [32, 1024]\n", "probe_loss: [1]",
                    "training[0].epochs[1].probe_loss", "must hold one loss per probe_batches entry (2), got 1"},
+        // The test accuracy with BatchNorm's statistics recomputed (measure baseline --recompute-bn).
+        BadProfile{"RecomputedAccuracyWithoutItsImages", "noise_scale: 400}\n",
+                   "noise_scale: 400, test_accuracy_recomputed: 0.8}\n", "test_accuracy_recomputed: 0.8",
+                   "training[0].epochs[1].test_accuracy_recomputed",
+                   "the curve has no recompute_bn_images for a recomputed test accuracy to go with"},
+        BadProfile{"RecomputedAccuracyPastOne", "noise_scale: 400}\n",
+                   "noise_scale: 400, test_accuracy_recomputed: 1.5}\n    recompute_bn_images: 8192\n",
+                   "test_accuracy_recomputed: 1.5", "training[0].epochs[1].test_accuracy_recomputed", ""},
+        BadProfile{"RecomputeImagesNotPositive", "noise_scale: 400}\n",
+                   "noise_scale: 400}\n    recompute_bn_images: 0\n", "recompute_bn_images: 0",
+                   "training[0].recompute_bn_images", ""},
         // The scale-invariant parameters' readings (measure baseline).
         BadProfile{"ScaleInvariantReadingsComeTogether", "noise_scale: 400}\n",
                    "noise_scale: 400, si_weight_sq: 20, si_update_sq: 0.5}\n", "si_weight_sq: 20",

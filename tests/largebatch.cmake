@@ -29,3 +29,6 @@ trainsim_add_test(largebatch_lars_test
 trainsim_add_test(largebatch_compare_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_compare_test.cpp
   LIBS trainsim_largebatch)
+trainsim_add_test(largebatch_state_probes_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_state_probes_test.cpp
+  LIBS trainsim_largebatch)

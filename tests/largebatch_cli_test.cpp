@@ -210,6 +210,41 @@ TEST_F(LargeBatchCli, BaselineBatchNormProbeLeavesTrainingUnchanged) {
   EXPECT_EQ(b.samples.back().probe_loss, b.epochs.back().probe_loss);
 }
 
+// The test accuracy with BatchNorm's statistics recomputed (its buffers and momentum put back) leaves
+// the training and eval mode's accuracy as they are, to the bit, and is recorded at every evaluation,
+// on the whole BatchNorm batches (of 8) of the images asked for.
+TEST_F(LargeBatchCli, BaselineRecomputedStatisticsLeaveTrainingUnchanged) {
+  const std::string tiny = " --model fashion-cnn-gap" + kTinyBaseline + " --epochs 2 --evals-per-epoch 2";
+  const ProgramRun off = run(kMeasure, "baseline" + tiny + " --profile " + (dir_ / "a.yaml").string());
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  const ProgramRun on = run(kMeasure, "baseline" + tiny + " --recompute-bn 60 --profile " + (dir_ / "b.yaml").string());
+  ASSERT_EQ(on.exit_code, 0) << on.err;
+  const TrainingCurve a = load_profile((dir_ / "a.yaml").string()).training.at(0);
+  const TrainingCurve b = load_profile((dir_ / "b.yaml").string()).training.at(0);
+  EXPECT_EQ(a.recompute_bn_images, 0);
+  EXPECT_EQ(b.recompute_bn_images, 56);
+  ASSERT_EQ(b.epochs.size(), 2u);
+  bool differs = false;
+  for (size_t e = 0; e < 2; ++e) {
+    EXPECT_EQ(a.epochs[e].train_loss, b.epochs[e].train_loss);
+    EXPECT_EQ(a.epochs[e].test_accuracy, b.epochs[e].test_accuracy);
+    EXPECT_EQ(a.epochs[e].noise_scale, b.epochs[e].noise_scale);
+    EXPECT_EQ(a.epochs[e].probe_loss, b.epochs[e].probe_loss);
+    EXPECT_EQ(a.epochs[e].test_accuracy_recomputed, -1);
+    EXPECT_GE(b.epochs[e].test_accuracy_recomputed, 0);
+    EXPECT_LE(b.epochs[e].test_accuracy_recomputed, 1);
+  }
+  ASSERT_EQ(b.samples.size(), a.samples.size());
+  for (size_t i = 0; i < b.samples.size(); ++i) {
+    EXPECT_EQ(a.samples[i].train_loss, b.samples[i].train_loss);
+    EXPECT_EQ(a.samples[i].test_accuracy, b.samples[i].test_accuracy);
+    EXPECT_GE(b.samples[i].test_accuracy_recomputed, 0);
+    differs = differs || b.samples[i].test_accuracy_recomputed != b.samples[i].test_accuracy;
+  }
+  EXPECT_TRUE(differs) << "the recomputed statistics never changed an evaluation";
+  EXPECT_EQ(b.samples.back().test_accuracy_recomputed, b.epochs.back().test_accuracy_recomputed);
+}
+
 // The pace probe (weights, BatchNorm buffers and momentum put back; batches from its own loaders)
 // leaves the training as it is, to the bit, and records one reading per pair and probed step.
 TEST_F(LargeBatchCli, BaselinePaceProbeLeavesTrainingUnchanged) {
@@ -450,7 +485,8 @@ TEST_F(LargeBatchCli, BaselineBadFlagsExit2WithOneLine) {
         std::string(" --pace-probe-at 3 --pace-pairs 16"), std::string(" --pace-probe-at 3 --pace-pairs 2x0"),
         std::string(" --pace-probe-at 3 --pace-probe-images 60"), std::string(" --pace-probe-at 3 --pace-cool 1"),
         std::string(" --pace-probe-at 3 --pace-probe-images 256"),
-        std::string(" --pace-probe-at 3 --optimizer lars"), std::string(" --pace-probe-at 3 --gpus 2")}) {
+        std::string(" --pace-probe-at 3 --optimizer lars"), std::string(" --pace-probe-at 3 --gpus 2"),
+        std::string(" --recompute-bn 4"), std::string(" --recompute-bn 256"), std::string(" --recompute-bn -1")}) {
     const ProgramRun r = run(kMeasure, "baseline" + kTinyBaseline + flags + " --profile " + (dir_ / "p.yaml").string());
     EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
     EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << flags << ": " << r.err;

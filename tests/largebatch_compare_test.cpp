@@ -66,6 +66,7 @@ class CompareTest : public ::testing::Test {
       e.max_lr = max_lr;
       e.curvature_noise_scale = curvature_noise_scale;
       e.curvature_noise_scale_se = curvature_noise_scale_se;
+      if (!recomputed_.empty()) e.test_accuracy_recomputed = recomputed_[i];
       if (!si_weight_sq_.empty()) {
         e.si_weight_sq = si_weight_sq_[i];
         e.si_update_sq = 1;
@@ -73,6 +74,7 @@ class CompareTest : public ::testing::Test {
       }
       c.epochs.push_back(e);
     }
+    if (!recomputed_.empty()) c.recompute_bn_images = 256;
     c.samples = samples_;
     c.start_curvature = start_curvature_;
     p.training.push_back(c);
@@ -107,6 +109,8 @@ class CompareTest : public ::testing::Test {
   std::vector<CurveSample> samples_;       // the next write_run's samples along its curve
   // The next write_run's scale-invariant |w|^2 per epoch (|v|^2 and tr(Sigma) 1); empty: not measured.
   std::vector<double> si_weight_sq_;
+  // The next write_run's test accuracy per epoch with BatchNorm's statistics recomputed; empty: not measured.
+  std::vector<double> recomputed_;
   ::trainsim::testing::TempDir temp_{"trainsim-lb-compare"};
   fs::path dir_ = temp_.path();
 };
@@ -717,6 +721,55 @@ TEST_F(CompareTest, TheTrainingAccuracyWhereTheModelPlacesTheRun) {
   EXPECT_NE(csv.find(",0.687500,0.665500,2.19"), std::string::npos) << csv;  // predicted, measured, error
 }
 
+// The test accuracy with BatchNorm's statistics recomputed, predicted from the baseline's curve of the
+// same as eval mode's is from its own: perfect scaling reads both at 2000 examples, where the
+// baseline's are 0.8 and 0.85. The 512 run: eval mode 0.75 (error 5 points), recomputed 0.83 (error
+// 2 points), its lag 8 points; the 2048 run did not measure it and is left out of those figures.
+TEST_F(CompareTest, TheRecomputedStatisticsAccuracyBesideEvalModes) {
+  recomputed_ = {0.72, 0.85};
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  recomputed_ = {0.65, 0.83};
+  write_run("b512-linear-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  recomputed_.clear();
+  write_run("b2048-linear-s0.yaml", 2048, {1.5, 1.1}, {0.5, 0.6});
+  const ComparisonSummary s = compare_large_batch_runs(options());
+  ASSERT_EQ(s.runs.size(), 2u);
+  const RunComparison& c = s.runs.front();
+  ASSERT_EQ(c.run.batch, 512);
+  // (B_noise 1e9 is not infinite: E_0 falls short of 2000 by a millionth of an example's worth.)
+  EXPECT_NEAR(*c.predicted.test_accuracy_at_k, 0.8, 1e-6);
+  EXPECT_NEAR(*c.predicted.test_accuracy_recomputed_at_k, 0.85, 1e-6);
+  EXPECT_DOUBLE_EQ(*c.test_accuracy_recomputed_at_k, 0.83);
+  EXPECT_NEAR(*c.recomputed_accuracy_error_points, 2.0, 1e-4);
+  EXPECT_FALSE(s.runs.back().recomputed_accuracy_error_points.has_value());
+  EXPECT_TRUE(s.runs.back().predicted.test_accuracy_recomputed_at_k.has_value());  // the baseline has it
+  EXPECT_EQ(s.recomputed_count, 1);
+  EXPECT_NEAR(s.recomputed_accuracy_error_points, 2.0, 1e-4);
+  EXPECT_NEAR(s.recomputed_eval_accuracy_error_points, 5.0, 1e-4);
+  EXPECT_NEAR(s.recomputed_lag_points, 8.0, 1e-9);
+  EXPECT_EQ(s.accuracy_count, 2);  // eval mode's figure over every run, as before
+  const std::string report = format_comparison_report(s, options(), "x");
+  EXPECT_NE(report.find("accuracy error 2.0 points over 1 runs, against eval mode's 5.0 points on the same runs"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("| 0 | linear | 512 | 0.7500 | 0.8300 | 8.0 | 0.8000 | 0.8500 | 5.0 | 2.0 |"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(format_comparison_csv(s).find(",0.850000,0.830000,1.99999"), std::string::npos)
+      << format_comparison_csv(s);
+  // Runs without it: no section, and the columns empty.
+  fs::remove_all(dir_ / "runs");
+  fs::create_directories(dir_ / "runs");
+  recomputed_.clear();
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  write_run("b512-linear-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  const ComparisonSummary plain = compare_large_batch_runs(options());
+  EXPECT_EQ(plain.recomputed_count, 0);
+  EXPECT_FALSE(plain.runs.front().predicted.test_accuracy_recomputed_at_k.has_value());
+  EXPECT_EQ(format_comparison_report(plain, options(), "x").find("statistics recomputed"), std::string::npos);
+  EXPECT_NE(format_comparison_csv(plain).find(",,,\n"), std::string::npos) << format_comparison_csv(plain);
+}
+
 // A single evaluation's scatter: the predicting baselines' test evaluations inside epoch k against
 // their epoch's mean; a baseline with one evaluation an epoch has none.
 // Level or pace: each run's measured and predicted epoch-k losses read back on the baseline's curve.
@@ -821,7 +874,7 @@ TEST_F(CompareTest, TheEpochsToATargetAccuracy) {
                         "reached it in 2 epochs and were predicted; 1 reached it in 2 epochs on one side only)"),
             std::string::npos)
       << report;
-  EXPECT_NE(format_comparison_csv(s).find(",epochs_to_accuracy_error_pct,pred_start_x,pred_weight_sq_at_k,meas_weight_sq_at_k,pace_ratio\n"), std::string::npos);
+  EXPECT_NE(format_comparison_csv(s).find(",epochs_to_accuracy_error_pct,pred_start_x,pred_weight_sq_at_k,meas_weight_sq_at_k,pace_ratio,"), std::string::npos);
   // Without the flag: no such figure.
   EXPECT_EQ(format_comparison_report(compare_large_batch_runs(options()), options(), "X").find("epochs-to-accuracy"),
             std::string::npos);

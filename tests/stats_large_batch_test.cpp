@@ -225,6 +225,35 @@ TEST(BaselineCurve, TestAccuracyAfterTheFirstEpochIsEachEpochsMean) {
   EXPECT_NEAR(*two.at(2000).test_accuracy, 0.61, 1e-12);
 }
 
+// The test accuracy with BatchNorm's statistics recomputed is a curve of its own, built as eval mode's:
+// each evaluation in the first epoch, each epoch's mean after; none where not measured.
+TEST(BaselineCurve, TheRecomputedTestAccuracyIsACurveOfItsOwn) {
+  TrainingCurve c = fixture_curve();  // epochs of 1000 examples, evaluated at the ends of 1 to 3
+  c.batch = 2;
+  c.small_batch = 1;
+  EXPECT_FALSE(BaselineCurve(c, 10).at(1000).test_accuracy_recomputed.has_value());
+  c.recompute_bn_images = 64;
+  c.samples = {{500, 500, 1.8, 0.4, 0.4, 20},
+               {1000, 500, 1.2, 0.6, 0.5, 0},
+               {1500, 500, 1.0, 0.6, 0.50, 0},
+               {2000, 500, 0.9, 0.6, 0.6, 0}};
+  c.samples[0].test_accuracy_recomputed = 0.5;
+  c.samples[2].test_accuracy_recomputed = 0.7;  // epoch 2: (0.7 + 0.8) / 2 at 1750
+  c.samples[3].test_accuracy_recomputed = 0.8;
+  c.epochs[0].test_accuracy_recomputed = 0.6;
+  c.epochs[1].test_accuracy_recomputed = 0.8;
+  const BaselineCurve curve(c, 10);
+  EXPECT_DOUBLE_EQ(*curve.at(0).test_accuracy_recomputed, 0.1);  // chance, as eval mode's
+  EXPECT_DOUBLE_EQ(*curve.at(500).test_accuracy_recomputed, 0.5);
+  EXPECT_DOUBLE_EQ(*curve.at(1000).test_accuracy_recomputed, 0.6);
+  EXPECT_NEAR(*curve.at(1750).test_accuracy_recomputed, 0.75, 1e-12);
+  // Eval mode's own curve is unchanged by it: epoch 2's mean (0.5 + 0.6) / 2 at 1750.
+  EXPECT_NEAR(*curve.at(1750).test_accuracy, 0.55, 1e-12);
+  // Epoch 3 has eval mode's reading only: the recomputed curve is flat after its last knot.
+  EXPECT_NEAR(*curve.at(3000).test_accuracy_recomputed, 0.75, 1e-12);
+  EXPECT_FALSE(curve.at(3001).test_accuracy_recomputed.has_value());  // none after the last evaluation
+}
+
 TEST(LargeBatchModel, BaselineBatchReproducesTheBaseline) {
   const LargeBatchModel m = model(2, std::nullopt, LrRule::kLinearWarmup);
   EXPECT_DOUBLE_EQ(m.target_loss(), 1.0);  // default: the baseline's mean loss in epoch 2

@@ -14,6 +14,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cli_util.h"
@@ -271,6 +273,28 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     return probe ? batchnorm_probe(model, buffers, *probe, probe_batches) : std::vector<double>{};
   };
 
+  // The test accuracy with BatchNorm's statistics recomputed (--recompute-bn), on rank 0.
+  std::optional<ProbeSet> recompute_set;
+  const int64_t bn_batch = small_batch(o);
+  if (o.recompute_bn_images > 0 && test_set) {
+    if (batchnorm_layers(model) == 0) throw UsageError("--recompute-bn: " + o.model + " has no BatchNorm");
+    if (o.recompute_bn_images > train_set.size()) {
+      throw UsageError("--recompute-bn " + std::to_string(o.recompute_bn_images) + " exceeds the training set (" +
+                       std::to_string(train_set.size()) + " images)");
+    }
+    const int64_t whole = o.recompute_bn_images / bn_batch * bn_batch;
+    recompute_set = probe_set(train_set, whole, device);
+    curve.recompute_bn_images = whole;
+  }
+  // Eval mode's test accuracy and the recomputed one (-1 where not measured).
+  const auto test_accuracies = [&]() -> std::pair<double, double> {
+    if (!test_set) return {-1, -1};
+    const auto accuracy = [&] { return test_accuracy(model, *test_set, device); };
+    const double eval_mode = accuracy();
+    if (!recompute_set) return {eval_mode, -1};
+    return {eval_mode, with_recomputed_statistics(model, buffers, *recompute_set, bn_batch, accuracy)};
+  };
+
   // The pace probe (one device, SGD: checked with the flags).
   std::optional<ProbeSet> pace_fixed;
   PaceProbeRun pace_run;
@@ -394,7 +418,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       const auto t = sums.cpu();
       return std::array<double, 3>{t[0].item<double>(), t[1].item<double>(), t[2].item<double>()};
     };
-    const auto add_sample = [&](const std::array<double, 3>& now, bool epoch_end, double test,
+    const auto add_sample = [&](const std::array<double, 3>& now, bool epoch_end, std::pair<double, double> test,
                                 std::vector<double> probe_loss) {
       // DDP pads the ranks' shares to equal size: the examples never pass the epoch's end.
       const double n = static_cast<double>(train_set.size());
@@ -404,7 +428,8 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
       sample.window_examples = std::min(window, sample.examples);
       sample.train_loss = (now[0] - window_start[0]) / window;
       sample.train_accuracy = (now[1] - window_start[1]) / window;
-      sample.test_accuracy = test;
+      sample.test_accuracy = test.first;
+      sample.test_accuracy_recomputed = test.second;
       sample.probe_loss = std::move(probe_loss);
       window_start = now;
       if (!std::isfinite(sample.train_loss)) return;  // diverged: the epoch's end stops the run
@@ -531,8 +556,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
         }
       }
       if (next_eval < o.evals_per_epoch && batch_index >= eval_step(next_eval)) {
-        add_sample(reduced_sums(), /*epoch_end=*/false, test_set ? test_accuracy(model, *test_set, device) : -1,
-                   probe_losses());
+        add_sample(reduced_sums(), /*epoch_end=*/false, test_accuracies(), probe_losses());
         // Fewer steps than samples: those that would land on the same step are one.
         while (next_eval < o.evals_per_epoch && eval_step(next_eval) <= batch_index) ++next_eval;
       }
@@ -570,7 +594,7 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     point.examples = static_cast<double>(epoch + 1) * static_cast<double>(train_set.size());
     point.train_loss = sums[0] / sums[2];
     point.train_accuracy = sums[1] / sums[2];
-    point.test_accuracy = test_set ? test_accuracy(model, *test_set, device) : -1;
+    std::tie(point.test_accuracy, point.test_accuracy_recomputed) = test_accuracies();
     point.probe_loss = probe_losses();
     point.grad_sq_norm = noise_scale ? noise.grad_sq_norm() : 0;
     point.trace_sigma = noise_scale ? noise.trace_sigma() : 0;
@@ -580,7 +604,9 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
     point.curvature_noise_scale_se = curvature.noise_scale_standard_error().value_or(0);
     take_scale_invariant(point, si_epoch_sum, si_epoch_steps);
     curve.epochs.push_back(point);
-    if (o.evals_per_epoch > 1) add_sample(sums, /*epoch_end=*/true, point.test_accuracy, point.probe_loss);
+    if (o.evals_per_epoch > 1) {
+      add_sample(sums, /*epoch_end=*/true, {point.test_accuracy, point.test_accuracy_recomputed}, point.probe_loss);
+    }
     if (show_progress) {
       std::fprintf(stderr,
                    "baseline: epoch %d/%d done in %.1f s: train loss %.4f, train accuracy %.4f, test accuracy %.4f, "
@@ -588,6 +614,10 @@ TrainingCurve train_baseline(const BaselineOptions& o, const data::ImageSet& tra
                    epoch + 1, o.epochs, seconds_since(run_start), point.train_loss, point.train_accuracy,
                    point.test_accuracy, point.grad_sq_norm, point.trace_sigma, point.noise_scale, point.max_lr,
                    point.curvature_noise_scale, point.curvature_noise_scale_se);
+      if (point.test_accuracy_recomputed >= 0) {
+        std::fprintf(stderr, "baseline: test accuracy %.4f with BatchNorm's statistics recomputed on %lld images\n",
+                     point.test_accuracy_recomputed, static_cast<long long>(curve.recompute_bn_images));
+      }
       if (!point.probe_loss.empty()) {
         std::string readings;
         for (size_t i = 0; i < probe_batches.size(); ++i) {

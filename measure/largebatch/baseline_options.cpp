@@ -40,6 +40,7 @@ struct RawOptions {
   int64_t curvature_every = 0;
   std::string noise_scale;
   int64_t bn_probe_images = 0;
+  int64_t recompute_bn_images = 0;
   std::string pace_probe_at;
   std::string pace_pairs;
   int64_t pace_steps = 0;
@@ -114,6 +115,11 @@ po::options_description baseline_flags(RawOptions& raw) {
        "BatchNorm's running statistics restored): how much lower a run with larger BatchNorm batches records its "
        "loss, which the large-batch model subtracts (docs/LARGE_BATCH.md); 0: off (default N: 2048, shrunk to a "
        "smaller training set)")
+    ("recompute-bn", po::value(&raw.recompute_bn_images)->default_value(d.recompute_bn_images),
+       "at every test evaluation, the test accuracy again after BatchNorm's statistics are estimated on the weights as "
+       "they are (\"precise BatchNorm\"): the plain average of the statistics of the first N training images, "
+       "unaugmented, in the run's BatchNorm batches (whole ones only), the running statistics restored after so the run "
+       "goes on as without it; recorded as test_accuracy_recomputed; 0: off")
     ("pace-probe-at", po::value(&raw.pace_probe_at),
        "the pace probe (docs/LARGE_BATCH.md, \"The pace probe\"), after each of these optimiser steps (comma list): "
        "from the run's state, --pace-steps steps at each --pace-pairs batch and lr against the run's batch and lr "
@@ -250,6 +256,7 @@ BaselineOptions validated(const RawOptions& raw, const po::variables_map& vm) {
   o.require_noise_scale = raw.noise_scale == "required";
   o.bn_probe_images = at_least("bn-probe-images", raw.bn_probe_images, 0);
   o.bn_probe_images_given = !vm["bn-probe-images"].defaulted();
+  o.recompute_bn_images = at_least("recompute-bn", raw.recompute_bn_images, 0);
   o.profile_path = raw.profile_path;
   o.machine = raw.machine;
   o.quiet = vm.count("quiet") > 0;
@@ -280,6 +287,14 @@ BaselineOptions validated(const RawOptions& raw, const po::variables_map& vm) {
   if (o.bn_probe_images_given && o.bn_probe_images > 0 && o.bn_probe_images < 2 * small_batch(o)) {
     throw UsageError("--bn-probe-images " + std::to_string(o.bn_probe_images) + ": at least twice the BatchNorm batch " +
                      std::to_string(small_batch(o)) + " (B_small), or 0 for no probe");
+  }
+  if (o.recompute_bn_images > 0 && o.recompute_bn_images < small_batch(o)) {
+    throw UsageError("--recompute-bn " + std::to_string(o.recompute_bn_images) + ": at least the BatchNorm batch " +
+                     std::to_string(small_batch(o)) + ", or 0 for off");
+  }
+  if (o.recompute_bn_images > 0 && o.train_samples && *o.train_samples < o.recompute_bn_images) {
+    throw UsageError("--recompute-bn " + std::to_string(o.recompute_bn_images) + " exceeds --train-samples " +
+                     std::to_string(*o.train_samples) + ": the statistics are the first training images'");
   }
   if (o.train_samples && *o.train_samples < o.batch) {
     throw UsageError("--train-samples " + std::to_string(*o.train_samples) + " is below --batch " +
@@ -364,6 +379,7 @@ std::vector<std::string> to_baseline_worker_args(const BaselineOptions& o) {
                                    "--noise-scale",   o.require_noise_scale ? "required" : "best-effort"};
   if (o.micro_batches_given) args.insert(args.end(), {"--micro-batches", std::to_string(o.micro_batches)});
   if (o.bn_probe_images_given) args.insert(args.end(), {"--bn-probe-images", std::to_string(o.bn_probe_images)});
+  if (o.recompute_bn_images > 0) args.insert(args.end(), {"--recompute-bn", std::to_string(o.recompute_bn_images)});
   if (o.train_samples) args.insert(args.end(), {"--train-samples", std::to_string(*o.train_samples)});
   if (o.test_samples) args.insert(args.end(), {"--test-samples", std::to_string(*o.test_samples)});
   if (!o.data_dir.empty()) args.insert(args.end(), {"--data", o.data_dir});

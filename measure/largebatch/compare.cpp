@@ -274,6 +274,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
 
   std::vector<double> loss_errors, accuracy_errors, epochs_errors, trained_loss_errors, trained_accuracy_errors;
   std::vector<double> trained_train_accuracy_errors;
+  std::vector<double> recomputed_errors, recomputed_eval_errors, recomputed_lags;
   std::vector<double> loss_errors_with_blown_up;
   const double untrained = std::log(static_cast<double>(o.num_classes));
   const double blown_up = kRisenLossRatio * untrained;
@@ -349,6 +350,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
                           : at_k.train_loss >= untrained ? Regime::kNoProgress
                                                          : Regime::kTrained;
       if (at_k.test_accuracy >= 0) c.test_accuracy_at_k = at_k.test_accuracy;
+      if (at_k.test_accuracy_recomputed >= 0) c.test_accuracy_recomputed_at_k = at_k.test_accuracy_recomputed;
       c.train_accuracy_at_k = at_k.train_accuracy;
       if (at_k.si_weight_sq > 0) c.weight_sq_at_k = at_k.si_weight_sq;
       // The run's own curve, interpolated as the baseline's is (from the untrained model's ln C).
@@ -413,6 +415,10 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
                 c.predicted.train_accuracy_at_k, c.predicted_epochs_to_target,
                 {&c.predicted_regime, &c.loss_error_pct, &c.loss_error_pct_blown_up, &c.accuracy_error_points,
                  &c.train_accuracy_error_points, &c.epochs_error_pct});
+    if (c.test_accuracy_recomputed_at_k && c.predicted.test_accuracy_recomputed_at_k) {
+      c.recomputed_accuracy_error_points =
+          (*c.predicted.test_accuracy_recomputed_at_k - *c.test_accuracy_recomputed_at_k) * 100.0;
+    }
     if (c.predicted_regime && c.measured_regime) {
       const int predicted = c.predicted_regime == Regime::kTrained ? 0 : 1;
       const int measured = static_cast<int>(*c.measured_regime);  // the enum's order is the table's
@@ -430,6 +436,11 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     if (c.accuracy_error_points) {
       accuracy_errors.push_back(*c.accuracy_error_points);
       if (!c.predicted.no_progress) trained_accuracy_errors.push_back(*c.accuracy_error_points);
+      if (c.recomputed_accuracy_error_points) {
+        recomputed_errors.push_back(*c.recomputed_accuracy_error_points);
+        recomputed_eval_errors.push_back(*c.accuracy_error_points);
+        recomputed_lags.push_back((*c.test_accuracy_recomputed_at_k - *c.test_accuracy_at_k) * 100.0);
+      }
     }
     if (c.train_accuracy_error_points && !c.predicted.no_progress) {
       trained_train_accuracy_errors.push_back(*c.train_accuracy_error_points);
@@ -547,6 +558,13 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   summary.trained_accuracy_count = static_cast<int>(trained_accuracy_errors.size());
   summary.trained_train_accuracy_error_points = mean_abs(trained_train_accuracy_errors);
   summary.trained_train_accuracy_count = static_cast<int>(trained_train_accuracy_errors.size());
+  summary.recomputed_accuracy_error_points = mean_abs(recomputed_errors);
+  summary.recomputed_eval_accuracy_error_points = mean_abs(recomputed_eval_errors);
+  summary.recomputed_count = static_cast<int>(recomputed_errors.size());
+  if (!recomputed_lags.empty()) {
+    summary.recomputed_lag_points = std::accumulate(recomputed_lags.begin(), recomputed_lags.end(), 0.0) /
+                                    static_cast<double>(recomputed_lags.size());
+  }
   // The seed-to-seed spread: each configuration's measured mean against its runs.
   std::map<std::pair<std::string, int64_t>, std::vector<const RunComparison*>> configurations;
   for (const auto& c : summary.runs) {
@@ -622,7 +640,8 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
       "accuracy_error_points,pred_epochs_to_target,meas_epochs_to_target,epochs_error_pct,no_progress_predicted,measured_missing,"
       "pred_epochs_to_target_model,pred_regime,meas_regime,pred_batchnorm_gap_at_k,pred_train_acc_at_k,meas_train_acc_at_k,"
       "train_accuracy_error_points,pred_epochs_to_target_accuracy,meas_epochs_to_target_accuracy,"
-      "epochs_to_accuracy_error_pct,pred_start_x,pred_weight_sq_at_k,meas_weight_sq_at_k,pace_ratio\n";
+      "epochs_to_accuracy_error_pct,pred_start_x,pred_weight_sq_at_k,meas_weight_sq_at_k,pace_ratio,"
+      "pred_test_acc_recomputed_at_k,meas_test_acc_recomputed_at_k,recomputed_accuracy_error_points\n";
   const auto num = [](const std::optional<double>& v) { return v ? fixed(*v, 6) : std::string(); };
   for (const auto& c : s.runs) {
     out += std::to_string(c.run.seed) + "," + rule_label(c.run) + "," + std::to_string(c.run.batch) + "," +
@@ -638,7 +657,9 @@ std::string format_comparison_csv(const ComparisonSummary& s) {
            num(c.train_accuracy_at_k) + "," + num(c.train_accuracy_error_points) + "," +
            num(c.predicted.epochs_to_target_accuracy) + "," + num(c.epochs_to_target_accuracy) + "," +
            num(c.accuracy_target_error_pct) + "," + num(c.predicted.start_x) + "," +
-           num(c.predicted.weight_sq_at_k) + "," + num(c.weight_sq_at_k) + "," + num(c.pace_ratio) + "\n";
+           num(c.predicted.weight_sq_at_k) + "," + num(c.weight_sq_at_k) + "," + num(c.pace_ratio) + "," +
+           num(c.predicted.test_accuracy_recomputed_at_k) + "," + num(c.test_accuracy_recomputed_at_k) + "," +
+           num(c.recomputed_accuracy_error_points) + "\n";
   }
   return out;
 }
@@ -653,6 +674,32 @@ std::string format_accuracy_target_line(const ComparisonSummary& s, const Compar
          std::to_string(s.accuracy_target_count) + " runs: the runs that reached it in " + std::to_string(o.epochs) +
          " epochs and were predicted; " + std::to_string(s.accuracy_target_one_side) +
          " reached it in " + std::to_string(o.epochs) + " epochs on one side only)\n";
+}
+
+// The accuracy with BatchNorm's statistics recomputed, where runs and their baseline carry it: the
+// figures on one line, then each such run.
+std::string format_recomputed_section(const ComparisonSummary& s, const CompareOptions& o) {
+  const std::string k = std::to_string(o.epochs);
+  std::string out =
+      "\n### BatchNorm's statistics recomputed\n\nThe runs whose test accuracy was also measured with BatchNorm's "
+      "statistics estimated again on the weights (measure baseline --recompute-bn), predicted from the baseline's "
+      "curve of the same (docs/LARGE_BATCH.md, \"The running statistics' lag in every run\"): accuracy error " +
+      fixed(s.recomputed_accuracy_error_points, 1) + " points over " + std::to_string(s.recomputed_count) +
+      " runs, against eval mode's " + fixed(s.recomputed_eval_accuracy_error_points, 1) +
+      " points on the same runs; the runs' own running-statistics lag (recomputed less eval mode, after epoch " + k +
+      ") " + fixed(s.recomputed_lag_points, 1) + " points on average.\n\n";
+  out += "| seed | rule | batch | eval mode | recomputed | lag (points) | predicted eval mode | predicted recomputed | "
+         "error eval mode | error recomputed |\n|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  const auto cell = [](const std::optional<double>& v, int digits) { return v ? fixed(*v, digits) : std::string("-"); };
+  for (const RunComparison& c : s.runs) {
+    if (!c.recomputed_accuracy_error_points || !c.accuracy_error_points) continue;
+    out += "| " + std::to_string(c.run.seed) + " | " + rule_label(c.run) + " | " + std::to_string(c.run.batch) + " | " +
+           fixed(*c.test_accuracy_at_k, 4) + " | " + fixed(*c.test_accuracy_recomputed_at_k, 4) + " | " +
+           fixed((*c.test_accuracy_recomputed_at_k - *c.test_accuracy_at_k) * 100.0, 1) + " | " +
+           cell(c.predicted.test_accuracy_at_k, 4) + " | " + cell(c.predicted.test_accuracy_recomputed_at_k, 4) + " | " +
+           fixed(*c.accuracy_error_points, 1) + " | " + fixed(*c.recomputed_accuracy_error_points, 1) + " |\n";
+  }
+  return out;
 }
 
 // The pre-registered runs' figures on one line (the report's and the command's).
@@ -927,6 +974,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
            " points from their epoch's mean (mean absolute; at the baselines' batch and lr).";
   }
   out += "\n";
+  if (s.recomputed_count > 0) out += format_recomputed_section(s, o);
   // Per seed: a seed whose baseline went wrong shows as such rather than inside the mean.
   out += "\nPer seed (mean absolute, runs in brackets):\n\n";
   for (size_t i = 0; i < s.seeds.size(); ++i) {
@@ -974,6 +1022,11 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
            std::to_string(a.trained_accuracy_count) + ")\n";
     out += "- epochs to target: " + pct(a.epochs_count, a.epochs_error_pct) + " over " +
            std::to_string(a.epochs_count) + " runs\n";
+    if (a.recomputed_count > 0) {
+      out += "- accuracy with BatchNorm's statistics recomputed: " + fixed(a.recomputed_accuracy_error_points, 1) +
+             " points over " + std::to_string(a.recomputed_count) + " runs (eval mode's on the same runs: " +
+             fixed(a.recomputed_eval_accuracy_error_points, 1) + " points)\n";
+    }
     out += "- regime agreement: " + std::to_string(a.regime_agree) + " of " + std::to_string(a.regime_count) + " runs\n";
     if (!plan.empty() && a.planned_rows > 0) out += "- " + format_planned_line(a, plan);
   };

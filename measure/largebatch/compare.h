@@ -111,6 +111,9 @@ struct RunComparison {
   LargeBatchPrediction predicted;
   std::optional<double> loss_at_k;            // measured: the run's epoch-k mean training loss
   std::optional<double> test_accuracy_at_k;   // measured
+  // measured: the test accuracy after epoch k with BatchNorm's statistics recomputed (measure
+  // baseline --recompute-bn), where the run carries it
+  std::optional<double> test_accuracy_recomputed_at_k;
   // measured: the run's epoch-k mean training accuracy (training mode, over the epoch's batches),
   // where the model places the run on the baseline's curve without the eval-mode reading
   std::optional<double> train_accuracy_at_k;
@@ -143,6 +146,8 @@ struct RunComparison {
   std::optional<double> accuracy_error_points;
   std::optional<double> train_accuracy_error_points;
   std::optional<double> epochs_error_pct;
+  // predicted.test_accuracy_recomputed_at_k less test_accuracy_recomputed_at_k, where both exist
+  std::optional<double> recomputed_accuracy_error_points;
   // To CompareOptions::target_accuracy: measured, the first crossing of the run's test evaluations
   // (linear between them, from chance at 0); predicted, the model's; the error in %.
   std::optional<double> epochs_to_target_accuracy;
@@ -217,6 +222,14 @@ struct ComparisonSummary {
   // run's one evaluation after epoch k is one such draw; the model predicts the mean.
   double evaluation_scatter_points = 0;
   int evaluation_scatter_count = 0;  // evaluations
+  // BatchNorm's statistics recomputed (measure baseline --recompute-bn), over the runs with an
+  // accuracy error whose prediction and run both carry it: the mean absolute error of that test
+  // accuracy, the same runs' eval-mode accuracy error, and the runs' own running-statistics lag, the
+  // recomputed accuracy less eval mode's after epoch k (mean, signed; in points).
+  double recomputed_accuracy_error_points = 0;
+  double recomputed_eval_accuracy_error_points = 0;
+  double recomputed_lag_points = 0;
+  int recomputed_count = 0;
   // The epochs to the target accuracy (CompareOptions::target_accuracy): the mean absolute error
   // over the runs that reached it within k epochs and were predicted to, and the runs where only
   // one side reached it within k epochs.

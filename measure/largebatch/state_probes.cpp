@@ -1,5 +1,9 @@
 #include "largebatch/state_probes.h"
 
+#include <stdexcept>
+#include <string>
+#include <utility>
+
 #include "runs/trainer.h"
 
 namespace trainsim::measure {
@@ -44,6 +48,42 @@ std::vector<double> batchnorm_probe(models::StagedModel& model, const std::vecto
   }
   for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(saved[i]);
   return losses;
+}
+
+int64_t batchnorm_layers(models::StagedModel& model) {
+  int64_t n = 0;
+  for (const auto& m : model.module().modules()) n += dynamic_cast<torch::nn::BatchNorm2dImpl*>(m.get()) != nullptr;
+  return n;
+}
+
+double with_recomputed_statistics(models::StagedModel& model, const std::vector<torch::Tensor>& buffers,
+                                  const ProbeSet& fixed, int64_t micro, const std::function<double()>& evaluate) {
+  const int64_t n = fixed.labels.size(0);
+  if (micro < 1 || n < micro) {
+    throw std::invalid_argument("recomputed BatchNorm statistics: " + std::to_string(n) +
+                                " images hold no whole BatchNorm batch of " + std::to_string(micro));
+  }
+  std::vector<std::pair<torch::nn::BatchNorm2dImpl*, c10::optional<double>>> norms;
+  for (const auto& m : model.module().modules()) {
+    if (auto* bn = dynamic_cast<torch::nn::BatchNorm2dImpl*>(m.get())) norms.emplace_back(bn, bn->options.momentum());
+  }
+  if (norms.empty()) throw std::invalid_argument("recomputed BatchNorm statistics: the model has no BatchNorm");
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> saved;
+  saved.reserve(buffers.size());
+  for (const auto& buffer : buffers) saved.push_back(buffer.clone());
+  const bool training = model.module().is_training();
+  model.module().train();
+  for (auto& [bn, momentum] : norms) {
+    bn->reset_running_stats();
+    bn->options.momentum(c10::nullopt);  // the cumulative average
+  }
+  for (int64_t start = 0; start + micro <= n; start += micro) model.forward(fixed.images.narrow(0, start, micro));
+  for (auto& [bn, momentum] : norms) bn->options.momentum(momentum);
+  const double result = evaluate();
+  for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(saved[i]);
+  model.module().train(training);
+  return result;
 }
 
 }  // namespace trainsim::measure

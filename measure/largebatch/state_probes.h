@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "data/image_set.h"
@@ -33,5 +34,17 @@ ProbeSet probe_set(const data::ImageSet& train_set, int64_t n, const torch::Devi
 // restored after, so the training run goes on as without the probe.
 std::vector<double> batchnorm_probe(models::StagedModel& model, const std::vector<torch::Tensor>& buffers,
                                     const ProbeSet& probe, const std::vector<int64_t>& batches);
+
+// The model's BatchNorm2d layers.
+int64_t batchnorm_layers(models::StagedModel& model);
+
+// `evaluate()` with BatchNorm's running statistics estimated again on the weights as they are
+// ("precise BatchNorm"): every BatchNorm's statistics reset, then the plain average (momentum none)
+// of the statistics of `fixed`'s consecutive whole slices of `micro` images in training mode,
+// forward passes only. `buffers` and every BatchNorm's momentum are put back after, so the run
+// goes on as without it. Throws std::invalid_argument where the model has no BatchNorm or `fixed`
+// holds fewer than `micro` images.
+double with_recomputed_statistics(models::StagedModel& model, const std::vector<torch::Tensor>& buffers,
+                                  const ProbeSet& fixed, int64_t micro, const std::function<double()>& evaluate);
 
 }  // namespace trainsim::measure

@@ -241,6 +241,9 @@ struct EpochPoint {
   double si_weight_sq = 0;
   double si_update_sq = 0;
   double si_trace_sigma = 0;
+  // The test accuracy with BatchNorm's statistics recomputed on the weights (the curve's
+  // recompute_bn_images); -1: not measured (optional on disk).
+  double test_accuracy_recomputed = -1;
 };
 
 // A point inside the baseline run (measure baseline --evals-per-epoch K): the training loss and
@@ -260,6 +263,7 @@ struct CurveSample {
   double si_weight_sq = 0;    // EpochPoint's, at `examples` (si_update_sq: the window's mean per step)
   double si_update_sq = 0;
   double si_trace_sigma = 0;
+  double test_accuracy_recomputed = -1;  // EpochPoint's, at `examples`; -1: not measured
 };
 
 // The curvature at the baseline's start (measure baseline on one device): before its first step,
@@ -311,6 +315,10 @@ struct TrainingCurve {
   // point's probe_loss was measured, strictly ascending, the first the run's own (small_batch), the
   // last the whole probe set; empty: no probe (optional on disk).
   std::vector<int64_t> probe_batches;
+  // measure baseline --recompute-bn: the training images (the first ones, unaugmented, in whole
+  // BatchNorm batches of small_batch) on which BatchNorm's statistics were estimated again for each
+  // point's test_accuracy_recomputed; 0: not measured (optional on disk).
+  int64_t recompute_bn_images = 0;
   std::optional<StartCurvature> start_curvature;  // none: not measured (optional on disk)
   std::vector<PaceProbeReading> pace_probe;  // ascending in examples; empty: not probed (optional on disk)
   std::vector<EpochPoint> epochs;  // ascending in epoch

@@ -443,8 +443,15 @@ void parse_scale_invariant(const Map& map, double& weight_sq, double& update_sq,
   trace_sigma = trace->as_double(kNonNegative);
 }
 
-EpochPoint parse_epoch_point(const Value& value, const std::vector<int64_t>& probe_batches) {
-  const Map map(value, {"epoch", "examples", "train_loss", "train_accuracy", "test_accuracy",
+// A point's test accuracy with BatchNorm's statistics recomputed, where the curve says on how many
+// images (`recomputed`).
+double parse_recomputed_accuracy(const Value& value, bool recomputed) {
+  if (!recomputed) value.fail("the curve has no recompute_bn_images for a recomputed test accuracy to go with");
+  return parse_fraction(value);
+}
+
+EpochPoint parse_epoch_point(const Value& value, const std::vector<int64_t>& probe_batches, bool recomputed) {
+  const Map map(value, {"epoch", "examples", "train_loss", "train_accuracy", "test_accuracy", "test_accuracy_recomputed",
                         "grad_sq_norm", "trace_sigma", "noise_scale", "max_lr", "curvature_noise_scale",
                         "curvature_noise_scale_se", "probe_loss", "si_weight_sq", "si_update_sq", "si_trace_sigma"});
   EpochPoint p;
@@ -453,6 +460,7 @@ EpochPoint parse_epoch_point(const Value& value, const std::vector<int64_t>& pro
   p.train_loss = map.required("train_loss").as_double(kNonNegative);
   p.train_accuracy = parse_fraction(map.required("train_accuracy"));
   p.test_accuracy = parse_test_accuracy(map.required("test_accuracy"));
+  if (auto v = map.optional("test_accuracy_recomputed")) p.test_accuracy_recomputed = parse_recomputed_accuracy(*v, recomputed);
   p.grad_sq_norm = map.required("grad_sq_norm").as_double(kNonNegative);
   p.trace_sigma = map.required("trace_sigma").as_double(kNonNegative);
   p.noise_scale = map.required("noise_scale").as_double(kNonNegative);
@@ -464,8 +472,9 @@ EpochPoint parse_epoch_point(const Value& value, const std::vector<int64_t>& pro
   return p;
 }
 
-CurveSample parse_curve_sample(const Value& value, const std::vector<int64_t>& probe_batches) {
-  const Map map(value, {"examples", "window_examples", "train_loss", "train_accuracy", "test_accuracy", "noise_scale",
+CurveSample parse_curve_sample(const Value& value, const std::vector<int64_t>& probe_batches, bool recomputed) {
+  const Map map(value, {"examples", "window_examples", "train_loss", "train_accuracy", "test_accuracy",
+                        "test_accuracy_recomputed", "noise_scale",
                         "max_lr", "curvature_noise_scale", "curvature_noise_scale_se", "probe_loss", "si_weight_sq",
                         "si_update_sq", "si_trace_sigma"});
   CurveSample s;
@@ -478,6 +487,7 @@ CurveSample parse_curve_sample(const Value& value, const std::vector<int64_t>& p
   s.train_loss = map.required("train_loss").as_double(kNonNegative);
   s.train_accuracy = parse_fraction(map.required("train_accuracy"));
   s.test_accuracy = parse_test_accuracy(map.required("test_accuracy"));
+  if (auto v = map.optional("test_accuracy_recomputed")) s.test_accuracy_recomputed = parse_recomputed_accuracy(*v, recomputed);
   s.noise_scale = map.required("noise_scale").as_double(kNonNegative);
   if (auto v = map.optional("max_lr")) s.max_lr = v->as_double(kNonNegative);
   if (auto v = map.optional("curvature_noise_scale")) s.curvature_noise_scale = v->as_double(kNonNegative);
@@ -533,7 +543,7 @@ PaceProbeReading parse_pace_probe_reading(const Value& value) {
 TrainingCurve parse_training_curve(const Value& value) {
   const Map map(value, {"model", "data", "batch", "small_batch", "train_samples", "lr", "momentum",
                         "weight_decay", "lr_rule", "warmup_epochs", "optimizer", "lars_eta", "probe_batches",
-                        "start_curvature", "pace_probe", "epochs", "samples"});
+                        "recompute_bn_images", "start_curvature", "pace_probe", "epochs", "samples"});
   TrainingCurve curve;
   curve.model = map.required("model").as_string();
   curve.data = map.required("data").as_string();
@@ -583,6 +593,7 @@ TrainingCurve parse_training_curve(const Value& value) {
     }
     if (curve.probe_batches.size() < 2) batches->fail("must hold at least two BatchNorm batches to compare");
   }
+  if (auto images = map.optional("recompute_bn_images")) curve.recompute_bn_images = images->as_int64(/*min=*/1);
   if (auto start = map.optional("start_curvature")) curve.start_curvature = parse_start_curvature(*start);
   if (auto probe = map.optional("pace_probe")) {
     for (const Value& item : probe->as_list()) {
@@ -598,7 +609,7 @@ TrainingCurve parse_training_curve(const Value& value) {
   }
   const std::vector<Value> nodes = map.required("epochs").as_list();
   for (size_t i = 0; i < nodes.size(); ++i) {
-    EpochPoint point = parse_epoch_point(nodes[i], curve.probe_batches);
+    EpochPoint point = parse_epoch_point(nodes[i], curve.probe_batches, curve.recompute_bn_images > 0);
     if (!curve.epochs.empty()) {
       const EpochPoint& previous = curve.epochs.back();
       if (point.epoch <= previous.epoch) {
@@ -616,7 +627,7 @@ TrainingCurve parse_training_curve(const Value& value) {
   }
   if (auto samples = map.optional("samples")) {
     for (const Value& node : samples->as_list()) {
-      CurveSample sample = parse_curve_sample(node, curve.probe_batches);
+      CurveSample sample = parse_curve_sample(node, curve.probe_batches, curve.recompute_bn_images > 0);
       // Windows follow one another: each starts at or after the previous one's end.
       const double previous_end = curve.samples.empty() ? 0.0 : curve.samples.back().examples;
       if (sample.examples - sample.window_examples < previous_end - 1e-9 * previous_end) {

@@ -310,6 +310,7 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
       for (const int64_t b : c.probe_batches) list += (list.empty() ? "" : ", ") + std::to_string(b);
       y.line(2, "probe_batches: [" + list + "]");
     }
+    if (c.recompute_bn_images > 0) y.line(2, "recompute_bn_images: " + std::to_string(c.recompute_bn_images));
     if (const auto& start = c.start_curvature) {
       y.line(2, "start_curvature: {lr_over_eps_max: " + format_double(start->lr_over_eps_max) +
                     (start->rest_lr_over_eps_max
@@ -345,6 +346,9 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
       for (const double l : losses) list += (list.empty() ? "" : ", ") + format_double(l);
       return ", probe_loss: [" + list + "]";
     };
+    const auto recomputed_field = [](double accuracy) {
+      return accuracy >= 0 ? ", test_accuracy_recomputed: " + format_double(accuracy) : std::string();
+    };
     const auto scale_invariant_fields = [](double weight_sq, double update_sq, double trace_sigma) {
       if (!(weight_sq > 0)) return std::string();
       return ", si_weight_sq: " + format_double(weight_sq) + ", si_update_sq: " + format_double(update_sq) +
@@ -355,7 +359,7 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
       y.line(3, "- {epoch: " + std::to_string(e.epoch) + ", examples: " + format_double(e.examples) +
                     ", train_loss: " + format_double(e.train_loss) +
                     ", train_accuracy: " + format_double(e.train_accuracy) +
-                    ", test_accuracy: " + format_double(e.test_accuracy) +
+                    ", test_accuracy: " + format_double(e.test_accuracy) + recomputed_field(e.test_accuracy_recomputed) +
                     ", grad_sq_norm: " + format_double(e.grad_sq_norm) +
                     ", trace_sigma: " + format_double(e.trace_sigma) +
                     ", noise_scale: " + format_double(e.noise_scale) +
@@ -369,7 +373,7 @@ void write_training(YamlText& y, const std::vector<TrainingCurve>& curves) {
       y.line(3, "- {examples: " + format_double(s.examples) + ", window_examples: " + format_double(s.window_examples) +
                     ", train_loss: " + format_double(s.train_loss) +
                     ", train_accuracy: " + format_double(s.train_accuracy) +
-                    ", test_accuracy: " + format_double(s.test_accuracy) +
+                    ", test_accuracy: " + format_double(s.test_accuracy) + recomputed_field(s.test_accuracy_recomputed) +
                     ", noise_scale: " + format_double(s.noise_scale) +
                     curvature_fields(s.max_lr, s.curvature_noise_scale, s.curvature_noise_scale_se) +
                     probe_field(s.probe_loss) + scale_invariant_fields(s.si_weight_sq, s.si_update_sq, s.si_trace_sigma) +

@@ -51,7 +51,6 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
   const double chance = 1.0 / num_classes_;
   loss_ = {{0, untrained_loss_}};
   train_accuracy_ = {{0, chance}};
-  test_accuracy_ = {{0, chance}};
   // A window's mean is the loss at its middle (exact for a loss linear over the window).
   const auto add_window = [&](double end, double window, double loss, double accuracy) {
     const double middle = end - 0.5 * window;
@@ -80,7 +79,6 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
     if (s.examples > first_epoch) break;
     add_window(s.examples, s.window_examples, s.train_loss, s.train_accuracy);
     if (s.examples < first_epoch) {  // the epoch's end is epoch 1's point
-      if (s.test_accuracy >= 0) test_accuracy_.push_back({s.examples, s.test_accuracy});
       if (s.noise_scale > 0) noise_scale_.push_back({s.examples, s.noise_scale});
       if (s.max_lr > 0) max_lr_.push_back({s.examples, s.max_lr});
       add_curvature_noise_scale(s.examples, s.curvature_noise_scale, s.curvature_noise_scale_se);
@@ -96,38 +94,50 @@ BaselineCurve::BaselineCurve(const TrainingCurve& curve, int num_classes)
     }
     visit(e.examples, e);
   };
-  // After the first epoch the test accuracy is, as the loss, each epoch's mean: a single
-  // evaluation varies by a few points from one to the next (fashion-cnn-gap at momentum 0.9: 70% to
-  // 81% within epoch 3) while the curve moves by less than that in an epoch, and the run it
-  // predicts is one more such draw, whose expectation is what can be predicted. The mean of the
-  // epoch's evaluations (the samples inside it and the one at its end) sits at their mean position;
-  // an epoch evaluated only at its end keeps that one reading.
-  const auto add_test_accuracy = [&](double from, const EpochPoint& e) {
-    double sum = 0, where = 0;
-    int n = 0;
-    epoch_readings(from, e, [&](double examples, const auto& reading) {
-      if (reading.test_accuracy < 0) return;
-      sum += reading.test_accuracy;
-      where += examples;
-      ++n;
-    });
-    if (n > 0 && where / n > test_accuracy_.back().examples) test_accuracy_.push_back({where / n, sum / n});
-  };
-  for (const EpochPoint& e : curve_.epochs) {
-    const double start = previous;
-    if (e.examples > previous) add_window(e.examples, e.examples - previous, e.train_loss, e.train_accuracy);
-    if (e.examples > first_epoch) {
-      add_test_accuracy(start, e);
-    } else if (e.test_accuracy >= 0) {
-      test_accuracy_.push_back({e.examples, e.test_accuracy});
+  // The test accuracy (`field` of a reading: eval mode's, or with BatchNorm's statistics recomputed;
+  // < 0: not evaluated) from the untrained model's chance on: each evaluation in the first epoch,
+  // after it, as the loss, each epoch's mean. A single evaluation varies by a few points from one to
+  // the next (fashion-cnn-gap at momentum 0.9: 70% to 81% within epoch 3) while the curve moves by
+  // less than that in an epoch, and the run it predicts is one more such draw, whose expectation is
+  // what can be predicted. The mean of the epoch's evaluations (the samples inside it and the one at
+  // its end) sits at their mean position; an epoch evaluated only at its end keeps that one reading.
+  // Empty where never evaluated.
+  const auto accuracy_knots = [&](const auto& field) {
+    std::vector<Knot> knots = {{0, chance}};
+    for (const CurveSample& s : curve_.samples) {
+      if (s.examples >= first_epoch) break;
+      if (field(s) >= 0) knots.push_back({s.examples, field(s)});
     }
+    double from = 0;
+    for (const EpochPoint& e : curve_.epochs) {
+      if (e.examples <= first_epoch) {
+        if (field(e) >= 0) knots.push_back({e.examples, field(e)});
+      } else {
+        double sum = 0, where = 0;
+        int n = 0;
+        epoch_readings(from, e, [&](double examples, const auto& reading) {
+          if (field(reading) < 0) return;
+          sum += field(reading);
+          where += examples;
+          ++n;
+        });
+        if (n > 0 && where / n > knots.back().examples) knots.push_back({where / n, sum / n});
+      }
+      from = e.examples;
+    }
+    if (knots.size() == 1) knots.clear();
+    return knots;
+  };
+  test_accuracy_ = accuracy_knots([](const auto& reading) { return reading.test_accuracy; });
+  test_accuracy_recomputed_ = accuracy_knots([](const auto& reading) { return reading.test_accuracy_recomputed; });
+  for (const EpochPoint& e : curve_.epochs) {
+    if (e.examples > previous) add_window(e.examples, e.examples - previous, e.train_loss, e.train_accuracy);
     if (e.noise_scale > 0) noise_scale_.push_back({e.examples, e.noise_scale});
     if (e.max_lr > 0) max_lr_.push_back({e.examples, e.max_lr});
     if (e.trace_sigma > 0) trace_sigma_.push_back({e.examples, e.trace_sigma});
     add_curvature_noise_scale(e.examples, e.curvature_noise_scale, e.curvature_noise_scale_se);
     previous = e.examples;
   }
-  if (test_accuracy_.size() == 1) test_accuracy_.clear();  // never evaluated
   // The BatchNorm probe as the test accuracy: each reading in the first epoch, then each epoch's
   // mean of its readings at their mean position. Its batches as -1/b, ascending with b.
   const size_t probe_size = curve_.probe_batches.size();
@@ -211,6 +221,7 @@ BaselineCurve::Point BaselineCurve::at(double examples) const {
   // Not beyond the last evaluation (a later epoch without a test set).
   if (!test_accuracy_.empty() && p.examples <= last_evaluated_) {
     p.test_accuracy = interpolate(test_accuracy_, p.examples);
+    if (!test_accuracy_recomputed_.empty()) p.test_accuracy_recomputed = interpolate(test_accuracy_recomputed_, p.examples);
   }
   p.noise_scale = noise_scale_at(p.examples);
   p.before_first_point = loss_.size() < 2 || p.examples < loss_[1].examples;
@@ -800,6 +811,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
     p.loss_by_epoch.assign(static_cast<size_t>(settings_.epochs), *p.loss_at_k);
     p.train_accuracy_at_k = 1.0 / baseline_.num_classes();
     if (baseline_.at(0).test_accuracy) p.test_accuracy_at_k = 1.0 / baseline_.num_classes();
+    if (baseline_.at(0).test_accuracy_recomputed) p.test_accuracy_recomputed_at_k = 1.0 / baseline_.num_classes();
     p.examples_to_target.reset();
     p.target_missing = "never: no progress at this lr";
     p.examples_to_target_accuracy.reset();
@@ -901,6 +913,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
     p.baseline_examples_at_k = *read_k;
     p.loss_at_k = p.loss_by_epoch.back();
     p.test_accuracy_at_k = end.test_accuracy;
+    p.test_accuracy_recomputed_at_k = end.test_accuracy_recomputed;
     if (batchnorm) {
       p.batchnorm_gap_at_k = batchnorm_gap(end.examples);
       if (std::fabs(*p.batchnorm_gap_at_k) >= 5e-4) {

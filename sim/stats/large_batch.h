@@ -40,6 +40,9 @@ class BaselineCurve {
     double loss = 0;
     double train_accuracy = 0;
     std::optional<double> test_accuracy;  // nullopt where the baseline has no test accuracy
+    // The same with BatchNorm's statistics recomputed (measure baseline --recompute-bn); nullopt
+    // where the baseline did not measure it.
+    std::optional<double> test_accuracy_recomputed;
     double noise_scale = 0;               // before the first measurement: the first
     bool before_first_point = false;      // between the untrained model and the first measured loss
   };
@@ -136,7 +139,8 @@ class BaselineCurve {
   TrainingCurve curve_;
   int num_classes_;
   double untrained_loss_;
-  std::vector<Knot> loss_, train_accuracy_, test_accuracy_, noise_scale_, max_lr_, trace_sigma_;
+  std::vector<Knot> loss_, train_accuracy_, test_accuracy_, test_accuracy_recomputed_, noise_scale_, max_lr_,
+      trace_sigma_;
   double last_evaluated_ = 0;  // the last evaluation's examples: no test accuracy is given beyond it
   // Every point that carries a B_noise reading, NaN where it does not count (see above).
   std::vector<Knot> curvature_noise_scale_;
@@ -237,6 +241,9 @@ struct LargeBatchPrediction {
   std::optional<double> loss_at_k;
   std::optional<double> train_accuracy_at_k;
   std::optional<double> test_accuracy_at_k;
+  // The test accuracy with BatchNorm's statistics recomputed, the baseline's at E_0 likewise; nullopt
+  // where the baseline did not measure it.
+  std::optional<double> test_accuracy_recomputed_at_k;
   std::optional<double> baseline_examples_at_k;  // E_0 at the end of epoch k
   // The mean loss of each epoch from 1 that ends within the baseline curve, as loss_at_k is epoch
   // k's: all k where loss_at_k is given, fewer where the path leaves the curve before epoch k.
