@@ -235,6 +235,32 @@ TEST_F(Q4Test, ThePaceProbeWhereTheConfigAsksForIt) {
             off->row(result(Strategy::kDdp, 4, 128, 3.0)).prediction.baseline_examples_at_k);
 }
 
+// Where the baseline measured the test accuracy with BatchNorm's statistics recomputed, Q4 gives it
+// in a column of its own beside eval mode's: at the baseline's own batch, its epoch-5 reading.
+TEST_F(Q4Test, TheRecomputedStatisticsAccuracyInAColumnOfItsOwn) {
+  const ResultGrid grid({result(Strategy::kDdp, 1, 128, 9.0), result(Strategy::kDdp, 4, 128, 3.0)});
+  const auto plain = LargeBatchReport::make(config_, profile_);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(format_q4(*plain, grid).find("BN recomputed"), std::string::npos);
+  TrainingCurve& curve = profile_.training.at(0);
+  curve.recompute_bn_images = 8192;
+  for (EpochPoint& e : curve.epochs) e.test_accuracy_recomputed = e.test_accuracy + 0.05;
+  for (CurveSample& s : curve.samples) {
+    if (s.test_accuracy >= 0) s.test_accuracy_recomputed = s.test_accuracy + 0.05;
+  }
+  const auto report = LargeBatchReport::make(config_, profile_);
+  ASSERT_TRUE(report.has_value());
+  const Q4Row base = report->row(result(Strategy::kDdp, 1, 128, 9.0));
+  EXPECT_NEAR(*base.prediction.test_accuracy_recomputed_at_k, *base.prediction.test_accuracy_at_k + 0.05, 1e-9);
+  const std::string text = format_q4(*report, grid);
+  EXPECT_NE(text.find("| test acc@5 BN recomputed |"), std::string::npos) << text;
+  EXPECT_NE(text.find("estimated again on the weights before the evaluation"), std::string::npos) << text;
+  const std::vector<std::string> cells = table_row(text, "ddp:1:128");
+  ASSERT_GE(cells.size(), 8u) << text;
+  EXPECT_EQ(cells[5], "0.720");
+  EXPECT_EQ(cells[6], "0.770");
+}
+
 // A target test accuracy: the fixture's test accuracy knots (0, 0.1), (50000, 0.5), (100000, 0.6),
 // (150000, 0.66), (200000, 0.7), (250000, 0.72). 0.65 is reached at E_0 = 100000 + 50000 (0.05 /
 // 0.06) = 141667: 2.833 epochs at the baseline's own batch (E_B = E_0), 25.5 s at 9 s an epoch.

@@ -181,8 +181,11 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
   }
   out += "\n";
 
-  std::vector<std::string> columns = {"config", "global batch", "B/B0", "loss@" + k, "train acc@" + k, "test acc@" + k,
-                                      "epochs to target", "time to target s"};
+  // The test accuracy with BatchNorm's statistics recomputed, where the baseline measured it.
+  const bool recomputed = curve.recompute_bn_images > 0;
+  std::vector<std::string> columns = {"config", "global batch", "B/B0", "loss@" + k, "train acc@" + k, "test acc@" + k};
+  if (recomputed) columns.push_back("test acc@" + k + " BN recomputed");
+  for (const char* column : {"epochs to target", "time to target s"}) columns.push_back(column);
   const std::string acc = target_accuracy ? "acc " + plain(*target_accuracy) : std::string();
   if (target_accuracy) {
     columns.push_back("epochs to " + acc);
@@ -222,8 +225,10 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
     }
     const double ratio = static_cast<double>(r.global_batch) / static_cast<double>(curve.batch);
     std::vector<std::string> cells = {config_label(r.spec), std::to_string(r.global_batch), ratio_cell(ratio), loss,
-                                      optional_cell(p.train_accuracy_at_k, 3), optional_cell(p.test_accuracy_at_k, 3),
-                                      epochs, speed_cell(r, row.time_to_target_s)};
+                                      optional_cell(p.train_accuracy_at_k, 3), optional_cell(p.test_accuracy_at_k, 3)};
+    if (recomputed) cells.push_back(optional_cell(p.test_accuracy_recomputed_at_k, 3));
+    cells.push_back(epochs);
+    cells.push_back(speed_cell(r, row.time_to_target_s));
     if (target_accuracy) {
       std::string epochs_to_accuracy = optional_cell(p.epochs_to_target_accuracy);
       if (!p.epochs_to_target_accuracy) {
@@ -262,7 +267,16 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
          "; a row the plain bound puts past it says so in its notes, and one "
          "predicted to make no progress gives the edge's figures in its notes. loss and train acc: means "
          "over epoch k, test acc at its end, the baseline's at the examples E_0 the path reaches. It assumes the "
-         "same accuracy at the same training loss (no generalisation gap). efficiency = (B_noise + B_0) / "
+         "same accuracy at the same training loss (no generalisation gap)" +
+         std::string(recomputed
+                         ? "; test acc BN recomputed: the same with BatchNorm's statistics estimated again on the "
+                           "weights before the evaluation (the baseline's measure baseline --recompute-bn on " +
+                               std::to_string(curve.recompute_bn_images) +
+                               " images), which the runs' eval mode reads lower where their lr is raised (its "
+                               "running statistics lag the weights: docs/LARGE_BATCH.md, \"The running statistics' "
+                               "lag in every run\")"
+                         : std::string()) +
+         ". efficiency = (B_noise + B_0) / "
          "(B_noise + B) at the target (Pollux), goodput = simulated throughput x efficiency, time to target = "
          "E_B / simulated throughput (to the target accuracy likewise). Accuracies are fractions; OOM: the configuration does not fit.\n\n";
   return out;
