@@ -58,7 +58,7 @@ struct BaselineOptions {
   int64_t bn_probe_images = 2048;
   bool bn_probe_images_given = false;    // --bn-probe-images on the command line (else it shrinks to the set)
   // At every test evaluation, the test accuracy again with BatchNorm's statistics recomputed on the
-  // first N training images (recomputed_test_accuracy, state_probes.h); 0: off.
+  // first N training images (with_recomputed_statistics, state_probes.h); 0: off.
   int64_t recompute_bn_images = 0;
   // The pace probe (largebatch/pace_probe.h): off unless pace.at_steps is given. One device, SGD.
   PaceProbeOptions pace;

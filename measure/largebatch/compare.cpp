@@ -26,6 +26,12 @@ namespace trainsim::measure {
 namespace fs = std::filesystem;
 namespace {
 
+// A run's own running-statistics lag after epoch k: its recomputed test accuracy less eval mode's, in
+// points (both measured).
+double recomputed_lag_points(const RunComparison& c) {
+  return (*c.test_accuracy_recomputed_at_k - *c.test_accuracy_at_k) * 100.0;
+}
+
 // Whether any baseline the comparison used carries the pace probe.
 bool any_pace_probe(const ComparisonSummary& s) {
   return std::any_of(s.baselines.begin(), s.baselines.end(),
@@ -439,7 +445,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       if (c.recomputed_accuracy_error_points) {
         recomputed_errors.push_back(*c.recomputed_accuracy_error_points);
         recomputed_eval_errors.push_back(*c.accuracy_error_points);
-        recomputed_lags.push_back((*c.test_accuracy_recomputed_at_k - *c.test_accuracy_at_k) * 100.0);
+        recomputed_lags.push_back(recomputed_lag_points(c));
       }
     }
     if (c.train_accuracy_error_points && !c.predicted.no_progress) {
@@ -695,7 +701,7 @@ std::string format_recomputed_section(const ComparisonSummary& s, const CompareO
     if (!c.recomputed_accuracy_error_points || !c.accuracy_error_points) continue;
     out += "| " + std::to_string(c.run.seed) + " | " + rule_label(c.run) + " | " + std::to_string(c.run.batch) + " | " +
            fixed(*c.test_accuracy_at_k, 4) + " | " + fixed(*c.test_accuracy_recomputed_at_k, 4) + " | " +
-           fixed((*c.test_accuracy_recomputed_at_k - *c.test_accuracy_at_k) * 100.0, 1) + " | " +
+           fixed(recomputed_lag_points(c), 1) + " | " +
            cell(c.predicted.test_accuracy_at_k, 4) + " | " + cell(c.predicted.test_accuracy_recomputed_at_k, 4) + " | " +
            fixed(*c.accuracy_error_points, 1) + " | " + fixed(*c.recomputed_accuracy_error_points, 1) + " |\n";
   }

@@ -7,6 +7,33 @@
 #include "runs/trainer.h"
 
 namespace trainsim::measure {
+namespace {
+
+// `buffers` as they are at construction, put back by restore().
+class SavedBuffers {
+ public:
+  explicit SavedBuffers(const std::vector<torch::Tensor>& buffers) : buffers_(buffers) {
+    saved_.reserve(buffers.size());
+    for (const auto& buffer : buffers) saved_.push_back(buffer.clone());
+  }
+  void restore() const {
+    for (size_t i = 0; i < buffers_.size(); ++i) buffers_[i].copy_(saved_[i]);
+  }
+
+ private:
+  const std::vector<torch::Tensor>& buffers_;
+  std::vector<torch::Tensor> saved_;
+};
+
+std::vector<torch::nn::BatchNorm2dImpl*> batchnorms(models::StagedModel& model) {
+  std::vector<torch::nn::BatchNorm2dImpl*> found;
+  for (const auto& m : model.module().modules()) {
+    if (auto* bn = dynamic_cast<torch::nn::BatchNorm2dImpl*>(m.get())) found.push_back(bn);
+  }
+  return found;
+}
+
+}  // namespace
 
 void set_learning_rate(torch::optim::SGD& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
@@ -32,9 +59,7 @@ ProbeSet probe_set(const data::ImageSet& train_set, int64_t n, const torch::Devi
 std::vector<double> batchnorm_probe(models::StagedModel& model, const std::vector<torch::Tensor>& buffers,
                                     const ProbeSet& probe, const std::vector<int64_t>& batches) {
   torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> saved;
-  saved.reserve(buffers.size());
-  for (const auto& buffer : buffers) saved.push_back(buffer.clone());
+  const SavedBuffers saved(buffers);
   const int64_t n = probe.labels.size(0);
   const auto sum = torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum);
   std::vector<double> losses;
@@ -46,15 +71,11 @@ std::vector<double> batchnorm_probe(models::StagedModel& model, const std::vecto
     }
     losses.push_back(total.item<double>() / static_cast<double>(n));
   }
-  for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(saved[i]);
+  saved.restore();
   return losses;
 }
 
-int64_t batchnorm_layers(models::StagedModel& model) {
-  int64_t n = 0;
-  for (const auto& m : model.module().modules()) n += dynamic_cast<torch::nn::BatchNorm2dImpl*>(m.get()) != nullptr;
-  return n;
-}
+int64_t batchnorm_layers(models::StagedModel& model) { return static_cast<int64_t>(batchnorms(model).size()); }
 
 double with_recomputed_statistics(models::StagedModel& model, const std::vector<torch::Tensor>& buffers,
                                   const ProbeSet& fixed, int64_t micro, const std::function<double()>& evaluate) {
@@ -64,14 +85,10 @@ double with_recomputed_statistics(models::StagedModel& model, const std::vector<
                                 " images hold no whole BatchNorm batch of " + std::to_string(micro));
   }
   std::vector<std::pair<torch::nn::BatchNorm2dImpl*, c10::optional<double>>> norms;
-  for (const auto& m : model.module().modules()) {
-    if (auto* bn = dynamic_cast<torch::nn::BatchNorm2dImpl*>(m.get())) norms.emplace_back(bn, bn->options.momentum());
-  }
+  for (auto* bn : batchnorms(model)) norms.emplace_back(bn, bn->options.momentum());
   if (norms.empty()) throw std::invalid_argument("recomputed BatchNorm statistics: the model has no BatchNorm");
   torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> saved;
-  saved.reserve(buffers.size());
-  for (const auto& buffer : buffers) saved.push_back(buffer.clone());
+  const SavedBuffers saved(buffers);
   const bool training = model.module().is_training();
   model.module().train();
   for (auto& [bn, momentum] : norms) {
@@ -81,7 +98,7 @@ double with_recomputed_statistics(models::StagedModel& model, const std::vector<
   for (int64_t start = 0; start + micro <= n; start += micro) model.forward(fixed.images.narrow(0, start, micro));
   for (auto& [bn, momentum] : norms) bn->options.momentum(momentum);
   const double result = evaluate();
-  for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(saved[i]);
+  saved.restore();
   model.module().train(training);
   return result;
 }
