@@ -831,6 +831,21 @@ TEST(LargeBatchModel, BatchNormGapLowersTheLossNotTheAccuracy) {
   EXPECT_THROW(on.predict(512, 0.0), std::invalid_argument);
 }
 
+// A baseline with BatchNorm (its probe on the curve) read at a raised lr: the eval-mode accuracy is
+// the baseline's at its own lr, and the row says the running statistics' lag is not carried; at
+// the baseline's lr, and for a baseline without BatchNorm, it says nothing.
+TEST(LargeBatchModel, ARaisedLrSaysTheRunningStatisticsLagIsNotModelled) {
+  TrainingCurve curve = flat_noise_curve(200);
+  curve.probe_batches = {32, 128, 1024};
+  for (EpochPoint& e : curve.epochs) e.probe_loss = {1.0, 0.95, 0.9};
+  const LargeBatchPrediction sqrt4 = model(3, 0.9, LrRule::kSqrt, curve).predict(512);
+  ASSERT_TRUE(sqrt4.test_accuracy_at_k);
+  EXPECT_TRUE(has_note(sqrt4, "test acc@3: eval mode's as the baseline reads it at its own lr; at 2x that lr, "
+                              "BatchNorm's running statistics lag the weights further"));
+  EXPECT_FALSE(has_note(model(3, 0.9, LrRule::kConstant, curve).predict(512), "running statistics"));
+  EXPECT_FALSE(has_note(model(3, 0.9, LrRule::kSqrt, flat_noise_curve(200)).predict(512), "running statistics"));
+}
+
 // TEST FIXTURE: the scale-invariant parameters' readings on every epoch of fixture_curve(), no weight
 // decay, momentum 0: |w|^2 20 throughout (the baseline measured it flat), tr(Sigma) 6400 on them and
 // the momentum buffer's |v|^2 all noise (tr(Sigma) / B_0, no coherent part). A run's |w|^2 u then

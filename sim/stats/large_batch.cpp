@@ -924,6 +924,18 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
                           std::to_string(settings_.epochs) + " (the baseline's BatchNorm probe), and is predicted so");
       }
     }
+    // BatchNorm's running statistics lag the weights further at a raised lr, which the baseline, at
+    // its own lr, does not measure: eval mode's accuracy is read as the baseline's.
+    const bool has_batchnorm =
+        baseline_.has_batchnorm_probe() || baseline_.has_scale_invariant() || c.recompute_bn_images > 0;
+    const double lr_ratio_k = lr_ratio_at(k_examples, b);
+    if (has_batchnorm && lr_ratio_k > 1 + 1e-9) {
+      p.notes.push_back("test acc@" + std::to_string(settings_.epochs) + ": eval mode's as the baseline reads it at its "
+                        "own lr; at " + short_number(lr_ratio_k) + "x that lr, BatchNorm's running statistics lag the "
+                        "weights further and the runs measured read lower, which is not modelled (recomputing the "
+                        "statistics before evaluating recovers it: docs/LARGE_BATCH.md, \"The running statistics' "
+                        "lag in every run\")");
+    }
     if (end.before_first_point) {
       p.notes.push_back("epoch " + std::to_string(settings_.epochs) + " falls before the baseline's first " +
                         "measured point: interpolated from the untrained model (loss ln(C) = " +
