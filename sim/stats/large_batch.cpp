@@ -877,18 +877,18 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
   const auto norms_at = [&](double at) {
     return Norms{along(path_eb, path_w_run, at), along(path_eb, path_w_baseline, at)};
   };
+  const double lr_ratio_k = lr_ratio_at(k_examples, b);  // the rule's lr over the baseline's at epoch k
   if (si_start) {
     const Norms at_k = norms_at(k_examples);
     p.weight_sq_at_k = at_k.run;
     p.effective_lr_ratio_at_k = effective_lr_ratio(k_examples, at_k);
-    const double plain = lr_ratio_at(k_examples, b);
-    if (std::fabs(*p.effective_lr_ratio_at_k / plain - 1) >= 0.05) {
+    if (std::fabs(*p.effective_lr_ratio_at_k / lr_ratio_k - 1) >= 0.05) {
       p.notes.push_back("BatchNorm's weights train at lr / |w|^2: at the end of epoch " + std::to_string(settings_.epochs) +
                         " the run's |w|^2 is " + short_number(at_k.run) + " against the baseline's " +
                         short_number(at_k.baseline) + " where the path is (both grown by their own steps from " +
                         short_number(si_start->weight_sq) + "), so they train at " +
                         short_number(*p.effective_lr_ratio_at_k) + "x the baseline's effective lr (the rule's lr ratio " +
-                        short_number(plain) + "), which x reads");
+                        short_number(lr_ratio_k) + "), which x reads");
     }
   }
   p.momentum_floor_gap_at_k = momentum_floor_gap(k_examples, e0_k, b);
@@ -928,7 +928,6 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
     // its own lr, does not measure: eval mode's accuracy is read as the baseline's.
     const bool has_batchnorm =
         baseline_.has_batchnorm_probe() || baseline_.has_scale_invariant() || c.recompute_bn_images > 0;
-    const double lr_ratio_k = lr_ratio_at(k_examples, b);
     if (has_batchnorm && lr_ratio_k > 1 + 1e-9) {
       p.notes.push_back("test acc@" + std::to_string(settings_.epochs) + ": eval mode's as the baseline reads it at its "
                         "own lr; at " + short_number(lr_ratio_k) + "x that lr, BatchNorm's running statistics lag the "
