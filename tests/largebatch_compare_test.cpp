@@ -75,6 +75,7 @@ class CompareTest : public ::testing::Test {
       c.epochs.push_back(e);
     }
     if (!recomputed_.empty()) c.recompute_bn_images = 256;
+    if (c.lr_rule == "linear-warmup") c.warmup_epochs = warmup_epochs_;
     c.samples = samples_;
     c.start_curvature = start_curvature_;
     p.training.push_back(c);
@@ -111,6 +112,7 @@ class CompareTest : public ::testing::Test {
   std::vector<double> si_weight_sq_;
   // The next write_run's test accuracy per epoch with BatchNorm's statistics recomputed; empty: not measured.
   std::vector<double> recomputed_;
+  double warmup_epochs_ = 1;  // the next linear-warmup run's ramp, in epochs
   ::trainsim::testing::TempDir temp_{"trainsim-lb-compare"};
   fs::path dir_ = temp_.path();
 };
@@ -752,7 +754,11 @@ TEST_F(CompareTest, TheRecomputedStatisticsAccuracyBesideEvalModes) {
   EXPECT_NE(report.find("accuracy error 2.0 points over 1 runs, against eval mode's 5.0 points on the same runs"),
             std::string::npos)
       << report;
-  EXPECT_NE(report.find("| 0 | linear | 512 | 0.7500 | 0.8300 | 8.0 | 0.8000 | 0.8500 | 5.0 | 2.0 |"),
+  // One epoch past the first: no scatter of the lag to read (the column's "-", no sentence).
+  EXPECT_FALSE(c.lag_scatter_points.has_value());
+  EXPECT_EQ(s.lag_scatter_count, 0);
+  EXPECT_EQ(report.find("not steady"), std::string::npos);
+  EXPECT_NE(report.find("| 0 | linear | 512 | 0.7500 | 0.8300 | 8.0 | - | 0.8000 | 0.8500 | 5.0 | 2.0 |"),
             std::string::npos)
       << report;
   EXPECT_NE(format_comparison_csv(s).find(",0.850000,0.830000,1.99999"), std::string::npos)
@@ -768,6 +774,49 @@ TEST_F(CompareTest, TheRecomputedStatisticsAccuracyBesideEvalModes) {
   EXPECT_FALSE(plain.runs.front().predicted.test_accuracy_recomputed_at_k.has_value());
   EXPECT_EQ(format_comparison_report(plain, options(), "x").find("statistics recomputed"), std::string::npos);
   EXPECT_NE(format_comparison_csv(plain).find(",,,\n"), std::string::npos) << format_comparison_csv(plain);
+}
+
+// How steady each run's own lag is, from epoch 2 (past the warm-up) to k = 4: the linear run at 4x
+// the lr lags 2, 8 and 5 points at the ends of epochs 2-4 (mean 5, each 3, 3, 0 from it: 2.0); the
+// linear-warmup run's two-epoch ramp leaves epochs 3 and 4, lags 3 and 5 (1.0); the constant run, at
+// the baseline's lr, 1, 1 and 4 (mean 2: 4/3). Raised 1.5 over 2 runs, at the baseline's lr 4/3.
+TEST_F(CompareTest, TheLagsScatterBetweenTheEpochsEndsSplitByTheLr) {
+  recomputed_ = {0.72, 0.78, 0.83, 0.85};
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.7, 0.5, 0.4}, {0.7, 0.75, 0.8, 0.82});
+  recomputed_ = {0.65, 0.72, 0.80, 0.80};
+  write_run("b512-linear-s0.yaml", 512, {1.2, 0.9, 0.7, 0.6}, {0.6, 0.70, 0.72, 0.75});
+  recomputed_ = {0.65, 0.71, 0.73, 0.79};
+  write_run("b512-constant-s0.yaml", 512, {1.2, 0.9, 0.7, 0.6}, {0.6, 0.70, 0.72, 0.75});
+  warmup_epochs_ = 2;
+  recomputed_ = {0.5, 0.7, 0.73, 0.77};
+  write_run("b1024-linear-warmup-s0.yaml", 1024, {1.3, 1.0, 0.8, 0.7}, {0.5, 0.6, 0.7, 0.72});
+  CompareOptions o = options();
+  o.epochs = 4;
+  const ComparisonSummary s = compare_large_batch_runs(o);
+  std::map<std::string, const RunComparison*> by_rule;
+  for (const RunComparison& c : s.runs) by_rule[rule_label(c.run)] = &c;
+  ASSERT_EQ(by_rule.size(), 3u);
+  for (const auto& [rule, c] : by_rule) {
+    ASSERT_TRUE(c->recomputed_accuracy_error_points.has_value()) << rule;
+    ASSERT_TRUE(c->lag_scatter_points.has_value()) << rule;
+  }
+  EXPECT_NEAR(*by_rule["linear"]->lag_scatter_points, 2.0, 1e-9);
+  EXPECT_NEAR(*by_rule["linear-warmup"]->lag_scatter_points, 1.0, 1e-9);
+  EXPECT_NEAR(*by_rule["constant"]->lag_scatter_points, 4.0 / 3, 1e-9);
+  EXPECT_DOUBLE_EQ(by_rule["constant"]->predicted.lr_ratio_at_k, 1.0);
+  EXPECT_DOUBLE_EQ(by_rule["linear-warmup"]->predicted.lr_ratio_at_k, 8.0);
+  EXPECT_EQ(s.lag_scatter_count, 3);
+  EXPECT_NEAR(s.lag_scatter_points, (2.0 + 1.0 + 4.0 / 3) / 3, 1e-9);
+  EXPECT_EQ(s.lag_scatter_raised_count, 2);
+  EXPECT_NEAR(s.lag_scatter_raised_points, 1.5, 1e-9);
+  EXPECT_EQ(s.lag_scatter_level_count, 1);
+  EXPECT_NEAR(s.lag_scatter_level_points, 4.0 / 3, 1e-9);
+  const std::string report = format_comparison_report(s, o, "x");
+  EXPECT_NE(report.find("a run's lag lies 1.4 points from that run's own mean (mean absolute, over 3 runs; 2 at an "
+                        "lr the rule raises over the baseline's: 1.5; 1 at the baseline's lr or below: 1.3;"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("| 0 | linear | 512 | 0.7500 | 0.8000 | 5.0 | 2.0 |"), std::string::npos) << report;
 }
 
 // A single evaluation's scatter: the predicting baselines' test evaluations inside epoch k against

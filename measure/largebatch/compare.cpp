@@ -32,6 +32,25 @@ double recomputed_lag_points(const RunComparison& c) {
   return (*c.test_accuracy_recomputed_at_k - *c.test_accuracy_at_k) * 100.0;
 }
 
+// How steady a run's own running-statistics lag is (RunComparison::lag_scatter_points): from the
+// first epoch past both the first and the warm-up to epoch k, each epoch's end's lag in points
+// against their mean, mean absolute; nullopt where fewer than two such epochs carry both readings.
+std::optional<double> lag_scatter_points(const TrainingCurve& curve, int k) {
+  const size_t first = std::max<size_t>(1, static_cast<size_t>(std::ceil(curve.warmup_epochs)));
+  const size_t end = std::min(curve.epochs.size(), static_cast<size_t>(std::max(k, 0)));
+  std::vector<double> lags;
+  for (size_t e = first; e < end; ++e) {
+    const EpochPoint& p = curve.epochs[e];
+    if (p.test_accuracy < 0 || p.test_accuracy_recomputed < 0) return std::nullopt;
+    lags.push_back((p.test_accuracy_recomputed - p.test_accuracy) * 100.0);
+  }
+  if (lags.size() < 2) return std::nullopt;
+  const double mean = std::accumulate(lags.begin(), lags.end(), 0.0) / static_cast<double>(lags.size());
+  double sum = 0;
+  for (const double lag : lags) sum += std::fabs(lag - mean);
+  return sum / static_cast<double>(lags.size());
+}
+
 // Whether any baseline the comparison used carries the pace probe.
 bool any_pace_probe(const ComparisonSummary& s) {
   return std::any_of(s.baselines.begin(), s.baselines.end(),
@@ -281,6 +300,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   std::vector<double> loss_errors, accuracy_errors, epochs_errors, trained_loss_errors, trained_accuracy_errors;
   std::vector<double> trained_train_accuracy_errors;
   std::vector<double> recomputed_errors, recomputed_eval_errors, recomputed_lags;
+  std::vector<double> lag_scatter_raised, lag_scatter_level;
   std::vector<double> loss_errors_with_blown_up;
   const double untrained = std::log(static_cast<double>(o.num_classes));
   const double blown_up = kRisenLossRatio * untrained;
@@ -357,6 +377,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
                                                          : Regime::kTrained;
       if (at_k.test_accuracy >= 0) c.test_accuracy_at_k = at_k.test_accuracy;
       if (at_k.test_accuracy_recomputed >= 0) c.test_accuracy_recomputed_at_k = at_k.test_accuracy_recomputed;
+      c.lag_scatter_points = lag_scatter_points(curve, o.epochs);
       c.train_accuracy_at_k = at_k.train_accuracy;
       if (at_k.si_weight_sq > 0) c.weight_sq_at_k = at_k.si_weight_sq;
       // The run's own curve, interpolated as the baseline's is (from the untrained model's ln C).
@@ -446,6 +467,9 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
         recomputed_errors.push_back(*c.recomputed_accuracy_error_points);
         recomputed_eval_errors.push_back(*c.accuracy_error_points);
         recomputed_lags.push_back(recomputed_lag_points(c));
+        if (c.lag_scatter_points) {
+          (lr_raised(c.predicted.lr_ratio_at_k) ? lag_scatter_raised : lag_scatter_level).push_back(*c.lag_scatter_points);
+        }
       }
     }
     if (c.train_accuracy_error_points && !c.predicted.no_progress) {
@@ -571,6 +595,14 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     summary.recomputed_lag_points = std::accumulate(recomputed_lags.begin(), recomputed_lags.end(), 0.0) /
                                     static_cast<double>(recomputed_lags.size());
   }
+  summary.lag_scatter_raised_points = mean_abs(lag_scatter_raised);
+  summary.lag_scatter_raised_count = static_cast<int>(lag_scatter_raised.size());
+  summary.lag_scatter_level_points = mean_abs(lag_scatter_level);
+  summary.lag_scatter_level_count = static_cast<int>(lag_scatter_level.size());
+  std::vector<double> lag_scatter = lag_scatter_raised;
+  lag_scatter.insert(lag_scatter.end(), lag_scatter_level.begin(), lag_scatter_level.end());
+  summary.lag_scatter_points = mean_abs(lag_scatter);
+  summary.lag_scatter_count = static_cast<int>(lag_scatter.size());
   // The seed-to-seed spread: each configuration's measured mean against its runs.
   std::map<std::pair<std::string, int64_t>, std::vector<const RunComparison*>> configurations;
   for (const auto& c : summary.runs) {
@@ -693,15 +725,28 @@ std::string format_recomputed_section(const ComparisonSummary& s, const CompareO
       fixed(s.recomputed_accuracy_error_points, 1) + " points over " + std::to_string(s.recomputed_count) +
       " runs, against eval mode's " + fixed(s.recomputed_eval_accuracy_error_points, 1) +
       " points on the same runs; the runs' own running-statistics lag (recomputed less eval mode, after epoch " + k +
-      ") " + fixed(s.recomputed_lag_points, 1) + " points on average.\n\n";
-  out += "| seed | rule | batch | eval mode | recomputed | lag (points) | predicted eval mode | predicted recomputed | "
-         "error eval mode | error recomputed |\n|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      ") " + fixed(s.recomputed_lag_points, 1) + " points on average.";
+  if (s.lag_scatter_count > 0) {
+    const auto part = [](int count, double points, const std::string& what) {
+      return count > 0 ? "; " + std::to_string(count) + " " + what + ": " + fixed(points, 1) : std::string();
+    };
+    out += " The lag is not steady from one evaluation to the next: at each epoch's end from the first past epoch 1 "
+           "and the warm-up to epoch " + k + ", a run's lag lies " + fixed(s.lag_scatter_points, 1) +
+           " points from that run's own mean (mean absolute, over " + std::to_string(s.lag_scatter_count) + " runs" +
+           part(s.lag_scatter_raised_count, s.lag_scatter_raised_points, "at an lr the rule raises over the baseline's") +
+           part(s.lag_scatter_level_count, s.lag_scatter_level_points, "at the baseline's lr or below") +
+           "; a drift of the lag over the epochs counts in it too): a prediction that carried each run's mean lag "
+           "would still miss its one eval-mode reading by about that much, on top of the recomputed error.";
+  }
+  out += "\n\n| seed | rule | batch | eval mode | recomputed | lag (points) | the lag's scatter | predicted eval mode | "
+         "predicted recomputed | error eval mode | error recomputed |\n"
+         "|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   const auto cell = [](const std::optional<double>& v, int digits) { return v ? fixed(*v, digits) : std::string("-"); };
   for (const RunComparison& c : s.runs) {
     if (!c.recomputed_accuracy_error_points || !c.accuracy_error_points) continue;
     out += "| " + std::to_string(c.run.seed) + " | " + rule_label(c.run) + " | " + std::to_string(c.run.batch) + " | " +
            fixed(*c.test_accuracy_at_k, 4) + " | " + fixed(*c.test_accuracy_recomputed_at_k, 4) + " | " +
-           fixed(recomputed_lag_points(c), 1) + " | " +
+           fixed(recomputed_lag_points(c), 1) + " | " + cell(c.lag_scatter_points, 1) + " | " +
            cell(c.predicted.test_accuracy_at_k, 4) + " | " + cell(c.predicted.test_accuracy_recomputed_at_k, 4) + " | " +
            fixed(*c.accuracy_error_points, 1) + " | " + fixed(*c.recomputed_accuracy_error_points, 1) + " |\n";
   }

@@ -148,6 +148,10 @@ struct RunComparison {
   std::optional<double> epochs_error_pct;
   // predicted.test_accuracy_recomputed_at_k less test_accuracy_recomputed_at_k, where both exist
   std::optional<double> recomputed_accuracy_error_points;
+  // measured: how steady the run's own running-statistics lag (recomputed less eval mode) is: the
+  // mean absolute difference, in points, of its lag at each epoch's end past the warm-up and the
+  // first epoch, to epoch k, from their mean; where at least two such epochs carry both readings.
+  std::optional<double> lag_scatter_points;
   // To CompareOptions::target_accuracy: measured, the first crossing of the run's test evaluations
   // (linear between them, from chance at 0); predicted, the model's; the error in %.
   std::optional<double> epochs_to_target_accuracy;
@@ -230,6 +234,14 @@ struct ComparisonSummary {
   double recomputed_eval_accuracy_error_points = 0;
   double recomputed_lag_points = 0;
   int recomputed_count = 0;
+  // Over those runs, the mean of RunComparison::lag_scatter_points, and the same over the runs whose
+  // rule raises the lr over the baseline's at epoch k and over the rest.
+  double lag_scatter_points = 0;
+  int lag_scatter_count = 0;
+  double lag_scatter_raised_points = 0;
+  int lag_scatter_raised_count = 0;
+  double lag_scatter_level_points = 0;
+  int lag_scatter_level_count = 0;
   // The epochs to the target accuracy (CompareOptions::target_accuracy): the mean absolute error
   // over the runs that reached it within k epochs and were predicted to, and the runs where only
   // one side reached it within k epochs.

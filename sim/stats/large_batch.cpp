@@ -878,6 +878,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
     return Norms{along(path_eb, path_w_run, at), along(path_eb, path_w_baseline, at)};
   };
   const double lr_ratio_k = lr_ratio_at(k_examples, b);  // the rule's lr over the baseline's at epoch k
+  p.lr_ratio_at_k = lr_ratio_k;
   if (si_start) {
     const Norms at_k = norms_at(k_examples);
     p.weight_sq_at_k = at_k.run;
@@ -928,7 +929,7 @@ LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<doubl
     // its own lr, does not measure: eval mode's accuracy is read as the baseline's.
     const bool has_batchnorm =
         baseline_.has_batchnorm_probe() || baseline_.has_scale_invariant() || c.recompute_bn_images > 0;
-    if (has_batchnorm && lr_ratio_k > 1 + 1e-9) {
+    if (has_batchnorm && lr_raised(lr_ratio_k)) {
       p.notes.push_back("test acc@" + std::to_string(settings_.epochs) + ": eval mode's as the baseline reads it at its "
                         "own lr; at " + short_number(lr_ratio_k) + "x that lr, BatchNorm's running statistics lag the "
                         "weights further and the runs measured read lower, which is not modelled (recomputing the "

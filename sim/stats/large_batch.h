@@ -233,6 +233,9 @@ struct PaceScale {
   double k_n = 1;                // B_0 nu / alpha / model_noise_scale: every B_n (and B_simple) times this
 };
 
+// Whether a rule's lr ratio over the baseline's raises the lr (past rounding).
+inline bool lr_raised(double lr_ratio) { return lr_ratio > 1 + 1e-9; }
+
 struct LargeBatchPrediction {
   int64_t batch = 0;
   LrRule lr_rule = LrRule::kLinearWarmup;
@@ -273,6 +276,8 @@ struct LargeBatchPrediction {
   // the path is, and the run's |w|^2; nullopt where not modelled.
   std::optional<double> effective_lr_ratio_at_k;
   std::optional<double> weight_sq_at_k;
+  // The rule's lr over the baseline's at the end of epoch k; 0 where the path was not followed.
+  double lr_ratio_at_k = 0;
   // Caveats that do not stop the prediction (learning-rate mismatch, extrapolation).
   std::vector<std::string> notes;
   // The rule's lr passes kNoProgressLrRatio x the tuned lr somewhere on the path: the model
