@@ -26,6 +26,11 @@ namespace trainsim::measure {
 namespace fs = std::filesystem;
 namespace {
 
+// The arithmetic mean of a non-empty vector.
+double mean_of(const std::vector<double>& values) {
+  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+}
+
 // A run's own running-statistics lag after epoch k: its recomputed test accuracy less eval mode's, in
 // points (both measured).
 double recomputed_lag_points(const RunComparison& c) {
@@ -45,7 +50,7 @@ std::optional<double> lag_scatter_points(const TrainingCurve& curve, int k) {
     lags.push_back((p.test_accuracy_recomputed - p.test_accuracy) * 100.0);
   }
   if (lags.size() < 2) return std::nullopt;
-  const double mean = std::accumulate(lags.begin(), lags.end(), 0.0) / static_cast<double>(lags.size());
+  const double mean = mean_of(lags);
   double sum = 0;
   for (const double lag : lags) sum += std::fabs(lag - mean);
   return sum / static_cast<double>(lags.size());
@@ -592,8 +597,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   summary.recomputed_eval_accuracy_error_points = mean_abs(recomputed_eval_errors);
   summary.recomputed_count = static_cast<int>(recomputed_errors.size());
   if (!recomputed_lags.empty()) {
-    summary.recomputed_lag_points = std::accumulate(recomputed_lags.begin(), recomputed_lags.end(), 0.0) /
-                                    static_cast<double>(recomputed_lags.size());
+    summary.recomputed_lag_points = mean_of(recomputed_lags);
   }
   summary.lag_scatter_raised_points = mean_abs(lag_scatter_raised);
   summary.lag_scatter_raised_count = static_cast<int>(lag_scatter_raised.size());
@@ -608,9 +612,6 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   for (const auto& c : summary.runs) {
     if (!c.measured_only) configurations[{rule_label(c.run), c.run.batch}].push_back(&c);
   }
-  const auto mean_of = [](const std::vector<double>& v) {
-    return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-  };
   std::vector<double> spread_loss, spread_accuracy;
   for (const auto& [key, runs] : configurations) {
     std::vector<double> losses, accuracies;
