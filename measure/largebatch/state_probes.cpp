@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "runs/trainer.h"
@@ -84,7 +85,10 @@ double with_recomputed_statistics(models::StagedModel& model, const std::vector<
     throw std::invalid_argument("recomputed BatchNorm statistics: " + std::to_string(n) +
                                 " images hold no whole BatchNorm batch of " + std::to_string(micro));
   }
-  std::vector<std::pair<torch::nn::BatchNorm2dImpl*, c10::optional<double>>> norms;
+  // The momentum option's own type (c10::optional<double> in LibTorch 1.x, std::optional<double>
+  // in 2.x), so the code needs neither alias; empty means the cumulative average.
+  using Momentum = std::decay_t<decltype(std::declval<torch::nn::BatchNorm2dImpl&>().options.momentum())>;
+  std::vector<std::pair<torch::nn::BatchNorm2dImpl*, Momentum>> norms;
   for (auto* bn : batchnorms(model)) norms.emplace_back(bn, bn->options.momentum());
   if (norms.empty()) throw std::invalid_argument("recomputed BatchNorm statistics: the model has no BatchNorm");
   torch::NoGradGuard no_grad;
@@ -93,7 +97,7 @@ double with_recomputed_statistics(models::StagedModel& model, const std::vector<
   model.module().train();
   for (auto& [bn, momentum] : norms) {
     bn->reset_running_stats();
-    bn->options.momentum(c10::nullopt);  // the cumulative average
+    bn->options.momentum(Momentum{});  // the cumulative average
   }
   for (int64_t start = 0; start + micro <= n; start += micro) model.forward(fixed.images.narrow(0, start, micro));
   for (auto& [bn, momentum] : norms) bn->options.momentum(momentum);
