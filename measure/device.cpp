@@ -87,7 +87,9 @@ void synchronize(const Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index);
 }
 
-double time_once(const Device& device, const std::function<void()>& fn) {
+namespace {
+
+HostAndDevice time_host_and_device_once(const Device& device, const std::function<void()>& fn) {
 #ifdef TRAINSIM_HAVE_CUDA
   if (device.is_cuda()) {
     // cudaEventDefault: CUDAEvent's default flags disable timing.
@@ -95,20 +97,31 @@ double time_once(const Device& device, const std::function<void()>& fn) {
     at::cuda::CUDAEvent end(cudaEventDefault);
     const auto stream = at::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device.index));
     start.record(stream);
+    const auto t0 = std::chrono::steady_clock::now();
     fn();
+    const auto t1 = std::chrono::steady_clock::now();
     end.record(stream);
     end.synchronize();
-    return static_cast<double>(start.elapsed_time(end)) / 1000.0;  // ms -> s
+    return {static_cast<double>(start.elapsed_time(end)) / 1000.0,  // ms -> s
+            std::chrono::duration<double>(t1 - t0).count()};
   }
 #endif
   const auto t0 = std::chrono::steady_clock::now();
   fn();
   const auto t1 = std::chrono::steady_clock::now();
-  return std::chrono::duration<double>(t1 - t0).count();
+  const double s = std::chrono::duration<double>(t1 - t0).count();
+  return {s, s};
 }
 
-double median_seconds(const Device& device, const Repetition& rep,
-                      const std::function<void()>& setup, const std::function<void()>& timed) {
+}  // namespace
+
+double time_once(const Device& device, const std::function<void()>& fn) {
+  return time_host_and_device_once(device, fn).device_s;
+}
+
+HostAndDevice median_host_and_device_seconds(const Device& device, const Repetition& rep,
+                                             const std::function<void()>& setup,
+                                             const std::function<void()>& timed) {
   const auto prepare = [&] {
     if (setup) setup();
     synchronize(device);
@@ -117,13 +130,19 @@ double median_seconds(const Device& device, const Repetition& rep,
     prepare();
     timed();
   }
-  std::vector<double> times;
-  times.reserve(static_cast<size_t>(std::max(rep.repeats, 1)));
+  std::vector<double> device_times, host_times;
   for (int i = 0; i < std::max(rep.repeats, 1); ++i) {
     prepare();
-    times.push_back(time_once(device, timed));
+    const HostAndDevice t = time_host_and_device_once(device, timed);
+    device_times.push_back(t.device_s);
+    host_times.push_back(t.host_s);
   }
-  return median(times);
+  return {median(device_times), median(host_times)};
+}
+
+double median_seconds(const Device& device, const Repetition& rep,
+                      const std::function<void()>& setup, const std::function<void()>& timed) {
+  return median_host_and_device_seconds(device, rep, setup, timed).device_s;
 }
 
 void ensure_gradients(const std::vector<torch::Tensor>& parameters) {

@@ -51,6 +51,17 @@ struct Repetition {
 double median_seconds(const Device& device, const Repetition& rep,
                       const std::function<void()>& setup, const std::function<void()>& timed);
 
+// The same runs timed twice: `device_s` as median_seconds does (CUDA events on GPU), and
+// `host_s`, the steady-clock time from the call to its return without synchronising: the host's
+// time to issue the work (on CPU, where the host runs it, the two are one time).
+struct HostAndDevice {
+  double device_s = 0;
+  double host_s = 0;
+};
+HostAndDevice median_host_and_device_seconds(const Device& device, const Repetition& rep,
+                                             const std::function<void()>& setup,
+                                             const std::function<void()>& timed);
+
 // Gives every parameter a gradient (random, as after a backward) where it has none, so that
 // zero_grad and the optimizer step are timed doing their real work whatever zero_grad's
 // set_to_none default is in this LibTorch version.

@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -420,6 +421,46 @@ Device resolve_device(const SweepConfig& given, const std::optional<Profile>& me
   return d;
 }
 
+// With a fit: each configuration's 68% interval of its epoch time (docs/FIT.md "Intervals"),
+// the sweep simulated again once per fitted parameter, nudged, for the sensitivities.
+void add_fit_intervals(std::vector<SimResult>& results, const Device& d, const SweepConfig& tables,
+                       const SimOptions& options, int threads) {
+  const fit::FitResult& fit = *d.fit;
+  constexpr double kStep = 1e-3;  // as DeviceFit::interval_of
+  std::vector<std::vector<double>> g(results.size(), std::vector<double>(fit.fitted.size(), 0.0));
+  for (std::size_t j = 0; j < fit.fitted.size(); ++j) {
+    fit::FitResult nudged = fit;
+    fit::at(nudged.values, fit.fitted[j]) *= std::exp(kStep);
+    SweepConfig config = tables;
+    RunSpec probe;
+    probe.gpus = 2;
+    probe.interconnect = d.fitter->config().interconnect;
+    probe.topology = config.topology;
+    const RunSpec applied = d.fitter->spec_for(probe, nudged);
+    config.interconnect = applied.interconnect;
+    config.dp_host_per_replica_s = applied.dp_host_per_replica_s;
+    const std::vector<SimResult> again =
+        report::run_sweep(d.fitter->target_profile(nudged), config, options, {}, d.refuse(), threads);
+    for (std::size_t i = 0; i < results.size() && i < again.size(); ++i) {
+      if (results[i].runnable && again[i].runnable && results[i].epoch_s > 0 && again[i].epoch_s > 0) {
+        g[i][j] = std::log(again[i].epoch_s / results[i].epoch_s) / kStep;
+      }
+    }
+  }
+  const std::size_t m = fit.fitted.size();
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    SimResult& r = results[i];
+    if (!r.runnable || !(r.epoch_s > 0)) continue;
+    double variance = fit.noise_variance;
+    for (std::size_t a = 0; a < m; ++a) {
+      for (std::size_t b = 0; b < m; ++b) variance += g[i][a] * fit.covariance[a * m + b] * g[i][b];
+    }
+    const double sd = std::sqrt(std::max(0.0, variance));
+    r.epoch_s_lo = r.epoch_s * std::exp(-sd);
+    r.epoch_s_hi = r.epoch_s * std::exp(sd);
+  }
+}
+
 int run(int argc, char** argv) {
   const std::optional<CommandLine> cl = parse_command_line(argc, argv);
   if (!cl) return 0;
@@ -502,6 +543,7 @@ int run(int argc, char** argv) {
   const int threads = cl->threads > 0 ? cl->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<SimResult> results =
       report::run_sweep(profile, tables, options, std::ref(progress), device.refuse(), threads);
+  if (device.fit && !summarised) add_fit_intervals(results, device, tables, options, threads);
   for (SimResult& r : results) r.notes.insert(r.notes.begin(), device.notes.begin(), device.notes.end());
   const report::ResultGrid grid(std::move(results));
   report::ReportContext context = report::make_report_context(tables, profile, cl->exact);

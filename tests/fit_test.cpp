@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -170,6 +172,43 @@ TEST(Fit, HoldoutPredictsEachObservationFromTheOthers) {
     // Noise-free observations of the model itself: every one predicted from the other three.
     EXPECT_NEAR(*row.predicted / c.observations[row.observation].measured(), 1.0, 0.01);
   }
+}
+
+// The 68% prediction interval covers the truth about 68% of the time when the model is right and
+// the timings carry the noise the interval assumes (5%, log-normal): simulator-made observations
+// of known parameters, noise from a fixed seed, 4 fitted and 3 held out per draw.
+TEST(Fit, IntervalsCoverSimulatedHeldOutTimingsAtAboutTheirRate) {
+  ParamValues truth = known_values();
+  const std::vector<int64_t> fitted = {32, 128, 512, 2048};
+  const std::vector<int64_t> held = {64, 256, 1024};
+  std::vector<Observation> obs;
+  for (int64_t b : fitted) obs.push_back(observation(Strategy::kDdp, 1, b, 8, false));
+  SweepConfig clean = generated(config_for(obs), gpu("t4"), truth);
+  std::vector<Observation> held_obs;
+  for (int64_t b : held) held_obs.push_back(observation(Strategy::kDdp, 1, b, 8, false));
+  const SweepConfig held_clean = generated(config_for(held_obs), gpu("t4"), truth);
+  std::mt19937_64 rng(20261205);
+  std::normal_distribution<double> noise(0.0, kTimingNoise);
+  int inside = 0, total = 0;
+  for (int draw = 0; draw < 12; ++draw) {
+    SweepConfig c = clean;
+    for (Observation& o : c.observations) *o.iteration_s *= std::exp(noise(rng));
+    FitSetup setup;
+    setup.config = c;
+    setup.target = gpu("t4");
+    const DeviceFit device(setup);
+    const FitResult fit = device.fit_all();
+    for (const Observation& h : held_clean.observations) {
+      const double measured = *h.iteration_s * std::exp(noise(rng));
+      inside += device.interval(h, fit).contains(measured) ? 1 : 0;
+      ++total;
+    }
+  }
+  const double coverage = static_cast<double>(inside) / total;
+  // 36 intervals: the binomial spread of the count at 68% is +-8 points; +-20 is a real miss.
+  EXPECT_GT(coverage, 0.48) << inside << " of " << total;
+  EXPECT_LT(coverage, 0.88) << inside << " of " << total;
+  std::cout << "interval coverage " << inside << " of " << total << "\n";
 }
 
 TEST(Fit, AnObservationOnAnotherGpuNeedsANamedTarget) {

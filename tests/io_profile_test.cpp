@@ -300,12 +300,16 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
     EXPECT_EQ(x.optimizer_s, y.optimizer_s);
     EXPECT_EQ(x.iteration_s, y.iteration_s);
     EXPECT_EQ(x.ddp_iteration_s, y.ddp_iteration_s);
+    EXPECT_EQ(x.host_loss_s, y.host_loss_s);
+    EXPECT_EQ(x.host_zero_grad_s, y.host_zero_grad_s);
+    EXPECT_EQ(x.host_optimizer_s, y.host_optimizer_s);
     ASSERT_EQ(x.ddp_buckets.size(), y.ddp_buckets.size());
     for (size_t i = 0; i < x.ddp_buckets.size(); ++i) {
       EXPECT_EQ(x.ddp_buckets[i].bytes, y.ddp_buckets[i].bytes);
       EXPECT_EQ(x.ddp_buckets[i].params, y.ddp_buckets[i].params);
     }
     EXPECT_EQ(x.peak_memory_bytes, y.peak_memory_bytes);
+    EXPECT_EQ(x.steady_peak_memory_bytes, y.steady_peak_memory_bytes);
     EXPECT_EQ(x.memory_method, y.memory_method);
     EXPECT_EQ(x.oom_batch, y.oom_batch);
     EXPECT_EQ(x.max_batch_tried, y.max_batch_tried);
@@ -328,6 +332,8 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
       }
       EXPECT_EQ(la.buffer_bytes, lb.buffer_bytes);
       EXPECT_EQ(la.output_shape, lb.output_shape);
+      EXPECT_EQ(la.host_forward_s, lb.host_forward_s);
+      EXPECT_EQ(la.host_backward_s, lb.host_backward_s);
       EXPECT_EQ(la.forward_flops, lb.forward_flops);
       EXPECT_EQ(la.forward_s, lb.forward_s);
       EXPECT_EQ(la.backward_s, lb.backward_s);
@@ -600,6 +606,54 @@ TEST_F(ProfileTest, HandWrittenFixtureLoadsAndRoundTrips) {
   const std::string path = (dir_ / "again.yaml").string();
   write_profile_atomic(p, path);
   expect_profiles_equal(p, load_profile(path));
+}
+
+// The host's issue times (a CUDA profile): written and read back exactly; all of them or none.
+TEST_F(ProfileTest, HostIssueTimesAndSteadyPeaksRoundTripAndMustBeComplete) {
+  Profile p = load_profile(kFixture);
+  ModelProfile& m = p.models.at("resnet18-cifar");
+  EXPECT_FALSE(m.has_host_issue());  // optional: absent from the fixture
+  m.host_loss_s = {1e-4, 1e-4, 1.5e-4};
+  m.host_zero_grad_s = {0, 0, 0};
+  m.host_optimizer_s = {2e-3, 2e-3, 2.5e-3};
+  m.steady_peak_memory_bytes = {0.5e8, 1.0e8, 2.5e8};  // and the steady-state peak
+  for (LayerProfile& l : m.layers) {
+    l.host_forward_s = {3e-4, 3e-4, 3e-4};
+    l.host_backward_s = {1e-4, 2e-4, 3e-4};
+  }
+  const std::string path = (dir_ / "host.yaml").string();
+  write_profile_atomic(p, path);
+  const Profile back = load_profile(path);
+  EXPECT_TRUE(back.models.at("resnet18-cifar").has_host_issue());
+  expect_profiles_equal(p, back);
+
+  // One layer without its host_backward_s: the model is rejected, naming what is missing.
+  std::string text = read_text(path);
+  const std::string last = "        host_backward_s: [1.0e-04, 2.0e-04, 3.0e-04]\n";
+  const size_t at = text.rfind(last);
+  ASSERT_NE(at, std::string::npos) << text;
+  text.erase(at, last.size());
+  try {
+    load_profile(write("partial.yaml", text));
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.message().find("has no host_backward_s"), std::string::npos) << e.message();
+    EXPECT_GT(e.line(), 0);
+  }
+  // The model's keys without the layers' is as incomplete.
+  text = read_text(path);
+  for (const char* key : {"host_forward_s", "host_backward_s"}) {
+    for (size_t pos; (pos = text.find(std::string("        ") + key)) != std::string::npos;) {
+      text.erase(pos, text.find('\n', pos) + 1 - pos);
+    }
+  }
+  try {
+    load_profile(write("partial2.yaml", text));
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.message().find("host issue times are given for part of the step"), std::string::npos)
+        << e.message();
+  }
 }
 
 // A model imported from a trace (measure import-trace): what it could not measure is named in

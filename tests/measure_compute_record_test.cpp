@@ -27,6 +27,7 @@ BatchTimings timings(int64_t batch, size_t stages) {
   t.iteration_s = batch + 0.4;
   t.ddp_iteration_s = batch + 0.45;
   t.peak_memory_bytes = batch * 1000.0;
+  t.steady_peak_memory_bytes = batch * 100.0;
   return t;
 }
 
@@ -43,6 +44,7 @@ TEST(RecordBatch, KeepsBatchesAscendingAndArraysAligned) {
     EXPECT_DOUBLE_EQ(model.iteration_s[k], b + 0.4);
     EXPECT_DOUBLE_EQ(model.ddp_iteration_s.at(k), b + 0.45);
     EXPECT_DOUBLE_EQ(model.peak_memory_bytes[k], b * 1000.0);
+    EXPECT_DOUBLE_EQ(model.steady_peak_memory_bytes.at(k), b * 100.0);
     for (size_t i = 0; i < stages; ++i) {
       EXPECT_DOUBLE_EQ(model.layers[i].forward_s[k], b + static_cast<double>(i) / 100.0);
       EXPECT_DOUBLE_EQ(model.layers[i].backward_s[k], b + static_cast<double>(i) / 100.0 + 0.5);
@@ -67,6 +69,43 @@ TEST(RecordBatch, DdpIterationStaysAlignedOrIsCleared) {
   record_batch(model, timings(256, stages));
   EXPECT_TRUE(model.ddp_iteration_s.empty());
   EXPECT_EQ(model.batches.size(), 4u);
+}
+
+// A GPU's host issue times (from the same runs as the device times) stay aligned with the
+// batches; a batch measured without them (a CPU run resumed on a GPU, or the reverse) clears them.
+TEST(RecordBatch, HostIssueTimesStayAlignedOrAreCleared) {
+  auto model = trainsim::models::describe_model("resnet18-cifar");
+  const size_t stages = model.layers.size();
+  const auto with_host = [&](int64_t b) {
+    BatchTimings t = timings(b, stages);
+    for (size_t i = 0; i < stages; ++i) {
+      t.host_forward_s.push_back(b + 0.01 * static_cast<double>(i) + 0.001);
+      t.host_backward_s.push_back(b + 0.01 * static_cast<double>(i) + 0.002);
+    }
+    t.host_loss_s = b + 0.003;
+    t.host_zero_grad_s = b + 0.004;
+    t.host_optimizer_s = b + 0.005;
+    return t;
+  };
+  record_batch(model, with_host(128));
+  record_batch(model, with_host(32));
+  ASSERT_TRUE(model.has_host_issue());
+  EXPECT_EQ(model.host_optimizer_s, (std::vector<double>{32.005, 128.005}));
+  EXPECT_EQ(model.host_loss_s, (std::vector<double>{32.003, 128.003}));
+  EXPECT_DOUBLE_EQ(model.layers[3].host_backward_s[1], 128.032);
+  // A batch without a steady-state peak clears them all, like the issue times.
+  BatchTimings no_steady = timings(512, stages);
+  no_steady.steady_peak_memory_bytes.reset();
+  auto other = model;
+  record_batch(other, no_steady);
+  EXPECT_TRUE(other.steady_peak_memory_bytes.empty());
+  EXPECT_EQ(model.steady_peak_memory_bytes, (std::vector<double>{3200, 12800}));
+  record_batch(model, timings(64, stages));  // measured on a CPU: no issue times
+  EXPECT_FALSE(model.has_host_issue());
+  EXPECT_TRUE(model.layers[0].host_forward_s.empty());
+  record_batch(model, with_host(256));  // the earlier batches have none to align with
+  EXPECT_FALSE(model.has_host_issue());
+  EXPECT_TRUE(model.host_loss_s.empty());
 }
 
 TEST(RecordBatch, RejectsADuplicateOrAStageMismatch) {

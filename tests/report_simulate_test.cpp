@@ -162,13 +162,13 @@ TEST_F(SimulateProgram, ExactSimulatesEveryIteration) {
   const auto rows = lines_of(read_file(dir_ / "predictions.csv"));
   ASSERT_GT(rows.size(), 1u);
   // Columns 4 (iterations), 20 (extrapolated) and 21 (simulated_iterations) of predictions_csv_header(),
-  // 33 in all (the last two, the target accuracy's, empty without one).
+  // 36 in all (the last five, the target accuracy's, the first-iteration peak and the interval, empty here).
   for (size_t i = 1; i < rows.size(); ++i) {
     std::vector<std::string> cells;
     std::stringstream in(rows[i]);
     for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
     if (rows[i].back() == ',') cells.push_back("");  // getline drops a last empty cell
-    ASSERT_EQ(cells.size(), 33u) << rows[i];
+    ASSERT_EQ(cells.size(), 36u) << rows[i];
     EXPECT_EQ(cells[20], "false") << rows[i];
     EXPECT_EQ(cells[21], cells[4]) << rows[i];
   }

@@ -11,3 +11,6 @@ trainsim_add_test(sim_pipeline_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_pipeli
                   LIBS trainsim_train)
 # sim/fit: devices nobody profiled (roofline, transfer, the fit to a few timings).
 trainsim_add_test(fit_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/fit_test.cpp LIBS trainsim_fit)
+# The host as a resource: the launch queue and DataParallel's host side.
+trainsim_add_test(sim_launch_queue_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_launch_queue_test.cpp
+                  LIBS trainsim_train)

@@ -73,6 +73,10 @@ struct SyntheticKnobs {
   double zero_grad_s = 50e-6;
   double optimizer_s = 400e-6;
   double overhead_s = 0;  // iteration_s = sum of parts + overhead_s
+  // The host's time to issue each part (every layer's forward and backward, loss, zero_grad,
+  // optimizer), at every batch; unset: no issue times (as on a CPU). With it, iteration_s is the
+  // critical path of the launch queue (StepTimes::critical_path_s) + overhead_s.
+  std::optional<double> host_issue_s;
   // Memory: peak = 3 * params + buffers + activation_fixed + activation_per_sample * b.
   double activation_fixed_bytes = 100e6;
   double activation_per_sample_bytes = 2e6;
@@ -129,6 +133,31 @@ inline Profile synthetic_profile(const SyntheticKnobs& k = {}) {
     m.optimizer_s.push_back(k.optimizer_s);
     double parts = m.loss_s.back() + k.zero_grad_s + k.optimizer_s;
     for (const LayerProfile& l : m.layers) parts += l.forward_s[i] + l.backward_s[i];
+    if (k.host_issue_s) {
+      const double h = *k.host_issue_s;
+      for (LayerProfile& l : m.layers) {
+        l.host_forward_s.push_back(h);
+        l.host_backward_s.push_back(h);
+      }
+      m.host_loss_s.push_back(h);
+      m.host_zero_grad_s.push_back(h);
+      m.host_optimizer_s.push_back(h);
+      // The launch queue's critical path, parts in issue order (forward, loss, backward in
+      // reverse, optimizer, zero_grad): device op j starts at max(issue end j, device end j-1).
+      std::vector<double> device;
+      for (const LayerProfile& l : m.layers) device.push_back(l.forward_s[i]);
+      device.push_back(m.loss_s.back());
+      for (std::size_t l = m.layers.size(); l-- > 0;) device.push_back(m.layers[l].backward_s[i]);
+      device.push_back(k.optimizer_s);
+      device.push_back(k.zero_grad_s);
+      double end = 0;
+      double issued = 0;
+      for (double d : device) {
+        issued += h;
+        end = std::max(end, issued) + d;
+      }
+      parts = end;
+    }
     m.iteration_s.push_back(parts + k.overhead_s);
     m.peak_memory_bytes.push_back(static_bytes + k.activation_fixed_bytes +
                                   k.activation_per_sample_bytes * b);

@@ -13,6 +13,7 @@
 #include "train/buckets.h"
 #include "train/loader_model.h"
 #include "train/memory_model.h"
+#include "train/simulator.h"
 #include "train/step_model.h"
 
 namespace trainsim::train {
@@ -204,6 +205,40 @@ TEST(MemoryModel, OneMeasuredPeakScalesActivationsProportionally) {
   const MemoryModel memory(m);
   // 500 MB at 100 -> 1 GB at 200, on top of the static part.
   EXPECT_NEAR(memory.replica_peak_bytes(200), memory.static_bytes() + 1e9, 1.0);
+}
+
+// With the steady-state peak measured apart, the OOM verdict is the steady one's and the first
+// iteration's (autotuning workspaces) is predicted beside it.
+TEST(MemoryModel, TheVerdictUsesTheSteadyStatePeakWhereMeasured) {
+  testing::SyntheticKnobs k;
+  k.device_memory_bytes = 1.8e9;
+  Profile p = testing::synthetic_profile(k);
+  ModelProfile& m = p.models.at("resnet18-cifar");
+  const MemoryModel first(m);
+  // Steady: 1 MB per sample instead of 2 (the first iteration's workspaces gone).
+  for (std::size_t i = 0; i < m.batches.size(); ++i) {
+    m.steady_peak_memory_bytes.push_back(first.static_bytes() + 100e6 + 1e6 * static_cast<double>(m.batches[i]));
+  }
+  const MemoryModel steady(m);
+  EXPECT_TRUE(steady.steady());
+  EXPECT_NEAR(steady.replica_peak_bytes(1024), first.static_bytes() + 100e6 + 1024e6, 1.0);
+  EXPECT_NEAR(MemoryModel(m, MemoryModel::Peak::kFirst).replica_peak_bytes(1024),
+              first.static_bytes() + 100e6 + 2048e6, 1.0);
+  RunSpec spec;
+  spec.strategy = Strategy::kDdp;
+  spec.gpus = 1;
+  spec.batch_per_gpu = 1024;
+  spec.train_samples = 1024 * 8;
+  spec.loader_workers = 2;
+  const SimResult r = simulate_run(p, "resnet18-cifar", spec, SimOptions{});
+  EXPECT_TRUE(r.fits);  // 1.3 GB steady; the first iteration's 2.3 GB would not fit in 1.8 GB
+  EXPECT_NEAR(r.peak_mem_bytes, steady.replica_peak_bytes(1024), 1.0);
+  EXPECT_NEAR(r.first_iteration_peak_mem_bytes, first.replica_peak_bytes(1024), 1.0);
+  // Without the steady peaks: the first iteration's, and nothing beside it.
+  m.steady_peak_memory_bytes.clear();
+  const SimResult old = simulate_run(p, "resnet18-cifar", spec, SimOptions{});
+  EXPECT_FALSE(old.fits);
+  EXPECT_EQ(old.first_iteration_peak_mem_bytes, 0.0);
 }
 
 TEST(MemoryModel, FitsNeedsRoomAndABatchBelowTheMeasuredOom) {

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <stdexcept>
 
@@ -35,6 +36,11 @@ BatchTimings measure_batch(const ModelProfile& description, int64_t batch, const
   t.peak_memory_bytes = peak_memory_bytes(device);
 
   t.iteration_s = median_seconds(device, rep, nullptr, fused_iteration);
+  // The steady state's peak: one more iteration after the warm-up and the timed ones (cuDNN's
+  // autotuning has chosen its algorithms, the caching allocator holds its blocks).
+  reset_peak_memory(device);
+  fused_iteration();
+  t.steady_peak_memory_bytes = peak_memory_bytes(device);
 
   // The real input of every stage: the activations of one full forward.
   const size_t stages = model.num_stages();
@@ -45,35 +51,49 @@ BatchTimings measure_batch(const ModelProfile& description, int64_t batch, const
     for (size_t i = 0; i < stages; ++i) inputs[i + 1] = model.forward_stage(i, inputs[i]);
   }
 
+  // Device time of every part, and on a GPU the host's time to issue it, from the same runs.
+  const bool host_issue = device.is_cuda();
+  const auto timed = [&](const std::function<void()>& setup, const std::function<void()>& part, double& device_s,
+                         double* host_s) {
+    const HostAndDevice t = median_host_and_device_seconds(device, rep, setup, part);
+    device_s = t.device_s;
+    if (host_issue) *host_s = t.host_s;
+  };
   for (size_t i = 0; i < stages; ++i) {
     // Every stage but the stem receives an input that requires grad, as inside the full
     // graph, so backward computes the gradient for the previous stage too.
     torch::Tensor in = inputs[i].detach();
     if (i > 0) in.requires_grad_(true);
-    t.forward_s.push_back(median_seconds(device, rep, nullptr, [&] { model.forward_stage(i, in); }));
+    double forward = 0, host_forward = 0;
+    timed(nullptr, [&] { model.forward_stage(i, in); }, forward, &host_forward);
+    t.forward_s.push_back(forward);
 
     const torch::Tensor grad = torch::randn_like(inputs[i + 1]);  // random upstream gradient
     torch::Tensor out;
-    t.backward_s.push_back(median_seconds(
-        device, rep,
+    double backward = 0, host_backward = 0;
+    timed(
         [&] {
           optimizer.zero_grad();
           if (in.requires_grad()) in.mutable_grad() = torch::Tensor();
           out = model.forward_stage(i, in);
         },
-        [&] { out.backward(grad); }));
+        [&] { out.backward(grad); }, backward, &host_backward);
+    t.backward_s.push_back(backward);
+    if (host_issue) {
+      t.host_forward_s.push_back(host_forward);
+      t.host_backward_s.push_back(host_backward);
+    }
   }
 
   torch::Tensor logits = inputs[stages].detach().requires_grad_(true);
-  t.loss_s = median_seconds(
-      device, rep, [&] { logits.mutable_grad() = torch::Tensor(); },
-      [&] { torch::nn::functional::cross_entropy(logits, labels).backward(); });
+  timed([&] { logits.mutable_grad() = torch::Tensor(); },
+        [&] { torch::nn::functional::cross_entropy(logits, labels).backward(); }, t.loss_s, &t.host_loss_s);
 
   inputs.clear();  // the stage inputs are not part of the optimizer's working set
-  t.zero_grad_s = median_seconds(device, rep, [&] { ensure_gradients(model.module().parameters()); },
-                                 [&] { optimizer.zero_grad(); });
-  t.optimizer_s = median_seconds(device, rep, [&] { ensure_gradients(model.module().parameters()); },
-                                 [&] { optimizer.step(); });
+  timed([&] { ensure_gradients(model.module().parameters()); }, [&] { optimizer.zero_grad(); }, t.zero_grad_s,
+        &t.host_zero_grad_s);
+  timed([&] { ensure_gradients(model.module().parameters()); }, [&] { optimizer.step(); }, t.optimizer_s,
+        &t.host_optimizer_s);
   return t;
 }
 
@@ -89,7 +109,6 @@ void record_batch(ModelProfile& model, const BatchTimings& t) {
     throw std::invalid_argument(model.name + ": timings for " + std::to_string(t.forward_s.size()) +
                                 " stages, the model has " + std::to_string(model.layers.size()));
   }
-  const bool ddp_aligned = t.ddp_iteration_s && model.ddp_iteration_s.size() == model.batches.size();
   const auto at = static_cast<size_t>(
       std::upper_bound(model.batches.begin(), model.batches.end(), t.batch) - model.batches.begin());
   const auto insert = [at](auto& values, auto value) {
@@ -104,12 +123,36 @@ void record_batch(ModelProfile& model, const BatchTimings& t) {
   insert(model.zero_grad_s, t.zero_grad_s);
   insert(model.optimizer_s, t.optimizer_s);
   insert(model.iteration_s, t.iteration_s);
-  if (ddp_aligned) {
-    insert(model.ddp_iteration_s, *t.ddp_iteration_s);
-  } else {
-    model.ddp_iteration_s.clear();
-  }
+  // An optional per-batch array: kept only while every batch has a value (every earlier one:
+  // batches - 1 values), else cleared.
+  const auto insert_optional = [&](std::vector<double>& values, const std::optional<double>& value) {
+    if (value && values.size() + 1 == model.batches.size()) {
+      insert(values, *value);
+    } else {
+      values.clear();
+    }
+  };
+  insert_optional(model.ddp_iteration_s, t.ddp_iteration_s);
   insert(model.peak_memory_bytes, t.peak_memory_bytes);
+  insert_optional(model.steady_peak_memory_bytes, t.steady_peak_memory_bytes);
+  // Host issue times: kept only while every batch has them (every earlier one: batches - 1).
+  if (t.has_host_issue() && model.host_optimizer_s.size() + 1 == model.batches.size()) {
+    for (size_t i = 0; i < model.layers.size(); ++i) {
+      insert(model.layers[i].host_forward_s, t.host_forward_s[i]);
+      insert(model.layers[i].host_backward_s, t.host_backward_s[i]);
+    }
+    insert(model.host_loss_s, t.host_loss_s);
+    insert(model.host_zero_grad_s, t.host_zero_grad_s);
+    insert(model.host_optimizer_s, t.host_optimizer_s);
+  } else {
+    for (LayerProfile& l : model.layers) {
+      l.host_forward_s.clear();
+      l.host_backward_s.clear();
+    }
+    model.host_loss_s.clear();
+    model.host_zero_grad_s.clear();
+    model.host_optimizer_s.clear();
+  }
 }
 
 }  // namespace trainsim::measure::profiler

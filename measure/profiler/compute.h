@@ -24,6 +24,17 @@ struct BatchTimings {
   double iteration_s = 0;          // zero_grad + forward + loss + backward + step, fused
   std::optional<double> ddp_iteration_s;  // the DDP loop body on 1 rank (ddp_loop.h); unset: not measured
   double peak_memory_bytes = 0;    // see device.h: allocator peak (GPU) or process RSS (CPU)
+  // The peak of one more iteration after the timed ones (autotuning done, allocator warm); unset:
+  // not measured (a BatchTimings built elsewhere).
+  std::optional<double> steady_peak_memory_bytes;
+  // GPU only: the host's time to issue each part (the call returns, nothing synchronised), from
+  // the same runs as the device times above; empty on CPU, where the host runs the parts itself.
+  std::vector<double> host_forward_s;   // per stage
+  std::vector<double> host_backward_s;  // per stage
+  double host_loss_s = 0;
+  double host_zero_grad_s = 0;
+  double host_optimizer_s = 0;
+  bool has_host_issue() const { return !host_forward_s.empty(); }
 
   // Sum of the parts the simulator adds up; compare with iteration_s.
   double sum_of_parts_s() const;
@@ -39,6 +50,8 @@ BatchTimings measure_batch(const ModelProfile& description, int64_t batch, const
 // True when `model` already holds timings for `batch`.
 bool has_batch(const ModelProfile& model, int64_t batch);
 // Inserts `t` keeping model.batches ascending and every per-batch array aligned with it.
+// The host issue times (GPU) stay aligned the same way: inserted when the model held them for
+// every earlier batch (or had no batch yet), cleared otherwise.
 // ddp_iteration_s (optional in the profile) stays aligned too: it gets t's value when it held one
 // for every earlier batch, and is cleared otherwise (a batch without one, or a resumed profile
 // written before it was measured). Throws std::invalid_argument if the batch is already there or

@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "models/describe.h"
-#include "train/batch_curve.h"
+#include "train/step_model.h"
 
 namespace trainsim::fit {
 namespace {
@@ -30,20 +30,9 @@ std::vector<CurvePoint> pcie_curve(const GpuSpec& gpu) {
   return curve;
 }
 
-// The parts of one step as the step model sums them (StepModel): layers, loss, zero_grad, optimizer.
-double parts_at(const ModelProfile& m, double batch) {
-  using train::BatchExtrapolation;
-  using train::interpolate_in_batch;
-  double parts = 0;
-  for (const LayerProfile& l : m.layers) {
-    parts += interpolate_in_batch(m.batches, l.forward_s, batch, BatchExtrapolation::kProportionalFloor) +
-             interpolate_in_batch(m.batches, l.backward_s, batch, BatchExtrapolation::kProportionalFloor);
-  }
-  parts += interpolate_in_batch(m.batches, m.loss_s, batch, BatchExtrapolation::kProportionalFloor);
-  parts += interpolate_in_batch(m.batches, m.zero_grad_s, batch, BatchExtrapolation::kHoldNearest);
-  parts += interpolate_in_batch(m.batches, m.optimizer_s, batch, BatchExtrapolation::kHoldNearest);
-  return parts;
-}
+// The parts of one step as the step model takes them (StepModel): layers, loss, zero_grad,
+// optimizer, summed, or through the launch queue where the host's issue times were measured.
+double parts_at(const ModelProfile& m, double batch) { return train::step_parts(m, batch).critical_path_s(); }
 
 // A measured loop moved with its parts: what it measured beyond them stays.
 void move_loop(std::vector<double>& loop, const std::vector<int64_t>& batches, const ModelProfile& before,
@@ -97,18 +86,35 @@ Profile roofline_profile(const RooflineTable& table, const ParamValues& values) 
   std::vector<double> parts, ddp_extra;
   for (std::size_t i = 0; i < table.steps().size(); ++i) {
     const StepRoofline& r = table.steps()[i];
-    double sum = 0;
+    // The host issues every op in `overhead / ops` (the per-iteration host cost spread over the
+    // ops it launches), ahead of the device through the launch queue.
+    const double per_op = overhead / r.total_ops();
+    train::StepTimes step;
     for (std::size_t l = 0; l < m.layers.size(); ++l) {
       m.layers[l].forward_s.push_back(r.forward_s[l] / efficiency);
       m.layers[l].backward_s.push_back(r.backward_s[l] / efficiency);
-      sum += (r.forward_s[l] + r.backward_s[l]) / efficiency;
+      m.layers[l].host_forward_s.push_back(r.forward_ops[l] * per_op);
+      m.layers[l].host_backward_s.push_back(r.backward_ops[l] * per_op);
+      step.forward_s.push_back(m.layers[l].forward_s.back());
+      step.backward_s.push_back(m.layers[l].backward_s.back());
+      step.host_forward_s.push_back(m.layers[l].host_forward_s.back());
+      step.host_backward_s.push_back(m.layers[l].host_backward_s.back());
     }
     m.loss_s.push_back(r.loss_s / efficiency);
     m.zero_grad_s.push_back(r.zero_grad_s / efficiency);
     m.optimizer_s.push_back(r.optimizer_s / efficiency);
-    sum += (r.loss_s + r.zero_grad_s + r.optimizer_s) / efficiency;
-    m.iteration_s.push_back(sum + overhead);
-    m.ddp_iteration_s.push_back(sum + overhead + r.bucket_copy_s / efficiency);
+    m.host_loss_s.push_back(r.loss_ops * per_op);
+    m.host_zero_grad_s.push_back(0);
+    m.host_optimizer_s.push_back(r.optimizer_ops * per_op);
+    step.loss_s = m.loss_s.back();
+    step.zero_grad_s = m.zero_grad_s.back();
+    step.optimizer_s = m.optimizer_s.back();
+    step.host_loss_s = m.host_loss_s.back();
+    step.host_optimizer_s = m.host_optimizer_s.back();
+    // The loop is its parts through the launch queue: nothing beyond them.
+    const double loop = step.critical_path_s();
+    m.iteration_s.push_back(loop);
+    m.ddp_iteration_s.push_back(loop + r.bucket_copy_s / efficiency);
     // Parameters, their gradients and SGD's momentum, the buffers, the saved activations.
     double buffers = 0;
     for (const LayerProfile& l : m.layers) buffers += static_cast<double>(l.buffer_bytes);

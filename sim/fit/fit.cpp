@@ -434,6 +434,18 @@ FitResult DeviceFit::fit_from(const std::vector<std::size_t>& observations, int 
     const double s2 = solution.cost() / static_cast<double>(n - m);
     covariance = (solution.jacobian.transpose() * solution.jacobian).inverse() * s2;
   }
+  // The intervals' covariance: the residual spread, but never below a real timing's noise (an
+  // exact fit has no residual to say how far a measured timing strays).
+  result.fitted = free;
+  result.noise_variance = std::max(covariance ? solution.cost() / static_cast<double>(n - m) : 0.0,
+                                   kTimingNoise * kTimingNoise);
+  if (m > 0) {
+    const Eigen::MatrixXd normal = solution.jacobian.transpose() * solution.jacobian;
+    const Eigen::MatrixXd inverse = normal.completeOrthogonalDecomposition().pseudoInverse();
+    for (Eigen::Index i = 0; i < m; ++i) {
+      for (Eigen::Index j = 0; j < m; ++j) result.covariance.push_back(inverse(i, j) * result.noise_variance);
+    }
+  }
   for (Eigen::Index j = 0; j < m; ++j) {
     ParamEstimate& e = result.params[index(free[static_cast<std::size_t>(j)])];
     e.status = ParamStatus::kFitted;
@@ -452,6 +464,33 @@ FitResult DeviceFit::fit_from(const std::vector<std::size_t>& observations, int 
   }
   result.rms_relative_error = std::sqrt(sum / static_cast<double>(observations.size()));
   return result;
+}
+
+Interval DeviceFit::interval_of(const FitResult& fit, const std::function<double(const ParamValues&)>& predict_with) {
+  Interval out;
+  out.value = predict_with(fit.values);
+  // d log(prediction) / d log(parameter), forward differences of 1e-3 in the parameter's log.
+  constexpr double kStep = 1e-3;
+  const std::size_t m = fit.fitted.size();
+  std::vector<double> g(m, 0.0);
+  for (std::size_t j = 0; j < m; ++j) {
+    ParamValues v = fit.values;
+    at(v, fit.fitted[j]) *= std::exp(kStep);
+    g[j] = std::log(predict_with(v) / out.value) / kStep;
+  }
+  double variance = fit.noise_variance;
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < m; ++j) variance += g[i] * fit.covariance[i * m + j] * g[j];
+  }
+  const double sd = std::sqrt(std::max(0.0, variance));
+  out.lo = out.value * std::exp(-sd);
+  out.hi = out.value * std::exp(sd);
+  return out;
+}
+
+Interval DeviceFit::interval(const Observation& o, const FitResult& fit) const {
+  const bool link = link_fitted(fit);
+  return interval_of(fit, [&](const ParamValues& v) { return predict(o, v, link); });
 }
 
 Profile DeviceFit::target_profile(const FitResult& fit) const { return profile_for(setup_.target, fit.values); }
@@ -518,7 +557,8 @@ std::vector<HoldoutRow> score_held_out(const DeviceFit& device, const FitResult&
     if (std::optional<std::string> why = device.unpredictable(device.observation_spec(cells[i]), fit)) {
       row.why_not = *why;
     } else {
-      row.predicted = device.predict(cells[i], fit.values, link_fitted(fit));
+      row.interval = device.interval(cells[i], fit);
+      row.predicted = row.interval->value;
     }
     rows.push_back(row);
   }

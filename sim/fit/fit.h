@@ -8,6 +8,7 @@
 // 0.5 s and 500 s epochs weighs every cell alike. Parameters are fitted in log space (all are
 // positive) by Levenberg-Marquardt with a forward-difference Jacobian (Eigen).
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,12 +46,35 @@ struct FitResult {
   std::vector<double> predicted;       // per observation, its measured quantity
   int degrees_of_freedom = 0;          // observations - fitted parameters
   double rms_relative_error = 0;       // sqrt(mean(((predicted - measured) / measured)^2))
+  // The prediction interval's ingredients (DeviceFit::interval): the covariance of the fitted
+  // parameters' logs (row-major, `fitted` x `fitted`, in `fitted`'s order) and the log-space
+  // variance of one measured timing, sigma^2 = max(residual variance, kTimingNoise^2) (the
+  // residual variance is 0 without degrees of freedom): covariance = sigma^2 (J^T J)^+.
+  std::vector<Param> fitted;
+  std::vector<double> covariance;
+  double noise_variance = 0;
+
   // Another minimum that fits nearly as well (rms within 10% + 0.5 points) with some parameter
   // more than 2x apart: the observations admit two explanations. Holds no alternative itself.
   std::shared_ptr<const FitResult> alternative;
 
   const ParamEstimate& estimate(Param p) const { return params[static_cast<std::size_t>(p)]; }
   std::vector<std::string> undetermined() const;  // names of the undetermined parameters
+};
+
+// The spread of a measured epoch or iteration time the intervals assume at least (log space,
+// about 5%): repeats of one configuration on the machines this project timed spread 0.5-5.4%
+// (CPU) and more on the GPUs (docs/FIT.md "Intervals"). Not fitted to any table.
+inline constexpr double kTimingNoise = 0.05;
+
+// A prediction with its interval: the central value and the bounds of the central 68% (one
+// standard deviation each side in log space: the parameters' covariance carried through the
+// simulator by finite differences, plus one timing's noise).
+struct Interval {
+  double value = 0;
+  double lo = 0;
+  double hi = 0;
+  bool contains(double x) const { return lo <= x && x <= hi; }
 };
 
 // What the fit and its predictions are about.
@@ -85,6 +109,10 @@ class DeviceFit {
 
   // The observation's measured quantity as the simulator predicts it with `values`.
   double predict(const Observation& o, const ParamValues& values, bool link_fitted) const;
+  // The same with its 68% interval (one simulation per fitted parameter beyond the prediction).
+  Interval interval(const Observation& o, const FitResult& fit) const;
+  // The interval of any quantity `predict_with(values)` computes from the fit's parameters.
+  static Interval interval_of(const FitResult& fit, const std::function<double(const ParamValues&)>& predict_with);
   const SweepConfig& config() const { return setup_.config; }
   RunSpec observation_spec(const Observation& o) const;
   const Observation& observation(std::size_t i) const { return setup_.config.observations.at(i); }
@@ -107,6 +135,7 @@ bool link_fitted(const FitResult& fit);
 struct HoldoutRow {
   std::size_t observation = 0;
   std::optional<double> predicted;  // none: the others cannot predict it
+  std::optional<Interval> interval; // score_held_out: the prediction's 68% interval
   std::string why_not;              // when not predicted: what the others leave undetermined
 };
 std::vector<HoldoutRow> holdout(const DeviceFit& fit, std::size_t observations);

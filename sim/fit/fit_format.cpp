@@ -99,10 +99,14 @@ namespace {
 // Timings against predictions, then `<label> MAPE epoch_s: X.X% over N <unit>`.
 std::string format_scored(const std::vector<HoldoutRow>& rows, const std::vector<Observation>& cells,
                           const std::string& title, const std::string& label, const std::string& unit) {
+  bool intervals = false;
+  for (const HoldoutRow& row : rows) intervals = intervals || row.interval.has_value();
   std::string out = title + "\n";
-  out += "  " + pad("timing", 44) + pad("measured", 14) + pad("predicted", 14) + "error\n";
+  out += "  " + pad("timing", 44) + pad("measured", 14) + pad("predicted", 14) +
+         (intervals ? pad("68% interval", 22) : "") + "error\n";
   double sum = 0;
   int counted = 0;
+  int covered = 0;
   for (const HoldoutRow& row : rows) {
     const Observation& o = cells[row.observation];
     out += "  " + pad("line " + std::to_string(o.line) + ": " + describe(o), 44) +
@@ -114,8 +118,23 @@ std::string format_scored(const std::vector<HoldoutRow>& rows, const std::vector
     const double error = (*row.predicted - o.measured()) / o.measured();
     sum += std::abs(error);
     ++counted;
-    out += pad(printf_string("%.4g s", *row.predicted), 14) + printf_string("%+.1f%%", error * 100) + " (" +
-           o.measure() + ")\n";
+    out += pad(printf_string("%.4g s", *row.predicted), 14);
+    if (row.interval) {
+      const bool inside = row.interval->contains(o.measured());
+      covered += inside ? 1 : 0;
+      out += pad(printf_string("%.4g-", row.interval->lo) + printf_string("%.4g s", row.interval->hi) +
+                     (inside ? "" : " *"),
+                 22);
+    } else if (intervals) {
+      out += pad("", 22);
+    }
+    out += printf_string("%+.1f%%", error * 100) + " (" + o.measure() + ")\n";
+  }
+  if (intervals && counted > 0) {
+    out += "  68% interval (the fit's covariance and a timing noise of at least " +
+           printf_string("%.0f%%", 100 * kTimingNoise) + ", docs/FIT.md)" +
+           " covers " + std::to_string(covered) + " of " + std::to_string(counted) +
+           printf_string(" cells (%.0f%%); * marks a miss\n", 100.0 * covered / counted);
   }
   const int missing = static_cast<int>(rows.size()) - counted;
   if (missing > 0) {

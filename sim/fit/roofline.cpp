@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/cost.h"
+#include "models/describe.h"
 
 namespace trainsim::fit {
 namespace {
@@ -35,12 +36,24 @@ Roof roof_of(const std::optional<GpuSpec>& gpu) {
   return Roof{gpu->fp32_training_flops(), gpu->memory_bandwidth_gbs * 1e9, gpu->sms};
 }
 
+int StepRoofline::total_ops() const {
+  int total = loss_ops + optimizer_ops;
+  for (int n : forward_ops) total += n;
+  for (int n : backward_ops) total += n;
+  return total;
+}
+
 StepRoofline step_roofline(const std::string& model, int64_t batch, const Roof& roof) {
   StepRoofline out;
   for (const models::LayerCost& layer : models::layer_costs(model, batch)) {
     out.forward_s.push_back(ops_seconds(layer.forward, roof));
     out.backward_s.push_back(ops_seconds(layer.backward, roof));
     out.saved_bytes += layer.saved_bytes;
+    out.forward_ops.push_back(static_cast<int>(layer.forward.size()));
+    out.backward_ops.push_back(static_cast<int>(layer.backward.size()));
+  }
+  for (const LayerProfile& layer : models::describe_model(model).layers) {
+    out.optimizer_ops += static_cast<int>(layer.params.size());
   }
   const models::StepCost step = models::step_cost(model, batch);
   out.loss_s = op_seconds(step.loss_forward, roof) + op_seconds(step.loss_backward, roof);

@@ -42,6 +42,13 @@ struct StepRoofline {
   double bucket_copy_s = 0;        // DDP: gradients copied into the buckets and the result back
   double saved_bytes = 0;          // activations autograd keeps for backward (all layers)
   double param_bytes = 0;
+  // Ops the host issues (models/cost.h's kernel-level ops): per layer, the loss's forward and
+  // backward, the optimizer's pass over each parameter tensor; zero_grad issues none of its own.
+  std::vector<int> forward_ops;
+  std::vector<int> backward_ops;
+  int loss_ops = 2;
+  int optimizer_ops = 0;
+  int total_ops() const;
 };
 
 // Throws std::invalid_argument for an unknown model or batch < 1.

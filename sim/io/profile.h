@@ -77,6 +77,11 @@ struct LayerProfile {
   double forward_flops = 0;           // per sample (multiply-add = 2 FLOPs)
   std::vector<double> forward_s;      // per batch in ModelProfile::batches
   std::vector<double> backward_s;     // per batch in ModelProfile::batches
+  // The host's time to issue the layer's forward and backward (the call returns, no
+  // synchronisation) per batch; empty = not measured (a CPU device, where host and device are
+  // one, or an older profile). Present for every layer or for none (ModelProfile::has_host_issue).
+  std::vector<double> host_forward_s;
+  std::vector<double> host_backward_s;
 
   int64_t param_bytes() const {
     int64_t total = 0;
@@ -124,6 +129,11 @@ struct ModelProfile {
   std::vector<double> zero_grad_s;    // optimizer.zero_grad(), per batch
   std::vector<double> optimizer_s;    // SGD step (lr 0.1, momentum 0.9, wd 5e-4), per batch
   std::vector<double> iteration_s;    // whole fused iteration, for cross-checking the sum
+  // The host's time to issue the loss, zero_grad and the optimizer step (no synchronisation), per
+  // batch; empty = not measured (see LayerProfile::host_forward_s).
+  std::vector<double> host_loss_s;
+  std::vector<double> host_zero_grad_s;
+  std::vector<double> host_optimizer_s;
   // The C++ trainer's DDP loop body on ONE rank (c10d::Reducer over a 1-rank process group:
   // hooks, bucket copies, buffer broadcast, the 1-rank all-reduce), no loader and no copy, per
   // batch; empty = not measured.
@@ -131,7 +141,11 @@ struct ModelProfile {
   // The reducer's steady-state buckets as measure recorded them; empty = not recorded (the
   // simulator then derives PyTorch's assignment from the layers' params).
   std::vector<DdpBucket> ddp_buckets;
-  std::vector<double> peak_memory_bytes;  // per batch
+  std::vector<double> peak_memory_bytes;  // per batch: the first iteration's (autotuning included)
+  // The peak of a steady-state iteration (after the warm-up and timed repeats), per batch; empty =
+  // not measured (older profiles). cuDNN's autotuning workspaces make the first iteration's peak
+  // several times the steady one on a GPU; OOM verdicts use this one when it is there.
+  std::vector<double> steady_peak_memory_bytes;
   std::string memory_method;          // "cuda-allocator-peak" or "process-rss"
   std::optional<int64_t> oom_batch;   // smallest batch that ran out of memory, if any
   std::optional<int64_t> max_batch_tried;  // largest batch attempted (grid cap), if any
@@ -143,6 +157,9 @@ struct ModelProfile {
     for (const auto& l : layers) total += l.param_bytes();
     return total;
   }
+  // Whether the host's issue times were measured (every layer's and the loss's, zero_grad's and
+  // the optimizer's); the reader accepts all of them or none.
+  bool has_host_issue() const { return !host_optimizer_s.empty(); }
   bool is_missing(const std::string& what) const {
     for (const auto& m : missing) {
       if (m == what) return true;

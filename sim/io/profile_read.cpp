@@ -114,7 +114,7 @@ MeasurementInfo parse_measurement(const Value& value) {
 
 LayerProfile parse_layer(const Value& value, size_t batch_count) {
   const Map map(value, {"name", "kind", "params", "buffer_bytes", "output_shape", "forward_flops",
-                        "forward_s", "backward_s"});
+                        "forward_s", "backward_s", "host_forward_s", "host_backward_s"});
   LayerProfile layer;
   layer.name = map.required("name").as_string();
   layer.kind = map.required("kind").as_string();
@@ -133,6 +133,8 @@ LayerProfile parse_layer(const Value& value, size_t batch_count) {
   layer.forward_flops = map.required("forward_flops").as_double(kNonNegative);
   layer.forward_s = parse_per_batch(map, "forward_s", batch_count);
   layer.backward_s = parse_per_batch(map, "backward_s", batch_count);
+  if (map.optional("host_forward_s")) layer.host_forward_s = parse_per_batch(map, "host_forward_s", batch_count);
+  if (map.optional("host_backward_s")) layer.host_backward_s = parse_per_batch(map, "host_backward_s", batch_count);
   return layer;
 }
 
@@ -246,11 +248,44 @@ int64_t parse_count_or_missing(const Map& map, const char* key, const ModelProfi
   return count;
 }
 
+// The host's issue times (host_loss_s, host_zero_grad_s, host_optimizer_s and every layer's
+// host_forward_s and host_backward_s): all of them or none, since the simulator overlaps the
+// host with the device only where it knows both for every part of the step.
+void parse_host_issue(const Map& map, const Value& value, ModelProfile& model) {
+  const size_t n = model.batches.size();
+  const char* model_keys[] = {"host_loss_s", "host_zero_grad_s", "host_optimizer_s"};
+  std::vector<double>* model_arrays[] = {&model.host_loss_s, &model.host_zero_grad_s, &model.host_optimizer_s};
+  bool any = false;
+  for (int i = 0; i < 3; ++i) {
+    if (map.optional(model_keys[i])) {
+      *model_arrays[i] = parse_per_batch(map, model_keys[i], n);
+      any = true;
+    }
+  }
+  for (const LayerProfile& l : model.layers) any = any || !l.host_forward_s.empty() || !l.host_backward_s.empty();
+  if (!any) return;
+  for (int i = 0; i < 3; ++i) {
+    if (model_arrays[i]->empty()) {
+      value.fail(std::string("host issue times are given for part of the step: ") + model_keys[i] +
+                 " is missing (give host_loss_s, host_zero_grad_s, host_optimizer_s and every layer's "
+                 "host_forward_s and host_backward_s, or none)");
+    }
+  }
+  for (const LayerProfile& l : model.layers) {
+    if (l.host_forward_s.empty() || l.host_backward_s.empty()) {
+      value.fail("host issue times are given for part of the step: layer " + l.name + " has no " +
+                 (l.host_forward_s.empty() ? "host_forward_s" : "host_backward_s") +
+                 " (give every layer's or none)");
+    }
+  }
+}
+
 ModelProfile parse_model(const std::string& name, const Value& value) {
   const Map map(value, {"source", "missing", "parameters", "input_bytes_per_sample", "num_classes", "batches",
                         "loss_s", "zero_grad_s", "optimizer_s", "iteration_s", "ddp_iteration_s",
                         "peak_memory_bytes", "memory_method", "oom_batch", "max_batch_tried",
-                        "host_contention", "ddp_buckets", "layers"});
+                        "host_contention", "ddp_buckets", "layers", "host_loss_s", "host_zero_grad_s",
+                        "host_optimizer_s", "steady_peak_memory_bytes"});
   ModelProfile model;
   model.name = name;
   if (auto v = map.optional("source")) model.source = v->as_string();
@@ -270,6 +305,9 @@ ModelProfile parse_model(const std::string& name, const Value& value) {
   model.iteration_s = parse_per_batch_or_missing(map, "iteration_s", n, model);
   if (map.optional("ddp_iteration_s")) model.ddp_iteration_s = parse_per_batch(map, "ddp_iteration_s", n);
   model.peak_memory_bytes = parse_per_batch_or_missing(map, "peak_memory_bytes", n, model);
+  if (map.optional("steady_peak_memory_bytes")) {
+    model.steady_peak_memory_bytes = parse_per_batch(map, "steady_peak_memory_bytes", n);
+  }
   model.memory_method = map.required("memory_method").as_string();
   model.oom_batch = parse_optional_batch(map, "oom_batch");
   model.max_batch_tried = parse_optional_batch(map, "max_batch_tried");
@@ -279,6 +317,7 @@ ModelProfile parse_model(const std::string& name, const Value& value) {
     model.layers.push_back(parse_layer(layer, n));
   }
   if (auto v = map.optional("ddp_buckets")) model.ddp_buckets = parse_ddp_buckets(*v, model);
+  parse_host_issue(map, value, model);
   return model;
 }
 

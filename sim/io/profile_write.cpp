@@ -150,6 +150,9 @@ void write_layer(YamlText& y, const LayerProfile& layer) {
   y.line(4, "forward_flops: " + format_double(layer.forward_flops));
   y.line(4, "forward_s: " + flow(layer.forward_s));
   y.line(4, "backward_s: " + flow(layer.backward_s));
+  // Optional: written only when measured, so profiles without them keep their exact bytes.
+  if (!layer.host_forward_s.empty()) y.line(4, "host_forward_s: " + flow(layer.host_forward_s));
+  if (!layer.host_backward_s.empty()) y.line(4, "host_backward_s: " + flow(layer.host_backward_s));
 }
 
 void write_model(YamlText& y, const std::string& key, const ModelProfile& model) {
@@ -174,7 +177,15 @@ void write_model(YamlText& y, const std::string& key, const ModelProfile& model)
   y.line(2, "optimizer_s: " + flow(model.optimizer_s));
   y.line(2, "iteration_s: " + flow(model.iteration_s));
   if (!model.ddp_iteration_s.empty()) y.line(2, "ddp_iteration_s: " + flow(model.ddp_iteration_s));
+  if (model.has_host_issue()) {
+    y.line(2, "host_loss_s: " + flow(model.host_loss_s));
+    y.line(2, "host_zero_grad_s: " + flow(model.host_zero_grad_s));
+    y.line(2, "host_optimizer_s: " + flow(model.host_optimizer_s));
+  }
   y.line(2, "peak_memory_bytes: " + flow(model.peak_memory_bytes));
+  if (!model.steady_peak_memory_bytes.empty()) {
+    y.line(2, "steady_peak_memory_bytes: " + flow(model.steady_peak_memory_bytes));
+  }
   y.line(2, "memory_method: " + quote(model.memory_method));
   y.line(2, "oom_batch: " + optional_int(model.oom_batch));
   y.line(2, "max_batch_tried: " + optional_int(model.max_batch_tried));

@@ -232,18 +232,37 @@ std::string format_q1(const ReportContext& c, const ResultGrid& grid) {
              : "ddp with " + one + " (dp is not swept).\n";
   out += "train_s is the course's Q1 time: the epoch without loader waits (H2D copy, forward, "
          "backward and update included).\n\n";
-  TextTable table({"batch", "epoch_s", "train_s", "iterations", "peak_mem_gib", "fits"});
+  // A fitted device's epoch times carry their 68% interval (docs/FIT.md "Intervals").
+  bool intervals = false;
+  for (int64_t b : c.batches) {
+    const SimResult* r = grid.find(*strategy, 1, b);
+    intervals = intervals || (r != nullptr && r->epoch_s_hi > 0);
+  }
+  std::vector<std::string> header{"batch", "epoch_s", "train_s", "iterations", "peak_mem_gib", "fits"};
+  if (intervals) header.insert(header.begin() + 2, "epoch_s 68%");
+  TextTable table(header);
   std::optional<int64_t> first_oom;
   int64_t largest_fitting = 0;
   for (int64_t b : c.batches) {
     const SimResult* r = grid.find(*strategy, 1, b);
     if (r == nullptr) continue;
     if (!r->runnable) {
-      table.add_row({std::to_string(b), kNotRunnable, kNotRunnable, kNone, kNone, kNotRunnable});
+      std::vector<std::string> row{std::to_string(b), kNotRunnable, kNotRunnable, kNone, kNone, kNotRunnable};
+      if (intervals) row.insert(row.begin() + 2, kNone);
+      table.add_row(row);
       continue;
     }
-    table.add_row({std::to_string(b), time_cell(r, &SimResult::epoch_s), time_cell(r, &SimResult::train_s),
-                   std::to_string(r->iterations), format_gib(r->peak_mem_bytes), r->fits ? "yes" : "no"});
+    // A steady-state peak with the first iteration's beside it (docs/OUTPUT.md).
+    const std::string peak = r->first_iteration_peak_mem_bytes > 0
+                                 ? format_gib(r->peak_mem_bytes) + " (first " + format_gib(r->first_iteration_peak_mem_bytes) + ")"
+                                 : format_gib(r->peak_mem_bytes);
+    std::vector<std::string> row{std::to_string(b), time_cell(r, &SimResult::epoch_s), time_cell(r, &SimResult::train_s),
+                                 std::to_string(r->iterations), peak, r->fits ? "yes" : "no"};
+    if (intervals) {
+      row.insert(row.begin() + 2, !r->fits ? kOom : r->epoch_s_hi > 0 ? seconds(r->epoch_s_lo) + "-" + seconds(r->epoch_s_hi)
+                                                    : kNone);
+    }
+    table.add_row(row);
     if (!r->fits && (!first_oom || b < *first_oom)) first_oom = b;
     if (r->fits) largest_fitting = std::max(largest_fitting, b);
   }

@@ -134,6 +134,9 @@ IterationOps DdpGraph::add_iteration(int64_t k) {
     add_loader_batch(k + 2 * in_.workers, batch_ops);
   }
 
+  // The host issues the forward once the copy is done; the buffers' broadcast is enqueued on the
+  // comm stream and waited for by the device, not the host.
+  std::vector<OpId> issued = before_forward;
   if (broadcast_buffers_) {
     const OpId bcast = ops.add_op(buffer_broadcast_ns_, comms_.data(), comms_.size(),
                                   before_forward.data(), before_forward.size(), tag,
@@ -144,26 +147,37 @@ IterationOps DdpGraph::add_iteration(int64_t k) {
   // Forward, loss, backward on every rank, layer by layer; remember each layer's backward op.
   // With SyncBatchNorm each layer's statistics exchange follows its compute on every rank, and
   // the next layer waits for it.
+  // The launch queue: each rank's host thread issues its parts after the copy (a pageable copy
+  // returns once done), and each device op waits for its issue (without issue times, none).
   std::vector<OpId> prev = before_forward;
+  const bool launch = d.host_issue();
+  const auto launched = [&](std::size_t r, des::SimTime host_ns, uint32_t launch_label, des::SimTime device_ns,
+                            uint32_t label) {
+    prev[r] = add_launched(g_, Launch{ranks_[r].host, issued[r]}, launch ? host_ns : -1, launch_label,
+                           ranks_[r].compute, device_ns, {prev[r]}, tag, label);
+  };
   const auto sync = [&](des::SimTime ns, uint32_t label) {
     const OpId op = ops.add_op(ns, comms_.data(), comms_.size(), prev.data(), prev.size(), tag, label);
     std::fill(prev.begin(), prev.end(), op);
   };
+  const auto host_of = [&](const std::vector<des::SimTime>& v, std::size_t l) { return launch ? v[l] : 0; };
   for (std::size_t l = 0; l < layers; ++l) {
+    const auto offset = static_cast<uint32_t>(l);
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
-      prev[r] = ops.add_op(d.forward[l], {ranks_[r].compute}, {prev[r]}, tag,
-                           labels_.forward0 + static_cast<uint32_t>(l));
+      launched(r, host_of(d.host_forward, l), labels_.launch_forward0 + offset, d.forward[l],
+               labels_.forward0 + offset);
     }
     if (!sync_forward_ns_.empty() && sync_forward_ns_[l] > 0) sync(sync_forward_ns_[l], sync_forward_labels_[l]);
   }
-  for (std::size_t r = 0; r < ranks_.size(); ++r) {
-    prev[r] = ops.add_op(d.loss, {ranks_[r].compute}, {prev[r]}, tag, labels_.loss);
-  }
+  for (std::size_t r = 0; r < ranks_.size(); ++r) launched(r, d.host_loss, labels_.launch_loss, d.loss, labels_.loss);
+  // Backward: the autograd engine's device thread issues it while the loop's thread waits in
+  // backward(), so one process issues it on its host thread in order.
   std::vector<std::vector<OpId>> backward_op(ranks_.size(), std::vector<OpId>(layers));
   for (std::size_t l = layers; l-- > 0;) {
+    const auto offset = static_cast<uint32_t>(l);
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
-      prev[r] = ops.add_op(d.backward[l], {ranks_[r].compute}, {prev[r]}, tag,
-                           labels_.backward0 + static_cast<uint32_t>(l));
+      launched(r, host_of(d.host_backward, l), labels_.launch_backward0 + offset, d.backward[l],
+               labels_.backward0 + offset);
       backward_op[r][l] = prev[r];
     }
     if (!sync_backward_ns_.empty() && sync_backward_ns_[l] > 0) sync(sync_backward_ns_[l], sync_backward_labels_[l]);
@@ -182,12 +196,17 @@ IterationOps DdpGraph::add_iteration(int64_t k) {
                              scratch_.size(), tag, bucket_labels_[j]);
   }
 
+  // The optimizer's device op waits for the last bucket (the reducer's work is waited on by the
+  // stream, not the host), then zero_grad; the next iteration's host work waits for the device
+  // (loss.item() at the iteration's end).
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     Rank& rank = ranks_[r];
-    const OpId opt =
-        ops.add_op(d.optimizer, {rank.compute}, {last_backward[r], last_bucket}, tag,
-                   labels_.optimizer);
-    rank.previous_end = ops.add_op(d.zero_grad, {rank.compute}, {opt}, tag, labels_.zero_grad);
+    const OpId opt = add_launched(g_, Launch{rank.host, issued[r]}, launch ? d.host_optimizer : -1,
+                                  labels_.launch_optimizer, rank.compute, d.optimizer,
+                                  {last_backward[r], last_bucket}, tag, labels_.optimizer);
+    rank.previous_end = add_launched(g_, Launch{rank.host, issued[r]}, launch ? d.host_zero_grad : -1,
+                                     labels_.launch_zero_grad, rank.compute, d.zero_grad, {opt}, tag,
+                                     labels_.zero_grad);
     out.end_ops.push_back(rank.previous_end);
   }
   out.loop_end = ranks_[0].previous_end;

@@ -54,6 +54,10 @@ DpGraph::DpGraph(TrainingGraph& graph, const GraphInputs& in)
     gradient_chunks_ = coalesce_before_exceeding(params, kCoalesceBufferBytes);
     gather_label_ = g_.add_label(OpLabel{"gather outputs", "comm", false, 0});
     scatter_grad_label_ = g_.add_label(OpLabel{"scatter output grad", "comm", false, 0});
+    scatter_input_label_ = g_.add_label(OpLabel{"scatter input", "copy", false, 0});
+    for (int i = 0; i < in.gpus; ++i) {
+      autograd_.push_back(g_.add_resource("gpu" + std::to_string(i) + ".autograd", in.host_pool, 1.0));
+    }
     dp_host_label_ = g_.add_label(OpLabel{"dp replicate/scatter/gather (host)", "host", false, 0});
   }
 
@@ -140,17 +144,27 @@ OpId DpGraph::add_single_gpu_step(int64_t batch, int32_t tag, OpId prev) {
   const Gpu& gpu = gpus_[0];
   const SimTime h2d = in_.h2d_ns(static_cast<double>(batch * in_.model.input_bytes_per_sample));
   if (h2d > 0) prev = ops.add_op(h2d, {gpu.copy}, {prev}, tag, labels_.h2d);
+  // The launch queue: the host issues each part after the copy, the device runs behind it.
+  OpId issued = prev;
+  const Launch host{host_, issued};
+  const bool launch = d.host_issue();
+  const auto part = [&](SimTime host_ns, uint32_t launch_label, SimTime device_ns, uint32_t label) {
+    prev = add_launched(g_, host, launch ? host_ns : -1, launch_label, gpu.compute, device_ns, {prev}, tag,
+                        label);
+  };
   for (std::size_t l = 0; l < d.forward.size(); ++l) {
-    prev = ops.add_op(d.forward[l], {gpu.compute}, {prev}, tag,
-                      labels_.forward0 + static_cast<uint32_t>(l));
+    const auto offset = static_cast<uint32_t>(l);
+    part(launch ? d.host_forward[l] : 0, labels_.launch_forward0 + offset, d.forward[l], labels_.forward0 + offset);
   }
-  prev = ops.add_op(d.loss, {gpu.compute}, {prev}, tag, labels_.loss);
+  part(d.host_loss, labels_.launch_loss, d.loss, labels_.loss);
   for (std::size_t l = d.backward.size(); l-- > 0;) {
-    prev = ops.add_op(d.backward[l], {gpu.compute}, {prev}, tag,
-                      labels_.backward0 + static_cast<uint32_t>(l));
+    const auto offset = static_cast<uint32_t>(l);
+    part(launch ? d.host_backward[l] : 0, labels_.launch_backward0 + offset, d.backward[l],
+         labels_.backward0 + offset);
   }
-  prev = ops.add_op(d.optimizer, {gpu.compute}, {prev}, tag, labels_.optimizer);
-  return ops.add_op(d.zero_grad, {gpu.compute}, {prev}, tag, labels_.zero_grad);
+  part(d.host_optimizer, labels_.launch_optimizer, d.optimizer, labels_.optimizer);
+  part(d.host_zero_grad, labels_.launch_zero_grad, d.zero_grad, labels_.zero_grad);
+  return prev;
 }
 
 OpId DpGraph::add_replicated_step(int64_t batch, int32_t tag, OpId launched) {
@@ -163,79 +177,104 @@ OpId DpGraph::add_replicated_step(int64_t batch, int32_t tag, OpId launched) {
   const ResourceId gpu0_comm = gpus_[0].comm;
   const ResourceId gpu0_compute = gpus_[0].compute;
   const auto output_copy_ns = [&](int64_t samples) {
-    // One replica's output: samples * classes fp32 values.
-    return in_.h2d_ns(static_cast<double>(samples * in_.model.num_classes * 4));
+    // One replica's output, samples * classes fp32 values, copied between two GPUs.
+    return peer_copy_ns(static_cast<double>(samples * in_.model.num_classes * 4));
   };
+  const bool launch = durations_.at(chunks.front()).host_issue();
 
-  // Scatter inputs.
-  std::vector<OpId> input_ready(chunks.size(), launched);
-  for (std::size_t i = 0; i < chunks.size(); ++i) {
-    const SimTime h2d = in_.h2d_ns(static_cast<double>(chunks[i] * in_.model.input_bytes_per_sample));
-    if (h2d > 0) input_ready[i] = ops.add_op(h2d, {gpus_[i].copy}, {launched}, tag, labels_.h2d);
+  // Scatter: the loop copied the global batch to GPU 0 (inputs.to(device); a pageable copy
+  // returns once done), and DataParallel's scatter copies each other replica's chunk from GPU 0
+  // to its GPU.
+  const SimTime h2d = in_.h2d_ns(static_cast<double>(batch * in_.model.input_bytes_per_sample));
+  const OpId on_gpu0 = h2d > 0 ? ops.add_op(h2d, {gpus_[0].copy}, {launched}, tag, labels_.h2d) : launched;
+  std::vector<OpId> input_ready(chunks.size(), on_gpu0);
+  for (std::size_t i = 1; i < chunks.size(); ++i) {
+    const SimTime copy = peer_copy_ns(static_cast<double>(chunks[i] * in_.model.input_bytes_per_sample));
+    if (copy > 0) input_ready[i] = ops.add_op(copy, {gpus_[i].copy}, {on_gpu0}, tag, scatter_input_label_);
   }
   // Replicate: the comm streams run the chunks in order, so the last one done means all done.
-  OpId replicated = launched;
+  OpId replicated = on_gpu0;
   for (std::size_t j = 0; j < coll.replicate_ns.size(); ++j) {
-    replicated = ops.add_op(coll.replicate_ns[j], comms.data(), comms.size(), &launched, 1, tag,
+    replicated = ops.add_op(coll.replicate_ns[j], comms.data(), comms.size(), &on_gpu0, 1, tag,
                             coll.replicate_labels[j]);
   }
-  // Parallel forward; gather outputs on GPU 0.
-  std::vector<OpId> gathered;
-  OpId forward0_end = kNoOp;
-  for (std::size_t i = 0; i < chunks.size(); ++i) {
-    const StepDurations& d = durations_.at(chunks[i]);
-    const ResourceId compute = gpus_[i].compute;
-    OpId prev = ops.add_op(d.forward[0], {compute}, {input_ready[i], replicated}, tag,
-                           labels_.forward0);
-    for (std::size_t l = 1; l < d.forward.size(); ++l) {
-      prev = ops.add_op(d.forward[l], {compute}, {prev}, tag,
-                        labels_.forward0 + static_cast<uint32_t>(l));
-    }
-    if (i == 0) {
-      forward0_end = prev;
-    } else {
-      gathered.push_back(ops.add_op(output_copy_ns(chunks[i]), {gpu0_comm}, {prev}, tag,
-                                    gather_label_));
+  // parallel_apply: one Python thread per replica runs its forward. They share the interpreter,
+  // and the GIL passes between them at every op, so the host thread issues the replicas' layers
+  // in turn (layer l of every replica, then layer l + 1); each replica's device runs behind.
+  OpId issued = on_gpu0;
+  const Launch host{host_, issued};
+  std::vector<OpId> forward(chunks.size());
+  for (std::size_t i = 0; i < chunks.size(); ++i) forward[i] = input_ready[i];
+  const std::size_t layers = durations_.at(chunks.front()).forward.size();
+  for (std::size_t l = 0; l < layers; ++l) {
+    const auto offset = static_cast<uint32_t>(l);
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      const StepDurations& d = durations_.at(chunks[i]);
+      forward[i] = add_launched(g_, host, launch ? d.host_forward[l] : -1, labels_.launch_forward0 + offset,
+                                gpus_[i].compute, d.forward[l], {forward[i], l == 0 ? replicated : kNoOp},
+                                tag, labels_.forward0 + offset);
     }
   }
-  gathered.push_back(forward0_end);
-  const OpId loss = ops.add_op(durations_.at(batch).loss, &gpu0_compute, 1, gathered.data(),
-                               gathered.size(), tag, labels_.loss);
+  // Gather the outputs on GPU 0, then the loss there at the global batch.
+  std::vector<OpId> gathered;
+  for (std::size_t i = 1; i < chunks.size(); ++i) {
+    gathered.push_back(ops.add_op(output_copy_ns(chunks[i]), {gpu0_comm}, {forward[i]}, tag, gather_label_));
+  }
+  gathered.push_back(forward[0]);
+  const StepDurations& global = durations_.at(batch);
+  if (launch) issued = ops.add_op(global.host_loss, {host_}, {issued}, tag, labels_.launch_loss);
+  gathered.push_back(issued);
+  const OpId loss = ops.add_op(global.loss, &gpu0_compute, 1, gathered.data(), gathered.size(), tag, labels_.loss);
   // The output gradient goes back to every replica before any backward starts (one autograd
   // node scatters it to all of them).
   scratch_.assign(1, loss);
   for (std::size_t i = 1; i < chunks.size(); ++i) {
-    scratch_.push_back(ops.add_op(output_copy_ns(chunks[i]), {gpu0_comm}, {loss}, tag,
-                                  scatter_grad_label_));
+    scratch_.push_back(ops.add_op(output_copy_ns(chunks[i]), {gpu0_comm}, {loss}, tag, scatter_grad_label_));
   }
   // One zero-time join on GPU 0's comm stream (where the scatters ran, so it ends with the last
   // of them) stands for "every output gradient arrived": N edges into it and N out of it, not
   // N x N from every scatter to every replica's backward.
   const OpId grad_ready = ops.add_op(0, &gpu0_comm, 1, scratch_.data(), scratch_.size(), tag, scatter_grad_label_);
-  std::vector<OpId> backward_end;
+  // Backward: the autograd engine's thread of each device issues its replica's backward, in
+  // parallel with the others (C++, no GIL), while the loop's thread waits in backward().
+  std::vector<OpId> backward_end, backward_issued;
   for (std::size_t i = 0; i < chunks.size(); ++i) {
     const StepDurations& d = durations_.at(chunks[i]);
-    const ResourceId compute = gpus_[i].compute;
-    const std::size_t last = d.backward.size() - 1;
-    OpId prev = ops.add_op(d.backward[last], &compute, 1, &grad_ready, 1, tag,
-                           labels_.backward0 + static_cast<uint32_t>(last));
-    for (std::size_t l = last; l-- > 0;) {
-      prev = ops.add_op(d.backward[l], {compute}, {prev}, tag,
-                        labels_.backward0 + static_cast<uint32_t>(l));
+    OpId thread_issued = issued;
+    const Launch autograd{autograd_[i], thread_issued};
+    OpId prev = grad_ready;
+    for (std::size_t l = d.backward.size(); l-- > 0;) {
+      prev = add_launched(g_, autograd, launch ? d.host_backward[l] : -1,
+                          labels_.launch_backward0 + static_cast<uint32_t>(l), gpus_[i].compute, d.backward[l],
+                          {prev}, tag, labels_.backward0 + static_cast<uint32_t>(l));
     }
     backward_end.push_back(prev);
+    backward_issued.push_back(thread_issued);
   }
-  // Reduce-add only after every replica finished backward (no overlap).
+  // Reduce-add (Broadcast's backward, one autograd node over every parameter) once every
+  // replica finished backward: no overlap.
   OpId reduced = kNoOp;
   for (std::size_t j = 0; j < coll.reduce_ns.size(); ++j) {
     reduced = ops.add_op(coll.reduce_ns[j], comms.data(), comms.size(), backward_end.data(),
                          backward_end.size(), tag, coll.reduce_labels[j]);
   }
+  // backward() returns once every thread issued its part; then the loop's thread issues the
+  // optimizer and zero_grad on GPU 0.
+  if (launch) {
+    backward_issued.push_back(issued);
+    issued = ops.add_op(0, &host_, 1, backward_issued.data(), backward_issued.size(), tag, labels_.next_batch);
+  }
   const StepDurations& d0 = durations_.at(chunks.front());
-  const OpId opt =
-      ops.add_op(d0.optimizer, {gpu0_compute}, {backward_end.front(), reduced}, tag,
-                 labels_.optimizer);
-  return ops.add_op(d0.zero_grad, {gpu0_compute}, {opt}, tag, labels_.zero_grad);
+  const OpId opt = add_launched(g_, host, launch ? d0.host_optimizer : -1, labels_.launch_optimizer, gpu0_compute,
+                                d0.optimizer, {backward_end.front(), reduced}, tag, labels_.optimizer);
+  return add_launched(g_, host, launch ? d0.host_zero_grad : -1, labels_.launch_zero_grad, gpu0_compute,
+                      d0.zero_grad, {opt}, tag, labels_.zero_grad);
+}
+
+SimTime DpGraph::peer_copy_ns(double bytes) const {
+  // A copy between two GPUs takes the path a 2-rank broadcast takes on the same link (P2P over
+  // NVLink or PCIe, or through host memory where P2P is off): the collective model's broadcast.
+  return des::to_ns(in_.collectives.seconds(hw::CollectiveOp::kBroadcast, 2, bytes));
 }
 
 }  // namespace trainsim::train

@@ -1,23 +1,25 @@
 #pragma once
-// DataParallel: one process, one loader producing GLOBAL batches, N GPUs. Per iteration:
-//   next batch (host) -> loop overhead (host) -> [N > 1, when fitted: DataParallel's host work,
+// DataParallel: one process, one loader producing GLOBAL batches, N GPUs, in the order of
+// PyTorch's DataParallel.forward (docs/SIMULATOR.md "DataParallel", docs/HOST.md). Per iteration:
+//   next batch (host) -> loop overhead (host) -> [N > 1, when fitted: DataParallel's Python work,
 //   GraphInputs::dp_host_per_replica_ns per replica] ->
-//   N = 1: h2d (gpu0.copy) -> forward -> loss -> backward -> optimizer -> zero_grad, all on gpu0
-//          (DataParallel with one device just calls the module);
-//   N > 1: scatter: the batch is split like Tensor.chunk(N) (chunks of ceil(B/N), the last one
-//          smaller, possibly fewer than N chunks; replicas = chunks) and each chunk copied
-//          host-to-device on its GPU's copy engine;
-//          replicate: parameters, then buffers, broadcast from GPU 0 to every replica in
-//          coalesced chunks (broadcast_coalesced, 10 MiB, chunk closes at the limit) on the comm
-//          streams;
-//          forward on every replica (its chunk) -> gather: each replica's output (chunk * classes
-//          * 4 bytes) copied to GPU 0 (a copy on gpu0.comm) -> loss on GPU 0 at the global batch
-//          -> the output gradient scattered back (the same copies) -> backward on every replica
-//          -> reduce-add of all gradients onto GPU 0 in coalesced chunks (reduce_add_coalesced,
-//          10 MiB, chunk never passes the limit) once EVERY replica finished backward ->
-//          optimizer and zero_grad on GPU 0 only.
-// Device-to-device copies are not in the profile: the host-to-device curve stands in for
-// them (0 on a CPU profile).
+//   N = 1: h2d (gpu0.copy) -> forward -> loss -> backward -> optimizer -> zero_grad on gpu0
+//          through the launch queue (DataParallel with one device just calls the module);
+//   N > 1: the global batch copied host-to-device to GPU 0, then scatter: split like
+//          Tensor.chunk(N) (chunks of ceil(B/N), the last smaller, possibly fewer than N chunks;
+//          replicas = chunks), each other chunk copied GPU 0 -> its GPU (device to device);
+//          replicate: parameters, then buffers, broadcast from GPU 0 in coalesced chunks
+//          (broadcast_coalesced, 10 MiB, a chunk closes at the limit) on the comm streams;
+//          forward: the host thread issues layer l of every replica in turn (parallel_apply's
+//          threads share the GIL), each replica's device runs behind -> gather: outputs copied to
+//          GPU 0 -> loss on GPU 0 at the global batch -> the output gradient copied back ->
+//          backward on every replica, issued by its device's autograd thread (gpuI.autograd) in
+//          parallel -> reduce-add of all gradients onto GPU 0 in coalesced chunks
+//          (reduce_add_coalesced, 10 MiB, a chunk never passes the limit) once EVERY replica
+//          finished backward -> optimizer and zero_grad on GPU 0, issued by the host once every
+//          autograd thread is done.
+// Issue ops exist only where the profile has the host's issue times (StepDurations::host_issue).
+// Device-to-device copies cost a 2-rank broadcast on the same link (the collective model).
 
 #include <map>
 #include <memory>
@@ -59,6 +61,7 @@ class DpGraph final : public IterationGraph {
   void add_loader_batch(int64_t j, des::OpId slot_freed_by);
   des::OpId add_single_gpu_step(int64_t batch, int32_t tag, des::OpId prev);
   des::OpId add_replicated_step(int64_t batch, int32_t tag, des::OpId prev);
+  des::SimTime peer_copy_ns(double bytes) const;
 
   TrainingGraph& g_;
   const GraphInputs& in_;
@@ -75,7 +78,8 @@ class DpGraph final : public IterationGraph {
   std::vector<int64_t> param_chunks_, buffer_chunks_, gradient_chunks_;  // bytes
   std::map<int, ReplicaCollectives> collectives_;
   StepLabels labels_;
-  uint32_t gather_label_ = 0, scatter_grad_label_ = 0, dp_host_label_ = 0;
+  uint32_t gather_label_ = 0, scatter_grad_label_ = 0, scatter_input_label_ = 0, dp_host_label_ = 0;
+  std::vector<des::ResourceId> autograd_;  // per GPU: the autograd engine's thread issuing its backward
   std::vector<des::OpId> scratch_;
 };
 

@@ -13,6 +13,11 @@ const StepDurations& StepDurationCache::at(int64_t batch) {
   d.zero_grad = des::to_ns(t.zero_grad_s);
   d.optimizer = des::to_ns(t.optimizer_s);
   d.overhead = des::to_ns(t.overhead_s);
+  for (double s : t.host_forward_s) d.host_forward.push_back(des::to_ns(s));
+  for (double s : t.host_backward_s) d.host_backward.push_back(des::to_ns(s));
+  d.host_loss = des::to_ns(t.host_loss_s);
+  d.host_zero_grad = des::to_ns(t.host_zero_grad_s);
+  d.host_optimizer = des::to_ns(t.host_optimizer_s);
   return cache_.emplace(batch, std::move(d)).first->second;
 }
 

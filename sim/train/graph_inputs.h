@@ -63,6 +63,14 @@ struct StepDurations {
   des::SimTime zero_grad = 0;
   des::SimTime optimizer = 0;
   des::SimTime overhead = 0;
+  // The host's issue time of each part (StepTimes::host_*); all empty / 0 without host issue
+  // times, and then no issue ops are built.
+  std::vector<des::SimTime> host_forward;
+  std::vector<des::SimTime> host_backward;
+  des::SimTime host_loss = 0;
+  des::SimTime host_zero_grad = 0;
+  des::SimTime host_optimizer = 0;
+  bool host_issue() const { return !host_forward.empty(); }
 };
 
 // StepModel::at in ns, computed once per batch size (an epoch uses at most a few).

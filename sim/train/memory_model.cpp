@@ -2,19 +2,22 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace trainsim::train {
 
-MemoryModel::MemoryModel(const ModelProfile& model) {
+MemoryModel::MemoryModel(const ModelProfile& model, Peak peak) {
   double buffers = 0;
   for (const LayerProfile& l : model.layers) buffers += static_cast<double>(l.buffer_bytes);
   static_bytes_ = 3.0 * static_cast<double>(model.param_bytes()) + buffers;
 
-  const auto& peaks = model.peak_memory_bytes;
+  steady_ = peak == Peak::kSteady && !model.steady_peak_memory_bytes.empty();
+  const auto& peaks = steady_ ? model.steady_peak_memory_bytes : model.peak_memory_bytes;
   if (peaks.empty()) return;
   if (peaks.size() != model.batches.size()) {
-    throw std::invalid_argument("model " + model.name + ": peak_memory_bytes not aligned with "
-                                "batches");
+    throw std::invalid_argument("model " + model.name + ": " +
+                                (steady_ ? "steady_peak_memory_bytes" : "peak_memory_bytes") +
+                                " not aligned with batches");
   }
   measured_ = true;
   const std::size_t n = peaks.size();

@@ -15,18 +15,24 @@ namespace trainsim::train {
 // replica_peak(b) = static + max(0, c0 + c1 * b).
 class MemoryModel {
  public:
-  // Throws std::invalid_argument when peak_memory_bytes is not aligned with batches.
-  explicit MemoryModel(const ModelProfile& model);
+  enum class Peak {
+    kSteady,  // steady_peak_memory_bytes where measured, else peak_memory_bytes
+    kFirst,   // peak_memory_bytes: the first iteration's, autotuning workspaces included
+  };
+  // Throws std::invalid_argument when the peaks used are not aligned with batches.
+  explicit MemoryModel(const ModelProfile& model, Peak peak = Peak::kSteady);
 
   double static_bytes() const { return static_bytes_; }
   double replica_peak_bytes(int64_t batch) const;
   bool measured() const { return measured_; }  // false: no peaks measured, static only
+  bool steady() const { return steady_; }      // the steady-state peaks were used
 
  private:
   double static_bytes_ = 0;
   double intercept_ = 0;  // c0
   double slope_ = 0;      // c1, bytes per sample
   bool measured_ = false;
+  bool steady_ = false;
 };
 
 // fits = peak <= device memory (when known, > 0) and, when the profile saw an out-of-memory at

@@ -475,6 +475,16 @@ void predict_memory(SimResult& result, const Profile& profile, const ModelProfil
                                          "peak = %.0f x per-rank",
                                          n, n));
   }
+  if (memory.steady()) {
+    // The verdict is the steady state's; the first iteration (cuDNN's autotuning workspaces,
+    // the allocator's first blocks) peaks higher, and is said beside it.
+    const double first = train::MemoryModel(model, train::MemoryModel::Peak::kFirst).replica_peak_bytes(batch);
+    const double scale = profile.machine.device_kind == "cpu" && n > 1 ? n : 1;
+    result.first_iteration_peak_mem_bytes = scale * first + extra_device0_bytes;
+    add_note(result.notes, "memory: OOM verdicts on the steady-state peak (measured after the warm-up); the first "
+                           "iteration's peak, autotuning workspaces included, is shown beside it (first "
+                           "GiB, first_iteration_peak_mem_gib)");
+  }
   result.device_memory_bytes = profile.machine.device_memory_bytes;
   result.fits = train::fits_in_memory(result.peak_mem_bytes, result.device_memory_bytes, batch,
                                       model);
@@ -714,9 +724,15 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
         add_note(notes, collectives.note(hw::CollectiveOp::kBroadcast, r));
         add_note(notes, collectives.note(hw::CollectiveOp::kReduce, r));
       }
-      add_note(notes, h2d ? "dp: device-to-device copies (gather outputs, scatter output grad) "
-                            "priced with the h2d curve (not measured)"
-                          : "dp: copies of outputs between replicas not priced (host memory)");
+      add_note(notes, "dp: copies between GPUs (each replica's input chunk from GPU 0, its outputs to GPU 0 and "
+                      "their gradient back) priced as a 2-rank broadcast on the link");
+      add_note(notes, collectives.note(hw::CollectiveOp::kBroadcast, 2));
+      if (!model.has_host_issue()) {
+        add_note(notes, "dp: the profile has no host issue times (measured on a GPU only, PROFILE.md): the "
+                        "replicas' forward issued in turn under the GIL and the launch queue are not simulated "
+                        "and the loop's overhead is serial with compute; where the host sets the pace (small "
+                        "per-GPU batches) this prediction is a lower bound");
+      }
       // GPU 0 also holds every replica's gathered outputs and the reduced gradients.
       extra_device0_bytes = static_cast<double>(g->global_batch() * model.num_classes * 4) +
                             static_cast<double>(model.param_bytes());

@@ -62,6 +62,13 @@ struct SimResult {
   int64_t iterations = 0;       // ceil(train_samples / global_batch)
   bool fits = true;             // false: predicted peak memory exceeds device memory (OOM)
   double peak_mem_bytes = 0;    // predicted peak on the most loaded device (GPU 0 for dp)
+  // The same at the first iteration (autotuning workspaces included) where the profile measured
+  // the steady-state peak separately (then peak_mem_bytes is the steady one); 0: not told apart.
+  double first_iteration_peak_mem_bytes = 0;
+  // A fitted device's 68% interval of epoch_s (docs/FIT.md "Intervals"); 0: none (a measured
+  // profile's prediction, or a configuration too large to be given one).
+  double epoch_s_lo = 0;
+  double epoch_s_hi = 0;
   double device_memory_bytes = 0;
 
   double epoch_s = 0;           // wall time of the epoch

@@ -1,6 +1,8 @@
 #include "train/step_model.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <utility>
 #include <string>
 
 #include "io/errors.h"
@@ -37,6 +39,26 @@ double StepTimes::layers_s() const {
   return total;
 }
 
+double StepTimes::critical_path_s() const {
+  if (!has_host_issue()) return layers_s() + loss_s + zero_grad_s + optimizer_s;
+  // Parts in issue order as (host, device) pairs.
+  std::vector<std::pair<double, double>> parts;
+  for (std::size_t l = 0; l < forward_s.size(); ++l) parts.emplace_back(host_forward_s[l], forward_s[l]);
+  parts.emplace_back(host_loss_s, loss_s);
+  for (std::size_t l = backward_s.size(); l-- > 0;) parts.emplace_back(host_backward_s[l], backward_s[l]);
+  parts.emplace_back(host_optimizer_s, optimizer_s);
+  parts.emplace_back(host_zero_grad_s, zero_grad_s);
+  // Device op k ends at max(issue end of k, device end of k-1) + d_k; unrolled, the last one
+  // ends at max over k of (sum of h_1..h_k + sum of d_k..d_n).
+  double device_end = 0;
+  double issued = 0;
+  for (const auto& [host, device] : parts) {
+    issued += host;
+    device_end = std::max(device_end, issued) + device;
+  }
+  return device_end;
+}
+
 LoopTimes fused_loop(const ModelProfile& model) {
   return LoopTimes{model.batches, model.iteration_s, "the fused iteration (no DDP reducer)"};
 }
@@ -55,6 +77,14 @@ StepModel::StepModel(const ModelProfile& model, const LoopTimes& loop, double sl
   require_aligned(model, model.loss_s, "loss_s");
   require_aligned(model, model.zero_grad_s, "zero_grad_s");
   require_aligned(model, model.optimizer_s, "optimizer_s");
+  if (model.has_host_issue()) {
+    for (const LayerProfile& l : model.layers) {
+      require_aligned(model, l.host_forward_s, "layer " + l.name + " host_forward_s");
+      require_aligned(model, l.host_backward_s, "layer " + l.name + " host_backward_s");
+    }
+    require_aligned(model, model.host_loss_s, "host_loss_s");
+    require_aligned(model, model.host_zero_grad_s, "host_zero_grad_s");
+  }
   if (loop.batches.empty() || loop.batches.size() != loop.iteration_s.size()) {
     throw std::invalid_argument("model " + model.name + ": " + loop.what + " has " +
                                 std::to_string(loop.iteration_s.size()) + " times for " +
@@ -82,18 +112,33 @@ StepModel::StepModel(const ModelProfile& model, const LoopTimes& loop, double sl
   }
 }
 
-double StepModel::parts_at(double b, StepTimes& t) const {
-  const auto& bs = model_.batches;
-  t.forward_s.clear();
-  t.backward_s.clear();
-  for (const LayerProfile& l : model_.layers) {
+StepTimes step_parts(const ModelProfile& model, double b) {
+  const auto& bs = model.batches;
+  StepTimes t;
+  for (const LayerProfile& l : model.layers) {
     t.forward_s.push_back(interpolate_in_batch(bs, l.forward_s, b, BatchExtrapolation::kProportionalFloor));
     t.backward_s.push_back(interpolate_in_batch(bs, l.backward_s, b, BatchExtrapolation::kProportionalFloor));
   }
-  t.loss_s = interpolate_in_batch(bs, model_.loss_s, b, BatchExtrapolation::kProportionalFloor);
-  t.zero_grad_s = interpolate_in_batch(bs, model_.zero_grad_s, b, BatchExtrapolation::kHoldNearest);
-  t.optimizer_s = interpolate_in_batch(bs, model_.optimizer_s, b, BatchExtrapolation::kHoldNearest);
-  return t.layers_s() + t.loss_s + t.zero_grad_s + t.optimizer_s;
+  t.loss_s = interpolate_in_batch(bs, model.loss_s, b, BatchExtrapolation::kProportionalFloor);
+  t.zero_grad_s = interpolate_in_batch(bs, model.zero_grad_s, b, BatchExtrapolation::kHoldNearest);
+  t.optimizer_s = interpolate_in_batch(bs, model.optimizer_s, b, BatchExtrapolation::kHoldNearest);
+  if (model.has_host_issue()) {
+    // Issuing a layer's kernels costs the host per kernel, not per sample: linear between
+    // measured batches, held outside them.
+    for (const LayerProfile& l : model.layers) {
+      t.host_forward_s.push_back(interpolate_in_batch(bs, l.host_forward_s, b, BatchExtrapolation::kHoldNearest));
+      t.host_backward_s.push_back(interpolate_in_batch(bs, l.host_backward_s, b, BatchExtrapolation::kHoldNearest));
+    }
+    t.host_loss_s = interpolate_in_batch(bs, model.host_loss_s, b, BatchExtrapolation::kHoldNearest);
+    t.host_zero_grad_s = interpolate_in_batch(bs, model.host_zero_grad_s, b, BatchExtrapolation::kHoldNearest);
+    t.host_optimizer_s = interpolate_in_batch(bs, model.host_optimizer_s, b, BatchExtrapolation::kHoldNearest);
+  }
+  return t;
+}
+
+double StepModel::parts_at(double b, StepTimes& t) const {
+  t = step_parts(model_, b);
+  return t.critical_path_s();
 }
 
 double StepModel::excess_at(int64_t batch) const {
@@ -117,11 +162,13 @@ StepTimes StepModel::at(int64_t batch) const {
     t.parts_scale = (parts + excess) / parts;
   }
   const double scale = t.parts_scale * slowdown_;
-  for (double& s : t.forward_s) s *= scale;
-  for (double& s : t.backward_s) s *= scale;
-  t.loss_s *= scale;
-  t.zero_grad_s *= scale;
-  t.optimizer_s *= scale;
+  for (auto* v : {&t.forward_s, &t.backward_s, &t.host_forward_s, &t.host_backward_s}) {
+    for (double& s : *v) s *= scale;
+  }
+  for (double* s : {&t.loss_s, &t.zero_grad_s, &t.optimizer_s, &t.host_loss_s, &t.host_zero_grad_s,
+                    &t.host_optimizer_s}) {
+    *s *= scale;
+  }
   t.overhead_s *= slowdown_;
   return t;
 }

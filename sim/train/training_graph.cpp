@@ -35,6 +35,17 @@ StepLabels StepLabels::add(TrainingGraph& graph, const ModelProfile& model) {
   s.loss = graph.add_label(OpLabel{"loss", "compute", false, 0});
   s.optimizer = graph.add_label(OpLabel{"optimizer", "compute", false, 0});
   s.zero_grad = graph.add_label(OpLabel{"zero_grad", "compute", false, 0});
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const uint32_t id = graph.add_label(OpLabel{"launch fwd " + layers[l].name, "host", false, 0});
+    if (l == 0) s.launch_forward0 = id;
+  }
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const uint32_t id = graph.add_label(OpLabel{"launch bwd " + layers[l].name, "host", false, 0});
+    if (l == 0) s.launch_backward0 = id;
+  }
+  s.launch_loss = graph.add_label(OpLabel{"launch loss", "host", false, 0});
+  s.launch_optimizer = graph.add_label(OpLabel{"launch optimizer", "host", false, 0});
+  s.launch_zero_grad = graph.add_label(OpLabel{"launch zero_grad", "host", false, 0});
   s.overhead = graph.add_label(OpLabel{"loop overhead", "host", false, 0});
   s.h2d = graph.add_label(OpLabel{"h2d", "copy", false, 0});
   s.next_batch = graph.add_label(OpLabel{"next batch", "host", false, 0});
@@ -42,6 +53,19 @@ StepLabels StepLabels::add(TrainingGraph& graph, const ModelProfile& model) {
   s.fork = graph.add_label(OpLabel{"start loader workers (fork)", "host", false, 0});
   s.cow = graph.add_label(OpLabel{"copy-on-write after fork", "host", false, 0});
   return s;
+}
+
+des::OpId add_launched(TrainingGraph& graph, Launch host, des::SimTime host_ns, uint32_t launch_label,
+                       des::ResourceId device, des::SimTime device_ns, std::initializer_list<des::OpId> deps,
+                       int32_t tag, uint32_t label) {
+  if (host_ns < 0) return graph.ops.add_op(device_ns, {device}, deps, tag, label);
+  host.issued = graph.ops.add_op(host_ns, {host.thread}, {host.issued}, tag, launch_label);
+  des::OpId all[8];
+  if (deps.size() >= 8) throw std::logic_error("add_launched: more than 7 dependencies");
+  std::size_t n = 0;
+  for (des::OpId d : deps) all[n++] = d;
+  all[n++] = host.issued;
+  return graph.ops.add_op(device_ns, &device, 1, all, n, tag, label);
 }
 
 des::OpId add_fork_op(TrainingGraph& graph, des::ResourceId host, des::SimTime fork_ns, uint32_t label) {

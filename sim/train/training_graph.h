@@ -68,9 +68,28 @@ struct StepLabels {
   uint32_t inline_load = 0;  // workers = 0: the loop builds the batch itself
   uint32_t fork = 0;         // starting the loader's workers (iter(loader) forks them)
   uint32_t cow = 0;          // copy-on-write faults after the fork (first iteration)
+  // The host issuing each part (launch queue, StepDurations::host_issue): "launch fwd stem"...
+  uint32_t launch_forward0 = 0;
+  uint32_t launch_backward0 = 0;
+  uint32_t launch_loss = 0;
+  uint32_t launch_optimizer = 0;
+  uint32_t launch_zero_grad = 0;
 
   static StepLabels add(TrainingGraph& graph, const ModelProfile& model);
 };
+
+// The launch queue (docs/SIMULATOR.md "The launch queue"): a host thread issues a part, an op of
+// `host_ns` on `thread` after the thread's previous issue (`issued`, updated), and the part's
+// device op (`device_ns` on `device`) starts once it is issued and `deps` are done; the host goes
+// on issuing without waiting for the device. host_ns < 0: the profile has no issue times, no
+// issue op is built and the device op waits for `deps` alone. Returns the device op.
+struct Launch {
+  des::ResourceId thread;
+  des::OpId& issued;
+};
+des::OpId add_launched(TrainingGraph& graph, Launch host, des::SimTime host_ns, uint32_t launch_label,
+                       des::ResourceId device, des::SimTime device_ns, std::initializer_list<des::OpId> deps,
+                       int32_t tag, uint32_t label);
 
 // W workers building whole batches, round robin, at most 2W batches outstanding (PyTorch's
 // prefetch_factor 2 per worker): the op building batch j may start once batch j - 2W was handed
