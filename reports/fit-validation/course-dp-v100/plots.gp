@@ -1,0 +1,39 @@
+# trainsim `simulate` plots. Redraw: run `gnuplot plots.gp` in this folder (gnuplot 5,
+# svg terminal; Debian package gnuplot-nox). Data: the .dat files beside this script.
+if (!exists('outdir')) outdir = '.'
+set terminal svg size 900,600 dynamic noenhanced font 'sans,12' background rgb 'white'
+set key outside right top
+set grid
+set bars small
+
+# Epoch time vs batch size per GPU
+set output outdir.'/epoch_vs_batch.svg'
+set title 'Epoch time vs batch size per GPU: predicted (lines) and measured (points)'
+set xlabel 'batch per GPU'
+set ylabel 'epoch time, s'
+set logscale xy
+set format x '%g'
+set autoscale xy
+plot 'epoch_vs_batch.dat' index 0 using 1:2 with linespoints lc 1 pt 6 title 'dp 1 GPU predicted', \
+     'epoch_vs_batch.dat' index 1 using 1:2 with linespoints lc 2 pt 6 title 'dp 2 GPUs predicted', \
+     'epoch_vs_batch.dat' index 2 using 1:2 with linespoints lc 3 pt 6 title 'dp 4 GPUs predicted'
+
+# Speedup vs GPU count
+set output outdir.'/speedup_vs_gpus.svg'
+set title 'Predicted speedup T(1,b)/T(N,b) vs GPU count'
+set xlabel 'GPUs N'
+set ylabel 'speedup'
+unset logscale
+set format x '%g'
+set xrange [0.8:4.2]
+set yrange [0:*]
+set xtics 1
+plot 'speedup_vs_gpus.dat' index 0 using 1:2 with linespoints lc 1 pt 6 title 'dp b=32 predicted', \
+     'speedup_vs_gpus.dat' index 1 using 1:2 with linespoints lc 2 pt 6 title 'dp b=128 predicted', \
+     'speedup_vs_gpus.dat' index 2 using 1:2 with linespoints lc 3 pt 6 title 'dp b=512 predicted', \
+     'speedup_vs_gpus.dat' index 3 using 1:2 with linespoints lc 4 pt 6 title 'dp b=2048 predicted', \
+     x with lines dt 2 lc rgb 'gray40' title 'ideal (speedup = N)'
+unset logscale
+set xtics autofreq
+
+unset output
