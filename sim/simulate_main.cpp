@@ -417,7 +417,7 @@ Device resolve_device(const SweepConfig& given, const std::optional<Profile>& me
   d.config.interconnect = applied.interconnect;
   d.config.dp_host_per_replica_s = applied.dp_host_per_replica_s;
   if (d.config.profile_path.empty()) d.config.profile_path = "none: fitted to the observations of " + given.file;
-  d.notes = fit::fit_notes(*d.fit, target_text);
+  d.notes = fit::fit_notes(*d.fit, target_text, d.fitter->default_link());
   return d;
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <random>
@@ -10,6 +11,7 @@
 
 #include "fit/device_model.h"
 #include "fit/fit.h"
+#include "fit/fit_format.h"
 #include "io/errors.h"
 #include "io/gpu_catalog.h"
 #include "sim_test_profiles.h"
@@ -136,7 +138,10 @@ TEST(Fit, NamesWhatOneObservationCannotDetermine) {
   EXPECT_EQ(fit.estimate(Param::kLinkBusbw).status, ParamStatus::kNotInPlay);
 }
 
-TEST(Fit, MultiGpuPredictionsWithoutALinkAreRefusedNotInvented) {
+// An unknown device with no link named and none fitted: multi-GPU cells are predicted on the
+// stated default (PCIe 3.0 x16 without peer-to-peer: half of 15.75 GB/s), not refused, and the
+// fit's notes say so; a link the config names wins.
+TEST(Fit, AnUnknownDevicesMultiGpuCellsTakeTheStatedPcieDefault) {
   const SweepConfig c = generated(config_for({observation(Strategy::kDdp, 1, 32, 2, false),
                                               observation(Strategy::kDdp, 1, 512, 2, false)}),
                                   std::nullopt, [] {
@@ -145,15 +150,27 @@ TEST(Fit, MultiGpuPredictionsWithoutALinkAreRefusedNotInvented) {
                                     return v;
                                   }());
   FitSetup setup;
-  setup.config = c;  // an unknown device: no catalog link to fall back on
+  setup.config = c;  // an unknown device: no catalog link
   const DeviceFit device(setup);
   const FitResult fit = device.fit_all();
   RunSpec four;
   four.gpus = 4;
-  ASSERT_TRUE(device.unpredictable(four, fit));
-  EXPECT_NE(device.unpredictable(four, fit)->find("link"), std::string::npos);
-  RunSpec one;
-  EXPECT_FALSE(device.unpredictable(one, fit));
+  EXPECT_FALSE(device.unpredictable(four, fit));
+  EXPECT_TRUE(device.default_link());
+  ASSERT_TRUE(device.fallback_link());
+  EXPECT_NEAR(device.fallback_link()->bus_bandwidth_gbs, 16 * 8 * 128.0 / 130 / 8 / 2, 1e-9);
+  const std::vector<std::string> notes = fit_notes(fit, "an unknown device", device.default_link());
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
+                          [](const std::string& n) { return n.find("PCIe 3.0 x16 without peer-to-peer assumed") != std::string::npos; }));
+  SweepConfig named = c;
+  InterconnectAssumption link;
+  link.bus_bandwidth_gbs = 50;
+  named.interconnect = link;
+  FitSetup with_link;
+  with_link.config = named;
+  const DeviceFit given(with_link);
+  EXPECT_FALSE(given.default_link());
+  EXPECT_EQ(given.fallback_link()->bus_bandwidth_gbs, 50);
 }
 
 TEST(Fit, HoldoutPredictsEachObservationFromTheOthers) {

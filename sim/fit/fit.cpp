@@ -124,9 +124,25 @@ RunSpec DeviceFit::observation_spec(const Observation& o) const {
   return spec;
 }
 
+InterconnectAssumption default_pcie_link() {
+  GpuLink pcie3;
+  pcie3.pcie_generation = 3;
+  pcie3.pcie_lanes = 16;
+  InterconnectAssumption link;
+  link.bus_bandwidth_gbs = pcie3.pcie_gbs() / 2;  // device -> host memory -> device
+  link.latency_us = 0;
+  link.override_measured = true;
+  return link;
+}
+
+bool DeviceFit::default_link() const {
+  return !setup_.config.interconnect && !setup_.target && !setup_.measured && !setup_.config.topology;
+}
+
 std::optional<InterconnectAssumption> DeviceFit::fallback_link() const {
   if (setup_.config.interconnect) return setup_.config.interconnect;
   if (setup_.target) return catalog_interconnect(*setup_.target);
+  if (default_link()) return default_pcie_link();
   return std::nullopt;
 }
 

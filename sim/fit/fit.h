@@ -77,6 +77,12 @@ struct Interval {
   bool contains(double x) const { return lo <= x && x <= hi; }
 };
 
+// The link a fit assumes between GPUs when nothing names one (no gpu:, no interconnect:, no
+// multi-GPU observation that determines it): PCIe 3.0 x16 without peer-to-peer, so a collective's
+// bytes go through host memory and cross PCIe twice: bus bandwidth half the link's 15.75 GB/s per
+// direction, latency 0. Every prediction that uses it says so (assumed).
+InterconnectAssumption default_pcie_link();
+
 // What the fit and its predictions are about.
 struct FitSetup {
   SweepConfig config;                   // model, data set, loader, trainer, file (errors)
@@ -104,8 +110,11 @@ class DeviceFit {
   // Why `spec` cannot be predicted with this fit (a parameter it needs is undetermined), or nullopt.
   std::optional<std::string> unpredictable(const RunSpec& spec, const FitResult& fit) const;
   // The interconnect multi-GPU predictions use when the link was not fitted: the config's, else
-  // the target's catalog link; nullopt: none.
+  // the target's catalog link, else default_pcie_link() (a measured profile predicting for its own
+  // device keeps its measured curves); nullopt: none.
   std::optional<InterconnectAssumption> fallback_link() const;
+  // Whether that fallback is default_pcie_link().
+  bool default_link() const;
 
   // The observation's measured quantity as the simulator predicts it with `values`.
   double predict(const Observation& o, const ParamValues& values, bool link_fitted) const;

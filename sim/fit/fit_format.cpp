@@ -82,8 +82,14 @@ std::string format_fit(const FitResult& fit, const SweepConfig& config, const st
   return out;
 }
 
-std::vector<std::string> fit_notes(const FitResult& fit, const std::string& target) {
+std::vector<std::string> fit_notes(const FitResult& fit, const std::string& target, bool default_link) {
   std::vector<std::string> notes{"fitted device: " + target + " (docs/FIT.md)"};
+  if (default_link && !link_fitted(fit)) {
+    notes.push_back("link: no GPU, interconnect or multi-GPU observation names it: PCIe 3.0 x16 without "
+                    "peer-to-peer assumed (through host memory, every byte crosses PCIe twice: bus "
+                    "bandwidth " + printf_string("%.2f GB/s", default_pcie_link().bus_bandwidth_gbs) +
+                    ", latency 0)");
+  }
   for (const ParamEstimate& e : fit.params) {
     if (e.status != ParamStatus::kUndetermined && e.status != ParamStatus::kNotInPlay) continue;
     if (e.param == Param::kEfficiency) continue;

@@ -14,7 +14,8 @@ namespace trainsim::fit {
 std::string format_fit(const FitResult& fit, const SweepConfig& config, const std::string& target);
 
 // Notes every prediction made with the fit carries: what it rests on and what it leaves out.
-std::vector<std::string> fit_notes(const FitResult& fit, const std::string& target);
+// `default_link`: multi-GPU predictions use default_pcie_link() (a note says so).
+std::vector<std::string> fit_notes(const FitResult& fit, const std::string& target, bool default_link = false);
 
 // The leave-one-out table; its last line is `holdout MAPE epoch_s: X.X% over N observations`
 // (the mean absolute error of the predicted observations, each in its own measure; the line says

@@ -14,6 +14,26 @@ set ylabel 'epoch time, s'
 set logscale xy
 set format x '%g'
 set autoscale xy
-plot 'epoch_vs_batch.dat' index 0 using 1:2 with linespoints lc 1 pt 6 title 'ddp 1 GPU predicted'
+plot 'epoch_vs_batch.dat' index 0 using 1:2 with linespoints lc 1 pt 6 title 'ddp 1 GPU predicted', \
+     'epoch_vs_batch.dat' index 1 using 1:2 with linespoints lc 2 pt 6 title 'ddp 2 GPUs predicted'
+
+# Speedup vs GPU count
+set output outdir.'/speedup_vs_gpus.svg'
+set title 'Predicted speedup T(1,b)/T(N,b) vs GPU count'
+set xlabel 'GPUs N'
+set ylabel 'speedup'
+unset logscale
+set format x '%g'
+set xrange [0.8:2.2]
+set yrange [0:*]
+set xtics 1
+plot 'speedup_vs_gpus.dat' index 0 using 1:2 with linespoints lc 1 pt 6 title 'ddp b=16 predicted', \
+     'speedup_vs_gpus.dat' index 1 using 1:2 with linespoints lc 2 pt 6 title 'ddp b=32 predicted', \
+     'speedup_vs_gpus.dat' index 2 using 1:2 with linespoints lc 3 pt 6 title 'ddp b=64 predicted', \
+     'speedup_vs_gpus.dat' index 3 using 1:2 with linespoints lc 4 pt 6 title 'ddp b=128 predicted', \
+     'speedup_vs_gpus.dat' index 4 using 1:2 with linespoints lc 5 pt 6 title 'ddp b=256 predicted', \
+     x with lines dt 2 lc rgb 'gray40' title 'ideal (speedup = N)'
+unset logscale
+set xtics autofreq
 
 unset output
