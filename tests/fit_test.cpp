@@ -228,6 +228,13 @@ TEST(Fit, IntervalsCoverSimulatedHeldOutTimingsAtAboutTheirRate) {
   std::cout << "interval coverage " << inside << " of " << total << "\n";
 }
 
+TEST(Fit, AnIntervalOverTenfoldEitherWayIsUndetermined) {
+  EXPECT_FALSE((Interval{1.0, 0.5, 2.0}).undetermined());
+  EXPECT_FALSE((Interval{1.0, 0.1, 10.0}).undetermined());
+  EXPECT_TRUE((Interval{1.0, 0.05, 20.0}).undetermined());
+  EXPECT_TRUE((Interval{1.0, 0.05, 20.0}).contains(3.0));
+}
+
 TEST(Fit, AnObservationOnAnotherGpuNeedsANamedTarget) {
   SweepConfig c = config_for({observation(Strategy::kDdp, 1, 32, 2, true)});
   c.observations[0].gpu = gpu("t4");

@@ -75,6 +75,9 @@ struct Interval {
   double lo = 0;
   double hi = 0;
   bool contains(double x) const { return lo <= x && x <= hi; }
+  // More than 10x either way of its value: the observations do not determine the prediction
+  // (a linearised interval that wide says nothing more); printed as such, kept in the CSV.
+  bool undetermined() const { return hi > 10 * value; }
 };
 
 // The link a fit assumes between GPUs when nothing names one (no gpu:, no interconnect:, no

@@ -113,6 +113,7 @@ std::string format_scored(const std::vector<HoldoutRow>& rows, const std::vector
   double sum = 0;
   int counted = 0;
   int covered = 0;
+  int undetermined = 0;  // intervals over 10x either way (Interval::undetermined)
   for (const HoldoutRow& row : rows) {
     const Observation& o = cells[row.observation];
     out += "  " + pad("line " + std::to_string(o.line) + ": " + describe(o), 44) +
@@ -128,8 +129,11 @@ std::string format_scored(const std::vector<HoldoutRow>& rows, const std::vector
     if (row.interval) {
       const bool inside = row.interval->contains(o.measured());
       covered += inside ? 1 : 0;
-      out += pad(printf_string("%.4g-", row.interval->lo) + printf_string("%.4g s", row.interval->hi) +
-                     (inside ? "" : " *"),
+      undetermined += row.interval->undetermined() ? 1 : 0;
+      out += pad(row.interval->undetermined()
+                     ? std::string("undetermined (>10x)")
+                     : printf_string("%.4g-", row.interval->lo) + printf_string("%.4g s", row.interval->hi) +
+                           (inside ? "" : " *"),
                  22);
     } else if (intervals) {
       out += pad("", 22);
@@ -140,7 +144,9 @@ std::string format_scored(const std::vector<HoldoutRow>& rows, const std::vector
     out += "  68% interval (the fit's covariance and a timing noise of at least " +
            printf_string("%.0f%%", 100 * kTimingNoise) + ", docs/FIT.md)" +
            " covers " + std::to_string(covered) + " of " + std::to_string(counted) +
-           printf_string(" cells (%.0f%%); * marks a miss\n", 100.0 * covered / counted);
+           printf_string(" cells (%.0f%%)", 100.0 * covered / counted) +
+           (undetermined > 0 ? ", " + std::to_string(undetermined) + " of them undetermined (over 10x either way)" : "") +
+           "; * marks a miss\n";
   }
   const int missing = static_cast<int>(rows.size()) - counted;
   if (missing > 0) {

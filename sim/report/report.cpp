@@ -259,8 +259,11 @@ std::string format_q1(const ReportContext& c, const ResultGrid& grid) {
     std::vector<std::string> row{std::to_string(b), time_cell(r, &SimResult::epoch_s), time_cell(r, &SimResult::train_s),
                                  std::to_string(r->iterations), peak, r->fits ? "yes" : "no"};
     if (intervals) {
-      row.insert(row.begin() + 2, !r->fits ? kOom : r->epoch_s_hi > 0 ? seconds(r->epoch_s_lo) + "-" + seconds(r->epoch_s_hi)
-                                                    : kNone);
+      // Over 10x either way: the fit's observations do not determine it (docs/FIT.md "Intervals").
+      row.insert(row.begin() + 2, !r->fits                      ? kOom
+                                  : r->epoch_s_hi > 10 * r->epoch_s ? std::string("undetermined")
+                                  : r->epoch_s_hi > 0             ? seconds(r->epoch_s_lo) + "-" + seconds(r->epoch_s_hi)
+                                                                  : kNone);
     }
     table.add_row(row);
     if (!r->fits && (!first_oom || b < *first_oom)) first_oom = b;
