@@ -153,6 +153,7 @@ TEST(RunsCsv, BadInputNamesFileLineAndColumn) {
       {h + "ddp,1,-4,2,1000,1.0,0.5\n", 2, "batch_per_gpu", "must be >= 1"},
       {h + "ddp,1,32,-1,1000,1.0,0.5\n", 2, "loader_workers", "must be >= 0"},
       {h + "ddp,1,32,2,0,1.0,0.5\n", 2, "train_samples", "must be >= 1"},
+      {h + "ddp,1,32,2,4611686018427387904,1.0,0.5\n", 2, "train_samples", "at most 10000000 are simulated"},
       {h + "ddp,1,32,2,1000,abc,0.5\n", 2, "epoch_s", "not a number"},
       {h + "ddp,1,32,2,1000,0,0.5\n", 2, "epoch_s", "> 0"},
       {h + "ddp,1,32,2,1000,-1,0.5\n", 2, "epoch_s", "> 0"},

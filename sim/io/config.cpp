@@ -242,9 +242,11 @@ GpuSpec catalog_gpu(const Value& value, const GpuCatalog& catalog) {
   return *gpu;
 }
 
+// A measured time: at least 1 ns (a timing below it means nothing, and a denormal once reached the
+// fit as an internal error).
 double positive_seconds(const Value& value) {
   const double s = value.as_double(/*min=*/0);
-  if (s <= 0) value.fail("must be > 0 seconds, got " + value.describe());
+  if (!(s >= 1e-9)) value.fail("must be a measured time of at least 1e-09 s (1 ns), got " + value.describe());
   return s;
 }
 

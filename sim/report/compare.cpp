@@ -485,6 +485,14 @@ RunsTable parse_runs_csv(const std::string& text, const std::string& file) {
     key.loader_workers =
         static_cast<int>(parse_whole(field("loader_workers"), file, line, "loader_workers", 0, kMaxLoaderWorkers));
     key.train_samples = parse_whole(field("train_samples"), file, line, "train_samples", 1);
+    // The simulator's limit, as a config's train_samples is held to it.
+    if (const int64_t iterations = epoch_iterations(key.strategy, key.gpus, key.batch_per_gpu, key.train_samples);
+        iterations > kMaxIterationsPerEpoch) {
+      throw InputError(file, line, "train_samples",
+                       field("train_samples") + " samples make epochs of " + std::to_string(iterations) +
+                           " iterations per rank at batch_per_gpu " + std::to_string(key.batch_per_gpu) +
+                           "; at most " + std::to_string(kMaxIterationsPerEpoch) + " are simulated");
+    }
     if (table.has_trainer_column) key.trainer = parse_trainer_field(field("trainer"), file, line);
     if (!optional_field("test_samples").empty()) {
       key.test_samples = parse_whole(field("test_samples"), file, line, "test_samples", 0);
