@@ -360,6 +360,17 @@ std::optional<GpuSpec> profile_gpu(const SweepConfig& config, const Profile& pro
   return std::nullopt;
 }
 
+// The sweep's specs carry the fitted link and DataParallel cost (RunSpec), like any config's.
+void apply_fit(SweepConfig& config, const fit::DeviceFit& fitter, const fit::FitResult& fit) {
+  RunSpec probe;
+  probe.gpus = 2;
+  probe.interconnect = fitter.config().interconnect;
+  probe.topology = config.topology;
+  const RunSpec applied = fitter.spec_for(probe, fit);
+  config.interconnect = applied.interconnect;
+  config.dp_host_per_replica_s = applied.dp_host_per_replica_s;
+}
+
 Device resolve_device(const SweepConfig& given, const std::optional<Profile>& measured) {
   Device d;
   d.config = given;
@@ -408,14 +419,7 @@ Device resolve_device(const SweepConfig& given, const std::optional<Profile>& me
   d.fit = d.fitter->fit_all();
   d.fit_text = fit::format_fit(*d.fit, d.config, target_text);
   d.profile = d.fitter->target_profile(*d.fit);
-  // The sweep's specs carry the fitted link and DataParallel cost (RunSpec), like any config's.
-  RunSpec probe;
-  probe.gpus = 2;
-  probe.interconnect = d.config.interconnect;
-  probe.topology = d.config.topology;
-  const RunSpec applied = d.fitter->spec_for(probe, *d.fit);
-  d.config.interconnect = applied.interconnect;
-  d.config.dp_host_per_replica_s = applied.dp_host_per_replica_s;
+  apply_fit(d.config, *d.fitter, *d.fit);
   if (d.config.profile_path.empty()) d.config.profile_path = "none: fitted to the observations of " + given.file;
   d.notes = fit::fit_notes(*d.fit, target_text, d.fitter->default_link());
   return d;
@@ -426,38 +430,26 @@ Device resolve_device(const SweepConfig& given, const std::optional<Profile>& me
 void add_fit_intervals(std::vector<SimResult>& results, const Device& d, const SweepConfig& tables,
                        const SimOptions& options, int threads) {
   const fit::FitResult& fit = *d.fit;
-  constexpr double kStep = 1e-3;  // as DeviceFit::interval_of
   std::vector<std::vector<double>> g(results.size(), std::vector<double>(fit.fitted.size(), 0.0));
   for (std::size_t j = 0; j < fit.fitted.size(); ++j) {
     fit::FitResult nudged = fit;
-    fit::at(nudged.values, fit.fitted[j]) *= std::exp(kStep);
+    nudged.values = fit::nudged(fit, j);
     SweepConfig config = tables;
-    RunSpec probe;
-    probe.gpus = 2;
-    probe.interconnect = d.fitter->config().interconnect;
-    probe.topology = config.topology;
-    const RunSpec applied = d.fitter->spec_for(probe, nudged);
-    config.interconnect = applied.interconnect;
-    config.dp_host_per_replica_s = applied.dp_host_per_replica_s;
+    apply_fit(config, *d.fitter, nudged);
     const std::vector<SimResult> again =
         report::run_sweep(d.fitter->target_profile(nudged), config, options, {}, d.refuse(), threads);
     for (std::size_t i = 0; i < results.size() && i < again.size(); ++i) {
       if (results[i].runnable && again[i].runnable && results[i].epoch_s > 0 && again[i].epoch_s > 0) {
-        g[i][j] = std::log(again[i].epoch_s / results[i].epoch_s) / kStep;
+        g[i][j] = std::log(again[i].epoch_s / results[i].epoch_s) / fit::kSensitivityStep;
       }
     }
   }
-  const std::size_t m = fit.fitted.size();
   for (std::size_t i = 0; i < results.size(); ++i) {
     SimResult& r = results[i];
     if (!r.runnable || !(r.epoch_s > 0)) continue;
-    double variance = fit.noise_variance;
-    for (std::size_t a = 0; a < m; ++a) {
-      for (std::size_t b = 0; b < m; ++b) variance += g[i][a] * fit.covariance[a * m + b] * g[i][b];
-    }
-    const double sd = std::sqrt(std::max(0.0, variance));
-    r.epoch_s_lo = r.epoch_s * std::exp(-sd);
-    r.epoch_s_hi = r.epoch_s * std::exp(sd);
+    const fit::Interval interval = fit::interval_around(fit, r.epoch_s, g[i]);
+    r.epoch_s_lo = interval.lo;
+    r.epoch_s_hi = interval.hi;
   }
 }
 

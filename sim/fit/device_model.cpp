@@ -83,22 +83,16 @@ Profile roofline_profile(const RooflineTable& table, const ParamValues& values) 
   m.batches = table.batches();
   m.memory_method = "model-description";
   const double overhead = at(values, Param::kOverhead);
-  std::vector<double> parts, ddp_extra;
   for (std::size_t i = 0; i < table.steps().size(); ++i) {
     const StepRoofline& r = table.steps()[i];
     // The host issues every op in `overhead / ops` (the per-iteration host cost spread over the
     // ops it launches), ahead of the device through the launch queue.
     const double per_op = overhead / r.total_ops();
-    train::StepTimes step;
     for (std::size_t l = 0; l < m.layers.size(); ++l) {
       m.layers[l].forward_s.push_back(r.forward_s[l] / efficiency);
       m.layers[l].backward_s.push_back(r.backward_s[l] / efficiency);
       m.layers[l].host_forward_s.push_back(r.forward_ops[l] * per_op);
       m.layers[l].host_backward_s.push_back(r.backward_ops[l] * per_op);
-      step.forward_s.push_back(m.layers[l].forward_s.back());
-      step.backward_s.push_back(m.layers[l].backward_s.back());
-      step.host_forward_s.push_back(m.layers[l].host_forward_s.back());
-      step.host_backward_s.push_back(m.layers[l].host_backward_s.back());
     }
     m.loss_s.push_back(r.loss_s / efficiency);
     m.zero_grad_s.push_back(r.zero_grad_s / efficiency);
@@ -106,19 +100,17 @@ Profile roofline_profile(const RooflineTable& table, const ParamValues& values) 
     m.host_loss_s.push_back(r.loss_ops * per_op);
     m.host_zero_grad_s.push_back(0);
     m.host_optimizer_s.push_back(r.optimizer_ops * per_op);
-    step.loss_s = m.loss_s.back();
-    step.zero_grad_s = m.zero_grad_s.back();
-    step.optimizer_s = m.optimizer_s.back();
-    step.host_loss_s = m.host_loss_s.back();
-    step.host_optimizer_s = m.host_optimizer_s.back();
-    // The loop is its parts through the launch queue: nothing beyond them.
-    const double loop = step.critical_path_s();
-    m.iteration_s.push_back(loop);
-    m.ddp_iteration_s.push_back(loop + r.bucket_copy_s / efficiency);
     // Parameters, their gradients and SGD's momentum, the buffers, the saved activations.
     double buffers = 0;
     for (const LayerProfile& l : m.layers) buffers += static_cast<double>(l.buffer_bytes);
     m.peak_memory_bytes.push_back(3 * r.param_bytes + buffers + r.saved_bytes);
+  }
+  // The loop is its parts through the launch queue, nothing beyond them; DDP's adds the reducer's
+  // bucket copies.
+  for (std::size_t i = 0; i < m.batches.size(); ++i) {
+    const double loop = parts_at(m, static_cast<double>(m.batches[i]));
+    m.iteration_s.push_back(loop);
+    m.ddp_iteration_s.push_back(loop + table.steps()[i].bucket_copy_s / efficiency);
   }
 
   if (gpu) {

@@ -446,17 +446,14 @@ FitResult DeviceFit::fit_from(const std::vector<std::size_t>& observations, int 
   const auto m = static_cast<Eigen::Index>(free.size());
   result.degrees_of_freedom = static_cast<int>(n - m);
   std::optional<Eigen::MatrixXd> covariance;
-  if (m > 0 && n > m) {
-    const double s2 = solution.cost() / static_cast<double>(n - m);
-    covariance = (solution.jacobian.transpose() * solution.jacobian).inverse() * s2;
-  }
+  const Eigen::MatrixXd normal = solution.jacobian.transpose() * solution.jacobian;
+  const double s2 = n > m ? solution.cost() / static_cast<double>(n - m) : 0.0;  // residual variance
+  if (m > 0 && n > m) covariance = normal.inverse() * s2;
   // The intervals' covariance: the residual spread, but never below a real timing's noise (an
   // exact fit has no residual to say how far a measured timing strays).
   result.fitted = free;
-  result.noise_variance = std::max(covariance ? solution.cost() / static_cast<double>(n - m) : 0.0,
-                                   kTimingNoise * kTimingNoise);
+  result.noise_variance = std::max(s2, kTimingNoise * kTimingNoise);
   if (m > 0) {
-    const Eigen::MatrixXd normal = solution.jacobian.transpose() * solution.jacobian;
     const Eigen::MatrixXd inverse = normal.completeOrthogonalDecomposition().pseudoInverse();
     for (Eigen::Index i = 0; i < m; ++i) {
       for (Eigen::Index j = 0; j < m; ++j) result.covariance.push_back(inverse(i, j) * result.noise_variance);
@@ -482,26 +479,27 @@ FitResult DeviceFit::fit_from(const std::vector<std::size_t>& observations, int 
   return result;
 }
 
-Interval DeviceFit::interval_of(const FitResult& fit, const std::function<double(const ParamValues&)>& predict_with) {
-  Interval out;
-  out.value = predict_with(fit.values);
-  // d log(prediction) / d log(parameter), forward differences of 1e-3 in the parameter's log.
-  constexpr double kStep = 1e-3;
+ParamValues nudged(const FitResult& fit, std::size_t j) {
+  ParamValues v = fit.values;
+  at(v, fit.fitted.at(j)) *= std::exp(kSensitivityStep);
+  return v;
+}
+
+Interval interval_around(const FitResult& fit, double value, const std::vector<double>& sensitivity) {
   const std::size_t m = fit.fitted.size();
-  std::vector<double> g(m, 0.0);
-  for (std::size_t j = 0; j < m; ++j) {
-    ParamValues v = fit.values;
-    at(v, fit.fitted[j]) *= std::exp(kStep);
-    g[j] = std::log(predict_with(v) / out.value) / kStep;
-  }
   double variance = fit.noise_variance;
   for (std::size_t i = 0; i < m; ++i) {
-    for (std::size_t j = 0; j < m; ++j) variance += g[i] * fit.covariance[i * m + j] * g[j];
+    for (std::size_t j = 0; j < m; ++j) variance += sensitivity[i] * fit.covariance[i * m + j] * sensitivity[j];
   }
   const double sd = std::sqrt(std::max(0.0, variance));
-  out.lo = out.value * std::exp(-sd);
-  out.hi = out.value * std::exp(sd);
-  return out;
+  return Interval{value, value * std::exp(-sd), value * std::exp(sd)};
+}
+
+Interval DeviceFit::interval_of(const FitResult& fit, const std::function<double(const ParamValues&)>& predict_with) {
+  const double value = predict_with(fit.values);
+  std::vector<double> g(fit.fitted.size(), 0.0);
+  for (std::size_t j = 0; j < g.size(); ++j) g[j] = std::log(predict_with(nudged(fit, j)) / value) / kSensitivityStep;
+  return interval_around(fit, value, g);
 }
 
 Interval DeviceFit::interval(const Observation& o, const FitResult& fit) const {

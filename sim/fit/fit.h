@@ -75,10 +75,20 @@ struct Interval {
   double lo = 0;
   double hi = 0;
   bool contains(double x) const { return lo <= x && x <= hi; }
-  // More than 10x either way of its value: the observations do not determine the prediction
-  // (a linearised interval that wide says nothing more); printed as such, kept in the CSV.
-  bool undetermined() const { return hi > 10 * value; }
+  // More than 10x either way of its value (kUndeterminedSpread): the observations do not
+  // determine the prediction; printed as such, kept in the CSV.
+  bool undetermined() const { return hi > kUndeterminedSpread * value; }
 };
+
+// Intervals carry a fit's covariance through the simulator by finite differences of this step in
+// each fitted parameter's log.
+inline constexpr double kSensitivityStep = 1e-3;
+// The fit's values with fitted parameter j (index into FitResult::fitted) nudged by that step.
+ParamValues nudged(const FitResult& fit, std::size_t j);
+// The 68% interval of a prediction `value` whose log moves with the fitted parameters' logs as
+// `sensitivity` (d log value / d log parameter, in FitResult::fitted's order):
+// value exp(+-sqrt(g^T C g + sigma^2)).
+Interval interval_around(const FitResult& fit, double value, const std::vector<double>& sensitivity);
 
 // The link a fit assumes between GPUs when nothing names one (no gpu:, no interconnect:, no
 // multi-GPU observation that determines it): PCIe 3.0 x16 without peer-to-peer, so a collective's

@@ -261,7 +261,7 @@ std::string format_q1(const ReportContext& c, const ResultGrid& grid) {
     if (intervals) {
       // Over 10x either way: the fit's observations do not determine it (docs/FIT.md "Intervals").
       row.insert(row.begin() + 2, !r->fits                      ? kOom
-                                  : r->epoch_s_hi > 10 * r->epoch_s ? std::string("undetermined")
+                                  : r->epoch_s_hi > kUndeterminedSpread * r->epoch_s ? std::string("undetermined")
                                   : r->epoch_s_hi > 0             ? seconds(r->epoch_s_lo) + "-" + seconds(r->epoch_s_hi)
                                                                   : kNone);
     }

@@ -150,33 +150,31 @@ IterationOps DdpGraph::add_iteration(int64_t k) {
   // The launch queue: each rank's host thread issues its parts after the copy (a pageable copy
   // returns once done), and each device op waits for its issue (without issue times, none).
   std::vector<OpId> prev = before_forward;
-  const bool launch = d.host_issue();
-  const auto launched = [&](std::size_t r, des::SimTime host_ns, uint32_t launch_label, des::SimTime device_ns,
+  const auto launched = [&](std::size_t r, des::SimTime issue_ns, uint32_t launch_label, des::SimTime device_ns,
                             uint32_t label) {
-    prev[r] = add_launched(g_, Launch{ranks_[r].host, issued[r]}, launch ? host_ns : -1, launch_label,
-                           ranks_[r].compute, device_ns, {prev[r]}, tag, label);
+    prev[r] = add_launched(g_, Launch{ranks_[r].host, issued[r]}, issue_ns, launch_label, ranks_[r].compute,
+                           device_ns, {prev[r]}, tag, label);
   };
   const auto sync = [&](des::SimTime ns, uint32_t label) {
     const OpId op = ops.add_op(ns, comms_.data(), comms_.size(), prev.data(), prev.size(), tag, label);
     std::fill(prev.begin(), prev.end(), op);
   };
-  const auto host_of = [&](const std::vector<des::SimTime>& v, std::size_t l) { return launch ? v[l] : 0; };
   for (std::size_t l = 0; l < layers; ++l) {
     const auto offset = static_cast<uint32_t>(l);
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
-      launched(r, host_of(d.host_forward, l), labels_.launch_forward0 + offset, d.forward[l],
+      launched(r, d.issue_forward(l), labels_.launch_forward0 + offset, d.forward[l],
                labels_.forward0 + offset);
     }
     if (!sync_forward_ns_.empty() && sync_forward_ns_[l] > 0) sync(sync_forward_ns_[l], sync_forward_labels_[l]);
   }
-  for (std::size_t r = 0; r < ranks_.size(); ++r) launched(r, d.host_loss, labels_.launch_loss, d.loss, labels_.loss);
+  for (std::size_t r = 0; r < ranks_.size(); ++r) launched(r, d.issue_loss(), labels_.launch_loss, d.loss, labels_.loss);
   // Backward: the autograd engine's device thread issues it while the loop's thread waits in
   // backward(), so one process issues it on its host thread in order.
   std::vector<std::vector<OpId>> backward_op(ranks_.size(), std::vector<OpId>(layers));
   for (std::size_t l = layers; l-- > 0;) {
     const auto offset = static_cast<uint32_t>(l);
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
-      launched(r, host_of(d.host_backward, l), labels_.launch_backward0 + offset, d.backward[l],
+      launched(r, d.issue_backward(l), labels_.launch_backward0 + offset, d.backward[l],
                labels_.backward0 + offset);
       backward_op[r][l] = prev[r];
     }
@@ -201,10 +199,10 @@ IterationOps DdpGraph::add_iteration(int64_t k) {
   // (loss.item() at the iteration's end).
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     Rank& rank = ranks_[r];
-    const OpId opt = add_launched(g_, Launch{rank.host, issued[r]}, launch ? d.host_optimizer : -1,
+    const OpId opt = add_launched(g_, Launch{rank.host, issued[r]}, d.issue_optimizer(),
                                   labels_.launch_optimizer, rank.compute, d.optimizer,
                                   {last_backward[r], last_bucket}, tag, labels_.optimizer);
-    rank.previous_end = add_launched(g_, Launch{rank.host, issued[r]}, launch ? d.host_zero_grad : -1,
+    rank.previous_end = add_launched(g_, Launch{rank.host, issued[r]}, d.issue_zero_grad(),
                                      labels_.launch_zero_grad, rank.compute, d.zero_grad, {opt}, tag,
                                      labels_.zero_grad);
     out.end_ops.push_back(rank.previous_end);

@@ -147,23 +147,21 @@ OpId DpGraph::add_single_gpu_step(int64_t batch, int32_t tag, OpId prev) {
   // The launch queue: the host issues each part after the copy, the device runs behind it.
   OpId issued = prev;
   const Launch host{host_, issued};
-  const bool launch = d.host_issue();
-  const auto part = [&](SimTime host_ns, uint32_t launch_label, SimTime device_ns, uint32_t label) {
-    prev = add_launched(g_, host, launch ? host_ns : -1, launch_label, gpu.compute, device_ns, {prev}, tag,
-                        label);
+  const auto part = [&](SimTime issue_ns, uint32_t launch_label, SimTime device_ns, uint32_t label) {
+    prev = add_launched(g_, host, issue_ns, launch_label, gpu.compute, device_ns, {prev}, tag, label);
   };
   for (std::size_t l = 0; l < d.forward.size(); ++l) {
     const auto offset = static_cast<uint32_t>(l);
-    part(launch ? d.host_forward[l] : 0, labels_.launch_forward0 + offset, d.forward[l], labels_.forward0 + offset);
+    part(d.issue_forward(l), labels_.launch_forward0 + offset, d.forward[l], labels_.forward0 + offset);
   }
-  part(d.host_loss, labels_.launch_loss, d.loss, labels_.loss);
+  part(d.issue_loss(), labels_.launch_loss, d.loss, labels_.loss);
   for (std::size_t l = d.backward.size(); l-- > 0;) {
     const auto offset = static_cast<uint32_t>(l);
-    part(launch ? d.host_backward[l] : 0, labels_.launch_backward0 + offset, d.backward[l],
+    part(d.issue_backward(l), labels_.launch_backward0 + offset, d.backward[l],
          labels_.backward0 + offset);
   }
-  part(d.host_optimizer, labels_.launch_optimizer, d.optimizer, labels_.optimizer);
-  part(d.host_zero_grad, labels_.launch_zero_grad, d.zero_grad, labels_.zero_grad);
+  part(d.issue_optimizer(), labels_.launch_optimizer, d.optimizer, labels_.optimizer);
+  part(d.issue_zero_grad(), labels_.launch_zero_grad, d.zero_grad, labels_.zero_grad);
   return prev;
 }
 
@@ -210,7 +208,7 @@ OpId DpGraph::add_replicated_step(int64_t batch, int32_t tag, OpId launched) {
     const auto offset = static_cast<uint32_t>(l);
     for (std::size_t i = 0; i < chunks.size(); ++i) {
       const StepDurations& d = durations_.at(chunks[i]);
-      forward[i] = add_launched(g_, host, launch ? d.host_forward[l] : -1, labels_.launch_forward0 + offset,
+      forward[i] = add_launched(g_, host, d.issue_forward(l), labels_.launch_forward0 + offset,
                                 gpus_[i].compute, d.forward[l], {forward[i], l == 0 ? replicated : kNoOp},
                                 tag, labels_.forward0 + offset);
     }
@@ -244,7 +242,7 @@ OpId DpGraph::add_replicated_step(int64_t batch, int32_t tag, OpId launched) {
     const Launch autograd{autograd_[i], thread_issued};
     OpId prev = grad_ready;
     for (std::size_t l = d.backward.size(); l-- > 0;) {
-      prev = add_launched(g_, autograd, launch ? d.host_backward[l] : -1,
+      prev = add_launched(g_, autograd, d.issue_backward(l),
                           labels_.launch_backward0 + static_cast<uint32_t>(l), gpus_[i].compute, d.backward[l],
                           {prev}, tag, labels_.backward0 + static_cast<uint32_t>(l));
     }
@@ -265,9 +263,9 @@ OpId DpGraph::add_replicated_step(int64_t batch, int32_t tag, OpId launched) {
     issued = ops.add_op(0, &host_, 1, backward_issued.data(), backward_issued.size(), tag, labels_.next_batch);
   }
   const StepDurations& d0 = durations_.at(chunks.front());
-  const OpId opt = add_launched(g_, host, launch ? d0.host_optimizer : -1, labels_.launch_optimizer, gpu0_compute,
+  const OpId opt = add_launched(g_, host, d0.issue_optimizer(), labels_.launch_optimizer, gpu0_compute,
                                 d0.optimizer, {backward_end.front(), reduced}, tag, labels_.optimizer);
-  return add_launched(g_, host, launch ? d0.host_zero_grad : -1, labels_.launch_zero_grad, gpu0_compute,
+  return add_launched(g_, host, d0.issue_zero_grad(), labels_.launch_zero_grad, gpu0_compute,
                       d0.zero_grad, {opt}, tag, labels_.zero_grad);
 }
 

@@ -71,6 +71,12 @@ struct StepDurations {
   des::SimTime host_zero_grad = 0;
   des::SimTime host_optimizer = 0;
   bool host_issue() const { return !host_forward.empty(); }
+  // A part's issue time as add_launched takes it: -1 (no issue op) without host issue times.
+  des::SimTime issue_forward(std::size_t l) const { return host_issue() ? host_forward[l] : -1; }
+  des::SimTime issue_backward(std::size_t l) const { return host_issue() ? host_backward[l] : -1; }
+  des::SimTime issue_loss() const { return host_issue() ? host_loss : -1; }
+  des::SimTime issue_optimizer() const { return host_issue() ? host_optimizer : -1; }
+  des::SimTime issue_zero_grad() const { return host_issue() ? host_zero_grad : -1; }
 };
 
 // StepModel::at in ns, computed once per batch size (an epoch uses at most a few).

@@ -468,9 +468,11 @@ void predict_memory(SimResult& result, const Profile& profile, const ModelProfil
     add_note(result.notes, "model " + model.name + ": the forward is one unsplit layer (layer forward split "
                            "missing): its total is measured, its per-layer timeline is not");
   }
-  result.peak_mem_bytes = replica_peak + extra_device0_bytes;
-  if (profile.machine.device_kind == "cpu" && n > 1) {
-    result.peak_mem_bytes = n * replica_peak + extra_device0_bytes;
+  // A CPU profile's ranks share host memory: peak = N x per-rank.
+  const bool shared = profile.machine.device_kind == "cpu" && n > 1;
+  const auto device_peak = [&](double replica) { return (shared ? n : 1) * replica + extra_device0_bytes; };
+  result.peak_mem_bytes = device_peak(replica_peak);
+  if (shared) {
     add_note(result.notes, printf_string("memory: cpu profile: the %.0f ranks share host memory, "
                                          "peak = %.0f x per-rank",
                                          n, n));
@@ -478,9 +480,8 @@ void predict_memory(SimResult& result, const Profile& profile, const ModelProfil
   if (memory.steady()) {
     // The verdict is the steady state's; the first iteration (cuDNN's autotuning workspaces,
     // the allocator's first blocks) peaks higher, and is said beside it.
-    const double first = train::MemoryModel(model, train::MemoryModel::Peak::kFirst).replica_peak_bytes(batch);
-    const double scale = profile.machine.device_kind == "cpu" && n > 1 ? n : 1;
-    result.first_iteration_peak_mem_bytes = scale * first + extra_device0_bytes;
+    result.first_iteration_peak_mem_bytes =
+        device_peak(train::MemoryModel(model, train::MemoryModel::Peak::kFirst).replica_peak_bytes(batch));
     add_note(result.notes, "memory: OOM verdicts on the steady-state peak (measured after the warm-up); the first "
                            "iteration's peak, autotuning workspaces included, is shown beside it (first "
                            "GiB, first_iteration_peak_mem_gib)");

@@ -51,6 +51,10 @@ struct OpRecord {
   int iteration = 0;
 };
 
+// An interval whose upper bound is more than this many times its value (a linearised interval
+// that wide says nothing more): the observations do not determine the prediction (docs/FIT.md).
+inline constexpr double kUndeterminedSpread = 10;
+
 // Metric definitions (README "Metrics"): all times are seconds of one epoch.
 struct SimResult {
   RunSpec spec;

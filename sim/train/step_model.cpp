@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <utility>
 #include <string>
 
 #include "io/errors.h"
@@ -41,21 +40,19 @@ double StepTimes::layers_s() const {
 
 double StepTimes::critical_path_s() const {
   if (!has_host_issue()) return layers_s() + loss_s + zero_grad_s + optimizer_s;
-  // Parts in issue order as (host, device) pairs.
-  std::vector<std::pair<double, double>> parts;
-  for (std::size_t l = 0; l < forward_s.size(); ++l) parts.emplace_back(host_forward_s[l], forward_s[l]);
-  parts.emplace_back(host_loss_s, loss_s);
-  for (std::size_t l = backward_s.size(); l-- > 0;) parts.emplace_back(host_backward_s[l], backward_s[l]);
-  parts.emplace_back(host_optimizer_s, optimizer_s);
-  parts.emplace_back(host_zero_grad_s, zero_grad_s);
-  // Device op k ends at max(issue end of k, device end of k-1) + d_k; unrolled, the last one
-  // ends at max over k of (sum of h_1..h_k + sum of d_k..d_n).
+  // The parts in issue order: device op k ends at max(issue end of k, device end of k-1) + d_k;
+  // unrolled, the last one ends at max over k of (sum of h_1..h_k + sum of d_k..d_n).
   double device_end = 0;
   double issued = 0;
-  for (const auto& [host, device] : parts) {
+  const auto part = [&](double host, double device) {
     issued += host;
     device_end = std::max(device_end, issued) + device;
-  }
+  };
+  for (std::size_t l = 0; l < forward_s.size(); ++l) part(host_forward_s[l], forward_s[l]);
+  part(host_loss_s, loss_s);
+  for (std::size_t l = backward_s.size(); l-- > 0;) part(host_backward_s[l], backward_s[l]);
+  part(host_optimizer_s, optimizer_s);
+  part(host_zero_grad_s, zero_grad_s);
   return device_end;
 }
 
