@@ -91,9 +91,10 @@ po::options_description visible_options(CommandLine& cl) {
        "simulate every iteration of each epoch instead of extrapolating the steady state "
        "(default: off; slower, same result within 0.1%)")
       ("threads,j", po::value(&cl.threads)->value_name("N"),
-       "configurations simulated at once (the output does not depend on it). Default: one per core")
+       "configurations simulated at once, and a fit's starts and --holdout's folds (the output does not depend "
+       "on it). Default: one per core")
       ("quiet,q", po::bool_switch(&cl.quiet),
-       "print nothing to stdout (use with --out or --trace); errors still go to stderr")
+       "print nothing to stdout (use with --out or --trace) and no progress to stderr; errors still go to stderr")
       ("holdout", po::bool_switch(&cl.holdout),
        "with observations: in the config, predict each observation from a fit of the others and "
        "print the table; the last line printed is `holdout MAPE epoch_s: X.X% over N observations`")
@@ -140,21 +141,23 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv) {
   return cl;
 }
 
-// Reports progress on stderr, but only once the sweep has run for more than a second.
+// Reports progress on stderr, but only once the work has run for more than a second.
 class ProgressLine {
  public:
-  explicit ProgressLine(bool quiet) : quiet_(quiet), start_(Clock::now()), last_(start_) {}
+  explicit ProgressLine(bool quiet, std::string what = "configurations")
+      : quiet_(quiet), what_(std::move(what)), start_(Clock::now()), last_(start_) {}
   void operator()(size_t done, size_t total) {
     const auto now = Clock::now();
     if (quiet_ || now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::seconds(1)) return;
     last_ = now;
-    std::fprintf(stderr, "simulate: %zu/%zu configurations, %.1f s\n", done, total,
+    std::fprintf(stderr, "simulate: %zu/%zu %s, %.1f s\n", done, total, what_.c_str(),
                  std::chrono::duration<double>(now - start_).count());
   }
 
  private:
   using Clock = std::chrono::steady_clock;
   bool quiet_;
+  std::string what_;
   Clock::time_point start_;
   Clock::time_point last_;
 };
@@ -371,7 +374,7 @@ void apply_fit(SweepConfig& config, const fit::DeviceFit& fitter, const fit::Fit
   config.dp_host_per_replica_s = applied.dp_host_per_replica_s;
 }
 
-Device resolve_device(const SweepConfig& given, const std::optional<Profile>& measured) {
+Device resolve_device(const SweepConfig& given, const std::optional<Profile>& measured, int threads, bool quiet) {
   Device d;
   d.config = given;
   const std::optional<GpuSpec> measured_gpu = measured ? profile_gpu(given, *measured) : std::nullopt;
@@ -416,7 +419,8 @@ Device resolve_device(const SweepConfig& given, const std::optional<Profile>& me
   setup.measured = measured ? &*measured : nullptr;
   setup.measured_gpu = measured_gpu;
   d.fitter = std::make_unique<fit::DeviceFit>(setup);
-  d.fit = d.fitter->fit_all();
+  ProgressLine progress(quiet, "fit starts (" + std::to_string(given.observations.size()) + " observations)");
+  d.fit = d.fitter->fit_all(threads, std::ref(progress));
   d.fit_text = fit::format_fit(*d.fit, d.config, target_text);
   d.profile = d.fitter->target_profile(*d.fit);
   apply_fit(d.config, *d.fitter, *d.fit);
@@ -484,7 +488,8 @@ int run(int argc, char** argv) {
   }
   const std::optional<Profile> measured =
       given.profile_path.empty() ? std::nullopt : std::optional(load_profile(given.profile_path));
-  const Device device = resolve_device(given, measured);
+  const int threads = cl->threads > 0 ? cl->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const Device device = resolve_device(given, measured, threads, cl->quiet);
   const SweepConfig& config = device.config;
   const Profile& profile = device.profile;
   if (device.fit && !cl->quiet) std::cout << device.fit_text << "\n" << std::flush;
@@ -494,7 +499,16 @@ int run(int argc, char** argv) {
                                              : std::string();
   if (cl->holdout) {
     if (!device.fitter) throw report::UsageError("--holdout needs observations: in the config");
-    const std::string table = fit::format_holdout(fit::holdout(*device.fitter, config.observations.size()), config);
+    const std::size_t n = config.observations.size();
+    if (!cl->quiet && n > 1) {
+      std::fprintf(stderr, "simulate: holdout: %zu fits of %zu observations each (%s), on %d threads\n", n, n - 1,
+                   fit::holdout_starts_warm(*device.fit, n) ? "each from the full fit's values"
+                                                            : "each from the fit's cold starts",
+                   threads);
+    }
+    ProgressLine progress(cl->quiet, "holdout fits");
+    const std::string table =
+        fit::format_holdout(fit::holdout(*device.fitter, *device.fit, threads, std::ref(progress)), config);
     if (!cl->quiet) std::cout << table << std::flush;
     return 0;
   }
@@ -532,7 +546,6 @@ int run(int argc, char** argv) {
   SimOptions options;
   options.exact = cl->exact;
   ProgressLine progress(cl->quiet);
-  const int threads = cl->threads > 0 ? cl->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<SimResult> results =
       report::run_sweep(profile, tables, options, std::ref(progress), device.refuse(), threads);
   if (device.fit && !summarised) add_fit_intervals(results, device, tables, options, threads);

@@ -182,13 +182,92 @@ TEST(Fit, HoldoutPredictsEachObservationFromTheOthers) {
   FitSetup setup;
   setup.config = c;
   setup.target = gpu("v100-sxm2-16gb");
-  const std::vector<HoldoutRow> rows = holdout(DeviceFit(setup), c.observations.size());
+  const DeviceFit device(setup);
+  const std::vector<HoldoutRow> rows = holdout(device, device.fit_all());
   ASSERT_EQ(rows.size(), 4u);
   for (const HoldoutRow& row : rows) {
     ASSERT_TRUE(row.predicted) << row.why_not;
     // Noise-free observations of the model itself: every one predicted from the other three.
     EXPECT_NEAR(*row.predicted / c.observations[row.observation].measured(), 1.0, 0.01);
   }
+}
+
+// Threads change when the starts and the folds run, never what they find.
+TEST(Fit, StartsAndFoldsOnSeveralThreadsGiveTheSameFitAsOne) {
+  const SweepConfig c = generated(config_for({observation(Strategy::kDdp, 1, 32, 8, false),
+                                              observation(Strategy::kDdp, 1, 256, 8, false),
+                                              observation(Strategy::kDdp, 1, 1024, 8, false),
+                                              observation(Strategy::kDdp, 1, 512, 1, true)}),
+                                  gpu("v100-sxm2-16gb"), known_values());
+  FitSetup setup;
+  setup.config = c;
+  setup.target = gpu("v100-sxm2-16gb");
+  const DeviceFit device(setup);
+  std::size_t calls = 0;
+  const FitResult one = device.fit_all(1);
+  const FitResult three = device.fit_all(3, [&](std::size_t done, std::size_t total) {
+    ++calls;
+    EXPECT_EQ(done, calls);
+    EXPECT_EQ(total, 3u);
+  });
+  EXPECT_EQ(calls, 3u);
+  for (int k = 0; k < kParamCount; ++k) {
+    const auto p = static_cast<Param>(k);
+    EXPECT_EQ(at(one.values, p), at(three.values, p)) << param_info(p, true).name;
+    EXPECT_EQ(one.estimate(p).status, three.estimate(p).status) << param_info(p, true).name;
+  }
+  const std::vector<HoldoutRow> serial = holdout(device, one, 1);
+  const std::vector<HoldoutRow> parallel = holdout(device, one, 2);
+  ASSERT_EQ(serial.size(), parallel.size());
+  for (std::size_t i = 0; i < serial.size(); ++i) {
+    EXPECT_EQ(serial[i].observation, i);
+    EXPECT_EQ(parallel[i].observation, i);
+    EXPECT_EQ(serial[i].predicted, parallel[i].predicted) << i;
+  }
+}
+
+// A refit from a fit of the same observations stays where it is; what that fit left undetermined
+// stays undetermined (fewer observations determine no more).
+TEST(Fit, ARefitFromTheFullFitKeepsItsOptimumAndWhatItLeftUndetermined) {
+  const SweepConfig c = generated(config_for({observation(Strategy::kDdp, 1, 32, 0, false),
+                                              observation(Strategy::kDdp, 1, 256, 0, false),
+                                              observation(Strategy::kDdp, 1, 1024, 0, false),
+                                              observation(Strategy::kDdp, 1, 2048, 0, false)}),
+                                  gpu("t4"), known_values());
+  FitSetup setup;
+  setup.config = c;
+  setup.target = gpu("t4");
+  const DeviceFit device(setup);
+  const FitResult full = device.fit_all();
+  ASSERT_EQ(full.estimate(Param::kEfficiency).status, ParamStatus::kFitted);
+  const FitResult again = device.refit({0, 1, 2, 3}, full);
+  for (int k = 0; k < kParamCount; ++k) {
+    const auto p = static_cast<Param>(k);
+    EXPECT_EQ(again.estimate(p).status, full.estimate(p).status) << param_info(p, true).name;
+    if (at(full.values, p) > 0) EXPECT_NEAR(at(again.values, p) / at(full.values, p), 1.0, 1e-3) << param_info(p, true).name;
+  }
+  const FitResult fold = device.refit({0, 1, 3}, full);
+  for (int k = 0; k < kParamCount; ++k) {
+    const auto p = static_cast<Param>(k);
+    if (full.estimate(p).status == ParamStatus::kUndetermined) {
+      EXPECT_EQ(fold.estimate(p).status, ParamStatus::kUndetermined) << param_info(p, true).name;
+    }
+  }
+}
+
+// Folds start from the full fit only where each is a small part of many observations per parameter.
+TEST(Fit, HoldoutStartsFromTheFullFitOnlyWithManyObservationsPerParameter) {
+  FitResult full;
+  for (int k = 0; k < kParamCount; ++k) {
+    ParamEstimate e;
+    e.param = static_cast<Param>(k);
+    e.status = k < 3 ? ParamStatus::kFitted : ParamStatus::kNotInPlay;
+    full.params.push_back(e);
+  }
+  EXPECT_FALSE(holdout_starts_warm(full, 12));  // 11 per fold < 4 x 3
+  EXPECT_TRUE(holdout_starts_warm(full, 13));
+  full.params[3].status = ParamStatus::kUndetermined;  // in play, though not determined
+  EXPECT_FALSE(holdout_starts_warm(full, 13));
 }
 
 // The 68% prediction interval covers the truth about 68% of the time when the model is right and

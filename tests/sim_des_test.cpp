@@ -413,5 +413,37 @@ TEST(OpSchedulerPool, RejectsBadPoolsAndMixedPools) {
   EXPECT_THROW(ops.add_op(5, {a, b}, {}), std::logic_error);
 }
 
+// A scheduler starts empty whatever the one before it on the thread held (their arrays are
+// reused), and two alive at once each keep their own ops.
+TEST(OpScheduler, ASchedulerAfterALargerOneStartsEmptyAndTwoAtOnceStayApart) {
+  {
+    Engine engine;
+    OpScheduler big(engine);
+    const ResourceId r = big.add_resource();
+    OpId prev = kNoOp;
+    for (int i = 0; i < 5000; ++i) prev = big.add_op(3, {r}, {prev});
+    big.run_until_done(prev);
+    EXPECT_EQ(big.end_time(prev), 15000);
+  }
+  Engine e1, e2;
+  OpScheduler a(e1);
+  OpScheduler b(e2);
+  EXPECT_EQ(a.op_count(), 0u);
+  EXPECT_EQ(a.edge_count(), 0u);
+  const ResourceId ra = a.add_resource();
+  const ResourceId rb = b.add_resource();
+  const OpId a0 = a.add_op(7, {ra}, {});
+  const OpId b0 = b.add_op(2, {rb}, {});
+  const OpId b1 = b.add_op(2, {rb}, {b0});
+  EXPECT_EQ(a0, 0u);
+  EXPECT_EQ(b0, 0u);
+  a.run_until_done(a0);
+  b.run_until_done(b1);
+  EXPECT_EQ(a.end_time(a0), 7);
+  EXPECT_EQ(b.end_time(b1), 4);
+  EXPECT_EQ(a.op_count(), 1u);
+  EXPECT_EQ(b.op_count(), 2u);
+}
+
 }  // namespace
 }  // namespace trainsim::des

@@ -7,6 +7,28 @@
 
 namespace trainsim::des {
 
+OpScheduler::Storage& OpScheduler::recycled() {
+  thread_local Storage storage;
+  return storage;
+}
+
+OpScheduler::OpScheduler(Engine& engine) : engine_(engine) {
+  Storage& kept = recycled();
+  ops_.swap(kept.ops);
+  op_resources_.swap(kept.op_resources);
+  edges_.swap(kept.edges);
+  ops_.clear();
+  op_resources_.clear();
+  edges_.clear();
+}
+
+OpScheduler::~OpScheduler() {
+  Storage& kept = recycled();
+  if (ops_.capacity() > kept.ops.capacity()) ops_.swap(kept.ops);
+  if (op_resources_.capacity() > kept.op_resources.capacity()) op_resources_.swap(kept.op_resources);
+  if (edges_.capacity() > kept.edges.capacity()) edges_.swap(kept.edges);
+}
+
 ResourceId OpScheduler::add_resource() {
   resources_.emplace_back();
   return static_cast<ResourceId>(resources_.size() - 1);

@@ -46,7 +46,8 @@ struct ResourceSpan {
 
 class OpScheduler {
  public:
-  explicit OpScheduler(Engine& engine) : engine_(engine) {}
+  explicit OpScheduler(Engine& engine);
+  ~OpScheduler();
   OpScheduler(const OpScheduler&) = delete;
   OpScheduler& operator=(const OpScheduler&) = delete;
 
@@ -154,6 +155,16 @@ class OpScheduler {
   Op& op(OpId id) { return ops_[id - op_base_]; }
   const Op& op(OpId id) const { return ops_[id - op_base_]; }
   Edge& edge(uint32_t e) { return edges_[e - edge_base_]; }
+
+  // The op, resource-list and edge arrays of a finished scheduler, kept for the thread's next one
+  // (a fit simulates tens of thousands of short epochs: growing them from empty each time, with
+  // the allocator handing their pages back to the system in between, costs more than simulating).
+  struct Storage {
+    std::vector<Op> ops;
+    std::vector<ResourceId> op_resources;
+    std::vector<Edge> edges;
+  };
+  static Storage& recycled();
 
   void make_ready(OpId id);
   void try_start_head(ResourceId r);

@@ -3,9 +3,12 @@
 #include <Eigen/Dense>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <functional>
 #include <stdexcept>
+#include <thread>
 
 #include "io/errors.h"
 
@@ -103,6 +106,7 @@ DeviceFit::DeviceFit(FitSetup setup) : setup_(std::move(setup)) {
 
 const RooflineTable& DeviceFit::table_for(const std::optional<GpuSpec>& gpu) const {
   const std::string key = gpu_key(gpu);
+  const std::lock_guard<std::mutex> lock(tables_mutex_);
   for (const auto& [k, table] : tables_) {
     if (k == key) return table;
   }
@@ -183,13 +187,45 @@ std::vector<Param> DeviceFit::in_play(const std::vector<std::size_t>& observatio
   return params;
 }
 
-FitResult DeviceFit::fit_all() const {
+FitResult DeviceFit::fit_all(int threads, const Progress& progress) const {
   std::vector<std::size_t> all(setup_.config.observations.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  return fit(all);
+  return fit(all, threads, progress);
 }
 
 namespace {
+
+// Runs task(0) ... task(n - 1) on up to `threads` threads, calling progress(done, n) after each
+// (one call at a time); the first exception a task throws stops the rest and is rethrown.
+void run_tasks(std::size_t n, int threads, const std::function<void(std::size_t)>& task,
+               const DeviceFit::Progress& progress) {
+  std::atomic<std::size_t> next{0};
+  std::size_t done = 0;
+  std::mutex mutex;
+  std::exception_ptr failure;
+  const auto worker = [&] {
+    for (std::size_t i = next++; i < n; i = next++) {
+      try {
+        task(i);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (!failure) failure = std::current_exception();
+        next = n;
+        return;
+      }
+      const std::lock_guard<std::mutex> lock(mutex);
+      ++done;
+      if (progress) progress(done, n);
+    }
+  };
+  std::vector<std::thread> pool;
+  const auto count = std::min(static_cast<std::size_t>(std::max(1, threads)), n);
+  for (std::size_t t = 1; t < count; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
 
 // One least-squares solution over `free` (the other parameters held at their values in `start`).
 struct Solution {
@@ -312,12 +348,14 @@ std::optional<std::size_t> least_essential_undetermined(const std::vector<Param>
 
 }  // namespace
 
-FitResult DeviceFit::fit(const std::vector<std::size_t>& observations) const {
+FitResult DeviceFit::fit(const std::vector<std::size_t>& observations, int threads, const Progress& progress) const {
   // Least squares over a simulator is not convex: a loader-bound and a compute-bound reading of
   // the same epochs are separate minima. Each start leans one way; the best fit that determines
   // the compute wins, and a different explanation that fits nearly as well is reported.
-  std::vector<FitResult> fits;
-  for (int start = 0; start < kStarts; ++start) fits.push_back(fit_from(observations, start));
+  std::vector<FitResult> fits(kStarts);
+  run_tasks(
+      kStarts, threads, [&](std::size_t start) { fits[start] = fit_from(observations, static_cast<int>(start)); },
+      progress);
   const auto usable = [](const FitResult& f) { return f.estimate(Param::kEfficiency).status != ParamStatus::kUndetermined; };
   const FitResult* best = nullptr;
   for (const FitResult& f : fits) {
@@ -349,7 +387,11 @@ FitResult DeviceFit::fit(const std::vector<std::size_t>& observations) const {
   return result;
 }
 
-FitResult DeviceFit::fit_from(const std::vector<std::size_t>& observations, int start) const {
+FitResult DeviceFit::refit(const std::vector<std::size_t>& observations, const FitResult& near) const {
+  return fit_from(observations, 0, &near);
+}
+
+FitResult DeviceFit::fit_from(const std::vector<std::size_t>& observations, int start, const FitResult* warm) const {
   const SweepConfig& c = setup_.config;
   const bool named = setup_.target.has_value();
   FitResult result;
@@ -365,7 +407,23 @@ FitResult DeviceFit::fit_from(const std::vector<std::size_t>& observations, int 
   ParamValues values{};
   at(values, Param::kEfficiency) = 1;
   std::vector<Param> free = in_play(observations);
-  for (Param p : free) at(values, p) = start_of(p, named, start);
+  if (warm) {
+    // Fewer observations determine no more than more did: a parameter `warm` found undetermined
+    // or at zero keeps that status and its value; the ones it fitted start from their values.
+    std::vector<Param> fitted;
+    for (Param p : free) {
+      const ParamEstimate& e = warm->estimate(p);
+      if (e.status == ParamStatus::kFitted) {
+        fitted.push_back(p);
+      } else if (e.status == ParamStatus::kUndetermined || e.status == ParamStatus::kAtZero) {
+        result.params[index(p)].status = e.status;
+      }
+      at(values, p) = e.value;
+    }
+    free = fitted;
+  } else {
+    for (Param p : free) at(values, p) = start_of(p, named, start);
+  }
   const auto contains = [](const std::vector<Param>& list, Param p) {
     return std::find(list.begin(), list.end(), p) != list.end();
   };
@@ -385,7 +443,7 @@ FitResult DeviceFit::fit_from(const std::vector<std::size_t>& observations, int 
     };
   };
   // Start the efficiency where the observation with the most work per iteration says.
-  if (!setup_.measured) {
+  if (!setup_.measured && !warm) {
     std::size_t largest = observations.front();
     for (std::size_t i : observations) {
       if (c.observations[i].batch_per_gpu > c.observations[largest].batch_per_gpu) largest = i;
@@ -532,33 +590,42 @@ std::optional<std::string> DeviceFit::unpredictable(const RunSpec& spec, const F
          "interconnect: block or a gpu: from the catalog)";
 }
 
-std::vector<HoldoutRow> holdout(const DeviceFit& fit, std::size_t observations) {
-  std::vector<HoldoutRow> rows;
-  for (std::size_t i = 0; i < observations; ++i) {
-    HoldoutRow row;
+bool holdout_starts_warm(const FitResult& full, std::size_t observations) {
+  std::size_t in_play = 0;
+  for (const ParamEstimate& e : full.params) {
+    if (e.status != ParamStatus::kNotInPlay && e.status != ParamStatus::kFromProfile) ++in_play;
+  }
+  return observations >= 1 + kWarmFoldObservationsPerParameter * in_play;
+}
+
+std::vector<HoldoutRow> holdout(const DeviceFit& fit, const FitResult& full, int threads,
+                                const DeviceFit::Progress& progress) {
+  const std::size_t n = fit.config().observations.size();
+  std::vector<HoldoutRow> rows(n);
+  const bool warm = holdout_starts_warm(full, n);
+  const auto fold = [&](std::size_t i) {
+    HoldoutRow& row = rows[i];
     row.observation = i;
     std::vector<std::size_t> others;
-    for (std::size_t j = 0; j < observations; ++j) {
+    for (std::size_t j = 0; j < n; ++j) {
       if (j != i) others.push_back(j);
     }
     try {
       if (others.empty()) throw std::invalid_argument("no other observation");
-      const FitResult f = fit.fit(others);
+      const FitResult f = warm ? fit.refit(others, full) : fit.fit(others);
       const Observation& o = fit.observation(i);
       if (std::optional<std::string> why = fit.unpredictable(fit.observation_spec(o), f)) {
         row.why_not = *why;
       } else {
         row.predicted = fit.predict(o, f.values, link_fitted(f));
       }
-      rows.push_back(row);
     } catch (const InputError& e) {
       row.why_not = e.message();
-      rows.push_back(row);
     } catch (const std::invalid_argument& e) {
       row.why_not = e.what();
-      rows.push_back(row);
     }
-  }
+  };
+  run_tasks(n, threads, fold, progress);
   return rows;
 }
 

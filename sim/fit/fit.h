@@ -8,8 +8,10 @@
 // 0.5 s and 500 s epochs weighs every cell alike. Parameters are fitted in log space (all are
 // positive) by Levenberg-Marquardt with a forward-difference Jacobian (Eigen).
 
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,9 +115,17 @@ class DeviceFit {
   explicit DeviceFit(FitSetup setup);
 
   // Fits `observations` (indices into the config's). Throws InputError when the observations
-  // cannot determine the compute (no prediction would be possible).
-  FitResult fit(const std::vector<std::size_t>& observations) const;
-  FitResult fit_all() const;
+  // cannot determine the compute (no prediction would be possible). The cold starts run on up to
+  // `threads` threads (the result is the same for any count); `progress(done, starts)` is called
+  // as each start ends, from one thread at a time.
+  using Progress = std::function<void(std::size_t done, std::size_t total)>;
+  FitResult fit(const std::vector<std::size_t>& observations, int threads = 1, const Progress& progress = {}) const;
+  FitResult fit_all(int threads = 1, const Progress& progress = {}) const;
+  // Fits `observations` from one start, `near` (a fit of a superset of them), instead of the cold
+  // starts fit() tries: what `near` found undetermined or at zero stays so (fewer observations
+  // determine no more), the parameters it fitted start from its values. A leave-one-out fold's
+  // optimum lies next to the full fit's, so it is found in a few steps.
+  FitResult refit(const std::vector<std::size_t>& observations, const FitResult& near) const;
 
   // The profile the sweep runs on for the target GPU with the fitted values, and the spec change.
   Profile target_profile(const FitResult& fit) const;
@@ -140,14 +150,18 @@ class DeviceFit {
   const Observation& observation(std::size_t i) const { return setup_.config.observations.at(i); }
 
  private:
-  FitResult fit_from(const std::vector<std::size_t>& observations, int start) const;
+  // `warm`: start from that fit (refit()); nullptr: from start `start`.
+  FitResult fit_from(const std::vector<std::size_t>& observations, int start, const FitResult* warm = nullptr) const;
   Profile profile_for(const std::optional<GpuSpec>& gpu, const ParamValues& values) const;
   const RooflineTable& table_for(const std::optional<GpuSpec>& gpu) const;
   std::vector<Param> in_play(const std::vector<std::size_t>& observations) const;
 
   FitSetup setup_;
   int64_t max_batch_ = 1;
-  mutable std::vector<std::pair<std::string, RooflineTable>> tables_;  // by GPU key ("" unknown)
+  // By GPU key ("" unknown), built on first use; a deque keeps each table where it is while
+  // others are added, and the mutex lets the folds of holdout() share them.
+  mutable std::deque<std::pair<std::string, RooflineTable>> tables_;
+  mutable std::mutex tables_mutex_;
 };
 
 // Whether the fit determined the link (else the fallback link, if any, prices collectives).
@@ -160,7 +174,18 @@ struct HoldoutRow {
   std::optional<Interval> interval; // score_held_out: the prediction's 68% interval
   std::string why_not;              // when not predicted: what the others leave undetermined
 };
-std::vector<HoldoutRow> holdout(const DeviceFit& fit, std::size_t observations);
+// With many observations per parameter in play (kWarmFoldObservationsPerParameter), each fold
+// is a refit() from `full` (the fit of every observation): one observation barely moves the
+// optimum, and n folds from the full fit's start cost about what n / 10 cold fits would. With
+// fewer, each fold is a cold fit() of its own: the folds' optima are then not unique (a few
+// observations, several readings), and a start from the full fit, which saw the held-out
+// observation, would pick the reading nearest it (docs/FIT.md has both on the bundled configs).
+// The folds run on `threads` threads (results in order, whatever the count);
+// `progress(done, n)` is called after each fold, from one thread at a time.
+inline constexpr std::size_t kWarmFoldObservationsPerParameter = 4;
+bool holdout_starts_warm(const FitResult& full, std::size_t observations);
+std::vector<HoldoutRow> holdout(const DeviceFit& fit, const FitResult& full, int threads = 1,
+                                const DeviceFit::Progress& progress = {});
 
 // The config's held_out: timings, each predicted from `fit` (rows index config.held_out).
 std::vector<HoldoutRow> score_held_out(const DeviceFit& device, const FitResult& fit);
