@@ -170,9 +170,15 @@ std::string format_run_table(const Comparison& c) {
   return table.to_markdown() + "\n";
 }
 
+// "4.9 (3 of 4)": the noise floor over the configurations with >= 2 runs, and how many those are.
+std::string noise_floor_cell(const ErrorSummary& s) {
+  const std::string of = " (" + std::to_string(s.noise_runs) + " of " + std::to_string(s.runs) + ")";
+  return (s.noise_runs > 0 ? format_fixed(s.mean_noise_pct, 1) : std::string("unknown")) + of;
+}
+
 void add_summary_row(TextTable& table, const std::string& label, const ErrorSummary& s) {
   if (s.runs == 0) return;
-  table.add_row({label, std::to_string(s.runs), format_fixed(s.mape_epoch_pct, 1), format_fixed(s.mean_noise_pct, 1),
+  table.add_row({label, std::to_string(s.runs), format_fixed(s.mape_epoch_pct, 1), noise_floor_cell(s),
                  s.with_drift > 0 ? format_fixed(s.mape_drift_adjusted_pct, 1) : kNone,
                  std::to_string(s.explained) + "/" + std::to_string(s.runs), format_fixed(s.mape_train_pct, 1),
                  format_error_percent(s.mean_epoch_error_pct), format_fixed(s.max_abs_epoch_error_pct, 1)});
@@ -198,8 +204,9 @@ std::string group_label(Trainer trainer, int ranks) {
 
 std::string format_mape_table(const Comparison& c) {
   if (c.compared.empty()) return "";
-  TextTable table({"configurations", "n", "MAPE epoch_s %", "noise floor %", "MAPE after drift %",
-                   "explained by noise + drift", "MAPE train_s %", "mean error epoch_s %", "max abs error epoch_s %"});
+  TextTable table({"configurations", "n", "MAPE epoch_s %", "noise floor % (of n with >= 2 runs)",
+                   "MAPE after drift %", "explained by noise + drift", "MAPE train_s %", "bias: mean error epoch_s %",
+                   "max abs error epoch_s %"});
   for (const auto& [trainer, ranks] : trainer_rank_groups(c)) {
     add_summary_row(table, group_label(trainer, ranks), summarize_errors(c.compared, [&t = trainer, &n = ranks](const ComparedRun& r) {
                       return r.measured.key.trainer == t && ranks_of(r.measured.key) == n;
@@ -402,8 +409,10 @@ std::string format_compare_definitions(const Unit& unit) {
          "the machine's drift account for, so it is not called a model error.\n"
          "- MAPE (mean absolute percentage error) = (1/n) * sum |error %| over the n measured "
          "configurations that have a prediction (a configuration counts once however many repeats it "
-         "has). noise floor = the mean noise % of those configurations. Mean error is the signed mean "
-         "(bias).\n"
+         "has). noise floor = the mean noise % of those configurations measured at least twice (a single "
+         "run has no spread: its noise is unknown, not 0, and it explains an error only within the drift). "
+         "bias = the mean signed error %: near the MAPE when the errors share one sign, near 0 when they "
+         "scatter both ways.\n"
          "- in sweep: the configuration is in the config's grid; `no`: it was simulated only for this "
          "comparison. profiled b: the profile timed this per-" + unit.name + " batch; `no`: its compute times are "
          "interpolated or extrapolated in the batch. setting: trainer, loader workers, samples per epoch "
@@ -699,7 +708,10 @@ ErrorSummary summarize_errors(const std::vector<ComparedRun>& runs,
     sum_abs_epoch += std::fabs(r.epoch_error_pct);
     sum_abs_train += std::fabs(r.train_error_pct);
     sum_epoch += r.epoch_error_pct;
-    sum_noise += r.measured.epoch_s.noise_pct();
+    if (r.measured.runs >= 2) {
+      ++s.noise_runs;
+      sum_noise += r.measured.epoch_s.noise_pct();
+    }
     s.max_abs_epoch_error_pct = std::max(s.max_abs_epoch_error_pct, std::fabs(r.epoch_error_pct));
     if (r.explained) ++s.explained;
     if (r.drift_adjusted_error_pct) {
@@ -712,8 +724,8 @@ ErrorSummary summarize_errors(const std::vector<ComparedRun>& runs,
     s.mape_epoch_pct = sum_abs_epoch / s.runs;
     s.mape_train_pct = sum_abs_train / s.runs;
     s.mean_epoch_error_pct = sum_epoch / s.runs;
-    s.mean_noise_pct = sum_noise / s.runs;
   }
+  if (s.noise_runs > 0) s.mean_noise_pct = sum_noise / s.noise_runs;
   if (s.with_drift > 0) s.mape_drift_adjusted_pct = sum_abs_adjusted / s.with_drift;
   return s;
 }
@@ -727,7 +739,8 @@ std::string format_error_percent(double percent) {
 std::string format_mape_line(const Comparison& comparison) {
   const ErrorSummary s = summarize_errors(comparison.compared);
   if (s.runs == 0) return "MAPE epoch_s: n/a over 0 runs";
-  return "MAPE epoch_s: " + format_fixed(s.mape_epoch_pct, 1) + "% over " + std::to_string(s.runs) + " runs";
+  return "MAPE epoch_s: " + format_fixed(s.mape_epoch_pct, 1) + "% over " + std::to_string(s.runs) + " runs; bias " +
+         format_error_percent(s.mean_epoch_error_pct) + "%";
 }
 
 std::vector<std::string> format_group_mape_lines(const Comparison& comparison) {
@@ -737,8 +750,11 @@ std::vector<std::string> format_group_mape_lines(const Comparison& comparison) {
       return r.measured.key.trainer == t && ranks_of(r.measured.key) == n;
     });
     std::string line = "MAPE epoch_s (" + group_label(trainer, ranks) + "): " + format_fixed(s.mape_epoch_pct, 1) +
-                       "% over " + counted(s.runs, "configuration") + "; noise floor " +
-                       format_fixed(s.mean_noise_pct, 1) + "%";
+                       "% over " + counted(s.runs, "configuration") + "; bias " +
+                       format_error_percent(s.mean_epoch_error_pct) + "%; noise floor " +
+                       (s.noise_runs > 0 ? format_fixed(s.mean_noise_pct, 1) + "% over " +
+                                               counted(s.noise_runs, "configuration") + " with >= 2 runs"
+                                         : std::string("unknown (no configuration with >= 2 runs)"));
     if (s.with_drift > 0) line += "; after drift " + format_fixed(s.mape_drift_adjusted_pct, 1) + "%";
     lines.push_back(line + "; " + std::to_string(s.explained) + " within noise + drift");
   }

@@ -158,7 +158,10 @@ struct ErrorSummary {
   double mape_train_pct = 0;           // mean |train error %|
   double mean_epoch_error_pct = 0;     // mean signed epoch error % (bias)
   double max_abs_epoch_error_pct = 0;  // largest |epoch error %|
-  double mean_noise_pct = 0;           // mean repeats' spread %: the noise floor of the MAPE
+  // The noise floor of the MAPE: the mean repeats' spread % over the configurations measured at
+  // least twice (noise_runs of them); a configuration run once has no spread to tell.
+  double mean_noise_pct = 0;
+  int noise_runs = 0;
   int explained = 0;                   // configurations whose error noise and drift explain
   int with_drift = 0;                  // configurations with a drift (both probes timed)
   double mape_drift_adjusted_pct = 0;  // MAPE of the drift-adjusted errors over those
@@ -168,7 +171,7 @@ struct ErrorSummary {
 ErrorSummary summarize_errors(const std::vector<ComparedRun>& runs,
                               const std::function<bool(const ComparedRun&)>& keep = {});
 
-// "MAPE epoch_s: 12.3% over 4 runs", or "MAPE epoch_s: n/a over 0 runs": every compared
+// "MAPE epoch_s: 12.3% over 4 runs; bias -3.1%", or "MAPE epoch_s: n/a over 0 runs": every compared
 // configuration, whichever trainer. The program's last line.
 std::string format_mape_line(const Comparison& comparison);
 // One line per (trainer, ranks) group with compared configurations, e.g.
