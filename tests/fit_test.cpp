@@ -255,6 +255,31 @@ TEST(Fit, ARefitFromTheFullFitKeepsItsOptimumAndWhatItLeftUndetermined) {
   }
 }
 
+// A multi-GPU timing far slower than any link explains drives the link's bandwidth to the bottom
+// of its range: kept there and flagged (it is a rate, not a cost that the floor means none of;
+// it once became 0 and stopped the program with an internal error).
+TEST(Fit, AnImpossiblySlowMultiGpuTimingPutsTheLinkAtTheEdgeOfItsRange) {
+  SweepConfig c = generated(config_for({observation(Strategy::kDdp, 1, 32, 0, false),
+                                        observation(Strategy::kDdp, 1, 256, 0, false),
+                                        observation(Strategy::kDdp, 2, 64, 0, false)}),
+                            std::nullopt, [] {
+                              ParamValues v = known_values();
+                              at(v, Param::kEfficiency) = 5e12;
+                              return v;
+                            }());
+  c.observations[2].iteration_s = *c.observations[2].iteration_s * 1e6;
+  FitSetup setup;
+  setup.config = c;
+  const DeviceFit device(setup);
+  const FitResult fit = device.fit_all();
+  const ParamEstimate& link = fit.estimate(Param::kLinkBusbw);
+  ASSERT_EQ(link.status, ParamStatus::kFitted);
+  EXPECT_GT(link.value, 0);
+  EXPECT_TRUE(link.at_limit);
+  const double predicted = device.predict(c.observations[2], fit.values, link_fitted(fit));
+  EXPECT_TRUE(std::isfinite(predicted) && predicted > 0);
+}
+
 // Folds start from the full fit only where each is a small part of many observations per parameter.
 TEST(Fit, HoldoutStartsFromTheFullFitOnlyWithManyObservationsPerParameter) {
   FitResult full;

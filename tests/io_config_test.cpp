@@ -585,7 +585,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"InterconnectZeroBandwidth",
                   "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n\n\n\n"
                   "interconnect: {bus_bandwidth_gbs: 0, latency_us: 5}\n",
-                  6, "interconnect.bus_bandwidth_gbs", "must be > 0"},
+                  6, "interconnect.bus_bandwidth_gbs", "must be between 0.001 and 1e6 GB/s, got '0'"},
+        // A latency of 10^13 us once overflowed the simulator's clock (an internal error; found by
+        // scripts/mutate-inputs.py), as a bandwidth of 1e-300 GB/s would.
+        BadConfig{"InterconnectLatencyBeyondASecond",
+                  "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "interconnect: {bus_bandwidth_gbs: 100, latency_us: 10000000000001}\n",
+                  3, "interconnect.latency_us", "must be at most 1e6 us (1 s)"},
+        BadConfig{"InterconnectBandwidthOfADenormal",
+                  "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "interconnect: {bus_bandwidth_gbs: 1e-300, latency_us: 5}\n",
+                  3, "interconnect.bus_bandwidth_gbs", "must be between 0.001 and 1e6 GB/s"},
         BadConfig{"BoolGivenWord",
                   "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n\n\n\n"
                   "interconnect: {bus_bandwidth_gbs: 1, latency_us: 5, override_measured: maybe}\n",

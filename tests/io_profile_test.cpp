@@ -85,8 +85,9 @@ Profile make_profile() {
   m.num_classes = 10;
   m.batches = {32, 64, 128};
   m.loss_s = {0.1 + 0.2, 1.0 / 3.0, 2.0 / 3.0};  // neither has a short decimal form
-  m.zero_grad_s = {1e-7, 5e-324, 0.0};              // 5e-324: the smallest subnormal
-  m.optimizer_s = {1.7976931348623157e308, 123456789.123456789, 1e-300};
+  // Times at the edges of what a measured time can be (1 ns and 10^6 s, the reader's bounds).
+  m.zero_grad_s = {1e-7, 1.0000000000000002e-9, 0.0};
+  m.optimizer_s = {999999.99999999988, 123456.789123456789, 1e-9};
   m.iteration_s = {0.25, 0.5, 1.0};
   m.peak_memory_bytes = {1.0e9, 2.0e9, 4.0e9 + 1.0};
   m.memory_method = "cuda-allocator-peak";
@@ -779,6 +780,25 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"Parameter2To63Minus1Bytes", "{name: \"conv1.weight\", bytes: 3456}",
                    "{name: \"conv1.weight\", bytes: 9223372036854775807}", "conv1.weight",
                    "models.resnet18-cifar.layers[0].params[0].bytes", "more than 2^50 bytes"},
+        // Values deep in an accepted profile that once reached the simulator as internal errors
+        // (found by scripts/mutate-inputs.py): a layer's buffers of 2^62 bytes (a time overflow), a
+        // loader rate of 5e-324 samples/s (a rate of 0 in the pipeline); and the rest of the bounds.
+        BadProfile{"BufferBytes2To62", "buffer_bytes: 520", "buffer_bytes: 4611686018427387904", "buffer_bytes:",
+                   "models.resnet18-cifar.layers[0].buffer_bytes", "more than 2^50 bytes (1 PiB)"},
+        BadProfile{"DenormalLoaderRate", "samples_per_s: 9000}", "samples_per_s: 5e-324}", "5e-324",
+                   "loader.points[1].samples_per_s", "between 10^-3 samples/s"},
+        BadProfile{"DenormalTime", "forward_s: [0.01, 0.02, 0.04]", "forward_s: [0.01, 1e-320, 0.04]",
+                   "1e-320", "models.resnet18-cifar.layers[0].forward_s[1]", "below 1 ns is not one"},
+        BadProfile{"TimeOfCenturies", "forward_s: [0.01, 0.02, 0.04]", "forward_s: [0.01, 1e300, 0.04]",
+                   "1e300", "models.resnet18-cifar.layers[0].forward_s[1]", "beyond 10^6 s (11.6 days)"},
+        BadProfile{"PeakMemoryBeyondAPebibyte", "peak_memory_bytes: [1.0e8, 2.0e8, 4.0e8]",
+                   "peak_memory_bytes: [1.0e8, 2.0e8, 4.0e300]", "peak_memory_bytes:",
+                   "models.resnet18-cifar.peak_memory_bytes[2]", "more than 2^50 bytes"},
+        BadProfile{"HostMemoryBeyondAPebibyte", "host_memory_bytes: 25769803776", "host_memory_bytes: 1e300",
+                   "host_memory_bytes:", "machine.host_memory_bytes", "more than 2^50 bytes"},
+        BadProfile{"OutputOfAPebibytePerSample", "output_shape: [64, 32, 32]",
+                   "output_shape: [64, 32, 4611686018427387904]", "output_shape:",
+                   "models.resnet18-cifar.layers[0].output_shape[2]", "more than 2^50 bytes (1 PiB) per sample"},
         BadProfile{"NegativeTime", "forward_s: [0.01, 0.02, 0.04]", "forward_s: [0.01, -0.02, 0.04]",
                    "-0.02", "models.resnet18-cifar.layers[0].forward_s[1]", "must be >= 0, got -0.02"},
         BadProfile{"NotANumberTime", "iteration_s: [0.05, 0.1, 0.2]", "iteration_s: [0.05, nan, 0.2]",

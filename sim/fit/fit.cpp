@@ -35,6 +35,10 @@ Range range_of(Param p, bool named_gpu) {
   return {1e-9, 1e9};
 }
 
+// Whether a parameter is a cost (time added), so that its floor means "none": the efficiency and
+// the link's bandwidth are rates, and their floors are the slowest device or link there is.
+bool is_cost(Param p) { return p != Param::kEfficiency && p != Param::kLinkBusbw; }
+
 // Where the fit starts (natural units); the efficiency is then rescaled to the observations.
 // Start 0 is neutral, start 1 leans to a fast loader and costly host work, start 2 to a slow
 // loader and little host work.
@@ -459,7 +463,7 @@ FitResult DeviceFit::fit_from(const std::vector<std::size_t>& observations, int 
   Solution solution = least_squares(free, values, named, residuals_over(free));
   const auto floors = [&] {
     std::vector<bool> low;
-    for (Param p : free) low.push_back(p != Param::kEfficiency && at(solution.values, p) <= range_of(p, named).lo * (1 + 1e-9));
+    for (Param p : free) low.push_back(is_cost(p) && at(solution.values, p) <= range_of(p, named).lo * (1 + 1e-9));
     return low;
   };
   while (const std::optional<std::size_t> drop = least_essential_undetermined(free, solution.jacobian, floors())) {
@@ -477,7 +481,7 @@ FitResult DeviceFit::fit_from(const std::vector<std::size_t>& observations, int 
   int restarts = 0;
   for (std::size_t j = 0; j < free.size();) {
     const Param p = free[j];
-    if (p == Param::kEfficiency || at(solution.values, p) > range_of(p, named).lo * (1 + 1e-9)) {
+    if (!is_cost(p) || at(solution.values, p) > range_of(p, named).lo * (1 + 1e-9)) {
       ++j;
       continue;
     }
@@ -520,7 +524,11 @@ FitResult DeviceFit::fit_from(const std::vector<std::size_t>& observations, int 
   for (Eigen::Index j = 0; j < m; ++j) {
     ParamEstimate& e = result.params[index(free[static_cast<std::size_t>(j)])];
     e.status = ParamStatus::kFitted;
-    e.at_limit = at(solution.values, e.param) >= range_of(e.param, named).hi * (1 - 1e-9);
+    // At the top of its range, or a rate (device, link) at the bottom of its: an edge no real
+    // machine reaches, so the observations ask for more than the model can give.
+    const Range range = range_of(e.param, named);
+    const double v = at(solution.values, e.param);
+    e.at_limit = v >= range.hi * (1 - 1e-9) || (!is_cost(e.param) && v <= range.lo * (1 + 1e-9));
     if (covariance) e.relative_se = std::sqrt(std::max(0.0, (*covariance)(j, j)));
   }
   result.values = solution.values;

@@ -38,7 +38,7 @@ struct ParamEstimate {
   ParamStatus status = ParamStatus::kNotInPlay;
   double value = 0;                   // what predictions use (0 unless fitted)
   std::optional<double> relative_se;  // standard error / value (log-space); none with no residual dof
-  bool at_limit = false;              // fitted at the top of its range: the model cannot reach the observations
+  bool at_limit = false;              // fitted at the top of its range (a rate: either edge): the model cannot reach the observations
 };
 
 struct FitResult {

@@ -35,7 +35,7 @@ std::string value_text(const ParamEstimate& e, bool named_gpu) {
 std::string status_text(const ParamEstimate& e, int dof) {
   switch (e.status) {
     case ParamStatus::kFitted:
-      if (e.at_limit) return "AT THE TOP OF ITS RANGE: the model cannot reach the observations";
+      if (e.at_limit) return "AT THE EDGE OF ITS RANGE: the model cannot reach the observations";
       return e.relative_se ? "fitted, +/- " + printf_string("%.1f%%", *e.relative_se * 100)
                            : std::string(dof == 0 ? "fitted (no observation to spare: no error bar)"
                                                   : "fitted");

@@ -156,13 +156,24 @@ std::vector<int64_t> parse_batches(const Value& value) {
   return batches;
 }
 
+// A link's or NIC's bandwidth in GB/s (or Gb/s): from 1 MB/s to 1 PB/s; beyond either end no
+// link is, and a collective's time would overflow the simulator's nanosecond clock.
+double link_rate(const Value& value, const char* unit) {
+  const double rate = value.as_double(/*min=*/0);
+  if (!(rate >= 1e-3 && rate <= 1e6)) {
+    value.fail(std::string("must be between 0.001 and 1e6 ") + unit + ", got " + value.describe());
+  }
+  return rate;
+}
+
 InterconnectAssumption parse_interconnect(const Value& value) {
   const Map map(value, {"bus_bandwidth_gbs", "latency_us", "override_measured"});
   InterconnectAssumption link;
-  const Value bandwidth = map.required("bus_bandwidth_gbs");
-  link.bus_bandwidth_gbs = bandwidth.as_double(/*min=*/0);
-  if (link.bus_bandwidth_gbs <= 0) bandwidth.fail("must be > 0, got " + bandwidth.describe());
-  link.latency_us = map.required("latency_us").as_double(/*min=*/0);
+  link.bus_bandwidth_gbs = link_rate(map.required("bus_bandwidth_gbs"), "GB/s");
+  const Value latency = map.required("latency_us");
+  link.latency_us = latency.as_double(/*min=*/0);
+  // One step's latency of a second is no link's (NCCL's are microseconds).
+  if (link.latency_us > 1e6) latency.fail("must be at most 1e6 us (1 s), got " + latency.describe());
   if (auto override_measured = map.optional("override_measured")) {
     link.override_measured = override_measured->as_bool();
   }
@@ -372,9 +383,7 @@ Topology parse_topology(const Value& value, const GpuCatalog& catalog) {
   if (auto nic = map.optional("nic")) {
     const Map nic_map(*nic, {"gbps", "per", "count"});
     Nic n;
-    const Value gbps = nic_map.required("gbps");
-    n.gbps = gbps.as_double(/*min=*/0);
-    if (n.gbps <= 0) gbps.fail("must be > 0 Gb/s, got " + gbps.describe());
+    n.gbps = link_rate(nic_map.required("gbps"), "Gb/s");
     if (auto per = nic_map.optional("per")) {
       const std::string name = per->as_string();
       if (name != "gpu" && name != "node") per->fail("expected gpu or node, got '" + name + "'");

@@ -18,19 +18,50 @@ using yaml_io::Map;
 using yaml_io::Value;
 
 constexpr double kNonNegative = 0.0;
-// Sums of parameter bytes over any model stay far from int64's end.
-constexpr int64_t kMaxParameterBytes = int64_t{1} << 50;
+// No model, tensor or machine's memory reaches 2^50 bytes (1 PiB); sums of byte counts over any
+// model stay far from int64's end.
+constexpr int64_t kMaxBytes = int64_t{1} << 50;
+// A measured time is 0 (none) or between 1 ns (no timer resolves less) and 10^6 s (11.6 days: no
+// step, copy or collective takes longer); beyond, the simulator's nanosecond clock would overflow.
+constexpr double kMinSeconds = 1e-9;
+constexpr double kMaxSeconds = 1e6;
+constexpr double kMinSamplesPerSecond = 1e-3;
+constexpr double kMaxSamplesPerSecond = 1e12;
 
-std::vector<double> parse_doubles(const Value& value, double min) {
+// What a number of the profile measures, and the range that can be one.
+enum class Quantity { kSeconds, kBytes };
+
+double checked(const Value& value, double x, Quantity q) {
+  if (q == Quantity::kBytes && x > static_cast<double>(kMaxBytes)) {
+    value.fail("more than 2^50 bytes (1 PiB) is not a model's or a machine's, got " + value.describe());
+  }
+  if (q == Quantity::kSeconds && x != 0 && x < kMinSeconds) {
+    value.fail("a measured time below 1 ns is not one (0 means none), got " + value.describe());
+  }
+  if (q == Quantity::kSeconds && x > kMaxSeconds) {
+    value.fail("a measured time beyond 10^6 s (11.6 days) is not one step's, copy's or collective's, got " +
+               value.describe());
+  }
+  return x;
+}
+
+int64_t parse_bytes(const Value& value, int64_t min) {
+  const int64_t bytes = value.as_int64(min);
+  checked(value, static_cast<double>(bytes), Quantity::kBytes);
+  return bytes;
+}
+
+std::vector<double> parse_doubles(const Value& value, Quantity q) {
   std::vector<double> out;
-  for (const Value& item : value.as_list()) out.push_back(item.as_double(min));
+  for (const Value& item : value.as_list()) out.push_back(checked(item, item.as_double(kNonNegative), q));
   return out;
 }
 
 // Arrays aligned with ModelProfile::batches must have one value per batch.
-std::vector<double> parse_per_batch(const Map& map, const char* key, size_t batch_count) {
+std::vector<double> parse_per_batch(const Map& map, const char* key, size_t batch_count,
+                                    Quantity q = Quantity::kSeconds) {
   const Value value = map.required(key);
-  std::vector<double> out = parse_doubles(value, kNonNegative);
+  std::vector<double> out = parse_doubles(value, q);
   if (out.size() != batch_count) {
     value.fail("has " + std::to_string(out.size()) + " values but batches has " +
                std::to_string(batch_count));
@@ -65,7 +96,8 @@ MachineInfo parse_machine(const Value& value) {
   m.host = map.required("host").as_string();
   m.cpu = map.required("cpu").as_string();
   m.cpu_cores = map.required("cpu_cores").as_int(/*min=*/0);
-  m.host_memory_bytes = map.required("host_memory_bytes").as_double(kNonNegative);
+  const Value host_memory = map.required("host_memory_bytes");
+  m.host_memory_bytes = checked(host_memory, host_memory.as_double(kNonNegative), Quantity::kBytes);
   const Value kind = map.required("device_kind");
   m.device_kind = kind.as_string();
   if (m.device_kind != "cpu" && m.device_kind != "cuda") {
@@ -73,7 +105,8 @@ MachineInfo parse_machine(const Value& value) {
   }
   m.device_name = map.required("device_name").as_string();
   m.device_count = map.required("device_count").as_int(/*min=*/0);
-  m.device_memory_bytes = map.required("device_memory_bytes").as_double(kNonNegative);
+  const Value device_memory = map.required("device_memory_bytes");
+  m.device_memory_bytes = checked(device_memory, device_memory.as_double(kNonNegative), Quantity::kBytes);
   m.driver = map.required("driver").as_string();
   m.cuda = map.required("cuda").as_string();
   m.nccl = map.required("nccl").as_string();
@@ -104,7 +137,7 @@ MeasurementInfo parse_measurement(const Value& value) {
       r.command = run.required("command").as_string();
       r.date = run.required("date").as_string();
       const Value probe = run.required("probe_s");
-      r.probe_s = probe.as_double(kNonNegative);
+      r.probe_s = checked(probe, probe.as_double(kNonNegative), Quantity::kSeconds);
       if (r.probe_s <= 0) probe.fail("must be > 0, got " + probe.describe());
       m.resumed.push_back(std::move(r));
     }
@@ -120,15 +153,17 @@ LayerProfile parse_layer(const Value& value, size_t batch_count) {
   layer.kind = map.required("kind").as_string();
   for (const Value& item : map.required("params").as_list()) {
     const Map param(item, {"name", "bytes"});
-    const Value bytes = param.required("bytes");
-    layer.params.push_back({param.required("name").as_string(), bytes.as_int64(/*min=*/0)});
-    if (layer.params.back().bytes > kMaxParameterBytes) {
-      bytes.fail("a parameter tensor of more than 2^50 bytes (1 PiB) is not a model's, got " + bytes.describe());
-    }
+    layer.params.push_back({param.required("name").as_string(), parse_bytes(param.required("bytes"), 0)});
   }
-  layer.buffer_bytes = map.required("buffer_bytes").as_int64(/*min=*/0);
+  layer.buffer_bytes = parse_bytes(map.required("buffer_bytes"), 0);
+  // One sample's output, fp32: within the bytes any tensor can hold.
+  double elements = 1;
   for (const Value& dim : map.required("output_shape").as_list()) {
     layer.output_shape.push_back(dim.as_int64(/*min=*/1));
+    elements *= static_cast<double>(layer.output_shape.back());
+    if (elements * 4 > static_cast<double>(kMaxBytes)) {
+      dim.fail("an output of more than 2^50 bytes (1 PiB) per sample is not a model's, got " + dim.describe());
+    }
   }
   layer.forward_flops = map.required("forward_flops").as_double(kNonNegative);
   layer.forward_s = parse_per_batch(map, "forward_s", batch_count);
@@ -150,7 +185,7 @@ std::vector<ContentionPoint> parse_host_contention(const Value& value) {
     const Value batch = map.required("batch");
     p.batch = batch.as_int64(/*min=*/1);
     const Value time = map.required("iteration_s");
-    p.iteration_s = time.as_double(kNonNegative);
+    p.iteration_s = checked(time, time.as_double(kNonNegative), Quantity::kSeconds);
     if (p.iteration_s <= 0) time.fail("must be > 0, got " + time.describe());
     const bool new_batch = points.empty() || p.batch != points.back().batch;
     if (!points.empty() && p.batch < points.back().batch) {
@@ -182,7 +217,7 @@ std::vector<DdpBucket> parse_ddp_buckets(const Value& value, const ModelProfile&
     const Map map(item, {"bytes", "params"});
     DdpBucket bucket;
     const Value bytes = map.required("bytes");
-    bucket.bytes = bytes.as_int64(/*min=*/1);
+    bucket.bytes = parse_bytes(bytes, 1);
     int64_t sum = 0;
     for (const Value& index : map.required("params").as_list()) {
       const int i = index.as_int(/*min=*/0);
@@ -229,21 +264,21 @@ std::vector<std::string> parse_missing(const Value& value) {
 
 // A per-batch array, or for a key named in `missing`, an empty one.
 std::vector<double> parse_per_batch_or_missing(const Map& map, const char* key, size_t batch_count,
-                                               const ModelProfile& model) {
-  if (!model.is_missing(key)) return parse_per_batch(map, key, batch_count);
+                                               const ModelProfile& model, Quantity q = Quantity::kSeconds) {
+  if (!model.is_missing(key)) return parse_per_batch(map, key, batch_count, q);
   const Value value = map.required(key);
-  std::vector<double> out = parse_doubles(value, kNonNegative);
+  std::vector<double> out = parse_doubles(value, q);
   if (!out.empty()) {
     value.fail("is named in missing but has " + std::to_string(out.size()) + " values (expected [])");
   }
   return out;
 }
 
-// A count >= 1 (an int when `as_int`), or for a key named in `missing`, 0.
+// A count >= 1 (an int when `as_int`; else within the bytes bound), or for a key named in `missing`, 0.
 int64_t parse_count_or_missing(const Map& map, const char* key, const ModelProfile& model, bool as_int = false) {
   const Value value = map.required(key);
   const int64_t min = model.is_missing(key) ? 0 : 1;
-  const int64_t count = as_int ? value.as_int(static_cast<int>(min)) : value.as_int64(min);
+  const int64_t count = as_int ? value.as_int(static_cast<int>(min)) : parse_bytes(value, min);
   if (min == 0 && count != 0) value.fail("is named in missing but is " + std::to_string(count) + " (expected 0)");
   return count;
 }
@@ -290,7 +325,7 @@ ModelProfile parse_model(const std::string& name, const Value& value) {
   model.name = name;
   if (auto v = map.optional("source")) model.source = v->as_string();
   if (auto v = map.optional("missing")) model.missing = parse_missing(*v);
-  model.parameters = map.required("parameters").as_int64(/*min=*/0);
+  model.parameters = parse_bytes(map.required("parameters"), 0);  // a count, within the same bound
   model.input_bytes_per_sample = parse_count_or_missing(map, "input_bytes_per_sample", model);
   model.num_classes = static_cast<int>(parse_count_or_missing(map, "num_classes", model, /*as_int=*/true));
 
@@ -304,9 +339,9 @@ ModelProfile parse_model(const std::string& name, const Value& value) {
   model.optimizer_s = parse_per_batch_or_missing(map, "optimizer_s", n, model);
   model.iteration_s = parse_per_batch_or_missing(map, "iteration_s", n, model);
   if (map.optional("ddp_iteration_s")) model.ddp_iteration_s = parse_per_batch(map, "ddp_iteration_s", n);
-  model.peak_memory_bytes = parse_per_batch_or_missing(map, "peak_memory_bytes", n, model);
+  model.peak_memory_bytes = parse_per_batch_or_missing(map, "peak_memory_bytes", n, model, Quantity::kBytes);
   if (map.optional("steady_peak_memory_bytes")) {
-    model.steady_peak_memory_bytes = parse_per_batch(map, "steady_peak_memory_bytes", n);
+    model.steady_peak_memory_bytes = parse_per_batch(map, "steady_peak_memory_bytes", n, Quantity::kBytes);
   }
   model.memory_method = map.required("memory_method").as_string();
   model.oom_batch = parse_optional_batch(map, "oom_batch");
@@ -327,9 +362,9 @@ std::vector<CurvePoint> parse_points(const Map& map) {
   const Value time_value = map.required("time_s");
   const std::vector<Value> byte_nodes = bytes_value.as_list();
   std::vector<double> bytes;
-  for (const Value& b : byte_nodes) bytes.push_back(b.as_double(kNonNegative));
+  for (const Value& b : byte_nodes) bytes.push_back(checked(b, b.as_double(kNonNegative), Quantity::kBytes));
   require_strictly_ascending(bytes, byte_nodes, "bytes");
-  const std::vector<double> times = parse_doubles(time_value, kNonNegative);
+  const std::vector<double> times = parse_doubles(time_value, Quantity::kSeconds);
   if (times.size() != bytes.size()) {
     time_value.fail("has " + std::to_string(times.size()) + " values but bytes has " +
                     std::to_string(bytes.size()));
@@ -388,7 +423,12 @@ std::vector<LoaderPoint> parse_loader_points(const Value& value) {
     const Value rate = point.required("samples_per_s");
     p.samples_per_s = rate.as_double(kNonNegative);
     if (p.samples_per_s <= 0) rate.fail("must be > 0, got " + rate.describe());
-    if (auto startup = point.optional("startup_s")) p.startup_s = startup->as_double(kNonNegative);
+    if (p.samples_per_s < kMinSamplesPerSecond || p.samples_per_s > kMaxSamplesPerSecond) {
+      rate.fail("a loader's rate is between 10^-3 samples/s (one per 17 minutes) and 10^12, got " + rate.describe());
+    }
+    if (auto startup = point.optional("startup_s")) {
+      p.startup_s = checked(*startup, startup->as_double(kNonNegative), Quantity::kSeconds);
+    }
     if (!points.empty() && p.workers <= points.back().workers) {
       item.fail("points must be strictly ascending in workers: " + std::to_string(p.workers) +
                 " follows " + std::to_string(points.back().workers));
@@ -708,7 +748,7 @@ Calibration parse_calibration(const Value& value) {
   c.threads = map.required("threads").as_int(/*min=*/1);
   for (auto [key, field] : {std::pair{"start_s", &c.start_s}, std::pair{"end_s", &c.end_s}}) {
     const Value v = map.required(key);
-    *field = v.as_double(kNonNegative);
+    *field = checked(v, v.as_double(kNonNegative), Quantity::kSeconds);
     if (*field <= 0) v.fail("must be > 0, got " + v.describe());
   }
   return c;
@@ -761,7 +801,7 @@ PytorchProfile parse_pytorch(const Value& value) {
   p.python = map.required("python").as_string();
   p.threads = map.required("threads").as_int(/*min=*/1);
   const Value probe = map.required("probe_s");
-  p.probe_s = probe.as_double(kNonNegative);
+  p.probe_s = checked(probe, probe.as_double(kNonNegative), Quantity::kSeconds);
   if (p.probe_s <= 0) probe.fail("must be > 0, got " + probe.describe());
   p.loader = parse_loader(map.required("loader"));
   for (const auto& [name, loop] : Map(map.required("models")).entries()) {
