@@ -86,7 +86,7 @@ if [ -n "${TRAINSIM_SANITIZED:-}" ] && [ "$expected_runs" = 5 ] \
   # A sanitizer build's C++ timings are of instrumented code (tests/CMakeLists.txt).
   expected_runs=4
 fi
-[[ $last =~ ^MAPE\ epoch_s:\ [0-9]+\.[0-9]%\ over\ ${expected_runs}\ runs$ ]] || fail "last line: '$last'"
+[[ $last =~ ^MAPE\ epoch_s:\ [0-9]+\.[0-9]%\ over\ ${expected_runs}\ runs\;\ bias\ [-+][0-9]+\.[0-9]%$ ]] || fail "last line: '$last'"
 if [ -n "$python" ] && [ "$expected_runs" = 5 ]; then
   grep -q '^MAPE epoch_s (pytorch, 2 ranks): ' "$work/stdout" || fail "no pytorch MAPE line: $(cat "$work/stdout")"
 fi
