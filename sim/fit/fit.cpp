@@ -230,7 +230,6 @@ void run_tasks(std::size_t n, int threads, const std::function<void(std::size_t)
   if (failure) std::rethrow_exception(failure);
 }
 
-
 // One least-squares solution over `free` (the other parameters held at their values in `start`).
 struct Solution {
   ParamValues values{};
@@ -471,8 +470,8 @@ FitResult DeviceFit::fit_from(const std::vector<std::size_t>& observations, int 
     result.params[index(p)].status = ParamStatus::kUndetermined;
     free.erase(free.begin() + static_cast<std::ptrdiff_t>(*drop));
     ParamValues held = solution.values;
-    // A cost nobody can tell is not priced; the efficiency and the link keep their values.
-    if (p != Param::kEfficiency && p != Param::kLinkBusbw && p != Param::kLinkLatency) at(held, p) = 0;
+    // A cost nobody can tell is not priced; the rates and the link's latency keep their values.
+    if (is_cost(p) && p != Param::kLinkLatency) at(held, p) = 0;
     solution = least_squares(free, held, named, residuals_over(free));
   }
   // A cost driven to the floor of its range is either none (raising it spoils the fit) or free

@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "io/bounds.h"
 #include "io/errors.h"
 #include "io/nccl_tests_log.h"
 #include "io/yaml_reader.h"
@@ -257,7 +258,7 @@ GpuSpec catalog_gpu(const Value& value, const GpuCatalog& catalog) {
 // fit as an internal error).
 double positive_seconds(const Value& value) {
   const double s = value.as_double(/*min=*/0);
-  if (!(s >= 1e-9)) value.fail("must be a measured time of at least 1e-09 s (1 ns), got " + value.describe());
+  if (!(s >= kMinMeasuredSeconds)) value.fail("must be a measured time of at least 1e-09 s (1 ns), got " + value.describe());
   return s;
 }
 

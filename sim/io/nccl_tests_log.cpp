@@ -6,6 +6,7 @@
 #include <sstream>
 #include <vector>
 
+#include "io/bounds.h"
 #include "io/errors.h"
 #include "io/input_text.h"
 
@@ -13,7 +14,6 @@ namespace trainsim {
 namespace {
 
 constexpr const char* kKey = "nccl-tests-log";
-constexpr double kMaxBytes = 1125899906842624.0;  // 2^50
 
 std::vector<std::string> tokens_of(const std::string& line) {
   std::vector<std::string> tokens;
@@ -100,7 +100,7 @@ CollectiveCurve parse_nccl_tests_log_text(const std::string& text, const std::st
     double bytes = 0;
     double time_us = 0;
     if (!parse_number(tokens[0], bytes) || bytes <= 0) fail("size '" + tokens[0] + "' is not a positive number");
-    if (bytes > kMaxBytes) fail("size " + tokens[0] + " is beyond 2^50 bytes (1 PiB): not a message nccl-tests sends");
+    if (bytes > static_cast<double>(kMaxBytes)) fail("size " + tokens[0] + " is beyond 2^50 bytes (1 PiB): not a message nccl-tests sends");
     if (!parse_number(tokens[time_column], time_us) || time_us <= 0) {
       fail("out-of-place time '" + tokens[time_column] + "' is not a positive number of microseconds");
     }

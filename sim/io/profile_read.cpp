@@ -6,6 +6,7 @@
 #include <sstream>
 #include <utility>
 
+#include "io/bounds.h"
 #include "io/errors.h"
 #include "io/profile_io.h"
 #include "io/yaml_reader.h"
@@ -18,13 +19,6 @@ using yaml_io::Map;
 using yaml_io::Value;
 
 constexpr double kNonNegative = 0.0;
-// No model, tensor or machine's memory reaches 2^50 bytes (1 PiB); sums of byte counts over any
-// model stay far from int64's end.
-constexpr int64_t kMaxBytes = int64_t{1} << 50;
-// A measured time is 0 (none) or between 1 ns (no timer resolves less) and 10^6 s (11.6 days: no
-// step, copy or collective takes longer); beyond, the simulator's nanosecond clock would overflow.
-constexpr double kMinSeconds = 1e-9;
-constexpr double kMaxSeconds = 1e6;
 constexpr double kMinSamplesPerSecond = 1e-3;
 constexpr double kMaxSamplesPerSecond = 1e12;
 
@@ -35,10 +29,11 @@ double checked(const Value& value, double x, Quantity q) {
   if (q == Quantity::kBytes && x > static_cast<double>(kMaxBytes)) {
     value.fail("more than 2^50 bytes (1 PiB) is not a model's or a machine's, got " + value.describe());
   }
-  if (q == Quantity::kSeconds && x != 0 && x < kMinSeconds) {
+  // A time of 0 is none (a part the profile did not time).
+  if (q == Quantity::kSeconds && x != 0 && x < kMinMeasuredSeconds) {
     value.fail("a measured time below 1 ns is not one (0 means none), got " + value.describe());
   }
-  if (q == Quantity::kSeconds && x > kMaxSeconds) {
+  if (q == Quantity::kSeconds && x > kMaxMeasuredSeconds) {
     value.fail("a measured time beyond 10^6 s (11.6 days) is not one step's, copy's or collective's, got " +
                value.describe());
   }

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "io/bounds.h"
 #include "io/errors.h"
 #include "io/input_text.h"
 
@@ -23,9 +24,8 @@ using nlohmann::json;
 
 constexpr const char* kEvaluate = "autograd::engine::evaluate_function: ";
 constexpr const char* kAccumulateGrad = "torch::autograd::AccumulateGrad";
-// No machine's memory, model or parameter tensor reaches 2^50 bytes (1 PiB; the profile's reader
-// refuses a larger tensor): more is a damaged trace or --params file.
-constexpr int64_t kMaxBytes = int64_t{1} << 50;
+// No machine's memory, model or parameter tensor reaches kMaxBytes (io/bounds.h; the profile's
+// reader refuses a larger tensor): more is a damaged trace or --params file.
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
