@@ -14,7 +14,7 @@ for config in configs/nccl/*.yaml; do
   echo "nccl-validation: $config" >&2
   mkdir -p "$out/$name"
   "$build/bin/simulate" "$config" --out "$out/$name" > "$out/$name/table.txt"
-  { echo "$name ($config):"; grep -E '^(busbw|time) error' "$out/$name/table.txt"; } >> "$out/summary.txt.tmp"
+  { echo "$name ($config):"; grep -E '^(calibrated )?(busbw|time) error' "$out/$name/table.txt"; } >> "$out/summary.txt.tmp"
 done
 mv "$out/summary.txt.tmp" "$out/summary.txt"
 cat "$out/summary.txt"

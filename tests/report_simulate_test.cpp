@@ -502,6 +502,34 @@ TEST_F(SimulateProgram, CollectivesTableComparesWithAnNcclTestsLog) {
   ASSERT_EQ(csv.size(), 9u);  // header + 1M ... 128M
   EXPECT_EQ(csv[0], "op,nodes,gpus,size_bytes,algorithm,protocol,time_us,algbw_GBps,busbw_GBps");
   EXPECT_EQ(csv.back().rfind("all_reduce,1,4,134217728,ring,Simple,", 0), 0u) << csv.back();
+  // The model calibrated by the log, each size held out of its own fit (docs/SCALE.md).
+  EXPECT_NE(run.out.find("calibrated busbw error at >= 64 MiB: "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("calibrated time error below 1 MiB: n/a over 0 sizes"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("# the whole log's calibration, for every other op and rank count: overhead "), std::string::npos)
+      << run.out;
+}
+
+// Another op on a cluster with its own all-reduce log: the calibrated model, said in the header.
+TEST_F(SimulateProgram, ABroadcastTableIsCalibratedByTheClustersAllReduceLog) {
+  const std::string log = std::string(TRAINSIM_SOURCE_DIR) +
+                          "/reports/published/nccl-tests/nccl-v100pcie-4gpu-sheffield-bessemer-nccl242.log";
+  const std::string topology = "topology: {gpu: v100-pcie-32gb, gpus_per_node: 4, fabric: pcie}\n";
+  const std::string request = "collectives: {op: broadcast, min_bytes: 8, max_bytes: 8}\n";
+  const ProgramRun plain = simulate(write_config(topology + request).string() + " --out " + (dir_ / "plain").string());
+  const ProgramRun calibrated = simulate(write_config(topology + request + "collectives_log: " + log + "\n").string() +
+                                         " --out " + (dir_ / "calibrated").string());
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.err;
+  EXPECT_NE(calibrated.out.find("constants, calibrated by the log " + log), std::string::npos) << calibrated.out;
+  EXPECT_EQ(plain.out.find("calibrated"), std::string::npos) << plain.out;
+  // The log's floor (about 16 us) against NCCL's 2.26 table alone: the calibrated 8-byte broadcast is slower.
+  const auto time_us = [](const fs::path& csv) {  // column 7 of the 8-byte row: time_us
+    std::istringstream row(lines_of(read_file(csv)).at(1));
+    std::string cell;
+    for (int i = 0; i < 7; ++i) std::getline(row, cell, ',');
+    return std::stod(cell);
+  };
+  EXPECT_GT(time_us(dir_ / "calibrated" / "collectives.csv"), time_us(dir_ / "plain" / "collectives.csv"));
 }
 
 TEST_F(SimulateProgram, ASweepSpansNodesOfATopology) {

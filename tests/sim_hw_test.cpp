@@ -8,6 +8,7 @@
 
 #include "hw/collective_cost.h"
 #include "hw/collective_model.h"
+#include "hw/nccl_calibration.h"
 #include "hw/curve.h"
 
 namespace trainsim::hw {
@@ -307,6 +308,119 @@ TEST(NcclModel, Nccl220AcrossNodes) {
   s.nccl = NcclTable::k2_26;  // 2(2 - 1) = 2 network steps again: 14.0 + 2 x 4.0 = 22 us
   EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, big, s, NcclAlgorithm::kRing, NcclProtocol::kLL128),
               22e-6 + big / (200e9 * 0.92), 1e-9);
+}
+
+// A cluster's own log calibrating the model (hw/nccl_calibration.h).
+using trainsim::CurvePoint;
+using trainsim::hw::bounding_link;
+using trainsim::hw::fit_nccl_calibration;
+using trainsim::hw::LinkClass;
+using trainsim::hw::nccl_calibrated;
+using trainsim::hw::NcclCalibration;
+
+// A synthetic log: the model on `s` priced with `c`, at 8 B .. 128 MiB by x4.
+std::vector<CurvePoint> synthetic_log(const NcclSystem& s, const NcclCalibration& c) {
+  std::vector<CurvePoint> log;
+  for (double bytes = 8; bytes <= 134217728; bytes *= 4) {
+    log.push_back({bytes, nccl_calibrated(NcclOp::kAllReduce, bytes, s, c).seconds});
+  }
+  return log;
+}
+
+TEST(NcclCalibration, PricesNcclsChoiceWithTheClustersOwnTerms) {
+  const NcclSystem s = pcie4();
+  NcclCalibration c;
+  c.overhead_s = 20e-6;
+  c.latency_scale = 2;
+  c.bandwidth_scale = 0.5;
+  // 8 B: ring LL, 9.6 us + 8 B / 2 GB/s: 20 + 2 x 9.6 us + 8 B / 1 GB/s.
+  EXPECT_NEAR(nccl_calibrated(NcclOp::kAllReduce, 8, s, c).seconds, 20e-6 + 19.2e-6 + 8e-9, 1e-15);
+  // NCCL still chooses by its own model: LL up to 88,000 bytes although the calibrated times of LL
+  // and Simple would cross elsewhere.
+  EXPECT_EQ(nccl_calibrated(NcclOp::kAllReduce, 64 * 1024, s, c).protocol, NcclProtocol::kLL);
+  EXPECT_EQ(nccl_calibrated(NcclOp::kAllReduce, 128 * 1024, s, c).protocol, NcclProtocol::kSimple);
+  // One rank still moves nothing.
+  NcclSystem one = s;
+  one.gpus_per_node = 1;
+  EXPECT_EQ(nccl_calibrated(NcclOp::kAllReduce, 1e6, one, c).seconds, 0);
+}
+
+TEST(NcclCalibration, AFitReproducesTheLogItWasMadeFrom) {
+  const NcclSystem s = pcie4(NcclTable::k2_26);
+  NcclCalibration truth;
+  truth.overhead_s = 31e-6;
+  truth.latency_scale = 1.4;
+  truth.bandwidth_scale = 0.6;
+  const NcclCalibration fit = fit_nccl_calibration(NcclOp::kAllReduce, s, synthetic_log(s, truth));
+  EXPECT_NEAR(fit.overhead_s, truth.overhead_s, 1e-9);
+  EXPECT_NEAR(fit.latency_scale, truth.latency_scale, 1e-6);
+  EXPECT_NEAR(fit.bandwidth_scale, truth.bandwidth_scale, 1e-6);
+  EXPECT_EQ(fit.points, 13);  // 8 B .. 128 MiB by x4
+  EXPECT_NEAR(fit.rms_relative_error, 0, 1e-9);
+  EXPECT_EQ(fit.link, LinkClass::kIntraNode);
+}
+
+TEST(NcclCalibration, NoTermGoesNegative) {
+  // A log faster than any latency NCCL's model allows: the latency terms stay at zero.
+  const NcclSystem s = pcie4(NcclTable::k2_26);
+  std::vector<CurvePoint> log;
+  for (double bytes = 8; bytes <= 134217728; bytes *= 4) {
+    log.push_back({bytes, 0.1e-6 + nccl_fastest(NcclOp::kAllReduce, bytes, s).parts.transfer_s / 2});
+  }
+  const NcclCalibration fit = fit_nccl_calibration(NcclOp::kAllReduce, s, log);
+  EXPECT_GE(fit.overhead_s, 0);
+  EXPECT_GE(fit.latency_scale, 0);
+  EXPECT_GT(fit.bandwidth_scale, 1.5);
+  EXPECT_THROW(fit_nccl_calibration(NcclOp::kAllReduce, s, {{8, 1e-5}, {16, 1e-5}}), std::invalid_argument);
+}
+
+TEST(NcclCalibration, TheBandwidthScaleRatesOnlyTheLinkTheLogSaw) {
+  NcclSystem node = pcie4();
+  NcclSystem nodes = node;
+  nodes.nodes = 4;
+  nodes.inter_gbs = 6;  // one NIC slower than the PCIe path: the ring is bound by the network
+  NcclSystem one_per_node = nodes;
+  one_per_node.gpus_per_node = 1;
+  one_per_node.inter_gbs = 50;  // faster than PCIe, but no PCIe hop is left in the ring
+  EXPECT_EQ(bounding_link(node), LinkClass::kIntraNode);
+  EXPECT_EQ(bounding_link(nodes), LinkClass::kInterNode);
+  EXPECT_EQ(bounding_link(one_per_node), LinkClass::kInterNode);
+  NcclCalibration c;  // fitted on one node
+  c.bandwidth_scale = 0.5;
+  const double big = 1 << 30;
+  EXPECT_DOUBLE_EQ(nccl_calibrated(NcclOp::kAllReduce, big, node, c).parts.transfer_s,
+                   2 * nccl_fastest(NcclOp::kAllReduce, big, node).parts.transfer_s);
+  EXPECT_DOUBLE_EQ(nccl_calibrated(NcclOp::kAllReduce, big, nodes, c).parts.transfer_s,
+                   nccl_fastest(NcclOp::kAllReduce, big, nodes).parts.transfer_s);
+  EXPECT_DOUBLE_EQ(nccl_calibrated(NcclOp::kBroadcast, big, node, c).parts.transfer_s,
+                   2 * nccl_fastest(NcclOp::kBroadcast, big, node).parts.transfer_s);
+}
+
+TEST(NcclCalibration, AClustersLogPricesItsRankCountAndCalibratesTheRest) {
+  // A one-node cluster of 4 PCIe GPUs whose log ran twice as slow as NCCL's model, 10 us later.
+  trainsim::hw::NcclCluster cluster;
+  cluster.gpus_per_node = 4;
+  cluster.intra_gbs = nccl_pcie_gbs(3, 16);
+  cluster.nccl = NcclTable::k2_7;
+  cluster.name = "test cluster";
+  NcclCalibration truth;
+  truth.overhead_s = 10e-6;
+  truth.bandwidth_scale = 0.5;
+  trainsim::CollectiveCurve log{"all_reduce", 4, synthetic_log(cluster.system(4), truth)};
+  cluster.all_reduce_log = log;
+  cluster.calibration = fit_nccl_calibration(NcclOp::kAllReduce, cluster.system(4), log.points);
+  const trainsim::hw::CollectiveModel model(trainsim::CollectivesProfile{}, std::nullopt,
+                                            trainsim::hw::AllReduceAlgorithm::kRing, cluster);
+  using trainsim::hw::CollectiveOp;
+  // The log's own rank count: the log, interpolated.
+  EXPECT_NEAR(model.seconds(CollectiveOp::kAllReduce, 4, log.points[3].bytes), log.points[3].time_s, 1e-12);
+  // Another rank count and another op: the calibrated model.
+  EXPECT_NEAR(model.seconds(CollectiveOp::kAllReduce, 2, 1e6),
+              nccl_calibrated(NcclOp::kAllReduce, 1e6, cluster.system(2), truth).seconds, 1e-9);
+  EXPECT_NEAR(model.seconds(CollectiveOp::kBroadcast, 3, 1e6),
+              nccl_calibrated(NcclOp::kBroadcast, 1e6, cluster.system(3), truth).seconds, 1e-9);
+  EXPECT_NE(model.note(CollectiveOp::kBroadcast, 3).find("calibrated by the cluster's nccl-tests log: overhead 10.0 us"),
+            std::string::npos);
 }
 
 }  // namespace nccl

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "hw/nccl_calibration.h"
+
 namespace trainsim::hw {
 
 CollectiveModel::CollectiveModel(const CollectivesProfile& profile,
@@ -63,7 +65,10 @@ CollectiveModel::Method CollectiveModel::resolve(CollectiveOp op, int ranks) con
     m.source = Source::kNccl;
     const NcclSystem sys = cluster_->system(ranks);  // throws for nodes without NICs
     m.note = prefix + "NCCL's cost model on " + cluster_->name + " (" + std::to_string(sys.nodes) + " node" +
-             (sys.nodes == 1 ? "" : "s") + "; the fastest of ring and tree, LL, LL128 and Simple per message)";
+             (sys.nodes == 1 ? "" : "s") + "; the fastest of ring and tree, LL, LL128 and Simple per message" +
+             (cluster_->calibration ? "; calibrated by the cluster's nccl-tests log: " + describe(*cluster_->calibration)
+                                    : std::string()) +
+             ")";
     return m;
   }
   if (override_all) {
@@ -128,7 +133,7 @@ double CollectiveModel::seconds(CollectiveOp op, int ranks, double bytes) const 
     case Source::kFree: return 0.0;
     case Source::kMeasured: return m.curve->time_at(bytes);
     case Source::kFormula: return formula_seconds(op, ranks, bytes, m.alpha_beta);
-    case Source::kNccl: return nccl_fastest(to_nccl(op), bytes, cluster_->system(ranks)).seconds;
+    case Source::kNccl: return cluster_->time(to_nccl(op), bytes, ranks).seconds;
   }
   return 0.0;
 }

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "hw/nccl_calibration.h"
+
 namespace trainsim::hw {
 namespace {
 
@@ -145,12 +147,12 @@ double nccl_bus_factor(NcclOp op, int ranks) {
   return 1;
 }
 
-double nccl_seconds(NcclOp op, double bytes, const NcclSystem& sys, NcclAlgorithm algorithm, NcclProtocol protocol) {
+NcclParts nccl_parts(NcclOp op, double bytes, const NcclSystem& sys, NcclAlgorithm algorithm, NcclProtocol protocol) {
   const int n = sys.ranks();
-  if (n <= 1 || bytes <= 0) return 0;
+  if (n <= 1 || bytes <= 0) return NcclParts{};
   const int a = index(algorithm), p = index(protocol);
-  if (algorithm == NcclAlgorithm::kTree && op != NcclOp::kAllReduce) return -1;
-  if (protocol == NcclProtocol::kLL128 && !sys.nvlink) return -1;
+  if (algorithm == NcclAlgorithm::kTree && op != NcclOp::kAllReduce) return NcclParts{-1, -1};
+  if (protocol == NcclProtocol::kLL128 && !sys.nvlink) return NcclParts{-1, -1};
   const int nodes = sys.nodes;
   const double ppn = sys.gpus_per_node;
   const Constants& c = constants(sys.nccl);
@@ -201,7 +203,12 @@ double nccl_seconds(NcclOp op, double bytes, const NcclSystem& sys, NcclAlgorith
   } else {
     latency_us += 2 * ((ppn - 1) * intra_us + floor_log2(nodes) * inter_us);
   }
-  return latency_us * 1e-6 + bytes / (algbw_gbs * 1e9);
+  return NcclParts{latency_us * 1e-6, bytes / (algbw_gbs * 1e9)};
+}
+
+double nccl_seconds(NcclOp op, double bytes, const NcclSystem& sys, NcclAlgorithm a, NcclProtocol p) {
+  const NcclParts parts = nccl_parts(op, bytes, sys, a, p);
+  return parts.latency_s < 0 ? -1 : parts.latency_s + parts.transfer_s;
 }
 
 NcclTime nccl_fastest(NcclOp op, double bytes, const NcclSystem& sys) {
@@ -209,8 +216,10 @@ NcclTime nccl_fastest(NcclOp op, double bytes, const NcclSystem& sys) {
   best.seconds = -1;
   for (NcclAlgorithm a : {NcclAlgorithm::kTree, NcclAlgorithm::kRing}) {
     for (NcclProtocol p : {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple}) {
-      const double t = nccl_seconds(op, bytes, sys, a, p);
-      if (t >= 0 && (best.seconds < 0 || t < best.seconds)) best = NcclTime{a, p, t};
+      const NcclParts parts = nccl_parts(op, bytes, sys, a, p);
+      if (parts.latency_s < 0) continue;
+      const double t = parts.latency_s + parts.transfer_s;
+      if (best.seconds < 0 || t < best.seconds) best = NcclTime{a, p, t, parts};
     }
   }
   return best;
@@ -265,7 +274,15 @@ NcclCluster nccl_cluster(const Topology& t) {
   }
   if (t.nic) c.inter_gbs = t.nic->nics_per_node(t.gpus_per_node) * t.nic->gbps / 8;
   c.all_reduce_log = t.all_reduce_log;
+  if (c.all_reduce_log && c.all_reduce_log->ranks >= 2 && c.all_reduce_log->points.size() >= 3) {
+    c.calibration = fit_nccl_calibration(NcclOp::kAllReduce, c.system(c.all_reduce_log->ranks), c.all_reduce_log->points);
+  }
   return c;
+}
+
+NcclTime NcclCluster::time(NcclOp op, double bytes, int ranks) const {
+  const NcclSystem sys = system(ranks);
+  return calibration ? nccl_calibrated(op, bytes, sys, *calibration) : nccl_fastest(op, bytes, sys);
 }
 
 }  // namespace trainsim::hw

@@ -76,17 +76,37 @@ struct NcclSystem {
   int ranks() const { return nodes * gpus_per_node; }
 };
 
+// One (algorithm, protocol)'s time in its two terms: latency(a, p) and S / algbw(a, p).
+struct NcclParts {
+  double latency_s = 0;
+  double transfer_s = 0;
+};
+
 struct NcclTime {
   NcclAlgorithm algorithm = NcclAlgorithm::kRing;
   NcclProtocol protocol = NcclProtocol::kSimple;
   double seconds = 0;
+  NcclParts parts;  // seconds = parts.latency_s + parts.transfer_s
 };
 
-// The time of one (algorithm, protocol); nullopt-like negative when NCCL would not run it (tree
-// for anything but all-reduce, LL128 without NVLink). 0 for one rank or no bytes.
+// The time of one (algorithm, protocol); negative when NCCL would not run it (tree for anything
+// but all-reduce, LL128 without NVLink). 0 for one rank or no bytes. nccl_parts: the same in its
+// two terms (both negative when NCCL would not run it).
 double nccl_seconds(NcclOp op, double bytes, const NcclSystem& system, NcclAlgorithm a, NcclProtocol p);
+NcclParts nccl_parts(NcclOp op, double bytes, const NcclSystem& system, NcclAlgorithm a, NcclProtocol p);
 // The tuner's choice: the fastest (algorithm, protocol) NCCL would run.
 NcclTime nccl_fastest(NcclOp op, double bytes, const NcclSystem& system);
+
+// A cluster's own log's calibration of the model (hw/nccl_calibration.h).
+enum class LinkClass { kIntraNode, kInterNode };
+struct NcclCalibration {
+  double overhead_s = 0;
+  double latency_scale = 1;
+  double bandwidth_scale = 1;
+  LinkClass link = LinkClass::kIntraNode;  // the link class bandwidth_scale rates
+  int points = 0;                          // the log's sizes fitted
+  double rms_relative_error = 0;           // of the fit over those sizes
+};
 
 // A cluster of identical nodes as NCCL sees it: n ranks fill ceil(n / gpus_per_node) nodes.
 struct NcclCluster {
@@ -98,13 +118,17 @@ struct NcclCluster {
   NcclTable nccl = kNewestNccl;
   std::string name;      // Topology::describe(), for notes
   std::optional<CollectiveCurve> all_reduce_log;  // Topology::all_reduce_log
+  std::optional<NcclCalibration> calibration;     // fitted to all_reduce_log (3 sizes or more)
   // Throws std::invalid_argument for ranks spanning nodes without NICs.
   NcclSystem system(int ranks) const;
+  // `op` on `ranks`: NCCL's choice, priced with the calibration where there is one.
+  NcclTime time(NcclOp op, double bytes, int ranks) const;
 };
 
 // NCCL's view of a topology: intra-node per GPU NVLink (links x NCCL's per-link figure) over
 // NVSwitch or a mesh, else PCIe (NCCL rates a path through host memory like the PCIe link it
-// crosses); between nodes the NICs of a node together, each Gb/s / 8.
+// crosses); between nodes the NICs of a node together, each Gb/s / 8. With a log of 3 sizes or
+// more (collectives_log:), the calibration fitted to it.
 NcclCluster nccl_cluster(const Topology& topology);
 
 // nccl-tests' busbw / algbw factor for `op` on `ranks`.

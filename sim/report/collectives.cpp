@@ -1,8 +1,12 @@
 #include "report/collectives.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
+
+#include "hw/nccl_calibration.h"
 
 namespace trainsim::report {
 namespace {
@@ -26,14 +30,21 @@ hw::NcclOp nccl_op(const std::string& name) {
   throw std::invalid_argument("unknown collective '" + name + "'");
 }
 
+bool uses_calibration(const CollectivesRequest& request, const hw::NcclCluster& cluster) {
+  return cluster.calibration && request.op != "all_reduce";
+}
+
 std::vector<CollectiveRow> predict_collectives(const CollectivesRequest& request, const Topology& topology) {
   const hw::NcclOp op = nccl_op(request.op);
-  const hw::NcclSystem system = hw::nccl_cluster(topology).system(topology.gpus());
+  const hw::NcclCluster cluster = hw::nccl_cluster(topology);
+  const hw::NcclSystem system = cluster.system(topology.gpus());
+  const bool calibrated = uses_calibration(request, cluster);
   std::vector<CollectiveRow> rows;
   for (double size = request.min_bytes; size <= request.max_bytes * (1 + 1e-12); size *= request.factor) {
     CollectiveRow row;
     row.bytes = std::max(kFloatBytes, std::floor(size / kFloatBytes) * kFloatBytes);
-    row.time = hw::nccl_fastest(op, row.bytes, system);
+    row.time = calibrated ? hw::nccl_calibrated(op, row.bytes, system, *cluster.calibration)
+                          : hw::nccl_fastest(op, row.bytes, system);
     row.algbw_gbs = row.time.seconds > 0 ? row.bytes / row.time.seconds / 1e9 : 0;
     row.busbw_gbs = row.algbw_gbs * hw::nccl_bus_factor(op, topology.gpus());
     rows.push_back(row);
@@ -51,30 +62,90 @@ double logged_seconds(const CollectiveCurve& log, double bytes) {
   return -1;
 }
 
+// The log's sizes in two halves, alternating in size order; each half's calibration is fitted to
+// the other half (docs/SCALE.md "Calibrated by the cluster's own log").
+struct HeldOut {
+  std::vector<double> half_bytes[2];
+  hw::NcclCalibration fitted_without[2];
+  // The calibrated time of a logged size from the half it is not in, or a negative number.
+  double seconds(hw::NcclOp op, double bytes, const hw::NcclSystem& system) const {
+    for (int h = 0; h < 2; ++h) {
+      for (double b : half_bytes[h]) {
+        if (b == bytes) return hw::nccl_calibrated(op, bytes, system, fitted_without[h]).seconds;
+      }
+    }
+    return -1;
+  }
+};
+
+std::optional<HeldOut> held_out(const CollectiveCurve& log, const hw::NcclSystem& system) {
+  std::vector<CurvePoint> sorted = log.points;
+  std::sort(sorted.begin(), sorted.end(), [](const CurvePoint& a, const CurvePoint& b) { return a.bytes < b.bytes; });
+  std::vector<CurvePoint> halves[2];
+  for (std::size_t i = 0; i < sorted.size(); ++i) halves[i % 2].push_back(sorted[i]);
+  HeldOut out;
+  try {
+    for (int h = 0; h < 2; ++h) {
+      for (const CurvePoint& p : halves[h]) out.half_bytes[h].push_back(p.bytes);
+      out.fitted_without[h] = hw::fit_nccl_calibration(hw::NcclOp::kAllReduce, system, halves[1 - h]);
+    }
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;  // too few sizes to hold half out
+  }
+  return out;
+}
+
+// Mean absolute relative error, "X.X% over N sizes" ("n/a over 0 sizes").
+struct ErrorMean {
+  double sum = 0;
+  int count = 0;
+  void add(double e) {
+    sum += std::abs(e);
+    ++count;
+  }
+  std::string str() const {
+    return (count > 0 ? printf_string("%.1f%%", 100 * sum / count) : std::string("n/a")) + " over " +
+           std::to_string(count) + " sizes";
+  }
+};
+
 }  // namespace
 
 std::string format_collectives_table(const CollectivesRequest& request, const Topology& topology,
                                      const std::vector<CollectiveRow>& rows) {
   const CollectiveCurve* log =
       request.op == "all_reduce" && topology.all_reduce_log ? &*topology.all_reduce_log : nullptr;
+  const hw::NcclCluster cluster = hw::nccl_cluster(topology);
+  const hw::NcclSystem system = cluster.system(topology.gpus());
+  const std::optional<HeldOut> calibrated = log ? held_out(*log, system) : std::nullopt;
   std::string out = "# trainsim: " + request.op + " on " + std::to_string(topology.gpus()) + " GPUs, " +
-                    topology.describe() + "\n# NCCL's cost model (docs/SCALE.md), NCCL " +
-                    hw::to_string(hw::nccl_cluster(topology).nccl) + "'s constants: predicted, not measured" +
-                    (log ? "; beside it the measured log " + topology.all_reduce_log_path : std::string()) +
-                    "\n#\n";
+                    topology.describe() + "\n# NCCL's cost model (docs/SCALE.md), NCCL " + hw::to_string(cluster.nccl) +
+                    "'s constants" +
+                    (uses_calibration(request, cluster) ? ", calibrated by the log " + topology.all_reduce_log_path
+                                                        : std::string()) +
+                    ": predicted, not measured" +
+                    (log ? "; beside it the measured log " + topology.all_reduce_log_path : std::string()) + "\n";
+  if (calibrated) {
+    out += "# calibrated: the model calibrated to the log's other half of sizes (every second size, alternating)\n";
+  }
+  if (cluster.calibration) {
+    out += "# the whole log's calibration, for every other op and rank count: " + hw::describe(*cluster.calibration) +
+           "\n";
+  }
+  out += "#\n";
   char line[320];
   std::snprintf(line, sizeof line, "#%11s %13s %9s %7s %7s %10s %8s %8s  %-9s %-8s", "size", "count", "type", "redop",
                 "root", "time", "algbw", "busbw", "algorithm", "protocol");
   out += line;
-  out += log ? "   measured time  busbw   error time  busbw\n" : "\n";
+  out += log ? "   measured time  busbw   error time  busbw" : "";
+  out += calibrated ? "   calibrated time  busbw   error time  busbw\n" : "\n";
   std::snprintf(line, sizeof line, "#%11s %13s %9s %7s %7s %10s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)",
                 "(GB/s)", "(GB/s)");
   out += line;
   const bool rooted = request.op == "broadcast" || request.op == "reduce";
   const bool reduces = request.op == "all_reduce" || request.op == "reduce" || request.op == "reduce_scatter";
   const double factor = hw::nccl_bus_factor(nccl_op(request.op), topology.gpus());
-  double busbw_error = 0, time_error = 0;
-  int busbw_count = 0, time_count = 0;
+  ErrorMean busbw_error, time_error, calibrated_busbw_error, calibrated_time_error;
   for (const CollectiveRow& r : rows) {
     std::snprintf(line, sizeof line, " %11.0f %13.0f %9s %7s %7d %10.2f %8.2f %8.2f  %-9s %-8s", r.bytes,
                   r.bytes / kFloatBytes, "float", reduces ? "sum" : "none", rooted ? 0 : -1, r.time.seconds * 1e6,
@@ -88,13 +159,18 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
       std::snprintf(line, sizeof line, "   %13.2f %6.2f   %+9.1f%% %+6.1f%%", measured * 1e6, measured_busbw,
                     e_time * 100, e_busbw * 100);
       out += line;
-      if (r.bytes >= 64.0 * 1024 * 1024) {
-        busbw_error += std::abs(e_busbw);
-        ++busbw_count;
-      }
-      if (r.bytes < 1024.0 * 1024) {
-        time_error += std::abs(e_time);
-        ++time_count;
+      if (r.bytes >= 64.0 * 1024 * 1024) busbw_error.add(e_busbw);
+      if (r.bytes < 1024.0 * 1024) time_error.add(e_time);
+      const double held = calibrated ? calibrated->seconds(hw::NcclOp::kAllReduce, r.bytes, system) : -1;
+      if (held > 0) {
+        const double held_busbw = r.bytes / held / 1e9 * factor;
+        const double c_time = (held - measured) / measured;
+        const double c_busbw = (held_busbw - measured_busbw) / measured_busbw;
+        std::snprintf(line, sizeof line, "   %15.2f %6.2f   %+9.1f%% %+6.1f%%", held * 1e6, held_busbw, c_time * 100,
+                      c_busbw * 100);
+        out += line;
+        if (r.bytes >= 64.0 * 1024 * 1024) calibrated_busbw_error.add(c_busbw);
+        if (r.bytes < 1024.0 * 1024) calibrated_time_error.add(c_time);
       }
     }
     out += "\n";
@@ -104,12 +180,12 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
   out += "# Avg bus bandwidth    : " + printf_string("%g", rows.empty() ? 0.0 : sum / static_cast<double>(rows.size())) +
          "\n";
   if (log) {
-    out += "busbw error at >= 64 MiB: " +
-           (busbw_count > 0 ? printf_string("%.1f%%", 100 * busbw_error / busbw_count) : std::string("n/a")) + " over " +
-           std::to_string(busbw_count) + " sizes\n";
-    out += "time error below 1 MiB: " +
-           (time_count > 0 ? printf_string("%.1f%%", 100 * time_error / time_count) : std::string("n/a")) + " over " +
-           std::to_string(time_count) + " sizes\n";
+    out += "busbw error at >= 64 MiB: " + busbw_error.str() + "\n";
+    out += "time error below 1 MiB: " + time_error.str() + "\n";
+  }
+  if (calibrated) {
+    out += "calibrated busbw error at >= 64 MiB: " + calibrated_busbw_error.str() + "\n";
+    out += "calibrated time error below 1 MiB: " + calibrated_time_error.str() + "\n";
   }
   return out;
 }

@@ -19,7 +19,9 @@ struct CollectiveRow {
 };
 
 // The sizes min, min x factor, ... <= max, each a whole number of float32 elements (nccl-tests'
-// float type), and the predicted row of each.
+// float type), and the predicted row of each: NCCL's model on the catalog's figures for the
+// all-reduce a `collectives_log:` is compared with, the model calibrated by that log for every
+// other op (uses_calibration).
 std::vector<CollectiveRow> predict_collectives(const CollectivesRequest& request, const Topology& topology);
 
 // nccl-tests' layout: size, count, type, redop, root, time (us), algbw, busbw (GB/s), then the
@@ -32,5 +34,6 @@ std::string format_collectives_csv(const CollectivesRequest& request, const Topo
                                    const std::vector<CollectiveRow>& rows);
 
 hw::NcclOp nccl_op(const std::string& name);  // a CollectivesRequest::op
+bool uses_calibration(const CollectivesRequest& request, const hw::NcclCluster& cluster);
 
 }  // namespace trainsim::report
