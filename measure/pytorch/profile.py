@@ -234,25 +234,41 @@ def loop_body(net, inputs, targets):
     return body
 
 
-def time_loop_body(net, device, batch, warmup, repeats):
-    """The trainer's loop body on a fixed random batch already on the device; median seconds."""
-    g = torch.Generator()
-    g.manual_seed(batch)
-    inputs = torch.randn(batch, 3, 32, 32, generator=g).to(device)
-    targets = torch.randint(0, 10, (batch,), generator=g).to(device)
-    body = loop_body(net, inputs, targets)
+# Warm-up beyond --warmup: until two iterations in a row agree within SETTLE_TOLERANCE, at most
+# SETTLE_EXTRA more (the first iterations build the allocator's pools and the kernels' plans).
+SETTLE_TOLERANCE = 0.10
+SETTLE_EXTRA = 3
 
-    net.train()
-    for _ in range(warmup):
-        body()
-    times = []
-    for _ in range(repeats):
-        sync(device)
+
+class TimedBody:
+    """The trainer's loop body on a fixed random batch already on the device, warmed up until its
+    iterations settle; time() runs one iteration and returns its seconds (CUDA synchronised)."""
+
+    def __init__(self, net, device, batch, warmup):
+        g = torch.Generator()
+        g.manual_seed(batch)
+        inputs = torch.randn(batch, 3, 32, 32, generator=g).to(device)
+        targets = torch.randint(0, 10, (batch,), generator=g).to(device)
+        self.net, self.device = net, device
+        self.body = loop_body(net, inputs, targets)
+        net.train()
+        for _ in range(warmup):
+            self.body()
+        if warmup > 0:
+            last = self.time()
+            for _ in range(SETTLE_EXTRA):
+                t = self.time()
+                settled = abs(t - last) <= SETTLE_TOLERANCE * last
+                last = t
+                if settled:
+                    break
+
+    def time(self):
+        sync(self.device)
         t0 = time.perf_counter()
-        body()
-        sync(device)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        self.body()
+        sync(self.device)
+        return time.perf_counter() - t0
 
 
 class OneRankGroup:
@@ -385,24 +401,25 @@ def measure_fork(name, scripts, device, threads, batches, workers, ranks_list, d
     return {"workers": workers, "points": points}
 
 
-def measure_model(name, scripts, device, batches, warmup, repeats, log):
+def measure_model(name, scripts, device, batches, warmup, repeats, log, probes):
+    """The loop body per batch, with the plain module and under 1-rank DDP, in rounds: every
+    (batch, variant) is built and warmed up first, then each of `repeats` rounds times the
+    calibration probe (appended to `probes`) and one iteration of every batch and variant; each
+    figure is the median over the rounds. A slow spell of the machine thus lands in a round or two
+    of every figure alike instead of in all the repeats of one, and the probes say when it came."""
     result = {"batches": [], "iteration_s": [], "ddp_iteration_s": [], "oom_batch": None}
     group = OneRankGroup(device)
+    bodies = []  # (batch, plain TimedBody, DDP TimedBody), ascending batch
     try:
         for b in batches:
             try:
                 torch.manual_seed(0)
-                model = new_model(name, scripts).to(device)
-                plain = time_loop_body(model, device, b, warmup, repeats)
-                del model
+                plain = TimedBody(new_model(name, scripts).to(device), device, b, warmup)
                 torch.manual_seed(0)
                 model = new_model(name, scripts).to(device)
-                if device.type == "cuda":
-                    ddp = DistributedDataParallel(model, device_ids=[device.index])
-                else:
-                    ddp = DistributedDataParallel(model)
-                wrapped = time_loop_body(ddp, device, b, warmup, repeats)
-                del ddp, model
+                ddp = DistributedDataParallel(model, device_ids=[device.index]) if device.type == "cuda" \
+                    else DistributedDataParallel(model)
+                bodies.append((b, plain, TimedBody(ddp, device, b, warmup)))
             except Exception as e:  # noqa: BLE001 (OOM is data; anything else is re-raised)
                 if not is_oom(e):
                     raise
@@ -412,13 +429,36 @@ def measure_model(name, scripts, device, batches, warmup, repeats, log):
             finally:
                 if device.type == "cuda":
                     torch.cuda.empty_cache()
+        times = {b: ([], []) for b, _, _ in bodies}
+        for r in range(repeats):
+            probes.append(probe.run_probe(device))
+            torch.manual_seed(0)
+            for b, plain, ddp in bodies:
+                times[b][0].append(plain.time())
+                times[b][1].append(ddp.time())
+            log("%s: round %d of %d: probe %.4f s, %s" % (
+                name, r + 1, repeats, probes[-1],
+                ", ".join("batch %d %.4f / %.4f s" % (b, times[b][0][-1], times[b][1][-1]) for b, _, _ in bodies)))
+        for b, _, _ in bodies:
             result["batches"].append(b)
-            result["iteration_s"].append(plain)
-            result["ddp_iteration_s"].append(wrapped)
-            log("%s: batch %d: iteration %.4f s, ddp (1 rank) %.4f s" % (name, b, plain, wrapped))
+            result["iteration_s"].append(statistics.median(times[b][0]))
+            result["ddp_iteration_s"].append(statistics.median(times[b][1]))
+            log("%s: batch %d: iteration %.4f s, ddp (1 rank) %.4f s (medians of %d rounds)" % (
+                name, b, result["iteration_s"][-1], result["ddp_iteration_s"][-1], repeats))
     finally:
+        del bodies
         group.close()
     return result
+
+
+def probe_drift(probes, log):
+    """Warns when the machine's speed moved during the profile: the probes' spread beyond 10%."""
+    low, high = min(probes), max(probes)
+    if high > 1.10 * low:
+        log("warning: the calibration probe moved %.0f%% during this profile (%.4f .. %.4f s over %d probes: "
+            "%s): the machine's speed changed; every figure is a median over rounds, but a profile made "
+            "on a quiet machine is better" % (100 * (high / low - 1), low, high, len(probes),
+                                              ", ".join("%.4f" % p for p in probes)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -473,8 +513,8 @@ def run(a):
     log("device %s (%s), %d thread(s), torch %s, data %s" % (
         kind, result["device_name"], result["threads"], torch.__version__, result["data"]))
 
-    result["probe_s"] = probe.run_probe(device)
-    log("probe: %.4f s" % result["probe_s"])
+    probes = [probe.run_probe(device)]
+    log("probe: %.4f s" % probes[0])
 
     torch.manual_seed(0)
     # The rate at other batches: a batch's collation and its hand-over from the worker weigh
@@ -501,11 +541,15 @@ def run(a):
     fork_ranks = a.fork_ranks if kind == "cpu" else [1]
     train_subset = Subset(dataset, list(range(min(len(dataset), 4096))))
     for name in [] if a.loader_only else a.models:
-        model = measure_model(name, a.scripts, device, a.batches, a.warmup, a.repeats, log)
+        model = measure_model(name, a.scripts, device, a.batches, a.warmup, a.repeats, log, probes)
         if fork_workers and model["batches"]:
             model["fork"] = measure_fork(name, a.scripts, device, a.threads, model["batches"], fork_workers[0],
                                          fork_ranks, train_subset, a.fork_cycles, log, a.rank_start)
         result["models"][name] = model
+    # The probe of the figures' own moments: the median of the one before the loader and the one
+    # at the start of every round of the loop timings.
+    result["probe_s"] = statistics.median(probes)
+    probe_drift(probes, log)
     write_json_atomic(a.out, result)
     log("wrote %s in %.1f s" % (a.out, time.perf_counter() - t_start))
 

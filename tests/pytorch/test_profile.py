@@ -1,5 +1,6 @@
 """measure/pytorch/profile.py at tiny size: one JSON object with every key, positive figures."""
 
+import importlib.util
 import json
 import numbers
 import os
@@ -22,6 +23,9 @@ class ProfileTest(unittest.TestCase):
                  "--fork-cycles", "2", "--out", out], cwd=d)
             self.assertEqual(rc, 0, err)
             self.assertIn("loader: batch 8, 1 worker(s)", err)  # progress on stderr
+            # The loop timings in rounds, each with its probe (--repeats 1: one round).
+            self.assertIn("resnet18-cifar: round 1 of 1: probe ", err)
+            self.assertIn("(medians of 1 rounds)", err)
             with open(out) as f:
                 p = json.load(f)
             self.assertEqual([n for n in os.listdir(os.path.dirname(out))],
@@ -106,6 +110,18 @@ class ProfileTest(unittest.TestCase):
         self.assertEqual([q["workers"] for q in p["loader"]["points"]], [0])  # the main batch too
         self.assertEqual([b["batch"] for b in p["loader"]["at_batches"]], [4])
         self.assertEqual(p["models"], {})
+
+    def test_a_probe_that_moves_is_a_warning(self):
+        spec = importlib.util.spec_from_file_location("trainsim_profile", PROFILE)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        said = []
+        module.probe_drift([1.0, 1.05, 0.98], said.append)
+        self.assertEqual(said, [])
+        module.probe_drift([0.86, 1.55, 0.9], said.append)
+        self.assertEqual(len(said), 1)
+        self.assertTrue(said[0].startswith("warning: the calibration probe moved 80% during this profile "
+                                           "(0.8600 .. 1.5500 s over 3 probes"), said[0])
 
     def test_bad_flag_is_one_line(self):
         with util.TempDir() as d:
