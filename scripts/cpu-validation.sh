@@ -8,7 +8,7 @@
 #   DIR     default reports/cpu-epyc-2c (the committed validation); CONFIG default
 #           configs/cpu-validation.yaml (its profile: must point at DIR/profile.yaml)
 # Environment: REPEATS (default 3), BATCHES (default "16 32 64 128 256"), RANKS ("1 2"),
-#   WORKERS ("0 1"), TRAINERS ("pytorch trainsim"), SAMPLES (default 512), PYTHON (/usr/bin/python3),
+#   WORKERS ("0 1"), TRAINERS ("pytorch trainsim plain"), SAMPLES (default 512), PYTHON (/usr/bin/python3),
 #   PROFILE_BATCHES (default 16,32,64,128,256,512: every batch the runs use, and 512 for the sweep).
 # Build first (scripts/setup.sh). Timing-sensitive: run it on an otherwise idle machine; it takes
 # about an hour on 2 cores with the defaults. Progress goes to DIR/validation.log too.
@@ -24,7 +24,7 @@ repeats=${REPEATS:-3}
 batches=${BATCHES:-16 32 64 128 256}
 ranks_list=${RANKS:-1 2}
 workers_list=${WORKERS:-0 1}
-trainers=${TRAINERS:-pytorch trainsim}
+trainers=${TRAINERS:-pytorch trainsim plain}
 samples=${SAMPLES:-512}
 profile_batches=${PROFILE_BATCHES:-16,32,64,128,256,512}
 # Synthetic CIFAR-format images (CIFAR-10 cannot be downloaded here), written by measure make-data
@@ -51,12 +51,23 @@ if [[ $step == profile || $step == all ]]; then
 fi
 
 # One run of one trainer: appends a row to DIR/runs.csv (each run times the calibration probe
-# first and records the load average before and after).
+# first and records the load average before and after). `plain` is a textbook DDP script that is
+# not the project's own trainer (scripts/validation/plain_ddp.py): its rows go to
+# DIR/plain-ddp-runs.csv and are scored on their own, into DIR/validation-plain-ddp/.
 run_one() {
   local trainer=$1 ranks=$2 batch=$3 workers=$4
   local common=(--batch-per-gpu "$batch" --workers "$workers" --train-samples "$samples" --epochs 2
                 --threads 1 --device cpu --runs "$dir/runs.csv" --quiet)
-  if [[ $trainer == pytorch ]]; then
+  if [[ $trainer == plain ]]; then
+    # The script times no probe of its own: the calibration probe right before it, as the
+    # reference trainer times one before its run.
+    local probe
+    probe=$("$python" measure/pytorch/probe.py --device cpu --threads 1 | cut -d' ' -f2)
+    timeout --kill-after=30 1800 "$python" -m torch.distributed.run --redirects 1 --tee 1 --standalone \
+      --nproc_per_node "$ranks" scripts/validation/plain_ddp.py --data "$data" --batch "$batch" \
+      --workers "$workers" --samples "$samples" --epochs 2 --threads 1 2>/dev/null |
+      "$python" scripts/validation/plain_ddp_row.py "$dir/plain-ddp-runs.csv" --probe-s "$probe" 2>/dev/null
+  elif [[ $trainer == pytorch ]]; then
     # Debian's torchrun 1.13 needs --redirects 1 --tee 1 on Python 3.11 (docs/PYTORCH.md).
     timeout --kill-after=30 1800 "$python" -m torch.distributed.run --redirects 1 --tee 1 --standalone \
       --nproc_per_node "$ranks" measure/pytorch/train.py --data "$data" "${common[@]}" > /dev/null
@@ -98,4 +109,9 @@ fi
 if [[ $step == compare || $step == all ]]; then
   mkdir -p "$dir/validation"
   "$simulate" "$config" --compare "$dir/runs.csv" --out "$dir/validation" | tee "$dir/validation/stdout.txt"
+  if [[ -f $dir/plain-ddp-runs.csv ]]; then
+    mkdir -p "$dir/validation-plain-ddp"
+    "$simulate" "$config" --compare "$dir/plain-ddp-runs.csv" --out "$dir/validation-plain-ddp" |
+      tee "$dir/validation-plain-ddp/stdout.txt"
+  fi
 fi

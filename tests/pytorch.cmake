@@ -26,7 +26,7 @@ else()
   # Each module takes under 40 s on a 2-core machine; the timeout leaves room for a loaded one.
   get_filename_component(_trainsim_repo "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
   foreach(_module IN ITEMS test_model test_dataset test_runs_csv test_train test_train_errors
-                           test_profile test_buckets test_export_models test_train_model)
+                           test_profile test_buckets test_export_models test_train_model test_plain_ddp)
     add_test(NAME PyTorch.${_module}
              COMMAND ${TRAINSIM_TORCH_PYTHON} -m unittest -v ${_module}
              WORKING_DIRECTORY ${CMAKE_CURRENT_LIST_DIR}/pytorch)
