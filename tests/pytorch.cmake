@@ -35,4 +35,8 @@ else()
       LABELS "pytorch;python"
       ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;TRAINSIM_SOURCE_DIR=${_trainsim_repo}")
   endforeach()
+  # torchrun --standalone rendezvous on the fixed port 29400 (PyTorch 1.13): two at once fail to
+  # bind it, so the tests that start it take turns (EndToEnd.CpuMeasureRunsCompare too).
+  set_tests_properties(PyTorch.test_train PyTorch.test_train_model PyTorch.test_plain_ddp PROPERTIES
+    RESOURCE_LOCK torchrun_standalone_port)
 endif()
