@@ -249,7 +249,7 @@ class TimedBody:
         g.manual_seed(batch)
         inputs = torch.randn(batch, 3, 32, 32, generator=g).to(device)
         targets = torch.randint(0, 10, (batch,), generator=g).to(device)
-        self.net, self.device = net, device
+        self.device = device
         self.body = loop_body(net, inputs, targets)
         net.train()
         for _ in range(warmup):
@@ -432,7 +432,6 @@ def measure_model(name, scripts, device, batches, warmup, repeats, log, probes):
         times = {b: ([], []) for b, _, _ in bodies}
         for r in range(repeats):
             probes.append(probe.run_probe(device))
-            torch.manual_seed(0)
             for b, plain, ddp in bodies:
                 times[b][0].append(plain.time())
                 times[b][1].append(ddp.time())

@@ -42,10 +42,9 @@ std::optional<std::pair<int, const MeasuredCurve*>> CollectiveModel::nearest_cur
   return best;
 }
 
-CollectiveModel::Method CollectiveModel::resolve(CollectiveOp op, int ranks) const {
+CollectiveModel::Method CollectiveModel::resolve(CollectiveOp op, int ranks, bool with_note) const {
   if (ranks < 1) throw std::invalid_argument("collective on " + std::to_string(ranks) + " ranks");
-  const std::string prefix =
-      std::string(collective_name(op)) + " on " + std::to_string(ranks) + " ranks: ";
+  const auto prefix = [&] { return std::string(collective_name(op)) + " on " + std::to_string(ranks) + " ranks: "; };
   Method m;
   const bool override_all = assumption_ && assumption_->override_measured;
   if (ranks == 1) {
@@ -58,23 +57,26 @@ CollectiveModel::Method CollectiveModel::resolve(CollectiveOp op, int ranks) con
   if (cluster_ && log_curve_ && op == CollectiveOp::kAllReduce && ranks == cluster_->all_reduce_log->ranks) {
     m.source = Source::kMeasured;
     m.curve = &*log_curve_;
-    m.note = prefix + "the cluster's nccl-tests log";
+    if (with_note) m.note = prefix() + "the cluster's nccl-tests log";
     return m;
   }
   if (cluster_) {
     m.source = Source::kNccl;
     const NcclSystem sys = cluster_->system(ranks);  // throws for nodes without NICs
-    m.note = prefix + "NCCL's cost model on " + cluster_->name + " (" + std::to_string(sys.nodes) + " node" +
-             (sys.nodes == 1 ? "" : "s") + "; the fastest of ring and tree, LL, LL128 and Simple per message" +
-             (cluster_->calibration ? "; calibrated by the cluster's nccl-tests log: " + describe(*cluster_->calibration)
-                                    : std::string()) +
-             ")";
+    if (with_note) {
+      m.note = prefix() + "NCCL's cost model on " + cluster_->name + " (" + std::to_string(sys.nodes) + " node" +
+               (sys.nodes == 1 ? "" : "s") + "; the fastest of ring and tree, LL, LL128 and Simple per message" +
+               (cluster_->calibration
+                    ? "; calibrated by the cluster's nccl-tests log: " + describe(*cluster_->calibration)
+                    : std::string()) +
+               ")";
+    }
     return m;
   }
   if (override_all) {
     m.source = Source::kFormula;
     m.alpha_beta = alpha_beta_from_assumption(*assumption_);
-    m.note = prefix + "assumed interconnect (" + describe(m.alpha_beta) +
+    if (with_note) m.note = prefix() + "assumed interconnect (" + describe(m.alpha_beta) +
              "), overriding measured curves";
     return m;
   }
@@ -89,7 +91,7 @@ CollectiveModel::Method CollectiveModel::resolve(CollectiveOp op, int ranks) con
     m.alpha_beta = op == CollectiveOp::kAllReduce
                        ? alpha_beta_from_all_reduce_fit(near->second->fit(), near->first)
                        : alpha_beta_from_pipeline_fit(near->second->fit(), near->first);
-    m.note = prefix + shape + " fit from " + std::to_string(near->first) + "-rank curve (" +
+    if (with_note) m.note = prefix() + shape + " fit from " + std::to_string(near->first) + "-rank curve (" +
              describe(m.alpha_beta) + ")";
     return m;
   }
@@ -97,7 +99,7 @@ CollectiveModel::Method CollectiveModel::resolve(CollectiveOp op, int ranks) con
     if (const auto near = nearest_curve(CollectiveOp::kAllReduce, ranks)) {
       m.source = Source::kFormula;
       m.alpha_beta = alpha_beta_from_all_reduce_fit(near->second->fit(), near->first);
-      m.note = prefix + shape + " with the alpha and busbw of the " +
+      if (with_note) m.note = prefix() + shape + " with the alpha and busbw of the " +
                std::to_string(near->first) + "-rank all_reduce fit (" + describe(m.alpha_beta) +
                "; no " + collective_name(op) + " curve measured)";
       return m;
@@ -106,10 +108,10 @@ CollectiveModel::Method CollectiveModel::resolve(CollectiveOp op, int ranks) con
   if (assumption_) {
     m.source = Source::kFormula;
     m.alpha_beta = alpha_beta_from_assumption(*assumption_);
-    m.note = prefix + "assumed interconnect (" + describe(m.alpha_beta) + ")";
+    if (with_note) m.note = prefix() + "assumed interconnect (" + describe(m.alpha_beta) + ")";
     return m;
   }
-  throw std::invalid_argument(prefix +
+  throw std::invalid_argument(prefix() +
                               "no measured curve to use or fit, and no interconnect assumption");
 }
 
@@ -128,7 +130,7 @@ double CollectiveModel::formula_seconds(CollectiveOp op, int ranks, double bytes
 
 double CollectiveModel::seconds(CollectiveOp op, int ranks, double bytes) const {
   if (!(bytes > 0)) return 0.0;
-  const Method m = resolve(op, ranks);
+  const Method m = resolve(op, ranks, /*with_note=*/false);
   switch (m.source) {
     case Source::kFree: return 0.0;
     case Source::kMeasured: return m.curve->time_at(bytes);
@@ -139,7 +141,7 @@ double CollectiveModel::seconds(CollectiveOp op, int ranks, double bytes) const 
 }
 
 std::string CollectiveModel::note(CollectiveOp op, int ranks) const {
-  std::string n = resolve(op, ranks).note;
+  std::string n = resolve(op, ranks, /*with_note=*/true).note;
   if (!n.empty() && op == CollectiveOp::kAllReduce && algorithm_ != AllReduceAlgorithm::kRing) {
     n += algorithm_ == AllReduceAlgorithm::kTree ? " [tree formula]" : " [faster of ring, tree]";
   }

@@ -55,7 +55,8 @@ class CollectiveModel {
     AlphaBeta alpha_beta;                  // kFormula
     std::string note;
   };
-  Method resolve(CollectiveOp op, int ranks) const;
+  // with_note: also the text note() returns (seconds(), on every collective priced, needs none).
+  Method resolve(CollectiveOp op, int ranks, bool with_note) const;
   const MeasuredCurve* curve(CollectiveOp op, int ranks) const;
   // The same-op curve on the measured rank count nearest to `ranks` among those >= 2.
   std::optional<std::pair<int, const MeasuredCurve*>> nearest_curve(CollectiveOp op,

@@ -28,8 +28,8 @@
 namespace trainsim::hw {
 
 // The link class that bounds a ring on `system`: intra-node on one node, inter-node with one GPU
-// per node, else the slower of the intra-node path and a node's NICs (intra-node when equal). LinkClass and
-// NcclCalibration are declared in hw/nccl_model.h (a cluster carries its calibration).
+// per node, else the slower of the intra-node path and a node's NICs (intra-node when equal).
+// LinkClass and NcclCalibration are declared in hw/nccl_model.h (a cluster carries its calibration).
 LinkClass bounding_link(const NcclSystem& system);
 const char* to_string(LinkClass c);  // "intra-node", "inter-node"
 

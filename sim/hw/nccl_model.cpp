@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -258,6 +259,36 @@ NcclSystem NcclCluster::system(int ranks) const {
   return sys;
 }
 
+namespace {
+
+// The calibration fitted to `c`'s log. A sweep builds the cluster of every configuration from the
+// same topology, so each thread keeps its last fit and reuses it for the same log on the same
+// cluster (the fit is a pure function of the two).
+NcclCalibration log_calibration(const NcclCluster& c) {
+  struct Fitted {
+    NcclCluster cluster;
+    NcclCalibration calibration;
+  };
+  thread_local std::optional<Fitted> last;
+  const CollectiveCurve& log = *c.all_reduce_log;
+  const auto same = [&](const NcclCluster& o) {
+    const auto same_point = [](const CurvePoint& a, const CurvePoint& b) {
+      return a.bytes == b.bytes && a.time_s == b.time_s;
+    };
+    return o.gpus_per_node == c.gpus_per_node && o.nvlink == c.nvlink && o.intra_gbs == c.intra_gbs &&
+           o.inter_gbs == c.inter_gbs && o.sm80 == c.sm80 && o.nccl == c.nccl &&
+           o.all_reduce_log->ranks == log.ranks &&
+           std::equal(o.all_reduce_log->points.begin(), o.all_reduce_log->points.end(), log.points.begin(),
+                      log.points.end(), same_point);
+  };
+  if (!last || !same(last->cluster)) {
+    last = Fitted{c, fit_nccl_calibration(NcclOp::kAllReduce, c.system(log.ranks), log.points)};
+  }
+  return last->calibration;
+}
+
+}  // namespace
+
 NcclCluster nccl_cluster(const Topology& t) {
   NcclCluster c;
   c.gpus_per_node = t.gpus_per_node;
@@ -275,7 +306,7 @@ NcclCluster nccl_cluster(const Topology& t) {
   if (t.nic) c.inter_gbs = t.nic->nics_per_node(t.gpus_per_node) * t.nic->gbps / 8;
   c.all_reduce_log = t.all_reduce_log;
   if (c.all_reduce_log && c.all_reduce_log->ranks >= 2 && c.all_reduce_log->points.size() >= 3) {
-    c.calibration = fit_nccl_calibration(NcclOp::kAllReduce, c.system(c.all_reduce_log->ranks), c.all_reduce_log->points);
+    c.calibration = log_calibration(c);
   }
   return c;
 }

@@ -36,15 +36,13 @@ bool uses_calibration(const CollectivesRequest& request, const hw::NcclCluster& 
 
 std::vector<CollectiveRow> predict_collectives(const CollectivesRequest& request, const Topology& topology) {
   const hw::NcclOp op = nccl_op(request.op);
-  const hw::NcclCluster cluster = hw::nccl_cluster(topology);
-  const hw::NcclSystem system = cluster.system(topology.gpus());
-  const bool calibrated = uses_calibration(request, cluster);
+  hw::NcclCluster cluster = hw::nccl_cluster(topology);
+  if (!uses_calibration(request, cluster)) cluster.calibration.reset();  // the catalog's figures alone
   std::vector<CollectiveRow> rows;
   for (double size = request.min_bytes; size <= request.max_bytes * (1 + 1e-12); size *= request.factor) {
     CollectiveRow row;
     row.bytes = std::max(kFloatBytes, std::floor(size / kFloatBytes) * kFloatBytes);
-    row.time = calibrated ? hw::nccl_calibrated(op, row.bytes, system, *cluster.calibration)
-                          : hw::nccl_fastest(op, row.bytes, system);
+    row.time = cluster.time(op, row.bytes, topology.gpus());
     row.algbw_gbs = row.time.seconds > 0 ? row.bytes / row.time.seconds / 1e9 : 0;
     row.busbw_gbs = row.algbw_gbs * hw::nccl_bus_factor(op, topology.gpus());
     rows.push_back(row);
