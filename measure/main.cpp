@@ -24,6 +24,7 @@
 #include "largebatch/compare.h"
 #include "largebatch/plan.h"
 #include "largebatch/validate_cli.h"
+#include "machine_cli.h"
 #include "make_data.h"
 #include "profile_run.h"
 #include "profiler/host_contention.h"
@@ -66,6 +67,7 @@ constexpr Subcommand kSubcommands[] = {
     {"largebatch-plan", trainsim::measure::largebatch_plan_main},
     {"torchscript", trainsim::measure::torchscript_main},
     {"make-data", trainsim::measure::make_data_main},
+    {"machine", trainsim::measure::machine_main},
     {"import-trace", trainsim::measure::import_trace_main},
     {"worker", worker_main},
 };

@@ -18,7 +18,7 @@ namespace po = boost::program_options;
 
 constexpr int64_t kKiB = 1024;
 constexpr int64_t kMiB = 1024 * kKiB;
-constexpr int kMaxRanks = 4;  // DataParallel/DDP on one node, as the course measures
+constexpr int kMaxRanks = 8;  // the GPUs of one node (a node's 8 GPUs; more come from an nccl-tests log)
 
 po::options_description profile_flags() {
   po::options_description d("Flags");
@@ -49,7 +49,7 @@ po::options_description profile_flags() {
       ("threads", po::value<int>()->value_name("N"), "LibTorch intra-op threads (default: all cores)")
       ("ranks", po::value<int>()->value_name("N"),
        "largest rank count for collectives: one process per rank, measured for every count "
-       "from 2 (cuda: from 1) to N (default cuda min(GPUs, 4), cpu 2; at most 4); on cpu also "
+       "from 2 (cuda: from 1) to N (default cuda min(GPUs, 8), cpu 2; at most 8); on cpu also "
        "host contention for 1..N processes")
       ("contention-batches", po::value<std::string>()->value_name("B1,B2"),
        "batches per process of the cpu host contention case (default: every batch of the grid; "
@@ -103,6 +103,7 @@ std::string profile_help() {
        "       measure largebatch-compare   large-batch predictions against real runs (--dir DIR)\n"
        "       measure largebatch-plan      predictions for runs not ended yet (--dir DIR --runs NAMES)\n"
        "       measure make-data --out DIR  synthetic images in the CIFAR-10 binary format (make-data --help)\n"
+       "       measure machine              this host's default machine name (reports/<machine>/)\n"
        "       measure torchscript [flags]  a TorchScript module profiled into the profile (torchscript --help)\n"
        "       measure import-trace TRACE   a PyTorch profiler trace's step as a profile model (import-trace --help)\n"
        "       measure --version            the version, the LibTorch it was built with, its collectives\n"
