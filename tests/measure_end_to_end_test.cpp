@@ -121,6 +121,10 @@ TEST_F(MeasureEndToEnd, WritesAFullProfileAndResumesOnlyWhatIsMissing) {
 
   EXPECT_EQ(second.machine.device_kind, "cpu");
   EXPECT_EQ(second.machine.device_count, 2);  // ranks used for collectives
+  // `measure machine` names this host as the profile does (scripts/validate.sh files under it).
+  const std::string name_file = dir_ + "/machine.txt";
+  ASSERT_EQ(std::system((kMeasure + " machine --device cpu > " + name_file).c_str()), 0);
+  EXPECT_EQ(read_file(name_file), second.machine.name + "\n");
   EXPECT_FALSE(second.machine.libtorch.empty());
   EXPECT_FALSE(second.h2d.applicable);
   EXPECT_EQ(second.measurement.data, "synthetic");

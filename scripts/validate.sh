@@ -1,0 +1,342 @@
+#!/usr/bin/env bash
+# Checks trainsim on this node in one command (docs/VALIDATION.md, "Your own node"): profiles the
+# node with collectives on up to N ranks, makes a grid of real training runs (the PyTorch reference
+# trainer's DDP and DataParallel, the C++ trainer; 1..N GPUs, a few batches, repeats interleaved),
+# and compares every run with the simulator's prediction, all into one folder with a README.
+#
+# Usage: scripts/validate.sh [OPTIONS] [STEP...]
+#   STEP: data, profile, runs, compare (default all four, in that order). Every step resumes: the
+#   profile continues case by case (measure --resume) and the runs skip every run already made
+#   (DIR/runs.keys), so after a kill the same command goes on where it stopped.
+# Options:
+#   --device cpu|cuda    default cuda when nvidia-smi lists a GPU, else cpu
+#   --gpus N             GPUs (cuda) or Gloo ranks (cpu) of the largest runs and of the profile's
+#                        collectives (default: the visible GPUs, at most 8; cpu 2)
+#   --out DIR            the results folder (default reports/<machine>/validate-<N>-gpus, or
+#                        -ranks on cpu; <machine> as `measure machine` names this host)
+#   --gpu-counts "A B"   GPU (rank) counts of the runs (default 1 2 4 8 up to N, and N)
+#   --batches "B ..."    per-GPU batches of the runs (default cuda "32 128 512", cpu "16 64")
+#   --workers "W ..."    loader workers of the runs (default cuda 2, cpu 0)
+#   --strategies "S .."  ddp, dp (default cuda "ddp dp", cpu "ddp"); dp runs on 2 GPUs or more
+#   --trainers "T ..."   pytorch (measure/pytorch/train.py), trainsim (measure train), plain (a
+#                        textbook DDP script, scripts/validation/plain_ddp.py: cpu, ddp only; its
+#                        rows go to DIR/plain-ddp-runs.csv) (default "pytorch trainsim")
+#   --repeats R          rounds: each runs every configuration once (default 3)
+#   --epochs E           epochs per run, the last one timed (default 2)
+#   --samples N          training images per epoch (default: the data set on cuda, 512 on cpu)
+#   --threads T          intra-op threads per rank (cpu default 1: one core per rank)
+#   --data DIR           CIFAR-10 binary files (default build/validation-data: synthetic images
+#                        made by measure make-data, labelled synthetic everywhere)
+#   --profile-batches L  the profile's batches, comma-separated (default: the runs' batches)
+#   --measure-flags "F"  more flags for the profile, e.g. "--warmup 1 --repeats 3"
+#   --config FILE        the comparison's simulator config (default DIR/config.yaml, written here
+#                        from the grid)
+#   --no-probe           runs skip the calibration probe (faster; no drift adjustment)
+#   --run-timeout S      a run still going after S seconds is killed and logged (default 1800)
+#   --deadline S         start no round of runs that cannot end within S seconds of this call's
+#                        start, judged by the last whole round's duration; the profile is cut at
+#                        the deadline (it resumes); a round once started always finishes
+# Environment: MEASURE (default build/bin/measure), SIMULATE (build/bin/simulate), PYTHON (the
+# Python with torch and torchvision; default /usr/bin/python3 when it has them, else python3).
+# Build first: scripts/setup.sh (or scripts/gpu-measure.sh build on a GPU machine).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+invocation="scripts/validate.sh$(printf ' %q' "$@")"
+start=$(date +%s)
+
+measure=${MEASURE:-build/bin/measure}
+simulate=${SIMULATE:-build/bin/simulate}
+device= gpus= dir= gpu_counts= batches= workers_list= strategies= trainers="pytorch trainsim"
+repeats=3 epochs=2 samples= threads= data=build/validation-data profile_batches= measure_flags=
+config= probe_flag= run_timeout=1800 deadline=
+steps=()
+
+die() { echo "validate: error: $*" >&2; exit 2; }
+needs() { [ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a value"; }
+whole() { [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge "$3" ] || die "$1 $2: expected a whole number >= $3"; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --device) needs "$@"; device=$2; shift 2 ;;
+    --gpus) needs "$@"; whole --gpus "$2" 1; gpus=$2; shift 2 ;;
+    --out) needs "$@"; dir=$2; shift 2 ;;
+    --gpu-counts) needs "$@"; gpu_counts=$2; shift 2 ;;
+    --batches) needs "$@"; batches=$2; shift 2 ;;
+    --workers) needs "$@"; workers_list=$2; shift 2 ;;
+    --strategies) needs "$@"; strategies=$2; shift 2 ;;
+    --trainers) needs "$@"; trainers=$2; shift 2 ;;
+    --repeats) needs "$@"; whole --repeats "$2" 1; repeats=$2; shift 2 ;;
+    --epochs) needs "$@"; whole --epochs "$2" 1; epochs=$2; shift 2 ;;
+    --samples) needs "$@"; whole --samples "$2" 1; samples=$2; shift 2 ;;
+    --threads) needs "$@"; whole --threads "$2" 1; threads=$2; shift 2 ;;
+    --data) needs "$@"; data=$2; shift 2 ;;
+    --profile-batches) needs "$@"; profile_batches=$2; shift 2 ;;
+    --measure-flags) needs "$@"; measure_flags=$2; shift 2 ;;
+    --config) needs "$@"; config=$2; shift 2 ;;
+    --no-probe) probe_flag=--no-probe; shift ;;
+    --run-timeout) needs "$@"; whole --run-timeout "$2" 1; run_timeout=$2; shift 2 ;;
+    --deadline) needs "$@"; whole --deadline "$2" 1; deadline=$((start + $2)); shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    data|profile|runs|compare) steps+=("$1"); shift ;;
+    *) die "unknown option or step '$1' (see --help)" ;;
+  esac
+done
+[ ${#steps[@]} -gt 0 ] || steps=(data profile runs compare)
+[ -x "$measure" ] || die "$measure: not built (scripts/setup.sh)"
+
+if [ -z "$device" ]; then
+  if command -v nvidia-smi > /dev/null && nvidia-smi -L 2> /dev/null | grep -q '^GPU '; then device=cuda; else device=cpu; fi
+fi
+[[ $device == cpu || $device == cuda ]] || die "--device $device: expected cpu or cuda"
+if [ -z "$gpus" ]; then
+  if [ "$device" = cuda ]; then
+    gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU ' || true)
+    [ "$gpus" -ge 1 ] || die "--device cuda: nvidia-smi lists no GPU"
+    [ "$gpus" -le 8 ] || gpus=8
+  else
+    gpus=2
+  fi
+fi
+if [ -z "$gpu_counts" ]; then
+  for g in 1 2 4 8; do [ "$g" -lt "$gpus" ] && gpu_counts+="$g "; done
+  gpu_counts+=$gpus
+fi
+for g in $gpu_counts; do whole --gpu-counts "$g" 1; [ "$g" -le "$gpus" ] || die "--gpu-counts: $g is more than --gpus $gpus"; done
+if [ "$device" = cuda ]; then
+  batches=${batches:-32 128 512}; workers_list=${workers_list:-2}; strategies=${strategies:-ddp dp}
+else
+  batches=${batches:-16 64}; workers_list=${workers_list:-0}; strategies=${strategies:-ddp}
+  samples=${samples:-512}; threads=${threads:-1}
+fi
+for b in $batches; do whole --batches "$b" 1; done
+for w in $workers_list; do whole --workers "$w" 0; done
+for s in $strategies; do [[ $s == ddp || $s == dp ]] || die "--strategies: '$s' is not ddp or dp"; done
+for t in $trainers; do
+  [[ $t == pytorch || $t == trainsim || $t == plain ]] || die "--trainers: '$t' is not pytorch, trainsim or plain"
+done
+[[ " $trainers " == *" plain "* && $device == cuda ]] && die "--trainers plain: the textbook script runs on cpu only"
+profile_batches=${profile_batches:-$(echo $batches | tr ' ' ',')}
+if [ -z "${PYTHON:-}" ]; then
+  PYTHON=python3
+  /usr/bin/python3 -c 'import torch, torchvision' 2> /dev/null && PYTHON=/usr/bin/python3
+fi
+python=$PYTHON
+pytorch_flag=$python
+if ! "$python" -c 'import torch, torchvision' 2> /dev/null; then
+  [[ " $trainers " == *" pytorch "* || " $trainers " == *" plain "* ]] &&
+    die "$python has no torch and torchvision: set PYTHON, or --trainers trainsim"
+  pytorch_flag=off  # the profile's PyTorch section needs them too
+fi
+if [ -z "$dir" ]; then
+  machine=$("$measure" machine --device "$device") || die "measure machine --device $device failed"
+  dir=reports/$machine/validate-$gpus-$([ "$device" = cuda ] && echo gpus || echo ranks)
+fi
+mkdir -p "$dir/logs"
+dir=$(cd "$dir" && pwd)
+config=${config:-$dir/config.yaml}
+log=$dir/validation.log
+say() { echo "validate: $*" | tee -a "$log" >&2; }
+load() { cut -d' ' -f1 /proc/loadavg; }
+time_left() { if [ -n "$deadline" ]; then echo $((deadline - $(date +%s))); else echo 1000000000; fi; }
+say "$(date -u +%Y-%m-%dT%H:%M:%SZ): $invocation"
+say "$device, $gpus $([ "$device" = cuda ] && echo GPUs || echo ranks), steps: ${steps[*]}; results in $dir"
+
+has_step() { [[ " ${steps[*]} " == *" $1 "* ]]; }
+
+if has_step data && [ ! -f "$data/SYNTHETIC" ] && ! compgen -G "$data/data_batch_1.bin" > /dev/null; then
+  say "data: synthetic CIFAR-format images into $data"
+  "$measure" make-data --out "$data" --train-samples 50000 --test-samples 10000 | tee -a "$log"
+fi
+
+if has_step profile; then
+  ranks=()
+  [ "$device" = cuda ] || [ "$gpus" -ge 2 ] && ranks=(--ranks "$gpus")
+  profile_cmd=("$measure" --resume --device "$device" "${ranks[@]}" --batches "$profile_batches"
+               --data "$data" --pytorch "$pytorch_flag" --out "$dir/profile.yaml")
+  [ -n "$threads" ] && profile_cmd+=(--threads "$threads")
+  # shellcheck disable=SC2206  # the user's flags, split as a shell would
+  profile_cmd+=($measure_flags)
+  left=$(time_left)
+  [ "$left" -gt 30 ] || { say "deadline: the profile is not started"; exit 0; }
+  say "profile: ${profile_cmd[*]} (load $(load))"
+  set +e
+  timeout --kill-after=30 "$left" "${profile_cmd[@]}" 2>&1 | tee -a "$log" "$dir/logs/profile.log"
+  status=${PIPESTATUS[0]}
+  set -e
+  if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then say "deadline: the profile was cut (run again to resume)"; exit 0; fi
+  [ "$status" -eq 0 ] || { say "profile: measure exited $status (logs/profile.log)"; exit "$status"; }
+fi
+
+# The command of one run, into the array `cmd`; empty when the trainer does not run it.
+run_command() {
+  local trainer=$1 strategy=$2 g=$3 b=$4 w=$5
+  cmd=()
+  [ "$strategy" = dp ] && [ "$g" -lt 2 ] && return  # one device: DataParallel is the plain model
+  local common=(--batch-per-gpu "$b" --workers "$w" --epochs "$epochs" --device "$device" --data "$data"
+                --runs "$dir/runs.csv" --quiet)
+  [ -n "$samples" ] && common+=(--train-samples "$samples")
+  [ -n "$threads" ] && common+=(--threads "$threads")
+  [ -n "$probe_flag" ] && common+=("$probe_flag")
+  # torchrun --standalone; --redirects 1 --tee 1 for Debian's torchrun 1.13 on Python 3.11.
+  local torchrun=("$python" -m torch.distributed.run --redirects 1 --tee 1 --standalone --nproc_per_node "$g")
+  case $trainer in
+    trainsim) cmd=("$measure" train --strategy "$strategy" --gpus "$g" "${common[@]}") ;;
+    pytorch)
+      if [ "$strategy" = dp ]; then
+        cmd=("$python" measure/pytorch/train.py --strategy dp --gpus "$g" "${common[@]}")
+      elif [ "$g" -eq 1 ]; then
+        cmd=("$python" measure/pytorch/train.py --strategy ddp "${common[@]}")
+      else
+        cmd=("${torchrun[@]}" measure/pytorch/train.py --strategy ddp "${common[@]}")
+      fi ;;
+    plain)
+      [ "$strategy" = ddp ] || return
+      cmd=("${torchrun[@]}" scripts/validation/plain_ddp.py --data "$data" --batch "$b" --workers "$w"
+           --samples "${samples:-50000}" --epochs "$epochs" --threads "${threads:-1}") ;;
+  esac
+}
+
+# Runs `cmd` with its command line and all its output in `logfile`; returns its exit status.
+# The textbook script reports on stdout; its row is made by plain_ddp_row.py, with the
+# calibration probe timed right before it (as the reference trainer times one before its run).
+run_logged() {
+  local trainer=$1 logfile=$2 status
+  echo "\$ ${cmd[*]}" > "$logfile"
+  if [ "$trainer" = plain ]; then
+    local row=("$python" scripts/validation/plain_ddp_row.py "$dir/plain-ddp-runs.csv")
+    if [ -z "$probe_flag" ]; then
+      row+=(--probe-s "$("$python" measure/pytorch/probe.py --device cpu --threads "${threads:-1}" | cut -d' ' -f2)")
+    fi
+    set +e
+    timeout --kill-after=30 "$run_timeout" "${cmd[@]}" 2>> "$logfile" | tee -a "$logfile" | "${row[@]}" >> "$logfile" 2>&1
+    status=$(( PIPESTATUS[0] != 0 ? PIPESTATUS[0] : PIPESTATUS[2] ))
+    set -e
+  else
+    set +e
+    timeout --kill-after=30 "$run_timeout" "${cmd[@]}" >> "$logfile" 2>&1
+    status=$?
+    set -e
+  fi
+  echo "# exit $status" >> "$logfile"
+  return "$status"
+}
+
+if has_step runs; then
+  # Every configuration once per round, trainers alternating, so that a slow spell of the machine
+  # spreads over all configurations instead of biasing one. A run that ends, well or not, is listed
+  # in runs.keys (a failed one is not retried: its log says why); one cut short by a kill is not.
+  keys=$dir/runs.keys
+  touch "$keys"
+  total=0 todo=0
+  for round in $(seq "$repeats"); do for g in $gpu_counts; do for w in $workers_list; do for b in $batches; do
+    for s in $strategies; do for t in $trainers; do
+      run_command "$t" "$s" "$g" "$b" "$w"
+      [ ${#cmd[@]} -gt 0 ] || continue
+      total=$((total + 1))
+      grep -qxF "$round $t $s $g $b $w" "$keys" || todo=$((todo + 1))
+    done; done; done; done; done
+  done
+  say "runs: $total in $repeats rounds, $((total - todo)) made before, $todo to make"
+  n=0 made=0 failed=0 last_round_s= runs_start=$(date +%s)
+  for round in $(seq "$repeats"); do
+    round_start=$(date +%s) round_ran=
+    for g in $gpu_counts; do for w in $workers_list; do for b in $batches; do for s in $strategies; do
+      for t in $trainers; do
+        run_command "$t" "$s" "$g" "$b" "$w"
+        [ ${#cmd[@]} -gt 0 ] || continue
+        n=$((n + 1))
+        key="$round $t $s $g $b $w"
+        grep -qxF "$key" "$keys" && continue
+        if [ -z "$round_ran" ] && [ -n "$deadline" ] && [ -n "$last_round_s" ] && [ "$(time_left)" -lt "$last_round_s" ]; then
+          say "deadline: round $round not started (the last round took ${last_round_s}s, $(time_left)s left); run again to go on"
+          break 6
+        fi
+        round_ran=yes
+        elapsed=$(( $(date +%s) - runs_start ))
+        eta=
+        [ "$made" -gt 0 ] && eta=", about $(( (elapsed * (todo - made) / made + 30) / 60 )) min left"
+        say "run $n/$total (round $round): $t $s $g x batch $b, $w workers (load $(load), ${elapsed}s elapsed$eta)"
+        logfile=$dir/logs/run-$round-$t-$s-${g}x$b-w$w.log
+        if ! run_logged "$t" "$logfile"; then
+          failed=$((failed + 1))
+          say "run $n FAILED: $key: $(grep -v '^#' "$logfile" | grep -m1 -i 'error' || tail -n 1 "$logfile") ($logfile)"
+        fi
+        echo "$key" >> "$keys"
+        made=$((made + 1))
+      done
+    done; done; done; done
+    [ -n "$round_ran" ] && last_round_s=$(( $(date +%s) - round_start ))
+  done
+  say "runs: $made made in this call, $failed failed; $(grep -c . "$keys") of $total done"
+fi
+
+# The sweep of the grid, for the comparison's tables, with the first trainer of --trainers (the
+# textbook script is predicted as PyTorch); every measured run is predicted with its own trainer,
+# GPUs, batch, workers and samples (simulate --compare).
+write_config() {
+  local list
+  {
+    echo "# Written by scripts/validate.sh: the grid of runs.csv, predicted from profile.yaml."
+    echo "profile: profile.yaml"
+    echo "model: resnet18-cifar"
+    local first=${trainers%% *}
+    echo "trainer: $([ "$first" = trainsim ] && echo trainsim || echo pytorch)  # the tables' trainer"
+    [ -n "$samples" ] && echo "dataset: {train_samples: $samples}"
+    echo "loader: {workers: ${workers_list%% *}}"
+    echo "sweep:"
+    list() { echo "$*" | sed -E 's/ +/, /g'; }
+    echo "  strategy: [$(list $strategies)]"
+    echo "  gpus: [$(list $gpu_counts)]"
+    echo "  batch_per_gpu: [$(list $batches)]"
+  } > "$dir/config.yaml"
+}
+
+# The folder's README: what was run and what came out, from the files.
+write_readme() {
+  local runs=$dir/runs.csv
+  {
+    local machine
+    machine=$(sed -n -E 's/^  name: "?([^"]*)"?$/\1/p' "$dir/profile.yaml" | head -n 1)
+    echo "# Predicted vs measured: $machine, $device, up to $gpus $([ "$device" = cuda ] && echo GPUs || echo ranks)"
+    echo
+    echo "Made by \`scripts/validate.sh\` ($(git rev-parse --short HEAD 2> /dev/null || echo 'no git'), last step $(date -u +%Y-%m-%dT%H:%M:%SZ)); the calls, in order:"
+    echo
+    grep -E '^validate: [0-9]{4}-' "$log" | sed -E 's/^validate: ([^ ]*): (.*)$/- \1: `\2`/'
+    echo
+    echo "- \`profile.yaml\`: the profile (\`collectives.txt\` its collectives as nccl-tests tables);"
+    echo "  \`logs/profile.log\` what measure printed."
+    if [ -f "$runs" ]; then
+      echo "- \`runs.csv\`: $(( $(wc -l < "$runs") - 1 )) measured runs:" \
+        "$(awk -F, 'NR > 1 { n[$18 " " $1 " on " $2]++ } END { for (k in n) print k ": " n[k] }' "$runs" | sort | paste -sd ';' | sed 's/;/; /g')."
+    fi
+    [ -f "$dir/plain-ddp-runs.csv" ] && echo "- \`plain-ddp-runs.csv\`: $(( $(wc -l < "$dir/plain-ddp-runs.csv") - 1 )) runs of the textbook DDP script."
+    echo "- \`logs/run-*.log\`: every run's command line, output and exit status" \
+      "($(grep -l '^# exit [1-9]' "$dir"/logs/run-*.log 2> /dev/null | wc -l) failed)."
+    echo "- \`validation/\`: \`simulate $(basename "$config") --compare runs.csv\` (report.md, comparison.csv, plots)."
+    for out in validation validation-plain-ddp; do
+      [ -f "$dir/$out/stdout.txt" ] || continue
+      echo
+      echo "## \`$out/\`: summary"
+      echo
+      echo '```'
+      grep -E '^(MAPE|Measured but not predicted)' "$dir/$out/stdout.txt" || tail -n 3 "$dir/$out/stdout.txt"
+      echo '```'
+    done
+    echo
+    echo "A configuration run once has unknown noise: it is left out of the noise floor."
+  } > "$dir/README.md"
+}
+
+if has_step compare; then
+  [ -f "$dir/profile.yaml" ] || die "compare: no $dir/profile.yaml (run the profile step)"
+  [ "$config" = "$dir/config.yaml" ] && write_config
+  for pair in "runs.csv validation" "plain-ddp-runs.csv validation-plain-ddp"; do
+    set -- $pair
+    [ -f "$dir/$1" ] || continue
+    mkdir -p "$dir/$2"
+    say "compare: simulate $config --compare $dir/$1 --out $dir/$2"
+    "$simulate" "$config" --compare "$dir/$1" --out "$dir/$2" > "$dir/$2/stdout.txt"
+    tail -n 1 "$dir/$2/stdout.txt" | tee -a "$log"
+  done
+  write_readme
+  say "the folder's README: $dir/README.md"
+fi
