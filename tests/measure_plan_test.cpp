@@ -52,7 +52,7 @@ TEST(ProfilePlan, FullGridOnCpuStopsAt512) {
   EXPECT_EQ(p.loader_workers, (std::vector<int>{0, 1, 2, 4, 8}));
 }
 
-TEST(ProfilePlan, OnGpusRanksStartAtOneAndStopAtFour) {
+TEST(ProfilePlan, OnGpusRanksStartAtOneAndStopAtEight) {
   const auto one = resolve_plan(parse({}), gpus(1));
   EXPECT_EQ(one.rank_counts, std::vector<int>{1});  // a communicator of size 1
   EXPECT_EQ(one.batches, (std::vector<int64_t>{32, 128, 512, 2048, 8192}));
@@ -60,13 +60,17 @@ TEST(ProfilePlan, OnGpusRanksStartAtOneAndStopAtFour) {
   EXPECT_EQ(one.h2d_sizes.front(), 4 * kKiB);
   EXPECT_EQ(one.h2d_sizes.back(), 256 * kMiB);
   const auto eight = resolve_plan(parse({}), gpus(8));
-  EXPECT_EQ(eight.rank_counts, (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(eight.rank_counts, (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8}));
+  const auto sixteen = resolve_plan(parse({}), gpus(16));  // one node's 8; more from an nccl-tests log
+  EXPECT_EQ(sixteen.rank_counts.back(), 8);
+  EXPECT_THROW(resolve_plan(parse({"--ranks", "9"}), gpus(16)), UsageError);
   EXPECT_THROW(resolve_plan(parse({"--ranks", "2"}), gpus(1)), UsageError);
 }
 
-TEST(ProfilePlan, CpuRanksBetweenTwoAndFour) {
+TEST(ProfilePlan, CpuRanksBetweenTwoAndEight) {
   EXPECT_EQ(resolve_plan(parse({"--ranks", "4"}), cpu(2)).rank_counts, (std::vector<int>{2, 3, 4}));
-  EXPECT_THROW(resolve_plan(parse({"--ranks", "5"}), cpu(2)), UsageError);
+  EXPECT_EQ(resolve_plan(parse({"--ranks", "8"}), cpu(2)).rank_counts.back(), 8);
+  EXPECT_THROW(resolve_plan(parse({"--ranks", "9"}), cpu(2)), UsageError);
   EXPECT_THROW(resolve_plan(parse({"--ranks", "1"}), cpu(2)), UsageError);
 }
 
