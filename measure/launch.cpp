@@ -7,11 +7,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -110,7 +115,112 @@ void kill_running(std::vector<Child>& children) {
   }
 }
 
+std::mutex g_step_mutex;
+std::string g_step = "starting";  // NOLINT: the one step of this process, for its heartbeat
+
+std::string progress_path(const std::string& store_dir, int rank) {
+  return store_dir + "/progress-" + std::to_string(rank);
+}
+
+// Rewrites `path` with `text` through a temporary beside it and a rename, so that a reader sees
+// the old text or the new one. Silent when the folder is gone (the launcher ended the run).
+void rewrite(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  if (written) ::rename(temporary.c_str(), path.c_str());
+}
+
+// " (last step: ...)" from a rank's heartbeat file, or what its absence says.
+std::string last_step(const std::string& store_dir, int rank) {
+  std::ifstream in(progress_path(store_dir, rank));
+  std::string step;
+  if (!in || !std::getline(in, step) || step.empty()) return " (before its first heartbeat)";
+  return " (last step: " + step + ")";
+}
+
+// Seconds since `path` was last written, counted from `started` when it never was.
+double seconds_silent(const std::string& path, std::chrono::system_clock::time_point started) {
+  auto last = started;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    const auto written = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+    last = std::max(last, written);
+  }
+  return std::chrono::duration<double>(std::chrono::system_clock::now() - last).count();
+}
+
 }  // namespace
+
+double default_stall_seconds() {
+  constexpr double kStallSeconds = 30;
+  const char* text = std::getenv("TRAINSIM_STALL_S");
+  if (text == nullptr || *text == '\0') return kStallSeconds;
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  if (*end != '\0' || !(value > 0) || value > 1e6) {
+    throw std::invalid_argument(std::string("TRAINSIM_STALL_S=") + text + ": expected seconds > 0");
+  }
+  return value;
+}
+
+void set_rank_step(const std::string& step) {
+  std::lock_guard<std::mutex> lock(g_step_mutex);
+  g_step = step;
+}
+
+struct RankHeartbeat::State {
+  std::string path;
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stop = false;
+  std::thread thread;
+};
+
+RankHeartbeat::RankHeartbeat(const std::string& store_dir, int rank) : state_(new State) {
+  state_->path = progress_path(store_dir, rank);
+  State* s = state_;
+  s->thread = std::thread([s] {
+    std::unique_lock<std::mutex> lock(s->mutex);
+    while (!s->stop) {
+      std::string step;
+      {
+        std::lock_guard<std::mutex> step_lock(g_step_mutex);
+        step = g_step;
+      }
+      rewrite(s->path, step + "\n");
+      s->wake.wait_for(lock, std::chrono::seconds(1), [s] { return s->stop; });
+    }
+  });
+}
+
+RankHeartbeat::~RankHeartbeat() {
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->stop = true;
+  }
+  state_->wake.notify_all();
+  state_->thread.join();
+  delete state_;
+}
+
+std::unique_ptr<RankHeartbeat> heartbeat_from_args(int argc, const char* const* argv) {
+  const char* store = nullptr;
+  const char* rank = nullptr;
+  for (int i = 0; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--store") == 0) store = argv[i + 1];
+    if (std::strcmp(argv[i], "--rank") == 0) rank = argv[i + 1];
+  }
+  if (store == nullptr || rank == nullptr) return nullptr;
+  char* end = nullptr;
+  const long r = std::strtol(rank, &end, 10);
+  if (*end != '\0' || r < 0 || r > (1 << 20)) return nullptr;  // the worker's own parser says why
+  return std::make_unique<RankHeartbeat>(store, static_cast<int>(r));
+}
 
 namespace {
 
@@ -196,7 +306,7 @@ int run_program(const std::vector<std::string>& argv_strings, double timeout_s, 
 }
 
 void launch_ranks(const std::string& exe, const std::vector<std::string>& args, int world_size,
-                  const std::string& store_dir, double timeout_s, double grace_s) {
+                  const std::string& store_dir, double timeout_s, double grace_s, double stall_s) {
   if (world_size < 1) throw std::invalid_argument("launch_ranks: world_size must be >= 1");
   std::vector<Child> children(static_cast<size_t>(world_size));
   for (int r = 0; r < world_size; ++r) {
@@ -215,17 +325,44 @@ void launch_ranks(const std::string& exe, const std::vector<std::string>& args, 
     }
   }
 
+  const auto started = std::chrono::system_clock::now();
   const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
+  auto next_look = Clock::now() + std::chrono::seconds(1);
+  const std::string who = " of " + std::to_string(world_size) + " (" + exe + ") ";
   while (any_running(children)) {
     const int failed = reap(children);
     if (failed >= 0) {
       // The others are probably blocked in a collective with the dead rank: give them grace_s
-      // to notice (their own timeouts) and exit, then kill them.
+      // to notice (their own timeouts) and exit, then kill them. The rank to name: one a signal
+      // ended (killed from outside, or crashed) before any was killed here; the others' errors
+      // are the consequence.
       wait_for_exit(children, grace_s);
+      int culprit = failed;
+      for (int r = 0; r < world_size; ++r) {
+        const Child& c = children[static_cast<size_t>(r)];
+        if (!c.running && WIFSIGNALED(c.status)) {
+          culprit = r;
+          break;
+        }
+      }
       kill_running(children);
-      throw std::runtime_error("rank " + std::to_string(failed) + " of " +
-                               std::to_string(world_size) + " (" + exe + ") " +
-                               describe_status(children[static_cast<size_t>(failed)].status));
+      throw std::runtime_error("rank " + std::to_string(culprit) + who +
+                               describe_status(children[static_cast<size_t>(culprit)].status) +
+                               last_step(store_dir, culprit));
+    }
+    if (Clock::now() >= next_look) {
+      next_look += std::chrono::seconds(1);
+      for (int r = 0; r < world_size; ++r) {
+        if (!children[static_cast<size_t>(r)].running) continue;
+        const double silent = seconds_silent(progress_path(store_dir, r), started);
+        if (silent > stall_s) {
+          kill_running(children);
+          char seconds[32];
+          std::snprintf(seconds, sizeof seconds, "%.0f", silent);
+          throw std::runtime_error("rank " + std::to_string(r) + who + "stalled: no heartbeat for " + seconds +
+                                   " s" + last_step(store_dir, r) + "; every rank was stopped");
+        }
+      }
     }
     if (Clock::now() >= deadline) {
       kill_running(children);

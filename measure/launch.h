@@ -4,6 +4,7 @@
 // Or the ranks are started by a launcher people already use (torchrun, Slurm's srun) on one or
 // many nodes: external_rank_from_env reads which rank this process is. Torch-free.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,11 +36,43 @@ std::string self_executable();
 // (std::runtime_error).
 int run_program(const std::vector<std::string>& argv, double timeout_s, bool quiet = false);
 
+// Seconds without a heartbeat after which launch_ranks calls a rank stalled: 30, or the
+// environment's TRAINSIM_STALL_S (a number > 0; the tests shorten it).
+double default_stall_seconds();
+
 // Starts `exe args... --rank R --world-size N --store STORE_DIR` for R = 0..N-1, waits for all.
 // If a rank fails (non-zero exit or signal) the others are killed after `grace_s` seconds and a
-// std::runtime_error names the rank and how it ended. Child stderr passes through.
+// std::runtime_error names the rank, how it ended and its last step (below): the rank a signal
+// ended before the others, else the first to fail (the others fail because it did). A rank that
+// gives no sign of life for `stall_s` seconds (its heartbeat file not rewritten: stopped, frozen,
+// or never started) is stalled: every rank is killed at once and the error names it. Child
+// stderr passes through.
 void launch_ranks(const std::string& exe, const std::vector<std::string>& args, int world_size,
-                  const std::string& store_dir, double timeout_s = 3600, double grace_s = 10);
+                  const std::string& store_dir, double timeout_s = 3600, double grace_s = 10,
+                  double stall_s = default_stall_seconds());
+
+// A rank's sign of life for launch_ranks: while it exists, a thread rewrites
+// STORE_DIR/progress-RANK every second with the rank's current step (set_rank_step). A rank that
+// is killed or stopped stops rewriting it; launch_ranks then names the step it was at.
+class RankHeartbeat {
+ public:
+  RankHeartbeat(const std::string& store_dir, int rank);
+  ~RankHeartbeat();
+  RankHeartbeat(const RankHeartbeat&) = delete;
+  RankHeartbeat& operator=(const RankHeartbeat&) = delete;
+
+ private:
+  struct State;
+  State* state_;
+};
+
+// The heartbeat of a rank process launch_ranks started, from the flags it appended (--rank R
+// --store DIR in argv); nullptr when argv has none (a rank of an external launcher).
+std::unique_ptr<RankHeartbeat> heartbeat_from_args(int argc, const char* const* argv);
+
+// What this rank is doing, for its heartbeat and its launcher's errors, e.g. "epoch 2/2, iteration
+// 5/8". Thread-safe; cheap enough for every iteration.
+void set_rank_step(const std::string& step);
 
 // This process as one rank of a run an external launcher started, from its environment:
 //   torchrun: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE (optional), MASTER_ADDR, MASTER_PORT;

@@ -24,6 +24,7 @@
 #include "largebatch/compare.h"
 #include "largebatch/plan.h"
 #include "largebatch/validate_cli.h"
+#include "launch.h"
 #include "machine_cli.h"
 #include "make_data.h"
 #include "profile_run.h"
@@ -93,6 +94,8 @@ int dispatch(const Subcommand* begin, const Subcommand* end, const char* what, i
 
 int worker_main(int argc, char** argv) {
   if (argc < 2) throw UsageError("worker: missing the worker kind");
+  // Its sign of life for launch_ranks, which stops every rank when one goes silent.
+  const auto heartbeat = trainsim::measure::heartbeat_from_args(argc, argv);
   return dispatch(std::begin(kWorkers), std::end(kWorkers), "worker kind", argc - 1, argv + 1);
 }
 

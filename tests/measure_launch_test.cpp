@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -19,6 +20,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using trainsim::measure::default_stall_seconds;
 using trainsim::measure::launch_ranks;
 
 struct TempFolder {
@@ -79,6 +81,54 @@ TEST(LaunchRanks, KillsRanksStillRunningAtTheTimeout) {
                std::runtime_error);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_LT(seconds, 20.0);
+}
+
+TEST(LaunchRanks, NamesTheRankASignalEndedNotTheOnesThatFailedBecauseOfIt) {
+  TempFolder store;
+  // Rank 0 fails at once (as a peer of a dead rank does); rank 1 records its step, then is killed.
+  try {
+    launch_ranks("/bin/sh",
+                 shell("if [ \"$2\" = 0 ]; then exit 1; fi; echo 'epoch 3/5' > \"$6/progress-1\"; kill -9 $$"), 2,
+                 store.path, /*timeout_s=*/30, /*grace_s=*/2);
+    FAIL() << "expected a failure";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rank 1 of 2"), std::string::npos) << what;
+    EXPECT_NE(what.find("killed by signal 9"), std::string::npos) << what;
+    EXPECT_NE(what.find("(last step: epoch 3/5)"), std::string::npos) << what;
+  }
+}
+
+TEST(LaunchRanks, ARankWithoutHeartbeatIsStalledAndEveryRankStopped) {
+  TempFolder store;
+  // Rank 0 keeps its heartbeat file fresh; rank 1 never writes one and would sleep 30 s.
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    launch_ranks("/bin/sh",
+                 shell("if [ \"$2\" = 1 ]; then sleep 30; exit 0; fi; "
+                       "while true; do echo working > \"$6/progress-0\"; sleep 0.2; done"),
+                 2, store.path, /*timeout_s=*/60, /*grace_s=*/0.2, /*stall_s=*/1);
+    FAIL() << "expected a failure";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rank 1 of 2"), std::string::npos) << what;
+    EXPECT_NE(what.find("stalled: no heartbeat for"), std::string::npos) << what;
+    EXPECT_NE(what.find("(before its first heartbeat)"), std::string::npos) << what;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(seconds, 20.0);  // both ranks were killed, not waited for
+}
+
+TEST(LaunchRanks, StallSecondsFromTheEnvironment) {
+  ASSERT_EQ(unsetenv("TRAINSIM_STALL_S"), 0);
+  EXPECT_EQ(default_stall_seconds(), 30.0);
+  ASSERT_EQ(setenv("TRAINSIM_STALL_S", "2.5", 1), 0);
+  EXPECT_EQ(default_stall_seconds(), 2.5);
+  for (const char* bad : {"0", "-1", "x", "5s"}) {
+    ASSERT_EQ(setenv("TRAINSIM_STALL_S", bad, 1), 0);
+    EXPECT_THROW(default_stall_seconds(), std::invalid_argument) << bad;
+  }
+  ASSERT_EQ(unsetenv("TRAINSIM_STALL_S"), 0);
 }
 
 TEST(LaunchRanks, AMissingExecutableIsAFailedRank) {

@@ -133,6 +133,7 @@ CollectiveResult run_benchmark(Communicator& comm, const CollectiveJob& job) {
   result.curve.ranks = comm.world_size();
   const auto options = torch::TensorOptions().dtype(torch::kFloat32).device(comm.device());
   for (int64_t bytes : job.sizes) {
+    set_rank_step(result.curve.op + " of " + std::to_string(bytes) + " bytes");
     const int64_t count = std::max<int64_t>(1, bytes / 4);
     torch::Tensor t = torch::rand({count}, options);  // random, never all zero
     for (int i = 0; i < job.warmup; ++i) run(comm, job.op, t);
@@ -158,7 +159,9 @@ int collective_worker_main(int argc, char** argv) {
     options.world_size = f.world_size;
     options.device_index = f.rank;  // nccl: rank r on cuda:r
     options.timeout = std::chrono::milliseconds(static_cast<int64_t>(f.job.timeout_s * 1000.0));
+    set_rank_step("rendezvous");
     Communicator comm(make_file_store(f.store_dir + "/filestore", f.world_size), options);
+    set_rank_step(op_name(f.job.op) + ": the check");
     const CollectiveResult result = run_benchmark(comm, f.job);
     if (f.rank == 0) write_result_file(result, f.store_dir + "/result.txt");
     comm.barrier();  // nobody leaves (closing its store handle) while others still need it

@@ -213,10 +213,13 @@ std::optional<std::string> train_rank(const TrainOptions& o, c10::intrusive_ptr<
   comm_options.rank = o.rank;
   comm_options.world_size = o.world_size;
   comm_options.device_index = device_index;
+  set_rank_step("rendezvous");
   const auto communicator = std::make_unique<Communicator>(std::move(store), comm_options);
+  set_rank_step("loading the training set");
   const data::ImageSet set = load_training_set(o);
   const auto epochs = train_epochs(o, set, communicator.get(), !o.quiet && o.rank == 0);
   const EpochMeasurement& t = epochs.back();
+  set_rank_step("the epoch's results, reduced over the ranks");
 
   const auto on_device = torch::TensorOptions().dtype(torch::kFloat64).device(communicator->device());
   auto epoch_max = torch::tensor({t.epoch_s}, on_device);

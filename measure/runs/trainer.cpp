@@ -9,6 +9,7 @@
 #include <string>
 
 #include "data/loader.h"
+#include "launch.h"
 #include "largebatch/lr_schedule.h"
 #include "models/describe.h"
 #include "models/resnet.h"
@@ -210,6 +211,10 @@ std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
       std::optional<data::Batch> batch = loader.next();
       m.loader_wait_s += seconds_between(wait_start, Clock::now());
       if (!batch) break;
+      char step_text[64];
+      std::snprintf(step_text, sizeof step_text, "epoch %d/%d, iteration %lld/%lld", epoch + 1, options.epochs,
+                    static_cast<long long>(m.iterations + 1), static_cast<long long>(batches));
+      set_rank_step(step_text);  // for the launcher's errors (launch.h)
 
       // The Q1 train time: H2D copy, forward, backward and update.
       const auto images = batch->images.to(device);
