@@ -247,7 +247,8 @@ if has_step runs; then
         key="$round $t $s $g $b $w"
         grep -qxF "$key" "$keys" && continue
         if [ -z "$round_ran" ] && [ -n "$deadline" ] && [ -n "$last_round_s" ] && [ "$(time_left)" -lt "$last_round_s" ]; then
-          say "deadline: round $round not started (the last round took ${last_round_s}s, $(time_left)s left); run again to go on"
+          left=$(time_left)
+          say "deadline: round $round not started (the last round took ${last_round_s}s, $([ "$left" -gt 0 ] && echo "${left}s left" || echo "the deadline has passed")); run again to go on"
           break 6
         fi
         round_ran=yes
@@ -266,7 +267,7 @@ if has_step runs; then
     done; done; done; done
     [ -n "$round_ran" ] && last_round_s=$(( $(date +%s) - round_start ))
   done
-  say "runs: $made made in this call, $failed failed; $(grep -c . "$keys") of $total done"
+  say "runs: $made made in this call, $failed failed; $((total - todo + made)) of $total done"
 fi
 
 # The sweep of the grid, for the comparison's tables, with the first trainer of --trainers (the
