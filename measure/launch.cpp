@@ -181,9 +181,9 @@ struct RankHeartbeat::State {
   std::thread thread;
 };
 
-RankHeartbeat::RankHeartbeat(const std::string& store_dir, int rank) : state_(new State) {
+RankHeartbeat::RankHeartbeat(const std::string& store_dir, int rank) : state_(std::make_unique<State>()) {
   state_->path = progress_path(store_dir, rank);
-  State* s = state_;
+  State* s = state_.get();
   s->thread = std::thread([s] {
     std::unique_lock<std::mutex> lock(s->mutex);
     while (!s->stop) {
@@ -205,7 +205,6 @@ RankHeartbeat::~RankHeartbeat() {
   }
   state_->wake.notify_all();
   state_->thread.join();
-  delete state_;
 }
 
 std::unique_ptr<RankHeartbeat> heartbeat_from_args(int argc, const char* const* argv) {

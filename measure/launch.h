@@ -63,7 +63,7 @@ class RankHeartbeat {
 
  private:
   struct State;
-  State* state_;
+  std::unique_ptr<State> state_;
 };
 
 // The heartbeat of a rank process launch_ranks started, from the flags it appended (--rank R

@@ -13,6 +13,13 @@ namespace trainsim::measure {
 
 namespace po = boost::program_options;
 
+std::string this_host_machine_name(const std::string& device_flag) {
+  const Device device = resolve_device(device_flag);
+  MachineInfo machine = detect_host();
+  fill_device_info(machine, device, device.is_cuda() ? cuda_device_count() : 1);
+  return default_machine_name(machine);
+}
+
 int machine_main(int argc, char** argv) {
   const std::vector<std::string> args(argv, argv + argc);
   po::options_description flags("measure machine: the default machine name of this host");
@@ -29,10 +36,7 @@ int machine_main(int argc, char** argv) {
               << flags;
     return 0;
   }
-  const Device device = resolve_device(vm.count("device") ? vm["device"].as<std::string>() : "");
-  MachineInfo machine = detect_host();
-  fill_device_info(machine, device, device.is_cuda() ? cuda_device_count() : 1);
-  std::cout << default_machine_name(machine) << "\n";
+  std::cout << this_host_machine_name(vm.count("device") ? vm["device"].as<std::string>() : "") << "\n";
   return 0;
 }
 

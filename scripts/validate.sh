@@ -226,46 +226,44 @@ if has_step runs; then
   # in runs.keys (a failed one is not retried: its log says why); one cut short by a kill is not.
   keys=$dir/runs.keys
   touch "$keys"
-  total=0 todo=0
+  # The runs in order, one key "ROUND TRAINER STRATEGY GPUS BATCH WORKERS" each.
+  plan=()
   for round in $(seq "$repeats"); do for g in $gpu_counts; do for w in $workers_list; do for b in $batches; do
     for s in $strategies; do for t in $trainers; do
       run_command "$t" "$s" "$g" "$b" "$w"
-      [ ${#cmd[@]} -gt 0 ] || continue
-      total=$((total + 1))
-      grep -qxF "$round $t $s $g $b $w" "$keys" || todo=$((todo + 1))
+      [ ${#cmd[@]} -gt 0 ] && plan+=("$round $t $s $g $b $w")
     done; done; done; done; done
   done
+  total=${#plan[@]}
+  todo=0
+  [ "$total" -eq 0 ] || todo=$(printf '%s\n' "${plan[@]}" | grep -vxcF -f "$keys" || true)
   say "runs: $total in $repeats rounds, $((total - todo)) made before, $todo to make"
-  n=0 made=0 failed=0 last_round_s= runs_start=$(date +%s)
-  for round in $(seq "$repeats"); do
-    round_start=$(date +%s) round_ran=
-    for g in $gpu_counts; do for w in $workers_list; do for b in $batches; do for s in $strategies; do
-      for t in $trainers; do
-        run_command "$t" "$s" "$g" "$b" "$w"
-        [ ${#cmd[@]} -gt 0 ] || continue
-        n=$((n + 1))
-        key="$round $t $s $g $b $w"
-        grep -qxF "$key" "$keys" && continue
-        if [ -z "$round_ran" ] && [ -n "$deadline" ] && [ -n "$last_round_s" ] && [ "$(time_left)" -lt "$last_round_s" ]; then
-          left=$(time_left)
-          say "deadline: round $round not started (the last round took ${last_round_s}s, $([ "$left" -gt 0 ] && echo "${left}s left" || echo "the deadline has passed")); run again to go on"
-          break 6
-        fi
-        round_ran=yes
-        elapsed=$(( $(date +%s) - runs_start ))
-        eta=
-        [ "$made" -gt 0 ] && eta=", about $(( (elapsed * (todo - made) / made + 30) / 60 )) min left"
-        say "run $n/$total (round $round): $t $s $g x batch $b, $w workers (load $(load), ${elapsed}s elapsed$eta)"
-        logfile=$dir/logs/run-$round-$t-$s-${g}x$b-w$w.log
-        if ! run_logged "$t" "$logfile"; then
-          failed=$((failed + 1))
-          say "run $n FAILED: $key: $(grep -v '^#' "$logfile" | grep -m1 -i 'error' || tail -n 1 "$logfile") ($logfile)"
-        fi
-        echo "$key" >> "$keys"
-        made=$((made + 1))
-      done
-    done; done; done; done
-    [ -n "$round_ran" ] && last_round_s=$(( $(date +%s) - round_start ))
+  n=0 made=0 failed=0 last_round_s= runs_start=$(date +%s) round_now= round_start=
+  for key in "${plan[@]}"; do
+    n=$((n + 1))
+    grep -qxF "$key" "$keys" && continue
+    read -r round t s g b w <<< "$key"
+    if [ "$round" != "$round_now" ]; then  # the first run this call makes in a round
+      [ -n "$round_now" ] && last_round_s=$(( $(date +%s) - round_start ))
+      if [ -n "$deadline" ] && [ -n "$last_round_s" ] && [ "$(time_left)" -lt "$last_round_s" ]; then
+        left=$(time_left)
+        say "deadline: round $round not started (the last round took ${last_round_s}s, $([ "$left" -gt 0 ] && echo "${left}s left" || echo "the deadline has passed")); run again to go on"
+        break
+      fi
+      round_now=$round round_start=$(date +%s)
+    fi
+    run_command "$t" "$s" "$g" "$b" "$w"
+    elapsed=$(( $(date +%s) - runs_start ))
+    eta=
+    [ "$made" -gt 0 ] && eta=", about $(( (elapsed * (todo - made) / made + 30) / 60 )) min left"
+    say "run $n/$total (round $round): $t $s $g x batch $b, $w workers (load $(load), ${elapsed}s elapsed$eta)"
+    logfile=$dir/logs/run-$round-$t-$s-${g}x$b-w$w.log
+    if ! run_logged "$t" "$logfile"; then
+      failed=$((failed + 1))
+      say "run $n FAILED: $key: $(grep -v '^#' "$logfile" | grep -m1 -i 'error' || tail -n 1 "$logfile") ($logfile)"
+    fi
+    echo "$key" >> "$keys"
+    made=$((made + 1))
   done
   say "runs: $made made in this call, $failed failed; $((total - todo + made)) of $total done"
 fi

@@ -19,6 +19,7 @@
 #include "io/errors.h"
 #include "launch.h"
 #include "machine.h"
+#include "machine_cli.h"
 #include "profiler/probe.h"
 #include "comm/communicator.h"
 #include "runs/runs_csv.h"
@@ -68,14 +69,7 @@ void resolve_runtime(TrainOptions& o, int host_processes) {
 
 // reports/<machine>/runs.csv, the machine named as `measure` names it for its profile.
 std::string default_runs_path(const TrainOptions& o) {
-  std::string machine_name = o.machine;
-  if (machine_name.empty()) {
-    MachineInfo machine = detect_host();
-    const Device device = resolve_device(o.device);
-    fill_device_info(machine, device, device.is_cuda() ? cuda_device_count() : 1);
-    machine_name = default_machine_name(machine);
-  }
-  return "reports/" + machine_name + "/runs.csv";
+  return "reports/" + (o.machine.empty() ? this_host_machine_name(o.device) : o.machine) + "/runs.csv";
 }
 
 // The training set of every process: the --data folder's images (CIFAR-10, or a make-data folder)
