@@ -61,7 +61,7 @@ TEST(PaceProbeStepEquation, SolvesBackTheCoefficientsOfTwoGains) {
   }
   // The noise scale they imply at the baseline's batch: B_0 nu / alpha.
   EXPECT_NEAR((StepEquationCoefficients{0.13, 0.6}.noise_scale(128)), 128 * 0.6 / 0.13, 1e-9);
-  // The pace probe's seed-1 readings (scripts/pace-probe.py, cooled 200 steps): 1.64 and 3.99.
+  // The pace probe's seed-1 readings (experiments/largebatch-fashion/pace-probe.py, cooled 200 steps): 1.64 and 3.99.
   const auto seed1 = solve_step_equation(16, 1, 1.64, 16, 4, 3.99);
   ASSERT_TRUE(seed1);
   EXPECT_NEAR(seed1->alpha, 0.184, 0.002);

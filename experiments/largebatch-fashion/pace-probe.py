@@ -28,7 +28,7 @@ of training images (the first --probe-images, no augmentation, BatchNorm in eval
   from the probes it was solved on to the rest?
 
 Run with Debian's PyTorch (python3-torch):
-    /usr/bin/python3 scripts/pace-probe.py [--momentum 0.9] [--batch 128] [--epochs 4] [--seed 0]
+    /usr/bin/python3 experiments/largebatch-fashion/pace-probe.py [--momentum 0.9] [--batch 128] [--epochs 4] [--seed 0]
 Every draw of the probes comes from its own generator, so the run goes on as if it had not been
 probed.
 """

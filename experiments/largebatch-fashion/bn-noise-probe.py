@@ -16,7 +16,7 @@ running statistics) and in training mode with the set cut into micro-batches of 
 so the run goes on as if it had not been probed.
 
 Run with Debian's PyTorch (python3-torch):
-    /usr/bin/python3 scripts/bn-noise-probe.py [--momentum 0.9] [--batch 128] [--epochs 5] [--seed 0]
+    /usr/bin/python3 experiments/largebatch-fashion/bn-noise-probe.py [--momentum 0.9] [--batch 128] [--epochs 5] [--seed 0]
 """
 import argparse
 import copy

@@ -17,7 +17,7 @@ floor the large-batch model computes, lr tr(Sigma) / (4 B (1 - m)), with tr(Sigm
 micro-batches (moving average over the steps since the previous probe).
 
 Run with Debian's PyTorch (python3-torch):
-    /usr/bin/python3 scripts/floor-probe.py [--momentum 0.9] [--epochs 2] [--seed 0]
+    /usr/bin/python3 experiments/largebatch-fashion/floor-probe.py [--momentum 0.9] [--epochs 2] [--seed 0]
 It is a replica in PyTorch of the C++ trainer's recipe, not `measure` itself: the layers, their
 default initialisation and the transforms are the C++ module's, the random draws are PyTorch's.
 """

@@ -11,10 +11,10 @@ state could measure the lag's cost for the model. This script asks that of the P
 entry BATCHxLR runs a copy from that state at that batch (in --micro-batches BatchNorm
 micro-batches) and lr, batches drawn with replacement, and after each --read-at step count reads
 the test accuracy in eval mode as the trainers do and after BatchNorm's statistics are recomputed
-on the weights as they are (as scripts/bn-eval-probe.py does): their difference is the lag's cost.
+on the weights as they are (as bn-eval-probe.py does): their difference is the lag's cost.
 
 Run with Debian's PyTorch (python3-torch):
-    /usr/bin/python3 scripts/lag-branch-probe.py [--branch-at 938] [--branches 128x0.1,1536x0.3464,2048x0.1]
+    /usr/bin/python3 experiments/largebatch-fashion/lag-branch-probe.py [--branch-at 938] [--branches 128x0.1,1536x0.3464,2048x0.1]
         [--read-at 25,50,75,100] [--draws 1] [--seed 0]
 """
 import argparse

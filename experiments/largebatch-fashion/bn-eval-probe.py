@@ -24,7 +24,7 @@ The running statistics are put back after each reading, so the run goes on as if
 probed.
 
 Run with Debian's PyTorch (python3-torch):
-    /usr/bin/python3 scripts/bn-eval-probe.py [--batch 128] [--lr 0.1] [--momentum 0.9] [--epochs 5] [--seed 0]
+    /usr/bin/python3 experiments/largebatch-fashion/bn-eval-probe.py [--batch 128] [--lr 0.1] [--momentum 0.9] [--epochs 5] [--seed 0]
 """
 import argparse
 import copy

@@ -4,7 +4,7 @@
 A diagnostic, not a prediction: it copies a folder of `measure baseline` runs to a scratch folder,
 rescales the predicting baseline's readings there, and runs `measure largebatch-compare` on the
 copy and on an untouched copy side by side. The rescaling puts, at the probed state, the plain
-step equation's x_0 and B_n where the probe's (alpha, nu) put them (scripts/pace-probe.py: x_0 =
+step equation's x_0 and B_n where the probe's (alpha, nu) put them (pace-probe.py: x_0 =
 alpha + nu, B_n = B_0 nu / alpha), with the same factors at every reading:
 
     k_n = B_n,probe / B_n,model      every reading's B_simple and B_noise (and its standard error) times k_n
@@ -14,7 +14,7 @@ B_n,model and x_0,model are read from the baseline's curve sample nearest --at e
 model reads them (B_noise where its standard error is at most a quarter of it, else B_simple).
 The scratch folder is not a profile: never write it under reports/.
 
-    /usr/bin/python3 scripts/pace-whatif.py --dir reports/cpu-epyc-2c/largebatch-fashion-gap \\
+    /usr/bin/python3 experiments/largebatch-fashion/pace-whatif.py --dir reports/cpu-epyc-2c/largebatch-fashion-gap \\
         --alpha 0.13 --nu 0.60 --out /tmp/pace-whatif -- --from-seed 0
 """
 import argparse

@@ -10,7 +10,7 @@ images (Debian's dataset-fashion-mnist, normalised as `measure` does), it prints
              plain SGD step along g lowers the loss, as `measure baseline` reads eps_max for the
              whole network;
   logits     the mean over images of the largest logit change one plain SGD step at --lr makes.
-Run with Debian's PyTorch (python3-torch):  /usr/bin/python3 scripts/head-stiffness.py [--lr 0.1]
+Run with Debian's PyTorch (python3-torch):  /usr/bin/python3 experiments/largebatch-fashion/head-stiffness.py [--lr 0.1]
 The layers and their default initialisation are the C++ module's; the draws for a seed are
 PyTorch's, not necessarily those of `measure baseline --seed`.
 """

@@ -6,7 +6,7 @@ one pair; a gain outside its readings counts as missing), takes each pair's geom
 its draws at the cooling depth --depth, and runs pace-probe.py's step_equation_check on the pairs
 in the order they first appear:
 
-    /usr/bin/python3 scripts/pace-form-combine.py reports/cpu-epyc-2c/pace-probe/m0.9-s0-b128-train-half-form*.txt
+    /usr/bin/python3 experiments/largebatch-fashion/pace-form-combine.py reports/cpu-epyc-2c/pace-probe/m0.9-s0-b128-train-half-form*.txt
 """
 import argparse
 import importlib.util

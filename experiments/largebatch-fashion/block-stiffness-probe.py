@@ -19,7 +19,7 @@ It prints lr / eps_S for each (past 2, one plain step along g_S raises the loss)
 training loss since the last probe, and the scale-invariant weights' norm |w|.
 
 Run with Debian's PyTorch (python3-torch):
-    /usr/bin/python3 scripts/block-stiffness-probe.py [--model fashion-cnn-gap|fashion-cnn] [--batch 128] [--lr 0.1] [--seed 0]
+    /usr/bin/python3 experiments/largebatch-fashion/block-stiffness-probe.py [--model fashion-cnn-gap|fashion-cnn] [--batch 128] [--lr 0.1] [--seed 0]
 """
 import argparse
 import math
