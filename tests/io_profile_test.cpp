@@ -213,10 +213,12 @@ Profile make_profile() {
   py.loader.batch = 128;
   py.loader.points = {{0, 9800.5, 0.0}, {2, 17000.25, 0.077}};
   py.loader.at_batches = {{32, {{2, 12000.5, std::nullopt}}}, {512, {{0, 9000.25, std::nullopt}, {2, 21000, std::nullopt}}}};
-  PytorchLoop loop{{32, 128}, {0.9, 2.0 / 3.0}, {0.95, 3.5}, 512, std::nullopt};
+  PytorchLoop loop{{32, 128}, {0.9, 2.0 / 3.0}, {0.95, 3.5}, 512, std::nullopt, 88, 6.8e-4};
   loop.fork = ForkCost{1, {{1, {0.015, 0.02}, {0.05, 0.06}, {0.1 + 0.2, 0.4}}, {2, {0.016, 0.021}, {0.07, 0.08}, {0.45, 0.5}}}};
   py.models["resnet18-cifar"] = loop;
-  py.models["no-fork"] = PytorchLoop{{32}, {0.9}, {0.95}, std::nullopt, std::nullopt};
+  py.models["no-fork"] = PytorchLoop{{32}, {0.9}, {0.95}, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+  py.gil = GilProfile{{1, 2, 4}, 64, {{"linear16", 16, 8, 128, {6.4e-4, 4.1e-3, 9.1e-3}},
+                                      {"linear64", 64, 32, 128, {5e-3, 5.9e-3, 1.0 / 77}}}};
   p.pytorch = py;
   return p;
 }
@@ -452,6 +454,19 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
     EXPECT_EQ(x.threads, y.threads);
     EXPECT_EQ(x.probe_s, y.probe_s);
     expect_loaders_equal(x.loader, y.loader);
+    ASSERT_EQ(x.gil.has_value(), y.gil.has_value());
+    if (x.gil) {
+      EXPECT_EQ(x.gil->threads, y.gil->threads);
+      EXPECT_EQ(x.gil->depth, y.gil->depth);
+      ASSERT_EQ(x.gil->probes.size(), y.gil->probes.size());
+      for (size_t i = 0; i < x.gil->probes.size(); ++i) {
+        EXPECT_EQ(x.gil->probes[i].name, y.gil->probes[i].name);
+        EXPECT_EQ(x.gil->probes[i].width, y.gil->probes[i].width);
+        EXPECT_EQ(x.gil->probes[i].batch, y.gil->probes[i].batch);
+        EXPECT_EQ(x.gil->probes[i].calls, y.gil->probes[i].calls);
+        EXPECT_EQ(x.gil->probes[i].forward_s, y.gil->probes[i].forward_s);
+      }
+    }
     ASSERT_EQ(x.models.size(), y.models.size());
     for (const auto& [name, loop] : x.models) {
       ASSERT_EQ(y.models.count(name), 1u) << name;
@@ -460,6 +475,8 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
       EXPECT_EQ(loop.iteration_s, other.iteration_s);
       EXPECT_EQ(loop.ddp_iteration_s, other.ddp_iteration_s);
       EXPECT_EQ(loop.oom_batch, other.oom_batch);
+      EXPECT_EQ(loop.forward_calls, other.forward_calls);
+      EXPECT_EQ(loop.replicate_s, other.replicate_s);
       ASSERT_EQ(loop.fork.has_value(), other.fork.has_value()) << name;
       if (loop.fork) {
         EXPECT_EQ(loop.fork->workers, other.fork->workers);
@@ -982,6 +999,37 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"CalibrationZeroProbe", "training:\n",
                    "calibration: {model: \"resnet18-cifar\", batch: 32, threads: 1, start_s: 0, end_s: 0.9}\ntraining:\n",
                    "calibration:", "calibration.start_s", "must be > 0, got '0'"},
+        BadProfile{"GilThreadsNotFromOne", "training:\n",
+                   "pytorch:\n  torch: \"1.13\"\n  torchvision: \"0.14\"\n  python: \"3.11\"\n  threads: 1\n"
+                   "  probe_s: 0.9\n  loader: {data: \"synthetic\", batch: 128, points: []}\n"
+                   "  gil:\n    threads: [2, 4]\n    depth: 64\n    probes:\n"
+                   "      - {name: \"p\", width: 16, batch: 8, calls: 128, forward_s: [0.001, 0.002]}\n"
+                   "  models: {}\ntraining:\n",
+                   "threads: [2, 4]", "pytorch.gil.threads", "must start 1, 2"},
+        BadProfile{"GilProbeTimesNotAligned", "training:\n",
+                   "pytorch:\n  torch: \"1.13\"\n  torchvision: \"0.14\"\n  python: \"3.11\"\n  threads: 1\n"
+                   "  probe_s: 0.9\n  loader: {data: \"synthetic\", batch: 128, points: []}\n"
+                   "  gil:\n    threads: [1, 2, 4]\n    depth: 64\n    probes:\n"
+                   "      - {name: \"p\", width: 16, batch: 8, calls: 128, forward_s: [0.001, 0.002]}\n"
+                   "  models: {}\ntraining:\n",
+                   "forward_s: [0.001, 0.002]", "pytorch.gil.probes[0].forward_s", "has 2 values but threads has 3"},
+        BadProfile{"GilProbeWithoutCalls", "training:\n",
+                   "pytorch:\n  torch: \"1.13\"\n  torchvision: \"0.14\"\n  python: \"3.11\"\n  threads: 1\n"
+                   "  probe_s: 0.9\n  loader: {data: \"synthetic\", batch: 128, points: []}\n"
+                   "  gil:\n    threads: [1, 2]\n    depth: 64\n    probes:\n"
+                   "      - {name: \"p\", width: 16, batch: 8, calls: 0, forward_s: [0.001, 0.002]}\n"
+                   "  models: {}\ntraining:\n",
+                   "calls: 0", "pytorch.gil.probes[0].calls", ">= 1"},
+        BadProfile{"ForwardCallsBeyondAnyModel", "training:\n",
+                   "pytorch:\n  torch: \"1.13\"\n  torchvision: \"0.14\"\n  python: \"3.11\"\n  threads: 1\n"
+                   "  probe_s: 0.9\n  loader: {data: \"synthetic\", batch: 128, points: []}\n"
+                   "  models:\n    \"resnet18-cifar\": {batches: [32], iteration_s: [0.9], ddp_iteration_s: [0.95], oom_batch: null, forward_calls: 100000000}\ntraining:\n",
+                   "forward_calls: 100000000", "pytorch.models.resnet18-cifar.forward_calls", "more than 10^7 calls"},
+        BadProfile{"ReplicateTimeNegative", "training:\n",
+                   "pytorch:\n  torch: \"1.13\"\n  torchvision: \"0.14\"\n  python: \"3.11\"\n  threads: 1\n"
+                   "  probe_s: 0.9\n  loader: {data: \"synthetic\", batch: 128, points: []}\n"
+                   "  models:\n    \"resnet18-cifar\": {batches: [32], iteration_s: [0.9], ddp_iteration_s: [0.95], oom_batch: null, replicate_s: -1}\ntraining:\n",
+                   "replicate_s: -1", "pytorch.models.resnet18-cifar.replicate_s", ">= 0"},
         BadProfile{"PytorchLoopLengthMismatch", "training:\n",
                    "pytorch:\n  torch: \"1.13\"\n  torchvision: \"0.14\"\n  python: \"3.11\"\n  threads: 1\n"
                    "  probe_s: 0.9\n  loader: {data: \"synthetic\", batch: 128, points: []}\n"

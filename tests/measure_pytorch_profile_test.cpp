@@ -26,7 +26,11 @@ const char* const kGood = R"({"framework": "pytorch", "torch": "1.13.0a0", "torc
      "ddp_iteration_s": [0.65, 2.3], "oom_batch": null,
      "fork": {"workers": 1, "points": [
        {"ranks": 1, "iter_s": [0.016, 0.02], "first_batch_s": [0.05, 0.07], "cow_s": [0.15, 0.0]},
-       {"ranks": 2, "iter_s": [0.018, 0.021], "first_batch_s": [0.06, 0.09], "cow_s": [0.42, 0.6]}]}}}})";
+       {"ranks": 2, "iter_s": [0.018, 0.021], "first_batch_s": [0.06, 0.09], "cow_s": [0.42, 0.6]}]},
+     "forward_calls": 88, "replicate_s": 0.00038}},
+  "gil": {"threads": [1, 2, 4], "depth": 64, "probes": [
+     {"name": "linear16", "width": 16, "batch": 8, "calls": 128, "forward_s": [0.0005, 0.0031, 0.011]},
+     {"name": "linear64", "width": 64, "batch": 32, "calls": 128, "forward_s": [0.004, 0.006, 0.012]}]}})";
 
 std::string error_of(const std::string& text) {
   try {
@@ -72,6 +76,17 @@ TEST(PytorchProfile, ReadsEveryField) {
   EXPECT_EQ(loop.fork->points[1].iter_s, (std::vector<double>{0.018, 0.021}));
   EXPECT_EQ(loop.fork->points[0].first_batch_s, (std::vector<double>{0.05, 0.07}));
   EXPECT_EQ(loop.fork->points[0].cow_s, (std::vector<double>{0.15, 0.0}));  // 0 is a valid excess
+  EXPECT_EQ(loop.forward_calls, std::optional<int64_t>(88));
+  EXPECT_EQ(loop.replicate_s, std::optional<double>(0.00038));
+  ASSERT_TRUE(p.gil.has_value());
+  EXPECT_EQ(p.gil->threads, (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(p.gil->depth, 64);
+  ASSERT_EQ(p.gil->probes.size(), 2u);
+  EXPECT_EQ(p.gil->probes[1].name, "linear64");
+  EXPECT_EQ(p.gil->probes[1].width, 64);
+  EXPECT_EQ(p.gil->probes[1].batch, 32);
+  EXPECT_EQ(p.gil->probes[1].calls, 128);
+  EXPECT_EQ(p.gil->probes[0].forward_s, (std::vector<double>{0.0005, 0.0031, 0.011}));
   EXPECT_EQ(parse_pytorch_profile(edited("\"oom_batch\": null", "\"oom_batch\": 512"), "f").models.at(
                 "resnet18-cifar").oom_batch,
             std::optional<int64_t>(512));
@@ -101,6 +116,19 @@ TEST(PytorchProfile, BadContentNamesTheFileAndTheKey) {
             "out.json: models.resnet18-cifar.fork.points[1].cow_s: 1 values for 2 batches");
   EXPECT_EQ(error_of(edited("\"cow_s\": [0.42, 0.6]", "\"cow_s\": [0.42, -0.1]")),
             "out.json: models.resnet18-cifar.fork.points[1].cow_s[1]: expected a number >= 0, found -0.1");
+  EXPECT_EQ(error_of(edited("\"threads\": [1, 2, 4]", "\"threads\": [1, 4]")),
+            "out.json: gil.threads: expected 1, 2 and any more, found [1,4]");
+  EXPECT_EQ(error_of(edited("\"forward_s\": [0.004, 0.006, 0.012]", "\"forward_s\": [0.004, 0.006]")),
+            "out.json: gil.probes[1].forward_s: 2 values for 3 thread counts (gil.threads)");
+  EXPECT_EQ(error_of(edited("\"forward_s\": [0.004, 0.006, 0.012]", "\"forward_s\": [0.004, 0, 0.012]")),
+            "out.json: gil.probes[1].forward_s[1]: expected a number > 0, found 0");
+  EXPECT_EQ(error_of(edited("\"calls\": 128, \"forward_s\": [0.004", "\"calls\": 0, \"forward_s\": [0.004")),
+            "out.json: gil.probes[1].calls: expected an integer >= 1, found 0");
+  EXPECT_EQ(error_of(edited("\"forward_calls\": 88", "\"forward_calls\": 100000000")),
+            "out.json: models.resnet18-cifar.forward_calls: more than 10^7 calls in one forward is not a model's, "
+            "found 100000000");
+  EXPECT_EQ(error_of(edited("\"replicate_s\": 0.00038", "\"replicate_s\": -1")),
+            "out.json: models.resnet18-cifar.replicate_s: expected a number >= 0, found -1");
   EXPECT_EQ(error_of("[1, 2]"), "out.json: expected a JSON object, found [1,2]");
   // Not JSON at all: one line naming the file.
   const std::string garbage = error_of("{\"torch\": ");

@@ -14,3 +14,6 @@ trainsim_add_test(fit_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/fit_test.cpp LIBS t
 # The host as a resource: the launch queue and DataParallel's host side.
 trainsim_add_test(sim_launch_queue_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_launch_queue_test.cpp
                   LIBS trainsim_train)
+# The GIL as a resource: Python threads, the hand-over and the cores.
+trainsim_add_test(sim_gil_model_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sim_gil_model_test.cpp
+                  LIBS trainsim_train)

@@ -80,6 +80,51 @@ std::vector<double> times(const Reader& r, const json& parent, const std::string
   return out;
 }
 
+// Calls from Python into ATen in one forward: 1 to kMaxForwardCalls.
+int64_t calls(const Reader& r, const json& value, const std::string& key) {
+  const int64_t n = r.integer(value, key, 1);
+  if (n > kMaxForwardCalls) r.fail(key, "more than 10^7 calls in one forward is not a model's, found " + value.dump());
+  return n;
+}
+
+// {"threads": [1, 2, ...], "depth": D, "probes": [{"name", "width", "batch", "calls", "forward_s": [..]}]}:
+// the GIL block (sim/io/profile.h GilProfile).
+GilProfile parse_gil(const Reader& r, const json& value) {
+  GilProfile g;
+  const json& threads = r.array(r.member(value, "gil", "threads"), "gil.threads");
+  for (size_t i = 0; i < threads.size(); ++i) {
+    g.threads.push_back(static_cast<int>(r.integer(threads[i], Reader::at("gil.threads", i), 1)));
+    if (g.threads.back() > kMaxGilThreads) {
+      r.fail(Reader::at("gil.threads", i), "at most " + std::to_string(kMaxGilThreads) + " threads");
+    }
+    if (i > 0 && g.threads[i] <= g.threads[i - 1]) r.fail(Reader::at("gil.threads", i), "threads must be strictly ascending");
+  }
+  if (g.threads.size() < 2 || g.threads[0] != 1 || g.threads[1] != 2) {
+    r.fail("gil.threads", "expected 1, 2 and any more, found " + threads.dump());
+  }
+  g.depth = static_cast<int>(r.integer(r.member(value, "gil", "depth"), "gil.depth", 1));
+  const json& probes = r.array(r.member(value, "gil", "probes"), "gil.probes");
+  if (probes.empty()) r.fail("gil.probes", "expected at least one probe");
+  for (size_t i = 0; i < probes.size(); ++i) {
+    const std::string key = Reader::at("gil.probes", i);
+    GilProbe probe;
+    probe.name = r.text(r.member(probes[i], key, "name"), key + ".name");
+    probe.width = r.integer(r.member(probes[i], key, "width"), key + ".width", 1);
+    probe.batch = r.integer(r.member(probes[i], key, "batch"), key + ".batch", 1);
+    probe.calls = calls(r, r.member(probes[i], key, "calls"), key + ".calls");
+    const json& forward_s = r.array(r.member(probes[i], key, "forward_s"), key + ".forward_s");
+    if (forward_s.size() != g.threads.size()) {
+      r.fail(key + ".forward_s", std::to_string(forward_s.size()) + " values for " +
+                                     std::to_string(g.threads.size()) + " thread counts (gil.threads)");
+    }
+    for (size_t t = 0; t < forward_s.size(); ++t) {
+      probe.forward_s.push_back(r.number(forward_s[t], Reader::at(key + ".forward_s", t), /*positive=*/true));
+    }
+    g.probes.push_back(std::move(probe));
+  }
+  return g;
+}
+
 // {"workers": W, "points": [{"ranks": k, "iter_s": [...], "first_batch_s": [...], "cow_s": [...]}]}:
 // ranks strictly ascending from 1; arrays aligned with the model's batches; cow_s may be 0.
 // `key`.points: a loader's points, strictly ascending in workers.
@@ -214,8 +259,15 @@ PytorchProfile parse_pytorch_profile(const std::string& text, const std::string&
     const json& oom = r.member(entry, key, "oom_batch");
     if (!oom.is_null()) loop.oom_batch = r.integer(oom, key + ".oom_batch", 1);
     if (entry.contains("fork")) loop.fork = parse_fork(r, entry.at("fork"), key + ".fork", loop.batches.size());
+    if (entry.contains("forward_calls")) {
+      loop.forward_calls = calls(r, entry.at("forward_calls"), key + ".forward_calls");
+    }
+    if (entry.contains("replicate_s")) {
+      loop.replicate_s = r.number(entry.at("replicate_s"), key + ".replicate_s", /*positive=*/false);
+    }
     p.models.emplace(model, std::move(loop));
   }
+  if (doc.contains("gil")) p.gil = parse_gil(r, doc.at("gil"));
   return p;
 }
 

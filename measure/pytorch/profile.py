@@ -37,6 +37,7 @@ from torch.utils.data import Subset  # noqa: E402
 import torchvision  # noqa: E402
 
 import cifar_data  # noqa: E402
+import dataparallel_host  # noqa: E402
 import machine_name  # noqa: E402
 import probe  # noqa: E402
 import resnet  # noqa: E402
@@ -127,8 +128,10 @@ def parse_args(argv):
                         "not --repeats: each starts the workers and builds a batch)")
     p.add_argument("--rank-start", choices=["fork", "spawn"], default=None,
                    help="how the fork measurement starts its training processes: fork (cpu's "
-                        "default) or spawn, fresh interpreters as torchrun starts them (cuda: "
-                        "always); their loader workers start by the platform's default either way")
+                        "default with one intra-op thread) or spawn, fresh interpreters as torchrun "
+                        "starts them (cuda: always; cpu with more threads: the default, as OpenMP "
+                        "is not fork-safe); their loader workers start by the platform's default "
+                        "either way")
     p.add_argument("--loader-only", action="store_true",
                    help="the DataLoader alone (no models), at every --loader-batch batch the way the "
                         "other batches are measured: what an earlier run lacks")
@@ -358,13 +361,17 @@ def measure_fork(name, scripts, device, threads, batches, workers, ranks_list, d
                  rank_start=None):
     """{workers, points: [{ranks, iter_s[], first_batch_s[], cow_s[]}]}: per number of processes k
     that start their workers at once, per batch, the medians over the cycles and processes."""
-    # The training processes: `rank_start`, by default forked on CPU and on CUDA started fresh
-    # ("spawn"), as torchrun starts them, because a child forked from this process (which has
-    # initialised CUDA) cannot use CUDA. Their DataLoader workers start as in a real run, by the
+    # The training processes: `rank_start`, by default forked on CPU with one intra-op thread,
+    # otherwise started fresh ("spawn"), as torchrun starts them: a child forked from this process
+    # cannot use CUDA once it is initialised, nor OpenMP once it ran on more threads (below). Their DataLoader workers start as in a real run, by the
     # platform's default (fork on Linux): a spawned child would spawn them (7.9 s each on an H200
     # machine, against a fork's milliseconds), which no torchrun-started rank does.
+    # On CPU a fork only while this process runs one intra-op thread: GNU OpenMP is not
+    # fork-safe once a parallel region ran on more threads, and a forked rank then hangs at its
+    # first parallel op (seen with --threads 2 on PyTorch 1.13: DDP's first broadcast never
+    # returned).
     if rank_start is None:
-        rank_start = "spawn" if device.type == "cuda" else "fork"
+        rank_start = "spawn" if device.type == "cuda" or torch.get_num_threads() > 1 else "fork"
     worker_start = multiprocessing.get_start_method()
     ctx = multiprocessing.get_context(rank_start)
     points = []
@@ -444,6 +451,17 @@ def measure_model(name, scripts, device, batches, warmup, repeats, log, probes):
             result["ddp_iteration_s"].append(statistics.median(times[b][1]))
             log("%s: batch %d: iteration %.4f s, ddp (1 rank) %.4f s (medians of %d rounds)" % (
                 name, b, result["iteration_s"][-1], result["ddp_iteration_s"][-1], repeats))
+        if bodies:
+            # DataParallel's host mechanisms of this model (dataparallel_host.py).
+            torch.manual_seed(0)
+            net = new_model(name, scripts).to(device)
+            result["forward_calls"] = dataparallel_host.forward_calls(net, device, bodies[0][0])
+            log("%s: %d calls from Python into ATen per forward" % (name, result["forward_calls"]))
+            try:
+                result["replicate_s"] = dataparallel_host.replicate_s(net, repeats)
+                log("%s: replicate: %.3f ms of Python per replica" % (name, result["replicate_s"] * 1e3))
+            except RuntimeError as e:  # e.g. a TorchScript module, which DataParallel cannot replicate
+                log("%s: replicate_s not measured: %s" % (name, str(e).strip().splitlines()[0]))
     finally:
         del bodies
         group.close()
@@ -536,6 +554,10 @@ def run(a):
     if len(a.loader_batch) > 1:
         result["loader"]["at_batches"] = [{"batch": b, "points": cheap(b)} for b in sorted(a.loader_batch[1:])]
     result["models"] = {}
+    if not a.loader_only:
+        result["gil"], lines = dataparallel_host.measure_gil(a.repeats)
+        for line in lines:
+            log(line)
     fork_workers = [w for w in a.loader_workers if w >= 1]
     fork_ranks = a.fork_ranks if kind == "cpu" else [1]
     train_subset = Subset(dataset, list(range(min(len(dataset), 4096))))

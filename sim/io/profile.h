@@ -377,6 +377,28 @@ struct PytorchLoop {
   std::vector<double> ddp_iteration_s;   // the same under DistributedDataParallel on 1 rank
   std::optional<int64_t> oom_batch;      // smallest batch that ran out of memory, if any
   std::optional<ForkCost> fork;          // absent: not measured (no worker count >= 1)
+  // DataParallel's host mechanisms of this model (measure/pytorch/dataparallel_host.py); absent:
+  // not measured (profiles before them, or a model replicate cannot copy).
+  std::optional<int64_t> forward_calls;  // calls from Python into ATen in one training forward
+  std::optional<double> replicate_s;     // torch.nn.parallel.replicate's Python work per replica
+};
+
+// N Python threads each running forwards of one probe module at once (the GIL's cost;
+// dataparallel_host.py, docs/HOST.md). The first probe is Python-bound: it gives the Python time
+// per call and the cost of handing the GIL over (sim/train/gil_model.h); the others check it.
+struct GilProbe {
+  std::string name;
+  int64_t width = 0;              // the probe: `depth` x (Linear(width, width), ReLU) ...
+  int64_t batch = 0;              // ... on a batch x width input, without autograd
+  int64_t calls = 0;              // calls from Python into ATen per forward
+  std::vector<double> forward_s;  // per GilProfile::threads: wall time per forward, all at once
+};
+inline constexpr int kMaxGilThreads = 256;
+inline constexpr int64_t kMaxForwardCalls = 10'000'000;  // calls from Python into ATen in one forward
+struct GilProfile {
+  std::vector<int> threads;  // ascending, the first two 1 and 2, at most kMaxGilThreads
+  int depth = 0;
+  std::vector<GilProbe> probes;
 };
 
 // What the reference PyTorch trainer's own pipeline costs: its DataLoader (PIL images,
@@ -389,6 +411,7 @@ struct PytorchProfile {
   double probe_s = 0;       // the calibration probe, timed from Python
   LoaderProfile loader;
   std::map<std::string, PytorchLoop> models;
+  std::optional<GilProfile> gil;  // absent: not measured
 };
 
 struct Profile {

@@ -774,9 +774,17 @@ ForkCost parse_fork(const Value& value, size_t batch_count) {
   return fork;
 }
 
+// Calls from Python into ATen in one forward: >= 1, at most kMaxForwardCalls.
+int64_t parse_calls(const Value& value) {
+  const int64_t calls = value.as_int64(/*min=*/1);
+  if (calls > kMaxForwardCalls) value.fail("more than 10^7 calls in one forward is not a model's, got " + value.describe());
+  return calls;
+}
+
 // Per-batch arrays of the Python loop: aligned with its own batches, times > 0.
 PytorchLoop parse_pytorch_loop(const Value& value) {
-  const Map map(value, {"batches", "iteration_s", "ddp_iteration_s", "oom_batch", "fork"});
+  const Map map(value, {"batches", "iteration_s", "ddp_iteration_s", "oom_batch", "fork", "forward_calls",
+                        "replicate_s"});
   PytorchLoop loop;
   const std::vector<Value> batch_nodes = map.required("batches").as_list();
   for (const Value& batch : batch_nodes) loop.batches.push_back(batch.as_int64(/*min=*/1));
@@ -785,11 +793,51 @@ PytorchLoop parse_pytorch_loop(const Value& value) {
   loop.ddp_iteration_s = parse_per_batch(map, "ddp_iteration_s", loop.batches.size());
   loop.oom_batch = parse_optional_batch(map, "oom_batch");
   if (auto v = map.optional("fork")) loop.fork = parse_fork(*v, loop.batches.size());
+  if (auto v = map.optional("forward_calls")) loop.forward_calls = parse_calls(*v);
+  if (auto v = map.optional("replicate_s")) loop.replicate_s = checked(*v, v->as_double(kNonNegative), Quantity::kSeconds);
   return loop;
 }
 
+// The GIL block (GilProfile): threads ascending from 1, 2; every probe's forward_s aligned with them.
+GilProfile parse_gil(const Value& value) {
+  const Map map(value, {"threads", "depth", "probes"});
+  GilProfile g;
+  const Value threads = map.required("threads");
+  const std::vector<Value> thread_nodes = threads.as_list();
+  for (const Value& t : thread_nodes) {
+    g.threads.push_back(t.as_int(/*min=*/1));
+    if (g.threads.back() > kMaxGilThreads) t.fail("at most " + std::to_string(kMaxGilThreads) + " threads, got " + t.describe());
+  }
+  require_strictly_ascending(g.threads, thread_nodes, "threads");
+  if (g.threads.size() < 2 || g.threads[0] != 1 || g.threads[1] != 2) {
+    threads.fail("must start 1, 2 (one thread, then two: the GIL handed over), got " + threads.describe());
+  }
+  g.depth = map.required("depth").as_int(/*min=*/1);
+  const Value probes = map.required("probes");
+  for (const Value& item : probes.as_list()) {
+    const Map probe(item, {"name", "width", "batch", "calls", "forward_s"});
+    GilProbe p;
+    p.name = probe.required("name").as_string();
+    p.width = probe.required("width").as_int64(/*min=*/1);
+    p.batch = probe.required("batch").as_int64(/*min=*/1);
+    p.calls = parse_calls(probe.required("calls"));
+    const Value forward = probe.required("forward_s");
+    p.forward_s = parse_doubles(forward, Quantity::kSeconds);
+    if (p.forward_s.size() != g.threads.size()) {
+      forward.fail("has " + std::to_string(p.forward_s.size()) + " values but threads has " +
+                   std::to_string(g.threads.size()));
+    }
+    for (double t : p.forward_s) {
+      if (t <= 0) forward.fail("every time must be > 0, got " + forward.describe());
+    }
+    g.probes.push_back(std::move(p));
+  }
+  if (g.probes.empty()) probes.fail("must hold one probe at least");
+  return g;
+}
+
 PytorchProfile parse_pytorch(const Value& value) {
-  const Map map(value, {"torch", "torchvision", "python", "threads", "probe_s", "loader", "models"});
+  const Map map(value, {"torch", "torchvision", "python", "threads", "probe_s", "loader", "models", "gil"});
   PytorchProfile p;
   p.torch = map.required("torch").as_string();
   p.torchvision = map.required("torchvision").as_string();
@@ -802,6 +850,7 @@ PytorchProfile parse_pytorch(const Value& value) {
   for (const auto& [name, loop] : Map(map.required("models")).entries()) {
     p.models.emplace(name, parse_pytorch_loop(loop));
   }
+  if (auto v = map.optional("gil")) p.gil = parse_gil(*v);
   return p;
 }
 

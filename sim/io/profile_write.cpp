@@ -272,6 +272,17 @@ void write_pytorch(YamlText& y, const PytorchProfile& p) {
   y.line(1, "threads: " + std::to_string(p.threads));
   y.line(1, "probe_s: " + format_double(p.probe_s));
   write_loader(y, p.loader, 1);
+  if (p.gil) {
+    y.line(1, "gil:");
+    y.line(2, "threads: " + flow(std::vector<int64_t>(p.gil->threads.begin(), p.gil->threads.end())));
+    y.line(2, "depth: " + std::to_string(p.gil->depth));
+    y.line(2, "probes:");
+    for (const GilProbe& g : p.gil->probes) {
+      y.line(3, "- {name: " + quote(g.name) + ", width: " + std::to_string(g.width) + ", batch: " +
+                    std::to_string(g.batch) + ", calls: " + std::to_string(g.calls) + ", forward_s: " +
+                    flow(g.forward_s) + "}");
+    }
+  }
   if (p.models.empty()) {
     y.line(1, "models: {}");
     return;
@@ -283,6 +294,8 @@ void write_pytorch(YamlText& y, const PytorchProfile& p) {
     y.line(3, "iteration_s: " + flow(loop.iteration_s));
     y.line(3, "ddp_iteration_s: " + flow(loop.ddp_iteration_s));
     y.line(3, "oom_batch: " + optional_int(loop.oom_batch));
+    if (loop.forward_calls) y.line(3, "forward_calls: " + std::to_string(*loop.forward_calls));
+    if (loop.replicate_s) y.line(3, "replicate_s: " + format_double(*loop.replicate_s));
     if (loop.fork) {
       y.line(3, "fork:");
       y.line(4, "workers: " + std::to_string(loop.fork->workers));

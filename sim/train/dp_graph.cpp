@@ -1,6 +1,7 @@
 #include "train/dp_graph.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "io/config.h"
 #include "train/buckets.h"
@@ -59,6 +60,7 @@ DpGraph::DpGraph(TrainingGraph& graph, const GraphInputs& in)
       autograd_.push_back(g_.add_resource("gpu" + std::to_string(i) + ".autograd", in.host_pool, 1.0));
     }
     dp_host_label_ = g_.add_label(OpLabel{"dp replicate/scatter/gather (host)", "host", false, 0});
+    replicate_host_label_ = g_.add_label(OpLabel{"dp replicate: module copies (host)", "host", false, 0});
   }
 
   if (in.workers > 0) {
@@ -196,10 +198,17 @@ OpId DpGraph::add_replicated_step(int64_t batch, int32_t tag, OpId launched) {
     replicated = ops.add_op(coll.replicate_ns[j], comms.data(), comms.size(), &on_gpu0, 1, tag,
                             coll.replicate_labels[j]);
   }
+  // replicate's Python work (module copies and their wiring), on the loop's thread, where the
+  // profile measured it.
+  OpId issued = on_gpu0;
+  if (in_.dp_replicate_per_replica_ns > 0) {
+    issued = ops.add_op(replicas * in_.dp_replicate_per_replica_ns, {host_}, {issued}, tag, replicate_host_label_);
+  }
   // parallel_apply: one Python thread per replica runs its forward. They share the interpreter,
   // and the GIL passes between them at every op, so the host thread issues the replicas' layers
-  // in turn (layer l of every replica, then layer l + 1); each replica's device runs behind.
-  OpId issued = on_gpu0;
+  // in turn (layer l of every replica, then layer l + 1); each replica's device runs behind. Where
+  // the profile measured them, each replica's layer also holds the GIL for its calls into ATen:
+  // their Python (replicas after the first) and the GIL's hand-over (docs/HOST.md).
   const Launch host{host_, issued};
   std::vector<OpId> forward(chunks.size());
   for (std::size_t i = 0; i < chunks.size(); ++i) forward[i] = input_ready[i];
@@ -208,7 +217,9 @@ OpId DpGraph::add_replicated_step(int64_t batch, int32_t tag, OpId launched) {
     const auto offset = static_cast<uint32_t>(l);
     for (std::size_t i = 0; i < chunks.size(); ++i) {
       const StepDurations& d = durations_.at(chunks[i]);
-      forward[i] = add_launched(g_, host, d.issue_forward(l), labels_.launch_forward0 + offset,
+      const SimTime gil = gil_ns(d, l, i > 0);
+      const SimTime issue = d.host_issue() ? d.host_forward[l] + gil : gil > 0 ? gil : -1;
+      forward[i] = add_launched(g_, host, issue, labels_.launch_forward0 + offset,
                                 gpus_[i].compute, d.forward[l], {forward[i], l == 0 ? replicated : kNoOp},
                                 tag, labels_.forward0 + offset);
     }
@@ -267,6 +278,20 @@ OpId DpGraph::add_replicated_step(int64_t batch, int32_t tag, OpId launched) {
                                 d0.optimizer, {backward_end.front(), reduced}, tag, labels_.optimizer);
   return add_launched(g_, host, d0.issue_zero_grad(), labels_.launch_zero_grad, gpu0_compute,
                       d0.zero_grad, {opt}, tag, labels_.zero_grad);
+}
+
+SimTime DpGraph::gil_ns(const StepDurations& d, std::size_t layer, bool python) const {
+  if (in_.dp_forward_calls <= 0) return 0;
+  // The forward's calls spread over the layers as their issue times are (the launches are most of
+  // a GPU layer's issue), evenly without issue times.
+  double share = 1.0 / static_cast<double>(d.forward.size());
+  if (d.host_issue()) {
+    SimTime total = 0;
+    for (SimTime h : d.host_forward) total += h;
+    if (total > 0) share = static_cast<double>(d.host_forward[layer]) / static_cast<double>(total);
+  }
+  const double per_call = static_cast<double>(in_.dp_gil_handoff_ns + (python ? in_.dp_python_call_ns : 0));
+  return static_cast<SimTime>(std::llround(in_.dp_forward_calls * share * per_call));
 }
 
 SimTime DpGraph::peer_copy_ns(double bytes) const {

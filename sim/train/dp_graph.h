@@ -10,8 +10,11 @@
 //          replicas = chunks), each other chunk copied GPU 0 -> its GPU (device to device);
 //          replicate: parameters, then buffers, broadcast from GPU 0 in coalesced chunks
 //          (broadcast_coalesced, 10 MiB, a chunk closes at the limit) on the comm streams;
+//          [where the profile measured it: replicate's Python, per replica, on the host] ->
 //          forward: the host thread issues layer l of every replica in turn (parallel_apply's
-//          threads share the GIL), each replica's device runs behind -> gather: outputs copied to
+//          threads share the GIL; where measured, each call into ATen also holds the GIL for the
+//          hand-over and, after the first replica, its Python: GraphInputs::dp_*), each
+//          replica's device runs behind -> gather: outputs copied to
 //          GPU 0 -> loss on GPU 0 at the global batch -> the output gradient copied back ->
 //          backward on every replica, issued by its device's autograd thread (gpuI.autograd) in
 //          parallel -> reduce-add of all gradients onto GPU 0 in coalesced chunks
@@ -62,6 +65,9 @@ class DpGraph final : public IterationGraph {
   des::OpId add_single_gpu_step(int64_t batch, int32_t tag, des::OpId prev);
   des::OpId add_replicated_step(int64_t batch, int32_t tag, des::OpId prev);
   des::SimTime peer_copy_ns(double bytes) const;
+  // The GIL's share of replica forward issue at `layer` (GraphInputs::dp_forward_calls): the
+  // hand-over per call, plus the Python per call where `python` (every replica after the first).
+  des::SimTime gil_ns(const StepDurations& d, std::size_t layer, bool python) const;
 
   TrainingGraph& g_;
   const GraphInputs& in_;
@@ -79,6 +85,7 @@ class DpGraph final : public IterationGraph {
   std::map<int, ReplicaCollectives> collectives_;
   StepLabels labels_;
   uint32_t gather_label_ = 0, scatter_grad_label_ = 0, scatter_input_label_ = 0, dp_host_label_ = 0;
+  uint32_t replicate_host_label_ = 0;
   std::vector<des::ResourceId> autograd_;  // per GPU: the autograd engine's thread issuing its backward
   std::vector<des::OpId> scratch_;
 };

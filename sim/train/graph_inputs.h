@@ -40,6 +40,16 @@ struct GraphInputs {
   // DataParallel over N > 1 devices: host work per replica per iteration beyond the profile's
   // loop (RunSpec::dp_host_per_replica_s, from a fit); 0: none.
   des::SimTime dp_host_per_replica_ns = 0;
+  // DataParallel's host mechanisms as the profile measured them (PytorchLoop::forward_calls and
+  // replicate_s, the GIL block; docs/HOST.md); all 0 when it did not, or for another trainer.
+  //   replicate's Python work, per replica per iteration, on the loop's thread;
+  //   in the forward, per call into ATen of each replica after the first, the Python time per call
+  //   (the first replica's is in the loop's measured time), and while 2+ replicas run, the GIL's
+  //   hand-over per call of every replica; both held under the GIL, on the loop's thread.
+  des::SimTime dp_replicate_per_replica_ns = 0;
+  double dp_forward_calls = 0;         // calls from Python into ATen in one forward of a replica
+  des::SimTime dp_python_call_ns = 0;  // the GIL held per call
+  des::SimTime dp_gil_handoff_ns = 0;  // per call, on top, while 2+ threads run Python
 
   // The host's cores, shared by processor sharing (des pools; docs/SIMULATOR.md "Host cores").
   // Unset when the profile does not say how many cores the host has. Every loader worker and

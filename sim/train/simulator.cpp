@@ -15,6 +15,7 @@
 #include "train/ddp_graph.h"
 #include "train/dp_graph.h"
 #include "train/epoch_runner.h"
+#include "train/gil_model.h"
 #include "train/graph_inputs.h"
 #include "train/host_contention.h"
 #include "train/batch_curve.h"
@@ -405,6 +406,40 @@ Pipeline pipeline_for(const Profile& profile, const ModelProfile& model, const R
   return Pipeline{train::fused_loop(model), loader};
 }
 
+// DataParallel's host mechanisms from the profile's pytorch section (GraphInputs::dp_*), where
+// the reference trainer runs it and Python measured them; a note says which were priced.
+void set_dp_host_mechanisms(train::GraphInputs& in, const Profile& profile, const ModelProfile& model,
+                            const RunSpec& spec, std::vector<std::string>& notes) {
+  if (spec.trainer != Trainer::kPytorch || !profile.pytorch) return;
+  const PytorchProfile& py = *profile.pytorch;
+  const auto it = py.models.find(model.name);
+  if (it == py.models.end()) return;
+  const PytorchLoop& loop = it->second;
+  std::vector<std::string> priced;
+  if (loop.replicate_s) {
+    in.dp_replicate_per_replica_ns = des::to_ns(*loop.replicate_s);
+    priced.push_back(printf_string("replicate's module copies %.3f ms per replica", *loop.replicate_s * 1e3));
+  }
+  if (loop.forward_calls && py.gil) {
+    const train::GilCosts gil = train::gil_costs(*py.gil);
+    in.dp_forward_calls = static_cast<double>(*loop.forward_calls);
+    in.dp_python_call_ns = des::to_ns(gil.python_call_s);
+    in.dp_gil_handoff_ns = des::to_ns(gil.handoff_s);
+    priced.push_back(std::to_string(*loop.forward_calls) + " calls into ATen per replica's forward under the GIL" +
+                     printf_string(" (%.1f us of Python each, %.1f us to hand the GIL over)", gil.python_call_s * 1e6,
+                                   gil.handoff_s * 1e6));
+  }
+  if (priced.empty()) {
+    if (spec.dp_host_per_replica_s > 0) return;  // a fit priced DataParallel's Python as one cost
+    add_note(notes, "dp: no measure of DataParallel's host mechanisms in the profile (pytorch: replicate_s, "
+                    "forward_calls, gil) and no fitted dp_host_per_replica: the replicas' Python is not priced");
+    return;
+  }
+  std::string text = "dp: DataParallel's host mechanisms as measured from Python (docs/HOST.md): ";
+  for (std::size_t i = 0; i < priced.size(); ++i) text += (i ? "; " : "") + priced[i];
+  add_note(notes, text + "; scatter's and gather's Python and parallel_apply's thread start-up not measured");
+}
+
 // Why `spec` cannot run on the profiled kind of machine, or nullopt.
 std::optional<std::string> not_runnable(const Profile& profile, const RunSpec& spec) {
   if (spec.topology) {
@@ -679,6 +714,7 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   in.workers = spec.loader_workers;
   in.sync_batchnorm = spec.sync_batchnorm && ddp && n > 1;
   in.dp_host_per_replica_ns = des::to_ns(spec.dp_host_per_replica_s);
+  if (!ddp && n > 1) set_dp_host_mechanisms(in, profile, model, spec, notes);
   share_host_cores(in, graph, profile, processes, notes);
   set_loader_rates(in, loader, ddp, profile.machine.cpu_cores, notes);
   if (pipeline.fork != nullptr && in.workers > 0 && !spec.persistent_workers) {

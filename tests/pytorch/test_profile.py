@@ -31,7 +31,7 @@ class ProfileTest(unittest.TestCase):
             self.assertEqual([n for n in os.listdir(os.path.dirname(out))],
                              ["pytorch-profile.json"])  # no temporary left
         self.assertEqual(set(p), {"framework", "torch", "torchvision", "python", "device",
-                                  "device_name", "threads", "data", "probe_s", "loader", "models"})
+                                  "device_name", "threads", "data", "probe_s", "loader", "models", "gil"})
         self.assertEqual(p["framework"], "pytorch")
         import torch
         import torchvision
@@ -59,7 +59,22 @@ class ProfileTest(unittest.TestCase):
             self.assertTrue(all(q["samples_per_s"] > 0 for q in b["points"]), b)
         self.assertEqual(list(p["models"]), ["resnet18-cifar"])
         m = p["models"]["resnet18-cifar"]
-        self.assertEqual(set(m), {"batches", "iteration_s", "ddp_iteration_s", "oom_batch", "fork"})
+        self.assertEqual(set(m), {"batches", "iteration_s", "ddp_iteration_s", "oom_batch", "fork",
+                                  "forward_calls", "replicate_s"})
+        # Calls from Python into ATen in a training forward of ResNet-18: 20 convolutions, 20
+        # batch norms and their 20 counter updates, 17 ReLUs, 8 residual adds, the pooling, the
+        # view and the linear layer (BatchNorm's input.dim() check does not enter ATen).
+        self.assertEqual(m["forward_calls"], 88)
+        self.assertGreater(m["replicate_s"], 0)
+        # The GIL: every probe timed on 1, 2 and 4 threads at once; 64 x (Linear, ReLU) make 128
+        # calls per forward.
+        gil = p["gil"]
+        self.assertEqual((gil["threads"], gil["depth"]), ([1, 2, 4], 64))
+        self.assertEqual([q["name"] for q in gil["probes"]], ["linear16", "linear64", "linear128"])
+        for q in gil["probes"]:
+            self.assertEqual(q["calls"], 128)
+            self.assertEqual(len(q["forward_s"]), 3)
+            self.assertTrue(all(v > 0 for v in q["forward_s"]), q)
         self.assertEqual(m["batches"], [2, 4])  # sorted
         self.assertIsNone(m["oom_batch"])
         for key in ("iteration_s", "ddp_iteration_s"):
