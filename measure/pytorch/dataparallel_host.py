@@ -27,7 +27,8 @@ GIL_DEPTH = 64
 GIL_PROBES = [("linear16", 16, 8), ("linear64", 64, 32), ("linear128", 128, 32)]
 # Each timing runs at least this long (forwards per thread chosen from one thread's time).
 GIL_MIN_TIMING_S = 0.05
-GIL_MIN_ROUNDS = 5
+# Timings per figure at least (--repeats when more), for the GIL's rounds and replicate alike.
+MIN_REPEATS = 5
 REPLICATE_COUNTS = [2, 4]
 
 
@@ -111,7 +112,7 @@ def _measure_gil(repeats):
         # In rounds, every thread count once per round: a slow spell of the machine falls on a
         # round of each count alike, not on all the timings of one.
         rounds = [[_threads_forward_s(nets[:n], x, forwards) for n in GIL_THREADS]
-                  for _ in range(max(repeats, GIL_MIN_ROUNDS))]
+                  for _ in range(max(repeats, MIN_REPEATS))]
         forward_s = [statistics.median(r[i] for r in rounds) for i in range(len(GIL_THREADS))]
         probes.append({"name": name, "width": width, "batch": batch, "calls": calls,
                        "forward_s": forward_s})
@@ -148,7 +149,7 @@ def replicate_s(net, repeats):
         medians = []
         for n in REPLICATE_COUNTS:
             times = []
-            for _ in range(max(repeats, 5)):
+            for _ in range(max(repeats, MIN_REPEATS)):
                 stand_in_s[0] = 0.0
                 t0 = time.perf_counter()
                 module.replicate(net, list(range(n)))

@@ -363,13 +363,11 @@ def measure_fork(name, scripts, device, threads, batches, workers, ranks_list, d
     that start their workers at once, per batch, the medians over the cycles and processes."""
     # The training processes: `rank_start`, by default forked on CPU with one intra-op thread,
     # otherwise started fresh ("spawn"), as torchrun starts them: a child forked from this process
-    # cannot use CUDA once it is initialised, nor OpenMP once it ran on more threads (below). Their DataLoader workers start as in a real run, by the
-    # platform's default (fork on Linux): a spawned child would spawn them (7.9 s each on an H200
-    # machine, against a fork's milliseconds), which no torchrun-started rank does.
-    # On CPU a fork only while this process runs one intra-op thread: GNU OpenMP is not
-    # fork-safe once a parallel region ran on more threads, and a forked rank then hangs at its
-    # first parallel op (seen with --threads 2 on PyTorch 1.13: DDP's first broadcast never
-    # returned).
+    # cannot use CUDA once it is initialised, nor OpenMP once a parallel region ran on more threads
+    # (GNU OpenMP is not fork-safe: with --threads 2 on PyTorch 1.13 a forked rank hung at DDP's
+    # first broadcast). Their DataLoader workers start as in a real run, by the platform's default
+    # (fork on Linux): a spawned child would spawn them (7.9 s each on an H200 machine, against a
+    # fork's milliseconds), which no torchrun-started rank does.
     if rank_start is None:
         rank_start = "spawn" if device.type == "cuda" or torch.get_num_threads() > 1 else "fork"
     worker_start = multiprocessing.get_start_method()

@@ -217,7 +217,9 @@ OpId DpGraph::add_replicated_step(int64_t batch, int32_t tag, OpId launched) {
     const auto offset = static_cast<uint32_t>(l);
     for (std::size_t i = 0; i < chunks.size(); ++i) {
       const StepDurations& d = durations_.at(chunks[i]);
-      const SimTime gil = gil_ns(d, l, i > 0);
+      const double gil_per_call =
+          static_cast<double>(in_.dp_gil_handoff_ns + (i > 0 ? in_.dp_python_call_ns : 0));
+      const auto gil = static_cast<SimTime>(std::llround(layer_calls(chunks[i])[l] * gil_per_call));
       const SimTime issue = d.host_issue() ? d.host_forward[l] + gil : gil > 0 ? gil : -1;
       forward[i] = add_launched(g_, host, issue, labels_.launch_forward0 + offset,
                                 gpus_[i].compute, d.forward[l], {forward[i], l == 0 ? replicated : kNoOp},
@@ -280,18 +282,22 @@ OpId DpGraph::add_replicated_step(int64_t batch, int32_t tag, OpId launched) {
                       d0.zero_grad, {opt}, tag, labels_.zero_grad);
 }
 
-SimTime DpGraph::gil_ns(const StepDurations& d, std::size_t layer, bool python) const {
-  if (in_.dp_forward_calls <= 0) return 0;
+const std::vector<double>& DpGraph::layer_calls(int64_t batch) {
+  const auto it = layer_calls_.find(batch);
+  if (it != layer_calls_.end()) return it->second;
   // The forward's calls spread over the layers as their issue times are (the launches are most of
-  // a GPU layer's issue), evenly without issue times.
-  double share = 1.0 / static_cast<double>(d.forward.size());
-  if (d.host_issue()) {
-    SimTime total = 0;
-    for (SimTime h : d.host_forward) total += h;
-    if (total > 0) share = static_cast<double>(d.host_forward[layer]) / static_cast<double>(total);
+  // a GPU layer's issue), evenly without issue times; none where the profile did not count them.
+  const StepDurations& d = durations_.at(batch);
+  const double layers = static_cast<double>(d.forward.size());
+  std::vector<double> calls(d.forward.size(), in_.dp_forward_calls / layers);
+  SimTime total = 0;
+  for (SimTime h : d.host_forward) total += h;
+  if (total > 0) {
+    for (std::size_t l = 0; l < calls.size(); ++l) {
+      calls[l] = in_.dp_forward_calls * static_cast<double>(d.host_forward[l]) / static_cast<double>(total);
+    }
   }
-  const double per_call = static_cast<double>(in_.dp_gil_handoff_ns + (python ? in_.dp_python_call_ns : 0));
-  return static_cast<SimTime>(std::llround(in_.dp_forward_calls * share * per_call));
+  return layer_calls_.emplace(batch, std::move(calls)).first->second;
 }
 
 SimTime DpGraph::peer_copy_ns(double bytes) const {

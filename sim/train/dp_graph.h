@@ -65,9 +65,9 @@ class DpGraph final : public IterationGraph {
   des::OpId add_single_gpu_step(int64_t batch, int32_t tag, des::OpId prev);
   des::OpId add_replicated_step(int64_t batch, int32_t tag, des::OpId prev);
   des::SimTime peer_copy_ns(double bytes) const;
-  // The GIL's share of replica forward issue at `layer` (GraphInputs::dp_forward_calls): the
-  // hand-over per call, plus the Python per call where `python` (every replica after the first).
-  des::SimTime gil_ns(const StepDurations& d, std::size_t layer, bool python) const;
+  // GraphInputs::dp_forward_calls per layer of a replica's forward at `batch`, computed once per
+  // batch: each call holds the GIL for the hand-over, and for its Python on replicas after the first.
+  const std::vector<double>& layer_calls(int64_t batch);
 
   TrainingGraph& g_;
   const GraphInputs& in_;
@@ -83,6 +83,7 @@ class DpGraph final : public IterationGraph {
   std::vector<Gpu> gpus_;
   std::vector<int64_t> param_chunks_, buffer_chunks_, gradient_chunks_;  // bytes
   std::map<int, ReplicaCollectives> collectives_;
+  std::map<int64_t, std::vector<double>> layer_calls_;  // layer_calls(batch)
   StepLabels labels_;
   uint32_t gather_label_ = 0, scatter_grad_label_ = 0, scatter_input_label_ = 0, dp_host_label_ = 0;
   uint32_t replicate_host_label_ = 0;
