@@ -131,6 +131,7 @@ TEST_F(ConfigTest, TopologyPresetsAndTheCollectivesTableNeedNoSweep) {
   ASSERT_TRUE(c.topology->nic);
   EXPECT_DOUBLE_EQ(c.topology->nic->gbps, 400);
   EXPECT_TRUE(c.topology->nic->per_gpu);
+  EXPECT_EQ(c.topology->cpu_cores, 224);  // the DGX H100 datasheet's 112 cores, 2 threads each
   ASSERT_TRUE(c.collectives);
   EXPECT_DOUBLE_EQ(c.collectives->max_bytes, 8.0 * 1024 * 1024 * 1024);
   EXPECT_TRUE(c.strategies.empty());  // no sweep: the collectives table only
@@ -142,6 +143,10 @@ TEST_F(ConfigTest, TopologyPresetsAndTheCollectivesTableNeedNoSweep) {
   EXPECT_EQ(shortform.topology->fabric, Fabric::kPcie);
   EXPECT_TRUE(shortform.topology->p2p);
   EXPECT_FALSE(shortform.topology->nccl);  // the newest NCCL the model has
+  EXPECT_EQ(shortform.topology->cpu_cores, 0);  // not given: the simulation assumes the profile's
+  EXPECT_EQ(load_sweep_config(write("cores.yaml", "topology: {preset: hgx-h100, cpu_cores: 96}\ncollectives: {}\n"))
+                .topology->cpu_cores,
+            96);
 
   // `nccl:` the release whose cost model prices collectives; the patch level is dropped.
   const SweepConfig versioned = load_sweep_config(write(
@@ -434,6 +439,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "missing required key 'gpu'"},
         BadConfig{"NicPerSomethingElse", "topology: {preset: hgx-h100, nic: {gbps: 400, per: rack}}\n", 2,
                   "topology.nic.per", "expected gpu or node"},
+        BadConfig{"TopologyWithoutCores", "topology: {preset: hgx-h100, cpu_cores: 0}\n", 2, "topology.cpu_cores",
+                  "must be >= 1, got 0"},
+        BadConfig{"TopologyCoresPastAnyServer", "topology: {preset: hgx-h100, cpu_cores: 100000}\n", 2,
+                  "topology.cpu_cores", "must be <= 65536, got 100000"},
         BadConfig{"CollectivesWithoutTopology", "collectives: {op: all_reduce}\n", 2, "collectives",
                   "give topology: too"},
         BadConfig{"CollectivesUnknownOp", "topology: {preset: dgx-h100}\ncollectives: {op: all_to_all}\n", 3,

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <string>
 
+#include "io/gpu_catalog.h"
+#include "io/topology.h"
 #include "sim_test_profiles.h"
 #include "train/buckets.h"
 #include "train/simulator.h"
@@ -112,6 +114,43 @@ TEST(HostCores, GpuRanksKeepTheirComputeOffTheHostCores) {
   const double with_pool = simulate_run(one_core, kModel, spec).epoch_s;
   const double without = simulate_run(unknown, kModel, spec).epoch_s;
   EXPECT_NEAR(with_pool / without, 1.0, 0.01);
+}
+
+TEST(HostCores, ATopologysNodeSharesItsOwnCores) {
+  // 4 GPU ranks x 4 loader workers on one node: on 4 cores the 16 workers get a quarter core each
+  // and the loader sets the pace; on 64 they each have one (compute-bound, ~14 ms an iteration
+  // against 6.4 ms of loading). Without the topology's count the profiled machine's 16 stand in,
+  // said as assumed; within the profiled machine's own GPUs nothing is assumed.
+  testing::SyntheticKnobs k;
+  k.cpu_cores = 16;
+  k.loader_samples_per_s_per_worker = 5000;
+  const Profile p = testing::synthetic_profile(k);
+  const GpuCatalog catalog = load_gpu_catalog(std::string(TRAINSIM_SOURCE_DIR) + "/configs/gpus.yaml");
+  Topology node;
+  node.gpu = *catalog.find("h100-sxm");
+  node.gpus_per_node = 4;
+  node.fabric = Fabric::kNvswitch;
+  RunSpec spec = ddp_spec(4, 128, /*workers=*/4);
+  spec.topology = node;
+  spec.topology->cpu_cores = 4;
+  const SimResult few = simulate_run(p, kModel, spec);
+  spec.topology->cpu_cores = 64;
+  const SimResult many = simulate_run(p, kModel, spec);
+  EXPECT_GT(few.epoch_s, 1.5 * many.epoch_s) << few.epoch_s << " vs " << many.epoch_s;
+  EXPECT_GT(few.loader_stall_s, 0.3 * few.epoch_s) << few.loader_stall_s << " of " << few.epoch_s;
+  // With a core each the workers wait only for the first batch (128 samples at 5000/s).
+  EXPECT_NEAR(many.loader_stall_s, 128 / 5000.0, 1e-3) << many.loader_stall_s << " of " << many.epoch_s;
+  EXPECT_FALSE(has_note(many, "host cores: assumed")) << ::testing::PrintToString(many.notes);
+
+  spec.topology->cpu_cores = 0;
+  const SimResult assumed = simulate_run(p, kModel, spec);
+  EXPECT_TRUE(has_note(assumed, "host cores: assumed the profiled machine's 16 logical CPUs per node"))
+      << ::testing::PrintToString(assumed.notes);
+  spec.topology.reset();
+  EXPECT_FALSE(has_note(simulate_run(p, kModel, spec), "host cores: assumed"));
+  spec.gpus = 8;  // more GPUs than the profiled machine's 4, on no topology
+  EXPECT_TRUE(has_note(simulate_run(p, kModel, spec),
+                       "host cores: assumed the profiled machine's 16 logical CPUs for 8 GPUs (it has 4"));
 }
 
 TEST(Loader, NonPersistentWorkersStartEveryEpoch) {

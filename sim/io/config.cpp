@@ -46,7 +46,8 @@ std::string Topology::describe() const {
   }
   return std::to_string(nodes) + " x " + (preset.empty() ? std::string("node") : preset) + ": " +
          std::to_string(gpus_per_node) + " x " + gpu.key + " per node, " + to_string(fabric) +
-         (fabric == Fabric::kPcie ? (p2p ? " (peer-to-peer)" : " (through host memory)") : "") + nic_text;
+         (fabric == Fabric::kPcie ? (p2p ? " (peer-to-peer)" : " (through host memory)") : "") + nic_text +
+         (cpu_cores > 0 ? ", " + std::to_string(cpu_cores) + " logical CPUs per node" : std::string());
 }
 
 std::optional<Trainer> parse_trainer(const std::string& name) {
@@ -300,9 +301,13 @@ const char* topology_presets() { return "dgx-a100, dgx-h100, hgx-a100, hgx-h100,
 // A preset: a common system built from the catalog's GPUs. The NICs of the DGX systems are their
 // datasheets' ("NVIDIA DGX A100 datasheet": 8 single-port ConnectX-6 200 Gb/s HDR InfiniBand;
 // "NVIDIA DGX H100 datasheet": 8 single-port ConnectX-7 400 Gb/s); an HGX baseboard's server
-// chooses its own NICs, and a workstation has none: give `nic:` to span nodes with those.
+// chooses its own NICs, and a workstation has none: give `nic:` to span nodes with those. The
+// DGX systems' CPUs are their datasheets' too (DGX A100: 2 x AMD EPYC 7742, 128 cores; DGX H100:
+// 2 x Intel Xeon Platinum 8480C, 112 cores), counted as logical CPUs with SMT's 2 threads a core;
+// an HGX server's and a workstation's are their builder's: give `cpu_cores:`.
 std::optional<Topology> preset_topology(const std::string& name, const GpuCatalog& catalog) {
-  const auto with = [&](const char* gpu, int per_node, Fabric fabric, bool p2p, std::optional<Nic> nic) {
+  const auto with = [&](const char* gpu, int per_node, Fabric fabric, bool p2p, std::optional<Nic> nic,
+                        int cpu_cores = 0) {
     Topology t;
     t.preset = name;
     if (gpu != nullptr) t.gpu = *catalog.find(gpu);
@@ -310,10 +315,11 @@ std::optional<Topology> preset_topology(const std::string& name, const GpuCatalo
     t.fabric = fabric;
     t.p2p = p2p;
     t.nic = nic;
+    t.cpu_cores = cpu_cores;
     return t;
   };
-  if (name == "dgx-a100") return with("a100-sxm4-80gb", 8, Fabric::kNvswitch, true, Nic{200, true, 1});
-  if (name == "dgx-h100") return with("h100-sxm", 8, Fabric::kNvswitch, true, Nic{400, true, 1});
+  if (name == "dgx-a100") return with("a100-sxm4-80gb", 8, Fabric::kNvswitch, true, Nic{200, true, 1}, 256);
+  if (name == "dgx-h100") return with("h100-sxm", 8, Fabric::kNvswitch, true, Nic{400, true, 1}, 224);
   if (name == "hgx-a100") return with("a100-sxm4-80gb", 8, Fabric::kNvswitch, true, std::nullopt);
   if (name == "hgx-h100") return with("h100-sxm", 8, Fabric::kNvswitch, true, std::nullopt);
   if (name == "pcie-workstation") return with(nullptr, 4, Fabric::kPcie, false, std::nullopt);
@@ -322,7 +328,7 @@ std::optional<Topology> preset_topology(const std::string& name, const GpuCatalo
 }
 
 Topology parse_topology(const Value& value, const GpuCatalog& catalog) {
-  const Map map(value, {"preset", "gpu", "nodes", "gpus_per_node", "fabric", "p2p", "nic", "nccl"});
+  const Map map(value, {"preset", "gpu", "nodes", "gpus_per_node", "fabric", "p2p", "nic", "nccl", "cpu_cores"});
   Topology t;
   bool have_gpu = false;
   if (auto preset = map.optional("preset")) {
@@ -368,6 +374,7 @@ Topology parse_topology(const Value& value, const GpuCatalog& catalog) {
         .fail(std::string("fabric ") + to_string(t.fabric) + " needs NVLink, and " + t.gpu.key + " has none");
   }
   if (auto p2p = map.optional("p2p")) t.p2p = p2p->as_bool();
+  if (auto cores = map.optional("cpu_cores")) t.cpu_cores = static_cast<int>(cores->as_int64(/*min=*/1, /*max=*/kMaxNodeCpuCores));
   if (auto nccl = map.optional("nccl")) {
     // "MAJOR.MINOR" or "MAJOR.MINOR.PATCH", e.g. "2.26" or "2.4.2".
     const std::string text = nccl->as_string();

@@ -150,6 +150,8 @@ inline constexpr int kMaxGpusPerMachine = 4096;
 // - GPUs in all (a topology's nodes x gpus_per_node): beyond any cluster built, and far from
 //   overflowing the int arithmetic over ranks;
 inline constexpr int kMaxGpus = 1 << 20;
+// - a topology node's logical CPUs (the largest single servers have a few thousand);
+inline constexpr int kMaxNodeCpuCores = 65536;
 // - DataLoader worker processes per rank;
 inline constexpr int kMaxLoaderWorkers = 1024;
 // - iterations per rank in one epoch: every iteration's times are kept (the timeline, the trace,

@@ -36,6 +36,10 @@ struct Topology {
   Fabric fabric = Fabric::kPcie;
   bool p2p = true;          // PCIe peer-to-peer; false: through host memory
   std::optional<Nic> nic;   // between nodes; required with nodes > 1
+  // `cpu_cores:` the logical CPUs of one node, as `nproc` counts them (SMT threads included: the
+  // meaning of a profile's machine.cpu_cores); its ranks' host threads and loader workers share
+  // them. 0: not given (the simulation assumes the profiled machine's, and says so).
+  int cpu_cores = 0;
   // `nccl:` the NCCL release whose cost model prices collectives (hw/nccl_model.h); none: the
   // newest the model has.
   std::optional<NcclRelease> nccl;
@@ -45,7 +49,8 @@ struct Topology {
   std::string all_reduce_log_path;
 
   int gpus() const { return nodes * gpus_per_node; }
-  // e.g. "2 x dgx-h100: 8 x h100-sxm per node, nvswitch, 8 x 400 Gb/s NICs per node"
+  // e.g. "2 x dgx-h100: 8 x h100-sxm per node, nvswitch, 8 x 400 Gb/s NICs per node, 224 logical
+  // CPUs per node"
   std::string describe() const;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <memory>
@@ -260,10 +261,11 @@ std::unique_ptr<hw::MeasuredCurve> h2d_curve(const Profile& profile, bool pin_me
 
 // Loader rates. A worker builds batches at the per-worker rate measured with k workers, k the
 // workers loading at once on one host (a node's N ranks x W for DDP, W for DataParallel) capped
-// at the host's cores and at the largest measured count: beyond the cores the host-core pool
-// time-slices them.
+// at the largest measured count and at the cores, the simulated node's (beyond them its
+// host-core pool time-slices the workers) and the profiled machine's (a rate measured with more
+// workers than it has cores has its time-slicing in it).
 void set_loader_rates(train::GraphInputs& in, const train::LoaderModel& loader, bool ddp,
-                      int cores, std::vector<std::string>& notes) {
+                      std::initializer_list<int> cores, std::vector<std::string>& notes) {
   const int n = in.simulated_ranks;
   const int w = in.workers;
   if (w == 0) {
@@ -273,7 +275,9 @@ void set_loader_rates(train::GraphInputs& in, const train::LoaderModel& loader, 
   }
   const int loading = ddp ? n * w : w;
   int k = std::min(loading, loader.max_measured_workers());
-  if (cores > 0) k = std::min(k, cores);
+  for (int c : cores) {
+    if (c > 0) k = std::min(k, c);
+  }
   k = std::max(k, 1);
   in.loader_rate_per_worker = loader.samples_per_s(k) / k;
   add_note(notes, loader.note(k));
@@ -461,23 +465,42 @@ std::optional<std::string> not_runnable(const Profile& profile, const RunSpec& s
   return std::nullopt;
 }
 
-// The host's cores as a processor-sharing pool, and what each resource draws from it.
-void share_host_cores(train::GraphInputs& in, TrainingGraph& graph, const Profile& profile,
+// The logical CPUs of the simulated node: the topology's where it gives them, else the profiled
+// machine's, said as assumed where the simulated node is not the profiled machine (a topology, or
+// more GPUs than it has); 0 where neither says.
+int node_cpu_cores(const Profile& profile, const RunSpec& spec, std::vector<std::string>& notes) {
+  const MachineInfo& m = profile.machine;
+  if (spec.topology && spec.topology->cpu_cores > 0) return spec.topology->cpu_cores;
+  if (m.cpu_cores <= 0 || m.device_kind == "cpu") return m.cpu_cores;
+  if (spec.topology) {
+    add_note(notes, printf_string("host cores: assumed the profiled machine's %.0f logical CPUs per node (the "
+                                  "topology does not give its nodes': topology: cpu_cores:)",
+                                  m.cpu_cores));
+  } else if (spec.gpus > m.device_count) {
+    add_note(notes, printf_string("host cores: assumed the profiled machine's %.0f logical CPUs for %.0f GPUs "
+                                  "(it has %.0f; give topology: cpu_cores: for another node)",
+                                  m.cpu_cores, spec.gpus, m.device_count));
+  }
+  return m.cpu_cores;
+}
+
+// The node's `cores` as a processor-sharing pool, and what each resource draws from it.
+void share_host_cores(train::GraphInputs& in, TrainingGraph& graph, const Profile& profile, int cores,
                       int processes, std::vector<std::string>& notes) {
   const MachineInfo& m = profile.machine;
-  if (m.cpu_cores <= 0) {
+  if (cores <= 0) {
     add_note(notes, "the profile does not give the host's core count: cores not shared in the simulation");
     return;
   }
-  in.host_pool = graph.ops.add_pool(m.cpu_cores);
+  in.host_pool = graph.ops.add_pool(cores);
   if (m.device_kind != "cpu") return;
   const int threads = std::max(1, m.threads);
   in.compute_cores = threads;
   in.comm_cores = 1;
-  if (processes * threads > m.cpu_cores) {
+  if (processes * threads > cores) {
     add_note(notes, printf_string("host cores: %.0f processes x %.0f threads on %.0f cores are "
                                   "time-shared (processor sharing)",
-                                  processes, threads, m.cpu_cores));
+                                  processes, threads, cores));
   }
   add_note(notes, "cpu: collectives (Gloo) and loader workers run on the same cores as compute");
 }
@@ -715,8 +738,9 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   in.sync_batchnorm = spec.sync_batchnorm && ddp && n > 1;
   in.dp_host_per_replica_ns = des::to_ns(spec.dp_host_per_replica_s);
   if (!ddp && n > 1) set_dp_host_mechanisms(in, profile, model, spec, notes);
-  share_host_cores(in, graph, profile, processes, notes);
-  set_loader_rates(in, loader, ddp, profile.machine.cpu_cores, notes);
+  const int cores = node_cpu_cores(profile, spec, notes);
+  share_host_cores(in, graph, profile, cores, processes, notes);
+  set_loader_rates(in, loader, ddp, {cores, profile.machine.cpu_cores}, notes);
   if (pipeline.fork != nullptr && in.workers > 0 && !spec.persistent_workers) {
     set_fork_costs(in, *pipeline.fork, pipeline.loop.batches, rank_batch, processes, profile, notes);
   } else {
