@@ -153,6 +153,38 @@ TEST(HostCores, ATopologysNodeSharesItsOwnCores) {
                        "host cores: assumed the profiled machine's 16 logical CPUs for 8 GPUs (it has 4"));
 }
 
+TEST(IdenticalRanks, OneSimulatedRankStandsForTheNodesRanks) {
+  // A node's DDP ranks are identical: one simulated with its share of the cores predicts what
+  // simulating every rank (as a trace does, to show each) predicts, GPU and CPU ranks alike,
+  // with the cores shared or not.
+  testing::SyntheticKnobs gpu;
+  gpu.cpu_cores = 16;
+  gpu.loader_samples_per_s_per_worker = 20000;
+  testing::SyntheticKnobs cpu = cpu_knobs();
+  cpu.loader_samples_per_s_per_worker = 20000;
+  for (const testing::SyntheticKnobs& k : {gpu, cpu}) {
+    const Profile p = testing::synthetic_profile(k);
+    for (int ranks : {2, 4, 8}) {
+      for (int64_t batch : {32, 512}) {
+        for (int workers : {0, 2}) {
+          const RunSpec spec = ddp_spec(ranks, batch, workers);
+          SimOptions every_rank;
+          every_rank.trace_iterations = 1;
+          const SimResult one = simulate_run(p, kModel, spec);
+          const SimResult all = simulate_run(p, kModel, spec, every_rank);
+          const std::string cell = k.device_kind + " " + std::to_string(ranks) + " ranks, batch " +
+                                   std::to_string(batch) + ", " + std::to_string(workers) + " workers";
+          EXPECT_NEAR(one.epoch_s, all.epoch_s, 1e-6 * all.epoch_s) << cell;
+          EXPECT_NEAR(one.comm_s, all.comm_s, 1e-6 * all.epoch_s) << cell;
+          EXPECT_NEAR(one.loader_stall_s, all.loader_stall_s, 1e-6 * all.epoch_s) << cell;
+          EXPECT_EQ(one.notes, all.notes) << cell;
+          EXPECT_FALSE(all.trace.empty()) << cell;
+        }
+      }
+    }
+  }
+}
+
 TEST(Loader, NonPersistentWorkersStartEveryEpoch) {
   testing::SyntheticKnobs k = cpu_knobs();
   k.cpu_cores = 16;

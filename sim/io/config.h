@@ -142,9 +142,10 @@ struct SweepConfig {
 
 // What the simulator takes, beyond which a config is refused with a clear error rather than
 // simulated for minutes or out of memory (README "Config format"):
-// - ranks on one machine: each is simulated, its ops events (a 4096-rank DDP epoch takes about
-//   20 s and 1.3 GB on 2 cores, 2048 ranks 4 s: the cost grows faster than the rank count). A
-//   topology's nodes are copies of one another, so DDP simulates one node: its gpus_per_node is
+// - ranks on one machine: DDP's are identical and one stands for all, but a trace (and
+//   DataParallel, one process) simulates each, its ops events (a 4096-rank DDP epoch traced takes
+//   about 20 s and 1.3 GB on 2 cores, 2048 ranks 4 s: the cost grows faster than the rank count).
+//   A topology's nodes are copies of one another, so DDP simulates one node: its gpus_per_node is
 //   held to this bound, the whole cluster to kMaxGpus;
 inline constexpr int kMaxGpusPerMachine = 4096;
 // - GPUs in all (a topology's nodes x gpus_per_node): beyond any cluster built, and far from

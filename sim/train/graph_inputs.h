@@ -21,9 +21,9 @@ struct GraphInputs {
   const hw::CollectiveModel& collectives;
   const hw::MeasuredCurve* h2d = nullptr;  // host-to-device curve (pinned, else pageable); nullptr: none
   int gpus = 1;
-  // DDP: the ranks whose ops are simulated, one node's (the others are its copies: each rank has
-  // the same DistributedSampler share, each node the same host); collectives and the sampler are
-  // of all `gpus`. 0: every rank.
+  // DDP: the ranks whose ops are simulated: one node's, or one of them standing for the node's
+  // identical ranks (the others are its copies: each rank has the same DistributedSampler share,
+  // each node the same host); collectives and the sampler are of all `gpus`. 0: every rank.
   int simulated_ranks = 0;
   int64_t batch_per_gpu = 1;
   int64_t train_samples = 1;

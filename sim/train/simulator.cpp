@@ -264,9 +264,9 @@ std::unique_ptr<hw::MeasuredCurve> h2d_curve(const Profile& profile, bool pin_me
 // at the largest measured count and at the cores, the simulated node's (beyond them its
 // host-core pool time-slices the workers) and the profiled machine's (a rate measured with more
 // workers than it has cores has its time-slicing in it).
-void set_loader_rates(train::GraphInputs& in, const train::LoaderModel& loader, bool ddp,
+void set_loader_rates(train::GraphInputs& in, const train::LoaderModel& loader, bool ddp, int node_ranks,
                       std::initializer_list<int> cores, std::vector<std::string>& notes) {
-  const int n = in.simulated_ranks;
+  const int n = node_ranks;
   const int w = in.workers;
   if (w == 0) {
     in.inline_rate = loader.samples_per_s(0);
@@ -484,15 +484,16 @@ int node_cpu_cores(const Profile& profile, const RunSpec& spec, std::vector<std:
   return m.cpu_cores;
 }
 
-// The node's `cores` as a processor-sharing pool, and what each resource draws from it.
+// The node's `cores` as a processor-sharing pool, and what each resource draws from it. One
+// simulated rank standing for `copies` identical ones has their share of the cores.
 void share_host_cores(train::GraphInputs& in, TrainingGraph& graph, const Profile& profile, int cores,
-                      int processes, std::vector<std::string>& notes) {
+                      int processes, int copies, std::vector<std::string>& notes) {
   const MachineInfo& m = profile.machine;
   if (cores <= 0) {
     add_note(notes, "the profile does not give the host's core count: cores not shared in the simulation");
     return;
   }
-  in.host_pool = graph.ops.add_pool(cores);
+  in.host_pool = graph.ops.add_pool(static_cast<double>(cores) / copies);
   if (m.device_kind != "cpu") return;
   const int threads = std::max(1, m.threads);
   in.compute_cores = threads;
@@ -731,7 +732,12 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   TrainingGraph graph;
   train::GraphInputs in{model, steps, collectives, h2d.get()};
   in.gpus = n;
-  in.simulated_ranks = node_ranks;
+  // A node's DDP ranks are identical (the same share of the sampler, the same work, the same
+  // collectives, the same share of the host): one is simulated for all of them, unless a trace
+  // asks to see every rank. Its pool holds its share of the cores (processor sharing treats
+  // identical demands alike), so the times are those of all the ranks simulated.
+  const int copies = ddp && options.trace_iterations <= 0 ? node_ranks : 1;
+  in.simulated_ranks = node_ranks / copies;
   in.batch_per_gpu = spec.batch_per_gpu;
   in.train_samples = spec.train_samples;
   in.workers = spec.loader_workers;
@@ -739,8 +745,8 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   in.dp_host_per_replica_ns = des::to_ns(spec.dp_host_per_replica_s);
   if (!ddp && n > 1) set_dp_host_mechanisms(in, profile, model, spec, notes);
   const int cores = node_cpu_cores(profile, spec, notes);
-  share_host_cores(in, graph, profile, cores, processes, notes);
-  set_loader_rates(in, loader, ddp, {cores, profile.machine.cpu_cores}, notes);
+  share_host_cores(in, graph, profile, cores, processes, copies, notes);
+  set_loader_rates(in, loader, ddp, node_ranks, {cores, profile.machine.cpu_cores}, notes);
   if (pipeline.fork != nullptr && in.workers > 0 && !spec.persistent_workers) {
     set_fork_costs(in, *pipeline.fork, pipeline.loop.batches, rank_batch, processes, profile, notes);
   } else {
