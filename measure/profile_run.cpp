@@ -35,6 +35,7 @@
 #include "profiler/h2d.h"
 #include "profiler/host_contention.h"
 #include "profiler/loader_bench.h"
+#include "profiler/page_faults.h"
 #include "profiler/probe.h"
 #include "profiler/pytorch_profile.h"
 #include "usage_error.h"
@@ -204,6 +205,14 @@ class ProfileRun {
     } else {
       if (fs::exists(out_)) log("replacing " + out_ + " (--resume would continue it)");
       profile_.machine = machine;
+    }
+    // The host's cost of a page fault, once per profile (a resumed one keeps its first run's).
+    if (!(profile_.machine.page_fault_s > 0)) {
+      profile_.machine.page_fault_s = profiler::page_fault_cost_s();
+      char line[96];
+      std::snprintf(line, sizeof line, "page faults: %.2f us each on this host (fresh pages touched)",
+                    profile_.machine.page_fault_s * 1e6);
+      log(line);
     }
     // A resumed profile keeps how its first run measured (command, warm-up, repeats); this run's
     // command goes into measurement.resumed when it adds cases.
@@ -529,6 +538,7 @@ class ProfileRun {
       log("  " + name + " batch " + std::to_string(batch) + ": sum of parts " +
           format_ms(t.sum_of_parts_s()) + " vs fused iteration " + format_ms(t.iteration_s) + " (" +
           percent + " of fused)" + ddp_note + ", peak memory " + format_gib(t.peak_memory_bytes));
+      warn_page_faults(name, t);
     } catch (const std::exception& e) {
       if (!is_out_of_memory(e)) throw;
       release_cached_memory(device_);
@@ -537,6 +547,21 @@ class ProfileRun {
           "): recorded as the OOM boundary; larger batches of " + name + " are skipped");
     }
     save();
+  }
+
+  // The fused iteration's page faults where they take a share of its timing worth a warning.
+  void warn_page_faults(const std::string& name, const profiler::BatchTimings& t) {
+    const double faults = t.minor_faults.value_or(0);
+    const double share = profiler::fault_share(faults, profile_.machine.page_fault_s, t.iteration_s);
+    if (share < profiler::kFaultShareWarning) return;
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "  warning: %s batch %lld: %.0f page faults per fused iteration, about %.0f%% of its %s at %.2f us "
+                  "each: the timing measures how the allocator maps memory as much as the compute, and a "
+                  "script whose allocations differ may run faster or slower (docs/MEASURE.md \"Page faults\")",
+                  name.c_str(), static_cast<long long>(t.batch), faults, 100 * share, format_ms(t.iteration_s).c_str(),
+                  profile_.machine.page_fault_s * 1e6);
+    log(line);
   }
 
   // Median fused iteration of rank 0 while k processes run it at once at `batch`, k = 1..N; the

@@ -271,6 +271,7 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
   EXPECT_EQ(ma.libtorch, mb.libtorch);
   EXPECT_EQ(ma.date, mb.date);
   EXPECT_EQ(ma.threads, mb.threads);
+  EXPECT_EQ(ma.page_fault_s, mb.page_fault_s);
 
   EXPECT_EQ(a.measurement.command, b.measurement.command);
   EXPECT_EQ(a.measurement.data, b.measurement.data);
@@ -313,6 +314,7 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
     }
     EXPECT_EQ(x.peak_memory_bytes, y.peak_memory_bytes);
     EXPECT_EQ(x.steady_peak_memory_bytes, y.steady_peak_memory_bytes);
+    EXPECT_EQ(x.minor_faults, y.minor_faults);
     EXPECT_EQ(x.memory_method, y.memory_method);
     EXPECT_EQ(x.oom_batch, y.oom_batch);
     EXPECT_EQ(x.max_batch_tried, y.max_batch_tried);
@@ -635,6 +637,8 @@ TEST_F(ProfileTest, HostIssueTimesAndSteadyPeaksRoundTripAndMustBeComplete) {
   m.host_zero_grad_s = {0, 0, 0};
   m.host_optimizer_s = {2e-3, 2e-3, 2.5e-3};
   m.steady_peak_memory_bytes = {0.5e8, 1.0e8, 2.5e8};  // and the steady-state peak
+  m.minor_faults = {120, 4500, 610000};                  // and the page faults, with their cost
+  p.machine.page_fault_s = 7.9e-6;
   for (LayerProfile& l : m.layers) {
     l.host_forward_s = {3e-4, 3e-4, 3e-4};
     l.host_backward_s = {1e-4, 2e-4, 3e-4};
@@ -789,6 +793,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"LayerArrayLengthMismatch", "backward_s: [0.002, 0.004, 0.008]",
                    "backward_s: [0.002, 0.004, 0.008, 0.016]", "0.016",
                    "models.resnet18-cifar.layers[1].backward_s", "has 4 values but batches has 3"},
+        BadProfile{"PageFaultsOfAnotherBatchCount", "memory_method: \"process-rss\"",
+                   "minor_faults: [10, 20]\n    memory_method: \"process-rss\"", "minor_faults:",
+                   "models.resnet18-cifar.minor_faults", "has 2 values but batches has 3"},
+        BadProfile{"NegativePageFaultCost", "  threads: 2\n", "  threads: 2\n  page_fault_s: -1e-6\n", "page_fault_s:",
+                   "machine.page_fault_s", "must be >= 0"},
         BadProfile{"UnknownKey", "num_classes: 10", "num_class: 10", "num_class:",
                    "models.resnet18-cifar.num_class", "unknown key 'num_class' (did you mean 'num_classes'?)"},
         BadProfile{"UnsupportedSchemaVersion", "schema_version: 1", "schema_version: 2",

@@ -1,5 +1,5 @@
 # measure/: the rank launcher, machine names, the measurement plan,
-# recording timings, loader points, the pytorch section's JSON; then through the measure binary: Gloo collectives with several rank
+# recording timings, loader points, the page-fault probe, the pytorch section's JSON; then through the measure binary: Gloo collectives with several rank
 # processes and an end-to-end CPU profile with --resume.
 trainsim_add_test(measure_unit_tests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/measure_launch_test.cpp
@@ -7,6 +7,7 @@ trainsim_add_test(measure_unit_tests
           ${CMAKE_CURRENT_LIST_DIR}/measure_plan_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/measure_compute_record_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/measure_loader_point_test.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/measure_page_faults_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/measure_pytorch_profile_test.cpp
   LIBS trainsim_measure_profile)
 

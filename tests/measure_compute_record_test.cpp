@@ -28,6 +28,7 @@ BatchTimings timings(int64_t batch, size_t stages) {
   t.ddp_iteration_s = batch + 0.45;
   t.peak_memory_bytes = batch * 1000.0;
   t.steady_peak_memory_bytes = batch * 100.0;
+  t.minor_faults = batch * 10.0;
   return t;
 }
 
@@ -45,6 +46,7 @@ TEST(RecordBatch, KeepsBatchesAscendingAndArraysAligned) {
     EXPECT_DOUBLE_EQ(model.ddp_iteration_s.at(k), b + 0.45);
     EXPECT_DOUBLE_EQ(model.peak_memory_bytes[k], b * 1000.0);
     EXPECT_DOUBLE_EQ(model.steady_peak_memory_bytes.at(k), b * 100.0);
+    EXPECT_DOUBLE_EQ(model.minor_faults.at(k), b * 10.0);
     for (size_t i = 0; i < stages; ++i) {
       EXPECT_DOUBLE_EQ(model.layers[i].forward_s[k], b + static_cast<double>(i) / 100.0);
       EXPECT_DOUBLE_EQ(model.layers[i].backward_s[k], b + static_cast<double>(i) / 100.0 + 0.5);
@@ -100,6 +102,13 @@ TEST(RecordBatch, HostIssueTimesStayAlignedOrAreCleared) {
   record_batch(other, no_steady);
   EXPECT_TRUE(other.steady_peak_memory_bytes.empty());
   EXPECT_EQ(model.steady_peak_memory_bytes, (std::vector<double>{3200, 12800}));
+  // A batch whose faults were not counted clears them likewise.
+  BatchTimings uncounted = timings(512, stages);
+  uncounted.minor_faults.reset();
+  auto another = model;
+  record_batch(another, uncounted);
+  EXPECT_TRUE(another.minor_faults.empty());
+  EXPECT_EQ(model.minor_faults, (std::vector<double>{320, 1280}));
   record_batch(model, timings(64, stages));  // measured on a CPU: no issue times
   EXPECT_FALSE(model.has_host_issue());
   EXPECT_TRUE(model.layers[0].host_forward_s.empty());

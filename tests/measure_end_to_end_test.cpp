@@ -70,6 +70,11 @@ TEST_F(MeasureEndToEnd, WritesAFullProfileAndResumesOnlyWhatIsMissing) {
   EXPECT_EQ(m1.memory_method, "process-rss");
   EXPECT_GT(m1.peak_memory_bytes.at(0), 0.0);
   EXPECT_GT(m1.iteration_s.at(0), 0.0);
+  // The page faults of the fused iteration's runs, and this host's cost of one.
+  ASSERT_EQ(m1.minor_faults.size(), 1u);
+  EXPECT_GE(m1.minor_faults[0], 0.0);
+  EXPECT_GT(first.machine.page_fault_s, 0.0);
+  EXPECT_NE(stderr_.find("page faults: "), std::string::npos) << stderr_;
   for (const auto& layer : m1.layers) {
     ASSERT_EQ(layer.forward_s.size(), 1u) << layer.name;
     EXPECT_GT(layer.forward_s[0], 0.0) << layer.name;

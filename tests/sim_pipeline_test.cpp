@@ -185,6 +185,27 @@ TEST(IdenticalRanks, OneSimulatedRankStandsForTheNodesRanks) {
   }
 }
 
+TEST(PageFaults, ATimingSpentInPageFaultsIsNoted) {
+  // The profile's faults at its measured batches (32, 128, 512, 2048) and their cost: a note where
+  // the nearest measured batch spent a tenth or more of its fused iteration in them, none elsewhere.
+  Profile p = testing::synthetic_profile(cpu_knobs());
+  ModelProfile& m = p.models.at(kModel);
+  p.machine.page_fault_s = 8e-6;
+  m.minor_faults.clear();
+  for (std::size_t i = 0; i < m.batches.size(); ++i) {
+    // 5% of the timing at 32 and 128, 40% at 512 and 2048.
+    const double share = m.batches[i] >= 512 ? 0.4 : 0.05;
+    m.minor_faults.push_back(share * m.iteration_s[i] / p.machine.page_fault_s);
+  }
+  const SimResult faulty = simulate_run(p, kModel, ddp_spec(1, 512));
+  EXPECT_TRUE(has_note(faulty, "page faults: about 40% of the profile's fused iteration at batch 512"))
+      << ::testing::PrintToString(faulty.notes);
+  EXPECT_TRUE(has_note(simulate_run(p, kModel, ddp_spec(1, 400)), "at batch 512"));  // nearer 512 than 128
+  EXPECT_FALSE(has_note(simulate_run(p, kModel, ddp_spec(1, 128)), "page faults"));
+  p.machine.page_fault_s = 0;  // the cost not measured: nothing to say
+  EXPECT_FALSE(has_note(simulate_run(p, kModel, ddp_spec(1, 512)), "page faults"));
+}
+
 TEST(Loader, NonPersistentWorkersStartEveryEpoch) {
   testing::SyntheticKnobs k = cpu_knobs();
   k.cpu_cores = 16;

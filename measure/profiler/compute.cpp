@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "models/staged.h"
+#include "profiler/page_faults.h"
 
 namespace trainsim::measure::profiler {
 double BatchTimings::sum_of_parts_s() const {
@@ -35,7 +36,9 @@ BatchTimings measure_batch(const ModelProfile& description, int64_t batch, const
   fused_iteration();
   t.peak_memory_bytes = peak_memory_bytes(device);
 
+  const int64_t faults_before = minor_faults();
   t.iteration_s = median_seconds(device, rep, nullptr, fused_iteration);
+  t.minor_faults = static_cast<double>(minor_faults() - faults_before) / (rep.warmup + rep.repeats);
   // The steady state's peak: one more iteration after the warm-up and the timed ones (cuDNN's
   // autotuning has chosen its algorithms, the caching allocator holds its blocks).
   reset_peak_memory(device);
@@ -135,6 +138,7 @@ void record_batch(ModelProfile& model, const BatchTimings& t) {
   insert_optional(model.ddp_iteration_s, t.ddp_iteration_s);
   insert(model.peak_memory_bytes, t.peak_memory_bytes);
   insert_optional(model.steady_peak_memory_bytes, t.steady_peak_memory_bytes);
+  insert_optional(model.minor_faults, t.minor_faults);
   // Host issue times: kept only while every batch has them (every earlier one: batches - 1).
   if (t.has_host_issue() && model.host_optimizer_s.size() + 1 == model.batches.size()) {
     for (size_t i = 0; i < model.layers.size(); ++i) {

@@ -27,6 +27,9 @@ struct BatchTimings {
   // The peak of one more iteration after the timed ones (autotuning done, allocator warm); unset:
   // not measured (a BatchTimings built elsewhere).
   std::optional<double> steady_peak_memory_bytes;
+  // Minor page faults per run of iteration_s's runs (warm-up and timed; page_faults.h); unset: not
+  // counted (a BatchTimings built elsewhere).
+  std::optional<double> minor_faults;
   // GPU only: the host's time to issue each part (the call returns, nothing synchronised), from
   // the same runs as the device times above; empty on CPU, where the host runs the parts itself.
   std::vector<double> host_forward_s;   // per stage

@@ -31,6 +31,9 @@ struct MachineInfo {
   std::string libtorch;           // LibTorch version measured with
   std::string date;               // ISO 8601 UTC time the measurement started
   int threads = 0;                // intra-op threads used for compute timings
+  // One minor page fault's cost on this host (touching fresh anonymous pages; seconds per fault
+  // the kernel counted); 0: not measured.
+  double page_fault_s = 0;
 };
 
 // How the measurement was taken (for humans and for --resume).
@@ -146,6 +149,11 @@ struct ModelProfile {
   // not measured (older profiles). cuDNN's autotuning workspaces make the first iteration's peak
   // several times the steady one on a GPU; OOM verdicts use this one when it is there.
   std::vector<double> steady_peak_memory_bytes;
+  // The minor page faults of one timed fused iteration (iteration_s's runs), per batch; empty = not
+  // measured. Times MachineInfo::page_fault_s, the share of the timing spent mapping fresh memory:
+  // on a host with costly faults a timing whose tensors glibc maps afresh every iteration measures
+  // the allocator's state as much as the compute (docs/MEASURE.md "Page faults").
+  std::vector<double> minor_faults;
   std::string memory_method;          // "cuda-allocator-peak" or "process-rss"
   std::optional<int64_t> oom_batch;   // smallest batch that ran out of memory, if any
   std::optional<int64_t> max_batch_tried;  // largest batch attempted (grid cap), if any

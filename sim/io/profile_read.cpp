@@ -85,7 +85,7 @@ std::optional<int64_t> parse_optional_batch(const Map& map, const char* key) {
 MachineInfo parse_machine(const Value& value) {
   const Map map(value, {"name", "host", "cpu", "cpu_cores", "host_memory_bytes", "device_kind",
                         "device_name", "device_count", "device_memory_bytes", "driver", "cuda",
-                        "nccl", "libtorch", "date", "threads"});
+                        "nccl", "libtorch", "date", "threads", "page_fault_s"});
   MachineInfo m;
   m.name = map.required("name").as_string();
   m.host = map.required("host").as_string();
@@ -108,6 +108,7 @@ MachineInfo parse_machine(const Value& value) {
   m.libtorch = map.required("libtorch").as_string();
   m.date = map.required("date").as_string();
   m.threads = map.required("threads").as_int(/*min=*/0);
+  if (auto v = map.optional("page_fault_s")) m.page_fault_s = checked(*v, v->as_double(kNonNegative), Quantity::kSeconds);
   return m;
 }
 
@@ -315,7 +316,7 @@ ModelProfile parse_model(const std::string& name, const Value& value) {
                         "loss_s", "zero_grad_s", "optimizer_s", "iteration_s", "ddp_iteration_s",
                         "peak_memory_bytes", "memory_method", "oom_batch", "max_batch_tried",
                         "host_contention", "ddp_buckets", "layers", "host_loss_s", "host_zero_grad_s",
-                        "host_optimizer_s", "steady_peak_memory_bytes"});
+                        "host_optimizer_s", "steady_peak_memory_bytes", "minor_faults"});
   ModelProfile model;
   model.name = name;
   if (auto v = map.optional("source")) model.source = v->as_string();
@@ -338,6 +339,8 @@ ModelProfile parse_model(const std::string& name, const Value& value) {
   if (map.optional("steady_peak_memory_bytes")) {
     model.steady_peak_memory_bytes = parse_per_batch(map, "steady_peak_memory_bytes", n, Quantity::kBytes);
   }
+  // A count, held to the bytes' bound (no iteration faults in 2^50 pages).
+  if (map.optional("minor_faults")) model.minor_faults = parse_per_batch(map, "minor_faults", n, Quantity::kBytes);
   model.memory_method = map.required("memory_method").as_string();
   model.oom_batch = parse_optional_batch(map, "oom_batch");
   model.max_batch_tried = parse_optional_batch(map, "max_batch_tried");

@@ -112,6 +112,8 @@ void write_machine(YamlText& y, const MachineInfo& m) {
   y.line(1, "libtorch: " + quote(m.libtorch));
   y.line(1, "date: " + quote(m.date));
   y.line(1, "threads: " + std::to_string(m.threads));
+  // Optional: written only when measured, so profiles without it keep their exact bytes.
+  if (m.page_fault_s > 0) y.line(1, "page_fault_s: " + format_double(m.page_fault_s));
 }
 
 void write_measurement(YamlText& y, const MeasurementInfo& m) {
@@ -186,6 +188,7 @@ void write_model(YamlText& y, const std::string& key, const ModelProfile& model)
   if (!model.steady_peak_memory_bytes.empty()) {
     y.line(2, "steady_peak_memory_bytes: " + flow(model.steady_peak_memory_bytes));
   }
+  if (!model.minor_faults.empty()) y.line(2, "minor_faults: " + flow(model.minor_faults));
   y.line(2, "memory_method: " + quote(model.memory_method));
   y.line(2, "oom_batch: " + optional_int(model.oom_batch));
   y.line(2, "max_batch_tried: " + optional_int(model.max_batch_tried));

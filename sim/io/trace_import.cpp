@@ -1059,6 +1059,9 @@ bool merge_traced_batch(ModelProfile& existing, const ModelProfile& traced) {
   } else {
     existing.peak_memory_bytes.clear();
   }
+  // Measured by `measure` only, never by a trace: with a traced batch among them, none.
+  existing.steady_peak_memory_bytes.clear();
+  existing.minor_faults.clear();
   for (const std::string& m : traced.missing) {
     if (std::find(existing.missing.begin(), existing.missing.end(), m) == existing.missing.end()) {
       existing.missing.push_back(m);

@@ -1,6 +1,7 @@
 #include "train/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <initializer_list>
 #include <limits>
@@ -586,6 +587,27 @@ void note_compute(std::vector<std::string>& notes, const ModelProfile& model,
   }
 }
 
+// Where the profile's timing at the measured batch nearest `batch` (in log scale) spent a tenth or
+// more of its fused iteration in page faults (ModelProfile::minor_faults x page_fault_s): the
+// timings measure the allocator's mapping of fresh memory as much as the compute.
+void note_page_faults(std::vector<std::string>& notes, const Profile& profile, const ModelProfile& model,
+                      int64_t batch) {
+  const double fault_s = profile.machine.page_fault_s;
+  if (model.minor_faults.empty() || !(fault_s > 0) || model.iteration_s.size() != model.batches.size()) return;
+  std::size_t at = 0;
+  for (std::size_t i = 1; i < model.batches.size(); ++i) {
+    const auto distance = [&](std::size_t k) { return std::fabs(std::log(static_cast<double>(model.batches[k]) / batch)); };
+    if (distance(i) < distance(at)) at = i;
+  }
+  const double share = model.minor_faults[at] * fault_s / model.iteration_s[at];
+  if (!(share >= 0.1)) return;
+  add_note(notes, printf_string("page faults: about %.0f%% of the profile's fused iteration at batch %.0f (%.0f faults",
+                                100 * share, static_cast<double>(model.batches[at]), model.minor_faults[at]) +
+                      printf_string(" per iteration, %.2f us each): its timings there measure how the allocator "
+                                    "maps memory as much as the compute, and a script's may differ (docs/MEASURE.md)",
+                                    fault_s * 1e6));
+}
+
 // The test pass after the epoch (RunSpec::test_pass), in closed form: each process evaluates
 // the test set in batches of t, forward only (priced as the training forward plus the loss), with
 // the batch copied to the device; its loader is the training one (start-up included unless
@@ -808,6 +830,7 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   }
   result.iterations = iterations->iterations();
   note_compute(notes, model, steps, device_batch);
+  note_page_faults(notes, profile, model, device_batch);
   predict_memory(result, profile, model, device_batch, extra_device0_bytes, processes);
 
   const int trace_iterations = std::max(0, options.trace_iterations);
