@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The fit's validation (docs/FIT.md "Validation"): every config under configs/fit/ fitted on its
 # observations: and scored on its held_out: cells, each into reports/fit-validation/<name>/
-# (fit.txt, predictions.csv, predictions.md), and the headline lines into
+# (fit.txt, predictions.csv, predictions.md, notes.md), and the headline lines into
 # reports/fit-validation/summary.txt.
 # Run from the repository root after building: scripts/fit-validation.sh [BUILD_DIR]
 set -euo pipefail

@@ -72,7 +72,8 @@ po::options_description visible_options(CommandLine& cl) {
       ("help,h", "print this help and exit")
       ("version", "print the version (and the profile schema it reads) and exit")
       ("out", po::value(&cl.out_dir)->value_name("DIR"),
-       "also write DIR/predictions.csv and DIR/predictions.md, and with observations DIR/fit.txt (the "
+       "also write DIR/predictions.csv, DIR/predictions.md and DIR/notes.md (every note with each of its "
+       "configurations), and with observations DIR/fit.txt (the "
        "fit and the held-out cells) (DIR is created; files written atomically). Default: no files")
       ("compare", po::value(&cl.compare_file)->value_name("RUNS.csv"),
        "join the predictions with measured runs (reports/<machine>/runs.csv from `measure train`), "
@@ -274,7 +275,7 @@ void remove_stale_outputs(const CommandLine& cl, const std::set<Output>& written
     std::vector<const char*> files;
   };
   static const std::vector<Kind> kinds = {
-      {Output::kPredictions, {"predictions.csv", "predictions.md"}},
+      {Output::kPredictions, {"predictions.csv", "predictions.md", "notes.md"}},
       {Output::kComparison, {"comparison.csv", "report.md"}},
       {Output::kFit, {"fit.txt"}},
       {Output::kCollectives, {"collectives.csv"}},
@@ -647,7 +648,10 @@ int run(int argc, char** argv) {
                                                                     q4_grid ? nullptr : extras.large_batch));
     }
     report::write_file_atomic(markdown, report::format_predictions_markdown(context, grid, extras) + scale_text);
-    if (!cl->quiet) std::cout << "wrote " << csv << " and " << markdown << "\n";
+    const std::string notes = (dir / "notes.md").string();
+    // Every note of predictions.csv's configurations (the comparison's own ones too).
+    report::write_file_atomic(notes, report::format_notes_markdown(context, report::ResultGrid(predictions)));
+    if (!cl->quiet) std::cout << "wrote " << csv << ", " << markdown << " and " << notes << "\n";
     if (scale_grid) {
       // The scale-out's predictions and its plots (epoch time vs batch, speedup vs GPUs) in a folder of their own.
       const std::string scale_dir = (dir / "scale-out").string();

@@ -63,7 +63,7 @@ grep -q '^\$ .*measure train --strategy ddp --gpus 2 --batch-per-gpu 8 ' "$work/
   || fail "a run's log without its command line"
 
 validate --trainers "trainsim pytorch" compare
-for f in report.md comparison.csv predictions.csv predictions.md; do
+for f in report.md comparison.csv predictions.csv predictions.md notes.md; do
   [ -s "$work/validation/$f" ] || fail "missing $f"
 done
 if command -v gnuplot > /dev/null; then

@@ -116,6 +116,26 @@ TEST_F(SimulateProgram, OutWritesCsvAndMarkdownAndIsDeterministic) {
   const std::string printed = run.out.substr(0, run.out.find("wrote "));
   EXPECT_EQ(markdown.rfind(printed, 0), 0u) << "predictions.md does not start with the printed tables";
   EXPECT_NE(markdown.find("## Metric definitions"), std::string::npos);
+  // The report groups the notes by cause; DIR/notes.md has every note with each configuration, and
+  // the "wrote" line names it.
+  EXPECT_NE(run.out.find("wrote " + (out / "predictions.csv").string() + ", " + (out / "predictions.md").string() +
+                         " and " + (out / "notes.md").string() + "\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(printed.find("- steady state from iteration 7: period 5.81818-372.364 ms, 10-1548 iterations extrapolated\n"
+                         "  (dp: 1 GPU x batch 32-2048,"),
+            std::string::npos)
+      << printed;
+  const std::string notes = read_file(out / "notes.md");
+  EXPECT_EQ(notes.rfind("# trainsim notes: resnet18-cifar\n", 0), 0u) << notes;
+  EXPECT_NE(notes.find("\n## Notes\n"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("- steady state from iteration 7: period 5.81818 ms, 1548 iterations extrapolated (dp:1:32, ddp:1:32)\n"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("- steady state from iteration 7: period 409.6 ms (ddp:2:2048)\n"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("- loader: worker start-up not measured (no startup_s): none simulated (all configurations)\n"),
+            std::string::npos)
+      << notes;
   for (const auto& entry : fs::directory_iterator(out)) {
     EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << "leftover " << entry.path();
   }
@@ -123,6 +143,8 @@ TEST_F(SimulateProgram, OutWritesCsvAndMarkdownAndIsDeterministic) {
   const ProgramRun again = simulate(kFixtureConfig + " --quiet --out " + (dir_ / "again").string());
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(read_file(dir_ / "again" / "predictions.csv"), csv);  // same input, same bytes
+  EXPECT_EQ(read_file(dir_ / "again" / "predictions.md"), markdown);
+  EXPECT_EQ(read_file(dir_ / "again" / "notes.md"), notes);
   EXPECT_TRUE(again.out.empty()) << again.out;                     // --quiet
 }
 

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -222,18 +224,142 @@ TEST(Notes, EachNoteOnceWithTheConfigurationsThatReportedIt) {
   a.notes = {"all_reduce on 8 ranks: ring fit", "shared note"};
   b.notes = {"shared note", "loader: 3 workers interpolated"};
   c.notes = {"shared note", "all_reduce on 8 ranks: ring fit"};
-  const std::string notes = format_notes(ResultGrid({a, b, c}));
-  EXPECT_NE(notes.find("- all_reduce on 8 ranks: ring fit (ddp:1:64, dp:2:128)\n"
-                       "- shared note (all configurations)\n"
-                       "- loader: 3 workers interpolated (ddp:2:64)\n"),
-            std::string::npos)
-      << notes;
+  for (const std::string& notes : {format_notes(ResultGrid({a, b, c})), format_notes_per_configuration(ResultGrid({a, b, c}))}) {
+    EXPECT_NE(notes.find("- all_reduce on 8 ranks: ring fit (ddp:1:64, dp:2:128)\n"
+                         "- shared note (all configurations)\n"
+                         "- loader: 3 workers interpolated (ddp:2:64)\n"),
+              std::string::npos)
+        << notes;
+  }
   EXPECT_EQ(format_notes(ResultGrid({result(Strategy::kDdp, 1, 64, 1.0)})), "## Notes\n\n(none)\n\n");
+  EXPECT_EQ(format_notes_per_configuration(ResultGrid({result(Strategy::kDdp, 1, 64, 1.0)})), "## Notes\n\n(none)\n\n");
 
   // A comparison's grid holds one configuration twice (two trainers or settings): its label once.
   SimResult a2 = a, b2 = b;
-  const std::string twice = format_notes(ResultGrid({a, b, a2, b2}));
+  const std::string twice = format_notes_per_configuration(ResultGrid({a, b, a2, b2}));
   EXPECT_NE(twice.find("- shared note (ddp:1:64, ddp:2:64)\n"), std::string::npos) << twice;
+  // Grouped, a note on every result is on all configurations; a label is still listed once.
+  const std::string grouped = format_notes(ResultGrid({a, b, a2, b2}));
+  EXPECT_NE(grouped.find("- shared note (all configurations)\n"), std::string::npos) << grouped;
+  EXPECT_NE(grouped.find("- all_reduce on 8 ranks: ring fit (ddp:1:64)\n"), std::string::npos) << grouped;
+  EXPECT_NE(grouped.find("DIR/notes.md"), std::string::npos) << grouped;
+}
+
+TEST(Notes, ANoteSplitsAtTheNumbersThatStartAWord) {
+  const NoteShape shape = note_shape("fork 57.9 ms on 8 x h100-sxm (torch 2.11.0+cu130, sm_80), bias -5.0%, 2(n-1)");
+  EXPECT_EQ(shape.numbers, (std::vector<std::string>{"57.9", "8", "2.11", "-5.0", "2", "1"}));
+  EXPECT_EQ(shape.texts, (std::vector<std::string>{"fork ", " ms on ", " x h100-sxm (torch ", ".0+cu130, sm_80), bias ",
+                                                   "%, ", "(n-", ")"}));
+  EXPECT_EQ(note_shape("period 84.4254 ms").key, note_shape("period 10.2 ms").key);
+  EXPECT_NE(note_shape("8 x h100-sxm").key, note_shape("8 x h200-sxm").key);
+  EXPECT_TRUE(note_shape("no numbers").numbers.empty());
+}
+
+// Notes equal but for their numbers are one line: a number that varies is its range over the
+// group, one that does not is as it was; groups keep the order of their first note.
+TEST(Notes, GroupedByCauseWithEachVaryingNumberAsItsRange) {
+  SimResult a = result(Strategy::kDdp, 1, 64, 1.0), b = result(Strategy::kDdp, 2, 64, 1.0),
+            c = result(Strategy::kDdp, 4, 64, 1.0), d = result(Strategy::kDdp, 4, 128, 1.0);
+  a.notes = {"steady state from iteration 9: period 84.4254 ms, 82 iterations", "fork 57.9 ms (1 at once)"};
+  b.notes = {"fork 53.7 ms (1 at once)", "steady state from iteration 9: period 10.2433 ms, 1549 iterations",
+             "bias 3.0% on 8 x h100-sxm"};
+  c.notes = {"fork 62.4 ms (1 at once)", "bias -5.0% on 8 x h100-sxm", "on 8 x h200-sxm"};
+  d.notes = {"fork 57.9 ms (1 at once)"};
+  const std::string notes = format_notes(ResultGrid({a, b, c, d}));
+  EXPECT_NE(notes.find("- steady state from iteration 9: period 10.2433-84.4254 ms, 82-1549 iterations "
+                       "(ddp:1:64, ddp:2:64)\n"
+                       "- fork 53.7-62.4 ms (1 at once) (all configurations)\n"
+                       "- bias -5.0 to 3.0% on 8 x h100-sxm (ddp:2:64, ddp:4:64)\n"
+                       "- on 8 x h200-sxm (ddp:4:64)\n\n"),
+            std::string::npos)
+      << notes;
+  // The per-configuration form keeps every note whole.
+  const std::string each = format_notes_per_configuration(ResultGrid({a, b, c, d}));
+  EXPECT_NE(each.find("- fork 57.9 ms (1 at once) (ddp:1:64, ddp:4:128)\n"), std::string::npos) << each;
+  EXPECT_NE(each.find("- fork 62.4 ms (1 at once) (ddp:4:64)\n"), std::string::npos) << each;
+
+  // A long line puts the configurations on an indented line of their own, the note whole.
+  const std::string long_text = "a long note " + std::string(120, 'x');
+  a.notes = {long_text};
+  b.notes = {long_text};
+  const std::string wrapped = format_notes(ResultGrid({a, b, c}));
+  EXPECT_NE(wrapped.find("- " + long_text + "\n  (ddp:1:64, ddp:2:64)\n"), std::string::npos) << wrapped;
+}
+
+// The configurations of `strategy` at (gpus, batch) `cells`.
+std::vector<RunSpec> specs(Strategy strategy, const std::vector<std::pair<int, int64_t>>& cells) {
+  std::vector<RunSpec> out;
+  for (const auto& [gpus, batch] : cells) out.push_back(result(strategy, gpus, batch, 1.0).spec);
+  return out;
+}
+
+std::vector<RunSpec> operator+(std::vector<RunSpec> a, const std::vector<RunSpec>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(Notes, ConfigurationsCompressPerStrategyAndStopAtTheCap) {
+  std::vector<SimResult> all;
+  std::vector<std::pair<int, int64_t>> every;
+  for (int g : {1, 2, 4, 8}) {
+    for (int64_t b : {32, 128, 512, 2048}) every.push_back({g, b});
+  }
+  for (Strategy s : {Strategy::kDp, Strategy::kDdp}) {
+    for (const auto& [g, b] : every) all.push_back(result(s, g, b, 1.0));
+  }
+  const ResultGrid grid(all);
+  const Unit gpu;
+  const Strategy dp = Strategy::kDp, ddp = Strategy::kDdp;
+  using Strings = std::vector<std::string>;
+  // Every GPU count and batch of dp: one item, ranges of the swept values.
+  EXPECT_EQ(compress_configurations(specs(dp, every), grid, gpu, 6), (Strings{"dp: 1-8 GPUs x batch 32-2048"}));
+  // 1 and 4 GPUs without 2 are listed, not a range; one GPU count is singular; CPU ranks are ranks.
+  EXPECT_EQ(compress_configurations(specs(dp, {{1, 32}, {4, 32}, {1, 128}, {4, 128}}) + specs(ddp, {{1, 512}}), grid,
+                                    gpu, 6),
+            (Strings{"dp: 1,4 GPUs x batch 32-128", "ddp:1:512"}));
+  EXPECT_EQ(compress_configurations(specs(ddp, {{1, 32}, {1, 128}, {1, 512}}), grid, Unit{"rank"}, 6),
+            (Strings{"ddp: 1 rank x batch 32-512"}));
+  EXPECT_EQ(compress_configurations(specs(ddp, {{4, 128}, {1, 128}, {2, 128}}), grid, Unit{"rank"}, 6),
+            (Strings{"ddp: 1-4 ranks x batch 128"}));
+  // Two labels are shorter than their item.
+  EXPECT_EQ(compress_configurations(specs(ddp, {{1, 32}, {2, 32}}), grid, gpu, 6), (Strings{"ddp:1:32", "ddp:2:32"}));
+  // Not every combination: one item per GPU count, or per batch where that needs fewer.
+  EXPECT_EQ(compress_configurations(specs(dp, {{1, 32}, {1, 128}, {1, 512}, {1, 2048}, {2, 32}}), grid, gpu, 6),
+            (Strings{"dp: 1 GPU x batch 32-2048", "dp:2:32"}));
+  EXPECT_EQ(compress_configurations(specs(dp, {{1, 32}, {2, 32}, {4, 32}, {8, 32}, {1, 128}}), grid, gpu, 6),
+            (Strings{"dp: 1-8 GPUs x batch 32", "dp:1:128"}));
+  // Over the cap: the first `cap` items, then how many configurations are left; one item over
+  // the cap is shown rather than "and 1 more", one that holds more is counted.
+  const std::vector<std::pair<int, int64_t>> diagonal = {{1, 32}, {2, 128}, {4, 512}, {8, 2048}};
+  EXPECT_EQ(compress_configurations(specs(dp, diagonal) + specs(ddp, diagonal), grid, gpu, 6),
+            (Strings{"dp:1:32", "dp:2:128", "dp:4:512", "dp:8:2048", "ddp:1:32", "ddp:2:128", "and 2 more"}));
+  EXPECT_EQ(compress_configurations(specs(dp, diagonal) + specs(ddp, {{1, 32}, {2, 128}, {4, 512}}), grid, gpu, 6),
+            (Strings{"dp:1:32", "dp:2:128", "dp:4:512", "dp:8:2048", "ddp:1:32", "ddp:2:128", "ddp:4:512"}));
+  EXPECT_EQ(compress_configurations(specs(ddp, diagonal) + specs(dp, every), grid, gpu, 4),
+            (Strings{"ddp:1:32", "ddp:2:128", "ddp:4:512", "ddp:8:2048", "and 16 more"}));
+  EXPECT_EQ(compress_configurations(specs(ddp, diagonal) + specs(dp, every), grid, gpu, 2),
+            (Strings{"ddp:1:32", "ddp:2:128", "and 18 more"}));
+
+  // In the section: the list wraps onto indented lines of at most 100 columns.
+  const std::vector<std::pair<int, int64_t>> rows = {{1, 32},   {1, 128},  {1, 512},  {2, 128}, {2, 512}, {2, 2048},
+                                                     {4, 32},   {4, 128},  {4, 512},  {8, 128}, {8, 512}, {8, 2048}};
+  EXPECT_EQ(compress_configurations(specs(dp, rows), grid, gpu, 6),
+            (Strings{"dp: 1 GPU x batch 32-512", "dp: 2 GPUs x batch 128-2048", "dp: 4 GPUs x batch 32-512",
+                     "dp: 8 GPUs x batch 128-2048"}));
+  std::vector<SimResult> noted = all;
+  for (SimResult& r : noted) {
+    const std::pair<int, int64_t> cell{r.spec.gpus, r.spec.batch_per_gpu};
+    if (std::find(rows.begin(), rows.end(), cell) != rows.end()) r.notes = {"a note on some configurations"};
+  }
+  const std::string notes = format_notes(ResultGrid(noted));
+  EXPECT_NE(notes.find("- a note on some configurations\n"
+                       "  (dp: 1 GPU x batch 32-512, dp: 2 GPUs x batch 128-2048, dp: 4 GPUs x batch 32-512,\n"
+                       "   dp: 8 GPUs x batch 128-2048, ddp: 1 GPU x batch 32-512, ddp: 2 GPUs x batch 128-2048, and 6 "
+                       "more)\n\n"),
+            std::string::npos)
+      << notes;
+  std::istringstream lines(notes);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
 }
 
 TEST(Header, NamesProfileMachineDeviceDataModelAndDate) {

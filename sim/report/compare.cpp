@@ -878,7 +878,7 @@ std::string format_compare_report(const ReportContext& context, const RunsTable&
   out += "## Configurations on one side only\n\n" + format_one_side_lists(comparison);
   std::vector<SimResult> compared_predictions;
   for (const auto& r : comparison.compared) compared_predictions.push_back(r.predicted);
-  std::string notes = format_notes(ResultGrid(compared_predictions));
+  std::string notes = format_notes(ResultGrid(compared_predictions), context.unit);
   // format_notes titles its section "## Notes"; here they are the compared configurations' notes.
   out += "## Simulator notes for the measured configurations" + notes.substr(std::string("## Notes").size());
   return out + format_compare_definitions(context.unit);

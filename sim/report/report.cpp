@@ -1,7 +1,12 @@
 #include "report/report.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -417,7 +422,7 @@ std::string format_table3(const ReportContext& c, const ResultGrid& grid) {
   return out;
 }
 
-std::string format_notes(const ResultGrid& grid) {
+std::string format_notes_per_configuration(const ResultGrid& grid) {
   // Each distinct note once (in order of first appearance), with the configurations that
   // reported it, each label once (a comparison's grid holds one configuration per trainer and
   // setting); notes and labels are looked up by hash, not by scanning.
@@ -449,6 +454,239 @@ std::string format_notes(const ResultGrid& grid) {
     out += "- " + note + " (" + where + ")\n";
   }
   return out + "\n";
+}
+
+NoteShape note_shape(const std::string& note) {
+  NoteShape shape;
+  std::string text;
+  const auto digit = [&](std::size_t i) { return i < note.size() && std::isdigit(static_cast<unsigned char>(note[i])); };
+  for (std::size_t i = 0; i < note.size();) {
+    // A number starts a word: not a digit of an identifier (h100, cu130, resnet18, sm_80) nor
+    // of a version's later part (2.11.0's 0). A minus sign after a space or '(' is its own.
+    const char before = i == 0 ? ' ' : note[i - 1];
+    const bool starts = !std::isalnum(static_cast<unsigned char>(before)) && before != '_' && before != '.';
+    const bool sign = note[i] == '-' && digit(i + 1) && (i == 0 || before == ' ' || before == '(');
+    if (!(starts && (digit(i) || sign))) {
+      text += note[i++];
+      continue;
+    }
+    std::size_t end = i + 1;
+    while (digit(end)) ++end;
+    if (end + 1 < note.size() && note[end] == '.' && digit(end + 1)) {
+      end += 2;
+      while (digit(end)) ++end;
+    }
+    shape.texts.push_back(std::move(text));
+    text.clear();
+    shape.numbers.push_back(note.substr(i, end - i));
+    i = end;
+  }
+  shape.texts.push_back(std::move(text));
+  for (std::size_t k = 0; k < shape.texts.size(); ++k) shape.key += (k == 0 ? "" : "\x01") + shape.texts[k];
+  return shape;
+}
+
+namespace {
+
+// One number of a group's notes: its smallest and largest value, as printed.
+struct NumberRange {
+  std::string low, high;
+  double low_value = 0, high_value = 0;
+
+  void add(const std::string& number) {
+    const double value = std::strtod(number.c_str(), nullptr);
+    if (low.empty() || value < low_value) {
+      low = number;
+      low_value = value;
+    }
+    if (high.empty() || value > high_value) {
+      high = number;
+      high_value = value;
+    }
+  }
+  // "53.7-62.4"; a number equal across the group as it is.
+  std::string format() const {
+    if (low_value == high_value) return low;
+    return low + (low.front() == '-' ? " to " : "-") + high;
+  }
+};
+
+// One group of notes that differ only in their numbers.
+struct NoteGroup {
+  std::vector<std::string> texts;    // the text between the numbers
+  std::vector<NumberRange> numbers;  // per number of the text
+  std::vector<RunSpec> specs;        // the configurations, each label once, in order
+  std::unordered_set<std::string> labels;
+  std::size_t results = 0;           // results of the grid with a note of the group
+  std::size_t last_result = SIZE_MAX;
+};
+
+// The values of `used` as a range of `all` (sorted) when they are every value of `all` between
+// their smallest and largest ("1-4" for 1, 2, 4 of 1, 2, 4), else listed ("1,4").
+template <typename T>
+std::string value_set(const std::set<T>& used, const std::set<T>& all) {
+  const auto inside = std::distance(all.lower_bound(*used.begin()), all.upper_bound(*used.rbegin()));
+  if (used.size() > 1 && inside == static_cast<std::ptrdiff_t>(used.size())) {
+    return std::to_string(*used.begin()) + "-" + std::to_string(*used.rbegin());
+  }
+  std::string out;
+  for (const T& v : used) out += (out.empty() ? "" : ",") + std::to_string(v);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> compress_configurations(const std::vector<RunSpec>& specs, const ResultGrid& grid,
+                                                 const Unit& unit, std::size_t cap) {
+  std::set<int> all_gpus;
+  std::set<int64_t> all_batches;
+  for (const SimResult& r : grid.all()) {
+    all_gpus.insert(r.spec.gpus);
+    all_batches.insert(r.spec.batch_per_gpu);
+  }
+  for (const RunSpec& s : specs) {  // a grid that lacks them still ranges over them
+    all_gpus.insert(s.gpus);
+    all_batches.insert(s.batch_per_gpu);
+  }
+  std::vector<Strategy> strategies;
+  for (const RunSpec& s : specs) {
+    if (std::find(strategies.begin(), strategies.end(), s.strategy) == strategies.end()) {
+      strategies.push_back(s.strategy);
+    }
+  }
+  struct Item {
+    std::string text;
+    std::size_t configurations;
+  };
+  std::vector<Item> items;
+  for (Strategy strategy : strategies) {
+    std::set<int> gpus;
+    std::set<int64_t> batches;
+    std::set<std::pair<int, int64_t>> cells;
+    for (const RunSpec& s : specs) {
+      if (s.strategy != strategy) continue;
+      gpus.insert(s.gpus);
+      batches.insert(s.batch_per_gpu);
+      cells.insert({s.gpus, s.batch_per_gpu});
+    }
+    // Every combination of these GPU counts and batches is one item, when that is shorter than
+    // their labels. Else one item per GPU count (a row of Table 1) or one per batch (a column),
+    // whichever needs fewer.
+    const auto add = [&](const std::set<int>& g, const std::set<int64_t>& b) {
+      const std::string n = value_set(g, all_gpus);
+      std::string product = std::string(to_string(strategy)) + ": " + n + " " +
+                            (n == "1" ? unit.name : unit.plural()) + " x batch " + value_set(b, all_batches);
+      std::vector<Item> labels;
+      std::size_t length = 0;
+      for (int gpus_value : g) {
+        for (int64_t batch : b) {
+          RunSpec cell;
+          cell.strategy = strategy;
+          cell.gpus = gpus_value;
+          cell.batch_per_gpu = batch;
+          labels.push_back({config_label(cell), 1});
+          length += labels.back().text.size() + (labels.size() > 1 ? 2 : 0);
+        }
+      }
+      if (labels.size() > 1 && product.size() < length) {
+        items.push_back({std::move(product), labels.size()});
+      } else {
+        items.insert(items.end(), labels.begin(), labels.end());
+      }
+    };
+    if (cells.size() == gpus.size() * batches.size()) {
+      add(gpus, batches);
+      continue;
+    }
+    std::map<int, std::set<int64_t>> rows;
+    std::map<int64_t, std::set<int>> columns;
+    for (const auto& [g, b] : cells) {
+      rows[g].insert(b);
+      columns[b].insert(g);
+    }
+    if (rows.size() <= columns.size()) {
+      for (const auto& [g, b] : rows) add({g}, b);
+    } else {
+      for (const auto& [b, g] : columns) add(g, {b});
+    }
+  }
+  std::vector<std::string> out;
+  std::size_t more = 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    // The last item shows rather than "and 1 more".
+    if (i < cap || (i == cap && items.size() == cap + 1 && items[i].configurations == 1)) {
+      out.push_back(items[i].text);
+    } else {
+      more += items[i].configurations;
+    }
+  }
+  if (more > 0) out.push_back("and " + std::to_string(more) + " more");
+  return out;
+}
+
+std::string format_notes(const ResultGrid& grid, const Unit& unit) {
+  // Notes equal but for their numbers are one group (in order of first appearance), looked up by
+  // hash; every distinct note is in DIR/notes.md (format_notes_per_configuration).
+  std::vector<NoteGroup> groups;
+  std::unordered_map<std::string, std::size_t> group_index;
+  const std::vector<SimResult>& results = grid.all();
+  for (std::size_t r = 0; r < results.size(); ++r) {
+    for (const auto& note : results[r].notes) {
+      NoteShape shape = note_shape(note);
+      const auto [it, added] = group_index.emplace(shape.key, groups.size());
+      if (added) {
+        groups.emplace_back();
+        groups.back().texts = std::move(shape.texts);
+        groups.back().numbers.resize(shape.numbers.size());
+      }
+      NoteGroup& g = groups[it->second];
+      for (std::size_t k = 0; k < shape.numbers.size(); ++k) g.numbers[k].add(shape.numbers[k]);
+      if (g.last_result != r) {
+        g.last_result = r;
+        ++g.results;
+      }
+      if (g.labels.insert(config_label(results[r].spec)).second) g.specs.push_back(results[r].spec);
+    }
+  }
+  std::string out = "## Notes\n\n";
+  if (groups.empty()) return out + "(none)\n\n";
+  out += "Modelling notes from the simulator, grouped by cause: notes that differ only in their numbers\n"
+         "are one line, each number that differs shown as its range over them, followed by the\n"
+         "configurations (STRATEGY:GPUS:BATCH) they apply to. With --out DIR, DIR/notes.md lists every\n"
+         "note with each configuration it applies to.\n\n";
+  constexpr std::size_t kWidth = 100, kCap = 6;
+  for (const NoteGroup& g : groups) {
+    std::string text = g.texts.front();
+    for (std::size_t k = 0; k < g.numbers.size(); ++k) text += g.numbers[k].format() + g.texts[k + 1];
+    std::vector<std::string> where = {"all configurations"};
+    if (g.results != results.size() || results.size() < 2) where = compress_configurations(g.specs, grid, unit, kCap);
+    std::string joined;
+    for (const auto& w : where) joined += (joined.empty() ? "" : ", ") + w;
+    const std::string line = "- " + text + " (" + joined + ")";
+    if (line.size() <= kWidth) {
+      out += line + "\n";
+      continue;
+    }
+    // The configurations on indented lines of their own (the same list item in Markdown).
+    out += "- " + text + "\n";
+    std::string current = "  (";
+    for (std::size_t i = 0; i < where.size(); ++i) {
+      const std::string piece = where[i] + (i + 1 < where.size() ? "," : ")");
+      if (current.size() > 3 && current.size() + 1 + piece.size() > kWidth) {
+        out += current + "\n";
+        current = "   ";
+      }
+      current += (current.size() > 3 ? " " : "") + piece;
+    }
+    out += current + "\n";
+  }
+  return out + "\n";
+}
+
+std::string format_notes_markdown(const ReportContext& context, const ResultGrid& grid) {
+  return "# trainsim notes: " + context.model + "\n\nEvery note the simulator reported for the configurations of " +
+         context.config_file + ",\nonce each, with every configuration it applies to (the report's Notes section "
+         "groups them by cause).\n\n" + format_notes_per_configuration(grid);
 }
 
 std::string format_metric_definitions(const Unit& unit) {
@@ -496,7 +734,7 @@ std::string format_report(const ReportContext& context, const ResultGrid& grid, 
   if (extras.large_batch != nullptr) {
     out += format_q4(*extras.large_batch, extras.large_batch_grid != nullptr ? *extras.large_batch_grid : grid);
   }
-  return out + format_notes(grid);
+  return out + format_notes(grid, context.unit);
 }
 
 std::string format_predictions_markdown(const ReportContext& context, const ResultGrid& grid,

@@ -99,9 +99,35 @@ std::string format_q1(const ReportContext& context, const ResultGrid& grid);
 std::string format_table1(const ReportContext& context, const ResultGrid& grid);
 std::string format_table2(const ReportContext& context, const ResultGrid& grid);
 std::string format_table3(const ReportContext& context, const ResultGrid& grid);
-// The SimResult notes of the whole sweep, each once (in order of first appearance) with the
-// configurations that reported it, or "all configurations".
-std::string format_notes(const ResultGrid& grid);
+// The SimResult notes of the whole sweep grouped by cause (issue 64): notes whose texts are equal
+// once every number is a placeholder are one group, in order of first appearance, printed as one
+// line with each number that varies as its range over the group ("fork 53.7-62.4 ms"), then the
+// configurations of the group: "all configurations", or compress_configurations' list. A line
+// over 100 columns puts the configurations on indented continuation lines; the text is whole.
+std::string format_notes(const ResultGrid& grid, const Unit& unit = {});
+// Every distinct note once (in order of first appearance) with each configuration that reported
+// it (STRATEGY:GPUS:BATCH), or "all configurations": DIR/notes.md's section.
+std::string format_notes_per_configuration(const ResultGrid& grid);
+// DIR/notes.md: a title, then format_notes_per_configuration.
+std::string format_notes_markdown(const ReportContext& context, const ResultGrid& grid);
+
+// A note split at its numbers: texts[0] numbers[0] texts[1] ... texts[n]; key is the texts joined
+// by a placeholder. A number is digits with an optional fraction that start a word (not h100's,
+// cu130's or sm_80's digits), with a minus sign after a space or '('.
+struct NoteShape {
+  std::string key;
+  std::vector<std::string> texts;
+  std::vector<std::string> numbers;
+};
+NoteShape note_shape(const std::string& note);
+// A group's configurations for its note line, per strategy in order of first appearance: one
+// item "dp: 1-4 GPUs x batch 32-8192" when they are every combination of their GPU counts and
+// batches (a range when those are all the grid's values between its ends, else "1,4"), else one
+// such item per GPU count or per batch (whichever needs fewer); an item that is not shorter than
+// its labels (ddp:1:64, ddp:2:64) is its labels. At most `cap` items, then "and N more" (N
+// configurations; a last single one is shown instead).
+std::vector<std::string> compress_configurations(const std::vector<RunSpec>& specs, const ResultGrid& grid,
+                                                 const Unit& unit, std::size_t cap);
 std::string format_metric_definitions(const Unit& unit);
 
 // Optional sections (issue 5): Q4 when the profile has a baseline training curve for the model,
