@@ -213,10 +213,10 @@ Profile make_profile() {
   py.loader.batch = 128;
   py.loader.points = {{0, 9800.5, 0.0}, {2, 17000.25, 0.077}};
   py.loader.at_batches = {{32, {{2, 12000.5, std::nullopt}}}, {512, {{0, 9000.25, std::nullopt}, {2, 21000, std::nullopt}}}};
-  PytorchLoop loop{{32, 128}, {0.9, 2.0 / 3.0}, {0.95, 3.5}, 512, std::nullopt, 88, 6.8e-4};
+  PytorchLoop loop{{32, 128}, {0.9, 2.0 / 3.0}, {0.95, 3.5}, 512, std::nullopt, 88, 6.8e-4, {1200, 555000}};
   loop.fork = ForkCost{1, {{1, {0.015, 0.02}, {0.05, 0.06}, {0.1 + 0.2, 0.4}}, {2, {0.016, 0.021}, {0.07, 0.08}, {0.45, 0.5}}}};
   py.models["resnet18-cifar"] = loop;
-  py.models["no-fork"] = PytorchLoop{{32}, {0.9}, {0.95}, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+  py.models["no-fork"] = PytorchLoop{{32}, {0.9}, {0.95}, std::nullopt, std::nullopt, std::nullopt, std::nullopt, {}};
   py.gil = GilProfile{{1, 2, 4}, 64, {{"linear16", 16, 8, 128, {6.4e-4, 4.1e-3, 9.1e-3}},
                                       {"linear64", 64, 32, 128, {5e-3, 5.9e-3, 1.0 / 77}}}};
   p.pytorch = py;
@@ -479,6 +479,7 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
       EXPECT_EQ(loop.oom_batch, other.oom_batch);
       EXPECT_EQ(loop.forward_calls, other.forward_calls);
       EXPECT_EQ(loop.replicate_s, other.replicate_s);
+      EXPECT_EQ(loop.minor_faults, other.minor_faults);
       ASSERT_EQ(loop.fork.has_value(), other.fork.has_value()) << name;
       if (loop.fork) {
         EXPECT_EQ(loop.fork->workers, other.fork->workers);
@@ -1039,6 +1040,11 @@ INSTANTIATE_TEST_SUITE_P(
                    "  probe_s: 0.9\n  loader: {data: \"synthetic\", batch: 128, points: []}\n"
                    "  models:\n    \"resnet18-cifar\": {batches: [32], iteration_s: [0.9], ddp_iteration_s: [0.95], oom_batch: null, replicate_s: -1}\ntraining:\n",
                    "replicate_s: -1", "pytorch.models.resnet18-cifar.replicate_s", ">= 0"},
+        BadProfile{"PytorchLoopFaultsOfAnotherBatchCount", "training:\n",
+                   "pytorch:\n  torch: \"1.13\"\n  torchvision: \"0.14\"\n  python: \"3.11\"\n  threads: 1\n"
+                   "  probe_s: 0.9\n  loader: {data: \"synthetic\", batch: 128, points: []}\n"
+                   "  models:\n    \"resnet18-cifar\": {batches: [32], iteration_s: [0.9], ddp_iteration_s: [0.95], minor_faults: [1, 2], oom_batch: null}\ntraining:\n",
+                   "minor_faults: [1, 2]", "pytorch.models.resnet18-cifar.minor_faults", "has 2 values but batches has 1"},
         BadProfile{"PytorchLoopLengthMismatch", "training:\n",
                    "pytorch:\n  torch: \"1.13\"\n  torchvision: \"0.14\"\n  python: \"3.11\"\n  threads: 1\n"
                    "  probe_s: 0.9\n  loader: {data: \"synthetic\", batch: 128, points: []}\n"

@@ -23,7 +23,7 @@ const char* const kGood = R"({"framework": "pytorch", "torch": "1.13.0a0", "torc
      {"workers": 0, "samples_per_s": 1500.5, "first_batch_s": 0.08, "startup_s": 0.0},
      {"workers": 2, "samples_per_s": 2900.0, "first_batch_s": 0.4, "startup_s": 0.31}]},
   "models": {"resnet18-cifar": {"batches": [32, 128], "iteration_s": [0.6, 2.2],
-     "ddp_iteration_s": [0.65, 2.3], "oom_batch": null,
+     "ddp_iteration_s": [0.65, 2.3], "minor_faults": [1200, 555000], "oom_batch": null,
      "fork": {"workers": 1, "points": [
        {"ranks": 1, "iter_s": [0.016, 0.02], "first_batch_s": [0.05, 0.07], "cow_s": [0.15, 0.0]},
        {"ranks": 2, "iter_s": [0.018, 0.021], "first_batch_s": [0.06, 0.09], "cow_s": [0.42, 0.6]}]},
@@ -68,6 +68,7 @@ TEST(PytorchProfile, ReadsEveryField) {
   EXPECT_EQ(loop.batches, (std::vector<int64_t>{32, 128}));
   EXPECT_EQ(loop.iteration_s, (std::vector<double>{0.6, 2.2}));
   EXPECT_EQ(loop.ddp_iteration_s, (std::vector<double>{0.65, 2.3}));
+  EXPECT_EQ(loop.minor_faults, (std::vector<double>{1200, 555000}));
   EXPECT_FALSE(loop.oom_batch.has_value());
   ASSERT_TRUE(loop.fork.has_value());
   EXPECT_EQ(loop.fork->workers, 1);
@@ -127,6 +128,10 @@ TEST(PytorchProfile, BadContentNamesTheFileAndTheKey) {
   EXPECT_EQ(error_of(edited("\"forward_calls\": 88", "\"forward_calls\": 100000000")),
             "out.json: models.resnet18-cifar.forward_calls: more than 10^7 calls in one forward is not a model's, "
             "found 100000000");
+  EXPECT_EQ(error_of(edited("\"minor_faults\": [1200, 555000]", "\"minor_faults\": [1200]")),
+            "out.json: models.resnet18-cifar.minor_faults: 1 values for 2 batches");
+  EXPECT_EQ(error_of(edited("\"minor_faults\": [1200, 555000]", "\"minor_faults\": [1200, -5]")),
+            "out.json: models.resnet18-cifar.minor_faults[1]: expected a number >= 0, found -5");
   EXPECT_EQ(error_of(edited("\"replicate_s\": 0.00038", "\"replicate_s\": -1")),
             "out.json: models.resnet18-cifar.replicate_s: expected a number >= 0, found -1");
   EXPECT_EQ(error_of("[1, 2]"), "out.json: expected a JSON object, found [1,2]");

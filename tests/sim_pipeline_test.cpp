@@ -202,8 +202,19 @@ TEST(PageFaults, ATimingSpentInPageFaultsIsNoted) {
       << ::testing::PrintToString(faulty.notes);
   EXPECT_TRUE(has_note(simulate_run(p, kModel, ddp_spec(1, 400)), "at batch 512"));  // nearer 512 than 128
   EXPECT_FALSE(has_note(simulate_run(p, kModel, ddp_spec(1, 128)), "page faults"));
+  // The pytorch trainer's loop comes from the profile's pytorch section: its own faults count.
+  PytorchLoop loop{m.batches, m.iteration_s, m.iteration_s, std::nullopt, std::nullopt, std::nullopt, std::nullopt, {}};
+  for (std::size_t i = 0; i < m.batches.size(); ++i) loop.minor_faults.push_back(0.2 * m.iteration_s[i] / 8e-6);
+  p.pytorch = PytorchProfile{};
+  p.pytorch->loader = p.loader;
+  p.pytorch->models[kModel] = loop;
+  RunSpec pytorch = ddp_spec(1, 128);
+  pytorch.trainer = Trainer::kPytorch;
+  EXPECT_TRUE(has_note(simulate_run(p, kModel, pytorch),
+                       "page faults: about 20% of PyTorch's loop body in the profile at batch 128"));
   p.machine.page_fault_s = 0;  // the cost not measured: nothing to say
   EXPECT_FALSE(has_note(simulate_run(p, kModel, ddp_spec(1, 512)), "page faults"));
+  EXPECT_FALSE(has_note(simulate_run(p, kModel, pytorch), "page faults"));
 }
 
 TEST(Loader, NonPersistentWorkersStartEveryEpoch) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli_util.h"
+#include "io/bounds.h"
 #include "io/errors.h"
 #include "launch.h"
 #include "usage_error.h"
@@ -77,6 +78,20 @@ std::vector<double> times(const Reader& r, const json& parent, const std::string
   }
   std::vector<double> out;
   for (size_t i = 0; i < list.size(); ++i) out.push_back(r.number(list[i], Reader::at(full, i), /*positive=*/true));
+  return out;
+}
+
+// A per-batch array of counts >= 0 (page faults), `count` long.
+std::vector<double> counts(const Reader& r, const json& list, const std::string& key, size_t count) {
+  r.array(list, key);
+  if (list.size() != count) r.fail(key, std::to_string(list.size()) + " values for " + std::to_string(count) + " batches");
+  std::vector<double> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    out.push_back(r.number(list[i], Reader::at(key, i), /*positive=*/false));
+    if (out.back() > static_cast<double>(kMaxBytes)) {
+      r.fail(Reader::at(key, i), "more than 2^50 is not a count of page faults, found " + list[i].dump());
+    }
+  }
   return out;
 }
 
@@ -256,6 +271,9 @@ PytorchProfile parse_pytorch_profile(const std::string& text, const std::string&
     }
     loop.iteration_s = times(r, entry, key, "iteration_s", loop.batches.size());
     loop.ddp_iteration_s = times(r, entry, key, "ddp_iteration_s", loop.batches.size());
+    if (entry.contains("minor_faults")) {
+      loop.minor_faults = counts(r, entry.at("minor_faults"), key + ".minor_faults", loop.batches.size());
+    }
     const json& oom = r.member(entry, key, "oom_batch");
     if (!oom.is_null()) loop.oom_batch = r.integer(oom, key + ".oom_batch", 1);
     if (entry.contains("fork")) loop.fork = parse_fork(r, entry.at("fork"), key + ".fork", loop.batches.size());

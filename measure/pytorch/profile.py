@@ -23,6 +23,7 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import multiprocessing  # noqa: E402
 import platform  # noqa: E402
+import resource  # noqa: E402
 import shutil  # noqa: E402
 import statistics  # noqa: E402
 import tempfile  # noqa: E402
@@ -245,7 +246,8 @@ SETTLE_EXTRA = 3
 
 class TimedBody:
     """The trainer's loop body on a fixed random batch already on the device, warmed up until its
-    iterations settle; time() runs one iteration and returns its seconds (CUDA synchronised)."""
+    iterations settle; time() runs one iteration and returns its seconds (CUDA synchronised), and
+    keeps the minor page faults it took in `faults` (docs/MEASURE.md "Page faults")."""
 
     def __init__(self, net, device, batch, warmup):
         g = torch.Generator()
@@ -254,6 +256,7 @@ class TimedBody:
         targets = torch.randint(0, 10, (batch,), generator=g).to(device)
         self.device = device
         self.body = loop_body(net, inputs, targets)
+        self.faults = []
         net.train()
         for _ in range(warmup):
             self.body()
@@ -268,10 +271,13 @@ class TimedBody:
 
     def time(self):
         sync(self.device)
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         t0 = time.perf_counter()
         self.body()
         sync(self.device)
-        return time.perf_counter() - t0
+        seconds = time.perf_counter() - t0
+        self.faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults)
+        return seconds
 
 
 class OneRankGroup:
@@ -412,7 +418,7 @@ def measure_model(name, scripts, device, batches, warmup, repeats, log, probes):
     calibration probe (appended to `probes`) and one iteration of every batch and variant; each
     figure is the median over the rounds. A slow spell of the machine thus lands in a round or two
     of every figure alike instead of in all the repeats of one, and the probes say when it came."""
-    result = {"batches": [], "iteration_s": [], "ddp_iteration_s": [], "oom_batch": None}
+    result = {"batches": [], "iteration_s": [], "ddp_iteration_s": [], "minor_faults": [], "oom_batch": None}
     group = OneRankGroup(device)
     bodies = []  # (batch, plain TimedBody, DDP TimedBody), ascending batch
     try:
@@ -443,10 +449,12 @@ def measure_model(name, scripts, device, batches, warmup, repeats, log, probes):
             log("%s: round %d of %d: probe %.4f s, %s" % (
                 name, r + 1, repeats, probes[-1],
                 ", ".join("batch %d %.4f / %.4f s" % (b, times[b][0][-1], times[b][1][-1]) for b, _, _ in bodies)))
-        for b, _, _ in bodies:
+        for b, plain, _ in bodies:
             result["batches"].append(b)
             result["iteration_s"].append(statistics.median(times[b][0]))
             result["ddp_iteration_s"].append(statistics.median(times[b][1]))
+            # The faults of the timed plain bodies (the settling timings before the rounds too).
+            result["minor_faults"].append(statistics.median(plain.faults))
             log("%s: batch %d: iteration %.4f s, ddp (1 rank) %.4f s (medians of %d rounds)" % (
                 name, b, result["iteration_s"][-1], result["ddp_iteration_s"][-1], repeats))
         if bodies:

@@ -133,7 +133,7 @@ Profile roofline_profile(const RooflineTable& table, const ParamValues& values) 
   PytorchProfile py;
   py.torch = "n/a: fitted";
   py.loader = p.loader;
-  py.models[m.name] = PytorchLoop{m.batches, m.iteration_s, m.ddp_iteration_s, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+  py.models[m.name] = PytorchLoop{m.batches, m.iteration_s, m.ddp_iteration_s, std::nullopt, std::nullopt, std::nullopt, std::nullopt, {}};
   p.pytorch = py;
   p.models[m.name] = std::move(m);
   return p;

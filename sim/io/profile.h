@@ -389,6 +389,9 @@ struct PytorchLoop {
   // not measured (profiles before them, or a model replicate cannot copy).
   std::optional<int64_t> forward_calls;  // calls from Python into ATen in one training forward
   std::optional<double> replicate_s;     // torch.nn.parallel.replicate's Python work per replica
+  // The minor page faults of one timed plain loop body, per batch (ModelProfile::minor_faults);
+  // empty: not counted.
+  std::vector<double> minor_faults;
 };
 
 // N Python threads each running forwards of one probe module at once (the GIL's cost;

@@ -786,14 +786,17 @@ int64_t parse_calls(const Value& value) {
 
 // Per-batch arrays of the Python loop: aligned with its own batches, times > 0.
 PytorchLoop parse_pytorch_loop(const Value& value) {
-  const Map map(value, {"batches", "iteration_s", "ddp_iteration_s", "oom_batch", "fork", "forward_calls",
-                        "replicate_s"});
+  const Map map(value, {"batches", "iteration_s", "ddp_iteration_s", "minor_faults", "oom_batch", "fork",
+                        "forward_calls", "replicate_s"});
   PytorchLoop loop;
   const std::vector<Value> batch_nodes = map.required("batches").as_list();
   for (const Value& batch : batch_nodes) loop.batches.push_back(batch.as_int64(/*min=*/1));
   require_strictly_ascending(loop.batches, batch_nodes, "batches");
   loop.iteration_s = parse_per_batch(map, "iteration_s", loop.batches.size());
   loop.ddp_iteration_s = parse_per_batch(map, "ddp_iteration_s", loop.batches.size());
+  if (map.optional("minor_faults")) {
+    loop.minor_faults = parse_per_batch(map, "minor_faults", loop.batches.size(), Quantity::kBytes);  // a count
+  }
   loop.oom_batch = parse_optional_batch(map, "oom_batch");
   if (auto v = map.optional("fork")) loop.fork = parse_fork(*v, loop.batches.size());
   if (auto v = map.optional("forward_calls")) loop.forward_calls = parse_calls(*v);

@@ -296,6 +296,7 @@ void write_pytorch(YamlText& y, const PytorchProfile& p) {
     y.line(3, "batches: " + flow(loop.batches));
     y.line(3, "iteration_s: " + flow(loop.iteration_s));
     y.line(3, "ddp_iteration_s: " + flow(loop.ddp_iteration_s));
+    if (!loop.minor_faults.empty()) y.line(3, "minor_faults: " + flow(loop.minor_faults));
     y.line(3, "oom_batch: " + optional_int(loop.oom_batch));
     if (loop.forward_calls) y.line(3, "forward_calls: " + std::to_string(*loop.forward_calls));
     if (loop.replicate_s) y.line(3, "replicate_s: " + format_double(*loop.replicate_s));

@@ -587,25 +587,40 @@ void note_compute(std::vector<std::string>& notes, const ModelProfile& model,
   }
 }
 
-// Where the profile's timing at the measured batch nearest `batch` (in log scale) spent a tenth or
-// more of its fused iteration in page faults (ModelProfile::minor_faults x page_fault_s): the
-// timings measure the allocator's mapping of fresh memory as much as the compute.
+// Where a timing of the profile, at the measured batch nearest `batch` (in log scale), spent a
+// tenth or more of its time in page faults (the minor faults counted with it x the host's
+// page_fault_s): it measures the allocator's mapping of fresh memory as much as the compute. The
+// timing is PyTorch's loop body where the pytorch trainer's loop comes from the profile's pytorch
+// section and it counted them, else the C++ fused iteration.
 void note_page_faults(std::vector<std::string>& notes, const Profile& profile, const ModelProfile& model,
-                      int64_t batch) {
+                      const RunSpec& spec, int64_t batch) {
   const double fault_s = profile.machine.page_fault_s;
-  if (model.minor_faults.empty() || !(fault_s > 0) || model.iteration_s.size() != model.batches.size()) return;
+  const std::vector<int64_t>* batches = &model.batches;
+  const std::vector<double>* faults = &model.minor_faults;
+  const std::vector<double>* times = &model.iteration_s;
+  const char* what = "the profile's fused iteration";
+  if (spec.trainer == Trainer::kPytorch && profile.pytorch) {
+    const auto it = profile.pytorch->models.find(model.name);
+    if (it != profile.pytorch->models.end() && !it->second.minor_faults.empty()) {
+      batches = &it->second.batches;
+      faults = &it->second.minor_faults;
+      times = &it->second.iteration_s;
+      what = "PyTorch's loop body in the profile";
+    }
+  }
+  if (faults->empty() || !(fault_s > 0) || times->size() != batches->size()) return;
   std::size_t at = 0;
-  for (std::size_t i = 1; i < model.batches.size(); ++i) {
-    const auto distance = [&](std::size_t k) { return std::fabs(std::log(static_cast<double>(model.batches[k]) / batch)); };
+  const auto distance = [&](std::size_t k) { return std::fabs(std::log(static_cast<double>((*batches)[k]) / batch)); };
+  for (std::size_t i = 1; i < batches->size(); ++i) {
     if (distance(i) < distance(at)) at = i;
   }
-  const double share = model.minor_faults[at] * fault_s / model.iteration_s[at];
+  const double share = (*faults)[at] * fault_s / (*times)[at];
   if (!(share >= 0.1)) return;
-  add_note(notes, printf_string("page faults: about %.0f%% of the profile's fused iteration at batch %.0f (%.0f faults",
-                                100 * share, static_cast<double>(model.batches[at]), model.minor_faults[at]) +
-                      printf_string(" per iteration, %.2f us each): its timings there measure how the allocator "
-                                    "maps memory as much as the compute, and a script's may differ (docs/MEASURE.md)",
-                                    fault_s * 1e6));
+  add_note(notes, printf_string("page faults: about %.0f%% of ", 100 * share) + what +
+                      printf_string(" at batch %.0f (%.0f faults per iteration, %.2f us each): its timings there "
+                                    "measure how the allocator maps memory as much as the compute, and a script's "
+                                    "may differ (docs/MEASURE.md)",
+                                    static_cast<double>((*batches)[at]), (*faults)[at], fault_s * 1e6));
 }
 
 // The test pass after the epoch (RunSpec::test_pass), in closed form: each process evaluates
@@ -830,7 +845,7 @@ SimResult simulate_run(const Profile& profile, const std::string& model_name,
   }
   result.iterations = iterations->iterations();
   note_compute(notes, model, steps, device_batch);
-  note_page_faults(notes, profile, model, device_batch);
+  note_page_faults(notes, profile, model, spec, device_batch);
   predict_memory(result, profile, model, device_batch, extra_device0_bytes, processes);
 
   const int trace_iterations = std::max(0, options.trace_iterations);

@@ -59,8 +59,8 @@ class ProfileTest(unittest.TestCase):
             self.assertTrue(all(q["samples_per_s"] > 0 for q in b["points"]), b)
         self.assertEqual(list(p["models"]), ["resnet18-cifar"])
         m = p["models"]["resnet18-cifar"]
-        self.assertEqual(set(m), {"batches", "iteration_s", "ddp_iteration_s", "oom_batch", "fork",
-                                  "forward_calls", "replicate_s"})
+        self.assertEqual(set(m), {"batches", "iteration_s", "ddp_iteration_s", "minor_faults", "oom_batch",
+                                  "fork", "forward_calls", "replicate_s"})
         # Calls from Python into ATen in a training forward of ResNet-18: 20 convolutions, 20
         # batch norms and their 20 counter updates, 17 ReLUs, 8 residual adds, the pooling, the
         # view and the linear layer (BatchNorm's input.dim() check does not enter ATen).
@@ -82,6 +82,9 @@ class ProfileTest(unittest.TestCase):
             for v in m[key]:
                 self.assertIsInstance(v, numbers.Real)
                 self.assertGreater(v, 0)
+        # The page faults of the plain loop body, a count per batch.
+        self.assertEqual(len(m["minor_faults"]), 2)
+        self.assertTrue(all(isinstance(v, numbers.Real) and v >= 0 for v in m["minor_faults"]), m)
         # Starting the workers: the smallest worker count >= 1, for 1 and 2 processes at once.
         fork = m["fork"]
         self.assertEqual(fork["workers"], 1)
