@@ -608,7 +608,9 @@ void note_page_faults(std::vector<std::string>& notes, const Profile& profile, c
       what = "PyTorch's loop body in the profile";
     }
   }
-  if (faults->empty() || !(fault_s > 0) || times->size() != batches->size()) return;
+  if (faults->empty() || !(fault_s > 0) || times->size() != batches->size() || faults->size() != batches->size()) {
+    return;
+  }
   std::size_t at = 0;
   const auto distance = [&](std::size_t k) { return std::fabs(std::log(static_cast<double>((*batches)[k]) / batch)); };
   for (std::size_t i = 1; i < batches->size(); ++i) {
