@@ -27,6 +27,63 @@ TEST(FormatGib, DividesByTwoToTheThirty) {
   EXPECT_EQ(format_gib(1.5e9), "1.40");         // 1.5e9 / 1073741824 = 1.397
 }
 
+TEST(WrapText, BreaksAtSpacesWithinTheWidth) {
+  // Width 20: "the quick brown fox" is 19 columns; " jumps" would make 25.
+  EXPECT_EQ(wrap_text("the quick brown fox jumps over the lazy dog", 20),
+            "the quick brown fox\n"
+            "jumps over the lazy\n"
+            "dog");
+  EXPECT_EQ(wrap_text("short", 20), "short");
+  EXPECT_EQ(wrap_text("", 20), "");
+  // Exactly the width fits: "aaaa bbbb" is 9 columns.
+  EXPECT_EQ(wrap_text("aaaa bbbb cc", 9), "aaaa bbbb\ncc");
+}
+
+TEST(WrapText, PrefixesCountTowardsTheWidth) {
+  // A list item: "- " first, "  " after; every line at most 16 columns.
+  EXPECT_EQ(wrap_text("one two three four five six", 16, "- ", "  "),
+            "- one two three\n"
+            "  four five six");
+  EXPECT_EQ(wrap_paragraph("a b"), "a b\n");
+  EXPECT_EQ(wrap_bullet("a b"), "- a b\n");
+  const std::string long_item = wrap_bullet(std::string(60, 'x') + " " + std::string(60, 'y'));
+  EXPECT_EQ(long_item, "- " + std::string(60, 'x') + "\n  " + std::string(60, 'y') + "\n");
+}
+
+TEST(WrapText, NeverSplitsAWord) {
+  // A word longer than the width stays whole on a line of its own.
+  const std::string path = "reports/nvidia-h200-x1/profile.yaml";
+  EXPECT_EQ(wrap_text("profile: " + path + " (measured)", 12, "- ", "  "),
+            "- profile:\n"
+            "  " + path + "\n"
+            "  (measured)");
+  EXPECT_EQ(wrap_text(path, 5), path);
+}
+
+TEST(WrapText, KeepsLineBreaksAndSpaces) {
+  EXPECT_EQ(wrap_text("first line\nsecond line here", 11, "- ", "  "),
+            "- first\n"
+            "  line\n"
+            "  second\n"
+            "  line here");
+  // Only the break's space becomes a newline: the words and the other spaces are as they were.
+  EXPECT_EQ(wrap_text("a  b", 80), "a  b");
+}
+
+TEST(WrapText, NoLineStartsAMarkdownBlock) {
+  // "-", "+", "*", "1.", ">" and "#" at a line's start would make a list item, quote or heading:
+  // such a word stays on the line before it, past the width if need be.
+  EXPECT_EQ(wrap_text("T(N,b) - T(1,b)/N", 8), "T(N,b) -\nT(1,b)/N");
+  EXPECT_EQ(wrap_text("x + y", 2), "x +\ny");
+  EXPECT_EQ(wrap_text("N * T", 2), "N *\nT");
+  EXPECT_EQ(wrap_text("samples 50000. Next", 8), "samples 50000.\nNext");
+  EXPECT_EQ(wrap_text("a >b c", 1), "a >b\nc");
+  EXPECT_EQ(wrap_text("a # c", 1), "a #\nc");
+  EXPECT_EQ(wrap_text("a --- c", 1), "a ---\nc");
+  // Other words that start with those characters are fine at a line's start.
+  EXPECT_EQ(wrap_text("a -> b -1 +- 2.5", 1), "a\n->\nb\n-1\n+-\n2.5");
+}
+
 TEST(TextTable, AlignsLabelsLeftAndNumbersRight) {
   TextTable table({"batch", "epoch_s"});
   table.add_row({"32", "1.5"});

@@ -49,6 +49,18 @@ std::vector<std::string> split(const std::string& line, char separator) {
   return cells;
 }
 
+// `text` with every run of spaces and newlines as one space: the report's prose whatever its
+// wrapping at 100 columns (report/format.h, wrap_text).
+std::string flat(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    const bool space = c == ' ' || c == '\n';
+    if (space && !out.empty() && out.back() == ' ') continue;
+    out += space ? ' ' : c;
+  }
+  return out;
+}
+
 // The Markdown row of `table_text` whose first cell is `label`, split into trimmed cells.
 std::vector<std::string> table_row(const std::string& text, const std::string& label) {
   std::istringstream lines(text);
@@ -196,12 +208,12 @@ TEST_F(Q4Test, TheBaselinesStartCurvatureDecidesTheReading) {
   EXPECT_NE(text.find("epochs to target: never: the run's noise floor (momentum 0.9) sits"), std::string::npos) << text;
   EXPECT_NE(text.find("past the bound: constant lr at 0.25x the baseline batch (128) reaches"), std::string::npos)
       << text;
-  EXPECT_NE(text.find("This baseline is read with the edge of stability: at the baseline's start its parameters "
-                      "that are not scale-invariant are within their bound (lr / eps_max 0.5)"),
+  EXPECT_NE(flat(text).find("This baseline is read with the edge of stability: at the baseline's start its parameters "
+                            "that are not scale-invariant are within their bound (lr / eps_max 0.5)"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("a run whose parameters that are not scale-invariant start past 2x their eps_max (this "
-                      "baseline's 0.5 times the run's lr over the baseline's) starts with a catapult"),
+  EXPECT_NE(flat(text).find("a run whose parameters that are not scale-invariant start past 2x their eps_max (this "
+                            "baseline's 0.5 times the run's lr over the baseline's) starts with a catapult"),
             std::string::npos)
       << text;
   profile_.training.at(0).start_curvature = StartCurvature{12, 15, 2, 8};
@@ -219,7 +231,8 @@ TEST_F(Q4Test, ThePaceProbeWhereTheConfigAsksForIt) {
   const auto off = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(off.has_value());
   EXPECT_FALSE(off->model().pace_scale().has_value());
-  EXPECT_NE(format_q4(*off, grid).find("; the pace probe not used (off: large_batch.pace_probe"), std::string::npos);
+  EXPECT_NE(flat(format_q4(*off, grid)).find("; the pace probe not used (off: large_batch.pace_probe"),
+            std::string::npos);
   config_.large_batch->pace_probe = true;
   const auto on = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(on.has_value());
@@ -229,7 +242,8 @@ TEST_F(Q4Test, ThePaceProbeWhereTheConfigAsksForIt) {
   // B_n = 128 x 0.5 / 0.25 = 256 at the probed state, where the curve's is 200 (its first reading).
   EXPECT_NEAR(on->model().pace_scale()->k_n, 256.0 / 200, 1e-9);
   const std::string text = format_q4(*on, grid);
-  EXPECT_NE(text.find("; the pace probe after 25000 examples (gains 16x the batch at 1x the lr"), std::string::npos)
+  EXPECT_NE(flat(text).find("; the pace probe after 25000 examples (gains 16x the batch at 1x the lr"),
+            std::string::npos)
       << text;
   EXPECT_NE(on->row(result(Strategy::kDdp, 4, 128, 3.0)).prediction.baseline_examples_at_k,
             off->row(result(Strategy::kDdp, 4, 128, 3.0)).prediction.baseline_examples_at_k);
@@ -254,7 +268,7 @@ TEST_F(Q4Test, TheRecomputedStatisticsAccuracyInAColumnOfItsOwn) {
   EXPECT_NEAR(*base.prediction.test_accuracy_recomputed_at_k, *base.prediction.test_accuracy_at_k + 0.05, 1e-9);
   const std::string text = format_q4(*report, grid);
   EXPECT_NE(text.find("| test acc@5 BN recomputed |"), std::string::npos) << text;
-  EXPECT_NE(text.find("estimated again on the weights before the evaluation"), std::string::npos) << text;
+  EXPECT_NE(flat(text).find("estimated again on the weights before the evaluation"), std::string::npos) << text;
   const std::vector<std::string> cells = table_row(text, "ddp:1:128");
   ASSERT_GE(cells.size(), 8u) << text;
   EXPECT_EQ(cells[5], "0.720");
@@ -291,16 +305,16 @@ TEST_F(Q4Test, TheEpochsAndTimeToATargetAccuracy) {
   oom.fits = false;
   const ResultGrid grid({result(Strategy::kDdp, 1, 128, 9.0), result(Strategy::kDdp, 1, 32, 20.0), oom});
   const std::string text = format_q4(*report, grid);
-  EXPECT_NE(text.find("- target test accuracy: 0.8 (large_batch.target_accuracy): reached where the path reads the "
-                      "baseline's test accuracy first at or above it, which the baseline never did\n"),
+  EXPECT_NE(flat(text).find("- target test accuracy: 0.8 (large_batch.target_accuracy): reached where the path "
+                            "reads the baseline's test accuracy first at or above it, which the baseline never did "),
             std::string::npos)
       << text;
   const auto row = table_row(text, "ddp:1:128");
   ASSERT_EQ(row.size(), 13u) << text;  // two more columns: epochs and time to the accuracy
   EXPECT_EQ(row[8], "not predicted");
   EXPECT_EQ(row[9], "-");
-  EXPECT_NE(text.find("epochs to acc 0.8: the baseline's test accuracy never reached 0.8 (5 epochs measured, at "
-                      "most 0.72)"),
+  EXPECT_NE(flat(text).find("epochs to acc 0.8: the baseline's test accuracy never reached 0.8 (5 epochs measured, at "
+                            "most 0.72)"),
             std::string::npos)
       << text;
   // A run predicted to make no progress never reaches it either.
@@ -326,8 +340,8 @@ TEST_F(Q4Test, TheHeaderSaysHowTheBaselinesMomentumEnters) {
   ASSERT_TRUE(with_momentum.has_value());
   std::string text = format_q4(*with_momentum, grid);
   EXPECT_NE(text.find("(its rule: constant), momentum 0.9, "), std::string::npos) << text;
-  EXPECT_NE(text.find("- the step equation is plain SGD's; the baseline's momentum (0.9) enters as the noise floor "
-                      "it raises, lr tr(Sigma) / (4 B (1 - m)), 10x plain SGD's"),
+  EXPECT_NE(flat(text).find("- the step equation is plain SGD's; the baseline's momentum (0.9) enters as the noise "
+                            "floor it raises, lr tr(Sigma) / (4 B (1 - m)), 10x plain SGD's"),
             std::string::npos)
       << text;
   for (TrainingCurve& curve : profile_.training) {
@@ -336,8 +350,8 @@ TEST_F(Q4Test, TheHeaderSaysHowTheBaselinesMomentumEnters) {
   const auto no_trace = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(no_trace.has_value());
   text = format_q4(*no_trace, grid);
-  EXPECT_NE(text.find("- the step equation is plain SGD's and leaves the baseline's momentum (0.9) out: the curve "
-                      "carries no tr(Sigma)"),
+  EXPECT_NE(flat(text).find("- the step equation is plain SGD's and leaves the baseline's momentum (0.9) out: the "
+                            "curve carries no tr(Sigma)"),
             std::string::npos)
       << text;
   for (TrainingCurve& curve : profile_.training) curve.momentum = 0;
@@ -391,8 +405,8 @@ TEST_F(Q4Test, TheHeaderSaysHowTheScaleInvariantWeightsEnter) {
   EXPECT_GT(*p.effective_lr_ratio_at_k, 1);
   EXPECT_FALSE(plain->row(wide).prediction.effective_lr_ratio_at_k.has_value());
   const std::string text = format_q4(*normed, ResultGrid({wide}));
-  EXPECT_NE(text.find("- BatchNorm's weights (the scale-invariant ones) train at lr / |w|^2: the baseline measured "
-                      "their |w|^2 (20 -> 20)"),
+  EXPECT_NE(flat(text).find("- BatchNorm's weights (the scale-invariant ones) train at lr / |w|^2: the baseline "
+                            "measured their |w|^2 (20 -> 20)"),
             std::string::npos)
       << text;
   EXPECT_EQ(format_q4(*plain, ResultGrid({wide})).find("BatchNorm's weights"), std::string::npos);

@@ -1,6 +1,7 @@
 #pragma once
 // Number formatting and Markdown-friendly aligned tables for the reports.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,6 +17,27 @@ std::string format_fixed(double value, int decimals);
 
 // Bytes as GiB (2^30), 2 decimals: the unit of device memory.
 std::string format_gib(double bytes);
+
+// The column the reports' prose wraps at (docs/OUTPUT.md): paragraphs and list items, not
+// table rows or headings.
+constexpr std::size_t kReportWidth = 100;
+
+// `text` broken at its spaces into lines of at most `width` columns (UTF-8 code points, the
+// prefixes included): the first line starts with `first_prefix`, every other with `rest_prefix`.
+// Words are never split: a word longer than the width stays whole on a line of its own. A '\n'
+// in `text` is kept as a line break (the next line gets `rest_prefix`). No break is put before a
+// word that would open a Markdown block at the start of a line ("-", "+", "*", "1.", ">", "#",
+// "|", "<", a run of '=' or '-'): that word stays on the line before it, so the wrapped text
+// renders as the unwrapped one. The result has no trailing newline.
+std::string wrap_text(const std::string& text, std::size_t width, const std::string& first_prefix = "",
+                      const std::string& rest_prefix = "");
+
+// A paragraph wrapped at kReportWidth, continuation lines plain, with its newline.
+std::string wrap_paragraph(const std::string& text);
+
+// A Markdown list item "- text" wrapped at kReportWidth, continuation lines indented by 2 spaces
+// (the same item), with its newline.
+std::string wrap_bullet(const std::string& text);
 
 // What the reports call one of the N parallel workers: "GPU", or "rank" when the profile is a
 // CPU's and the config names no GPU (a CPU rank is a process sharing the host, not a device).

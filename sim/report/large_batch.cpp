@@ -46,7 +46,7 @@ class NumberedNotes {
   }
   std::string list() const {
     std::string out;
-    for (size_t i = 0; i < notes_.size(); ++i) out += "[" + std::to_string(i + 1) + "] " + notes_[i] + "\n";
+    for (size_t i = 0; i < notes_.size(); ++i) out += wrap_paragraph("[" + std::to_string(i + 1) + "] " + notes_[i]);
     return out;
   }
   bool empty() const { return notes_.empty(); }
@@ -110,7 +110,7 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
 
   std::string out = "## Q4: large batches: loss after " + k + " epochs and time to a target loss" +
                     (settings.target_accuracy ? std::string(" and test accuracy") : std::string()) + "\n\n";
-  out += "- baseline: " + curve.model + " trained at global batch " + std::to_string(curve.batch) + " on " +
+  out += wrap_bullet("baseline: " + curve.model + " trained at global batch " + std::to_string(curve.batch) + " on " +
          curve.data + " data, " + std::to_string(curve.train_samples) + " samples per epoch, lr " +
          plain(curve.lr) + " (its rule: " + curve.lr_rule + "), momentum " + plain(curve.momentum) + ", " +
          std::to_string(last.epoch) + " epochs measured: train loss " + plain(first.train_loss) + " (epoch " + std::to_string(first.epoch) +
@@ -131,53 +131,54 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
                     " -> " +
                     plain(lr_over_tuned_lr(curve.lr, static_cast<double>(curve.batch), last.noise_scale, last.max_lr)) +
                     " x the tuned lr)"
-              : std::string()) +
-         "\n";
-  if (!report.sweep_note().empty()) out += "- " + report.sweep_note() + "\n";
+              : std::string()));
+  if (!report.sweep_note().empty()) out += wrap_bullet(report.sweep_note());
   if (curve.momentum > 0 && settings.momentum_floor && model.baseline().trace_sigma_at(0)) {
-    out += "- the step equation is plain SGD's; the baseline's momentum (" + plain(curve.momentum) +
+    out += wrap_bullet("the step equation is plain SGD's; the baseline's momentum (" + plain(curve.momentum) +
            ") enters as the noise floor it raises, lr tr(Sigma) / (4 B (1 - m)), " + plain(1 / (1 - curve.momentum)) +
            "x plain SGD's: a batch whose lr / B is smaller sits that much lower, and its loss is read there on the "
            "baseline's curve; measured runs with momentum still trained faster than this predicts "
-           "(docs/LARGE_BATCH.md, \"Momentum's noise floor\")\n";
+           "(docs/LARGE_BATCH.md, \"Momentum's noise floor\")");
   } else if (curve.momentum > 0) {
-    out += "- the step equation is plain SGD's and leaves the baseline's momentum (" + plain(curve.momentum) +
+    out += wrap_bullet("the step equation is plain SGD's and leaves the baseline's momentum (" + plain(curve.momentum) +
            ") out: the curve carries no tr(Sigma) for the noise floor momentum raises; measured runs with momentum "
-           "trained faster than it predicts (docs/LARGE_BATCH.md, \"Momentum's noise floor\")\n";
+           "trained faster than it predicts (docs/LARGE_BATCH.md, \"Momentum's noise floor\")");
   }
   if (settings.batchnorm_gap && model.baseline().has_batchnorm_probe()) {
-    out += "- BatchNorm: the baseline normalised over " + std::to_string(curve.small_batch) +
+    out += wrap_bullet("BatchNorm: the baseline normalised over " + std::to_string(curve.small_batch) +
            " examples (its micro-batch), each row over its per-GPU batch (the global one with SyncBatchNorm); on "
            "the same weights a larger one records a lower training loss, by what the baseline's BatchNorm probe "
            "measured (batches " + std::to_string(curve.probe_batches.front()) + " to " +
            std::to_string(curve.probe_batches.back()) + "), and loss@k is predicted so; the accuracies are not "
-           "moved (docs/LARGE_BATCH.md, \"BatchNorm's batch\")\n";
+           "moved (docs/LARGE_BATCH.md, \"BatchNorm's batch\")");
   }
   if (settings.scale_invariant_norm && model.baseline().has_scale_invariant()) {
-    out += "- BatchNorm's weights (the scale-invariant ones) train at lr / |w|^2: the baseline measured their |w|^2 (" +
+    out += wrap_bullet("BatchNorm's weights (the scale-invariant ones) train at lr / |w|^2: the baseline measured their |w|^2 (" +
            plain(model.baseline().scale_invariant_at(0)->weight_sq) + " -> " +
            plain(model.baseline().scale_invariant_at(model.baseline().last_examples())->weight_sq) +
            ") and the steps that grow it; each row's |w|^2 grows by its own steps, lr^2 (1 + m) / (1 - m) |v|^2 less "
            "weight decay, with its gradient noise at its batch, and x reads its lr / |w|^2 over the baseline's "
-           "(docs/LARGE_BATCH.md, \"The scale-invariant weights' norm\")\n";
+           "(docs/LARGE_BATCH.md, \"The scale-invariant weights' norm\")");
   }
-  out += "- target loss: " + plain(model.target_loss()) + " (" + model.target_source() + ")\n";
+  out += wrap_bullet("target loss: " + plain(model.target_loss()) + " (" + model.target_source() + ")");
   const std::optional<double> target_accuracy = settings.target_accuracy;
   if (target_accuracy) {
-    out += "- target test accuracy: " + plain(*target_accuracy) +
-           " (large_batch.target_accuracy): reached where the path reads the baseline's test accuracy first at or "
-           "above it";
     const std::optional<double> at = model.baseline().examples_to_test_accuracy(*target_accuracy);
-    out += at ? ", which the baseline did after " + plain(*at / static_cast<double>(curve.train_samples)) + " epochs\n"
-              : std::string(", which the baseline never did\n");
+    out += wrap_bullet("target test accuracy: " + plain(*target_accuracy) +
+                       " (large_batch.target_accuracy): reached where the path reads the baseline's test accuracy "
+                       "first at or above it" +
+                       (at ? ", which the baseline did after " + plain(*at / static_cast<double>(curve.train_samples)) +
+                                 " epochs"
+                           : std::string(", which the baseline never did")));
   }
-  out += std::string("- lr rule for other batches: ") + to_string(settings.lr_rule) +
-         (settings.lr_rule == LrRule::kLinearWarmup ? " over " + plain(settings.warmup_epochs) + " warm-up epochs" : "") +
-         " (config lr_rule), relative to the baseline's lr at batch " + std::to_string(curve.batch) + "\n";
+  out += wrap_bullet(std::string("lr rule for other batches: ") + to_string(settings.lr_rule) +
+                     (settings.lr_rule == LrRule::kLinearWarmup ? " over " + plain(settings.warmup_epochs) + " warm-up epochs"
+                                                                : "") +
+                     " (config lr_rule), relative to the baseline's lr at batch " + std::to_string(curve.batch));
   if (report.config_train_samples() != curve.train_samples) {
-    out += "- the config's epoch (" + std::to_string(report.config_train_samples()) +
-           " samples) differs from the baseline's: epochs below are the baseline's (" +
-           std::to_string(curve.train_samples) + " samples); times use the simulated throughput\n";
+    out += wrap_bullet("the config's epoch (" + std::to_string(report.config_train_samples()) +
+                       " samples) differs from the baseline's: epochs below are the baseline's (" +
+                       std::to_string(curve.train_samples) + " samples); times use the simulated throughput");
   }
   out += "\n";
 
@@ -245,7 +246,7 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
   }
   out += table.to_markdown() + "\n";
   if (!notes.empty()) out += notes.list() + "\n";
-  out += "Model (docs/LARGE_BATCH.md, after McCandlish et al. 2018): an example at batch B is worth "
+  out += wrap_paragraph("Model (docs/LARGE_BATCH.md, after McCandlish et al. 2018): an example at batch B is worth "
          "dE_0/dE_B = (B_noise + B_0) / (B_noise + B) (2x - x^2) / (2x_0 - x_0^2) of the baseline's, x the rule's "
          "lr over the tuned lr eps_max / (1 + B_noise/B) and x_0 the baseline's own, with B_noise and eps_max the "
          "baseline's where the path is (" +
@@ -278,7 +279,8 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
                          : std::string()) +
          ". efficiency = (B_noise + B_0) / "
          "(B_noise + B) at the target (Pollux), goodput = simulated throughput x efficiency, time to target = "
-         "E_B / simulated throughput (to the target accuracy likewise). Accuracies are fractions; OOM: the configuration does not fit.\n\n";
+         "E_B / simulated throughput (to the target accuracy likewise). Accuracies are fractions; OOM: the configuration does not fit.") +
+         "\n";
   return out;
 }
 
@@ -320,15 +322,20 @@ std::string format_sync_batchnorm(const Profile& profile, const std::string& mod
                    r.fits ? format_significant(added, 4) : "OOM",
                    r.fits ? format_fixed(100 * added / plain->epoch_s, 1) : "OOM"});
   }
-  if (table.empty() && !not_runnable.empty()) return out + "Not runnable on the profiled machine: " + not_runnable + ".\n\n";
-  if (table.empty()) return out + "The sweep has no ddp configuration with 2 or more " + unit.plural() + ".\n\n";
-  out += model_name + " has " + std::to_string(batchnorms) + " BatchNorm layers (" + std::to_string(channels) +
+  if (table.empty() && !not_runnable.empty()) {
+    return out + wrap_paragraph("Not runnable on the profiled machine: " + not_runnable + ".") + "\n";
+  }
+  if (table.empty()) {
+    return out + wrap_paragraph("The sweep has no ddp configuration with 2 or more " + unit.plural() + ".") + "\n";
+  }
+  out += wrap_paragraph(model_name + " has " + std::to_string(batchnorms) + " BatchNorm layers (" + std::to_string(channels) +
          " channels in all). SyncBatchNorm (PyTorch, DDP only) exchanges statistics in every one of them, "
          "synchronously: forward, an all-gather of (mean, invstd, count) = 2C + 1 floats per rank; backward, "
          "an all-reduce of (sum_dy, sum_dy_xmu) = 2C floats. The messages are small, so the cost is latency: "
          "2 x " + std::to_string(batchnorms) + " collectives per iteration that the next layer waits for, on "
          "the stream DDP's gradient all-reduce also uses. sync_bn_s is their time per epoch on " + unit.name + " 0; the "
-         "added time compares with the same configuration simulated with plain BatchNorm.\n\n";
+         "added time compares with the same configuration simulated with plain BatchNorm.") +
+         "\n";
   return out + table.to_markdown() + "\n";
 }
 

@@ -66,8 +66,8 @@ std::string format_strong_scaling(const ReportContext& c, const ResultGrid& grid
   }
   std::string out = "### Strong scaling at a fixed global batch B: T(1,B) / T(N,B/N)\n\n";
   if (table.empty()) {
-    return out + "The sweep has no such cells (they need B among the 1-" + c.unit.name +
-           " batches and B/N among batch_per_gpu).\n\n";
+    return out + wrap_paragraph("The sweep has no such cells (they need B among the 1-" + c.unit.name +
+                                " batches and B/N among batch_per_gpu).") + "\n";
   }
   return out + table.to_markdown() + "\n";
 }
@@ -86,7 +86,7 @@ std::string format_not_runnable(const ResultGrid& grid) {
   for (const auto& [reason, labels] : reasons) {
     std::string where;
     for (const std::string& label : labels) where += (where.empty() ? "" : ", ") + label;
-    out += "- " + where + ": " + reason + "\n";
+    out += wrap_bullet(where + ": " + reason);
   }
   return out + "\n";
 }
@@ -179,64 +179,64 @@ std::optional<Strategy> q1_strategy(const ReportContext& context) {
 
 std::string format_header(const ReportContext& c) {
   std::string out = "# trainsim predictions: " + c.model + "\n\n";
-  out += "- config: " + c.config_file + "\n";
+  out += wrap_bullet("config: " + c.config_file);
   // A fitted device (docs/FIT.md) was measured nowhere.
-  out += "- profile: " + c.profile_path + " (machine " + c.machine_name +
-         (c.host.empty() && c.measured_date.empty() ? std::string(")\n")
-                                                    : ", measured on " + c.host + " " + c.measured_date + ")\n");
-  out += "- device: " + c.device_kind + " " + c.device_name + " x" + std::to_string(c.device_count) +
-         ", " + format_gib(c.device_memory_bytes) + " GiB each\n";
-  out += "- data: " + c.data +
-         (c.data == "synthetic" ? " (loader measured on synthetic samples)"
-                                : c.data == "n/a" ? " (the loader was not measured: fitted)" : " (real files)") +
-         "\n";
-  if (!c.summary.empty()) out += "- sweep: " + c.summary + "\n";
-  out += "- model: " + c.model + ", " + with_thousands(c.param_bytes) + " parameter bytes (fp32)\n";
-  out += std::string("- trainer: ") + to_string(c.trainer) +
-         (c.trainer == Trainer::kPytorch ? " (the PyTorch reference trainer's loop and DataLoader)"
-                                         : " (measure train's C++ loop and loader)") +
-         "\n";
-  out += "- epoch: " + std::to_string(c.train_samples) + " samples; loader workers: " +
-         std::to_string(c.loader_workers) + (c.persistent_workers ? " (persistent)" : "") +
-         (c.pin_memory ? ", pinned memory" : "") + "\n";
+  out += wrap_bullet("profile: " + c.profile_path + " (machine " + c.machine_name +
+                     (c.host.empty() && c.measured_date.empty() ? std::string(")")
+                                                                : ", measured on " + c.host + " " + c.measured_date + ")"));
+  out += wrap_bullet("device: " + c.device_kind + " " + c.device_name + " x" + std::to_string(c.device_count) +
+                     ", " + format_gib(c.device_memory_bytes) + " GiB each");
+  out += wrap_bullet("data: " + c.data +
+                     (c.data == "synthetic" ? " (loader measured on synthetic samples)"
+                      : c.data == "n/a"     ? " (the loader was not measured: fitted)"
+                                            : " (real files)"));
+  if (!c.summary.empty()) out += wrap_bullet("sweep: " + c.summary);
+  out += wrap_bullet("model: " + c.model + ", " + with_thousands(c.param_bytes) + " parameter bytes (fp32)");
+  out += wrap_bullet(std::string("trainer: ") + to_string(c.trainer) +
+                     (c.trainer == Trainer::kPytorch ? " (the PyTorch reference trainer's loop and DataLoader)"
+                                                     : " (measure train's C++ loop and loader)"));
+  out += wrap_bullet("epoch: " + std::to_string(c.train_samples) + " samples; loader workers: " +
+                     std::to_string(c.loader_workers) + (c.persistent_workers ? " (persistent)" : "") +
+                     (c.pin_memory ? ", pinned memory" : ""));
   if (c.test_pass) {
-    out += "- test pass after each epoch: " + std::to_string(c.test_pass->samples) + " samples in batches of " +
-           std::to_string(c.test_pass->batch) + " (test_s in predictions.csv; not in epoch_s)\n";
+    out += wrap_bullet("test pass after each epoch: " + std::to_string(c.test_pass->samples) +
+                       " samples in batches of " + std::to_string(c.test_pass->batch) +
+                       " (test_s in predictions.csv; not in epoch_s)");
   }
   if (c.interconnect) {
-    out += "- interconnect: assumed busbw " + format_significant(c.interconnect->bus_bandwidth_gbs, 4) +
-           " GB/s, latency " + format_significant(c.interconnect->latency_us, 4) + " us" +
-           (c.interconnect->override_measured ? ", used instead of the profile's curves"
-                                              : ", used where the profile has no curve") +
-           "\n";
+    out += wrap_bullet("interconnect: assumed busbw " + format_significant(c.interconnect->bus_bandwidth_gbs, 4) +
+                       " GB/s, latency " + format_significant(c.interconnect->latency_us, 4) + " us" +
+                       (c.interconnect->override_measured ? ", used instead of the profile's curves"
+                                                          : ", used where the profile has no curve"));
   } else if (!c.topology.empty()) {
-    out += "- interconnect: assumed, not measured: NCCL's cost model on " + c.topology + " (topology:)\n";
+    out += wrap_bullet("interconnect: assumed, not measured: NCCL's cost model on " + c.topology + " (topology:)");
   } else {
-    out += "- interconnect: the profile's measured collective curves\n";
+    out += wrap_bullet("interconnect: the profile's measured collective curves");
   }
   if (c.sync_batchnorm) {
-    out += "- BatchNorm: SyncBatchNorm under ddp (statistics exchanged across the " + c.unit.plural() +
-           " in every BatchNorm layer)\n";
+    out += wrap_bullet("BatchNorm: SyncBatchNorm under ddp (statistics exchanged across the " + c.unit.plural() +
+                       " in every BatchNorm layer)");
   }
-  out += std::string("- simulation: ") +
-         (c.exact ? "exact (every iteration simulated)" : "steady state extrapolated to the epoch") + "\n\n";
+  out += wrap_bullet(std::string("simulation: ") +
+                     (c.exact ? "exact (every iteration simulated)" : "steady state extrapolated to the epoch")) +
+         "\n";
   return out;
 }
 
 std::string format_q1(const ReportContext& c, const ResultGrid& grid) {
   const auto strategy = q1_strategy(c);
   if (!strategy) {
-    return "## Q1: 1-" + c.unit.name + " epoch time per batch size\n\nThe sweep has no 1-" + c.unit.name +
-           " configuration (add 1 to sweep.gpus).\n\n";
+    return "## Q1: 1-" + c.unit.name + " epoch time per batch size\n\n" +
+           wrap_paragraph("The sweep has no 1-" + c.unit.name + " configuration (add 1 to sweep.gpus).") + "\n";
   }
   const std::string one = c.unit.count(1);
   std::string out = "## Q1: 1-" + c.unit.name + " epoch time per batch size (" + to_string(*strategy) + ", " +
                     one + ")\n\n";
-  out += *strategy == Strategy::kDp
-             ? "dp with " + one + ": DataParallel on one device is the plain module call.\n"
-             : "ddp with " + one + " (dp is not swept).\n";
-  out += "train_s is the course's Q1 time: the epoch without loader waits (H2D copy, forward, "
-         "backward and update included).\n\n";
+  out += wrap_paragraph(*strategy == Strategy::kDp ? "dp with " + one + ": DataParallel on one device is the plain module call."
+                                                  : "ddp with " + one + " (dp is not swept).");
+  out += wrap_paragraph("train_s is the course's Q1 time: the epoch without loader waits (H2D copy, forward, "
+                        "backward and update included).") +
+         "\n";
   // A fitted device's epoch times carry their 68% interval (docs/FIT.md "Intervals").
   bool intervals = false;
   for (int64_t b : c.batches) {
@@ -277,10 +277,11 @@ std::string format_q1(const ReportContext& c, const ResultGrid& grid) {
   out += table.to_markdown() + "\n";
   if (first_oom) {
     const SimResult* r = grid.find(*strategy, 1, *first_oom);
-    out += "first batch that does not fit: " + std::to_string(*first_oom) + " (predicted peak " +
-           format_gib(r->peak_mem_bytes) + " GiB > " + format_gib(r->device_memory_bytes) + " GiB)\n\n";
+    out += wrap_paragraph("first batch that does not fit: " + std::to_string(*first_oom) + " (predicted peak " +
+                          format_gib(r->peak_mem_bytes) + " GiB > " + format_gib(r->device_memory_bytes) + " GiB)") +
+           "\n";
   } else {
-    out += "all fit up to " + std::to_string(largest_fitting) + "\n\n";
+    out += wrap_paragraph("all fit up to " + std::to_string(largest_fitting)) + "\n";
   }
   return out;
 }
@@ -320,12 +321,13 @@ std::string format_table1(const ReportContext& c, const ResultGrid& grid) {
     }
     out += times.to_markdown() + "\n";
     if (!multi.empty()) {
-      out += std::string("Scaling efficiency = speedup / N; weak-scaling speedup = N * T(1,b) / T(N,b) (") +
-             to_string(s) + "):\n\n";
+      out += wrap_paragraph(std::string("Scaling efficiency = speedup / N; weak-scaling speedup = N * T(1,b) / T(N,b) (") +
+                            to_string(s) + "):") +
+             "\n";
       out += scaling.to_markdown() + "\n";
     }
   }
-  out +=
+  out += wrap_paragraph(
       "This sweep holds the per-" + c.unit.name +
       " batch b fixed, so the global batch N*b grows with N: weak scaling in the global batch, over a fixed "
       "epoch of " +
@@ -337,7 +339,8 @@ std::string format_table1(const ReportContext& c, const ResultGrid& grid) {
       "fixed: T(1,B)/T(N,B/N), shown below where the sweep has both cells. Speedups use the same strategy's 1-" +
       c.unit.name + " time; OOM marks a "
       "configuration that does not fit in device memory, n/a one that cannot run on the profiled "
-      "machine (listed below).\n\n";
+      "machine (listed below).") +
+         "\n";
   out += format_strong_scaling(c, grid);
   return out + format_not_runnable(grid);
 }
@@ -345,7 +348,7 @@ std::string format_table1(const ReportContext& c, const ResultGrid& grid) {
 std::string format_table2(const ReportContext& c, const ResultGrid& grid) {
   std::string out = "## Table 2: computation vs communication per epoch (N >= 2)\n\n";
   const std::vector<int> multi = multi_gpu_counts(c);
-  if (multi.empty()) return out + "The sweep has no configuration with 2 or more " + c.unit.plural() + ".\n\n";
+  if (multi.empty()) return out + wrap_paragraph("The sweep has no configuration with 2 or more " + c.unit.plural() + ".") + "\n";
   TextTable table({"strategy", "gpus", "batch/" + c.unit.name, "T(1,b) s", "T(N,b) s", "course compute s",
                    "course comm s", "sim compute_s", "sim comm_s", "sim exposed_comm_s",
                    "sim loader_stall_s"});
@@ -366,7 +369,7 @@ std::string format_table2(const ReportContext& c, const ResultGrid& grid) {
     }
   }
   out += table.to_markdown() + "\n";
-  out +=
+  out += wrap_paragraph(
       "Course method (Q3.1): compute(N) = T(1,b)/N, communication(N) = T(N,b) - T(1,b)/N. The "
       "simulator's columns are " + c.unit.name + " 0's busy times over the epoch: compute_s (compute stream and H2D "
       "copies), comm_s (communication stream), exposed_comm_s (communication not overlapped by "
@@ -375,14 +378,15 @@ std::string format_table2(const ReportContext& c, const ResultGrid& grid) {
       "DataParallel's one loader for the global batch, its per-iteration replicate, scatter and gather, "
       "per-replica launch overhead) and ignores overlap: DDP all-reduces gradient buckets while "
       "backward runs, so only exposed_comm_s adds to the epoch time. A negative course communication "
-      "means T(N,b) < T(1,b)/N.\n\n";
+      "means T(N,b) < T(1,b)/N.") +
+         "\n";
   return out;
 }
 
 std::string format_table3(const ReportContext& c, const ResultGrid& grid) {
   std::string out = "## Table 3: bandwidth utilisation (N >= 2), GB = 1e9 bytes\n\n";
   const std::vector<int> multi = multi_gpu_counts(c);
-  if (multi.empty()) return out + "The sweep has no configuration with 2 or more " + c.unit.plural() + ".\n\n";
+  if (multi.empty()) return out + wrap_paragraph("The sweep has no configuration with 2 or more " + c.unit.plural() + ".") + "\n";
   TextTable table({"strategy", "gpus", "batch/" + c.unit.name, "iterations", "course GB/epoch", "course comm s",
                    "course utilisation GB/s", "sim comm GB/rank", "sim busbw GB/s"});
   for (Strategy s : c.strategies) {
@@ -409,7 +413,7 @@ std::string format_table3(const ReportContext& c, const ResultGrid& grid) {
     }
   }
   out += table.to_markdown() + "\n";
-  out += "Ring all-reduce of S bytes on n ranks: 2(n-1) steps, each rank sending S/n bytes per step, so "
+  out += wrap_paragraph("Ring all-reduce of S bytes on n ranks: 2(n-1) steps, each rank sending S/n bytes per step, so "
          "t = 2(n-1)*alpha + 2(n-1)/n * S / B (alpha: per-step latency, B: per-rank link bandwidth) and "
          "each rank sends 2(n-1)/n * S bytes. Course method (Q3.2): bytes per epoch = iterations * "
          "2(n-1)/n * P with P = " +
@@ -418,7 +422,8 @@ std::string format_table3(const ReportContext& c, const ResultGrid& grid) {
          "ring all-reduce of all parameters per iteration, which DataParallel does not do (it "
          "broadcasts parameters and reduces gradients to " + c.unit.name + " 0). The simulator's columns count the "
          "epoch's collectives as simulated: bytes each rank sends, and busbw = algbw * 2(n-1)/n with "
-         "algbw = S/t (the nccl-tests convention).\n\n";
+         "algbw = S/t (the nccl-tests convention).") +
+         "\n";
   return out;
 }
 
@@ -442,8 +447,9 @@ std::string format_notes_per_configuration(const ResultGrid& grid) {
   }
   std::string out = "## Notes\n\n";
   if (notes.empty()) return out + "(none)\n\n";
-  out += "Modelling notes from the simulator, each with the configurations (STRATEGY:GPUS:BATCH) it "
-         "applies to.\n\n";
+  out += wrap_paragraph("Modelling notes from the simulator, each with the configurations (STRATEGY:GPUS:BATCH) "
+                        "it applies to.") +
+         "\n";
   for (const auto& [note, labels] : notes) {
     std::string where;
     if (labels.size() == grid.all().size() && labels.size() > 1) {
@@ -451,7 +457,7 @@ std::string format_notes_per_configuration(const ResultGrid& grid) {
     } else {
       for (const auto& label : labels) where += (where.empty() ? "" : ", ") + label;
     }
-    out += "- " + note + " (" + where + ")\n";
+    out += wrap_bullet(note + " (" + where + ")");
   }
   return out + "\n";
 }
@@ -668,7 +674,7 @@ std::string format_notes(const ResultGrid& grid, const Unit& unit) {
       continue;
     }
     // The configurations on indented lines of their own (the same list item in Markdown).
-    out += "- " + text + "\n";
+    out += wrap_bullet(text);
     std::string current = "  (";
     for (std::size_t i = 0; i < where.size(); ++i) {
       const std::string piece = where[i] + (i + 1 < where.size() ? "," : ")");
@@ -691,38 +697,40 @@ std::string format_notes_markdown(const ReportContext& context, const ResultGrid
 
 std::string format_metric_definitions(const Unit& unit) {
   const std::string& one = unit.name;
-  return
-      "## Metric definitions\n\n"
-      "- T(N,b): predicted wall time of one epoch on N " + unit.plural() + " with b samples per " + one +
+  const std::vector<std::string> items = {
+      "T(N,b): predicted wall time of one epoch on N " + unit.plural() + " with b samples per " + one +
       " per iteration "
       "(epoch_s). iterations = ceil(train_samples / global batch), global batch = N*b (capped at the "
-      "data set size).\n"
-      "- train_s: epoch_s minus the time the training loop waited for the data loader (the course's Q1 "
-      "time: H2D copy, forward, backward and weight update included).\n"
-      "- Speedup at fixed per-" + one + " batch (what the course measures): T(1,b) / T(N,b). Scaling "
-      "efficiency: speedup / N.\n"
-      "- Weak-scaling speedup: N * T(1,b) / T(N,b) (Gustafson's scaled speedup, as some users write "
+      "data set size).",
+      "train_s: epoch_s minus the time the training loop waited for the data loader (the course's Q1 "
+      "time: H2D copy, forward, backward and weight update included).",
+      "Speedup at fixed per-" + one + " batch (what the course measures): T(1,b) / T(N,b). Scaling "
+      "efficiency: speedup / N.",
+      "Weak-scaling speedup: N * T(1,b) / T(N,b) (Gustafson's scaled speedup, as some users write "
       "it). It assumes T(N,b) does N times the work of T(1,b); with a fixed epoch split across the " + unit.plural() +
-      " its ideal is N^2, a factor N above the speedup.\n"
-      "- Strong scaling at a fixed global batch B: T(1,B) / T(N,B/N).\n"
-      "- Course method for Q3.1: compute(N) = T(1,b)/N, communication(N) = T(N,b) - T(1,b)/N.\n"
-      "- Simulator breakdown (" + one + " 0, seconds per epoch): compute_s = compute stream + H2D copies busy, "
+      " its ideal is N^2, a factor N above the speedup.",
+      "Strong scaling at a fixed global batch B: T(1,B) / T(N,B/N).",
+      "Course method for Q3.1: compute(N) = T(1,b)/N, communication(N) = T(N,b) - T(1,b)/N.",
+      "Simulator breakdown (" + one + " 0, seconds per epoch): compute_s = compute stream + H2D copies busy, "
       "comm_s = communication stream busy, exposed_comm_s = communication not overlapped by compute, "
-      "loader_stall_s = time the training loop waited for a batch.\n"
-      "- Ring all-reduce of S bytes on n ranks: t = 2(n-1)*alpha + 2(n-1)/n * S / B; each rank sends "
-      "2(n-1)/n * S bytes. algbw = S / t; busbw = algbw * 2(n-1)/n (nccl-tests). GB = 1e9 bytes.\n"
-      "- Course method for Q3.2: bytes per epoch = iterations * 2(n-1)/n * parameter bytes; "
-      "utilisation = bytes per epoch / communication(N).\n"
-      "- Memory: peak_mem_gib is the predicted peak on the most loaded device (" + one + " 0 for dp), GiB = "
+      "loader_stall_s = time the training loop waited for a batch.",
+      "Ring all-reduce of S bytes on n ranks: t = 2(n-1)*alpha + 2(n-1)/n * S / B; each rank sends "
+      "2(n-1)/n * S bytes. algbw = S / t; busbw = algbw * 2(n-1)/n (nccl-tests). GB = 1e9 bytes.",
+      "Course method for Q3.2: bytes per epoch = iterations * 2(n-1)/n * parameter bytes; "
+      "utilisation = bytes per epoch / communication(N).",
+      "Memory: peak_mem_gib is the predicted peak on the most loaded device (" + one + " 0 for dp), GiB = "
       "2^30 bytes; fits = peak <= device memory. A configuration that does not fit shows OOM in the "
-      "tables (its predicted times remain in predictions.csv with fits=false).\n"
-      "- sync_bn_s (with sync_batchnorm): " + one + " 0's time per epoch in SyncBatchNorm's collectives, which "
-      "block the next layer.\n"
-      "- Q4 (with a baseline training curve in the profile, docs/LARGE_BATCH.md): loss@k and acc@k are "
+      "tables (its predicted times remain in predictions.csv with fits=false).",
+      "sync_bn_s (with sync_batchnorm): " + one + " 0's time per epoch in SyncBatchNorm's collectives, which "
+      "block the next layer.",
+      "Q4 (with a baseline training curve in the profile, docs/LARGE_BATCH.md): loss@k and acc@k are "
       "the predicted training loss and accuracies after k epochs at the configuration's global batch; "
       "epochs to target = examples to reach the target loss / samples per baseline epoch; time to "
       "target = those examples / simulated throughput (train_samples / epoch_s); efficiency = (B_noise + "
-      "B_0) / (B_noise + B) (Pollux); goodput = throughput x efficiency.\n\n";
+      "B_0) / (B_noise + B) (Pollux); goodput = throughput x efficiency."};
+  std::string out = "## Metric definitions\n\n";
+  for (const std::string& item : items) out += wrap_bullet(item);
+  return out + "\n";
 }
 
 std::string format_report(const ReportContext& context, const ResultGrid& grid, const ReportExtras& extras) {

@@ -34,15 +34,17 @@ std::string format_scale_out(const SweepConfig& scale, const Profile& profile, c
   }
   const MachineInfo& m = profile.machine;
   std::string out = "## Scale-out: ddp on " + topology.describe() + "\n\n";
-  out += "- compute: " + scale.profile_path + " (machine " + m.name + ": " + m.device_kind + " " +
-         m.device_name + "), trainer " + to_string(scale.trainer) + "\n";
-  out += "- collectives: assumed, not measured: NCCL's cost model on the topology\n";
-  out += "- epoch: " + std::to_string(scale.train_samples) + " samples of " + scale.model +
-         "; loader workers: " + std::to_string(scale.loader_workers) + " per rank, each node's host as the profile's\n";
-  out += "- across nodes one node's ranks are simulated: every node runs the same iterations\n\n";
+  out += wrap_bullet("compute: " + scale.profile_path + " (machine " + m.name + ": " + m.device_kind + " " +
+                     m.device_name + "), trainer " + to_string(scale.trainer));
+  out += wrap_bullet("collectives: assumed, not measured: NCCL's cost model on the topology");
+  out += wrap_bullet("epoch: " + std::to_string(scale.train_samples) + " samples of " + scale.model +
+                     "; loader workers: " + std::to_string(scale.loader_workers) +
+                     " per rank, each node's host as the profile's");
+  out += wrap_bullet("across nodes one node's ranks are simulated: every node runs the same iterations") + "\n";
   out += table.to_markdown() + "\n";
-  out += "comm exposed: the share of the epoch GPU 0 waits for communication. busbw: the all-reduces' bus "
-         "bandwidth (nccl-tests' definition) over their time.\n\n";
+  out += wrap_paragraph("comm exposed: the share of the epoch GPU 0 waits for communication. busbw: the all-reduces' "
+                        "bus bandwidth (nccl-tests' definition) over their time.") +
+         "\n";
   return out;
 }
 
