@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "flat_text.h"
 #include "report/csv.h"
 #include "temp_dir.h"
 
@@ -37,17 +38,7 @@ std::string read_file(const fs::path& path) {
   return text.str();
 }
 
-// `text` with every run of spaces and newlines as one space: the report's prose whatever its
-// wrapping at 100 columns (report/format.h, wrap_text).
-std::string flat(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    const bool space = c == ' ' || c == '\n';
-    if (space && !out.empty() && out.back() == ' ') continue;
-    out += space ? ' ' : c;
-  }
-  return out;
-}
+using trainsim::testing::flat;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "flat_text.h"
 #include "report/report.h"
 
 namespace trainsim::report {
@@ -80,17 +81,7 @@ std::vector<std::string> row(const std::string& text, const std::vector<std::str
   return {};
 }
 
-// `text` with every run of spaces and newlines as one space: the report's prose whatever its
-// wrapping at 100 columns (report/format.h, wrap_text).
-std::string flat(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    const bool space = c == ' ' || c == '\n';
-    if (space && !out.empty() && out.back() == ' ') continue;
-    out += space ? ' ' : c;
-  }
-  return out;
-}
+using trainsim::testing::flat;
 
 // A text between `begin` and the next "## " heading (or the end).
 std::string section(const std::string& text, const std::string& begin) {
@@ -312,6 +303,14 @@ std::vector<RunSpec> operator+(std::vector<RunSpec> a, const std::vector<RunSpec
   return a;
 }
 
+// compress_configurations of `specs` (it takes the grid's configurations by address).
+std::vector<std::string> compress(const std::vector<RunSpec>& specs, const ResultGrid& grid, const Unit& unit,
+                                  std::size_t cap) {
+  std::vector<const RunSpec*> refs;
+  for (const RunSpec& s : specs) refs.push_back(&s);
+  return compress_configurations(refs, grid, unit, cap);
+}
+
 TEST(Notes, ConfigurationsCompressPerStrategyAndStopAtTheCap) {
   std::vector<SimResult> all;
   std::vector<std::pair<int, int64_t>> every;
@@ -326,38 +325,38 @@ TEST(Notes, ConfigurationsCompressPerStrategyAndStopAtTheCap) {
   const Strategy dp = Strategy::kDp, ddp = Strategy::kDdp;
   using Strings = std::vector<std::string>;
   // Every GPU count and batch of dp: one item, ranges of the swept values.
-  EXPECT_EQ(compress_configurations(specs(dp, every), grid, gpu, 6), (Strings{"dp: 1-8 GPUs x batch 32-2048"}));
+  EXPECT_EQ(compress(specs(dp, every), grid, gpu, 6), (Strings{"dp: 1-8 GPUs x batch 32-2048"}));
   // 1 and 4 GPUs without 2 are listed, not a range; one GPU count is singular; CPU ranks are ranks.
-  EXPECT_EQ(compress_configurations(specs(dp, {{1, 32}, {4, 32}, {1, 128}, {4, 128}}) + specs(ddp, {{1, 512}}), grid,
+  EXPECT_EQ(compress(specs(dp, {{1, 32}, {4, 32}, {1, 128}, {4, 128}}) + specs(ddp, {{1, 512}}), grid,
                                     gpu, 6),
             (Strings{"dp: 1,4 GPUs x batch 32-128", "ddp:1:512"}));
-  EXPECT_EQ(compress_configurations(specs(ddp, {{1, 32}, {1, 128}, {1, 512}}), grid, Unit{"rank"}, 6),
+  EXPECT_EQ(compress(specs(ddp, {{1, 32}, {1, 128}, {1, 512}}), grid, Unit{"rank"}, 6),
             (Strings{"ddp: 1 rank x batch 32-512"}));
-  EXPECT_EQ(compress_configurations(specs(ddp, {{4, 128}, {1, 128}, {2, 128}}), grid, Unit{"rank"}, 6),
+  EXPECT_EQ(compress(specs(ddp, {{4, 128}, {1, 128}, {2, 128}}), grid, Unit{"rank"}, 6),
             (Strings{"ddp: 1-4 ranks x batch 128"}));
   // Two labels are shorter than their item.
-  EXPECT_EQ(compress_configurations(specs(ddp, {{1, 32}, {2, 32}}), grid, gpu, 6), (Strings{"ddp:1:32", "ddp:2:32"}));
+  EXPECT_EQ(compress(specs(ddp, {{1, 32}, {2, 32}}), grid, gpu, 6), (Strings{"ddp:1:32", "ddp:2:32"}));
   // Not every combination: one item per GPU count, or per batch where that needs fewer.
-  EXPECT_EQ(compress_configurations(specs(dp, {{1, 32}, {1, 128}, {1, 512}, {1, 2048}, {2, 32}}), grid, gpu, 6),
+  EXPECT_EQ(compress(specs(dp, {{1, 32}, {1, 128}, {1, 512}, {1, 2048}, {2, 32}}), grid, gpu, 6),
             (Strings{"dp: 1 GPU x batch 32-2048", "dp:2:32"}));
-  EXPECT_EQ(compress_configurations(specs(dp, {{1, 32}, {2, 32}, {4, 32}, {8, 32}, {1, 128}}), grid, gpu, 6),
+  EXPECT_EQ(compress(specs(dp, {{1, 32}, {2, 32}, {4, 32}, {8, 32}, {1, 128}}), grid, gpu, 6),
             (Strings{"dp: 1-8 GPUs x batch 32", "dp:1:128"}));
   // Over the cap: the first `cap` items, then how many configurations are left; one item over
   // the cap is shown rather than "and 1 more", one that holds more is counted.
   const std::vector<std::pair<int, int64_t>> diagonal = {{1, 32}, {2, 128}, {4, 512}, {8, 2048}};
-  EXPECT_EQ(compress_configurations(specs(dp, diagonal) + specs(ddp, diagonal), grid, gpu, 6),
+  EXPECT_EQ(compress(specs(dp, diagonal) + specs(ddp, diagonal), grid, gpu, 6),
             (Strings{"dp:1:32", "dp:2:128", "dp:4:512", "dp:8:2048", "ddp:1:32", "ddp:2:128", "and 2 more"}));
-  EXPECT_EQ(compress_configurations(specs(dp, diagonal) + specs(ddp, {{1, 32}, {2, 128}, {4, 512}}), grid, gpu, 6),
+  EXPECT_EQ(compress(specs(dp, diagonal) + specs(ddp, {{1, 32}, {2, 128}, {4, 512}}), grid, gpu, 6),
             (Strings{"dp:1:32", "dp:2:128", "dp:4:512", "dp:8:2048", "ddp:1:32", "ddp:2:128", "ddp:4:512"}));
-  EXPECT_EQ(compress_configurations(specs(ddp, diagonal) + specs(dp, every), grid, gpu, 4),
+  EXPECT_EQ(compress(specs(ddp, diagonal) + specs(dp, every), grid, gpu, 4),
             (Strings{"ddp:1:32", "ddp:2:128", "ddp:4:512", "ddp:8:2048", "and 16 more"}));
-  EXPECT_EQ(compress_configurations(specs(ddp, diagonal) + specs(dp, every), grid, gpu, 2),
+  EXPECT_EQ(compress(specs(ddp, diagonal) + specs(dp, every), grid, gpu, 2),
             (Strings{"ddp:1:32", "ddp:2:128", "and 18 more"}));
 
   // In the section: the list wraps onto indented lines of at most 100 columns.
   const std::vector<std::pair<int, int64_t>> rows = {{1, 32},   {1, 128},  {1, 512},  {2, 128}, {2, 512}, {2, 2048},
                                                      {4, 32},   {4, 128},  {4, 512},  {8, 128}, {8, 512}, {8, 2048}};
-  EXPECT_EQ(compress_configurations(specs(dp, rows), grid, gpu, 6),
+  EXPECT_EQ(compress(specs(dp, rows), grid, gpu, 6),
             (Strings{"dp: 1 GPU x batch 32-512", "dp: 2 GPUs x batch 128-2048", "dp: 4 GPUs x batch 32-512",
                      "dp: 8 GPUs x batch 128-2048"}));
   std::vector<SimResult> noted = all;

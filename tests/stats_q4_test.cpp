@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "flat_text.h"
 #include "hw/collective_model.h"
 #include "io/config.h"
 #include "io/profile_io.h"
@@ -49,17 +50,7 @@ std::vector<std::string> split(const std::string& line, char separator) {
   return cells;
 }
 
-// `text` with every run of spaces and newlines as one space: the report's prose whatever its
-// wrapping at 100 columns (report/format.h, wrap_text).
-std::string flat(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    const bool space = c == ' ' || c == '\n';
-    if (space && !out.empty() && out.back() == ' ') continue;
-    out += space ? ' ' : c;
-  }
-  return out;
-}
+using trainsim::testing::flat;
 
 // The Markdown row of `table_text` whose first cell is `label`, split into trimmed cells.
 std::vector<std::string> table_row(const std::string& text, const std::string& label) {

@@ -521,7 +521,7 @@ struct NumberRange {
 struct NoteGroup {
   std::vector<std::string> texts;    // the text between the numbers
   std::vector<NumberRange> numbers;  // per number of the text
-  std::vector<RunSpec> specs;        // the configurations, each label once, in order
+  std::vector<std::size_t> members;  // its configurations' results in the grid, each label once, in order
   std::unordered_set<std::string> labels;
   std::size_t results = 0;           // results of the grid with a note of the group
   std::size_t last_result = SIZE_MAX;
@@ -542,7 +542,7 @@ std::string value_set(const std::set<T>& used, const std::set<T>& all) {
 
 }  // namespace
 
-std::vector<std::string> compress_configurations(const std::vector<RunSpec>& specs, const ResultGrid& grid,
+std::vector<std::string> compress_configurations(const std::vector<const RunSpec*>& specs, const ResultGrid& grid,
                                                  const Unit& unit, std::size_t cap) {
   std::set<int> all_gpus;
   std::set<int64_t> all_batches;
@@ -550,14 +550,14 @@ std::vector<std::string> compress_configurations(const std::vector<RunSpec>& spe
     all_gpus.insert(r.spec.gpus);
     all_batches.insert(r.spec.batch_per_gpu);
   }
-  for (const RunSpec& s : specs) {  // a grid that lacks them still ranges over them
-    all_gpus.insert(s.gpus);
-    all_batches.insert(s.batch_per_gpu);
+  for (const RunSpec* s : specs) {  // a grid that lacks them still ranges over them
+    all_gpus.insert(s->gpus);
+    all_batches.insert(s->batch_per_gpu);
   }
   std::vector<Strategy> strategies;
-  for (const RunSpec& s : specs) {
-    if (std::find(strategies.begin(), strategies.end(), s.strategy) == strategies.end()) {
-      strategies.push_back(s.strategy);
+  for (const RunSpec* s : specs) {
+    if (std::find(strategies.begin(), strategies.end(), s->strategy) == strategies.end()) {
+      strategies.push_back(s->strategy);
     }
   }
   struct Item {
@@ -569,11 +569,11 @@ std::vector<std::string> compress_configurations(const std::vector<RunSpec>& spe
     std::set<int> gpus;
     std::set<int64_t> batches;
     std::set<std::pair<int, int64_t>> cells;
-    for (const RunSpec& s : specs) {
-      if (s.strategy != strategy) continue;
-      gpus.insert(s.gpus);
-      batches.insert(s.batch_per_gpu);
-      cells.insert({s.gpus, s.batch_per_gpu});
+    for (const RunSpec* s : specs) {
+      if (s->strategy != strategy) continue;
+      gpus.insert(s->gpus);
+      batches.insert(s->batch_per_gpu);
+      cells.insert({s->gpus, s->batch_per_gpu});
     }
     // Every combination of these GPU counts and batches is one item, when that is shorter than
     // their labels. Else one item per GPU count (a row of Table 1) or one per batch (a column),
@@ -651,7 +651,7 @@ std::string format_notes(const ResultGrid& grid, const Unit& unit) {
         g.last_result = r;
         ++g.results;
       }
-      if (g.labels.insert(config_label(results[r].spec)).second) g.specs.push_back(results[r].spec);
+      if (g.labels.insert(config_label(results[r].spec)).second) g.members.push_back(r);
     }
   }
   std::string out = "## Notes\n\n";
@@ -665,7 +665,12 @@ std::string format_notes(const ResultGrid& grid, const Unit& unit) {
     std::string text = g.texts.front();
     for (std::size_t k = 0; k < g.numbers.size(); ++k) text += g.numbers[k].format() + g.texts[k + 1];
     std::vector<std::string> where = {"all configurations"};
-    if (g.results != results.size() || results.size() < 2) where = compress_configurations(g.specs, grid, unit, kCap);
+    if (g.results != results.size() || results.size() < 2) {
+      std::vector<const RunSpec*> specs;
+      specs.reserve(g.members.size());
+      for (std::size_t r : g.members) specs.push_back(&results[r].spec);
+      where = compress_configurations(specs, grid, unit, kCap);
+    }
     std::string joined;
     for (const auto& w : where) joined += (joined.empty() ? "" : ", ") + w;
     const std::string line = "- " + text + " (" + joined + ")";

@@ -126,7 +126,7 @@ NoteShape note_shape(const std::string& note);
 // such item per GPU count or per batch (whichever needs fewer); an item that is not shorter than
 // its labels (ddp:1:64, ddp:2:64) is its labels. At most `cap` items, then "and N more" (N
 // configurations; a last single one is shown instead).
-std::vector<std::string> compress_configurations(const std::vector<RunSpec>& specs, const ResultGrid& grid,
+std::vector<std::string> compress_configurations(const std::vector<const RunSpec*>& specs, const ResultGrid& grid,
                                                  const Unit& unit, std::size_t cap);
 std::string format_metric_definitions(const Unit& unit);
 
