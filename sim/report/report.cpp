@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iterator>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -521,8 +522,8 @@ struct NumberRange {
 struct NoteGroup {
   std::vector<std::string> texts;    // the text between the numbers
   std::vector<NumberRange> numbers;  // per number of the text
-  std::vector<std::size_t> members;  // its configurations' results in the grid, each label once, in order
-  std::unordered_set<std::string> labels;
+  std::vector<std::size_t> members;  // its configurations' results in the grid, each configuration once, in order
+  std::set<std::tuple<Strategy, int, int64_t>> configurations;
   std::size_t results = 0;           // results of the grid with a note of the group
   std::size_t last_result = SIZE_MAX;
 };
@@ -633,25 +634,34 @@ std::vector<std::string> compress_configurations(const std::vector<const RunSpec
 std::string format_notes(const ResultGrid& grid, const Unit& unit) {
   // Notes equal but for their numbers are one group (in order of first appearance), looked up by
   // hash; every distinct note is in DIR/notes.md (format_notes_per_configuration).
+  // A sweep repeats the same notes across many configurations, so each distinct note is parsed
+  // once (its numbers enter its group's ranges then) and later copies only count where it applies.
   std::vector<NoteGroup> groups;
-  std::unordered_map<std::string, std::size_t> group_index;
+  std::unordered_map<std::string, std::size_t> group_index;  // by the note's shape
+  std::unordered_map<std::string, std::size_t> note_group;   // by the note's text
   const std::vector<SimResult>& results = grid.all();
   for (std::size_t r = 0; r < results.size(); ++r) {
     for (const auto& note : results[r].notes) {
-      NoteShape shape = note_shape(note);
-      const auto [it, added] = group_index.emplace(shape.key, groups.size());
-      if (added) {
-        groups.emplace_back();
-        groups.back().texts = std::move(shape.texts);
-        groups.back().numbers.resize(shape.numbers.size());
+      auto known = note_group.find(note);
+      if (known == note_group.end()) {
+        NoteShape shape = note_shape(note);
+        const auto [it, added] = group_index.emplace(std::move(shape.key), groups.size());
+        if (added) {
+          groups.emplace_back();
+          groups.back().texts = std::move(shape.texts);
+          groups.back().numbers.resize(shape.numbers.size());
+        }
+        NoteGroup& g = groups[it->second];
+        for (std::size_t k = 0; k < shape.numbers.size(); ++k) g.numbers[k].add(shape.numbers[k]);
+        known = note_group.emplace(note, it->second).first;
       }
-      NoteGroup& g = groups[it->second];
-      for (std::size_t k = 0; k < shape.numbers.size(); ++k) g.numbers[k].add(shape.numbers[k]);
+      NoteGroup& g = groups[known->second];
       if (g.last_result != r) {
         g.last_result = r;
         ++g.results;
       }
-      if (g.labels.insert(config_label(results[r].spec)).second) g.members.push_back(r);
+      const RunSpec& spec = results[r].spec;
+      if (g.configurations.insert({spec.strategy, spec.gpus, spec.batch_per_gpu}).second) g.members.push_back(r);
     }
   }
   std::string out = "## Notes\n\n";
