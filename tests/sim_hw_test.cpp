@@ -310,6 +310,88 @@ TEST(NcclModel, Nccl220AcrossNodes) {
               22e-6 + big / (200e9 * 0.92), 1e-9);
 }
 
+// One node of 8 H100 SXM on NVSwitch (18 NVLinks x 20.6 GB/s) with NVLink SHARP.
+NcclSystem hgx_h100(int nodes = 1, double inter_gbs = 0) {
+  NcclSystem s;
+  s.nodes = nodes;
+  s.gpus_per_node = 8;
+  s.nvlink = true;
+  s.nvls = true;
+  s.intra_gbs = nccl_nvlink_gbs(18, 9.0);
+  s.inter_gbs = inter_gbs;
+  return s;
+}
+
+TEST(NcclModel, NvlsOnOneNode) {
+  // One channel per GPU; each GPU's NVLinks carry 2 + 7 channels: 370.8 / 9 = 41.2 GB/s, so the
+  // search's speed is 40 (60 and 50 do not fit). algbw = 8 x 40 x 5/6 = 266.67 GB/s (nccl-tests
+  // busbw x 14/8 = 466.7); latency 23 us.
+  const NcclSystem s = hgx_h100();
+  const double big = 1 << 30;
+  EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, big, s, NcclAlgorithm::kNvls, NcclProtocol::kSimple),
+              23e-6 + big / (8 * 40 * 5.0 / 6.0 * 1e9), 1e-12);
+  // All-gather and reduce-scatter run NVLS on one node at the same rate; broadcast does not.
+  EXPECT_NEAR(nccl_seconds(NcclOp::kAllGather, big, s, NcclAlgorithm::kNvls, NcclProtocol::kSimple),
+              23e-6 + big / (8 * 40 * 5.0 / 6.0 * 1e9), 1e-12);
+  EXPECT_LT(nccl_seconds(NcclOp::kBroadcast, big, s, NcclAlgorithm::kNvls, NcclProtocol::kSimple), 0);
+  EXPECT_LT(nccl_seconds(NcclOp::kAllReduce, big, s, NcclAlgorithm::kNvls, NcclProtocol::kLL128), 0);  // Simple only
+  EXPECT_LT(nccl_seconds(NcclOp::kAllReduce, big, s, NcclAlgorithm::kNvlsTree, NcclProtocol::kSimple), 0);
+  // The tuner: ring LL for small messages (15 us < 23 us), NVLS for large ones (the ring's
+  // Simple algbw is 370.8 x 8/14 = 211.9 GB/s).
+  EXPECT_EQ(nccl_fastest(NcclOp::kAllReduce, 8, s).algorithm, NcclAlgorithm::kRing);
+  EXPECT_EQ(nccl_fastest(NcclOp::kAllReduce, big, s).algorithm, NcclAlgorithm::kNvls);
+  // 2 GPUs: 370.8 / 3 allows the fastest speed, 60, but 2 channels x 60 x 5/6 = 100 GB/s is
+  // below the ring's 370.8 x 2/2: the ring.
+  NcclSystem two = s;
+  two.gpus_per_node = 2;
+  EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, big, two, NcclAlgorithm::kNvls, NcclProtocol::kSimple),
+              23e-6 + big / 100e9, 1e-12);
+  EXPECT_EQ(nccl_fastest(NcclOp::kAllReduce, big, two).algorithm, NcclAlgorithm::kRing);
+  // No NVLS without NVLink SHARP, nor in 2.7's table.
+  NcclSystem off = s;
+  off.nvls = false;
+  EXPECT_LT(nccl_seconds(NcclOp::kAllReduce, big, off, NcclAlgorithm::kNvls, NcclProtocol::kSimple), 0);
+  EXPECT_EQ(nccl_fastest(NcclOp::kAllReduce, big, off).algorithm, NcclAlgorithm::kRing);
+  NcclSystem old = s;
+  old.nccl = NcclTable::k2_7;
+  EXPECT_LT(nccl_seconds(NcclOp::kAllReduce, big, old, NcclAlgorithm::kNvls, NcclProtocol::kSimple), 0);
+}
+
+TEST(NcclModel, NvlsTreeAcrossNodes) {
+  // 2 nodes, 8 x 200 Gb/s NICs each (200 GB/s a node, 25 per GPU): the speed is the fastest of
+  // NCCL's inter-node speeds within 25 and 41.2: 24. algbw = 8 x 24 x 5/6 = 160 GB/s; latency
+  // 23 + 2 x log2(2) x 14 = 51 us. NVLS alone does not span nodes.
+  const double big = 1 << 30;
+  const NcclSystem two = hgx_h100(2, 200);
+  EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, big, two, NcclAlgorithm::kNvlsTree, NcclProtocol::kSimple),
+              51e-6 + big / 160e9, 1e-12);
+  EXPECT_LT(nccl_seconds(NcclOp::kAllReduce, big, two, NcclAlgorithm::kNvls, NcclProtocol::kSimple), 0);
+  EXPECT_LT(nccl_seconds(NcclOp::kAllGather, big, two, NcclAlgorithm::kNvlsTree, NcclProtocol::kSimple), 0);
+  // It beats the ring bound by the NICs (200 x 16/30 = 106.7 GB/s).
+  EXPECT_EQ(nccl_fastest(NcclOp::kAllReduce, big, two).algorithm, NcclAlgorithm::kNvlsTree);
+  // 4 nodes: half the speed per channel (80 GB/s), latency 23 + 2 x 2 x 14 = 79 us.
+  const NcclSystem four = hgx_h100(4, 200);
+  EXPECT_NEAR(nccl_seconds(NcclOp::kAllReduce, big, four, NcclAlgorithm::kNvlsTree, NcclProtocol::kSimple),
+              79e-6 + big / 80e9, 1e-12);
+}
+
+TEST(NcclModel, NvlinkSharpNeedsNvswitchesAndComputeCapability9) {
+  trainsim::Topology t;
+  t.gpus_per_node = 8;
+  t.fabric = trainsim::Fabric::kNvswitch;
+  t.gpu.link.nvlink_links = 18;
+  t.gpu.compute_capability = 9.0;
+  EXPECT_TRUE(trainsim::hw::nccl_cluster(t).nvls);
+  EXPECT_TRUE(trainsim::hw::nccl_cluster(t).system(8).nvls);
+  t.gpu.compute_capability = 8.0;  // A100 on NVSwitch
+  EXPECT_FALSE(trainsim::hw::nccl_cluster(t).nvls);
+  t.gpu.compute_capability.reset();  // unknown: not assumed
+  EXPECT_FALSE(trainsim::hw::nccl_cluster(t).nvls);
+  t.gpu.compute_capability = 9.0;
+  t.fabric = trainsim::Fabric::kNvlinkMesh;
+  EXPECT_FALSE(trainsim::hw::nccl_cluster(t).nvls);
+}
+
 // A cluster's own log calibrating the model (hw/nccl_calibration.h).
 using trainsim::CurvePoint;
 using trainsim::hw::bounding_link;

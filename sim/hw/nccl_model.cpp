@@ -29,6 +29,9 @@ struct Constants {
   double tree_ll128_nodes;   // tree LL128's share on several nodes
   double sm80_cap;           // B's cap on compute capability 8.0, GB/s; 0: none
   int extra_inter_steps;     // added to a multi-node ring all-reduce's 2(nodes - 1) network steps
+  // NVLS (NVLink SHARP) and NVLS-tree, Simple only; 0: the release's table has none modelled.
+  double nvls_nvlink_us;     // NVLS's NVLink latency (its whole latency on one node)
+  double nvls_tree_net_us;   // NVLS-tree's latency per network level (twice per log2(nodes))
 };
 
 // NCCL 2.7.5, src/graph/tuning.cc (NVIDIA/nccl commit 01afd20a77b5804e0ecf1042509dd9d20ebf9e93),
@@ -40,7 +43,7 @@ constexpr Constants k2_7 = {
         {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}},    // PCIe
         {{5.0, 8.5, 50}, {2.7, 4.0, 9.6}},    // network
     },
-    1.0 / 4.0, 1.0 / 3.0, 0.7, 0.9, true, 0.915, 235.0, 0};
+    1.0 / 4.0, 1.0 / 3.0, 0.7, 0.9, true, 0.915, 235.0, 0, 0, 0};
 
 // NCCL 2.20.3, src/graph/tuning.cc (commit b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2): higher base
 // latencies, network Simple hops 28 (tree) and 14 (ring), per-channel caps instead of the fixed
@@ -52,7 +55,7 @@ constexpr Constants k2_20 = {
         {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}},   // PCIe
         {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}},  // network
     },
-    1.0 / 4.0, 1.0 / 3.0, 0.7, 0.92, false, 120.0 / 128.0, 0, 2};
+    1.0 / 4.0, 1.0 / 3.0, 0.7, 0.92, false, 120.0 / 128.0, 0, 2, 23, 14};
 
 // NCCL 2.26: src/graph/tuning.cc as it stood between the Blackwell tables (2.25) and the tuner
 // constants of 2.27 (ncclTunerConstantsDefaults, which keep these values through 2.29): tree
@@ -65,7 +68,7 @@ constexpr Constants k2_26 = {
         {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}},   // PCIe
         {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}},   // network
     },
-    0.5, 0.5, 0.92, 0.92, false, 120.0 / 128.0, 0, 0};
+    0.5, 0.5, 0.92, 0.92, false, 120.0 / 128.0, 0, 0, 23, 14};
 
 const Constants& constants(NcclTable t) {
   switch (t) {
@@ -77,6 +80,52 @@ const Constants& constants(NcclTable t) {
 }
 
 int index(NcclAlgorithm a) { return a == NcclAlgorithm::kTree ? kTree : kRing; }
+
+int floor_log2(int n) {
+  int l = 0;
+  while (n > 1) {
+    n >>= 1;
+    ++l;
+  }
+  return l;
+}
+
+// NCCL's per-channel speeds on compute capability 9.x (src/graph/search.cc, sm90SpeedArrayIntra
+// and sm90SpeedArrayInter, GB/s): the search takes the fastest at which its graph fits the links.
+constexpr double kSm90SpeedsIntra[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
+constexpr double kSm90SpeedsInter[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0,
+                                       6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+
+// The fastest of `speeds` (descending) at or below `limit`; 0 when none is.
+template <std::size_t N>
+double search_speed(const double (&speeds)[N], double limit) {
+  for (double s : speeds) {
+    if (s <= limit) return s;
+  }
+  return 0;
+}
+
+// NVLS and NVLS-tree (nccl_model.h): one channel per GPU of a node, each pulling at the search's
+// speed; none where the release, the system or the op has no NVLS.
+NcclParts nvls_parts(NcclOp op, double bytes, const NcclSystem& sys, NcclAlgorithm algorithm, const Constants& c) {
+  const bool tree = algorithm == NcclAlgorithm::kNvlsTree;
+  const int ppn = sys.gpus_per_node;
+  if (!sys.nvls || c.nvls_nvlink_us <= 0 || ppn < 2) return NcclParts{-1, -1};
+  if (tree ? (sys.nodes < 2 || op != NcclOp::kAllReduce)
+           : (sys.nodes > 1 || (op != NcclOp::kAllReduce && op != NcclOp::kAllGather && op != NcclOp::kReduceScatter))) {
+    return NcclParts{-1, -1};
+  }
+  // Each channel's head takes twice its speed of its own NVLinks and once of every other GPU's.
+  const double nvlink_limit = sys.intra_gbs / (ppn + 1);
+  const double speed = sys.nodes == 1 ? search_speed(kSm90SpeedsIntra, nvlink_limit)
+                                      : search_speed(kSm90SpeedsInter, std::min(nvlink_limit, sys.inter_gbs / ppn));
+  if (speed <= 0) return NcclParts{-1, -1};
+  const double per_channel = tree && sys.nodes > 2 ? speed / 2 : speed;
+  const double algbw_gbs = ppn * per_channel * 5.0 / 6.0;
+  double latency_us = c.nvls_nvlink_us;
+  if (tree) latency_us += 2 * floor_log2(sys.nodes) * c.nvls_tree_net_us;
+  return NcclParts{latency_us * 1e-6, bytes / (algbw_gbs * 1e9)};
+}
 int index(NcclProtocol p) { return p == NcclProtocol::kLL ? kLL : p == NcclProtocol::kLL128 ? kLL128 : kSimple; }
 
 // Ring steps of `op` over `ranks` (NCCL's nsteps and nInterSteps with ranks = nodes).
@@ -89,15 +138,6 @@ int ring_steps(NcclOp op, int ranks) {
     case NcclOp::kReduce: return ranks;
   }
   return ranks;
-}
-
-int floor_log2(int n) {
-  int l = 0;
-  while (n > 1) {
-    n >>= 1;
-    ++l;
-  }
-  return l;
 }
 
 }  // namespace
@@ -129,7 +169,15 @@ const char* to_string(NcclTable t) {
   return "?";
 }
 
-const char* to_string(NcclAlgorithm a) { return a == NcclAlgorithm::kTree ? "tree" : "ring"; }
+const char* to_string(NcclAlgorithm a) {
+  switch (a) {
+    case NcclAlgorithm::kTree: return "tree";
+    case NcclAlgorithm::kRing: return "ring";
+    case NcclAlgorithm::kNvls: return "nvls";
+    case NcclAlgorithm::kNvlsTree: return "nvls_tree";
+  }
+  return "?";
+}
 
 const char* to_string(NcclProtocol p) {
   return p == NcclProtocol::kLL ? "LL" : p == NcclProtocol::kLL128 ? "LL128" : "Simple";
@@ -151,6 +199,10 @@ double nccl_bus_factor(NcclOp op, int ranks) {
 NcclParts nccl_parts(NcclOp op, double bytes, const NcclSystem& sys, NcclAlgorithm algorithm, NcclProtocol protocol) {
   const int n = sys.ranks();
   if (n <= 1 || bytes <= 0) return NcclParts{};
+  if (algorithm == NcclAlgorithm::kNvls || algorithm == NcclAlgorithm::kNvlsTree) {
+    if (protocol != NcclProtocol::kSimple) return NcclParts{-1, -1};
+    return nvls_parts(op, bytes, sys, algorithm, constants(sys.nccl));
+  }
   const int a = index(algorithm), p = index(protocol);
   if (algorithm == NcclAlgorithm::kTree && op != NcclOp::kAllReduce) return NcclParts{-1, -1};
   if (protocol == NcclProtocol::kLL128 && !sys.nvlink) return NcclParts{-1, -1};
@@ -215,7 +267,7 @@ double nccl_seconds(NcclOp op, double bytes, const NcclSystem& sys, NcclAlgorith
 NcclTime nccl_fastest(NcclOp op, double bytes, const NcclSystem& sys) {
   NcclTime best;
   best.seconds = -1;
-  for (NcclAlgorithm a : {NcclAlgorithm::kTree, NcclAlgorithm::kRing}) {
+  for (NcclAlgorithm a : {NcclAlgorithm::kTree, NcclAlgorithm::kRing, NcclAlgorithm::kNvls, NcclAlgorithm::kNvlsTree}) {
     for (NcclProtocol p : {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple}) {
       const NcclParts parts = nccl_parts(op, bytes, sys, a, p);
       if (parts.latency_s < 0) continue;
@@ -255,6 +307,7 @@ NcclSystem NcclCluster::system(int ranks) const {
   sys.intra_gbs = intra_gbs;
   sys.inter_gbs = sys.nodes > 1 ? inter_gbs : 0;
   sys.sm80 = sm80;
+  sys.nvls = nvls;
   sys.nccl = nccl;
   return sys;
 }
@@ -276,7 +329,7 @@ NcclCalibration log_calibration(const NcclCluster& c) {
       return a.bytes == b.bytes && a.time_s == b.time_s;
     };
     return o.gpus_per_node == c.gpus_per_node && o.nvlink == c.nvlink && o.intra_gbs == c.intra_gbs &&
-           o.inter_gbs == c.inter_gbs && o.sm80 == c.sm80 && o.nccl == c.nccl &&
+           o.inter_gbs == c.inter_gbs && o.sm80 == c.sm80 && o.nvls == c.nvls && o.nccl == c.nccl &&
            o.all_reduce_log->ranks == log.ranks &&
            std::equal(o.all_reduce_log->points.begin(), o.all_reduce_log->points.end(), log.points.begin(),
                       log.points.end(), same_point);
@@ -295,6 +348,8 @@ NcclCluster nccl_cluster(const Topology& t) {
   c.name = t.describe();
   const std::optional<double>& cc = t.gpu.compute_capability;
   c.sm80 = cc && std::abs(*cc - 8.0) < 0.05;
+  // NVLink SHARP: NVSwitches and compute capability 9.0 or later (search.cc: NVS nodes, ccMin >= 90).
+  c.nvls = t.fabric == Fabric::kNvswitch && cc && *cc >= 9.0 - 1e-9;
   if (t.nccl) c.nccl = nccl_table(*t.nccl);
   if (t.fabric == Fabric::kPcie) {
     c.intra_gbs = nccl_pcie_gbs(t.gpu.link.pcie_generation, t.gpu.link.pcie_lanes);

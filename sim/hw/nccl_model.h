@@ -1,5 +1,5 @@
 #pragma once
-// Collectives as NCCL runs them (docs/SCALE.md): ring and tree algorithms, the LL, LL128 and
+// Collectives as NCCL runs them (docs/SCALE.md): ring, tree and NVLS algorithms, the LL, LL128 and
 // Simple protocols, each a latency plus bytes over a bandwidth, and the tuner's choice of the
 // fastest per message size. The model and its constants are NCCL's own cost model, from NCCL's
 // src/graph/tuning.cc (ncclTopoTuneModel, ncclTopoGetAlgoTime; NVIDIA/nccl) and the link figures
@@ -27,11 +27,27 @@
 //   LL's intra-node hop costs 1.8x when the ring spans nodes; a multi-node ring all-reduce with
 //   Simple pays 1.9x its latency once S >= n/16 x 64 KiB (the ring's plateau).
 // base and hw (microseconds) are the release's tables. LL128 is used only over NVLink (NCCL
-// enables it by default only there). Not modelled: NCCL's tree correction factors for medium
-// sizes, CollNet, NVLS and PAT, the per-channel caps and the number of channels its search finds
-// (from 2.20 the tree's and LL's bandwidth caps are per channel), the network post overhead of
-// 2.20 and later (1 us on Intel, 2 us on AMD CPUs per multi-node ring step), and the later
-// releases' plateau rule (per channel).
+// enables it by default only there).
+//
+// NVLS (NVLink SHARP: the NVSwitch reduces and multicasts), on NVSwitch nodes whose GPUs all have
+// compute capability 9.0 or later, Simple only, in the 2.20 and 2.26 tables as NCCL 2.20.3 models
+// it (tuning.cc and search.cc at the commit above): on one node, all-reduce, all-gather and
+// reduce-scatter (NVLS); on several, all-reduce (NVLS-tree: NVLS inside each node, a tree of the
+// nodes). The search gives one channel per GPU of a node (g = gpus_per_node, g >= 2), each at the
+// fastest of NCCL's compute-capability-9 speeds (intra-node 60, 50, 40, 30, 24, 20, 15, 12, 11, 6,
+// 3 GB/s; across nodes 48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, ...) at which every
+// GPU's NVLinks carry it (the channel's head twice, every other GPU once: (g + 1) x speed <= the
+// NVLink rating) and, across nodes, at which the node's NICs carry g of them:
+//   algbw = g x speed x 5/6 (NVLS-tree on more than 2 nodes: speed / 2)
+//   latency = 23 us (NVLS) or 23 + 2 log2(nodes) x 14 us (NVLS-tree).
+// On 8 H100 SXM (18 NVLinks x 20.6 = 370.8 GB/s): speed 40, algbw 266.7 GB/s, nccl-tests busbw
+// 466.7 GB/s, against the ring's 370.8. Not modelled: the releases after 2.20 that rate NVLS
+// otherwise (an efficiency per GPU generation and (channels - 1) / channels), NVLS in 2.17-2.19
+// (priced with 2.7's table, which has none), NVLS across nodes with CollNet, NCCL's tree
+// correction factors for medium sizes, CollNet, PAT, the per-channel caps and the number of
+// channels the ring's and tree's search finds (from 2.20 the tree's and LL's bandwidth caps are
+// per channel), the network post overhead of 2.20 and later (1 us on Intel, 2 us on AMD CPUs per
+// multi-node ring step), and the later releases' plateau rule (per channel).
 //
 // Peer-to-peer off (`p2p: false`): NCCL routes GPU to GPU through the CPU (paths.cc,
 // addInterStep): the path's bandwidth is the smaller of the two PCIe paths to the CPU, so it is
@@ -50,10 +66,10 @@
 namespace trainsim::hw {
 
 enum class NcclOp { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter };
-enum class NcclAlgorithm { kTree, kRing };
+enum class NcclAlgorithm { kTree, kRing, kNvls, kNvlsTree };
 enum class NcclProtocol { kLL, kLL128, kSimple };
 const char* to_string(NcclOp op);         // "all_reduce", "broadcast", ...
-const char* to_string(NcclAlgorithm a);   // "tree", "ring"
+const char* to_string(NcclAlgorithm a);   // "tree", "ring", "nvls", "nvls_tree"
 const char* to_string(NcclProtocol p);    // "LL", "LL128", "Simple"
 
 // The releases whose cost-model constants are modelled, oldest first, and the one a release
@@ -72,6 +88,7 @@ struct NcclSystem {
   double intra_gbs = 0;    // per GPU per direction, NCCL's rating of the intra-node path (GB/s)
   double inter_gbs = 0;    // per node per direction, all its NICs together (GB/s); 0: one node
   bool sm80 = false;       // every GPU has compute capability 8.0 (NCCL's A100 refinements)
+  bool nvls = false;       // NVSwitch and compute capability >= 9.0: NVLink SHARP (NVLS)
   NcclTable nccl = kNewestNccl;  // whose constants
   int ranks() const { return nodes * gpus_per_node; }
 };
@@ -115,6 +132,7 @@ struct NcclCluster {
   double intra_gbs = 0;  // NcclSystem::intra_gbs
   double inter_gbs = 0;  // per node; 0: no NICs (one node only)
   bool sm80 = false;
+  bool nvls = false;     // NcclSystem::nvls
   NcclTable nccl = kNewestNccl;
   std::string name;      // Topology::describe(), for notes
   std::optional<CollectiveCurve> all_reduce_log;  // Topology::all_reduce_log
