@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "flat_text.h"
@@ -409,6 +410,20 @@ TEST_F(SimulateProgram, TheMainJobPredictsTheGpuAndPrintsQ4FromTheRealDataBaseli
   EXPECT_NE(run.out.find("| epochs to acc 0.75 | time to acc 0.75 s |", q4), std::string::npos);
   const auto row = run.out.find("| ddp:4:2048 |         8192 |   64x |", q4);
   ASSERT_NE(row, std::string::npos) << run.out.substr(q4);
+  // Issue 64: Tables 2 and 3 and Q4 read on a terminal of 100 columns, each split into tables of
+  // the same 20 rows (the sweep's 20 configurations with 2 or more GPUs; Q4's every runnable one).
+  for (const auto& [heading, tables] : std::vector<std::pair<std::string, int>>{
+           {"## Table 2: ", 2}, {"## Table 3: ", 2}, {"## Q4: ", 3}}) {
+    const auto start = run.out.find("\n" + heading);
+    ASSERT_NE(start, std::string::npos) << heading;
+    const auto end = run.out.find("\n## ", start + 1);
+    int table_lines = 0;
+    for (const std::string& line : lines_of(run.out.substr(start + 1, end - start - 1))) {
+      EXPECT_LE(line.size(), 100u) << heading << ": " << line;
+      if (line.rfind("|", 0) == 0) ++table_lines;
+    }
+    EXPECT_EQ(table_lines, tables * (2 + 20)) << heading;  // header, separator, 20 rows
+  }
   const ProgramRun cpu = simulate((configs / "cpu-sweep.yaml").string());
   ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
   const auto line = [](const std::string& text, std::size_t at) { return text.substr(at, text.find('\n', at) - at); };

@@ -167,7 +167,9 @@ TEST(Table1, SaysWhenNoStrongScalingCellExists) {
   EXPECT_NE(format_table1(c, grid).find("The sweep has no such cells"), std::string::npos);
 }
 
-TEST(Table2, CourseSubtractionBesideTheSimulatorBreakdown) {
+// Two tables of the same rows (issue 64: each fits a terminal): the course's subtraction, then
+// the simulator's breakdown.
+TEST(Table2, CourseSubtractionAndTheSimulatorBreakdownOfTheSameRows) {
   const auto c = context({Strategy::kDdp}, {1, 2}, {128});
   SimResult two = result(Strategy::kDdp, 2, 128, 60.0);
   two.compute_s = 48.5;
@@ -176,25 +178,38 @@ TEST(Table2, CourseSubtractionBesideTheSimulatorBreakdown) {
   two.loader_stall_s = 7.0;
   const ResultGrid grid({result(Strategy::kDdp, 1, 128, 100.0), two});
   const std::string t2 = format_table2(c, grid);
+  const size_t split = t2.find("The simulator's breakdown of the same configurations, GPU 0's busy times");
+  ASSERT_NE(split, std::string::npos) << t2;
+  const std::string course = t2.substr(0, split), simulated = t2.substr(split);
   // course compute = 100 / 2 = 50, course comm = 60 - 50 = 10; simulator columns copied.
-  EXPECT_EQ(row(t2, {"ddp", "2", "128"}),
-            (std::vector<std::string>{"ddp", "2", "128", "100.0", "60.00", "50.00", "10.00", "48.50", "20.25",
-                                      "3.125", "7.000"}));
+  EXPECT_EQ(table_rows(course).at(0), (std::vector<std::string>{"strategy", "gpus", "batch/GPU", "T(1,b) s", "T(N,b) s",
+                                                                "course compute s", "course comm s"}));
+  EXPECT_EQ(row(course, {"ddp", "2", "128"}),
+            (std::vector<std::string>{"ddp", "2", "128", "100.0", "60.00", "50.00", "10.00"}));
+  EXPECT_EQ(table_rows(simulated).at(0), (std::vector<std::string>{"strategy", "gpus", "batch/GPU", "compute_s", "comm_s",
+                                                                   "exposed_comm_s", "loader_stall_s"}));
+  EXPECT_EQ(row(simulated, {"ddp", "2", "128"}),
+            (std::vector<std::string>{"ddp", "2", "128", "48.50", "20.25", "3.125", "7.000"}));
   EXPECT_NE(t2.find("ignores overlap"), std::string::npos);
-  // No 1-GPU rows in Table 2: header, separator and one data row.
-  EXPECT_EQ(table_rows(t2).size(), 3u);
+  // No 1-GPU rows in Table 2: in each table header, separator and one data row.
+  EXPECT_EQ(table_rows(course).size(), 3u);
+  EXPECT_EQ(table_rows(simulated).size(), 3u);
 }
 
 TEST(Table2, OomCellsAndSingleGpuOnlySweeps) {
   const auto c = context({Strategy::kDp}, {1, 2}, {2048});
   const ResultGrid grid({result(Strategy::kDp, 1, 2048, 10.0), result(Strategy::kDp, 2, 2048, 8.0, false)});
-  EXPECT_EQ(row(format_table2(c, grid), {"dp"}),
-            (std::vector<std::string>{"dp", "2", "2048", "10.00", "OOM", "-", "-", "OOM", "OOM", "OOM", "OOM"}));
+  const std::string t2 = format_table2(c, grid);
+  const size_t split = t2.find("The simulator's breakdown");
+  ASSERT_NE(split, std::string::npos) << t2;
+  EXPECT_EQ(row(t2.substr(0, split), {"dp"}), (std::vector<std::string>{"dp", "2", "2048", "10.00", "OOM", "-", "-"}));
+  EXPECT_EQ(row(t2.substr(split), {"dp"}), (std::vector<std::string>{"dp", "2", "2048", "OOM", "OOM", "OOM", "OOM"}));
   const auto single = context({Strategy::kDp}, {1}, {2048});
   EXPECT_NE(format_table2(single, grid).find("no configuration with 2 or more GPUs"), std::string::npos);
   EXPECT_NE(format_table3(single, grid).find("no configuration with 2 or more GPUs"), std::string::npos);
 }
 
+// Two tables of the same rows (issue 64): the course's method, then the collectives as simulated.
 TEST(Table3, CourseUtilisationAndSimulatorBusBandwidth) {
   const auto c = context({Strategy::kDdp}, {1, 2}, {64});
   SimResult two = result(Strategy::kDdp, 2, 64, 60.0);
@@ -203,12 +218,30 @@ TEST(Table3, CourseUtilisationAndSimulatorBusBandwidth) {
   two.busbw_gbs = 12.5;
   const ResultGrid grid({result(Strategy::kDdp, 1, 64, 100.0), two});
   const std::string t3 = format_table3(c, grid);
+  const size_t split = t3.find("utilisation GB/s = course GB/epoch / course comm s. The simulator's collectives");
+  ASSERT_NE(split, std::string::npos) << t3;
+  const std::string course = t3.substr(0, split), simulated = t3.substr(split);
   // bytes = 391 * 2(2-1)/2 * 44,695,848 = 17,476,076,568 B = 17.48 GB; course comm = 60 - 100/2 = 10 s;
   // utilisation = 17.476 GB / 10 s = 1.748 GB/s; simulator: 1.75e10 B = 17.50 GB, busbw 12.50.
-  EXPECT_EQ(row(t3, {"ddp"}), (std::vector<std::string>{"ddp", "2", "64", "391", "17.48", "10.00", "1.748",
-                                                        "17.50", "12.50"}));
+  EXPECT_EQ(table_rows(course).at(0), (std::vector<std::string>{"strategy", "gpus", "batch/GPU", "iterations",
+                                                                "course GB/epoch", "course comm s", "utilisation GB/s"}));
+  EXPECT_EQ(row(course, {"ddp"}), (std::vector<std::string>{"ddp", "2", "64", "391", "17.48", "10.00", "1.748"}));
+  EXPECT_EQ(table_rows(simulated).at(0),
+            (std::vector<std::string>{"strategy", "gpus", "batch/GPU", "comm GB/rank", "busbw GB/s"}));
+  EXPECT_EQ(row(simulated, {"ddp"}), (std::vector<std::string>{"ddp", "2", "64", "17.50", "12.50"}));
+  EXPECT_EQ(table_rows(course).size(), 3u);
+  EXPECT_EQ(table_rows(simulated).size(), 3u);
   EXPECT_NE(flat(t3).find("t = 2(n-1)*alpha + 2(n-1)/n * S / B"), std::string::npos);
   EXPECT_NE(t3.find("44,695,848"), std::string::npos);
+
+  // A configuration the profiled machine cannot run: no course figures, n/a for the simulator's.
+  SimResult cannot = result(Strategy::kDdp, 2, 64, 0.0);
+  cannot.runnable = false;
+  const std::string none = format_table3(c, ResultGrid({result(Strategy::kDdp, 1, 64, 100.0), cannot}));
+  const size_t at = none.find("The simulator's collectives");
+  ASSERT_NE(at, std::string::npos) << none;
+  EXPECT_EQ(row(none.substr(0, at), {"ddp"}), (std::vector<std::string>{"ddp", "2", "64", "-", "-", "-", "-"}));
+  EXPECT_EQ(row(none.substr(at), {"ddp"}), (std::vector<std::string>{"ddp", "2", "64", "n/a", "n/a"}));
 }
 
 TEST(Table3, NoUtilisationWhenCourseCommunicationIsNotPositive) {
@@ -216,7 +249,7 @@ TEST(Table3, NoUtilisationWhenCourseCommunicationIsNotPositive) {
   // T(2) = 45 < T(1)/2 = 50: course communication = -5 s, utilisation undefined.
   const ResultGrid grid({result(Strategy::kDdp, 1, 64, 100.0), result(Strategy::kDdp, 2, 64, 45.0)});
   const auto r = row(format_table3(c, grid), {"ddp"});
-  ASSERT_EQ(r.size(), 9u);
+  ASSERT_EQ(r.size(), 7u);
   EXPECT_EQ(r[5], "-5.000");
   EXPECT_EQ(r[6], "n/a (comm <= 0)");
 }

@@ -184,16 +184,21 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
 
   // The test accuracy with BatchNorm's statistics recomputed, where the baseline measured it.
   const bool recomputed = curve.recompute_bn_images > 0;
-  std::vector<std::string> columns = {"config", "global batch", "B/B0", "loss@" + k, "train acc@" + k, "test acc@" + k};
-  if (recomputed) columns.push_back("test acc@" + k + " BN recomputed");
-  for (const char* column : {"epochs to target", "time to target s"}) columns.push_back(column);
+  const std::string recomputed_column = "test acc@" + k + " BN";
+  // Three tables of the same rows, so that each fits a terminal (issue 64): the predictions after
+  // k epochs, the epochs and time to the targets, the efficiency with the rows' notes.
+  std::vector<std::string> after_columns = {"config", "global batch", "B/B0", "loss@" + k, "train acc@" + k,
+                                            "test acc@" + k};
+  if (recomputed) after_columns.push_back(recomputed_column);
+  std::vector<std::string> target_columns = {"config", "epochs to target", "time to target s"};
   const std::string acc = target_accuracy ? "acc " + plain(*target_accuracy) : std::string();
   if (target_accuracy) {
-    columns.push_back("epochs to " + acc);
-    columns.push_back("time to " + acc + " s");
+    target_columns.push_back("epochs to " + acc);
+    target_columns.push_back("time to " + acc + " s");
   }
-  for (const char* column : {"efficiency", "goodput samples/s", "notes"}) columns.push_back(column);
-  TextTable table(columns);
+  TextTable after(after_columns);
+  TextTable targets(target_columns);
+  TextTable efficiency({"config", "efficiency", "goodput samples/s", "notes"});
   NumberedNotes notes;
   for (const SimResult& r : grid.all()) {
     if (!r.runnable) continue;  // no epoch time, no global batch: not a row of Q4
@@ -225,26 +230,35 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
                : std::string()));
     }
     const double ratio = static_cast<double>(r.global_batch) / static_cast<double>(curve.batch);
-    std::vector<std::string> cells = {config_label(r.spec), std::to_string(r.global_batch), ratio_cell(ratio), loss,
-                                      optional_cell(p.train_accuracy_at_k, 3), optional_cell(p.test_accuracy_at_k, 3)};
-    if (recomputed) cells.push_back(optional_cell(p.test_accuracy_recomputed_at_k, 3));
-    cells.push_back(epochs);
-    cells.push_back(speed_cell(r, row.time_to_target_s));
+    const std::string label = config_label(r.spec);
+    std::vector<std::string> after_cells = {label, std::to_string(r.global_batch), ratio_cell(ratio), loss,
+                                            optional_cell(p.train_accuracy_at_k, 3), optional_cell(p.test_accuracy_at_k, 3)};
+    if (recomputed) after_cells.push_back(optional_cell(p.test_accuracy_recomputed_at_k, 3));
+    std::vector<std::string> target_cells = {label, epochs, speed_cell(r, row.time_to_target_s)};
     if (target_accuracy) {
       std::string epochs_to_accuracy = optional_cell(p.epochs_to_target_accuracy);
       if (!p.epochs_to_target_accuracy) {
         row_notes.push_back("epochs to " + acc + ": " + p.target_accuracy_missing);
         epochs_to_accuracy = "not predicted";
       }
-      cells.push_back(epochs_to_accuracy);
-      cells.push_back(speed_cell(r, row.time_to_target_accuracy_s));
+      target_cells.push_back(epochs_to_accuracy);
+      target_cells.push_back(speed_cell(r, row.time_to_target_accuracy_s));
     }
-    cells.push_back(optional_cell(p.efficiency, 3));
-    cells.push_back(speed_cell(r, row.goodput));
-    cells.push_back(notes.refer(row_notes));
-    table.add_row(cells);
+    after.add_row(after_cells);
+    targets.add_row(target_cells);
+    efficiency.add_row({label, optional_cell(p.efficiency, 3), speed_cell(r, row.goodput), notes.refer(row_notes)});
   }
-  out += table.to_markdown() + "\n";
+  out += after.to_markdown() + "\n";
+  out += wrap_paragraph((recomputed ? recomputed_column + ": test acc@" + k + " with BatchNorm's statistics recomputed. "
+                                    : std::string()) +
+                        "Each row's notes: the last column of the efficiency table below.") +
+         "\n";
+  out += wrap_paragraph(std::string("Epochs and time to the target loss") +
+                        (target_accuracy ? " and to test accuracy " + plain(*target_accuracy) : std::string()) + ":") +
+         "\n";
+  out += targets.to_markdown() + "\n";
+  out += wrap_paragraph("Efficiency and goodput at the target loss, and each row's notes (listed below):") + "\n";
+  out += efficiency.to_markdown() + "\n";
   if (!notes.empty()) out += notes.list() + "\n";
   out += wrap_paragraph("Model (docs/LARGE_BATCH.md, after McCandlish et al. 2018): an example at batch B is worth "
          "dE_0/dE_B = (B_noise + B_0) / (B_noise + B) (2x - x^2) / (2x_0 - x_0^2) of the baseline's, x the rule's "

@@ -350,9 +350,11 @@ std::string format_table2(const ReportContext& c, const ResultGrid& grid) {
   std::string out = "## Table 2: computation vs communication per epoch (N >= 2)\n\n";
   const std::vector<int> multi = multi_gpu_counts(c);
   if (multi.empty()) return out + wrap_paragraph("The sweep has no configuration with 2 or more " + c.unit.plural() + ".") + "\n";
-  TextTable table({"strategy", "gpus", "batch/" + c.unit.name, "T(1,b) s", "T(N,b) s", "course compute s",
-                   "course comm s", "sim compute_s", "sim comm_s", "sim exposed_comm_s",
-                   "sim loader_stall_s"});
+  // Two tables of the same rows, so that each fits a terminal (issue 64): the course's
+  // subtraction, then the simulator's breakdown.
+  const std::string batch = "batch/" + c.unit.name;
+  TextTable course({"strategy", "gpus", batch, "T(1,b) s", "T(N,b) s", "course compute s", "course comm s"});
+  TextTable simulated({"strategy", "gpus", batch, "compute_s", "comm_s", "exposed_comm_s", "loader_stall_s"});
   for (Strategy s : c.strategies) {
     for (int64_t b : c.batches) {
       const SimResult* base = grid.find(s, 1, b);
@@ -360,16 +362,21 @@ std::string format_table2(const ReportContext& c, const ResultGrid& grid) {
         const SimResult* r = grid.find(s, n, b);
         if (r == nullptr) continue;
         const bool both = usable(base) && usable(r);
-        table.add_row({to_string(s), std::to_string(n), std::to_string(b), time_cell(base, &SimResult::epoch_s),
-                       time_cell(r, &SimResult::epoch_s),
-                       both ? seconds(course_compute_s(base->epoch_s, n)) : kNone,
-                       both ? seconds(course_comm_s(base->epoch_s, r->epoch_s, n)) : kNone,
-                       time_cell(r, &SimResult::compute_s), time_cell(r, &SimResult::comm_s),
-                       time_cell(r, &SimResult::exposed_comm_s), time_cell(r, &SimResult::loader_stall_s)});
+        course.add_row({to_string(s), std::to_string(n), std::to_string(b), time_cell(base, &SimResult::epoch_s),
+                        time_cell(r, &SimResult::epoch_s),
+                        both ? seconds(course_compute_s(base->epoch_s, n)) : kNone,
+                        both ? seconds(course_comm_s(base->epoch_s, r->epoch_s, n)) : kNone});
+        simulated.add_row({to_string(s), std::to_string(n), std::to_string(b), time_cell(r, &SimResult::compute_s),
+                           time_cell(r, &SimResult::comm_s), time_cell(r, &SimResult::exposed_comm_s),
+                           time_cell(r, &SimResult::loader_stall_s)});
       }
     }
   }
-  out += table.to_markdown() + "\n";
+  out += course.to_markdown() + "\n";
+  out += wrap_paragraph("The simulator's breakdown of the same configurations, " + c.unit.name +
+                        " 0's busy times over the epoch in s:") +
+         "\n";
+  out += simulated.to_markdown() + "\n";
   out += wrap_paragraph(
       "Course method (Q3.1): compute(N) = T(1,b)/N, communication(N) = T(N,b) - T(1,b)/N. The "
       "simulator's columns are " + c.unit.name + " 0's busy times over the epoch: compute_s (compute stream and H2D "
@@ -388,8 +395,11 @@ std::string format_table3(const ReportContext& c, const ResultGrid& grid) {
   std::string out = "## Table 3: bandwidth utilisation (N >= 2), GB = 1e9 bytes\n\n";
   const std::vector<int> multi = multi_gpu_counts(c);
   if (multi.empty()) return out + wrap_paragraph("The sweep has no configuration with 2 or more " + c.unit.plural() + ".") + "\n";
-  TextTable table({"strategy", "gpus", "batch/" + c.unit.name, "iterations", "course GB/epoch", "course comm s",
-                   "course utilisation GB/s", "sim comm GB/rank", "sim busbw GB/s"});
+  // Two tables of the same rows, so that each fits a terminal (issue 64): the course's method,
+  // then the collectives as simulated.
+  const std::string batch = "batch/" + c.unit.name;
+  TextTable course({"strategy", "gpus", batch, "iterations", "course GB/epoch", "course comm s", "utilisation GB/s"});
+  TextTable simulated({"strategy", "gpus", batch, "comm GB/rank", "busbw GB/s"});
   for (Strategy s : c.strategies) {
     for (int64_t b : c.batches) {
       const SimResult* base = grid.find(s, 1, b);
@@ -397,8 +407,8 @@ std::string format_table3(const ReportContext& c, const ResultGrid& grid) {
         const SimResult* r = grid.find(s, n, b);
         if (r == nullptr) continue;
         if (!r->runnable) {
-          table.add_row({to_string(s), std::to_string(n), std::to_string(b), kNone, kNone, kNone, kNone,
-                         kNotRunnable, kNotRunnable});
+          course.add_row({to_string(s), std::to_string(n), std::to_string(b), kNone, kNone, kNone, kNone});
+          simulated.add_row({to_string(s), std::to_string(n), std::to_string(b), kNotRunnable, kNotRunnable});
           continue;
         }
         const double bytes = course_bytes_per_epoch(r->iterations, n, c.param_bytes);
@@ -406,14 +416,19 @@ std::string format_table3(const ReportContext& c, const ResultGrid& grid) {
         const double comm = both ? course_comm_s(base->epoch_s, r->epoch_s, n) : 0;
         std::string utilisation = kNone;
         if (both) utilisation = comm > 0 ? format_significant(bytes / comm / 1e9, 4) : "n/a (comm <= 0)";
-        table.add_row({to_string(s), std::to_string(n), std::to_string(b), std::to_string(r->iterations),
-                       gbytes(bytes), both ? seconds(comm) : kNone, utilisation,
-                       r->fits ? gbytes(r->comm_bytes_per_rank) : kOom,
-                       r->fits ? format_significant(r->busbw_gbs, 4) : kOom});
+        course.add_row({to_string(s), std::to_string(n), std::to_string(b), std::to_string(r->iterations),
+                        gbytes(bytes), both ? seconds(comm) : kNone, utilisation});
+        simulated.add_row({to_string(s), std::to_string(n), std::to_string(b),
+                           r->fits ? gbytes(r->comm_bytes_per_rank) : kOom,
+                           r->fits ? format_significant(r->busbw_gbs, 4) : kOom});
       }
     }
   }
-  out += table.to_markdown() + "\n";
+  out += course.to_markdown() + "\n";
+  out += wrap_paragraph("utilisation GB/s = course GB/epoch / course comm s. The simulator's collectives in the same "
+                        "configurations, GB each rank sends in the epoch and their bus bandwidth:") +
+         "\n";
+  out += simulated.to_markdown() + "\n";
   out += wrap_paragraph("Ring all-reduce of S bytes on n ranks: 2(n-1) steps, each rank sending S/n bytes per step, so "
          "t = 2(n-1)*alpha + 2(n-1)/n * S / B (alpha: per-step latency, B: per-rank link bandwidth) and "
          "each rank sends 2(n-1)/n * S bytes. Course method (Q3.2): bytes per epoch = iterations * "
