@@ -213,6 +213,65 @@ TEST_F(Q4Test, TableRowsNoProgressAndNotes) {
   EXPECT_EQ(big[8], "0.113");  // (900 + 128)/(900 + 8192) at the target
 }
 
+// The critical batch and the lr rules side by side: one row per global batch, ascending, its
+// regime by B / B_crit, the epochs to target under each rule and the rule with the fewest.
+TEST_F(Q4Test, TheCriticalBatchAndTheRulesSideBySide) {
+  config_.lr_rule = LrRule::kConstant;
+  const auto report = LargeBatchReport::make(config_, profile_);
+  ASSERT_TRUE(report.has_value());
+  SimResult oom = result(Strategy::kDdp, 4, 2048, 30.0);
+  oom.fits = false;  // still a row: the epochs to target do not need the time
+  const ResultGrid grid({result(Strategy::kDdp, 1, 128, 9.0), result(Strategy::kDdp, 4, 128, 10.0),
+                         result(Strategy::kDp, 1, 512, 11.0), result(Strategy::kDdp, 1, 32, 20.0), oom});
+  const std::string text = format_q4(*report, grid);
+  // B_crit: the fixture's noise scale where the baseline reaches the target, 900.
+  EXPECT_NE(flat(text).find("The critical batch and the lr rules side by side. B_crit = 900,"), std::string::npos)
+      << text;
+  const auto header = table_row(text, "global batch");
+  EXPECT_EQ(header, (std::vector<std::string>{"global batch", "B/B_crit", "regime", "constant", "linear",
+                                              "linear-warmup", "sqrt", "best rule"}));
+  // Rows in ascending global batch, 512 once (ddp:4:128 and dp:1:512 share it).
+  std::vector<std::string> order;
+  std::istringstream lines(text);
+  bool inside = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| global batch ", 0) == 0) inside = true;
+    else if (inside && line.rfind("| :", 0) == 0) continue;
+    else if (inside && line.rfind("| ", 0) == 0) order.push_back(table_row(line, line.substr(2, line.find(' ', 2) - 2))[0]);
+    else if (inside) break;
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"32", "128", "512", "8192"})) << text;
+  // Regimes: 32/900 and 128/900 <= 1/3, 512/900 = 0.569 between, 8192/900 = 9.10 >= 3.
+  EXPECT_EQ(table_row(text, "32")[2], "near-linear");
+  EXPECT_EQ(table_row(text, "128")[1], "0.142");
+  EXPECT_EQ(table_row(text, "128")[2], "near-linear");
+  EXPECT_EQ(table_row(text, "512")[2], "diminishing");
+  EXPECT_EQ(table_row(text, "8192")[1], "9.10");
+  EXPECT_EQ(table_row(text, "8192")[2], "step-bound");
+  // At the baseline's batch every rule is the baseline's lr: 4.5 epochs each (the main table's
+  // 4.500), the first of equals named best. At 32 the constant lr predicts no progress (above).
+  EXPECT_EQ(table_row(text, "128"),
+            (std::vector<std::string>{"128", "0.142", "near-linear", "4.50", "4.50", "4.50", "4.50", "constant"}));
+  EXPECT_EQ(table_row(text, "32")[3], "stalls");
+  // The best rule has the fewest epochs of the row's predicted ones.
+  for (const std::string batch : {"512", "8192"}) {
+    const auto row = table_row(text, batch);
+    ASSERT_EQ(row.size(), 8u);
+    double fewest = 1e300;
+    std::string best = "-";
+    const char* rules[] = {"constant", "linear", "linear-warmup", "sqrt"};
+    for (int i = 0; i < 4; ++i) {
+      if (row[3 + i] == "stalls" || row[3 + i] == "-") continue;
+      const double epochs = std::stod(row[3 + i]);
+      if (epochs < fewest) {
+        fewest = epochs;
+        best = rules[i];
+      }
+    }
+    EXPECT_EQ(row[7], best) << batch;
+  }
+}
+
 // A baseline whose parameters that are not scale-invariant start within their bound reads a run
 // past plain SGD's bound at the edge of stability (PastBound::kFromStart): the quarter-batch row
 // above trains, as its edge note said, and says which reading it took; one that starts past it

@@ -55,6 +55,74 @@ class NumberedNotes {
   std::vector<std::string> notes_;
 };
 
+constexpr LrRule kLrRules[] = {LrRule::kConstant, LrRule::kLinear, LrRule::kLinearWarmup, LrRule::kSqrt};
+
+// McCandlish et al.'s regime of a batch B against the critical batch: an example at B is worth
+// E_min / E = 1 / (1 + B / B_crit) of one at a small batch; at least 3/4 (B <= B_crit / 3) is
+// near-linear scaling, at most 1/4 (B >= 3 B_crit) leaves the steps within 4/3 of their floor.
+const char* regime(double batch_over_critical) {
+  if (batch_over_critical <= 1.0 / 3.0) return "near-linear";
+  if (batch_over_critical < 3.0) return "diminishing";
+  return "step-bound";
+}
+
+// The critical batch and the lr rules side by side: one row per global batch of the sweep (its
+// first runnable configuration's BatchNorm batch), epochs to the target loss under each rule.
+std::string format_rules_side_by_side(const LargeBatchReport& report, const ResultGrid& grid) {
+  const LargeBatchModel& model = report.model();
+  const std::optional<double> critical = model.predict(model.base_batch()).noise_scale_at_target;
+  if (!critical || *critical <= 0) return "";
+  std::vector<const SimResult*> firsts;  // per global batch, ascending
+  for (const SimResult& r : grid.all()) {
+    if (!r.runnable) continue;
+    const auto same = [&](const SimResult* f) { return f->global_batch == r.global_batch; };
+    if (std::none_of(firsts.begin(), firsts.end(), same)) firsts.push_back(&r);
+  }
+  std::stable_sort(firsts.begin(), firsts.end(),
+                   [](const SimResult* a, const SimResult* b) { return a->global_batch < b->global_batch; });
+  std::string out = wrap_paragraph(
+      "The critical batch and the lr rules side by side. B_crit = " + plain(*critical) +
+      ", the gradient noise scale where the baseline reaches the target loss (McCandlish et al. 2018: the "
+      "steps to a target fall as S_min (1 + B_crit / B) and the examples grow as E_min (1 + B / B_crit)). "
+      "Regime: near-linear where B <= B_crit / 3 (an example is worth at least 3/4 of one at a small batch: "
+      "doubling the batch nearly halves the steps), step-bound where B >= 3 B_crit (at most 1/4: the steps "
+      "are within 4/3 of their floor, a larger batch saves few), diminishing between. Epochs to the target "
+      "loss under each lr rule (linear-warmup over " + plain(model.settings().warmup_epochs) +
+      " epochs; \"stalls\": the rule's lr passes the largest useful one and the model predicts no progress; "
+      "-: not predicted, the notes below say why); the best rule reaches the target in the fewest epochs, "
+      "and so soonest, the epoch time being the same:");
+  out += "\n";
+  std::vector<std::string> columns = {"global batch", "B/B_crit", "regime"};
+  for (const LargeBatchModel& ruled : report.rule_models()) columns.push_back(to_string(ruled.settings().lr_rule));
+  columns.push_back("best rule");
+  TextTable table(columns);
+  for (const SimResult* r : firsts) {
+    const bool synced = r->spec.sync_batchnorm && r->spec.strategy == Strategy::kDdp && r->spec.gpus > 1;
+    const double bn_batch = static_cast<double>(synced ? r->global_batch : r->spec.batch_per_gpu);
+    const double over = static_cast<double>(r->global_batch) / *critical;
+    std::vector<std::string> cells = {std::to_string(r->global_batch), format_significant(over, 3), regime(over)};
+    std::optional<double> best_epochs;
+    std::string best = kNone;
+    for (const LargeBatchModel& ruled : report.rule_models()) {
+      const LargeBatchPrediction p = ruled.predict(r->global_batch, bn_batch);
+      if (p.no_progress) {
+        cells.push_back("stalls");
+      } else if (p.epochs_to_target) {
+        cells.push_back(format_significant(*p.epochs_to_target, 3));
+        if (!best_epochs || *p.epochs_to_target < *best_epochs) {
+          best_epochs = p.epochs_to_target;
+          best = to_string(ruled.settings().lr_rule);
+        }
+      } else {
+        cells.push_back(kNone);
+      }
+    }
+    cells.push_back(best);
+    table.add_row(cells);
+  }
+  return out + table.to_markdown() + "\n";
+}
+
 }  // namespace
 
 std::optional<LargeBatchReport> LargeBatchReport::make(const SweepConfig& config, const Profile& profile) {
@@ -74,8 +142,15 @@ std::optional<LargeBatchReport> LargeBatchReport::make(const SweepConfig& config
   }
   LargeBatchSettings edge = settings;
   edge.past_bound = PastBound::kEdge;
+  std::vector<LargeBatchModel> rule_models;
+  for (LrRule rule : kLrRules) {
+    LargeBatchSettings with_rule = settings;
+    with_rule.lr_rule = rule;
+    rule_models.emplace_back(*curve, model->second.num_classes, with_rule);
+  }
   return LargeBatchReport(LargeBatchModel(*curve, model->second.num_classes, settings),
-                          LargeBatchModel(*curve, model->second.num_classes, edge), config.train_samples);
+                          LargeBatchModel(*curve, model->second.num_classes, edge), std::move(rule_models),
+                          config.train_samples);
 }
 
 Q4Row LargeBatchReport::row(const SimResult& result) const {
@@ -181,6 +256,7 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
                        std::to_string(curve.train_samples) + " samples); times use the simulated throughput");
   }
   out += "\n";
+  out += format_rules_side_by_side(report, grid);
 
   // The test accuracy with BatchNorm's statistics recomputed, where the baseline measured it.
   const bool recomputed = curve.recompute_bn_images > 0;

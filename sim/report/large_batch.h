@@ -39,22 +39,31 @@ class LargeBatchReport {
 
   Q4Row row(const SimResult& result) const;
   const LargeBatchModel& model() const { return model_; }
+  // The same settings under each lr rule (constant, linear, linear-warmup, sqrt, in that order):
+  // Q4's rules side by side.
+  const std::vector<LargeBatchModel>& rule_models() const { return rule_models_; }
   int64_t config_train_samples() const { return config_train_samples_; }
   // A line under Q4's heading saying where its times come from (Q4's own sweep).
   void set_sweep_note(std::string note) { sweep_note_ = std::move(note); }
   const std::string& sweep_note() const { return sweep_note_; }
 
  private:
-  LargeBatchReport(LargeBatchModel model, LargeBatchModel at_the_edge, int64_t config_train_samples)
-      : model_(std::move(model)), at_the_edge_(std::move(at_the_edge)), config_train_samples_(config_train_samples) {}
+  LargeBatchReport(LargeBatchModel model, LargeBatchModel at_the_edge, std::vector<LargeBatchModel> rule_models,
+                   int64_t config_train_samples)
+      : model_(std::move(model)),
+        at_the_edge_(std::move(at_the_edge)),
+        rule_models_(std::move(rule_models)),
+        config_train_samples_(config_train_samples) {}
   LargeBatchModel model_;
   LargeBatchModel at_the_edge_;  // the same settings at the edge of stability
+  std::vector<LargeBatchModel> rule_models_;
   int64_t config_train_samples_;
   std::string sweep_note_;
 };
 
-// "## Q4: ..." with the baseline, the target, the table (one row per configuration, in sweep
-// order) and the numbered notes; ends with a blank line.
+// "## Q4: ..." with the baseline, the target, the critical batch with the lr rules side by side
+// (one row per global batch), the tables (one row per configuration, in sweep order) and the
+// numbered notes; ends with a blank line.
 std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid);
 
 // "## SyncBatchNorm: ..." for the DDP configurations with >= 2 GPUs (ranks): the collectives per

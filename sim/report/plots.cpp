@@ -271,10 +271,8 @@ void large_batch_vs_batch(const LargeBatchReport& report, std::vector<int64_t> b
   const std::string k = std::to_string(model.settings().epochs);
   DataFile data("large_batch.dat");
   int color = 1;
-  for (LrRule rule : {LrRule::kConstant, LrRule::kLinear, LrRule::kLinearWarmup, LrRule::kSqrt}) {
-    LargeBatchSettings settings = model.settings();
-    settings.lr_rule = rule;
-    const LargeBatchModel ruled(model.baseline().curve(), model.baseline().num_classes(), settings);
+  for (const LargeBatchModel& ruled : report.rule_models()) {
+    const LrRule rule = ruled.settings().lr_rule;
     std::vector<std::vector<double>> loss, accuracy;
     for (int64_t b : batches) {
       const LargeBatchPrediction p = ruled.predict(b);
