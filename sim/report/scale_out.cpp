@@ -10,8 +10,8 @@ std::string format_scale_out(const SweepConfig& scale, const Profile& profile, c
   const Topology& topology = *scale.topology;
   const int base = *std::min_element(scale.gpus.begin(), scale.gpus.end());
   const std::string speedup_header = base == 1 ? "speedup" : "speedup vs " + std::to_string(base);
-  TextTable table({"batch/GPU", "GPUs", "nodes", "global batch", "epoch_s", "iteration ms", speedup_header,
-                   "efficiency", "comm exposed", "busbw GB/s"});
+  TextTable table({"batch/GPU", "GPUs", "nodes", "global", "epoch_s", "iter ms", speedup_header, "efficiency",
+                   "exposed", "busbw"});
   std::vector<int> gpus = scale.gpus;
   std::sort(gpus.begin(), gpus.end());
   for (int64_t batch : scale.batch_per_gpu) {
@@ -33,7 +33,11 @@ std::string format_scale_out(const SweepConfig& scale, const Profile& profile, c
     }
   }
   const MachineInfo& m = profile.machine;
-  std::string out = "## Scale-out: ddp on " + topology.describe() + "\n\n";
+  // The heading names the nodes; the topology's full description is the first bullet (a heading
+  // cannot wrap, and the report's lines fit 100 columns).
+  const std::string described = topology.describe();
+  std::string out = "## Scale-out: ddp on " + described.substr(0, described.find(':')) + "\n\n";
+  out += wrap_bullet("topology: " + described);
   out += wrap_bullet("compute: " + scale.profile_path + " (machine " + m.name + ": " + m.device_kind + " " +
                      m.device_name + "), trainer " + to_string(scale.trainer));
   out += wrap_bullet("collectives: assumed, not measured: NCCL's cost model on the topology");
@@ -42,8 +46,9 @@ std::string format_scale_out(const SweepConfig& scale, const Profile& profile, c
                      " per rank, each node's host as the profile's");
   out += wrap_bullet("across nodes one node's ranks are simulated: every node runs the same iterations") + "\n";
   out += table.to_markdown() + "\n";
-  out += wrap_paragraph("comm exposed: the share of the epoch GPU 0 waits for communication. busbw: the all-reduces' "
-                        "bus bandwidth (nccl-tests' definition) over their time.") +
+  out += wrap_paragraph("global: the global batch. iter ms: one iteration. exposed: the share of the epoch GPU 0 "
+                        "waits for communication. busbw: the all-reduces' bus bandwidth in GB/s (nccl-tests' "
+                        "definition) over their time.") +
          "\n";
   return out;
 }
