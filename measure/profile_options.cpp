@@ -67,12 +67,12 @@ po::options_description profile_flags() {
        "take the all_reduce curve from an nccl-tests all_reduce_perf log (out-of-place times) "
        "instead of measuring it for that rank count")
       ("pytorch", po::value<std::string>()->value_name("auto|off|PYTHON"),
-       "the profile's pytorch section: run measure/pytorch/profile.py (the PyTorch reference trainer's "
+       "the profile's pytorch section: run measure/pytorch/profile_torch.py (the PyTorch reference trainer's "
        "DataLoader, loop body plain and under 1-rank DDP, probe) with this interpreter. auto (default): the "
        "first of /usr/bin/python3 and python3 on PATH that imports torch and torchvision, else a note and no "
        "section; off: none; PYTHON: that interpreter, an error if it cannot import them")
       ("pytorch-script", po::value<std::string>()->value_name("PATH"),
-       "profile.py to run (default: the source tree's measure/pytorch/profile.py)")
+       "profile_torch.py to run (default: the source tree's measure/pytorch/profile_torch.py)")
       ("skip", po::value<std::string>()->value_name("A,B"),
        "parts not to measure: compute, contention, h2d, loader, collectives")
       ("cudnn-benchmark", po::value<std::string>()->value_name("on|off"),

@@ -29,7 +29,7 @@ struct ProfileOptions {
   std::string data_dir;                  // "" = synthetic images
   std::string nccl_tests_log;            // "" = measure all_reduce too
   std::string pytorch = "auto";          // --pytorch: auto, off or the Python interpreter
-  std::string pytorch_script;            // "" = TRAINSIM_SOURCE_DIR/measure/pytorch/profile.py
+  std::string pytorch_script;            // "" = TRAINSIM_SOURCE_DIR/measure/pytorch/profile_torch.py
   std::set<std::string> skip;            // subset of compute, contention, h2d, loader, collectives
   std::optional<bool> cudnn_benchmark;   // --cudnn-benchmark (cuda only; unset = on, as the course sets it)
   bool quick = false;

@@ -46,11 +46,11 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// A rank process (or profile.py) gets this long before it is killed; the ranks' own process
+// A rank process (or profile_torch.py) gets this long before it is killed; the ranks' own process
 // group timeout, kRankTimeoutSeconds, fires much earlier on a hang.
 constexpr double kLaunchTimeout = 3600;
 constexpr double kRankTimeoutSeconds = 600;
-// Synthetic test images written for profile.py (it reads only the training files).
+// Synthetic test images written for profile_torch.py (it reads only the training files).
 constexpr int64_t kPytorchTestImages = 1000;
 
 
@@ -244,7 +244,7 @@ class ProfileRun {
     if (pytorch_python_) plan_pytorch();
   }
 
-  // One case: measure/pytorch/profile.py with the profile's settings.
+  // One case: measure/pytorch/profile_torch.py with the profile's settings.
   void plan_pytorch() {
     Case c;
     c.kind = "pytorch";
@@ -642,7 +642,7 @@ class ProfileRun {
     save();
   }
 
-  // measure/pytorch/profile.py with the profile's device, threads, batches, warm-up, repeats and
+  // measure/pytorch/profile_torch.py with the profile's device, threads, batches, warm-up, repeats and
   // loader settings; its JSON becomes the profile's pytorch section. loader_only: its DataLoader
   // alone, at the loader batch and the plan's others, replacing the section's loader.
   void run_pytorch(bool loader_only) {

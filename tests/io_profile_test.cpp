@@ -1089,7 +1089,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"DuplicateCurve", "op: \"broadcast\"", "op: \"all_reduce\"",
                    "ranks: 2, bytes: [1024, 1048576], time_s: [0.00005", "collectives.curves[1]",
                    "second all_reduce curve for 2 ranks"},
-        // The loader at other batches (PyTorch's DataLoader, profile.py --loader-batch B,B2,...).
+        // The loader at other batches (PyTorch's DataLoader, profile_torch.py --loader-batch B,B2,...).
         BadProfile{"LoaderAtItsOwnBatch", "    - {workers: 2, samples_per_s: 9000}\n",
                    "    - {workers: 2, samples_per_s: 9000}\n  at_batches:\n    - batch: 128\n"
                    "      points: [{workers: 2, samples_per_s: 9500}]\n",

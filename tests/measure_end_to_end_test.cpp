@@ -1,7 +1,7 @@
 // `measure --device cpu` end to end with a tiny grid: the profile it writes loads, has every
 // section (host contention for 1 and 2 processes, the DDP loop body and its buckets, the
 // calibration probe, loader start-up included), and --resume measures only what is missing (and
-// nothing the second time). The pytorch section through a stand-in interpreter whose "profile.py"
+// nothing the second time). The pytorch section through a stand-in interpreter whose "profile_torch.py"
 // writes a fixed JSON object (the real script is tested in tests/pytorch).
 #include <gtest/gtest.h>
 
@@ -190,7 +190,7 @@ std::string fake_python(const std::string& dir, const std::string& json, int sta
       << "exit " << status << "\n";
   out.close();
   fs::permissions(path, fs::perms::owner_all);
-  std::ofstream(dir + "/profile.py") << "# stand-in\n";
+  std::ofstream(dir + "/profile_torch.py") << "# stand-in\n";
   return path;
 }
 
@@ -201,7 +201,7 @@ const char* const kPytorchJson = R"({"framework": "pytorch", "torch": "9.9", "to
              "at_batches": [{"batch": 2, "points": [{"workers": 1, "samples_per_s": 800, "first_batch_s": 0.1, "startup_s": 0.1}]}]},
   "models": {"resnet18-cifar": {"batches": [2], "iteration_s": [0.1], "ddp_iteration_s": [0.12], "oom_batch": null}}})";
 
-// What profile.py --loader-only writes: the DataLoader alone, at its batch and the others.
+// What profile_torch.py --loader-only writes: the DataLoader alone, at its batch and the others.
 const char* const kPytorchAtBatchJson = R"({"framework": "pytorch", "torch": "9.9", "torchvision": "0.9",
   "python": "3.11.2", "device": "cpu", "device_name": "cpu", "threads": 1, "data": "synthetic", "probe_s": 0.5,
   "loader": {"batch": 128, "points": [{"workers": 0, "samples_per_s": 850, "first_batch_s": 0.1, "startup_s": 0}],
@@ -210,11 +210,11 @@ const char* const kPytorchAtBatchJson = R"({"framework": "pytorch", "torch": "9.
      {"workers": 1, "samples_per_s": 700, "first_batch_s": 0.2, "startup_s": 0.2}]}]},
   "models": {}})";
 
-TEST_F(MeasureEndToEnd, PytorchSectionFromProfilePy) {
+TEST_F(MeasureEndToEnd, PytorchSectionFromProfileTorchPy) {
   TRAINSIM_SKIP_WITHOUT_GLOO();
   const std::string python = fake_python(dir_, kPytorchJson);
   const std::string flags = " --skip compute,contention,loader,collectives --pytorch " + python +
-                            " --pytorch-script " + dir_ + "/profile.py";
+                            " --pytorch-script " + dir_ + "/profile_torch.py";
   ASSERT_EQ(measure(flags), 0) << stderr_;
   const trainsim::Profile p = trainsim::load_profile(profile_);
   ASSERT_TRUE(p.pytorch.has_value());
@@ -223,9 +223,9 @@ TEST_F(MeasureEndToEnd, PytorchSectionFromProfilePy) {
   ASSERT_EQ(p.pytorch->loader.points.size(), 2u);
   EXPECT_EQ(p.pytorch->loader.points[1].startup_s, std::optional<double>(0.2));
   EXPECT_EQ(p.pytorch->models.at("resnet18-cifar").ddp_iteration_s, std::vector<double>{0.12});
-  // profile.py got the profile's settings and, without --data, a folder of synthetic files.
+  // profile_torch.py got the profile's settings and, without --data, a folder of synthetic files.
   const std::string args = read_file(dir_ + "/args.txt");
-  EXPECT_EQ(args.rfind(dir_ + "/profile.py --data ", 0), 0u) << args;
+  EXPECT_EQ(args.rfind(dir_ + "/profile_torch.py --data ", 0), 0u) << args;
   // The DataLoader at the grid's other batch too (2: loader.at_batches).
   for (const char* want : {"--device cpu --threads 1 --batches 2 --models resnet18-cifar --warmup 0 --repeats 1 "
                            "--loader-batch 128,2 --loader-workers 0,1,2 --fork-ranks 1,2 --out "}) {
@@ -234,7 +234,7 @@ TEST_F(MeasureEndToEnd, PytorchSectionFromProfilePy) {
   EXPECT_NE(stderr_.find("synthetic CIFAR-10-format files for Python"), std::string::npos) << stderr_;
   ASSERT_EQ(p.pytorch->loader.at_batches.size(), 1u);
   EXPECT_DOUBLE_EQ(p.pytorch->loader.at_batches[0].points[0].samples_per_s, 800);
-  // A section without the other batches (as profile.py wrote before it measured them): --resume
+  // A section without the other batches (as profile_torch.py wrote before it measured them): --resume
   // measures the DataLoader alone (--loader-only) and replaces the section's, keeping the rest.
   trainsim::Profile older = p;
   older.pytorch->loader.at_batches.clear();
@@ -265,7 +265,7 @@ TEST_F(MeasureEndToEnd, BadPytorchJsonIsOneLineNamingFileAndKey) {
   bad.replace(bad.find(good_rate), good_rate.size(), "\"samples_per_s\": -1");
   const std::string python = fake_python(dir_, bad);
   EXPECT_EQ(measure(" --skip compute,contention,loader,collectives --pytorch " + python + " --pytorch-script " +
-                    dir_ + "/profile.py"),
+                    dir_ + "/profile_torch.py"),
             2);
   const std::string last = stderr_.substr(stderr_.rfind("error: "));
   EXPECT_NE(last.find("pytorch.json: loader.points[1].samples_per_s: expected a number > 0, found -1"),

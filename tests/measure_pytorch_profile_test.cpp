@@ -1,5 +1,5 @@
 // The profile's pytorch section on measure's side (measure/profiler/pytorch_profile.h): the
-// command profile.py is run with, its JSON read into PytorchProfile (and every bad key named with
+// command profile_torch.py is run with, its JSON read into PytorchProfile (and every bad key named with
 // the file), and the --pytorch choice of interpreter.
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 namespace trainsim::measure::profiler {
 namespace {
 
-// What profile.py writes (docs/PYTORCH.md), with first_batch_s and the device fields measure
+// What profile_torch.py writes (docs/PYTORCH.md), with first_batch_s and the device fields measure
 // does not keep.
 const char* const kGood = R"({"framework": "pytorch", "torch": "1.13.0a0", "torchvision": "0.14.1a0",
   "python": "3.11.2", "device": "cpu", "device_name": "AMD EPYC", "threads": 1, "data": "synthetic",
@@ -141,7 +141,7 @@ TEST(PytorchProfile, BadContentNamesTheFileAndTheKey) {
   EXPECT_EQ(garbage.find('\n'), std::string::npos) << garbage;
 }
 
-// The DataLoader at other batches (profile.py --loader-batch B,B2,...): loader.at_batches.
+// The DataLoader at other batches (profile_torch.py --loader-batch B,B2,...): loader.at_batches.
 TEST(PytorchProfile, ReadsTheLoaderAtOtherBatches) {
   const std::string at = R"(, "at_batches": [
      {"batch": 512, "points": [{"workers": 0, "samples_per_s": 1400.0, "first_batch_s": 0.3, "startup_s": 0.0},
@@ -173,7 +173,7 @@ TEST(PytorchProfile, MissingFileIsAnInputError) {
 TEST(PytorchProfile, CommandCarriesTheProfilesSettings) {
   PytorchRequest q;
   q.python = "/usr/bin/python3";
-  q.script = "/src/measure/pytorch/profile.py";
+  q.script = "/src/measure/pytorch/profile_torch.py";
   q.data_dir = "/tmp/data";
   q.device = "cpu";
   q.threads = 2;
@@ -186,7 +186,7 @@ TEST(PytorchProfile, CommandCarriesTheProfilesSettings) {
   q.fork_ranks = {1, 2};
   q.out = "/tmp/out.json";
   EXPECT_EQ(pytorch_profile_command(q),
-            (std::vector<std::string>{"/usr/bin/python3", "/src/measure/pytorch/profile.py", "--data", "/tmp/data",
+            (std::vector<std::string>{"/usr/bin/python3", "/src/measure/pytorch/profile_torch.py", "--data", "/tmp/data",
                                       "--device", "cpu", "--threads", "2", "--batches", "32,64", "--models",
                                       "resnet18-cifar", "--warmup", "1", "--repeats", "3", "--loader-batch", "128",
                                       "--loader-workers", "0,1,2", "--fork-ranks", "1,2", "--out",

@@ -186,7 +186,7 @@ ForkCost parse_fork(const Reader& r, const json& value, const std::string& key, 
 
 }  // namespace
 
-std::string default_pytorch_script() { return std::string(TRAINSIM_SOURCE_DIR) + "/measure/pytorch/profile.py"; }
+std::string default_pytorch_script() { return std::string(TRAINSIM_SOURCE_DIR) + "/measure/pytorch/profile_torch.py"; }
 
 std::vector<std::string> pytorch_profile_command(const PytorchRequest& q) {
   std::vector<int64_t> loader_batches = {q.loader_batch};
@@ -291,7 +291,7 @@ PytorchProfile parse_pytorch_profile(const std::string& text, const std::string&
 
 PytorchProfile read_pytorch_profile(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot read the PyTorch profile (measure/pytorch/profile.py wrote none)");
+  if (!in) throw InputError(path, 0, "", "cannot read the PyTorch profile (measure/pytorch/profile_torch.py wrote none)");
   std::ostringstream text;
   text << in.rdbuf();
   return parse_pytorch_profile(text.str(), path);

@@ -1,6 +1,6 @@
 #pragma once
 // The profile's `pytorch:` section: `measure` runs the reference trainer's own profiler,
-// measure/pytorch/profile.py (docs/PYTORCH.md), with the profile's settings, and reads the JSON
+// measure/pytorch/profile_torch.py (docs/PYTORCH.md), with the profile's settings, and reads the JSON
 // object it writes:
 //   {"framework": "pytorch", "torch": .., "torchvision": .., "python": .., "device": ..,
 //    "device_name": .., "threads": 1, "data": "synthetic", "probe_s": 0.91,
@@ -20,16 +20,16 @@
 
 namespace trainsim::measure::profiler {
 
-// What profile.py is asked to measure.
+// What profile_torch.py is asked to measure.
 struct PytorchRequest {
   std::string python;                // the interpreter
-  std::string script;                // measure/pytorch/profile.py
+  std::string script;                // measure/pytorch/profile_torch.py
   std::string data_dir;              // CIFAR-10 binary files (real, or written by make-data)
   std::string device;                // "cpu" or "cuda"
   int threads = 1;
   std::vector<int64_t> batches;
   std::vector<std::string> models;
-  // TorchScript modules as models (profile.py --script NAME=FILE): {name, file}; name them in
+  // TorchScript modules as models (profile_torch.py --script NAME=FILE): {name, file}; name them in
   // `models` too.
   std::vector<std::pair<std::string, std::string>> scripts;
   int warmup = 1;
@@ -40,7 +40,7 @@ struct PytorchRequest {
   std::vector<int> loader_workers;
   std::vector<int> fork_ranks = {1};  // training processes starting their workers at once
   bool cudnn_benchmark = true;       // cuda: torch.backends.cudnn.benchmark
-  std::string out;                   // the JSON file profile.py writes
+  std::string out;                   // the JSON file profile_torch.py writes
 };
 
 // PYTHON SCRIPT --data DIR --device D --threads T --batches B1,B2 --models M --warmup W
@@ -48,12 +48,12 @@ struct PytorchRequest {
 // --cudnn-benchmark on|off, and --script NAME=FILE per TorchScript module.
 std::vector<std::string> pytorch_profile_command(const PytorchRequest& request);
 
-// Parses profile.py's JSON. Bad content throws trainsim::InputError naming `name` (the file) and
+// Parses profile_torch.py's JSON. Bad content throws trainsim::InputError naming `name` (the file) and
 // the key, e.g. "out.json: loader.points[1].samples_per_s: expected a number > 0, found "fast"".
 PytorchProfile parse_pytorch_profile(const std::string& text, const std::string& name);
 PytorchProfile read_pytorch_profile(const std::string& path);
 
-// The source tree's measure/pytorch/profile.py: the default script for `measure --pytorch` and
+// The source tree's measure/pytorch/profile_torch.py: the default script for `measure --pytorch` and
 // `measure torchscript --pytorch`.
 std::string default_pytorch_script();
 

@@ -38,21 +38,18 @@ process's intra-op threads.
 Exit codes: 0 done; 2 a bad flag (one `error: ...` line); 1 a failure while exporting.
 """
 
+import argparse
+import json
+import math
 import os
+import statistics
 import sys
+import time
+import traceback
+import warnings
 
-import stdlib_first  # noqa: E402,F401  (the standard library's profile, before torch)
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
-import traceback  # noqa: E402
-import warnings  # noqa: E402
-
-import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
+import torch
+import torch.nn as nn
 
 INPUT_SHAPE = (3, 32, 32)
 CLASSES = 10

@@ -4,7 +4,7 @@
 
 writes DIR/data_batch_1.bin .. data_batch_5.bin (the training images split as evenly as possible
 over the five files), DIR/test_batch.bin and the marker file DIR/SYNTHETIC, so train.py and
-profile.py label everything made from DIR `synthetic`.
+profile_torch.py label everything made from DIR `synthetic`.
 
 The images are those of the C++ `trainsim::data::synthetic_cifar10(n, seed)` (measure/data/
 cifar.cpp), bit for bit: each class has its own tint and stripe pattern plus a per-image phase

@@ -28,7 +28,6 @@ import sys
 import tempfile
 import time
 
-import stdlib_first  # noqa: F401  (the standard library's profile, before torch)
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F

@@ -17,8 +17,6 @@ import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
-import stdlib_first  # noqa: E402,F401  (the standard library's profile, before torch)
-
 import argparse  # noqa: E402
 import datetime  # noqa: E402
 import math  # noqa: E402

@@ -51,7 +51,7 @@ po::options_description torchscript_flags() {
        "host contention measured in R interleaved rounds (1, 2, .., N processes, then again), each "
        "count's median kept, so a slow spell of a shared machine does not bias one count")
       ("pytorch", po::value<std::string>()->value_name("auto|off|PYTHON")->default_value("auto"),
-       "also time the PyTorch reference trainer's loop on the module (measure/pytorch/profile.py "
+       "also time the PyTorch reference trainer's loop on the module (measure/pytorch/profile_torch.py "
        "--script: plain and under DDP on 1 rank, and what forking loader workers costs) into the "
        "profile's pytorch section, which simulate's trainer: pytorch uses; only for 3x32x32 inputs "
        "and 10 classes (CIFAR batches) and a profile that has a pytorch section; auto: /usr/bin/python3 "
@@ -74,7 +74,7 @@ std::string required(const po::variables_map& vm, const char* flag) {
   return vm[flag].as<std::string>();
 }
 
-// Synthetic CIFAR-format images written for profile.py (its loader and fork figures).
+// Synthetic CIFAR-format images written for profile_torch.py (its loader and fork figures).
 constexpr int64_t kPytorchTrainImages = 4096;
 // A contention rank gets this long for its rendezvous or a barrier; its launcher somewhat more.
 constexpr double kRankTimeoutSeconds = 600;
@@ -295,7 +295,7 @@ int torchscript_main(int argc, char** argv) {
   if (!python) {
     log("PyTorch loop: not measured (" + (note.empty() ? std::string("--pytorch off") : note) + ")");
   } else if (!cifar_shaped) {
-    log("PyTorch loop: not measured (profile.py feeds CIFAR batches: 3x32x32 inputs, 10 classes)");
+    log("PyTorch loop: not measured (profile_torch.py feeds CIFAR batches: 3x32x32 inputs, 10 classes)");
   } else if (!profile.pytorch) {
     log("PyTorch loop: not measured (" + out + " has no pytorch section; `measure --pytorch auto` makes it)");
   } else if (profile.models[name].batches.empty()) {

@@ -378,7 +378,7 @@ struct ForkCost {
   std::vector<ForkPoint> points;   // strictly ascending in ranks, from 1
 };
 
-// The PyTorch (Python) training loop measured by measure/pytorch/profile.py on this machine.
+// The PyTorch (Python) training loop measured by measure/pytorch/profile_torch.py on this machine.
 struct PytorchLoop {
   std::vector<int64_t> batches;          // ascending: the batches that ran
   std::vector<double> iteration_s;       // plain module, the reference trainer's loop body

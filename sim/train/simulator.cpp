@@ -333,7 +333,7 @@ double fork_figure(const ForkCost& fork, const std::vector<int64_t>& batches, st
 }
 
 // PyTorch's non-persistent workers, started at every epoch's iter(loader), as they cost the
-// training processes (measured by profile.py in a training process, with 1..K processes at once):
+// training processes (measured by profile_torch.py in a training process, with 1..K processes at once):
 // the fork, the workers' start-up (the first batch beyond building one), the copy-on-write faults
 // of the first iteration. Replaces the loader-only start-up.
 void set_fork_costs(train::GraphInputs& in, const ForkCost& fork, const std::vector<int64_t>& batches,

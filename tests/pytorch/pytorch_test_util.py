@@ -1,6 +1,5 @@
 """Shared helpers of the measure/pytorch tests (run from this folder: python3 -m unittest -v
-test_x). The modules under test are imported from measure/pytorch, appended to sys.path so the
-standard library's `profile` is never shadowed by measure/pytorch/profile.py."""
+test_x). The modules under test are imported from measure/pytorch, appended to sys.path."""
 
 import os
 import shutil

@@ -1,4 +1,4 @@
-"""measure/pytorch/profile.py at tiny size: one JSON object with every key, positive figures."""
+"""measure/pytorch/profile_torch.py at tiny size: one JSON object with every key, positive figures."""
 
 import importlib.util
 import json
@@ -8,7 +8,7 @@ import unittest
 
 import pytorch_test_util as util
 
-PROFILE = os.path.join(util.PYTORCH_DIR, "profile.py")
+PROFILE = os.path.join(util.PYTORCH_DIR, "profile_torch.py")
 
 
 class ProfileTest(unittest.TestCase):
@@ -109,7 +109,7 @@ class ProfileTest(unittest.TestCase):
             self.assertTrue(os.path.exists(out))
 
     def run_small(self, d, flags):
-        """profile.py on 10 synthetic images, batch 2, one repeat on the cpu, with `flags`: (out, stderr)."""
+        """profile_torch.py on 10 synthetic images, batch 2, one repeat on the cpu, with `flags`: (out, stderr)."""
         data = util.make_synthetic(os.path.join(d, "data"), train=10, test=2)
         out = os.path.join(d, "p.json")
         rc, stdout, err = util.run(

@@ -5,7 +5,7 @@ calibration probe, and what starting the DataLoader's worker processes every epo
 training process (fork, copy-on-write), with 1..K such processes at once. Writes one JSON object
 (docs/PYTORCH.md).
 
-    /usr/bin/python3 measure/pytorch/profile.py --data DIR --device cpu|cuda [--threads T]
+    /usr/bin/python3 measure/pytorch/profile_torch.py --data DIR --device cpu|cuda [--threads T]
         [--batches 32,128,512] [--models resnet18-cifar] [--script NAME=FILE.pt ...]
         [--warmup 1] [--repeats 3]
         [--loader-batch 128[,512,...]] [--loader-workers 0,1,2] [--loader-batches 16] [--fork-ranks 1,2]
@@ -14,34 +14,31 @@ training process (fork, copy-on-write), with 1..K such processes at once. Writes
 Exit codes: 0 done; 2 a bad flag or bad input (one `error: ...` line); 1 a failure while running.
 """
 
+import argparse
+import json
+import multiprocessing
 import os
+import platform
+import resource
+import shutil
+import statistics
 import sys
+import tempfile
+import time
+import traceback
 
-import stdlib_first  # noqa: E402,F401  (the standard library's profile, before torch)
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import Subset
+import torchvision
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import multiprocessing  # noqa: E402
-import platform  # noqa: E402
-import resource  # noqa: E402
-import shutil  # noqa: E402
-import statistics  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-import traceback  # noqa: E402
-
-import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
-import torch.nn as nn  # noqa: E402
-from torch.nn.parallel import DistributedDataParallel  # noqa: E402
-from torch.utils.data import Subset  # noqa: E402
-import torchvision  # noqa: E402
-
-import cifar_data  # noqa: E402
-import dataparallel_host  # noqa: E402
-import machine_name  # noqa: E402
-import probe  # noqa: E402
-import resnet  # noqa: E402
+import cifar_data
+import dataparallel_host
+import machine_name
+import probe
+import resnet
 
 MODELS = {resnet.MODEL_NAME: resnet.ResNet18}
 
@@ -101,7 +98,7 @@ def int_at_least(minimum):
 
 
 def parse_args(argv):
-    p = _Parser(prog="profile.py", description="Profiles the PyTorch pipeline of train.py and "
+    p = _Parser(prog="profile_torch.py", description="Profiles the PyTorch pipeline of train.py and "
                 "writes one JSON object. See docs/PYTORCH.md.")
     p.add_argument("--data", required=True, metavar="DIR", help="CIFAR-10 binary files")
     p.add_argument("--device", choices=["cpu", "cuda"], default=None,
