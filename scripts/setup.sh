@@ -13,11 +13,13 @@ if [ "${1:-}" = "--simulator" ]; then
   shift
 fi
 
-# simulate: a compiler, CMake, Eigen, libyaml, Boost.Program_options; gnuplot draws its plots.
-packages=(cmake ninja-build g++ libeigen3-dev libyaml-dev libboost-program-options-dev gnuplot-nox)
+# simulate: a compiler, CMake, Eigen, libyaml, Boost.Program_options, nlohmann-json; gnuplot draws
+# its plots. The rest: docs/DEPENDENCIES.md.
+packages=(cmake ninja-build g++ libeigen3-dev libyaml-dev libboost-program-options-dev nlohmann-json3-dev
+          gnuplot-nox)
 if ! $simulator_only; then
   packages+=(libgtest-dev libbenchmark-dev libtorch-dev libgloo-dev python3-torch python3-torchvision
-             nlohmann-json3-dev zlib1g-dev dataset-fashion-mnist clang libclang-rt-14-dev)
+             zlib1g-dev dataset-fashion-mnist clang libclang-rt-14-dev)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -4,6 +4,4 @@ trainsim_add_test(io_profile_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/io_profile_t
 trainsim_add_test(io_gpu_catalog_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/io_gpu_catalog_test.cpp LIBS trainsim_io)
 trainsim_add_test(io_nccl_tests_log_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/io_nccl_tests_log_test.cpp LIBS trainsim_io)
 trainsim_add_test(io_atomic_write_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/io_atomic_write_test.cpp LIBS trainsim_atomic_write)
-if(TARGET trainsim_trace_import)
-  trainsim_add_test(io_trace_import_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/io_trace_import_test.cpp LIBS trainsim_trace_import)
-endif()
+trainsim_add_test(io_trace_import_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/io_trace_import_test.cpp LIBS trainsim_trace_import)

@@ -4,33 +4,19 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace trainsim::report {
 namespace {
 
-std::string json_string(const std::string& value) {
-  std::string out = "\"";
-  for (unsigned char ch : value) {
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (ch < 0x20) {
-          char buffer[8];
-          std::snprintf(buffer, sizeof buffer, "\\u%04x", ch);
-          out += buffer;
-        } else {
-          out += static_cast<char>(ch);
-        }
-    }
-  }
-  return out + "\"";
-}
+using Json = nlohmann::ordered_json;  // keys in the order they are written
+
+// Compact JSON, as nlohmann writes it: non-ASCII kept as UTF-8, a byte that is not UTF-8 written
+// as U+FFFD (names come from YAML that libyaml has checked, so that does not happen in practice).
+std::string dump(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 // Nanoseconds as microseconds with all three fractional digits: 1234567 -> "1234.567".
 std::string microseconds(int64_t ns) {
@@ -107,19 +93,19 @@ std::string format_trace_json(const SimResult& result, const std::string& model)
 
   std::vector<std::string> events;
   for (const auto& device : devices) {
-    const std::string pid = std::to_string(pid_of[device]);
-    events.push_back(R"({"name":"process_name","ph":"M","pid":)" + pid + R"(,"tid":0,"args":{"name":)" +
-                     json_string(device) + "}}");
-    events.push_back(R"({"name":"process_sort_index","ph":"M","pid":)" + pid +
-                     R"(,"tid":0,"args":{"sort_index":)" + pid + "}}");
+    const int pid = pid_of[device];
+    events.push_back(dump(Json{{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 0},
+                               {"args", {{"name", device}}}}));
+    events.push_back(dump(Json{{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"tid", 0},
+                               {"args", {{"sort_index", pid}}}}));
   }
   for (const auto& resource : resources) {
-    const std::string pid = std::to_string(pid_of[trace_device(resource)]);
-    const std::string tid = std::to_string(tid_of[resource]);
-    events.push_back(R"({"name":"thread_name","ph":"M","pid":)" + pid + R"(,"tid":)" + tid +
-                     R"(,"args":{"name":)" + json_string(resource) + "}}");
-    events.push_back(R"({"name":"thread_sort_index","ph":"M","pid":)" + pid + R"(,"tid":)" + tid +
-                     R"(,"args":{"sort_index":)" + tid + "}}");
+    const int pid = pid_of[trace_device(resource)];
+    const int tid = tid_of[resource];
+    events.push_back(dump(Json{{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid},
+                               {"args", {{"name", resource}}}}));
+    events.push_back(dump(Json{{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", pid}, {"tid", tid},
+                               {"args", {{"sort_index", tid}}}}));
   }
 
   // Ops in time order (ties: track, then the simulator's order), so the file reads as a timeline.
@@ -130,22 +116,25 @@ std::string format_trace_json(const SimResult& result, const std::string& model)
            std::make_tuple(b->start_ns, pid_of[trace_device(b->resource)], tid_of[b->resource]);
   });
   for (const OpRecord* op : ops) {
-    events.push_back("{\"name\":" + json_string(op->name) + ",\"cat\":" + json_string(op->category) +
-                     ",\"ph\":\"X\",\"pid\":" + std::to_string(pid_of[trace_device(op->resource)]) +
-                     ",\"tid\":" + std::to_string(tid_of[op->resource]) + ",\"ts\":" +
-                     microseconds(op->start_ns) + ",\"dur\":" + microseconds(op->end_ns - op->start_ns) +
-                     ",\"args\":{\"iteration\":" + std::to_string(op->iteration) +
-                     ",\"category\":" + json_string(op->category) + "}}");
+    // nlohmann writes a double with its shortest digits (1234.5, 1234.0); ts and dur keep all
+    // three fractional digits of the exact nanoseconds, so they go in as text after "tid".
+    std::string event = dump(Json{{"name", op->name}, {"cat", op->category}, {"ph", "X"},
+                                  {"pid", pid_of[trace_device(op->resource)]}, {"tid", tid_of[op->resource]}});
+    event.pop_back();  // the closing '}'
+    event += ",\"ts\":" + microseconds(op->start_ns) + ",\"dur\":" + microseconds(op->end_ns - op->start_ns) +
+             ",\"args\":" + dump(Json{{"iteration", op->iteration}, {"category", op->category}}) + "}";
+    events.push_back(std::move(event));
   }
 
-  std::string out = "{\"displayTimeUnit\":\"ns\",\"otherData\":{";
-  out += "\"tool\":\"trainsim simulate\",\"model\":" + json_string(model);
-  out += ",\"strategy\":" + json_string(to_string(result.spec.strategy));
-  out += ",\"gpus\":" + std::to_string(result.spec.gpus);
-  out += ",\"batch_per_gpu\":" + std::to_string(result.spec.batch_per_gpu);
-  out += ",\"loader_workers\":" + std::to_string(result.spec.loader_workers);
-  out += std::string(",\"fits\":") + (result.fits ? "true" : "false");
-  out += "},\n\"traceEvents\":[\n";
+  const Json other_data = {{"tool", "trainsim simulate"},
+                           {"model", model},
+                           {"strategy", to_string(result.spec.strategy)},
+                           {"gpus", result.spec.gpus},
+                           {"batch_per_gpu", result.spec.batch_per_gpu},
+                           {"loader_workers", result.spec.loader_workers},
+                           {"fits", result.fits}};
+  // One event per line.
+  std::string out = "{\"displayTimeUnit\":\"ns\",\"otherData\":" + dump(other_data) + ",\n\"traceEvents\":[\n";
   for (size_t i = 0; i < events.size(); ++i) out += events[i] + (i + 1 < events.size() ? ",\n" : "\n");
   out += "]}\n";
   return out;
