@@ -79,7 +79,21 @@ const Constants& constants(NcclTable t) {
   return k2_26;
 }
 
+// The tables' rows: tree and ring (NVLS and NVLS-tree have terms of their own, nvls_parts).
 int index(NcclAlgorithm a) { return a == NcclAlgorithm::kTree ? kTree : kRing; }
+int index(NcclProtocol p) { return p == NcclProtocol::kLL ? kLL : p == NcclProtocol::kLL128 ? kLL128 : kSimple; }
+
+// Ring steps of `op` over `ranks` (NCCL's nsteps and nInterSteps with ranks = nodes).
+int ring_steps(NcclOp op, int ranks) {
+  switch (op) {
+    case NcclOp::kAllReduce: return 2 * (ranks - 1);
+    case NcclOp::kAllGather:
+    case NcclOp::kReduceScatter: return ranks - 1;
+    case NcclOp::kBroadcast:
+    case NcclOp::kReduce: return ranks;
+  }
+  return ranks;
+}
 
 int floor_log2(int n) {
   int l = 0;
@@ -125,19 +139,6 @@ NcclParts nvls_parts(NcclOp op, double bytes, const NcclSystem& sys, NcclAlgorit
   double latency_us = c.nvls_nvlink_us;
   if (tree) latency_us += 2 * floor_log2(sys.nodes) * c.nvls_tree_net_us;
   return NcclParts{latency_us * 1e-6, bytes / (algbw_gbs * 1e9)};
-}
-int index(NcclProtocol p) { return p == NcclProtocol::kLL ? kLL : p == NcclProtocol::kLL128 ? kLL128 : kSimple; }
-
-// Ring steps of `op` over `ranks` (NCCL's nsteps and nInterSteps with ranks = nodes).
-int ring_steps(NcclOp op, int ranks) {
-  switch (op) {
-    case NcclOp::kAllReduce: return 2 * (ranks - 1);
-    case NcclOp::kAllGather:
-    case NcclOp::kReduceScatter: return ranks - 1;
-    case NcclOp::kBroadcast:
-    case NcclOp::kReduce: return ranks;
-  }
-  return ranks;
 }
 
 }  // namespace
