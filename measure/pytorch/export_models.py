@@ -45,11 +45,12 @@ import os
 import statistics
 import sys
 import time
-import traceback
 import warnings
 
 import torch
 import torch.nn as nn
+
+import cli
 
 INPUT_SHAPE = (3, 32, 32)
 CLASSES = 10
@@ -299,33 +300,22 @@ def export(name, out_dir, seed):
             "forward_s": forward_seconds(loaded)}
 
 
-def main(argv=None):
+def export_all(argv):
+    a = parse_args(argv)
     try:
-        a = parse_args(sys.argv[1:] if argv is None else argv)
-        try:
-            os.makedirs(a.out, exist_ok=True)
-        except OSError as e:
-            raise UsageError("--out %s: cannot create: %s" % (a.out, e.strerror or e))
-        for name in a.models:
-            r = export(name, a.out, a.seed)
-            print("%s: %s, %s, %d parameters, %d bytes, forward batch 32 (eval, %d thread(s)) "
-                  "%.4g s" % (name, r["file"], r["method"], r["parameters"], r["bytes"],
-                              torch.get_num_threads(), r["forward_s"]), flush=True)
-        return 0
-    except UsageError as e:
-        print("error: %s" % e, file=sys.stderr, flush=True)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr, flush=True)
-        return 130
-    except ExportError as e:
-        print("error: %s" % e, file=sys.stderr, flush=True)
-        return 1
-    except Exception as e:  # a failure while exporting
-        traceback.print_exc()
-        print("error: %s" % (str(e).strip().splitlines() or [type(e).__name__])[0],
-              file=sys.stderr, flush=True)
-        return 1
+        os.makedirs(a.out, exist_ok=True)
+    except OSError as e:
+        raise UsageError("--out %s: cannot create: %s" % (a.out, e.strerror or e))
+    for name in a.models:
+        r = export(name, a.out, a.seed)
+        print("%s: %s, %s, %d parameters, %d bytes, forward batch 32 (eval, %d thread(s)) "
+              "%.4g s" % (name, r["file"], r["method"], r["parameters"], r["bytes"],
+                          torch.get_num_threads(), r["forward_s"]), flush=True)
+
+
+def main(argv=None):
+    return cli.exit_code(lambda: export_all(sys.argv[1:] if argv is None else argv),
+                         usage_errors=(UsageError,), failures=(ExportError,))
 
 
 if __name__ == "__main__":

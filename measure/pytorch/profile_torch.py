@@ -25,7 +25,6 @@ import statistics
 import sys
 import tempfile
 import time
-import traceback
 
 import torch
 import torch.distributed as dist
@@ -35,6 +34,7 @@ from torch.utils.data import Subset
 import torchvision
 
 import cifar_data
+import cli
 import dataparallel_host
 import machine_name
 import probe
@@ -579,20 +579,8 @@ def run(a):
 
 
 def main(argv=None):
-    try:
-        run(parse_args(sys.argv[1:] if argv is None else argv))
-        return 0
-    except (UsageError, cifar_data.DataError) as e:
-        print("error: %s" % e, file=sys.stderr, flush=True)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr, flush=True)
-        return 130
-    except Exception as e:  # a failure while running
-        traceback.print_exc()
-        print("error: %s" % (str(e).strip().splitlines() or [type(e).__name__])[0],
-              file=sys.stderr, flush=True)
-        return 1
+    return cli.exit_code(lambda: run(parse_args(sys.argv[1:] if argv is None else argv)),
+                         usage_errors=(UsageError, cifar_data.DataError))
 
 
 if __name__ == "__main__":

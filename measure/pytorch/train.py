@@ -12,33 +12,31 @@ eager model export_models.py would export, under the same protocol.
 Exit codes: 0 done; 2 a bad flag or bad input (one `error: ...` line); 1 a failure while running.
 """
 
+import argparse
+import datetime
+import math
 import os
+import re
+import shutil
 import sys
+import tempfile
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data.distributed import DistributedSampler
+
+import cifar_data
+import cli
+import export_models
+import machine_name
+import probe
+import resnet
+import runs_csv
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-
-import argparse  # noqa: E402
-import datetime  # noqa: E402
-import math  # noqa: E402
-import re  # noqa: E402
-import shutil  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-import traceback  # noqa: E402
-
-import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
-import torch.nn as nn  # noqa: E402
-from torch.nn.parallel import DistributedDataParallel  # noqa: E402
-from torch.utils.data.distributed import DistributedSampler  # noqa: E402
-
-import cifar_data  # noqa: E402
-import export_models  # noqa: E402
-import machine_name  # noqa: E402
-import probe  # noqa: E402
-import resnet  # noqa: E402
-import runs_csv  # noqa: E402
-
 REPO_ROOT = os.path.dirname(os.path.dirname(_HERE))
 PROGRESS_EVERY_S = 2.0
 MODEL_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
@@ -519,21 +517,8 @@ def run(a):
 
 
 def main(argv=None):
-    try:
-        a = parse_args(sys.argv[1:] if argv is None else argv)
-        run(a)
-        return 0
-    except (UsageError, cifar_data.DataError, runs_csv.RunsFileError) as e:
-        print("error: %s" % e, file=sys.stderr, flush=True)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr, flush=True)
-        return 130
-    except Exception as e:  # a failure while running
-        traceback.print_exc()
-        print("error: %s" % (str(e).strip().splitlines() or [type(e).__name__])[0],
-              file=sys.stderr, flush=True)
-        return 1
+    return cli.exit_code(lambda: run(parse_args(sys.argv[1:] if argv is None else argv)),
+                         usage_errors=(UsageError, cifar_data.DataError, runs_csv.RunsFileError))
 
 
 if __name__ == "__main__":
