@@ -50,9 +50,10 @@ TEST(LaunchRanks, StartsOneProcessPerRankWithRankFlags) {
 TEST(LaunchRanks, NamesTheRankThatFailedAndHowItEnded) {
   TempFolder store;
   // Rank 1 exits with status 3 at once; rank 0 would sleep 30 s and is killed after the grace.
+  // (`exec`: the rank is the sleep itself, so no orphaned sleep keeps the test's output open.)
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    launch_ranks("/bin/sh", shell("if [ \"$2\" = 1 ]; then exit 3; fi; sleep 30"), 2, store.path,
+    launch_ranks("/bin/sh", shell("if [ \"$2\" = 1 ]; then exit 3; fi; exec sleep 30"), 2, store.path,
                  /*timeout_s=*/60, /*grace_s=*/0.2);
     FAIL() << "expected a failure";
   } catch (const std::runtime_error& e) {
@@ -77,7 +78,7 @@ TEST(LaunchRanks, ReportsASignal) {
 TEST(LaunchRanks, KillsRanksStillRunningAtTheTimeout) {
   TempFolder store;
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_THROW(launch_ranks("/bin/sh", shell("sleep 30"), 2, store.path, /*timeout_s=*/0.3, 0.1),
+  EXPECT_THROW(launch_ranks("/bin/sh", shell("exec sleep 30"), 2, store.path, /*timeout_s=*/0.3, 0.1),
                std::runtime_error);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_LT(seconds, 20.0);
@@ -105,7 +106,7 @@ TEST(LaunchRanks, ARankWithoutHeartbeatIsStalledAndEveryRankStopped) {
   const auto t0 = std::chrono::steady_clock::now();
   try {
     launch_ranks("/bin/sh",
-                 shell("if [ \"$2\" = 1 ]; then sleep 30; exit 0; fi; "
+                 shell("if [ \"$2\" = 1 ]; then exec sleep 30; fi; "
                        "while true; do echo working > \"$6/progress-0\"; sleep 0.2; done"),
                  2, store.path, /*timeout_s=*/60, /*grace_s=*/0.2, /*stall_s=*/1);
     FAIL() << "expected a failure";
