@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "report/format.h"
 #include "report/report.h"
@@ -55,7 +56,12 @@ class NumberedNotes {
   std::vector<std::string> notes_;
 };
 
-constexpr LrRule kLrRules[] = {LrRule::kConstant, LrRule::kLinear, LrRule::kLinearWarmup, LrRule::kSqrt};
+// The batch BatchNorm normalises over in `r`: each device's, or the global one with DDP's
+// SyncBatchNorm.
+double batchnorm_batch(const SimResult& r) {
+  const bool synced = r.spec.sync_batchnorm && r.spec.strategy == Strategy::kDdp && r.spec.gpus > 1;
+  return static_cast<double>(synced ? r.global_batch : r.spec.batch_per_gpu);
+}
 
 // McCandlish et al.'s regime of a batch B against the critical batch: an example at B is worth
 // E_min / E = 1 / (1 + B / B_crit) of one at a small batch; at least 3/4 (B <= B_crit / 3) is
@@ -72,14 +78,10 @@ std::string format_rules_side_by_side(const LargeBatchReport& report, const Resu
   const LargeBatchModel& model = report.model();
   const std::optional<double> critical = model.predict(model.base_batch()).noise_scale_at_target;
   if (!critical || *critical <= 0) return "";
-  std::vector<const SimResult*> firsts;  // per global batch, ascending
+  std::map<int64_t, const SimResult*> firsts;  // per global batch, ascending: its first runnable result
   for (const SimResult& r : grid.all()) {
-    if (!r.runnable) continue;
-    const auto same = [&](const SimResult* f) { return f->global_batch == r.global_batch; };
-    if (std::none_of(firsts.begin(), firsts.end(), same)) firsts.push_back(&r);
+    if (r.runnable) firsts.emplace(r.global_batch, &r);
   }
-  std::stable_sort(firsts.begin(), firsts.end(),
-                   [](const SimResult* a, const SimResult* b) { return a->global_batch < b->global_batch; });
   std::string out = wrap_paragraph(
       "The critical batch and the lr rules side by side. B_crit = " + plain(*critical) +
       ", the gradient noise scale where the baseline reaches the target loss (McCandlish et al. 2018: the "
@@ -96,15 +98,14 @@ std::string format_rules_side_by_side(const LargeBatchReport& report, const Resu
   for (const LargeBatchModel& ruled : report.rule_models()) columns.push_back(to_string(ruled.settings().lr_rule));
   columns.push_back("best rule");
   TextTable table(columns);
-  for (const SimResult* r : firsts) {
-    const bool synced = r->spec.sync_batchnorm && r->spec.strategy == Strategy::kDdp && r->spec.gpus > 1;
-    const double bn_batch = static_cast<double>(synced ? r->global_batch : r->spec.batch_per_gpu);
-    const double over = static_cast<double>(r->global_batch) / *critical;
-    std::vector<std::string> cells = {std::to_string(r->global_batch), format_significant(over, 3), regime(over)};
+  for (const auto& [global_batch, r] : firsts) {
+    const double bn_batch = batchnorm_batch(*r);
+    const double over = static_cast<double>(global_batch) / *critical;
+    std::vector<std::string> cells = {std::to_string(global_batch), format_significant(over, 3), regime(over)};
     std::optional<double> best_epochs;
     std::string best = kNone;
     for (const LargeBatchModel& ruled : report.rule_models()) {
-      const LargeBatchPrediction p = ruled.predict(r->global_batch, bn_batch);
+      const LargeBatchPrediction p = ruled.predict(global_batch, bn_batch);
       if (p.no_progress) {
         cells.push_back("stalls");
       } else if (p.epochs_to_target) {
@@ -155,13 +156,9 @@ std::optional<LargeBatchReport> LargeBatchReport::make(const SweepConfig& config
 
 Q4Row LargeBatchReport::row(const SimResult& result) const {
   Q4Row row;
-  // BatchNorm normalises over each device's batch, or the global one with DDP's SyncBatchNorm.
-  const bool synced = result.spec.sync_batchnorm && result.spec.strategy == Strategy::kDdp && result.spec.gpus > 1;
-  const int64_t bn_batch = synced ? result.global_batch : result.spec.batch_per_gpu;
-  row.prediction = model_.predict(result.global_batch, static_cast<double>(bn_batch));
-  if (row.prediction.no_progress) {
-    row.at_the_edge = at_the_edge_.predict(result.global_batch, static_cast<double>(bn_batch));
-  }
+  const double bn_batch = batchnorm_batch(result);
+  row.prediction = model_.predict(result.global_batch, bn_batch);
+  if (row.prediction.no_progress) row.at_the_edge = at_the_edge_.predict(result.global_batch, bn_batch);
   // throughput = samples per epoch / epoch time; the baseline's examples convert through it, so a
   // config epoch of another size than the baseline's still gives the right time.
   row.throughput = result.epoch_s > 0 ? static_cast<double>(result.spec.train_samples) / result.epoch_s : 0;

@@ -15,6 +15,9 @@ enum class LrRule {
   kSqrt,          // lr(B) = lr_0 * sqrt(B / B_0)
 };
 
+// Every rule, in the order the reports list them.
+inline constexpr LrRule kLrRules[] = {LrRule::kConstant, LrRule::kLinear, LrRule::kLinearWarmup, LrRule::kSqrt};
+
 inline const char* to_string(LrRule rule) {
   switch (rule) {
     case LrRule::kConstant: return "constant";
@@ -27,7 +30,7 @@ inline const char* to_string(LrRule rule) {
 
 // "constant" | "linear" | "linear-warmup" | "sqrt"; nullopt for anything else.
 inline std::optional<LrRule> parse_lr_rule(const std::string& text) {
-  for (LrRule rule : {LrRule::kConstant, LrRule::kLinear, LrRule::kLinearWarmup, LrRule::kSqrt}) {
+  for (LrRule rule : kLrRules) {
     if (text == to_string(rule)) return rule;
   }
   return std::nullopt;
