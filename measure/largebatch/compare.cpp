@@ -194,7 +194,26 @@ double mean_abs(const std::vector<double>& values) {
   return values.empty() ? 0 : sum / static_cast<double>(values.size());
 }
 
+// A mean absolute error with its bias: "7.6%, bias +7.4%", "4.7 points, bias -1.2"; "n/a" over no
+// runs. `unit`: "%" or " points".
+std::string error_text(const ErrorSummary& e, const std::string& unit) {
+  if (e.count == 0) return "n/a";
+  const std::string bias = (e.bias >= 0 ? "+" : "") + fixed(e.bias, 1);
+  return fixed(e.mean_abs, 1) + unit + ", bias " + bias + (unit == "%" ? "%" : "");
+}
+
 }  // namespace
+
+ErrorSummary summarise_errors(const std::vector<double>& errors) {
+  ErrorSummary s;
+  s.count = static_cast<int>(errors.size());
+  if (errors.empty()) return s;
+  s.mean_abs = mean_abs(errors);
+  double sum = 0;
+  for (double e : errors) sum += e;
+  s.bias = sum / static_cast<double>(errors.size());
+  return s;
+}
 
 std::optional<RunName> parse_run_name(const std::string& file_name) {
   static const std::regex pattern(R"(b([0-9]+)-(constant|linear|linear-warmup|sqrt|lars)-s([0-9]+)\.yaml)");
@@ -403,7 +422,9 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       continue;
     }
     // A prediction against the run: its regime (a path that stays in a stall of the baseline
-    // predicts no progress too, its loss at chance) and errors, written to the Errors given.
+    // predicts no progress too, its loss at chance; a path that leaves the baseline's curve below
+    // its end before epoch k predicts training without a loss at k: it crossed the target on the
+    // way, or its epochs on the curve are under ln C) and errors, written to the Errors given.
     struct Errors {
       std::optional<Regime>* regime;
       std::optional<double>* loss;
@@ -413,9 +434,15 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       std::optional<double>* epochs;
     };
     const auto against_run = [&](bool no_progress, const std::optional<double>& loss,
-                                 const std::optional<double>& accuracy, const std::optional<double>& train_accuracy,
-                                 const std::optional<double>& epochs, const Errors& out) {
-      if (loss) *out.regime = no_progress || *loss >= untrained ? Regime::kNoProgress : Regime::kTrained;
+                                 const std::vector<double>& loss_by_epoch,
+                                 const std::optional<double>& epochs_to_target_model, const std::optional<double>& accuracy,
+                                 const std::optional<double>& train_accuracy, const std::optional<double>& epochs,
+                                 const Errors& out) {
+      if (loss) {
+        *out.regime = no_progress || *loss >= untrained ? Regime::kNoProgress : Regime::kTrained;
+      } else if (!no_progress && (epochs_to_target_model || (!loss_by_epoch.empty() && loss_by_epoch.back() < untrained))) {
+        *out.regime = Regime::kTrained;
+      }
       if (c.loss_at_k && loss) {
         const double error = (*loss - *c.loss_at_k) / *c.loss_at_k * 100.0;
         if (c.measured_regime != Regime::kBlewUp) {
@@ -443,8 +470,8 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       if (predicted_at && measured_at && *predicted_at > 0) c.pace_ratio = *measured_at / *predicted_at;
     }
     if (c.predicted.no_progress) ++summary.no_progress_predicted;
-    against_run(c.predicted.no_progress, c.predicted.loss_at_k, c.predicted.test_accuracy_at_k,
-                c.predicted.train_accuracy_at_k, c.predicted_epochs_to_target,
+    against_run(c.predicted.no_progress, c.predicted.loss_at_k, c.predicted.loss_by_epoch, c.predicted.epochs_to_target,
+                c.predicted.test_accuracy_at_k, c.predicted.train_accuracy_at_k, c.predicted_epochs_to_target,
                 {&c.predicted_regime, &c.loss_error_pct, &c.loss_error_pct_blown_up, &c.accuracy_error_points,
                  &c.train_accuracy_error_points, &c.epochs_error_pct});
     if (c.test_accuracy_recomputed_at_k && c.predicted.test_accuracy_recomputed_at_k) {
@@ -527,7 +554,8 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
         stored.loss_by_epoch = r.loss_by_epoch;
         stored.epochs_to_target = r.epochs_to_target;
         p.predicted_epochs_to_target = epochs_to_target_as_recorded(curve, o.epochs, o.num_classes, r.target_loss, stored);
-        against_run(r.no_progress, r.loss_at_k, r.test_accuracy_at_k, r.train_accuracy_at_k, p.predicted_epochs_to_target,
+        against_run(r.no_progress, r.loss_at_k, r.loss_by_epoch, r.epochs_to_target, r.test_accuracy_at_k,
+                    r.train_accuracy_at_k, p.predicted_epochs_to_target,
                     {&p.predicted_regime, &p.loss_error_pct, nullptr, &p.accuracy_error_points,
                      &p.train_accuracy_error_points, &p.epochs_error_pct});
         p.same_as_now = r.no_progress == c.predicted.no_progress && r.loss_at_k.has_value() == c.predicted.loss_at_k.has_value() &&
@@ -561,38 +589,25 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   summary.planned_waiting += static_cast<int>(plan.size());  // planned, no file yet
   summary.accuracy_target_error_pct = mean_abs(accuracy_target_errors);
   summary.accuracy_target_count = static_cast<int>(accuracy_target_errors.size());
-  summary.planned_loss_error_pct = mean_abs(planned_loss);
-  summary.planned_loss_count = static_cast<int>(planned_loss.size());
-  summary.planned_accuracy_error_points = mean_abs(planned_accuracy);
-  summary.planned_accuracy_count = static_cast<int>(planned_accuracy.size());
-  summary.planned_epochs_error_pct = mean_abs(planned_epochs);
-  summary.planned_epochs_count = static_cast<int>(planned_epochs.size());
-  summary.planned_trained_loss_error_pct = mean_abs(planned_trained_loss);
-  summary.planned_trained_loss_count = static_cast<int>(planned_trained_loss.size());
-  summary.planned_trained_accuracy_error_points = mean_abs(planned_trained_accuracy);
-  summary.planned_trained_accuracy_count = static_cast<int>(planned_trained_accuracy.size());
-  summary.planned_trained_train_accuracy_error_points = mean_abs(planned_trained_train_accuracy);
-  summary.planned_trained_train_accuracy_count = static_cast<int>(planned_trained_train_accuracy.size());
+  summary.planned_loss = summarise_errors(planned_loss);
+  summary.planned_accuracy = summarise_errors(planned_accuracy);
+  summary.planned_epochs = summarise_errors(planned_epochs);
+  summary.planned_trained_loss = summarise_errors(planned_trained_loss);
+  summary.planned_trained_accuracy = summarise_errors(planned_trained_accuracy);
+  summary.planned_trained_train_accuracy = summarise_errors(planned_trained_train_accuracy);
   if (summary.runs.empty()) {
     throw std::runtime_error(o.runs_dir + ": no runs besides the baselines" +
                              (summary.planned_waiting > 0
                                   ? " have ended (" + std::to_string(summary.planned_waiting) + " planned, not ended)"
                                   : std::string()));
   }
-  summary.loss_error_pct = mean_abs(loss_errors);
-  summary.loss_count = static_cast<int>(loss_errors.size());
-  summary.loss_error_with_blown_up_pct = mean_abs(loss_errors_with_blown_up);
-  summary.loss_count_with_blown_up = static_cast<int>(loss_errors_with_blown_up.size());
-  summary.accuracy_error_points = mean_abs(accuracy_errors);
-  summary.accuracy_count = static_cast<int>(accuracy_errors.size());
-  summary.epochs_error_pct = mean_abs(epochs_errors);
-  summary.epochs_count = static_cast<int>(epochs_errors.size());
-  summary.trained_loss_error_pct = mean_abs(trained_loss_errors);
-  summary.trained_loss_count = static_cast<int>(trained_loss_errors.size());
-  summary.trained_accuracy_error_points = mean_abs(trained_accuracy_errors);
-  summary.trained_accuracy_count = static_cast<int>(trained_accuracy_errors.size());
-  summary.trained_train_accuracy_error_points = mean_abs(trained_train_accuracy_errors);
-  summary.trained_train_accuracy_count = static_cast<int>(trained_train_accuracy_errors.size());
+  summary.loss = summarise_errors(loss_errors);
+  summary.loss_with_blown_up = summarise_errors(loss_errors_with_blown_up);
+  summary.accuracy = summarise_errors(accuracy_errors);
+  summary.epochs = summarise_errors(epochs_errors);
+  summary.trained_loss = summarise_errors(trained_loss_errors);
+  summary.trained_accuracy = summarise_errors(trained_accuracy_errors);
+  summary.trained_train_accuracy = summarise_errors(trained_train_accuracy_errors);
   summary.recomputed_accuracy_error_points = mean_abs(recomputed_errors);
   summary.recomputed_eval_accuracy_error_points = mean_abs(recomputed_eval_errors);
   summary.recomputed_count = static_cast<int>(recomputed_errors.size());
@@ -660,15 +675,15 @@ std::string format_error_lines(const ComparisonSummary& s, const CompareOptions&
   const std::size_t predicted = s.runs.size() - static_cast<std::size_t>(s.measured_only);
   const auto over = [&](int n) { return " over " + std::to_string(n) + " of " + std::to_string(predicted) + " runs"; };
   std::string out;
-  out += "loss error: " + (s.loss_count ? fixed(s.loss_error_pct, 1) + "%" : std::string("n/a")) +
-         " (training loss at epoch " + k + "," + over(s.loss_count) +
+  out += "loss error: " + error_text(s.loss, "%") +
+         " (training loss at epoch " + k + "," + over(s.loss.count) +
          (s.blown_up > 0 ? "; " + std::to_string(s.blown_up) + " blown up (past twice the untrained loss): by regime only"
                          : std::string()) +
          ")\n";
-  out += "accuracy error: " + (s.accuracy_count ? fixed(s.accuracy_error_points, 1) + " points" : std::string("n/a")) +
-         " (test accuracy at epoch " + k + "," + over(s.accuracy_count) + ")\n";
-  out += "epochs-to-target error: " + (s.epochs_count ? fixed(s.epochs_error_pct, 1) + "%" : std::string("n/a")) +
-         " (epochs to the target loss," + over(s.epochs_count) + ": the runs that reached it in " + k +
+  out += "accuracy error: " + error_text(s.accuracy, " points") +
+         " (test accuracy at epoch " + k + "," + over(s.accuracy.count) + ")\n";
+  out += "epochs-to-target error: " + error_text(s.epochs, "%") +
+         " (epochs to the target loss," + over(s.epochs.count) + ": the runs that reached it in " + k +
          " epochs and were predicted)\n";
   return out;
 }
@@ -756,15 +771,13 @@ std::string format_recomputed_section(const ComparisonSummary& s, const CompareO
 
 // The pre-registered runs' figures on one line (the report's and the command's).
 std::string format_planned_line(const ComparisonSummary& s, const std::string& plan = "plan.csv") {
-  const auto pct = [](int n, double v) { return n ? fixed(v, 1) + "%" : std::string("n/a"); };
-  const auto pts = [](int n, double v) { return n ? fixed(v, 1) + " points" : std::string("n/a"); };
   return "pre-registered (" + plan + "): " + std::to_string(s.planned_rows) + " runs planned, " +
          std::to_string(s.planned_waiting) + " not ended; regime agreement " + std::to_string(s.planned_regime_agree) +
-         " of " + std::to_string(s.planned_regime_count) + "; loss " + pct(s.planned_loss_count, s.planned_loss_error_pct) +
-         " (" + std::to_string(s.planned_loss_count) + "), accuracy " +
-         pts(s.planned_accuracy_count, s.planned_accuracy_error_points) + " (" + std::to_string(s.planned_accuracy_count) +
-         "), epochs to target " + pct(s.planned_epochs_count, s.planned_epochs_error_pct) + " (" +
-         std::to_string(s.planned_epochs_count) + "); the model as built now predicts " +
+         " of " + std::to_string(s.planned_regime_count) + "; loss " + error_text(s.planned_loss, "%") +
+         " (" + std::to_string(s.planned_loss.count) + "), accuracy " +
+         error_text(s.planned_accuracy, " points") + " (" + std::to_string(s.planned_accuracy.count) +
+         "), epochs to target " + error_text(s.planned_epochs, "%") + " (" +
+         std::to_string(s.planned_epochs.count) + "); the model as built now predicts " +
          (s.planned_changed > 0 ? std::to_string(s.planned_changed) + " of them otherwise" : std::string("the same")) +
          "\n";
 }
@@ -812,8 +825,6 @@ std::string format_pace_section(const ComparisonSummary& s, const CompareOptions
 
 std::string format_planned_section(const ComparisonSummary& s, const CompareOptions& o) {
   const std::string k = std::to_string(o.epochs);
-  const auto pct = [](int n, double v) { return n ? fixed(v, 1) + "%" : std::string("n/a"); };
-  const auto pts = [](int n, double v) { return n ? fixed(v, 1) + " points" : std::string("n/a"); };
   std::string out = "\n## Pre-registered runs (plan.csv)\n\n"
                     "The runs `measure largebatch-plan` predicted before they ended, against the predictions stored "
                     "then (not the model's current ones), read as the table above reads them: runs the model had not "
@@ -842,12 +853,12 @@ std::string format_planned_section(const ComparisonSummary& s, const CompareOpti
            (p.same_as_now ? "same" : "changed: " + cell(c.predicted.loss_at_k, 4)) + " |\n";
   }
   out += "\n" + format_planned_line(s) + "\nOver the planned runs predicted to train: loss " +
-         pct(s.planned_trained_loss_count, s.planned_trained_loss_error_pct) + " over " +
-         std::to_string(s.planned_trained_loss_count) + " runs, accuracy " +
-         pts(s.planned_trained_accuracy_count, s.planned_trained_accuracy_error_points) + " over " +
-         std::to_string(s.planned_trained_accuracy_count) + ", training accuracy " +
-         pts(s.planned_trained_train_accuracy_count, s.planned_trained_train_accuracy_error_points) + " over " +
-         std::to_string(s.planned_trained_train_accuracy_count) + " (epoch " + k + ")." +
+         error_text(s.planned_trained_loss, "%") + " over " +
+         std::to_string(s.planned_trained_loss.count) + " runs, accuracy " +
+         error_text(s.planned_trained_accuracy, " points") + " over " +
+         std::to_string(s.planned_trained_accuracy.count) + ", training accuracy " +
+         error_text(s.planned_trained_train_accuracy, " points") + " over " +
+         std::to_string(s.planned_trained_train_accuracy.count) + " (epoch " + k + ")." +
          (s.planned_changed > 0 ? " The model now predicts " + std::to_string(s.planned_changed) +
                                       " of them otherwise: the figures above are the stored predictions'."
                                 : std::string()) +
@@ -974,22 +985,21 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
                                       " runs"
                                 : std::string()) +
          ".\n";
-  out += "\n## Errors (mean absolute)\n\n";
+  out += "\n## Errors (mean absolute, with the bias: their signed mean, + where the predictions are high)\n\n";
   if (s.measured_only > 0) {
     out += std::to_string(s.measured_only) + " LARS run(s) are measured only and in no error below. ";
   }
   out += std::to_string(s.no_progress_predicted) + " of the " + std::to_string(s.runs.size() - static_cast<std::size_t>(s.measured_only)) +
          " runs are predicted to make no progress (lr past 2x the tuned lr); over the runs predicted to train, "
          "the test of the McCandlish relation itself: loss " +
-         (s.trained_loss_count ? fixed(s.trained_loss_error_pct, 1) + "%" : std::string("n/a")) + " over " +
-         std::to_string(s.trained_loss_count) + " runs, accuracy " +
-         (s.trained_accuracy_count ? fixed(s.trained_accuracy_error_points, 1) + " points" : std::string("n/a")) +
-         " over " + std::to_string(s.trained_accuracy_count) + " runs; their training accuracy (the epoch's mean in "
+         error_text(s.trained_loss, "%") + " over " +
+         std::to_string(s.trained_loss.count) + " runs, accuracy " +
+         error_text(s.trained_accuracy, " points") +
+         " over " + std::to_string(s.trained_accuracy.count) + " runs; their training accuracy (the epoch's mean in "
          "training mode, where the model places each run on the baseline's curve without the test set's evaluation "
          "in eval mode) " +
-         (s.trained_train_accuracy_count ? fixed(s.trained_train_accuracy_error_points, 1) + " points"
-                                         : std::string("n/a")) +
-         " over " + std::to_string(s.trained_train_accuracy_count) + " runs.\n\n";
+         error_text(s.trained_train_accuracy, " points") +
+         " over " + std::to_string(s.trained_train_accuracy.count) + " runs.\n\n";
   out += "Regimes: where each run is after epoch " + k + " (trained: its loss below the untrained ln C; no progress: "
          "at or above it, up to twice it; blew up: past twice it, or stopped with a loss not finite), against the "
          "prediction. The model predicts train or no progress; a run that blew up agrees with no progress, and its "
@@ -1002,8 +1012,8 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
   }
   out += "\nregime agreement: " + std::to_string(s.regime_agree) + " of " + std::to_string(s.regime_count) +
          " runs\n\nWith the losses of the runs that blew up averaged as well: " +
-         (s.loss_count_with_blown_up ? fixed(s.loss_error_with_blown_up_pct, 1) + "%" : std::string("n/a")) +
-         " over " + std::to_string(s.loss_count_with_blown_up) + " runs. Over all runs:\n\n";
+         error_text(s.loss_with_blown_up, "%") +
+         " over " + std::to_string(s.loss_with_blown_up.count) + " runs. Over all runs:\n\n";
   out += format_error_lines(s, o);
   if (o.target_accuracy) {
     out += "\nThe run's epochs to a test accuracy of " + plain_number(*o.target_accuracy) +
@@ -1028,7 +1038,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
   out += "\n";
   if (s.recomputed_count > 0) out += format_recomputed_section(s, o);
   // Per seed: a seed whose baseline went wrong shows as such rather than inside the mean.
-  out += "\nPer seed (mean absolute, runs in brackets):\n\n";
+  out += "\nPer seed (mean absolute with the bias, runs in brackets):\n\n";
   for (size_t i = 0; i < s.seeds.size(); ++i) {
     std::vector<double> loss, accuracy, epochs;
     for (const auto& c : s.runs) {
@@ -1038,7 +1048,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
       if (c.epochs_error_pct) epochs.push_back(*c.epochs_error_pct);
     }
     const auto figure = [](const std::vector<double>& v, const std::string& unit) {
-      return (v.empty() ? std::string("n/a") : fixed(mean_abs(v), 1) + unit) + " (" + std::to_string(v.size()) + ")";
+      return error_text(summarise_errors(v), unit) + " (" + std::to_string(v.size()) + ")";
     };
     const TrainingCurve& b = s.baselines[i];
     const BaselineCurve curve(b, o.num_classes);
@@ -1061,19 +1071,17 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
   // `plan`: the plan whose stored predictions are this form's (empty: none; the others' are the model's).
   const auto alternative = [&](const std::string& title, const std::string& what, const ComparisonSummary& a,
                                const std::string& plan = "") {
-    const auto pct = [](int n, double v) { return n ? fixed(v, 1) + "%" : std::string("n/a"); };
-    const auto pts = [](int n, double v) { return n ? fixed(v, 1) + " points" : std::string("n/a"); };
     out += "\n## " + title + "\n\n" + what + ", on the same runs: " + std::to_string(a.no_progress_predicted) +
            " runs predicted to make no progress.\n\n";
-    out += "- loss: " + pct(a.loss_count, a.loss_error_pct) + " over " + std::to_string(a.loss_count) +
-           " runs (over the runs predicted to train: " + pct(a.trained_loss_count, a.trained_loss_error_pct) +
-           " over " + std::to_string(a.trained_loss_count) + ")\n";
-    out += "- accuracy: " + pts(a.accuracy_count, a.accuracy_error_points) + " over " +
-           std::to_string(a.accuracy_count) + " runs (predicted to train: " +
-           pts(a.trained_accuracy_count, a.trained_accuracy_error_points) + " over " +
-           std::to_string(a.trained_accuracy_count) + ")\n";
-    out += "- epochs to target: " + pct(a.epochs_count, a.epochs_error_pct) + " over " +
-           std::to_string(a.epochs_count) + " runs\n";
+    out += "- loss: " + error_text(a.loss, "%") + " over " + std::to_string(a.loss.count) +
+           " runs (over the runs predicted to train: " + error_text(a.trained_loss, "%") +
+           " over " + std::to_string(a.trained_loss.count) + ")\n";
+    out += "- accuracy: " + error_text(a.accuracy, " points") + " over " +
+           std::to_string(a.accuracy.count) + " runs (predicted to train: " +
+           error_text(a.trained_accuracy, " points") + " over " +
+           std::to_string(a.trained_accuracy.count) + ")\n";
+    out += "- epochs to target: " + error_text(a.epochs, "%") + " over " +
+           std::to_string(a.epochs.count) + " runs\n";
     if (a.recomputed_count > 0) {
       out += "- accuracy with BatchNorm's statistics recomputed: " + fixed(a.recomputed_accuracy_error_points, 1) +
              " points over " + std::to_string(a.recomputed_count) + " runs (eval mode's on the same runs: " +
@@ -1221,7 +1229,7 @@ int largebatch_compare_main(int argc, char** argv) {
                  "seed's for all with --from-seed) with the\n"
                  "runs at other batches and learning-rate rules: training loss and test accuracy after k epochs,\n"
                  "epochs to a target loss. Writes DIR/report.md and DIR/comparison.csv; the last three lines\n"
-                 "printed are the mean absolute errors (docs/LARGE_BATCH.md).\n\n"
+                 "printed are the mean absolute errors, each with its bias (docs/LARGE_BATCH.md).\n\n"
               << flags;
     return 0;
   }

@@ -172,23 +172,28 @@ struct RunComparison {
   std::optional<Planned> planned;
 };
 
+// Errors over the runs where both sides exist: their mean absolute value, their signed mean (the
+// bias: + where the predictions are high) and how many runs they are.
+struct ErrorSummary {
+  double mean_abs = 0;
+  double bias = 0;
+  int count = 0;
+};
+ErrorSummary summarise_errors(const std::vector<double>& errors);
+
 struct ComparisonSummary {
   std::vector<RunComparison> runs;          // sorted by seed, rule (LARS last), batch
   int measured_only = 0;                    // LARS runs: no prediction
   std::vector<TrainingCurve> baselines;     // one per seed, in seed order
   std::vector<uint64_t> seeds;
-  // Mean absolute errors over the runs where both sides exist, and how many those are.
-  double loss_error_pct = 0;
-  int loss_count = 0;
-  double accuracy_error_points = 0;
-  int accuracy_count = 0;
-  double epochs_error_pct = 0;
-  int epochs_count = 0;
+  // The errors over the runs where both sides exist.
+  ErrorSummary loss;
+  ErrorSummary accuracy;
+  ErrorSummary epochs;
   // The runs that blew up (predicted, complete or stopped), left out of the loss error, and the loss
   // error with their losses counted as well.
   int blown_up = 0;
-  double loss_error_with_blown_up_pct = 0;
-  int loss_count_with_blown_up = 0;
+  ErrorSummary loss_with_blown_up;
   // Predicted regime (trained, no progress) x measured regime (trained, no progress, blew up), over
   // the runs where both exist; agreement: trained as trained, no progress as no progress or blew up.
   int regimes[2][3] = {{0, 0, 0}, {0, 0, 0}};
@@ -202,16 +207,13 @@ struct ComparisonSummary {
   int target_at_start = 0;
   // The same mean absolute errors over the runs the model predicts to train (not "no progress"):
   // the test of the McCandlish relation itself.
-  double trained_loss_error_pct = 0;
-  int trained_loss_count = 0;
-  double trained_accuracy_error_points = 0;
-  int trained_accuracy_count = 0;
+  ErrorSummary trained_loss;
+  ErrorSummary trained_accuracy;
   int no_progress_predicted = 0;
   // The training accuracy (the epoch's mean in training mode) over the same runs predicted to
   // train: where along the baseline's curve the model puts each run, without the test set's one
   // evaluation in eval mode (BatchNorm's running statistics) that the accuracy error reads.
-  double trained_train_accuracy_error_points = 0;
-  int trained_train_accuracy_count = 0;
+  ErrorSummary trained_train_accuracy;
   // The runs' own seed-to-seed spread, the noise floor of any prediction that gives one value per
   // configuration (rule and batch): over the configurations run with two or more seeds, the mean
   // absolute error of each run's configuration mean against it, as the errors above are taken.
@@ -258,18 +260,12 @@ struct ComparisonSummary {
   int planned_changed = 0;  // compared runs the model now predicts otherwise
   int planned_regime_agree = 0;
   int planned_regime_count = 0;
-  double planned_loss_error_pct = 0;
-  int planned_loss_count = 0;
-  double planned_accuracy_error_points = 0;
-  int planned_accuracy_count = 0;
-  double planned_epochs_error_pct = 0;
-  int planned_epochs_count = 0;
-  double planned_trained_loss_error_pct = 0;
-  int planned_trained_loss_count = 0;
-  double planned_trained_accuracy_error_points = 0;
-  int planned_trained_accuracy_count = 0;
-  double planned_trained_train_accuracy_error_points = 0;
-  int planned_trained_train_accuracy_count = 0;
+  ErrorSummary planned_loss;
+  ErrorSummary planned_accuracy;
+  ErrorSummary planned_epochs;
+  ErrorSummary planned_trained_loss;
+  ErrorSummary planned_trained_accuracy;
+  ErrorSummary planned_trained_train_accuracy;
 };
 
 // The folder's baseline: b<o.base_batch>-constant-s<seed>.yaml.

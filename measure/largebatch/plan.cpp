@@ -123,6 +123,12 @@ std::vector<PlannedRun> plan_large_batch_runs(const CompareOptions& o, const std
   return out;
 }
 
+std::string planned_regime(const PlannedRun& r, int num_classes) {
+  if (r.no_progress) return "no progress";
+  if (!r.loss_at_k) return "trains (loss past the curve)";
+  return *r.loss_at_k < std::log(static_cast<double>(num_classes)) ? "trains" : "no progress";
+}
+
 std::string format_plan_rows(const std::vector<PlannedRun>& runs) {
   std::string out;
   for (const PlannedRun& r : runs) {
@@ -299,8 +305,7 @@ int largebatch_plan_main(int argc, char** argv) {
   std::cout << "| run | regime | loss@" << o.epochs << " | train acc@" << o.epochs << " | test acc@" << o.epochs
             << " | epochs to target (" << "model's crossing) | target |\n|:---|:---|---:|---:|---:|---:|---:|\n";
   for (const PlannedRun& r : added) {
-    const bool trains = !r.no_progress && r.loss_at_k && *r.loss_at_k < std::log(static_cast<double>(o.num_classes));
-    std::cout << "| " << r.run << " | " << (trains ? "trains" : "no progress") << " | " << cell(r.loss_at_k, 4)
+    std::cout << "| " << r.run << " | " << planned_regime(r, o.num_classes) << " | " << cell(r.loss_at_k, 4)
               << " | " << cell(r.train_accuracy_at_k, 4) << " | " << cell(r.test_accuracy_at_k, 4) << " | "
               << cell(r.epochs_to_target, 2) << " | " << cell(r.target_loss, 4) << " |\n";
   }
