@@ -192,6 +192,7 @@ TEST_F(Q4Test, TableRowsNoProgressAndNotes) {
   EXPECT_EQ(four[9], "3640");
   // 1/4 the batch at the same lr: x = (1 + 200/32)/(1 + 200/128) = 2.83 > 2 from the first step.
   const auto quarter = q4_row(text, "ddp:1:32");
+  EXPECT_EQ(quarter[2], "0.25x*");  // below the baseline's batch: outside the validated range
   EXPECT_EQ(quarter[3], "2.303");  // ln 10: the untrained model
   EXPECT_EQ(quarter[6], "not predicted");
   EXPECT_NE(text.find("no progress: constant lr at 0.25x the baseline batch (128) passes 2x the tuned lr"),
@@ -240,9 +241,15 @@ TEST_F(Q4Test, TheCriticalBatchAndTheRulesSideBySide) {
     else if (inside && line.rfind("| ", 0) == 0) order.push_back(table_row(line, line.substr(2, line.find(' ', 2) - 2))[0]);
     else if (inside) break;
   }
-  EXPECT_EQ(order, (std::vector<std::string>{"32", "128", "512", "8192"})) << text;
+  // 32 is a quarter of the baseline's batch, outside the validated 1x-64x: marked, with the
+  // footnote; 8192 is 64x, inside.
+  EXPECT_EQ(order, (std::vector<std::string>{"32*", "128", "512", "8192"})) << text;
+  EXPECT_NE(flat(text).find("* extrapolated: outside 1x-64x the baseline's batch of 128, the range the model was "
+                            "checked at against real runs"),
+            std::string::npos)
+      << text;
   // Regimes: 32/900 and 128/900 <= 1/3, 512/900 = 0.569 between, 8192/900 = 9.10 >= 3.
-  EXPECT_EQ(table_row(text, "32")[2], "near-linear");
+  EXPECT_EQ(table_row(text, "32*")[2], "near-linear");
   EXPECT_EQ(table_row(text, "128")[1], "0.142");
   EXPECT_EQ(table_row(text, "128")[2], "near-linear");
   EXPECT_EQ(table_row(text, "512")[2], "diminishing");
@@ -252,7 +259,7 @@ TEST_F(Q4Test, TheCriticalBatchAndTheRulesSideBySide) {
   // 4.500), the first of equals named best. At 32 the constant lr predicts no progress (above).
   EXPECT_EQ(table_row(text, "128"),
             (std::vector<std::string>{"128", "0.142", "near-linear", "4.50", "4.50", "4.50", "4.50", "constant"}));
-  EXPECT_EQ(table_row(text, "32")[3], "stalls");
+  EXPECT_EQ(table_row(text, "32*")[3], "stalls");
   // The best rule has the fewest epochs of the row's predicted ones.
   for (const std::string batch : {"512", "8192"}) {
     const auto row = table_row(text, batch);

@@ -33,6 +33,19 @@ std::string plain(double value) {
 // "64x", "0.25x": the batch relative to the baseline's.
 std::string ratio_cell(double ratio) { return plain(ratio) + "x"; }
 
+// "*" where a batch `ratio` times the baseline's is outside the validated range.
+const char* extrapolated_mark(double ratio) { return LargeBatchModel::validated_batch_ratio(ratio) ? "" : "*"; }
+
+// The paragraph under a table whose rows carry extrapolated_mark.
+std::string extrapolated_footnote(int64_t base_batch) {
+  return "\n" + wrap_paragraph("* extrapolated: outside " + plain(LargeBatchModel::kValidatedBatchRatioMin) + "x-" +
+                        plain(LargeBatchModel::kValidatedBatchRatioMax) + "x the baseline's batch of " +
+                        std::to_string(base_batch) +
+                        ", the range the model was checked at against real runs (docs/LARGE_BATCH.md, \"How it "
+                        "was validated\")") +
+         "\n";
+}
+
 // Distinct notes numbered in order of first appearance: "[1]", "[1][3]".
 class NumberedNotes {
  public:
@@ -98,10 +111,13 @@ std::string format_rules_side_by_side(const LargeBatchReport& report, const Resu
   for (const LargeBatchModel& ruled : report.rule_models()) columns.push_back(to_string(ruled.settings().lr_rule));
   columns.push_back("best rule");
   TextTable table(columns);
+  bool extrapolated = false;
   for (const auto& [global_batch, r] : firsts) {
     const double bn_batch = batchnorm_batch(*r);
     const double over = static_cast<double>(global_batch) / *critical;
-    std::vector<std::string> cells = {std::to_string(global_batch), format_significant(over, 3), regime(over)};
+    const char* mark = extrapolated_mark(static_cast<double>(global_batch) / static_cast<double>(model.base_batch()));
+    extrapolated = extrapolated || *mark;
+    std::vector<std::string> cells = {std::to_string(global_batch) + mark, format_significant(over, 3), regime(over)};
     std::optional<double> best_epochs;
     std::string best = kNone;
     for (const LargeBatchModel& ruled : report.rule_models()) {
@@ -121,7 +137,7 @@ std::string format_rules_side_by_side(const LargeBatchReport& report, const Resu
     cells.push_back(best);
     table.add_row(cells);
   }
-  return out + table.to_markdown() + "\n";
+  return out + table.to_markdown() + (extrapolated ? extrapolated_footnote(model.base_batch()) : std::string()) + "\n";
 }
 
 }  // namespace
@@ -273,6 +289,7 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
   TextTable targets(target_columns);
   TextTable efficiency({"config", "efficiency", "goodput samples/s", "notes"});
   NumberedNotes notes;
+  bool extrapolated = false;
   for (const SimResult& r : grid.all()) {
     if (!r.runnable) continue;  // no epoch time, no global batch: not a row of Q4
     const Q4Row row = report.row(r);
@@ -304,7 +321,8 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
     }
     const double ratio = static_cast<double>(r.global_batch) / static_cast<double>(curve.batch);
     const std::string label = config_label(r.spec);
-    std::vector<std::string> after_cells = {label, std::to_string(r.global_batch), ratio_cell(ratio), loss,
+    extrapolated = extrapolated || *extrapolated_mark(ratio);
+    std::vector<std::string> after_cells = {label, std::to_string(r.global_batch), ratio_cell(ratio) + extrapolated_mark(ratio), loss,
                                             optional_cell(p.train_accuracy_at_k, 3), optional_cell(p.test_accuracy_at_k, 3)};
     if (recomputed) after_cells.push_back(optional_cell(p.test_accuracy_recomputed_at_k, 3));
     std::vector<std::string> target_cells = {label, epochs, speed_cell(r, row.time_to_target_s)};
@@ -321,7 +339,7 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
     targets.add_row(target_cells);
     efficiency.add_row({label, optional_cell(p.efficiency, 3), speed_cell(r, row.goodput), notes.refer(row_notes)});
   }
-  out += after.to_markdown() + "\n";
+  out += after.to_markdown() + (extrapolated ? extrapolated_footnote(curve.batch) : std::string()) + "\n";
   out += wrap_paragraph((recomputed ? recomputed_column + ": test acc@" + k + " with BatchNorm's statistics recomputed. "
                                     : std::string()) +
                         "Each row's notes: the last column of the efficiency table below.") +

@@ -324,6 +324,15 @@ class LargeBatchModel {
   // (McCandlish et al. 2018: a step changes it by |G|^2 eps_opt (x^2/2 - x) for x = eps / eps_opt):
   // no progress is predicted. The theory's 2, not a fitted value.
   static constexpr double kNoProgressLrRatio = 2;
+  // The batches, as multiples of the baseline's, that the model was checked at against real runs
+  // (docs/LARGE_BATCH.md, "How it was validated": Fashion-MNIST runs at 2x-64x their baseline's
+  // batch; the baseline's own batch reproduces the baseline). A prediction outside is an
+  // extrapolation, and the reports mark it.
+  static constexpr double kValidatedBatchRatioMin = 1;
+  static constexpr double kValidatedBatchRatioMax = 64;
+  static bool validated_batch_ratio(double ratio) {
+    return ratio >= kValidatedBatchRatioMin && ratio <= kValidatedBatchRatioMax;
+  }
   // Outside [1/2, 2] x the tuned learning rate at the target, a row draws a note.
   static constexpr double kLrMismatch = 2;
   // Integration steps per epoch of the baseline's examples (the path E_B(E_0), docs/LARGE_BATCH.md).
