@@ -435,12 +435,14 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     };
     const auto against_run = [&](bool no_progress, const std::optional<double>& loss,
                                  const std::vector<double>& loss_by_epoch,
-                                 const std::optional<double>& epochs_to_target_model, const std::optional<double>& accuracy,
+                                 const std::optional<double>& epochs_to_target_model,
+                                 const std::optional<double>& accuracy,
                                  const std::optional<double>& train_accuracy, const std::optional<double>& epochs,
                                  const Errors& out) {
       if (loss) {
         *out.regime = no_progress || *loss >= untrained ? Regime::kNoProgress : Regime::kTrained;
-      } else if (!no_progress && (epochs_to_target_model || (!loss_by_epoch.empty() && loss_by_epoch.back() < untrained))) {
+      } else if (!no_progress &&
+                 (epochs_to_target_model || (!loss_by_epoch.empty() && loss_by_epoch.back() < untrained))) {
         *out.regime = Regime::kTrained;
       }
       if (c.loss_at_k && loss) {

@@ -38,7 +38,8 @@ const char* extrapolated_mark(double ratio) { return LargeBatchModel::validated_
 
 // The paragraph under a table whose rows carry extrapolated_mark.
 std::string extrapolated_footnote(int64_t base_batch) {
-  return "\n" + wrap_paragraph("* extrapolated: outside " + plain(LargeBatchModel::kValidatedBatchRatioMin) + "x-" +
+  return "\n" +
+         wrap_paragraph("* extrapolated: outside " + plain(LargeBatchModel::kValidatedBatchRatioMin) + "x-" +
                         plain(LargeBatchModel::kValidatedBatchRatioMax) + "x the baseline's batch of " +
                         std::to_string(base_batch) +
                         ", the range the model was checked at against real runs (docs/LARGE_BATCH.md, \"How it "
@@ -330,8 +331,12 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
     const double ratio = static_cast<double>(r.global_batch) / static_cast<double>(curve.batch);
     const std::string label = config_label(r.spec);
     extrapolated = extrapolated || *extrapolated_mark(ratio);
-    std::vector<std::string> after_cells = {label, std::to_string(r.global_batch), ratio_cell(ratio) + extrapolated_mark(ratio), loss,
-                                            optional_cell(p.train_accuracy_at_k, 3), optional_cell(p.test_accuracy_at_k, 3)};
+    std::vector<std::string> after_cells = {label,
+                                            std::to_string(r.global_batch),
+                                            ratio_cell(ratio) + extrapolated_mark(ratio),
+                                            loss,
+                                            optional_cell(p.train_accuracy_at_k, 3),
+                                            optional_cell(p.test_accuracy_at_k, 3)};
     if (recomputed) after_cells.push_back(optional_cell(p.test_accuracy_recomputed_at_k, 3));
     std::vector<std::string> target_cells = {label, epochs, speed_cell(r, row.time_to_target_s)};
     if (target_accuracy) {
