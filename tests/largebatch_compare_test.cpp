@@ -1014,6 +1014,30 @@ TEST_F(PlanTest, TheStoredPredictionIsComparedNotTheCurrentOne) {
   EXPECT_NE(report.find("; the model as built now predicts 1 of them otherwise\n"), std::string::npos) << report;
 }
 
+// Runs planned at two times are two registrations, each a test of the model as it was then: the
+// report gives each its own figures beside those over the whole plan.
+TEST_F(PlanTest, EachRegistrationHasItsOwnFigures) {
+  plan({"b512-linear-s0"});  // 2026-11-29T06:00:00Z
+  const std::vector<PlannedRun> so_far = read_plan(plan_file().string());
+  const std::vector<PlannedRun> later =
+      plan_large_batch_runs(options(), {"b256-linear-s0", "b1024-linear-s0"}, 1.0, so_far, "2026-12-06T10:00:00Z");
+  std::ofstream(plan_file()) << kPlanHeader << "\n" << format_plan_rows(so_far) << format_plan_rows(later);
+  write_run("b512-linear-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  write_run("b256-linear-s0.yaml", 256, {1.0, 0.5}, {0.7, 0.8});  // the baseline's own curve
+  const ComparisonSummary s = compare_large_batch_runs(planned_options());
+  EXPECT_EQ(s.planned_rows_by_registration.at("2026-11-29T06:00:00Z"), 1);
+  EXPECT_EQ(s.planned_rows_by_registration.at("2026-12-06T10:00:00Z"), 2);
+  const std::string report = format_comparison_report(s, options(), "measure largebatch-compare --dir X");
+  EXPECT_NE(report.find("By registration (the runs planned together, with the model as built then):\n\n"
+                        "- 2026-11-29T06:00:00Z: 1 runs planned, 1 compared; regime agreement 1 of 1; loss 29.7%, "
+                        "bias -29.7% (1), "),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("- 2026-12-06T10:00:00Z: 2 runs planned, 1 compared; regime agreement 1 of 1; loss "),
+            std::string::npos)
+      << report;
+}
+
 // A run whose predicted loss falls below the end of the baseline's curve before epoch k (here
 // momentum's noise floor, 10x plain SGD's at m = 0.9, reads a run at twice the batch and the same lr
 // far lower) is predicted to train, with no loss at k: the plan says so, not "no progress", and

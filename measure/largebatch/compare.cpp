@@ -334,6 +334,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     for (PlannedRun& r : read_plan(o.plan_file)) plan.emplace(r.run, std::move(r));
   }
   summary.planned_rows = static_cast<int>(plan.size());
+  for (const auto& [run, r] : plan) ++summary.planned_rows_by_registration[r.planned_at];
   std::set<std::string> planned_elsewhere;
   for (const std::string& file : o.other_plan_files) {
     for (const PlannedRun& r : read_plan(file)) planned_elsewhere.insert(r.run);
@@ -825,6 +826,42 @@ std::string format_pace_section(const ComparisonSummary& s, const CompareOptions
   return out;
 }
 
+// The pre-registered figures per registration, the runs planned together (one planned_at): each is a
+// test of the model as it was built then, which the figures over every plan mix.
+std::string format_registrations(const ComparisonSummary& s) {
+  if (s.planned_rows_by_registration.size() < 2) return "";
+  std::string out;
+  int compared_in_all = 0;
+  for (const auto& [registered, rows] : s.planned_rows_by_registration) {
+    std::vector<double> loss, accuracy, epochs;
+    int compared = 0, regime_count = 0, regime_agree = 0;
+    for (const RunComparison& c : s.runs) {
+      if (!c.planned || c.planned->run.planned_at != registered || !c.planned->not_compared.empty()) continue;
+      const RunComparison::Planned& p = *c.planned;
+      ++compared;
+      if (p.predicted_regime && c.measured_regime) {
+        ++regime_count;
+        if ((p.predicted_regime == Regime::kTrained) == (c.measured_regime == Regime::kTrained)) ++regime_agree;
+      }
+      if (p.loss_error_pct) loss.push_back(*p.loss_error_pct);
+      if (p.accuracy_error_points) accuracy.push_back(*p.accuracy_error_points);
+      if (p.epochs_error_pct) epochs.push_back(*p.epochs_error_pct);
+    }
+    const auto figure = [](const std::vector<double>& v, const std::string& unit) {
+      return error_text(summarise_errors(v), unit) + " (" + std::to_string(v.size()) + ")";
+    };
+    compared_in_all += compared;
+    out += "- " + registered + ": " + std::to_string(rows) + " runs planned, " +
+           (compared == 0 ? std::string("none compared\n")
+                          : std::to_string(compared) + " compared; regime agreement " + std::to_string(regime_agree) +
+                                " of " + std::to_string(regime_count) + "; loss " + figure(loss, "%") +
+                                ", accuracy " + figure(accuracy, " points") + ", epochs to target " +
+                                figure(epochs, "%") + "\n");
+  }
+  if (compared_in_all == 0) return "";
+  return "\nBy registration (the runs planned together, with the model as built then):\n\n" + out;
+}
+
 std::string format_planned_section(const ComparisonSummary& s, const CompareOptions& o) {
   const std::string k = std::to_string(o.epochs);
   std::string out = "\n## Pre-registered runs (plan.csv)\n\n"
@@ -868,6 +905,7 @@ std::string format_planned_section(const ComparisonSummary& s, const CompareOpti
                                              " planned runs are not compared: their plan asked another question."
                                        : std::string()) +
          "\n";
+  out += format_registrations(s);
   return out;
 }
 

@@ -255,6 +255,7 @@ struct ComparisonSummary {
   // planned runs whose stored prediction does not apply (RunComparison::Planned::not_compared).
   // The errors as above, over the runs compared; "trained" over those predicted to train.
   int planned_rows = 0;
+  std::map<std::string, int> planned_rows_by_registration;  // by planned_at: the runs planned together
   int planned_waiting = 0;
   int planned_not_comparable = 0;
   int planned_changed = 0;  // compared runs the model now predicts otherwise
