@@ -14,7 +14,7 @@ accuracy three ways, without changing any weight:
   micro-batches of the run's size;
 - train-mode: training mode, each run of 1,000 test images normalised with its own statistics;
 - with --lag-factors R,...: the statistics' drift per step (drift_mean, drift_var: below), and eval mode with the running statistics' lag behind the weights made R
-  times the run's own (docs/LARGE_BATCH.md, "The eval-mode lag, measured at the baseline"). The lag
+  times the run's own (docs/LARGE_BATCH.md, "The eval-mode lag, read from the baseline: refuted"). The lag
   is the statistics' drift per step, d = (recomputed now - recomputed --lag-steps steps before) /
   --lag-steps, times the moving average's mean age in steps, T = 1 / (1 - 0.9^micro_batches); the
   statistics read are running - (R - 1) T d (the variance kept positive): what a run whose weights
