@@ -194,6 +194,12 @@ double mean_abs(const std::vector<double>& values) {
   return values.empty() ? 0 : sum / static_cast<double>(values.size());
 }
 
+// Whether a predicted regime agrees with the measured one: trained as trained, no progress as no
+// progress or blown up.
+bool regimes_agree(Regime predicted, Regime measured) {
+  return (predicted == Regime::kTrained) == (measured == Regime::kTrained);
+}
+
 // A mean absolute error with its bias: "7.6%, bias +7.4%", "4.7 points, bias -1.2"; "n/a" over no
 // runs. `unit`: "%" or " points".
 std::string error_text(const ErrorSummary& e, const std::string& unit) {
@@ -202,7 +208,22 @@ std::string error_text(const ErrorSummary& e, const std::string& unit) {
   return fixed(e.mean_abs, 1) + unit + ", bias " + bias + (unit == "%" ? "%" : "");
 }
 
+// error_text with the number of runs after it: "7.6%, bias +7.4% (35)".
+std::string counted_error_text(const ErrorSummary& e, const std::string& unit) {
+  return error_text(e, unit) + " (" + std::to_string(e.count) + ")";
+}
+
 }  // namespace
+
+std::optional<Regime> predicted_regime(bool no_progress, const std::optional<double>& loss_at_k,
+                                       const std::vector<double>& loss_by_epoch,
+                                       const std::optional<double>& epochs_to_target_model, int num_classes) {
+  const double untrained = std::log(static_cast<double>(num_classes));
+  if (loss_at_k) return no_progress || *loss_at_k >= untrained ? Regime::kNoProgress : Regime::kTrained;
+  if (no_progress) return Regime::kNoProgress;
+  if (epochs_to_target_model || (!loss_by_epoch.empty() && loss_by_epoch.back() < untrained)) return Regime::kTrained;
+  return std::nullopt;
+}
 
 ErrorSummary summarise_errors(const std::vector<double>& errors) {
   ErrorSummary s;
@@ -335,6 +356,14 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   }
   summary.planned_rows = static_cast<int>(plan.size());
   for (const auto& [run, r] : plan) ++summary.planned_rows_by_registration[r.planned_at];
+  // The errors of each registration's compared runs, by planned_at.
+  struct RegistrationErrors {
+    int compared = 0;
+    int regime_agree = 0;
+    int regime_count = 0;
+    std::vector<double> loss, accuracy, epochs;
+  };
+  std::map<std::string, RegistrationErrors> registrations;
   std::set<std::string> planned_elsewhere;
   for (const std::string& file : o.other_plan_files) {
     for (const PlannedRun& r : read_plan(file)) planned_elsewhere.insert(r.run);
@@ -422,10 +451,9 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       summary.runs.push_back(std::move(c));
       continue;
     }
-    // A prediction against the run: its regime (a path that stays in a stall of the baseline
-    // predicts no progress too, its loss at chance; a path that leaves the baseline's curve below
-    // its end before epoch k predicts training without a loss at k: it crossed the target on the
-    // way, or its epochs on the curve are under ln C) and errors, written to the Errors given.
+    // A prediction against the run: its regime (predicted_regime; a path that stays in a stall of
+    // the baseline predicts no progress too, its loss at chance) and errors, written to the Errors
+    // given.
     struct Errors {
       std::optional<Regime>* regime;
       std::optional<double>* loss;
@@ -440,12 +468,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
                                  const std::optional<double>& accuracy,
                                  const std::optional<double>& train_accuracy, const std::optional<double>& epochs,
                                  const Errors& out) {
-      if (loss) {
-        *out.regime = no_progress || *loss >= untrained ? Regime::kNoProgress : Regime::kTrained;
-      } else if (!no_progress &&
-                 (epochs_to_target_model || (!loss_by_epoch.empty() && loss_by_epoch.back() < untrained))) {
-        *out.regime = Regime::kTrained;
-      }
+      *out.regime = predicted_regime(no_progress, loss, loss_by_epoch, epochs_to_target_model, o.num_classes);
       if (c.loss_at_k && loss) {
         const double error = (*loss - *c.loss_at_k) / *c.loss_at_k * 100.0;
         if (c.measured_regime != Regime::kBlewUp) {
@@ -564,23 +587,31 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
         p.same_as_now = r.no_progress == c.predicted.no_progress && r.loss_at_k.has_value() == c.predicted.loss_at_k.has_value() &&
                         (!r.loss_at_k || !differs(*r.loss_at_k, *c.predicted.loss_at_k));
         if (!p.same_as_now) ++summary.planned_changed;
+        RegistrationErrors& registration = registrations[r.planned_at];
+        ++registration.compared;
         if (p.predicted_regime && c.measured_regime) {
+          const bool agree = regimes_agree(*p.predicted_regime, *c.measured_regime);
           ++summary.planned_regime_count;
-          if ((p.predicted_regime == Regime::kTrained) == (c.measured_regime == Regime::kTrained)) {
-            ++summary.planned_regime_agree;
-          }
+          ++registration.regime_count;
+          summary.planned_regime_agree += agree;
+          registration.regime_agree += agree;
         }
         const bool trains = p.predicted_regime == Regime::kTrained;
         if (p.loss_error_pct) {
           planned_loss.push_back(*p.loss_error_pct);
+          registration.loss.push_back(*p.loss_error_pct);
           if (trains) planned_trained_loss.push_back(*p.loss_error_pct);
         }
         if (p.accuracy_error_points) {
           planned_accuracy.push_back(*p.accuracy_error_points);
+          registration.accuracy.push_back(*p.accuracy_error_points);
           if (trains) planned_trained_accuracy.push_back(*p.accuracy_error_points);
         }
         if (p.train_accuracy_error_points && trains) planned_trained_train_accuracy.push_back(*p.train_accuracy_error_points);
-        if (p.epochs_error_pct) planned_epochs.push_back(*p.epochs_error_pct);
+        if (p.epochs_error_pct) {
+          planned_epochs.push_back(*p.epochs_error_pct);
+          registration.epochs.push_back(*p.epochs_error_pct);
+        }
       } else {
         ++summary.planned_not_comparable;
       }
@@ -598,6 +629,10 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   summary.planned_trained_loss = summarise_errors(planned_trained_loss);
   summary.planned_trained_accuracy = summarise_errors(planned_trained_accuracy);
   summary.planned_trained_train_accuracy = summarise_errors(planned_trained_train_accuracy);
+  for (const auto& [registered, e] : registrations) {
+    summary.registration_figures[registered] = {e.compared, e.regime_agree, e.regime_count, summarise_errors(e.loss),
+                                                summarise_errors(e.accuracy), summarise_errors(e.epochs)};
+  }
   if (summary.runs.empty()) {
     throw std::runtime_error(o.runs_dir + ": no runs besides the baselines" +
                              (summary.planned_waiting > 0
@@ -776,11 +811,9 @@ std::string format_recomputed_section(const ComparisonSummary& s, const CompareO
 std::string format_planned_line(const ComparisonSummary& s, const std::string& plan = "plan.csv") {
   return "pre-registered (" + plan + "): " + std::to_string(s.planned_rows) + " runs planned, " +
          std::to_string(s.planned_waiting) + " not ended; regime agreement " + std::to_string(s.planned_regime_agree) +
-         " of " + std::to_string(s.planned_regime_count) + "; loss " + error_text(s.planned_loss, "%") +
-         " (" + std::to_string(s.planned_loss.count) + "), accuracy " +
-         error_text(s.planned_accuracy, " points") + " (" + std::to_string(s.planned_accuracy.count) +
-         "), epochs to target " + error_text(s.planned_epochs, "%") + " (" +
-         std::to_string(s.planned_epochs.count) + "); the model as built now predicts " +
+         " of " + std::to_string(s.planned_regime_count) + "; loss " + counted_error_text(s.planned_loss, "%") +
+         ", accuracy " + counted_error_text(s.planned_accuracy, " points") + ", epochs to target " +
+         counted_error_text(s.planned_epochs, "%") + "; the model as built now predicts " +
          (s.planned_changed > 0 ? std::to_string(s.planned_changed) + " of them otherwise" : std::string("the same")) +
          "\n";
 }
@@ -829,37 +862,21 @@ std::string format_pace_section(const ComparisonSummary& s, const CompareOptions
 // The pre-registered figures per registration, the runs planned together (one planned_at): each is a
 // test of the model as it was built then, which the figures over every plan mix.
 std::string format_registrations(const ComparisonSummary& s) {
-  if (s.planned_rows_by_registration.size() < 2) return "";
-  std::string out;
-  int compared_in_all = 0;
+  if (s.planned_rows_by_registration.size() < 2 || s.registration_figures.empty()) return "";
+  std::string out = "\nBy registration (the runs planned together, with the model as built then):\n\n";
   for (const auto& [registered, rows] : s.planned_rows_by_registration) {
-    std::vector<double> loss, accuracy, epochs;
-    int compared = 0, regime_count = 0, regime_agree = 0;
-    for (const RunComparison& c : s.runs) {
-      if (!c.planned || c.planned->run.planned_at != registered || !c.planned->not_compared.empty()) continue;
-      const RunComparison::Planned& p = *c.planned;
-      ++compared;
-      if (p.predicted_regime && c.measured_regime) {
-        ++regime_count;
-        if ((p.predicted_regime == Regime::kTrained) == (c.measured_regime == Regime::kTrained)) ++regime_agree;
-      }
-      if (p.loss_error_pct) loss.push_back(*p.loss_error_pct);
-      if (p.accuracy_error_points) accuracy.push_back(*p.accuracy_error_points);
-      if (p.epochs_error_pct) epochs.push_back(*p.epochs_error_pct);
+    out += "- " + registered + ": " + std::to_string(rows) + " runs planned, ";
+    const auto f = s.registration_figures.find(registered);
+    if (f == s.registration_figures.end()) {
+      out += "none compared\n";
+      continue;
     }
-    const auto figure = [](const std::vector<double>& v, const std::string& unit) {
-      return error_text(summarise_errors(v), unit) + " (" + std::to_string(v.size()) + ")";
-    };
-    compared_in_all += compared;
-    out += "- " + registered + ": " + std::to_string(rows) + " runs planned, " +
-           (compared == 0 ? std::string("none compared\n")
-                          : std::to_string(compared) + " compared; regime agreement " + std::to_string(regime_agree) +
-                                " of " + std::to_string(regime_count) + "; loss " + figure(loss, "%") +
-                                ", accuracy " + figure(accuracy, " points") + ", epochs to target " +
-                                figure(epochs, "%") + "\n");
+    const ComparisonSummary::RegistrationFigures& r = f->second;
+    out += std::to_string(r.compared) + " compared; regime agreement " + std::to_string(r.regime_agree) + " of " +
+           std::to_string(r.regime_count) + "; loss " + counted_error_text(r.loss, "%") + ", accuracy " +
+           counted_error_text(r.accuracy, " points") + ", epochs to target " + counted_error_text(r.epochs, "%") + "\n";
   }
-  if (compared_in_all == 0) return "";
-  return "\nBy registration (the runs planned together, with the model as built then):\n\n" + out;
+  return out;
 }
 
 std::string format_planned_section(const ComparisonSummary& s, const CompareOptions& o) {
@@ -1087,9 +1104,6 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
       if (c.accuracy_error_points) accuracy.push_back(*c.accuracy_error_points);
       if (c.epochs_error_pct) epochs.push_back(*c.epochs_error_pct);
     }
-    const auto figure = [](const std::vector<double>& v, const std::string& unit) {
-      return error_text(summarise_errors(v), unit) + " (" + std::to_string(v.size()) + ")";
-    };
     const TrainingCurve& b = s.baselines[i];
     const BaselineCurve curve(b, o.num_classes);
     std::string state;
@@ -1102,8 +1116,9 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
       state = " (its baseline did not train in epoch 1: loss " + fixed(b.epochs.front().train_loss, 3) + ")";
     }
     out += "- seed " + std::to_string(s.seeds[i]) + state +
-           ": loss " + figure(loss, "%") + ", accuracy " + figure(accuracy, " points") + ", epochs to target " +
-           figure(epochs, "%") + "\n";
+           ": loss " + counted_error_text(summarise_errors(loss), "%") + ", accuracy " +
+           counted_error_text(summarise_errors(accuracy), " points") + ", epochs to target " +
+           counted_error_text(summarise_errors(epochs), "%") + "\n";
   }
   out += format_pace_section(s, o);
   if (s.planned_rows > 0) out += format_planned_section(s, o);

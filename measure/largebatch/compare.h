@@ -103,6 +103,15 @@ struct PlannedRun {
 enum class Regime { kTrained, kNoProgress, kBlewUp };
 std::string to_string(Regime regime);
 
+// The regime a prediction (the model's now, or one stored in a plan) puts a run in after epoch k:
+// no progress where the model says so or its loss at k is ln C or above; trained where that loss
+// is below, or where no loss at k exists because the path left the baseline's curve below its end
+// (it crossed the target on the way, or its epochs on the curve are under ln C); nullopt where it
+// predicts nothing (a baseline that never trained).
+std::optional<Regime> predicted_regime(bool no_progress, const std::optional<double>& loss_at_k,
+                                       const std::vector<double>& loss_by_epoch,
+                                       const std::optional<double>& epochs_to_target_model, int num_classes);
+
 // One run against its prediction.
 struct RunComparison {
   RunName run;
@@ -256,6 +265,16 @@ struct ComparisonSummary {
   // The errors as above, over the runs compared; "trained" over those predicted to train.
   int planned_rows = 0;
   std::map<std::string, int> planned_rows_by_registration;  // by planned_at: the runs planned together
+  // Per registration (planned_at), over its runs compared with their stored predictions.
+  struct RegistrationFigures {
+    int compared = 0;
+    int regime_agree = 0;
+    int regime_count = 0;
+    ErrorSummary loss;
+    ErrorSummary accuracy;
+    ErrorSummary epochs;
+  };
+  std::map<std::string, RegistrationFigures> registration_figures;
   int planned_waiting = 0;
   int planned_not_comparable = 0;
   int planned_changed = 0;  // compared runs the model now predicts otherwise

@@ -124,9 +124,11 @@ std::vector<PlannedRun> plan_large_batch_runs(const CompareOptions& o, const std
 }
 
 std::string planned_regime(const PlannedRun& r, int num_classes) {
-  if (r.no_progress) return "no progress";
-  if (!r.loss_at_k) return "trains (loss past the curve)";
-  return *r.loss_at_k < std::log(static_cast<double>(num_classes)) ? "trains" : "no progress";
+  const std::optional<Regime> regime =
+      predicted_regime(r.no_progress, r.loss_at_k, r.loss_by_epoch, r.epochs_to_target, num_classes);
+  if (!regime) return "not predicted";
+  if (*regime != Regime::kTrained) return "no progress";
+  return r.loss_at_k ? "trains" : "trains (loss past the curve)";
 }
 
 std::string format_plan_rows(const std::vector<PlannedRun>& runs) {

@@ -30,10 +30,9 @@ std::vector<PlannedRun> plan_large_batch_runs(const CompareOptions& o, const std
                                               double warmup_epochs, const std::vector<PlannedRun>& planned,
                                               const std::string& planned_at);
 
-// The regime a planned run is predicted in, as the plan's table prints it: "no progress" (the model
-// says so, or its loss at epoch k is the untrained one or above), "trains", or "trains (loss past the
-// curve)" where the run trains but its loss at epoch k is lower than the baseline's curve reaches,
-// so no loss is predicted.
+// The regime a planned run is predicted in (predicted_regime), as the plan's table prints it:
+// "no progress", "trains", "trains (loss past the curve)" where the run trains but its loss at
+// epoch k is lower than the baseline's curve reaches, so no loss is predicted, or "not predicted".
 std::string planned_regime(const PlannedRun& r, int num_classes);
 
 // Rows of plan.csv, each ending in a line break (no header).

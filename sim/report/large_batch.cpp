@@ -330,10 +330,11 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
     }
     const double ratio = static_cast<double>(r.global_batch) / static_cast<double>(curve.batch);
     const std::string label = config_label(r.spec);
-    extrapolated = extrapolated || *extrapolated_mark(ratio);
+    const char* mark = extrapolated_mark(ratio);
+    extrapolated = extrapolated || *mark;
     std::vector<std::string> after_cells = {label,
                                             std::to_string(r.global_batch),
-                                            ratio_cell(ratio) + extrapolated_mark(ratio),
+                                            ratio_cell(ratio) + mark,
                                             loss,
                                             optional_cell(p.train_accuracy_at_k, 3),
                                             optional_cell(p.test_accuracy_at_k, 3)};
