@@ -14,8 +14,10 @@
 #include "io/profile_io.h"
 #include "io/errors.h"
 #include "largebatch/compare.h"
+#include "largebatch/compare_plot.h"
 #include "largebatch/plan.h"
 #include "pace_probe_fixture.h"
+#include "report/gnuplot.h"
 #include "temp_dir.h"
 
 namespace trainsim::measure {
@@ -178,6 +180,85 @@ TEST_F(CompareTest, ErrorsAgainstHandComputedPredictions) {
   EXPECT_NE(lines.find("epochs-to-target error: 12.4%, bias -12.4% (epochs"), std::string::npos) << lines;
   const std::string report = format_comparison_report(s, options(), "measure largebatch-compare --dir X");
   EXPECT_NE(report.find("| 0 | linear | 512 | 4x | 0.5625 | 0.8000 | -29.7 |"), std::string::npos) << report;
+}
+
+// The plot of steps and epochs to the target: with B_noise 1e9 the linear rule scales perfectly,
+// so its line reads the same epochs (ErrorsAgainstHandComputedPredictions' 0.875576, the predicted
+// epoch means crossed as the runs' are) at every batch of the grid, and its steps fall as 1/B; the
+// points are the runs that reached their target.
+TEST_F(CompareTest, StepsAndEpochsToTheTargetPlotted) {
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8});
+  write_run("b512-linear-s0.yaml", 512, {1.2, 0.8}, {0.6, 0.75});
+  write_run("b2048-linear-s0.yaml", 2048, {1.5, 1.1}, {0.5, 0.6});  // never reaches the target
+  write_run("b1024-sqrt-s0.yaml", 1024, {1.1, 0.9}, {0.6, 0.7});
+  const ComparisonSummary s = compare_large_batch_runs(options());
+  const ToTargetPlot plot = to_target_plot(s, options());
+  EXPECT_EQ(plot.seed, 0u);
+  EXPECT_DOUBLE_EQ(plot.target_loss, 1.0);
+  EXPECT_EQ(plot.runs_not_reaching, 1);
+  ASSERT_EQ(plot.predicted.size(), 2u);
+  const ToTargetSeries& linear = plot.predicted[0].rule == "linear" ? plot.predicted[0] : plot.predicted[1];
+  ASSERT_EQ(linear.rule, "linear");
+  // 128 to 2048, four batches per doubling: 17.
+  ASSERT_EQ(linear.points.size(), 17u);
+  EXPECT_EQ(linear.points.front().batch, 128);
+  EXPECT_EQ(linear.points[1].batch, 152);  // 128 x 2^(1/4) = 152.2
+  EXPECT_EQ(linear.points[4].batch, 256);
+  EXPECT_EQ(linear.points.back().batch, 2048);
+  for (const ToTargetPoint& p : linear.points) {
+    EXPECT_NEAR(p.epochs, 0.875576, 1e-5) << p.batch;
+    EXPECT_NEAR(p.steps, p.epochs * 1000 / static_cast<double>(p.batch), 1e-9) << p.batch;
+  }
+  // The measured points: the 512 linear run (1 epoch), the 1024 sqrt run (epoch means 1.1 and 0.9
+  // at 500 and 1500 examples cross 1.0 at 1000).
+  ASSERT_EQ(plot.measured.size(), 2u);
+  for (const ToTargetSeries& m : plot.measured) {
+    ASSERT_EQ(m.points.size(), 1u) << m.rule;
+    EXPECT_NEAR(m.points[0].epochs, 1.0, 1e-9) << m.rule;
+    EXPECT_NEAR(m.points[0].steps, 1000.0 / static_cast<double>(m.points[0].batch), 1e-9) << m.rule;
+  }
+  // The data: one gnuplot block per series, the lines first; the script plots each block's steps
+  // and epochs.
+  const std::string data = to_target_data(plot);
+  EXPECT_NE(data.find("# linear: predicted from seed 0's baseline\n128 6.84044 0.875576\n"), std::string::npos) << data;
+  EXPECT_NE(data.find("\n\n\n# linear: measured runs\n512 1.95312 1\n"), std::string::npos) << data;
+  const std::string script = to_target_script(plot, "d.dat", "s.svg", "e.svg");
+  EXPECT_NE(script.find("set output 's.svg'"), std::string::npos) << script;
+  EXPECT_NE(script.find("'d.dat' index 3 using 1:3 with points"), std::string::npos) << script;
+  EXPECT_EQ(script.find("index 4"), std::string::npos) << script;
+
+  std::string warning;
+  const std::string section = write_to_target_plot(plot, dir_.string(), "", warning);
+  EXPECT_TRUE(fs::exists(dir_ / "to_target.dat"));
+  EXPECT_TRUE(fs::exists(dir_ / "to_target.gp"));
+  if (report::find_on_path("gnuplot")) {  // scripts/setup.sh installs it
+    EXPECT_TRUE(warning.empty()) << warning;
+    EXPECT_TRUE(fs::exists(dir_ / "steps_to_target.svg"));
+    EXPECT_TRUE(fs::exists(dir_ / "epochs_to_target.svg"));
+    EXPECT_NE(section.find("![steps to the target](steps_to_target.svg)"), std::string::npos) << section;
+  } else {
+    EXPECT_NE(section.find("Not drawn"), std::string::npos) << section;
+  }
+  EXPECT_NE(section.find("1 run(s) did not reach their target in 2 epochs"), std::string::npos) << section;
+  const std::string report = format_comparison_report(s, options(), "measure largebatch-compare", nullptr, nullptr,
+                                                      nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, section);
+  EXPECT_LT(report.find("## Steps and epochs to the target"), report.find("## Baselines")) << report;
+}
+
+// A line ends where the model predicts no progress: at x_0 = 0.5 the linear rule passes plain SGD's
+// bound (x = 2) past 4x the baseline's batch, so its line stops there while the run at 8x, which
+// trained, is drawn as a point.
+TEST_F(CompareTest, APlottedLineEndsWhereNoProgressIsPredicted) {
+  const double x0 = 0.5;
+  const double noise = 1e-9;
+  write_run("b128-constant-s0.yaml", 128, {1.0, 0.5}, {0.7, 0.8}, "sgd", 0.1 * (1 + noise / 128) / x0, noise);
+  write_run("b1024-linear-s0.yaml", 1024, {1.2, 0.8}, {0.6, 0.75});
+  const ToTargetPlot plot = to_target_plot(compare_large_batch_runs(options()), options());
+  ASSERT_EQ(plot.predicted.size(), 1u);
+  EXPECT_GT(plot.predicted[0].points.back().batch, 256);
+  EXPECT_LE(plot.predicted[0].points.back().batch, 512);
+  ASSERT_EQ(plot.measured.size(), 1u);
+  EXPECT_EQ(plot.measured[0].points.front().batch, 1024);
 }
 
 // The edge of stability: at x_0 = 0.5 with a negligible noise scale the linear rule at 8x is x = 4,

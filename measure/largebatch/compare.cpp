@@ -18,6 +18,7 @@
 #include "io/csv.h"
 #include "io/profile_io.h"
 #include "largebatch/compare_flags.h"
+#include "largebatch/compare_plot.h"
 #include "largebatch/plan.h"
 #include "largebatch/text_file.h"
 #include "usage_error.h"
@@ -94,41 +95,6 @@ TrainingCurve only_curve(const Profile& profile, const fs::path& path) {
 }
 
 TrainingCurve load_curve(const fs::path& path) { return only_curve(load_profile(path.string()), path); }
-
-// The predicted epochs to `target` read the way the run's are, where the run records its loss as
-// one mean per epoch: the run's curve with each epoch's (and each epoch-end sample's) loss replaced
-// by the predicted mean of that epoch, crossed as BaselineCurve crosses the run's. An epoch mean
-// sits at the epoch's middle, so a first epoch that starts high (fashion-cnn's first steps
-// overshoot) places the crossing later than it happened; the model's own crossing has no such
-// delay, and comparing it with the run's would count the recording's resolution as a model error.
-// The model's crossing where the run is sampled more densely, where no epoch is predicted, or
-// past the last predicted epoch's mean (its epoch's middle: a crossing late in epoch k, or a path
-// that leaves the baseline curve before epoch k and predicts the epochs before it only), where the
-// means do not cross.
-std::optional<double> epochs_to_target_as_recorded(const TrainingCurve& run, int epochs, int num_classes,
-                                                   double target, const LargeBatchPrediction& predicted) {
-  const size_t predicted_epochs = predicted.loss_by_epoch.size();
-  if (run.samples.size() > run.epochs.size() || static_cast<int>(run.epochs.size()) < epochs ||
-      predicted_epochs == 0 || predicted_epochs > static_cast<size_t>(epochs)) {
-    return predicted.epochs_to_target;
-  }
-  TrainingCurve means = run;
-  means.epochs.resize(predicted_epochs);
-  const double n = static_cast<double>(run.train_samples);
-  for (EpochPoint& e : means.epochs) {
-    e.train_loss = predicted.loss_by_epoch[static_cast<size_t>(e.epoch - 1)];
-    for (CurveSample& sample : means.samples) {
-      if (sample.examples == static_cast<double>(e.epoch) * n) sample.train_loss = e.train_loss;
-    }
-  }
-  means.samples.erase(std::remove_if(means.samples.begin(), means.samples.end(),
-                                     [&](const CurveSample& sample) { return sample.examples > means.epochs.back().examples; }),
-                      means.samples.end());
-  if (const auto examples = BaselineCurve(means, num_classes).examples_to_loss(target)) return *examples / n;
-  return predicted.epochs_to_target && *predicted.epochs_to_target > static_cast<double>(predicted_epochs) - 0.5
-             ? predicted.epochs_to_target
-             : std::nullopt;
-}
 
 // The line of `key:` in a run file's training curve (the first after "training:"), 0 where absent:
 // errors about a curve's setting name it.
@@ -214,6 +180,41 @@ std::string counted_error_text(const ErrorSummary& e, const std::string& unit) {
 }
 
 }  // namespace
+
+// The predicted epochs to `target` read the way the run's are, where the run records its loss as
+// one mean per epoch: the run's curve with each epoch's (and each epoch-end sample's) loss replaced
+// by the predicted mean of that epoch, crossed as BaselineCurve crosses the run's. An epoch mean
+// sits at the epoch's middle, so a first epoch that starts high (fashion-cnn's first steps
+// overshoot) places the crossing later than it happened; the model's own crossing has no such
+// delay, and comparing it with the run's would count the recording's resolution as a model error.
+// The model's crossing where the run is sampled more densely, where no epoch is predicted, or
+// past the last predicted epoch's mean (its epoch's middle: a crossing late in epoch k, or a path
+// that leaves the baseline curve before epoch k and predicts the epochs before it only), where the
+// means do not cross.
+std::optional<double> epochs_to_target_as_recorded(const TrainingCurve& run, int epochs, int num_classes,
+                                                   double target, const LargeBatchPrediction& predicted) {
+  const size_t predicted_epochs = predicted.loss_by_epoch.size();
+  if (run.samples.size() > run.epochs.size() || static_cast<int>(run.epochs.size()) < epochs ||
+      predicted_epochs == 0 || predicted_epochs > static_cast<size_t>(epochs)) {
+    return predicted.epochs_to_target;
+  }
+  TrainingCurve means = run;
+  means.epochs.resize(predicted_epochs);
+  const double n = static_cast<double>(run.train_samples);
+  for (EpochPoint& e : means.epochs) {
+    e.train_loss = predicted.loss_by_epoch[static_cast<size_t>(e.epoch - 1)];
+    for (CurveSample& sample : means.samples) {
+      if (sample.examples == static_cast<double>(e.epoch) * n) sample.train_loss = e.train_loss;
+    }
+  }
+  means.samples.erase(std::remove_if(means.samples.begin(), means.samples.end(),
+                                     [&](const CurveSample& sample) { return sample.examples > means.epochs.back().examples; }),
+                      means.samples.end());
+  if (const auto examples = BaselineCurve(means, num_classes).examples_to_loss(target)) return *examples / n;
+  return predicted.epochs_to_target && *predicted.epochs_to_target > static_cast<double>(predicted_epochs) - 0.5
+             ? predicted.epochs_to_target
+             : std::nullopt;
+}
 
 std::optional<Regime> predicted_regime(bool no_progress, const std::optional<double>& loss_at_k,
                                        const std::vector<double>& loss_by_epoch,
@@ -398,6 +399,7 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     c.run = name;
     c.file = path.filename().string();
     c.target_loss = model.target_loss();
+    c.warmup_epochs = curve.warmup_epochs;
     if (name.lars) {
       if (curve.optimizer != "lars") {
         throw std::runtime_error(path.string() + ": named a lars run, but its curve was trained with " + curve.optimizer);
@@ -936,7 +938,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
                                      const ComparisonSummary* edge_of_stability,
                                      const ComparisonSummary* plain_bound,
                                      const ComparisonSummary* without_norm,
-                                     const ComparisonSummary* other_pace) {
+                                     const ComparisonSummary* other_pace, const std::string& figures) {
   const std::string k = std::to_string(o.epochs);
   std::string out = "# Large batches on real data: predicted vs measured\n\n";
   out += "Reproduce: `" + command + "` on the runs of `scripts/largebatch-fashion.sh` (docs/LARGE_BATCH.md).\n\n";
@@ -961,6 +963,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
                            : ": plain SGD, the step equation's own setting") +
            ".\n\n";
   }
+  out += figures;
   out += "## Baselines\n\nB_simple: tr(Sigma) / |G|^2; eps_max: the largest useful lr |g|^2 / g^T H g along the batch "
          "gradient (\"-\": not measured); x_0 = lr (1 + B_simple/B_0) / eps_max, the baseline's lr against the tuned "
          "one; B_noise: McCandlish's tr(H Sigma) / G^T H G and its standard error (the predictions use B_noise "
@@ -1231,7 +1234,7 @@ po::options_description compare_flags(CompareOptions& o, QuestionFlags& question
     ("help,h", "print this help")
     ("dir", po::value(&o.runs_dir)->required(),
        "the folder scripts/largebatch-fashion.sh wrote: its runs/ are read, report.md and comparison.csv "
-       "are written beside them");
+       "are written beside them, with the steps-to-target plot");
   add_question_flags(flags, question, o);
   flags.add_options()
     ("target-accuracy", po::value(&target_accuracy),
@@ -1283,7 +1286,8 @@ int largebatch_compare_main(int argc, char** argv) {
                  "Compares the large-batch model's predictions (from each seed's baseline run alone, or from one\n"
                  "seed's for all with --from-seed) with the\n"
                  "runs at other batches and learning-rate rules: training loss and test accuracy after k epochs,\n"
-                 "epochs to a target loss. Writes DIR/report.md and DIR/comparison.csv; the last three lines\n"
+                 "epochs to a target loss. Writes DIR/report.md, DIR/comparison.csv and the plot of steps and\n"
+                 "epochs to the target vs batch (steps_to_target.svg, epochs_to_target.svg); the last three lines\n"
                  "printed are the mean absolute errors, each with its bias (docs/LARGE_BATCH.md).\n\n"
               << flags;
     return 0;
@@ -1339,15 +1343,18 @@ int largebatch_compare_main(int argc, char** argv) {
   const std::string suffix = o.from_seed ? "-from-seed" + std::to_string(*o.from_seed) : "";
   const std::string report = (fs::path(dir) / ("report" + suffix + ".md")).string();
   const std::string csv = (fs::path(dir) / ("comparison" + suffix + ".csv")).string();
+  std::string plot_warning;
+  const std::string figures = write_to_target_plot(to_target_plot(summary, o), dir, suffix, plot_warning);
+  if (!plot_warning.empty()) std::cerr << "warning: " << plot_warning << "\n";
   write_text_atomically(report, format_comparison_report(summary, o, command, &assumed_tuned, &simple_noise, &without_floor,
                                                           &without_batchnorm, &edge_of_stability, &plain_bound,
-                                                          &without_norm, other_pace ? &*other_pace : nullptr));
+                                                          &without_norm, other_pace ? &*other_pace : nullptr, figures));
   write_text_atomically(csv, format_comparison_csv(summary));
   if (!vm.count("quiet")) {
     std::cout << summary.runs.size() << " runs compared with the predictions from "
               << (o.from_seed ? "seed " + std::to_string(*o.from_seed) + "'s baseline"
                               : std::to_string(summary.baselines.size()) + " baseline(s)")
-              << "; wrote " << report << " and " << csv << "\n"
+              << "; wrote " << report << ", " << csv << " and the steps-to-target plot beside them\n"
               << "regime agreement: " << summary.regime_agree << " of " << summary.regime_count
               << " runs (trained / no progress after " << o.epochs << " epochs)\n";
     if (summary.planned_rows > 0) std::cout << format_planned_line(summary);

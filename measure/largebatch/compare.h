@@ -117,6 +117,7 @@ struct RunComparison {
   RunName run;
   std::string file;
   double target_loss = 0;
+  double warmup_epochs = 0;  // the run's recorded linear-warmup ramp (0: none recorded)
   LargeBatchPrediction predicted;
   std::optional<double> loss_at_k;            // measured: the run's epoch-k mean training loss
   std::optional<double> test_accuracy_at_k;   // measured
@@ -300,6 +301,12 @@ std::map<uint64_t, TrainingCurve> load_baselines(const CompareOptions& o);
 LargeBatchSettings run_settings(const CompareOptions& o, LrRule rule, double warmup_epochs,
                                 const TrainingCurve& baseline);
 
+// The epochs to `target` that `predicted` gives, read as `run` records its own: where the run
+// records one loss per epoch (its mean), the predicted epoch means crossed as BaselineCurve crosses
+// the run's; else, or where the means do not cross, the model's own crossing (see compare.cpp).
+std::optional<double> epochs_to_target_as_recorded(const TrainingCurve& run, int epochs, int num_classes,
+                                                   double target, const LargeBatchPrediction& predicted);
+
 // Reads RUNS and compares. Throws std::runtime_error naming the file for a missing baseline, a
 // run that is neither complete (k epochs) nor marked failed, or an unreadable curve.
 ComparisonSummary compare_large_batch_runs(const CompareOptions& options);
@@ -308,7 +315,8 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& options);
 // `plain_bound`, `without_norm`, `other_pace`: the same comparison with
 // CompareOptions::assume_tuned_baseline, simple_noise_scale, without_momentum_floor,
 // without_batchnorm_gap, past_bound kEdge, past_bound kNoProgress, without_scale_invariant_norm and
-// pace_probe the other way, each shown beside it where given.
+// pace_probe the other way, each shown beside it where given. `figures`: a Markdown section placed
+// before the baselines' (to_target_section's plot).
 std::string format_comparison_report(const ComparisonSummary& summary, const CompareOptions& options,
                                      const std::string& command, const ComparisonSummary* assumed_tuned = nullptr,
                                      const ComparisonSummary* simple_noise = nullptr,
@@ -317,7 +325,8 @@ std::string format_comparison_report(const ComparisonSummary& summary, const Com
                                      const ComparisonSummary* edge_of_stability = nullptr,
                                      const ComparisonSummary* plain_bound = nullptr,
                                      const ComparisonSummary* without_norm = nullptr,
-                                     const ComparisonSummary* other_pace = nullptr);
+                                     const ComparisonSummary* other_pace = nullptr,
+                                     const std::string& figures = std::string());
 std::string format_comparison_csv(const ComparisonSummary& summary);
 // The three lines the report ends with: "loss error: X% ...", "accuracy error: X points ...",
 // "epochs-to-target error: X% ...".
