@@ -15,6 +15,7 @@
 #include "io/errors.h"
 #include "largebatch/compare.h"
 #include "largebatch/compare_plot.h"
+#include "largebatch/compare_report.h"
 #include "largebatch/plan.h"
 #include "pace_probe_fixture.h"
 #include "report/gnuplot.h"

@@ -311,27 +311,16 @@ std::optional<double> epochs_to_target_as_recorded(const TrainingCurve& run, int
 // run that is neither complete (k epochs) nor marked failed, or an unreadable curve.
 ComparisonSummary compare_large_batch_runs(const CompareOptions& options);
 
-// `assumed_tuned`, `simple_noise`, `without_floor`, `without_batchnorm`, `edge_of_stability`,
-// `plain_bound`, `without_norm`, `other_pace`: the same comparison with
-// CompareOptions::assume_tuned_baseline, simple_noise_scale, without_momentum_floor,
-// without_batchnorm_gap, past_bound kEdge, past_bound kNoProgress, without_scale_invariant_norm and
-// pace_probe the other way, each shown beside it where given. `figures`: a Markdown section placed
-// before the baselines' (to_target_section's plot).
-std::string format_comparison_report(const ComparisonSummary& summary, const CompareOptions& options,
-                                     const std::string& command, const ComparisonSummary* assumed_tuned = nullptr,
-                                     const ComparisonSummary* simple_noise = nullptr,
-                                     const ComparisonSummary* without_floor = nullptr,
-                                     const ComparisonSummary* without_batchnorm = nullptr,
-                                     const ComparisonSummary* edge_of_stability = nullptr,
-                                     const ComparisonSummary* plain_bound = nullptr,
-                                     const ComparisonSummary* without_norm = nullptr,
-                                     const ComparisonSummary* other_pace = nullptr,
-                                     const std::string& figures = std::string());
-std::string format_comparison_csv(const ComparisonSummary& summary);
-// The three lines the report ends with: "loss error: X% ...", "accuracy error: X points ...",
-// "epochs-to-target error: X% ...".
-std::string format_error_lines(const ComparisonSummary& summary, const CompareOptions& options);
+// A run's own running-statistics lag after epoch k: its recomputed test accuracy less eval mode's, in
+// points (both measured; the run must carry both).
+double recomputed_lag_points(const RunComparison& c);
+// Whether any baseline the comparison used carries the pace probe.
+bool any_pace_probe(const ComparisonSummary& s);
+// A number as an ostream prints it (6 significant digits, no trailing zeros): 0.1, 5e-04 -> 0.0005.
+std::string plain_number(double value);
 
+// `measure largebatch-compare` (compare_cli.cpp): the report (compare_report.h) and the plot
+// (compare_plot.h) of compare_large_batch_runs, into the runs' folder.
 int largebatch_compare_main(int argc, char** argv);
 
 }  // namespace trainsim::measure
