@@ -299,23 +299,343 @@ LargeBatchSettings run_settings(const CompareOptions& o, LrRule rule, double war
   return settings;
 }
 
+namespace {
+
+// The measured side of a complete run (k epochs or more): its epoch-k figures, its regime and its
+// epochs to the targets, its own curve interpolated as the baseline's is (from ln C).
+void read_measured(const TrainingCurve& curve, const CompareOptions& o, RunComparison& c) {
+  const double untrained = std::log(static_cast<double>(o.num_classes));
+  const EpochPoint& at_k = curve.epochs[static_cast<size_t>(o.epochs - 1)];
+  c.loss_at_k = at_k.train_loss;
+  c.measured_regime = at_k.train_loss > kRisenLossRatio * untrained ? Regime::kBlewUp
+                      : at_k.train_loss >= untrained                 ? Regime::kNoProgress
+                                                                     : Regime::kTrained;
+  if (at_k.test_accuracy >= 0) c.test_accuracy_at_k = at_k.test_accuracy;
+  if (at_k.test_accuracy_recomputed >= 0) c.test_accuracy_recomputed_at_k = at_k.test_accuracy_recomputed;
+  c.lag_scatter_points = lag_scatter_points(curve, o.epochs);
+  c.train_accuracy_at_k = at_k.train_accuracy;
+  if (at_k.si_weight_sq > 0) c.weight_sq_at_k = at_k.si_weight_sq;
+  TrainingCurve first_k = curve;
+  first_k.epochs.resize(static_cast<size_t>(o.epochs));
+  const BaselineCurve measured(first_k, o.num_classes);
+  if (const auto examples = measured.examples_to_loss(c.target_loss)) {
+    c.epochs_to_target = *examples / static_cast<double>(curve.train_samples);
+  }
+  if (o.target_accuracy) {
+    if (const auto examples = measured.examples_to_test_accuracy(*o.target_accuracy)) {
+      c.epochs_to_target_accuracy = *examples / static_cast<double>(curve.train_samples);
+    }
+  }
+}
+
+// One prediction (the model's now, or one stored in a plan) as the run is read.
+struct PredictionToScore {
+  bool no_progress = false;
+  std::optional<double> loss;
+  std::vector<double> loss_by_epoch;
+  std::optional<double> epochs_to_target_model;  // the model's own crossing
+  std::optional<double> accuracy;
+  std::optional<double> train_accuracy;
+  std::optional<double> epochs;  // read as the run records its own
+};
+
+// Its regime (predicted_regime: a path that stays in a stall of the baseline predicts no progress
+// too, its loss at chance) and its errors against the run's measured side.
+struct Scored {
+  std::optional<Regime> regime;
+  std::optional<double> loss;
+  std::optional<double> loss_blown_up;  // the loss error of a run that blew up
+  std::optional<double> accuracy;
+  std::optional<double> train_accuracy;
+  std::optional<double> epochs;
+};
+
+Scored score(const PredictionToScore& p, const RunComparison& c, int num_classes) {
+  Scored out;
+  out.regime = predicted_regime(p.no_progress, p.loss, p.loss_by_epoch, p.epochs_to_target_model, num_classes);
+  if (c.loss_at_k && p.loss) {
+    const double error = (*p.loss - *c.loss_at_k) / *c.loss_at_k * 100.0;
+    (c.measured_regime != Regime::kBlewUp ? out.loss : out.loss_blown_up) = error;
+  }
+  if (c.test_accuracy_at_k && p.accuracy) out.accuracy = (*p.accuracy - *c.test_accuracy_at_k) * 100.0;
+  if (c.train_accuracy_at_k && p.train_accuracy && c.measured_regime != Regime::kBlewUp) {
+    out.train_accuracy = (*p.train_accuracy - *c.train_accuracy_at_k) * 100.0;
+  }
+  // A target at or above the untrained loss ln C (a baseline whose first epoch did not train):
+  // every run starts at it, and no relative error exists.
+  if (c.epochs_to_target && *c.epochs_to_target > 0 && p.epochs) {
+    out.epochs = (*p.epochs - *c.epochs_to_target) / *c.epochs_to_target * 100.0;
+  }
+  return out;
+}
+
+// The model's prediction against the run: the run's errors, pace ratio and accuracy-target error.
+void score_current(const LargeBatchModel& model, const TrainingCurve& curve, const CompareOptions& o,
+                   RunComparison& c) {
+  c.predicted_epochs_to_target = epochs_to_target_as_recorded(curve, o.epochs, o.num_classes, c.target_loss, c.predicted);
+  if (c.loss_at_k && c.predicted.loss_at_k && !c.predicted.no_progress && c.measured_regime == Regime::kTrained) {
+    const double level = c.predicted.momentum_floor_gap_at_k.value_or(0) + c.predicted.batchnorm_gap_at_k.value_or(0);
+    const auto predicted_at = model.baseline().examples_to_loss(*c.predicted.loss_at_k + level);
+    const auto measured_at = model.baseline().examples_to_loss(*c.loss_at_k + level);
+    if (predicted_at && measured_at && *predicted_at > 0) c.pace_ratio = *measured_at / *predicted_at;
+  }
+  const LargeBatchPrediction& p = c.predicted;
+  const Scored scored = score({p.no_progress, p.loss_at_k, p.loss_by_epoch, p.epochs_to_target, p.test_accuracy_at_k,
+                               p.train_accuracy_at_k, c.predicted_epochs_to_target},
+                              c, o.num_classes);
+  c.predicted_regime = scored.regime;
+  c.loss_error_pct = scored.loss;
+  c.loss_error_pct_blown_up = scored.loss_blown_up;
+  c.accuracy_error_points = scored.accuracy;
+  c.train_accuracy_error_points = scored.train_accuracy;
+  c.epochs_error_pct = scored.epochs;
+  if (c.test_accuracy_recomputed_at_k && p.test_accuracy_recomputed_at_k) {
+    c.recomputed_accuracy_error_points = (*p.test_accuracy_recomputed_at_k - *c.test_accuracy_recomputed_at_k) * 100.0;
+  }
+  if (o.target_accuracy && c.loss_at_k && c.epochs_to_target_accuracy && *c.epochs_to_target_accuracy > 0 &&
+      p.epochs_to_target_accuracy) {
+    c.accuracy_target_error_pct =
+        (*p.epochs_to_target_accuracy - *c.epochs_to_target_accuracy) / *c.epochs_to_target_accuracy * 100.0;
+  }
+}
+
+// The prediction stored for a planned run, against the run, where it was planned under the same
+// question (else not_compared says how it differs).
+RunComparison::Planned score_planned(const PlannedRun& r, const TrainingCurve& curve, const LargeBatchSettings& settings,
+                                     const CompareOptions& o, const RunComparison& c) {
+  RunComparison::Planned p;
+  p.run = r;
+  const auto differs = [](double a, double b) { return std::fabs(a - b) > 1e-6 * std::max(1.0, std::fabs(b)); };
+  if (r.epochs != o.epochs) {
+    p.not_compared = "planned for epoch " + std::to_string(r.epochs) + ", compared at " + std::to_string(o.epochs);
+  } else if (differs(r.target_loss, c.target_loss)) {
+    p.not_compared =
+        "planned for the target loss " + plain_number(r.target_loss) + ", compared at " + plain_number(c.target_loss);
+  } else if (differs(r.bn_batch, c.predicted.bn_batch)) {
+    p.not_compared = "planned with BatchNorm over " + plain_number(r.bn_batch) + " examples, the run normalised over " +
+                     plain_number(c.predicted.bn_batch);
+  } else if (c.run.rule == LrRule::kLinearWarmup && differs(r.warmup_epochs, settings.warmup_epochs)) {
+    p.not_compared = "planned with a warm-up of " + plain_number(r.warmup_epochs) + " epochs, the run's was " +
+                     plain_number(settings.warmup_epochs);
+  } else if (o.from_seed && *o.from_seed != c.run.seed) {
+    p.not_compared = "planned from its own seed's baseline, compared from seed " + std::to_string(*o.from_seed) + "'s";
+  }
+  if (!p.not_compared.empty()) return p;
+  LargeBatchPrediction stored;
+  stored.loss_by_epoch = r.loss_by_epoch;
+  stored.epochs_to_target = r.epochs_to_target;
+  p.predicted_epochs_to_target = epochs_to_target_as_recorded(curve, o.epochs, o.num_classes, r.target_loss, stored);
+  const Scored scored = score({r.no_progress, r.loss_at_k, r.loss_by_epoch, r.epochs_to_target, r.test_accuracy_at_k,
+                               r.train_accuracy_at_k, p.predicted_epochs_to_target},
+                              c, o.num_classes);
+  p.predicted_regime = scored.regime;
+  p.loss_error_pct = scored.loss;
+  p.accuracy_error_points = scored.accuracy;
+  p.train_accuracy_error_points = scored.train_accuracy;
+  p.epochs_error_pct = scored.epochs;
+  p.same_as_now = r.no_progress == c.predicted.no_progress &&
+                  r.loss_at_k.has_value() == c.predicted.loss_at_k.has_value() &&
+                  (!r.loss_at_k || !differs(*r.loss_at_k, *c.predicted.loss_at_k));
+  return p;
+}
+
+// The errors of the runs compared, gathered run by run, then summed up into the summary.
+class ErrorTally {
+ public:
+  void add(const RunComparison& c, const CompareOptions& o, ComparisonSummary& s) {
+    if (c.predicted.no_progress) ++s.no_progress_predicted;
+    if (c.predicted_regime && c.measured_regime) {
+      const int predicted = c.predicted_regime == Regime::kTrained ? 0 : 1;
+      const int measured = static_cast<int>(*c.measured_regime);  // the enum's order is the table's
+      ++s.regimes[predicted][measured];
+      ++s.regime_count;
+      if ((predicted == 0) == (measured == 0)) ++s.regime_agree;
+      if (*c.measured_regime == Regime::kBlewUp) ++s.blown_up;
+    }
+    if (c.loss_error_pct_blown_up) loss_with_blown_up_.push_back(*c.loss_error_pct_blown_up);
+    if (c.loss_error_pct) {
+      loss_with_blown_up_.push_back(*c.loss_error_pct);
+      loss_.push_back(*c.loss_error_pct);
+      if (!c.predicted.no_progress) trained_loss_.push_back(*c.loss_error_pct);
+    }
+    if (c.accuracy_error_points) {
+      accuracy_.push_back(*c.accuracy_error_points);
+      if (!c.predicted.no_progress) trained_accuracy_.push_back(*c.accuracy_error_points);
+      if (c.recomputed_accuracy_error_points) {
+        recomputed_.push_back(*c.recomputed_accuracy_error_points);
+        recomputed_eval_.push_back(*c.accuracy_error_points);
+        recomputed_lags_.push_back(recomputed_lag_points(c));
+        if (c.lag_scatter_points) {
+          (lr_raised(c.predicted.lr_ratio_at_k) ? lag_scatter_raised_ : lag_scatter_level_).push_back(*c.lag_scatter_points);
+        }
+      }
+    }
+    if (c.train_accuracy_error_points && !c.predicted.no_progress) {
+      trained_train_accuracy_.push_back(*c.train_accuracy_error_points);
+    }
+    if (c.epochs_to_target && *c.epochs_to_target <= 0) {
+      ++s.target_at_start;
+    } else if (c.epochs_error_pct) {
+      epochs_.push_back(*c.epochs_error_pct);
+    } else if (c.loss_at_k) {  // a complete run: the target within k epochs or not at all
+      // A prediction beyond k epochs that the run did not reach either agrees as far as k shows.
+      const bool predicted_within = c.predicted_epochs_to_target && *c.predicted_epochs_to_target <= o.epochs;
+      ++(c.epochs_to_target || predicted_within ? s.target_one_side : s.target_neither);
+    }
+    if (c.accuracy_target_error_pct) {
+      accuracy_target_.push_back(*c.accuracy_target_error_pct);
+    } else if (o.target_accuracy && c.loss_at_k &&
+               (c.epochs_to_target_accuracy ||
+                (c.predicted.epochs_to_target_accuracy && *c.predicted.epochs_to_target_accuracy <= o.epochs))) {
+      ++s.accuracy_target_one_side;
+    }
+  }
+
+  void add_planned(const RunComparison::Planned& p, const RunComparison& c, ComparisonSummary& s) {
+    if (!p.not_compared.empty()) {
+      ++s.planned_not_comparable;
+      return;
+    }
+    if (!p.same_as_now) ++s.planned_changed;
+    Registration& registration = registrations_[p.run.planned_at];
+    ++registration.compared;
+    if (p.predicted_regime && c.measured_regime) {
+      const bool agree = regimes_agree(*p.predicted_regime, *c.measured_regime);
+      ++s.planned_regime_count;
+      ++registration.regime_count;
+      s.planned_regime_agree += agree;
+      registration.regime_agree += agree;
+    }
+    const bool trains = p.predicted_regime == Regime::kTrained;
+    if (p.loss_error_pct) {
+      planned_loss_.push_back(*p.loss_error_pct);
+      registration.loss.push_back(*p.loss_error_pct);
+      if (trains) planned_trained_loss_.push_back(*p.loss_error_pct);
+    }
+    if (p.accuracy_error_points) {
+      planned_accuracy_.push_back(*p.accuracy_error_points);
+      registration.accuracy.push_back(*p.accuracy_error_points);
+      if (trains) planned_trained_accuracy_.push_back(*p.accuracy_error_points);
+    }
+    if (p.train_accuracy_error_points && trains) planned_trained_train_accuracy_.push_back(*p.train_accuracy_error_points);
+    if (p.epochs_error_pct) {
+      planned_epochs_.push_back(*p.epochs_error_pct);
+      registration.epochs.push_back(*p.epochs_error_pct);
+    }
+  }
+
+  void sum_up(ComparisonSummary& s) const {
+    s.accuracy_target_error_pct = mean_abs(accuracy_target_);
+    s.accuracy_target_count = static_cast<int>(accuracy_target_.size());
+    s.planned_loss = summarise_errors(planned_loss_);
+    s.planned_accuracy = summarise_errors(planned_accuracy_);
+    s.planned_epochs = summarise_errors(planned_epochs_);
+    s.planned_trained_loss = summarise_errors(planned_trained_loss_);
+    s.planned_trained_accuracy = summarise_errors(planned_trained_accuracy_);
+    s.planned_trained_train_accuracy = summarise_errors(planned_trained_train_accuracy_);
+    for (const auto& [registered, e] : registrations_) {
+      s.registration_figures[registered] = {e.compared, e.regime_agree, e.regime_count, summarise_errors(e.loss),
+                                            summarise_errors(e.accuracy), summarise_errors(e.epochs)};
+    }
+    s.loss = summarise_errors(loss_);
+    s.loss_with_blown_up = summarise_errors(loss_with_blown_up_);
+    s.accuracy = summarise_errors(accuracy_);
+    s.epochs = summarise_errors(epochs_);
+    s.trained_loss = summarise_errors(trained_loss_);
+    s.trained_accuracy = summarise_errors(trained_accuracy_);
+    s.trained_train_accuracy = summarise_errors(trained_train_accuracy_);
+    s.recomputed_accuracy_error_points = mean_abs(recomputed_);
+    s.recomputed_eval_accuracy_error_points = mean_abs(recomputed_eval_);
+    s.recomputed_count = static_cast<int>(recomputed_.size());
+    if (!recomputed_lags_.empty()) s.recomputed_lag_points = mean_of(recomputed_lags_);
+    s.lag_scatter_raised_points = mean_abs(lag_scatter_raised_);
+    s.lag_scatter_raised_count = static_cast<int>(lag_scatter_raised_.size());
+    s.lag_scatter_level_points = mean_abs(lag_scatter_level_);
+    s.lag_scatter_level_count = static_cast<int>(lag_scatter_level_.size());
+    std::vector<double> lag_scatter = lag_scatter_raised_;
+    lag_scatter.insert(lag_scatter.end(), lag_scatter_level_.begin(), lag_scatter_level_.end());
+    s.lag_scatter_points = mean_abs(lag_scatter);
+    s.lag_scatter_count = static_cast<int>(lag_scatter.size());
+  }
+
+ private:
+  // The errors of each registration's compared runs, by planned_at.
+  struct Registration {
+    int compared = 0;
+    int regime_agree = 0;
+    int regime_count = 0;
+    std::vector<double> loss, accuracy, epochs;
+  };
+  std::vector<double> loss_, loss_with_blown_up_, accuracy_, epochs_, trained_loss_, trained_accuracy_;
+  std::vector<double> trained_train_accuracy_, recomputed_, recomputed_eval_, recomputed_lags_;
+  std::vector<double> lag_scatter_raised_, lag_scatter_level_, accuracy_target_;
+  std::vector<double> planned_loss_, planned_accuracy_, planned_epochs_, planned_trained_loss_;
+  std::vector<double> planned_trained_accuracy_, planned_trained_train_accuracy_;
+  std::map<std::string, Registration> registrations_;
+};
+
+// The runs' own seed-to-seed spread: each configuration's (rule, batch) measured mean against its
+// runs, where two or more ran it.
+void seed_spread(const CompareOptions& o, ComparisonSummary& s) {
+  const double blown_up = kRisenLossRatio * std::log(static_cast<double>(o.num_classes));
+  std::map<std::pair<std::string, int64_t>, std::vector<const RunComparison*>> configurations;
+  for (const auto& c : s.runs) {
+    if (!c.measured_only) configurations[{rule_label(c.run), c.run.batch}].push_back(&c);
+  }
+  std::vector<double> spread_loss, spread_accuracy;
+  for (const auto& [key, runs] : configurations) {
+    std::vector<double> losses, accuracies;
+    for (const RunComparison* c : runs) {
+      if (c->loss_at_k) losses.push_back(*c->loss_at_k);
+      if (c->test_accuracy_at_k) accuracies.push_back(*c->test_accuracy_at_k);
+    }
+    if (losses.size() >= 2 && std::all_of(losses.begin(), losses.end(), [&](double l) { return l <= blown_up; })) {
+      const double mean = mean_of(losses);
+      for (double l : losses) spread_loss.push_back((mean - l) / l * 100.0);
+    }
+    if (accuracies.size() >= 2) {
+      const double mean = mean_of(accuracies);
+      for (double a : accuracies) spread_accuracy.push_back((mean - a) * 100.0);
+    }
+  }
+  s.spread_loss_pct = mean_abs(spread_loss);
+  s.spread_loss_count = static_cast<int>(spread_loss.size());
+  s.spread_accuracy_points = mean_abs(spread_accuracy);
+  s.spread_accuracy_count = static_cast<int>(spread_accuracy.size());
+}
+
+// A single evaluation's scatter: the baselines' test evaluations inside epoch k (the samples after
+// epoch k - 1's end, up to and with epoch k's) against their mean. The baselines that predicted,
+// each once.
+void evaluation_scatter(const CompareOptions& o, ComparisonSummary& s) {
+  std::vector<double> scatter;
+  for (size_t i = 0; i < s.baselines.size(); ++i) {
+    if (o.from_seed && s.seeds[i] != *o.from_seed) continue;
+    const TrainingCurve& b = s.baselines[i];
+    const double n = static_cast<double>(b.train_samples);
+    std::vector<double> evaluations;
+    for (const CurveSample& sample : b.samples) {
+      if (sample.examples > (o.epochs - 1) * n && sample.examples <= o.epochs * n && sample.test_accuracy >= 0) {
+        evaluations.push_back(sample.test_accuracy);
+      }
+    }
+    if (evaluations.size() < 2) continue;
+    const double mean = mean_of(evaluations);
+    for (double a : evaluations) scatter.push_back((a - mean) * 100.0);
+  }
+  s.evaluation_scatter_points = mean_abs(scatter);
+  s.evaluation_scatter_count = static_cast<int>(scatter.size());
+}
+
+}  // namespace
+
 ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
-  std::error_code ec;
-  const std::vector<std::pair<RunName, fs::path>> found = find_runs(o);
   ComparisonSummary summary;
   const std::map<uint64_t, TrainingCurve> baselines = load_baselines(o);
   for (const auto& [seed, curve] : baselines) {
     summary.seeds.push_back(seed);
     summary.baselines.push_back(curve);
   }
-
-  std::vector<double> loss_errors, accuracy_errors, epochs_errors, trained_loss_errors, trained_accuracy_errors;
-  std::vector<double> trained_train_accuracy_errors;
-  std::vector<double> recomputed_errors, recomputed_eval_errors, recomputed_lags;
-  std::vector<double> lag_scatter_raised, lag_scatter_level;
-  std::vector<double> loss_errors_with_blown_up;
-  const double untrained = std::log(static_cast<double>(o.num_classes));
-  const double blown_up = kRisenLossRatio * untrained;
   // The plan: each planned run by its file's stem; the ones met below are taken off.
   std::map<std::string, PlannedRun> plan;
   if (!o.plan_file.empty()) {
@@ -323,22 +643,12 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
   }
   summary.planned_rows = static_cast<int>(plan.size());
   for (const auto& [run, r] : plan) ++summary.planned_rows_by_registration[r.planned_at];
-  // The errors of each registration's compared runs, by planned_at.
-  struct RegistrationErrors {
-    int compared = 0;
-    int regime_agree = 0;
-    int regime_count = 0;
-    std::vector<double> loss, accuracy, epochs;
-  };
-  std::map<std::string, RegistrationErrors> registrations;
   std::set<std::string> planned_elsewhere;
   for (const std::string& file : o.other_plan_files) {
     for (const PlannedRun& r : read_plan(file)) planned_elsewhere.insert(r.run);
   }
-  std::vector<double> planned_loss, planned_accuracy, planned_epochs, planned_trained_loss, planned_trained_accuracy;
-  std::vector<double> planned_trained_train_accuracy;
-  std::vector<double> accuracy_target_errors;
-  for (const auto& [name, path] : found) {
+  ErrorTally tally;
+  for (const auto& [name, path] : find_runs(o)) {
     if (is_baseline(name, o)) continue;
     const auto baseline = baselines.find(o.from_seed.value_or(name.seed));
     if (baseline == baselines.end()) {
@@ -347,13 +657,14 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
     }
     const std::string stem = path.stem().string();
     const auto planned = plan.find(stem);
+    const auto waiting = [&] {  // planned and not ended: its time comes
+      ++summary.planned_waiting;
+      plan.erase(planned);
+    };
     const Profile profile = load_profile(path.string());
     if (profile.training.empty() && (planned != plan.end() || planned_elsewhere.count(stem) > 0)) {
       // Planned and just started: measure baseline writes the curve after its first epoch.
-      if (planned != plan.end()) {
-        ++summary.planned_waiting;
-        plan.erase(planned);
-      }
+      if (planned != plan.end()) waiting();
       continue;
     }
     const TrainingCurve curve = only_curve(profile, path);
@@ -376,15 +687,14 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
       // BatchNorm over the run's own micro-batch (or rank's batch), as it recorded.
       c.predicted = model.predict(name.batch, static_cast<double>(curve.small_batch));
     }
-
+    std::error_code ec;
     const fs::path failed = path.string() + ".failed";
     if (fs::exists(failed, ec)) {
       c.measured_missing = read_text(failed);
       c.measured_regime = Regime::kBlewUp;
     } else if (static_cast<int>(curve.epochs.size()) < o.epochs) {
-      if (planned != plan.end()) {  // planned and still running: its time comes
-        ++summary.planned_waiting;
-        plan.erase(planned);
+      if (planned != plan.end()) {
+        waiting();
         continue;
       }
       if (planned_elsewhere.count(stem) > 0) continue;  // another plan's, still running
@@ -392,288 +702,29 @@ ComparisonSummary compare_large_batch_runs(const CompareOptions& o) {
                                std::to_string(o.epochs) + " epochs and no " + failed.filename().string() +
                                " (an interrupted run: run scripts/largebatch-fashion.sh again)");
     } else {
-      const EpochPoint& at_k = curve.epochs[static_cast<size_t>(o.epochs - 1)];
-      c.loss_at_k = at_k.train_loss;
-      c.measured_regime = at_k.train_loss > blown_up    ? Regime::kBlewUp
-                          : at_k.train_loss >= untrained ? Regime::kNoProgress
-                                                         : Regime::kTrained;
-      if (at_k.test_accuracy >= 0) c.test_accuracy_at_k = at_k.test_accuracy;
-      if (at_k.test_accuracy_recomputed >= 0) c.test_accuracy_recomputed_at_k = at_k.test_accuracy_recomputed;
-      c.lag_scatter_points = lag_scatter_points(curve, o.epochs);
-      c.train_accuracy_at_k = at_k.train_accuracy;
-      if (at_k.si_weight_sq > 0) c.weight_sq_at_k = at_k.si_weight_sq;
-      // The run's own curve, interpolated as the baseline's is (from the untrained model's ln C).
-      TrainingCurve first_k = curve;
-      first_k.epochs.resize(static_cast<size_t>(o.epochs));
-      const BaselineCurve measured(first_k, o.num_classes);
-      if (const auto examples = measured.examples_to_loss(c.target_loss)) {
-        c.epochs_to_target = *examples / static_cast<double>(curve.train_samples);
-      }
-      if (o.target_accuracy) {
-        if (const auto examples = measured.examples_to_test_accuracy(*o.target_accuracy)) {
-          c.epochs_to_target_accuracy = *examples / static_cast<double>(curve.train_samples);
-        }
-      }
+      read_measured(curve, o, c);
     }
-    if (c.measured_only) {
-      summary.runs.push_back(std::move(c));
-      continue;
-    }
-    // A prediction against the run: its regime (predicted_regime; a path that stays in a stall of
-    // the baseline predicts no progress too, its loss at chance) and errors, written to the Errors
-    // given.
-    struct Errors {
-      std::optional<Regime>* regime;
-      std::optional<double>* loss;
-      std::optional<double>* loss_blown_up;  // nullptr: not kept
-      std::optional<double>* accuracy;
-      std::optional<double>* train_accuracy;
-      std::optional<double>* epochs;
-    };
-    const auto against_run = [&](bool no_progress, const std::optional<double>& loss,
-                                 const std::vector<double>& loss_by_epoch,
-                                 const std::optional<double>& epochs_to_target_model,
-                                 const std::optional<double>& accuracy,
-                                 const std::optional<double>& train_accuracy, const std::optional<double>& epochs,
-                                 const Errors& out) {
-      *out.regime = predicted_regime(no_progress, loss, loss_by_epoch, epochs_to_target_model, o.num_classes);
-      if (c.loss_at_k && loss) {
-        const double error = (*loss - *c.loss_at_k) / *c.loss_at_k * 100.0;
-        if (c.measured_regime != Regime::kBlewUp) {
-          *out.loss = error;
-        } else if (out.loss_blown_up) {
-          *out.loss_blown_up = error;
-        }
+    if (!c.measured_only) {
+      score_current(model, curve, o, c);
+      tally.add(c, o, summary);
+      if (planned != plan.end()) {
+        c.planned = score_planned(planned->second, curve, settings, o, c);
+        tally.add_planned(*c.planned, c, summary);
+        plan.erase(planned);
       }
-      if (c.test_accuracy_at_k && accuracy) *out.accuracy = (*accuracy - *c.test_accuracy_at_k) * 100.0;
-      if (c.train_accuracy_at_k && train_accuracy && c.measured_regime != Regime::kBlewUp) {
-        *out.train_accuracy = (*train_accuracy - *c.train_accuracy_at_k) * 100.0;
-      }
-      // A target at or above the untrained loss ln C (a baseline whose first epoch did not train):
-      // every run starts at it, and no relative error exists.
-      if (c.epochs_to_target && *c.epochs_to_target > 0 && epochs) {
-        *out.epochs = (*epochs - *c.epochs_to_target) / *c.epochs_to_target * 100.0;
-      }
-    };
-    c.predicted_epochs_to_target =
-        epochs_to_target_as_recorded(curve, o.epochs, o.num_classes, c.target_loss, c.predicted);
-    if (c.loss_at_k && c.predicted.loss_at_k && !c.predicted.no_progress && c.measured_regime == Regime::kTrained) {
-      const double level = c.predicted.momentum_floor_gap_at_k.value_or(0) + c.predicted.batchnorm_gap_at_k.value_or(0);
-      const auto predicted_at = model.baseline().examples_to_loss(*c.predicted.loss_at_k + level);
-      const auto measured_at = model.baseline().examples_to_loss(*c.loss_at_k + level);
-      if (predicted_at && measured_at && *predicted_at > 0) c.pace_ratio = *measured_at / *predicted_at;
-    }
-    if (c.predicted.no_progress) ++summary.no_progress_predicted;
-    against_run(c.predicted.no_progress, c.predicted.loss_at_k, c.predicted.loss_by_epoch, c.predicted.epochs_to_target,
-                c.predicted.test_accuracy_at_k, c.predicted.train_accuracy_at_k, c.predicted_epochs_to_target,
-                {&c.predicted_regime, &c.loss_error_pct, &c.loss_error_pct_blown_up, &c.accuracy_error_points,
-                 &c.train_accuracy_error_points, &c.epochs_error_pct});
-    if (c.test_accuracy_recomputed_at_k && c.predicted.test_accuracy_recomputed_at_k) {
-      c.recomputed_accuracy_error_points =
-          (*c.predicted.test_accuracy_recomputed_at_k - *c.test_accuracy_recomputed_at_k) * 100.0;
-    }
-    if (c.predicted_regime && c.measured_regime) {
-      const int predicted = c.predicted_regime == Regime::kTrained ? 0 : 1;
-      const int measured = static_cast<int>(*c.measured_regime);  // the enum's order is the table's
-      ++summary.regimes[predicted][measured];
-      ++summary.regime_count;
-      if ((predicted == 0) == (measured == 0)) ++summary.regime_agree;
-      if (*c.measured_regime == Regime::kBlewUp) ++summary.blown_up;
-    }
-    if (c.loss_error_pct_blown_up) loss_errors_with_blown_up.push_back(*c.loss_error_pct_blown_up);
-    if (c.loss_error_pct) {
-      loss_errors_with_blown_up.push_back(*c.loss_error_pct);
-      loss_errors.push_back(*c.loss_error_pct);
-      if (!c.predicted.no_progress) trained_loss_errors.push_back(*c.loss_error_pct);
-    }
-    if (c.accuracy_error_points) {
-      accuracy_errors.push_back(*c.accuracy_error_points);
-      if (!c.predicted.no_progress) trained_accuracy_errors.push_back(*c.accuracy_error_points);
-      if (c.recomputed_accuracy_error_points) {
-        recomputed_errors.push_back(*c.recomputed_accuracy_error_points);
-        recomputed_eval_errors.push_back(*c.accuracy_error_points);
-        recomputed_lags.push_back(recomputed_lag_points(c));
-        if (c.lag_scatter_points) {
-          (lr_raised(c.predicted.lr_ratio_at_k) ? lag_scatter_raised : lag_scatter_level).push_back(*c.lag_scatter_points);
-        }
-      }
-    }
-    if (c.train_accuracy_error_points && !c.predicted.no_progress) {
-      trained_train_accuracy_errors.push_back(*c.train_accuracy_error_points);
-    }
-    if (c.epochs_to_target && *c.epochs_to_target <= 0) {
-      ++summary.target_at_start;
-    } else if (c.epochs_error_pct) {
-      epochs_errors.push_back(*c.epochs_error_pct);
-    } else if (c.loss_at_k) {  // a complete run: the target within k epochs or not at all
-      // A prediction beyond k epochs that the run did not reach either agrees as far as k shows.
-      const bool predicted_within = c.predicted_epochs_to_target && *c.predicted_epochs_to_target <= o.epochs;
-      if (c.epochs_to_target || predicted_within) {
-        ++summary.target_one_side;
-      } else {
-        ++summary.target_neither;
-      }
-    }
-    if (o.target_accuracy && c.loss_at_k) {
-      const std::optional<double>& predicted = c.predicted.epochs_to_target_accuracy;
-      if (c.epochs_to_target_accuracy && *c.epochs_to_target_accuracy > 0 && predicted) {
-        c.accuracy_target_error_pct = (*predicted - *c.epochs_to_target_accuracy) / *c.epochs_to_target_accuracy * 100.0;
-        accuracy_target_errors.push_back(*c.accuracy_target_error_pct);
-      } else if (c.epochs_to_target_accuracy || (predicted && *predicted <= o.epochs)) {
-        ++summary.accuracy_target_one_side;
-      }
-    }
-    // The stored prediction, where the run was planned and under the same question.
-    if (planned != plan.end()) {
-      RunComparison::Planned p;
-      p.run = planned->second;
-      const PlannedRun& r = p.run;
-      const auto differs = [](double a, double b) { return std::fabs(a - b) > 1e-6 * std::max(1.0, std::fabs(b)); };
-      if (r.epochs != o.epochs) {
-        p.not_compared = "planned for epoch " + std::to_string(r.epochs) + ", compared at " + std::to_string(o.epochs);
-      } else if (differs(r.target_loss, c.target_loss)) {
-        p.not_compared = "planned for the target loss " + plain_number(r.target_loss) + ", compared at " +
-                         plain_number(c.target_loss);
-      } else if (differs(r.bn_batch, c.predicted.bn_batch)) {
-        p.not_compared = "planned with BatchNorm over " + plain_number(r.bn_batch) + " examples, the run normalised over " +
-                         plain_number(c.predicted.bn_batch);
-      } else if (name.rule == LrRule::kLinearWarmup && differs(r.warmup_epochs, settings.warmup_epochs)) {
-        p.not_compared = "planned with a warm-up of " + plain_number(r.warmup_epochs) + " epochs, the run's was " +
-                         plain_number(settings.warmup_epochs);
-      } else if (o.from_seed && *o.from_seed != name.seed) {
-        p.not_compared = "planned from its own seed's baseline, compared from seed " + std::to_string(*o.from_seed) + "'s";
-      }
-      if (p.not_compared.empty()) {
-        LargeBatchPrediction stored;
-        stored.loss_by_epoch = r.loss_by_epoch;
-        stored.epochs_to_target = r.epochs_to_target;
-        p.predicted_epochs_to_target = epochs_to_target_as_recorded(curve, o.epochs, o.num_classes, r.target_loss, stored);
-        against_run(r.no_progress, r.loss_at_k, r.loss_by_epoch, r.epochs_to_target, r.test_accuracy_at_k,
-                    r.train_accuracy_at_k, p.predicted_epochs_to_target,
-                    {&p.predicted_regime, &p.loss_error_pct, nullptr, &p.accuracy_error_points,
-                     &p.train_accuracy_error_points, &p.epochs_error_pct});
-        p.same_as_now = r.no_progress == c.predicted.no_progress && r.loss_at_k.has_value() == c.predicted.loss_at_k.has_value() &&
-                        (!r.loss_at_k || !differs(*r.loss_at_k, *c.predicted.loss_at_k));
-        if (!p.same_as_now) ++summary.planned_changed;
-        RegistrationErrors& registration = registrations[r.planned_at];
-        ++registration.compared;
-        if (p.predicted_regime && c.measured_regime) {
-          const bool agree = regimes_agree(*p.predicted_regime, *c.measured_regime);
-          ++summary.planned_regime_count;
-          ++registration.regime_count;
-          summary.planned_regime_agree += agree;
-          registration.regime_agree += agree;
-        }
-        const bool trains = p.predicted_regime == Regime::kTrained;
-        if (p.loss_error_pct) {
-          planned_loss.push_back(*p.loss_error_pct);
-          registration.loss.push_back(*p.loss_error_pct);
-          if (trains) planned_trained_loss.push_back(*p.loss_error_pct);
-        }
-        if (p.accuracy_error_points) {
-          planned_accuracy.push_back(*p.accuracy_error_points);
-          registration.accuracy.push_back(*p.accuracy_error_points);
-          if (trains) planned_trained_accuracy.push_back(*p.accuracy_error_points);
-        }
-        if (p.train_accuracy_error_points && trains) planned_trained_train_accuracy.push_back(*p.train_accuracy_error_points);
-        if (p.epochs_error_pct) {
-          planned_epochs.push_back(*p.epochs_error_pct);
-          registration.epochs.push_back(*p.epochs_error_pct);
-        }
-      } else {
-        ++summary.planned_not_comparable;
-      }
-      c.planned = std::move(p);
-      plan.erase(planned);
     }
     summary.runs.push_back(std::move(c));
   }
   summary.planned_waiting += static_cast<int>(plan.size());  // planned, no file yet
-  summary.accuracy_target_error_pct = mean_abs(accuracy_target_errors);
-  summary.accuracy_target_count = static_cast<int>(accuracy_target_errors.size());
-  summary.planned_loss = summarise_errors(planned_loss);
-  summary.planned_accuracy = summarise_errors(planned_accuracy);
-  summary.planned_epochs = summarise_errors(planned_epochs);
-  summary.planned_trained_loss = summarise_errors(planned_trained_loss);
-  summary.planned_trained_accuracy = summarise_errors(planned_trained_accuracy);
-  summary.planned_trained_train_accuracy = summarise_errors(planned_trained_train_accuracy);
-  for (const auto& [registered, e] : registrations) {
-    summary.registration_figures[registered] = {e.compared, e.regime_agree, e.regime_count, summarise_errors(e.loss),
-                                                summarise_errors(e.accuracy), summarise_errors(e.epochs)};
-  }
   if (summary.runs.empty()) {
     throw std::runtime_error(o.runs_dir + ": no runs besides the baselines" +
                              (summary.planned_waiting > 0
                                   ? " have ended (" + std::to_string(summary.planned_waiting) + " planned, not ended)"
                                   : std::string()));
   }
-  summary.loss = summarise_errors(loss_errors);
-  summary.loss_with_blown_up = summarise_errors(loss_errors_with_blown_up);
-  summary.accuracy = summarise_errors(accuracy_errors);
-  summary.epochs = summarise_errors(epochs_errors);
-  summary.trained_loss = summarise_errors(trained_loss_errors);
-  summary.trained_accuracy = summarise_errors(trained_accuracy_errors);
-  summary.trained_train_accuracy = summarise_errors(trained_train_accuracy_errors);
-  summary.recomputed_accuracy_error_points = mean_abs(recomputed_errors);
-  summary.recomputed_eval_accuracy_error_points = mean_abs(recomputed_eval_errors);
-  summary.recomputed_count = static_cast<int>(recomputed_errors.size());
-  if (!recomputed_lags.empty()) {
-    summary.recomputed_lag_points = mean_of(recomputed_lags);
-  }
-  summary.lag_scatter_raised_points = mean_abs(lag_scatter_raised);
-  summary.lag_scatter_raised_count = static_cast<int>(lag_scatter_raised.size());
-  summary.lag_scatter_level_points = mean_abs(lag_scatter_level);
-  summary.lag_scatter_level_count = static_cast<int>(lag_scatter_level.size());
-  std::vector<double> lag_scatter = lag_scatter_raised;
-  lag_scatter.insert(lag_scatter.end(), lag_scatter_level.begin(), lag_scatter_level.end());
-  summary.lag_scatter_points = mean_abs(lag_scatter);
-  summary.lag_scatter_count = static_cast<int>(lag_scatter.size());
-  // The seed-to-seed spread: each configuration's measured mean against its runs.
-  std::map<std::pair<std::string, int64_t>, std::vector<const RunComparison*>> configurations;
-  for (const auto& c : summary.runs) {
-    if (!c.measured_only) configurations[{rule_label(c.run), c.run.batch}].push_back(&c);
-  }
-  std::vector<double> spread_loss, spread_accuracy;
-  for (const auto& [key, runs] : configurations) {
-    std::vector<double> losses, accuracies;
-    for (const RunComparison* c : runs) {
-      if (c->loss_at_k) losses.push_back(*c->loss_at_k);
-      if (c->test_accuracy_at_k) accuracies.push_back(*c->test_accuracy_at_k);
-    }
-    if (losses.size() >= 2 && std::all_of(losses.begin(), losses.end(), [&](double l) { return l <= blown_up; })) {
-      const double mean = mean_of(losses);
-      for (double l : losses) spread_loss.push_back((mean - l) / l * 100.0);
-    }
-    if (accuracies.size() >= 2) {
-      const double mean = mean_of(accuracies);
-      for (double a : accuracies) spread_accuracy.push_back((mean - a) * 100.0);
-    }
-  }
-  summary.spread_loss_pct = mean_abs(spread_loss);
-  summary.spread_loss_count = static_cast<int>(spread_loss.size());
-  summary.spread_accuracy_points = mean_abs(spread_accuracy);
-  summary.spread_accuracy_count = static_cast<int>(spread_accuracy.size());
-  // A single evaluation's scatter: the baselines' test evaluations inside epoch k (the samples
-  // after epoch k - 1's end, up to and with epoch k's) against their mean. The baselines that
-  // predicted, each once.
-  std::vector<double> scatter;
-  for (size_t i = 0; i < summary.baselines.size(); ++i) {
-    if (o.from_seed && summary.seeds[i] != *o.from_seed) continue;
-    const TrainingCurve& b = summary.baselines[i];
-    const double n = static_cast<double>(b.train_samples);
-    std::vector<double> evaluations;
-    for (const CurveSample& sample : b.samples) {
-      if (sample.examples > (o.epochs - 1) * n && sample.examples <= o.epochs * n && sample.test_accuracy >= 0) {
-        evaluations.push_back(sample.test_accuracy);
-      }
-    }
-    if (evaluations.size() < 2) continue;
-    const double mean = mean_of(evaluations);
-    for (double a : evaluations) scatter.push_back((a - mean) * 100.0);
-  }
-  summary.evaluation_scatter_points = mean_abs(scatter);
-  summary.evaluation_scatter_count = static_cast<int>(scatter.size());
+  tally.sum_up(summary);
+  seed_spread(o, summary);
+  evaluation_scatter(o, summary);
   return summary;
 }
-
 }  // namespace trainsim::measure
