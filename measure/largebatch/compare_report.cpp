@@ -254,17 +254,8 @@ std::string format_planned_section(const ComparisonSummary& s, const CompareOpti
   return out;
 }
 
-}  // namespace
-
-std::string format_comparison_report(const ComparisonSummary& s, const CompareOptions& o, const std::string& command,
-                                     const ComparisonSummary* assumed_tuned,
-                                     const ComparisonSummary* simple_noise,
-                                     const ComparisonSummary* without_floor,
-                                     const ComparisonSummary* without_batchnorm,
-                                     const ComparisonSummary* edge_of_stability,
-                                     const ComparisonSummary* plain_bound,
-                                     const ComparisonSummary* without_norm,
-                                     const ComparisonSummary* other_pace, const std::string& figures) {
+// The title, how to reproduce it, what predicts what, and how every run trained.
+std::string format_intro(const ComparisonSummary& s, const CompareOptions& o, const std::string& command) {
   const std::string k = std::to_string(o.epochs);
   std::string out = "# Large batches on real data: predicted vs measured\n\n";
   out += "Reproduce: `" + command + "` on the runs of `scripts/largebatch-fashion.sh` (docs/LARGE_BATCH.md).\n\n";
@@ -289,7 +280,12 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
                            : ": plain SGD, the step equation's own setting") +
            ".\n\n";
   }
-  out += figures;
+  return out;
+}
+
+// Each seed's baseline: its readings per epoch and how the bound reads it.
+std::string format_baselines_section(const ComparisonSummary& s, const CompareOptions& o) {
+  std::string out;
   out += "## Baselines\n\nB_simple: tr(Sigma) / |G|^2; eps_max: the largest useful lr |g|^2 / g^T H g along the batch "
          "gradient (\"-\": not measured); x_0 = lr (1 + B_simple/B_0) / eps_max, the baseline's lr against the tuned "
          "one; B_noise: McCandlish's tr(H Sigma) / G^T H G and its standard error (the predictions use B_noise "
@@ -324,6 +320,13 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
     out += "- seed " + std::to_string(s.seeds[i]) + ": " +
            read_past_bound(o.past_bound, s.baselines[i].start_curvature).reason + "\n";
   }
+  return out;
+}
+
+// Every run against its prediction, one row each.
+std::string format_runs_section(const ComparisonSummary& s, const CompareOptions& o) {
+  const std::string k = std::to_string(o.epochs);
+  std::string out;
   out += "\n## Runs\n\nloss: mean training loss of epoch " + k + "; acc: test accuracy after epoch " + k +
          "; epochs: to the target loss (the predicting baseline's loss after epoch 1 unless --target-loss), "
          "interpolated "
@@ -371,6 +374,13 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
                                       " runs"
                                 : std::string()) +
          ".\n";
+  return out;
+}
+
+// The errors over the runs: the model's trained runs, regimes, all runs, the noise floors, per seed.
+std::string format_errors_section(const ComparisonSummary& s, const CompareOptions& o) {
+  const std::string k = std::to_string(o.epochs);
+  std::string out;
   out += "\n## Errors (mean absolute, with the bias: their signed mean, + where the predictions are high)\n\n";
   if (s.measured_only > 0) {
     out += std::to_string(s.measured_only) + " LARS run(s) are measured only and in no error below. ";
@@ -449,40 +459,50 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
            counted_error_text(summarise_errors(accuracy), " points") + ", epochs to target " +
            counted_error_text(summarise_errors(epochs), "%") + "\n";
   }
-  out += format_pace_section(s, o);
-  if (s.planned_rows > 0) out += format_planned_section(s, o);
-  // The same runs under another form of the model.
-  // `plan`: the plan whose stored predictions are this form's (empty: none; the others' are the model's).
-  const auto alternative = [&](const std::string& title, const std::string& what, const ComparisonSummary& a,
+  return out;
+}
+
+// The same runs under another form of the model. `plan`: the plan whose stored predictions are this
+// form's (empty: none; the others' are the model's).
+std::string format_alternative(const std::string& title, const std::string& what, const ComparisonSummary& a,
                                const std::string& plan = "") {
-    out += "\n## " + title + "\n\n" + what + ", on the same runs: " + std::to_string(a.no_progress_predicted) +
-           " runs predicted to make no progress.\n\n";
-    out += "- loss: " + error_text(a.loss, "%") + " over " + std::to_string(a.loss.count) +
-           " runs (over the runs predicted to train: " + error_text(a.trained_loss, "%") +
-           " over " + std::to_string(a.trained_loss.count) + ")\n";
-    out += "- accuracy: " + error_text(a.accuracy, " points") + " over " +
-           std::to_string(a.accuracy.count) + " runs (predicted to train: " +
-           error_text(a.trained_accuracy, " points") + " over " +
-           std::to_string(a.trained_accuracy.count) + ")\n";
-    out += "- epochs to target: " + error_text(a.epochs, "%") + " over " +
-           std::to_string(a.epochs.count) + " runs\n";
-    if (a.recomputed_count > 0) {
-      out += "- accuracy with BatchNorm's statistics recomputed: " + fixed(a.recomputed_accuracy_error_points, 1) +
-             " points over " + std::to_string(a.recomputed_count) + " runs (eval mode's on the same runs: " +
-             fixed(a.recomputed_eval_accuracy_error_points, 1) + " points)\n";
-    }
-    out += "- regime agreement: " + std::to_string(a.regime_agree) + " of " + std::to_string(a.regime_count) + " runs\n";
-    if (!plan.empty() && a.planned_rows > 0) out += "- " + format_planned_line(a, plan);
-  };
+  std::string out = "\n## " + title + "\n\n" + what + ", on the same runs: " + std::to_string(a.no_progress_predicted) +
+                    " runs predicted to make no progress.\n\n";
+  out += "- loss: " + error_text(a.loss, "%") + " over " + std::to_string(a.loss.count) +
+         " runs (over the runs predicted to train: " + error_text(a.trained_loss, "%") +
+         " over " + std::to_string(a.trained_loss.count) + ")\n";
+  out += "- accuracy: " + error_text(a.accuracy, " points") + " over " +
+         std::to_string(a.accuracy.count) + " runs (predicted to train: " +
+         error_text(a.trained_accuracy, " points") + " over " +
+         std::to_string(a.trained_accuracy.count) + ")\n";
+  out += "- epochs to target: " + error_text(a.epochs, "%") + " over " +
+         std::to_string(a.epochs.count) + " runs\n";
+  if (a.recomputed_count > 0) {
+    out += "- accuracy with BatchNorm's statistics recomputed: " + fixed(a.recomputed_accuracy_error_points, 1) +
+           " points over " + std::to_string(a.recomputed_count) + " runs (eval mode's on the same runs: " +
+           fixed(a.recomputed_eval_accuracy_error_points, 1) + " points)\n";
+  }
+  out += "- regime agreement: " + std::to_string(a.regime_agree) + " of " + std::to_string(a.regime_count) + " runs\n";
+  if (!plan.empty() && a.planned_rows > 0) out += "- " + format_planned_line(a, plan);
+  return out;
+}
+
+// The same runs under each other form of the model given (format_comparison_report's arguments).
+std::string format_alternatives(const ComparisonSummary& s, const CompareOptions& o, const ComparisonSummary* assumed_tuned,
+                                const ComparisonSummary* simple_noise, const ComparisonSummary* without_floor,
+                                const ComparisonSummary* without_batchnorm, const ComparisonSummary* edge_of_stability,
+                                const ComparisonSummary* plain_bound, const ComparisonSummary* without_norm,
+                                const ComparisonSummary* other_pace) {
+  std::string out;
   if (simple_noise) {
-    alternative("The same with B_simple = tr(Sigma) / |G|^2 alone",
+    out += format_alternative("The same with B_simple = tr(Sigma) / |G|^2 alone",
                 "The model with the baselines' B_simple for B_n everywhere, their measured B_noise not used (as "
                 "before its standard error was measured; LargeBatchSettings::curvature_noise_scale off, "
                 "docs/LARGE_BATCH.md)",
                 *simple_noise);
   }
   if (without_floor && !s.baselines.empty() && s.baselines.front().momentum > 0) {
-    alternative("The same without momentum's noise floor",
+    out += format_alternative("The same without momentum's noise floor",
                 "The plain-SGD path alone, the run's loss read where the path is on the baseline's curve "
                 "(LargeBatchSettings::momentum_floor off, docs/LARGE_BATCH.md)",
                 *without_floor);
@@ -490,7 +510,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
   const bool probed = std::any_of(s.baselines.begin(), s.baselines.end(),
                                   [](const TrainingCurve& c) { return !c.probe_batches.empty(); });
   if (without_batchnorm && probed) {
-    alternative("The same without the BatchNorm gap",
+    out += format_alternative("The same without the BatchNorm gap",
                 "The run's loss read off the baseline's curve as it is, not lowered by what the baseline's "
                 "BatchNorm probe measured between its BatchNorm batch and the run's (LargeBatchSettings::batchnorm_gap "
                 "off, docs/LARGE_BATCH.md)",
@@ -500,14 +520,14 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
     return std::any_of(c.epochs.begin(), c.epochs.end(), [](const EpochPoint& e) { return e.si_weight_sq > 0; });
   });
   if (without_norm && normed) {
-    alternative("The same without the scale-invariant weights' norm",
+    out += format_alternative("The same without the scale-invariant weights' norm",
                 "x read with the rule's plain lr ratio, not the run's lr / |w|^2 over the baseline's on the weights "
                 "BatchNorm normalises (LargeBatchSettings::scale_invariant_norm off, docs/LARGE_BATCH.md, \"The "
                 "scale-invariant weights' norm\")",
                 *without_norm);
   }
   if (other_pace && any_pace_probe(s)) {
-    alternative(o.pace_probe ? "The same without the pace probe" : "The same with the pace probe",
+    out += format_alternative(o.pace_probe ? "The same without the pace probe" : "The same with the pace probe",
                 o.pace_probe ? "x_0 and B_n as the single-step statistics read them along the baseline, the pace "
                                "probe's coefficients not used (LargeBatchSettings::pace_probe off, docs/LARGE_BATCH.md, "
                                "\"The pace probe in the model\")"
@@ -527,7 +547,7 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
     }
   }
   if (edge_of_stability) {
-    alternative("The same at the edge of stability",
+    out += format_alternative("The same at the edge of stability",
                 "Every baseline read at the edge: the run's curvature following its lr, an lr above the tuned one "
                 "(x > 1) progresses as at it, and no run is past the no-progress bound (PastBound::kEdge, "
                 "docs/LARGE_BATCH.md, \"The edge of stability\"); its pre-registered predictions, where given, "
@@ -535,15 +555,38 @@ std::string format_comparison_report(const ComparisonSummary& s, const CompareOp
                 *edge_of_stability, "plan-edge-of-stability.csv");
   }
   if (plain_bound) {
-    alternative("The same with the plain bound",
+    out += format_alternative("The same with the plain bound",
                 "Every baseline read with plain SGD's bound: past 2x the tuned lr anywhere on its path a run makes "
                 "no progress (PastBound::kNoProgress; the model's only reading before 2026-11-29's start curvature)",
                 *plain_bound);
   }
   if (assumed_tuned) {
-    alternative("The same with the baselines' lr taken as tuned",
+    out += format_alternative("The same with the baselines' lr taken as tuned",
                 "The model before eps_max was measured (x_0 = 1 everywhere)", *assumed_tuned);
   }
+  return out;
+}
+
+}  // namespace
+
+std::string format_comparison_report(const ComparisonSummary& s, const CompareOptions& o, const std::string& command,
+                                     const ComparisonSummary* assumed_tuned,
+                                     const ComparisonSummary* simple_noise,
+                                     const ComparisonSummary* without_floor,
+                                     const ComparisonSummary* without_batchnorm,
+                                     const ComparisonSummary* edge_of_stability,
+                                     const ComparisonSummary* plain_bound,
+                                     const ComparisonSummary* without_norm,
+                                     const ComparisonSummary* other_pace, const std::string& figures) {
+  std::string out = format_intro(s, o, command);
+  out += figures;
+  out += format_baselines_section(s, o);
+  out += format_runs_section(s, o);
+  out += format_errors_section(s, o);
+  out += format_pace_section(s, o);
+  if (s.planned_rows > 0) out += format_planned_section(s, o);
+  out += format_alternatives(s, o, assumed_tuned, simple_noise, without_floor, without_batchnorm, edge_of_stability,
+                              plain_bound, without_norm, other_pace);
   return out;
 }
 
