@@ -310,7 +310,7 @@ void remove_stale_outputs(const CommandLine& cl, const std::set<Output>& written
 // Returns the "wrote ..." line.
 std::string write_comparison(const CommandLine& cl, const report::ReportContext& context, const report::RunsTable& runs,
                              const report::ResultGrid& grid, const report::Comparison& comparison,
-                             const report::LargeBatchReport* large_batch, const std::vector<int64_t>& q4_batches) {
+                             const report::LargeBatchReport* large_batch, const std::vector<int64_t>& large_batch_batches) {
   const std::filesystem::path dir(cl.out_dir);
   const std::string csv = (dir / "comparison.csv").string(), markdown = (dir / "report.md").string();
   report::write_file_atomic(csv, report::format_comparison_csv(comparison));
@@ -320,7 +320,7 @@ std::string write_comparison(const CommandLine& cl, const report::ReportContext&
     if (r.in_setting && !r.in_sweep) predictions.push_back(r.predicted);
   }
   const report::PlotScript script =
-      report::build_plot_script(comparison, predictions, context.unit, large_batch, q4_batches);
+      report::build_plot_script(comparison, predictions, context.unit, large_batch, large_batch_batches);
   const report::PlotOutcome outcome = report::draw_plots(cl.out_dir, script);
   for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
   report::PlotSection plots;
@@ -529,13 +529,17 @@ int run(int argc, char** argv) {
   const bool summarised = report::sweep_size(config) > kFullTablesUpTo;
   SweepConfig tables = config;
   if (summarised) tables.batch_per_gpu = shown_batches(config.batch_per_gpu);
-  const std::optional<SweepConfig> q4_sweep = large_batch_sweep(tables);
+  const std::optional<SweepConfig> large_batch_config = large_batch_sweep(tables);
   // large_batch.profile: Q4's model, curve and times from a profile of its own.
-  std::optional<Profile> q4_own_profile;
-  if (q4_sweep && q4_sweep->profile_path != config.profile_path) q4_own_profile = load_profile(q4_sweep->profile_path);
-  const Profile& q4_profile = q4_own_profile ? *q4_own_profile : profile;
+  std::optional<Profile> large_batch_own_profile;
+  if (large_batch_config && large_batch_config->profile_path != config.profile_path) {
+    large_batch_own_profile = load_profile(large_batch_config->profile_path);
+  }
+  const Profile& large_batch_profile = large_batch_own_profile ? *large_batch_own_profile : profile;
   if (!device.fit) require_for_model(profile, needed);
-  if (q4_sweep && (q4_own_profile || !device.fit)) require_for_model(q4_profile, *q4_sweep);
+  if (large_batch_config && (large_batch_own_profile || !device.fit)) {
+    require_for_model(large_batch_profile, *large_batch_config);
+  }
   // scale_out: (docs/SCALE.md) on its own profile when it names one.
   const std::optional<SweepConfig> scale_sweep = scale_out_sweep(config);
   std::optional<Profile> scale_profile;
@@ -557,7 +561,7 @@ int run(int argc, char** argv) {
   // Issue 5: Q4 when the profile has the model's baseline curve; with SyncBatchNorm, the ddp
   // multi-GPU configurations again without it, to show what it adds.
   std::optional<report::LargeBatchReport> large_batch =
-      report::LargeBatchReport::make(q4_sweep.value_or(tables), q4_profile);
+      report::LargeBatchReport::make(large_batch_config.value_or(tables), large_batch_profile);
 
   // A summarised sweep: all of it simulated a chunk at a time, predictions.csv streamed (committed
   // below, where a whole sweep's is written).
@@ -569,17 +573,18 @@ int run(int argc, char** argv) {
       streamed_csv->append(report::predictions_csv_header() + "\n");
     }
     const SweepTotals totals = stream_sweep(profile, config, options, progress, device.refuse(), threads,
-                                            streamed_csv.get(), q4_sweep || !large_batch ? nullptr : &*large_batch);
+                                            streamed_csv.get(), large_batch_config || !large_batch ? nullptr : &*large_batch);
     context.summary = summary_line(config, tables.batch_per_gpu, totals, streamed_csv != nullptr);
   }
-  std::optional<report::ResultGrid> q4_grid;
-  if (q4_sweep && large_batch) {
-    q4_grid.emplace(report::run_sweep(q4_profile, *q4_sweep, options, {}, {}, threads));
-    const std::string machine =
-        q4_own_profile ? " on " + q4_profile.machine.name + " (" + q4_sweep->profile_path + ", large_batch.profile)" : "";
-    large_batch->set_sweep_note(std::string("the sweep's configurations simulated again for ") + q4_sweep->model +
-                                " with the " + to_string(q4_sweep->trainer) + " trainer, " +
-                                std::to_string(q4_sweep->train_samples) + " samples per epoch" + machine +
+  std::optional<report::ResultGrid> large_batch_results;
+  if (large_batch_config && large_batch) {
+    large_batch_results.emplace(report::run_sweep(large_batch_profile, *large_batch_config, options, {}, {}, threads));
+    const std::string machine = large_batch_own_profile ? " on " + large_batch_profile.machine.name + " (" +
+                                                              large_batch_config->profile_path + ", large_batch.profile)"
+                                                        : "";
+    large_batch->set_sweep_note(std::string("the sweep's configurations simulated again for ") + large_batch_config->model +
+                                " with the " + to_string(large_batch_config->trainer) + " trainer, " +
+                                std::to_string(large_batch_config->train_samples) + " samples per epoch" + machine +
                                 ": the times below are theirs, not the tables' above");
   }
   std::optional<report::ResultGrid> without_sync;
@@ -594,7 +599,7 @@ int run(int argc, char** argv) {
   }
   report::ReportExtras extras;
   extras.large_batch = large_batch ? &*large_batch : nullptr;
-  extras.large_batch_grid = q4_grid ? &*q4_grid : nullptr;
+  extras.large_batch_grid = large_batch_results ? &*large_batch_results : nullptr;
   extras.profile = &profile;
   extras.without_sync_batchnorm = without_sync ? &*without_sync : nullptr;
 
@@ -638,14 +643,14 @@ int run(int argc, char** argv) {
       std::string rows;
       if (comparison) {
         for (const SimResult& r : comparison->extra_predictions) {
-          rows += report::format_predictions_csv_row(r, config.model, q4_grid ? nullptr : extras.large_batch);
+          rows += report::format_predictions_csv_row(r, config.model, large_batch_results ? nullptr : extras.large_batch);
         }
       }
       streamed_csv->append(rows);
       streamed_csv->commit();
     } else {
       report::write_file_atomic(csv, report::format_predictions_csv(predictions, config.model,
-                                                                    q4_grid ? nullptr : extras.large_batch));
+                                                                    large_batch_results ? nullptr : extras.large_batch));
     }
     report::write_file_atomic(markdown, report::format_predictions_markdown(context, grid, extras) + scale_text);
     const std::string notes = (dir / "notes.md").string();
@@ -668,15 +673,15 @@ int run(int argc, char** argv) {
       }
     }
     // Q4's plot over the global batches of its table.
-    std::vector<int64_t> q4_batches;
-    for (const SimResult& r : (q4_grid ? *q4_grid : grid).all()) {
-      if (r.runnable) q4_batches.push_back(r.global_batch);
+    std::vector<int64_t> large_batch_batches;
+    for (const SimResult& r : (large_batch_results ? *large_batch_results : grid).all()) {
+      if (r.runnable) large_batch_batches.push_back(r.global_batch);
     }
     if (!comparison) {
       // The sweep's own plots (epoch time vs batch, predicted speedup vs GPUs); --compare draws
       // them with the measured runs instead (and Q4's with them).
       const report::PlotOutcome outcome = report::draw_plots(
-          cl->out_dir, report::build_plot_script(report::Comparison{}, predictions, context.unit, extras.large_batch, q4_batches));
+          cl->out_dir, report::build_plot_script(report::Comparison{}, predictions, context.unit, extras.large_batch, large_batch_batches));
       for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
       if (!cl->quiet) {
         std::cout << (outcome.drawn ? "wrote the plots (plots.gp, SVG) in " + cl->out_dir
@@ -691,7 +696,7 @@ int run(int argc, char** argv) {
     }
     if (comparison) {
       const std::string wrote =
-          write_comparison(*cl, context, *runs, grid, *comparison, extras.large_batch, q4_batches);
+          write_comparison(*cl, context, *runs, grid, *comparison, extras.large_batch, large_batch_batches);
       if (!cl->quiet) std::cout << wrote;
     }
   }

@@ -110,21 +110,21 @@ TEST(CourseArithmetic, SpeedupEfficiencyAndWeakScalingForm) {
 
 TEST(CourseArithmetic, SubtractionMethodOfQ31) {
   // compute(2) = T(1,b) / 2 = 100 / 2 = 50; communication(2) = T(2,b) - 50 = 60 - 50 = 10.
-  EXPECT_DOUBLE_EQ(course_compute_s(100, 2), 50);
-  EXPECT_DOUBLE_EQ(course_comm_s(100, 60, 2), 10);
+  EXPECT_DOUBLE_EQ(perfect_split_compute_s(100, 2), 50);
+  EXPECT_DOUBLE_EQ(implied_comm_s(100, 60, 2), 10);
   // Faster than ideal: T(4,b) = 20 < 100 / 4 = 25, so communication is 20 - 25 = -5.
-  EXPECT_DOUBLE_EQ(course_comm_s(100, 20, 4), -5);
+  EXPECT_DOUBLE_EQ(implied_comm_s(100, 20, 4), -5);
 }
 
 TEST(CourseArithmetic, RingBytesPerEpochOfQ32) {
   // ResNet-18 CIFAR: 11,173,962 fp32 parameters = 44,695,848 bytes.
   // n = 2: 2(n-1)/n = 1, so 391 iterations move 391 * 44,695,848 = 17,476,076,568 bytes.
-  EXPECT_DOUBLE_EQ(course_bytes_per_epoch(391, 2, 44695848), 17476076568.0);
+  EXPECT_DOUBLE_EQ(ring_bytes_per_epoch(391, 2, 44695848), 17476076568.0);
   // n = 4: 2 * 3 / 4 = 1.5; 98 iterations (ceil(50000 / 512)): 98 * 1.5 * 44,695,848
   // = 147 * 44,695,848 = 6,570,289,656 bytes.
-  EXPECT_DOUBLE_EQ(course_bytes_per_epoch(98, 4, 44695848), 6570289656.0);
+  EXPECT_DOUBLE_EQ(ring_bytes_per_epoch(98, 4, 44695848), 6570289656.0);
   // n = 1: no communication.
-  EXPECT_DOUBLE_EQ(course_bytes_per_epoch(391, 1, 44695848), 0.0);
+  EXPECT_DOUBLE_EQ(ring_bytes_per_epoch(391, 1, 44695848), 0.0);
 }
 
 }  // namespace

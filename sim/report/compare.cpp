@@ -287,7 +287,7 @@ std::optional<Strategy> compare_q1_strategy(const ReportContext& context, const 
       return r.in_setting && r.measured.key.strategy == s && r.measured.key.gpus == 1;
     });
   };
-  const std::optional<Strategy> sweep_choice = q1_strategy(context);
+  const std::optional<Strategy> sweep_choice = one_gpu_baseline_strategy(context);
   if (sweep_choice && measured_one_gpu(*sweep_choice) > 0) return sweep_choice;
   std::optional<Strategy> best;
   for (Strategy s : {Strategy::kDp, Strategy::kDdp}) {

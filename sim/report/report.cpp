@@ -159,14 +159,14 @@ std::string config_label(const RunSpec& spec) {
 double speedup(double t1, double tn) { return t1 / tn; }
 double scaling_efficiency(double t1, double tn, int n) { return speedup(t1, tn) / n; }
 double weak_scaling_speedup(double t1, double tn, int n) { return n * t1 / tn; }
-double course_compute_s(double t1, int n) { return t1 / n; }
-double course_comm_s(double t1, double tn, int n) { return tn - course_compute_s(t1, n); }
-double course_bytes_per_epoch(int64_t iterations, int n, int64_t param_bytes) {
+double perfect_split_compute_s(double t1, int n) { return t1 / n; }
+double implied_comm_s(double t1, double tn, int n) { return tn - perfect_split_compute_s(t1, n); }
+double ring_bytes_per_epoch(int64_t iterations, int n, int64_t param_bytes) {
   // Ring all-reduce: each rank sends 2(n-1)/n * S bytes per all-reduce of S bytes.
   return static_cast<double>(iterations) * 2.0 * (n - 1) / n * static_cast<double>(param_bytes);
 }
 
-std::optional<Strategy> q1_strategy(const ReportContext& context) {
+std::optional<Strategy> one_gpu_baseline_strategy(const ReportContext& context) {
   const bool one_gpu = std::find(context.gpus.begin(), context.gpus.end(), 1) != context.gpus.end();
   if (!one_gpu) return std::nullopt;
   for (Strategy preferred : {Strategy::kDp, Strategy::kDdp}) {
@@ -225,7 +225,7 @@ std::string format_header(const ReportContext& c) {
 }
 
 std::string format_q1(const ReportContext& c, const ResultGrid& grid) {
-  const auto strategy = q1_strategy(c);
+  const auto strategy = one_gpu_baseline_strategy(c);
   if (!strategy) {
     return "## Q1: 1-" + c.unit.name + " epoch time per batch size\n\n" +
            wrap_paragraph("The sweep has no 1-" + c.unit.name + " configuration (add 1 to sweep.gpus).") + "\n";
@@ -364,8 +364,8 @@ std::string format_table2(const ReportContext& c, const ResultGrid& grid) {
         const bool both = usable(base) && usable(r);
         course.add_row({to_string(s), std::to_string(n), std::to_string(b), time_cell(base, &SimResult::epoch_s),
                         time_cell(r, &SimResult::epoch_s),
-                        both ? seconds(course_compute_s(base->epoch_s, n)) : kNone,
-                        both ? seconds(course_comm_s(base->epoch_s, r->epoch_s, n)) : kNone});
+                        both ? seconds(perfect_split_compute_s(base->epoch_s, n)) : kNone,
+                        both ? seconds(implied_comm_s(base->epoch_s, r->epoch_s, n)) : kNone});
         simulated.add_row({to_string(s), std::to_string(n), std::to_string(b), time_cell(r, &SimResult::compute_s),
                            time_cell(r, &SimResult::comm_s), time_cell(r, &SimResult::exposed_comm_s),
                            time_cell(r, &SimResult::loader_stall_s)});
@@ -411,9 +411,9 @@ std::string format_table3(const ReportContext& c, const ResultGrid& grid) {
           simulated.add_row({to_string(s), std::to_string(n), std::to_string(b), kNotRunnable, kNotRunnable});
           continue;
         }
-        const double bytes = course_bytes_per_epoch(r->iterations, n, c.param_bytes);
+        const double bytes = ring_bytes_per_epoch(r->iterations, n, c.param_bytes);
         const bool both = usable(base) && usable(r);
-        const double comm = both ? course_comm_s(base->epoch_s, r->epoch_s, n) : 0;
+        const double comm = both ? implied_comm_s(base->epoch_s, r->epoch_s, n) : 0;
         std::string utilisation = kNone;
         if (both) utilisation = comm > 0 ? format_significant(bytes / comm / 1e9, 4) : "n/a (comm <= 0)";
         course.add_row({to_string(s), std::to_string(n), std::to_string(b), std::to_string(r->iterations),

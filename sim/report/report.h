@@ -83,15 +83,17 @@ double speedup(double t1, double tn);
 double scaling_efficiency(double t1, double tn, int n);
 // "weak scaling speedup" = N * T(1,b) / T(N,b)
 double weak_scaling_speedup(double t1, double tn, int n);
-// Q3.1 course method: compute(N) = T(1,b) / N, communication(N) = T(N,b) - T(1,b) / N
-double course_compute_s(double t1, int n);
-double course_comm_s(double t1, double tn, int n);
-// Q3.2 course method: bytes per epoch = iterations * 2(n-1)/n * parameter bytes
-double course_bytes_per_epoch(int64_t iterations, int n, int64_t param_bytes);
+// The compute and communication split that assumes the work divides perfectly (the course's Q3.1
+// method): compute(N) = T(1,b) / N, communication(N) = T(N,b) - T(1,b) / N
+double perfect_split_compute_s(double t1, int n);
+double implied_comm_s(double t1, double tn, int n);
+// What a ring all-reduce of the gradients sends per rank and epoch (the course's Q3.2 method):
+// iterations * 2(n-1)/n * parameter bytes
+double ring_bytes_per_epoch(int64_t iterations, int n, int64_t param_bytes);
 
-// The 1-GPU baseline used for Q1: dp with 1 GPU if swept (DataParallel on one device is the
+// The 1-GPU baseline every speedup is taken against (the report's Q1): dp with 1 GPU if swept (DataParallel on one device is the
 // plain module call), else ddp with 1 GPU; nullopt when the sweep has no 1-GPU configuration.
-std::optional<Strategy> q1_strategy(const ReportContext& context);
+std::optional<Strategy> one_gpu_baseline_strategy(const ReportContext& context);
 
 // Sections; each ends with a blank line.
 std::string format_header(const ReportContext& context);
