@@ -458,6 +458,187 @@ void add_fit_intervals(std::vector<SimResult>& results, const Device& d, const S
   }
 }
 
+// collectives: (docs/SCALE.md) the collective on the topology, nccl-tests' layout, printed and
+// written to --out's collectives.csv. True where the config has no sweep: nothing else runs.
+bool run_collectives(const CommandLine& cl, const SweepConfig& given) {
+  const std::vector<report::CollectiveRow> rows = report::predict_collectives(*given.collectives, *given.topology);
+  if (!cl.quiet) std::cout << report::format_collectives_table(*given.collectives, *given.topology, rows) << std::flush;
+  if (!cl.out_dir.empty()) {
+    report::create_directories(cl.out_dir);
+    if (given.strategies.empty()) remove_stale_outputs(cl, {Output::kCollectives});
+    const std::string csv = (std::filesystem::path(cl.out_dir) / "collectives.csv").string();
+    report::write_file_atomic(csv, report::format_collectives_csv(*given.collectives, *given.topology, rows));
+    if (!cl.quiet) std::cout << "wrote " << csv << "\n";
+  }
+  if (given.strategies.empty()) {
+    if (cl.holdout || !cl.compare_file.empty() || !cl.trace_file.empty()) {
+      throw report::UsageError("--holdout, --compare and --trace need a sweep: in the config");
+    }
+    return true;
+  }
+  if (!cl.quiet) std::cout << "\n";
+  return false;
+}
+
+// --holdout: the fit again without each observation in turn, each predicting the one left out.
+void run_holdout(const CommandLine& cl, const Device& device, int threads) {
+  if (!device.fitter) throw report::UsageError("--holdout needs observations: in the config");
+  const std::size_t n = device.config.observations.size();
+  if (!cl.quiet && n > 1) {
+    std::fprintf(stderr, "simulate: holdout: %zu fits of %zu observations each (%s), on %d threads\n", n, n - 1,
+                 fit::holdout_starts_warm(*device.fit, n) ? "each from the full fit's values"
+                                                          : "each from the fit's cold starts",
+                 threads);
+  }
+  ProgressLine progress(cl.quiet, "holdout fits");
+  const std::string table =
+      fit::format_holdout(fit::holdout(*device.fitter, *device.fit, threads, std::ref(progress)), device.config);
+  if (!cl.quiet) std::cout << table << std::flush;
+}
+
+// With SyncBatchNorm, the ddp multi-GPU configurations again without it, to show what it adds.
+std::optional<report::ResultGrid> sweep_without_sync_batchnorm(const Profile& profile, const SweepConfig& tables,
+                                                               const SimOptions& options, int threads) {
+  if (!tables.sync_batchnorm) return std::nullopt;
+  SweepConfig plain = tables;
+  plain.sync_batchnorm = false;
+  plain.strategies = {Strategy::kDdp};
+  plain.gpus.erase(std::remove(plain.gpus.begin(), plain.gpus.end(), 1), plain.gpus.end());
+  const bool any = std::find(tables.strategies.begin(), tables.strategies.end(), Strategy::kDdp) !=
+                       tables.strategies.end() && !plain.gpus.empty();
+  return report::ResultGrid(any ? report::run_sweep(profile, plain, options, {}, {}, threads) : std::vector<SimResult>{});
+}
+
+// scale_out: (docs/SCALE.md) its sweep, on its own profile where it names one.
+struct ScaleOut {
+  SweepConfig sweep;
+  Profile profile;
+  std::optional<report::ResultGrid> grid;
+  std::string text;  // its section of the report
+};
+
+// What one run of the sweep computed, for --out.
+struct SweepRun {
+  const SweepConfig& config;
+  const Profile& profile;
+  const Device& device;
+  std::string held_out;  // the fit's validation (empty: none)
+  bool collectives = false;
+  report::ReportContext context;
+  const report::ResultGrid& grid;
+  report::ReportExtras extras;
+  const std::optional<report::ResultGrid>& large_batch_results;  // Q4's own sweep, where it has one
+  const std::optional<ScaleOut>& scale_out;
+  const std::optional<report::RunsTable>& runs;
+  const std::optional<report::Comparison>& comparison;
+  AtomicFileWriter* streamed_csv = nullptr;  // a summarised sweep's predictions.csv, streamed
+};
+
+// The scale-out's predictions and its plots (epoch time vs batch, speedup vs GPUs) in a folder of
+// their own.
+void write_scale_out(const CommandLine& cl, const ScaleOut& scale) {
+  const std::filesystem::path dir = std::filesystem::path(cl.out_dir) / "scale-out";
+  report::create_directories(dir.string());
+  report::write_file_atomic((dir / "predictions.csv").string(),
+                            report::format_predictions_csv(scale.grid->all(), scale.sweep.model));
+  const report::PlotOutcome outcome =
+      report::draw_plots(dir.string(), report::build_plot_script(report::Comparison{}, scale.grid->all(),
+                                                                 report::report_unit(scale.sweep, scale.profile)));
+  for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
+  if (!cl.quiet) {
+    std::cout << "wrote " << dir.string() << "/predictions.csv"
+              << (outcome.drawn ? " and its plots" : " (plots not drawn: " + outcome.problem + ")") << "\n";
+  }
+}
+
+// --out DIR: predictions.csv, .md, notes.md, the plots, fit.txt, the comparison's files; the files
+// an earlier run left that this one does not write are removed.
+void write_out_dir(const CommandLine& cl, const SweepRun& r) {
+  report::create_directories(cl.out_dir);
+  std::set<Output> written = {Output::kPredictions};
+  if (r.comparison) written.insert(Output::kComparison);
+  if (r.device.fit) written.insert(Output::kFit);
+  if (r.collectives) written.insert(Output::kCollectives);
+  if (r.scale_out) written.insert(Output::kScaleOut);
+  remove_stale_outputs(cl, written);
+  const std::filesystem::path dir(cl.out_dir);
+  const std::string csv = (dir / "predictions.csv").string(), markdown = (dir / "predictions.md").string();
+  // With --compare, predictions.csv also holds the measured configurations simulated outside the sweep.
+  std::vector<SimResult> predictions = r.grid.all();
+  if (r.comparison) {
+    predictions.insert(predictions.end(), r.comparison->extra_predictions.begin(), r.comparison->extra_predictions.end());
+  }
+  // Q4's columns join the sweep's rows only when Q4 is about the sweep's own configurations.
+  const report::LargeBatchReport* q4_columns = r.large_batch_results ? nullptr : r.extras.large_batch;
+  if (r.streamed_csv) {
+    // The whole sweep is in it already; the measured configurations outside the sweep follow.
+    std::string rows;
+    if (r.comparison) {
+      for (const SimResult& extra : r.comparison->extra_predictions) {
+        rows += report::format_predictions_csv_row(extra, r.config.model, q4_columns);
+      }
+    }
+    r.streamed_csv->append(rows);
+    r.streamed_csv->commit();
+  } else {
+    report::write_file_atomic(csv, report::format_predictions_csv(predictions, r.config.model, q4_columns));
+  }
+  report::write_file_atomic(markdown, report::format_predictions_markdown(r.context, r.grid, r.extras) +
+                                          (r.scale_out ? r.scale_out->text : std::string()));
+  const std::string notes = (dir / "notes.md").string();
+  // Every note of predictions.csv's configurations (the comparison's own ones too).
+  report::write_file_atomic(notes, report::format_notes_markdown(r.context, report::ResultGrid(predictions)));
+  if (!cl.quiet) std::cout << "wrote " << csv << ", " << markdown << " and " << notes << "\n";
+  if (r.scale_out) write_scale_out(cl, *r.scale_out);
+  // Q4's plot over the global batches of its table.
+  std::vector<int64_t> large_batch_batches;
+  for (const SimResult& result : (r.large_batch_results ? *r.large_batch_results : r.grid).all()) {
+    if (result.runnable) large_batch_batches.push_back(result.global_batch);
+  }
+  if (!r.comparison) {
+    // The sweep's own plots (epoch time vs batch, predicted speedup vs GPUs); --compare draws
+    // them with the measured runs instead (and Q4's with them).
+    const report::PlotOutcome outcome =
+        report::draw_plots(cl.out_dir, report::build_plot_script(report::Comparison{}, predictions, r.context.unit,
+                                                                 r.extras.large_batch, large_batch_batches));
+    for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
+    if (!cl.quiet) {
+      std::cout << (outcome.drawn ? "wrote the plots (plots.gp, SVG) in " + cl.out_dir
+                                  : "plots not drawn: " + outcome.problem + " (plots.gp is in " + cl.out_dir + ")")
+                << "\n";
+    }
+  }
+  if (r.device.fit) {
+    const std::string fit_file = (dir / "fit.txt").string();
+    report::write_file_atomic(fit_file, r.device.fit_text + (r.held_out.empty() ? "" : "\n" + r.held_out));
+    if (!cl.quiet) std::cout << "wrote " << fit_file << "\n";
+  }
+  if (r.comparison) {
+    const std::string wrote =
+        write_comparison(cl, r.context, *r.runs, r.grid, *r.comparison, r.extras.large_batch, large_batch_batches);
+    if (!cl.quiet) std::cout << wrote;
+  }
+}
+
+// --trace FILE: one configuration's timeline as Perfetto JSON.
+void write_trace(const CommandLine& cl, const Profile& profile, const SweepConfig& config, const RunSpec& spec,
+                 const SimOptions& options) {
+  SimOptions trace_options = options;
+  trace_options.trace_iterations = cl.trace_iterations;
+  const SimResult traced = report::simulate_config(profile, config, spec, trace_options);
+  const std::filesystem::path parent = std::filesystem::path(cl.trace_file).parent_path();
+  if (!parent.empty()) report::create_directories(parent.string());
+  report::write_file_atomic(cl.trace_file, report::format_trace_json(traced, config.model));
+  if (!cl.quiet) {
+    // --trace-iterations beyond the epoch traces the whole epoch, and says so.
+    const bool whole = cl.trace_iterations >= traced.iterations;
+    std::cout << "wrote " << cl.trace_file << ": "
+              << (whole ? traced.iterations : static_cast<int64_t>(cl.trace_iterations)) << " iterations"
+              << (whole ? " (the whole epoch)" : "") << " of " << to_string(spec.strategy) << " on " << spec.gpus
+              << " GPUs, batch " << spec.batch_per_gpu << " per GPU\n";
+  }
+}
+
 int run(int argc, char** argv) {
   const std::optional<CommandLine> cl = parse_command_line(argc, argv);
   if (!cl) return 0;
@@ -468,25 +649,7 @@ int run(int argc, char** argv) {
     return 0;
   }
   const SweepConfig given = load_sweep_config(cl->config);
-  if (given.collectives) {
-    // docs/SCALE.md: the collective on the topology, nccl-tests' layout; with no sweep, all.
-    const std::vector<report::CollectiveRow> rows = report::predict_collectives(*given.collectives, *given.topology);
-    if (!cl->quiet) std::cout << report::format_collectives_table(*given.collectives, *given.topology, rows) << std::flush;
-    if (!cl->out_dir.empty()) {
-      report::create_directories(cl->out_dir);
-      if (given.strategies.empty()) remove_stale_outputs(*cl, {Output::kCollectives});
-      const std::string csv = (std::filesystem::path(cl->out_dir) / "collectives.csv").string();
-      report::write_file_atomic(csv, report::format_collectives_csv(*given.collectives, *given.topology, rows));
-      if (!cl->quiet) std::cout << "wrote " << csv << "\n";
-    }
-    if (given.strategies.empty()) {
-      if (cl->holdout || !cl->compare_file.empty() || !cl->trace_file.empty()) {
-        throw report::UsageError("--holdout, --compare and --trace need a sweep: in the config");
-      }
-      return 0;
-    }
-    if (!cl->quiet) std::cout << "\n";
-  }
+  if (given.collectives && run_collectives(*cl, given)) return 0;
   const std::optional<Profile> measured =
       given.profile_path.empty() ? std::nullopt : std::optional(load_profile(given.profile_path));
   const int threads = cl->threads > 0 ? cl->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -499,18 +662,7 @@ int run(int argc, char** argv) {
       device.fit && !config.held_out.empty() ? fit::format_held_out(fit::score_held_out(*device.fitter, *device.fit), config)
                                              : std::string();
   if (cl->holdout) {
-    if (!device.fitter) throw report::UsageError("--holdout needs observations: in the config");
-    const std::size_t n = config.observations.size();
-    if (!cl->quiet && n > 1) {
-      std::fprintf(stderr, "simulate: holdout: %zu fits of %zu observations each (%s), on %d threads\n", n, n - 1,
-                   fit::holdout_starts_warm(*device.fit, n) ? "each from the full fit's values"
-                                                            : "each from the fit's cold starts",
-                   threads);
-    }
-    ProgressLine progress(cl->quiet, "holdout fits");
-    const std::string table =
-        fit::format_holdout(fit::holdout(*device.fitter, *device.fit, threads, std::ref(progress)), config);
-    if (!cl->quiet) std::cout << table << std::flush;
+    run_holdout(*cl, device, threads);
     return 0;
   }
   // A bad runs file fails before the sweep runs.
@@ -540,12 +692,12 @@ int run(int argc, char** argv) {
   if (large_batch_config && (large_batch_own_profile || !device.fit)) {
     require_for_model(large_batch_profile, *large_batch_config);
   }
-  // scale_out: (docs/SCALE.md) on its own profile when it names one.
-  const std::optional<SweepConfig> scale_sweep = scale_out_sweep(config);
-  std::optional<Profile> scale_profile;
-  if (scale_sweep) {
-    scale_profile = scale_sweep->profile_path == config.profile_path ? profile : load_profile(scale_sweep->profile_path);
-    require_for_model(*scale_profile, *scale_sweep);
+  std::optional<ScaleOut> scale_out;
+  if (const std::optional<SweepConfig> scale_sweep = scale_out_sweep(config)) {
+    scale_out = ScaleOut{*scale_sweep,
+                         scale_sweep->profile_path == config.profile_path ? profile : load_profile(scale_sweep->profile_path),
+                         std::nullopt, ""};
+    require_for_model(scale_out->profile, scale_out->sweep);
   }
 
   SimOptions options;
@@ -558,13 +710,12 @@ int run(int argc, char** argv) {
   const report::ResultGrid grid(std::move(results));
   report::ReportContext context = report::make_report_context(tables, profile, cl->exact);
 
-  // Issue 5: Q4 when the profile has the model's baseline curve; with SyncBatchNorm, the ddp
-  // multi-GPU configurations again without it, to show what it adds.
+  // Issue 5: Q4 when the profile has the model's baseline curve.
   std::optional<report::LargeBatchReport> large_batch =
       report::LargeBatchReport::make(large_batch_config.value_or(tables), large_batch_profile);
 
   // A summarised sweep: all of it simulated a chunk at a time, predictions.csv streamed (committed
-  // below, where a whole sweep's is written).
+  // by write_out_dir, where a whole sweep's is written).
   std::unique_ptr<AtomicFileWriter> streamed_csv;
   if (summarised) {
     if (!cl->out_dir.empty()) {
@@ -587,16 +738,7 @@ int run(int argc, char** argv) {
                                 std::to_string(large_batch_config->train_samples) + " samples per epoch" + machine +
                                 ": the times below are theirs, not the tables' above");
   }
-  std::optional<report::ResultGrid> without_sync;
-  if (config.sync_batchnorm) {
-    SweepConfig plain = tables;
-    plain.sync_batchnorm = false;
-    plain.strategies = {Strategy::kDdp};
-    plain.gpus.erase(std::remove(plain.gpus.begin(), plain.gpus.end(), 1), plain.gpus.end());
-    const bool any = std::find(tables.strategies.begin(), tables.strategies.end(), Strategy::kDdp) !=
-                         tables.strategies.end() && !plain.gpus.empty();
-    without_sync.emplace(any ? report::run_sweep(profile, plain, options, {}, {}, threads) : std::vector<SimResult>{});
-  }
+  const std::optional<report::ResultGrid> without_sync = sweep_without_sync_batchnorm(profile, tables, options, threads);
   report::ReportExtras extras;
   extras.large_batch = large_batch ? &*large_batch : nullptr;
   extras.large_batch_grid = large_batch_results ? &*large_batch_results : nullptr;
@@ -604,12 +746,10 @@ int run(int argc, char** argv) {
   extras.without_sync_batchnorm = without_sync ? &*without_sync : nullptr;
 
   if (!cl->quiet) std::cout << report::format_report(context, grid, extras) << std::flush;
-  std::optional<report::ResultGrid> scale_grid;
-  std::string scale_text;
-  if (scale_sweep) {
-    scale_grid.emplace(report::run_sweep(*scale_profile, *scale_sweep, options, std::ref(progress), {}, threads));
-    scale_text = report::format_scale_out(*scale_sweep, *scale_profile, *scale_grid);
-    if (!cl->quiet) std::cout << scale_text << std::flush;
+  if (scale_out) {
+    scale_out->grid.emplace(report::run_sweep(scale_out->profile, scale_out->sweep, options, std::ref(progress), {}, threads));
+    scale_out->text = report::format_scale_out(scale_out->sweep, scale_out->profile, *scale_out->grid);
+    if (!cl->quiet) std::cout << scale_out->text << std::flush;
   }
 
   std::optional<report::Comparison> comparison;
@@ -621,101 +761,11 @@ int run(int argc, char** argv) {
       std::cerr << "warning: no measured configuration of " << runs->file << " could be predicted; MAPE is n/a\n";
     }
   }
-
   if (!cl->out_dir.empty()) {
-    report::create_directories(cl->out_dir);
-    std::set<Output> written = {Output::kPredictions};
-    if (comparison) written.insert(Output::kComparison);
-    if (device.fit) written.insert(Output::kFit);
-    if (given.collectives) written.insert(Output::kCollectives);
-    if (scale_grid) written.insert(Output::kScaleOut);
-    remove_stale_outputs(*cl, written);
-    const std::filesystem::path dir(cl->out_dir);
-    const std::string csv = (dir / "predictions.csv").string(), markdown = (dir / "predictions.md").string();
-    // With --compare, predictions.csv also holds the measured configurations simulated outside the sweep.
-    std::vector<SimResult> predictions = grid.all();
-    if (comparison) {
-      predictions.insert(predictions.end(), comparison->extra_predictions.begin(), comparison->extra_predictions.end());
-    }
-    // Q4's columns join the sweep's rows only when Q4 is about the sweep's own configurations.
-    if (streamed_csv) {
-      // The whole sweep is in it already; the measured configurations outside the sweep follow.
-      std::string rows;
-      if (comparison) {
-        for (const SimResult& r : comparison->extra_predictions) {
-          rows += report::format_predictions_csv_row(r, config.model, large_batch_results ? nullptr : extras.large_batch);
-        }
-      }
-      streamed_csv->append(rows);
-      streamed_csv->commit();
-    } else {
-      report::write_file_atomic(csv, report::format_predictions_csv(predictions, config.model,
-                                                                    large_batch_results ? nullptr : extras.large_batch));
-    }
-    report::write_file_atomic(markdown, report::format_predictions_markdown(context, grid, extras) + scale_text);
-    const std::string notes = (dir / "notes.md").string();
-    // Every note of predictions.csv's configurations (the comparison's own ones too).
-    report::write_file_atomic(notes, report::format_notes_markdown(context, report::ResultGrid(predictions)));
-    if (!cl->quiet) std::cout << "wrote " << csv << ", " << markdown << " and " << notes << "\n";
-    if (scale_grid) {
-      // The scale-out's predictions and its plots (epoch time vs batch, speedup vs GPUs) in a folder of their own.
-      const std::string scale_dir = (dir / "scale-out").string();
-      report::create_directories(scale_dir);
-      report::write_file_atomic((dir / "scale-out" / "predictions.csv").string(),
-                                report::format_predictions_csv(scale_grid->all(), scale_sweep->model));
-      const report::PlotOutcome outcome =
-          report::draw_plots(scale_dir, report::build_plot_script(report::Comparison{}, scale_grid->all(),
-                                                               report::report_unit(*scale_sweep, *scale_profile)));
-      for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
-      if (!cl->quiet) {
-        std::cout << "wrote " << scale_dir << "/predictions.csv"
-                  << (outcome.drawn ? " and its plots" : " (plots not drawn: " + outcome.problem + ")") << "\n";
-      }
-    }
-    // Q4's plot over the global batches of its table.
-    std::vector<int64_t> large_batch_batches;
-    for (const SimResult& r : (large_batch_results ? *large_batch_results : grid).all()) {
-      if (r.runnable) large_batch_batches.push_back(r.global_batch);
-    }
-    if (!comparison) {
-      // The sweep's own plots (epoch time vs batch, predicted speedup vs GPUs); --compare draws
-      // them with the measured runs instead (and Q4's with them).
-      const report::PlotOutcome outcome = report::draw_plots(
-          cl->out_dir, report::build_plot_script(report::Comparison{}, predictions, context.unit, extras.large_batch, large_batch_batches));
-      for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
-      if (!cl->quiet) {
-        std::cout << (outcome.drawn ? "wrote the plots (plots.gp, SVG) in " + cl->out_dir
-                                    : "plots not drawn: " + outcome.problem + " (plots.gp is in " + cl->out_dir + ")")
-                  << "\n";
-      }
-    }
-    if (device.fit) {
-      const std::string fit_file = (dir / "fit.txt").string();
-      report::write_file_atomic(fit_file, device.fit_text + (held_out.empty() ? "" : "\n" + held_out));
-      if (!cl->quiet) std::cout << "wrote " << fit_file << "\n";
-    }
-    if (comparison) {
-      const std::string wrote =
-          write_comparison(*cl, context, *runs, grid, *comparison, extras.large_batch, large_batch_batches);
-      if (!cl->quiet) std::cout << wrote;
-    }
+    write_out_dir(*cl, {config, profile, device, held_out, given.collectives.has_value(), context, grid, extras,
+                        large_batch_results, scale_out, runs, comparison, streamed_csv.get()});
   }
-  if (trace_spec) {
-    SimOptions trace_options = options;
-    trace_options.trace_iterations = cl->trace_iterations;
-    const SimResult traced = report::simulate_config(profile, config, *trace_spec, trace_options);
-    const std::filesystem::path parent = std::filesystem::path(cl->trace_file).parent_path();
-    if (!parent.empty()) report::create_directories(parent.string());
-    report::write_file_atomic(cl->trace_file, report::format_trace_json(traced, config.model));
-    if (!cl->quiet) {
-      // --trace-iterations beyond the epoch traces the whole epoch, and says so.
-      const bool whole = cl->trace_iterations >= traced.iterations;
-      std::cout << "wrote " << cl->trace_file << ": "
-                << (whole ? traced.iterations : static_cast<int64_t>(cl->trace_iterations)) << " iterations"
-                << (whole ? " (the whole epoch)" : "") << " of " << to_string(trace_spec->strategy) << " on "
-                << trace_spec->gpus << " GPUs, batch " << trace_spec->batch_per_gpu << " per GPU\n";
-    }
-  }
+  if (trace_spec) write_trace(*cl, profile, config, *trace_spec, options);
   if (!held_out.empty() && !cl->quiet) std::cout << "\n" << held_out;
   // The last line printed: the headline of the comparison.
   if (comparison && !cl->quiet) {
