@@ -133,7 +133,7 @@ TEST_F(Q4Test, RowFromTheBaselineCurveAndTheSimulatedEpoch) {
   EXPECT_DOUBLE_EQ(report->model().target_loss(), 0.75);
   // ddp:4:128 (global batch 512) with a 10 s epoch: 5000 samples/s; the row is the model's
   // prediction priced at that throughput.
-  const Q4Row row = report->row(result(Strategy::kDdp, 4, 128, 10.0));
+  const LargeBatchRow row = report->row(result(Strategy::kDdp, 4, 128, 10.0));
   const LargeBatchPrediction& p = row.prediction;
   const LargeBatchPrediction direct = report->model().predict(512);
   ASSERT_TRUE(p.epochs_to_target && p.efficiency && row.time_to_target_s && row.goodput);
@@ -147,7 +147,7 @@ TEST_F(Q4Test, RowFromTheBaselineCurveAndTheSimulatedEpoch) {
   EXPECT_FALSE(p.no_progress);
   EXPECT_GT(*p.epochs_to_target, 4.5);
   EXPECT_GT(*p.loss_at_k, 0.7625);
-  const Q4Row base = report->row(result(Strategy::kDdp, 1, 128, 9.0));
+  const LargeBatchRow base = report->row(result(Strategy::kDdp, 1, 128, 9.0));
   EXPECT_NEAR(*base.prediction.loss_at_k, 0.7625, 1e-9);
   EXPECT_NEAR(*base.prediction.train_accuracy_at_k, 0.735, 1e-9);
   EXPECT_NEAR(*base.prediction.test_accuracy_at_k, 0.72, 1e-9);
@@ -163,7 +163,7 @@ TEST_F(Q4Test, TableRowsNoProgressAndNotes) {
   oom.fits = false;
   const ResultGrid grid({result(Strategy::kDdp, 1, 128, 9.0), result(Strategy::kDdp, 4, 128, 10.0),
                          result(Strategy::kDdp, 1, 32, 20.0), oom});
-  const std::string text = format_q4(*report, grid);
+  const std::string text = format_large_batch(*report, grid);
   EXPECT_NE(text.find("## Q4: large batches: loss after 5 epochs and time to a target loss"), std::string::npos);
   EXPECT_NE(text.find("- target loss: 0.75 (the baseline's mean loss in epoch 5)"), std::string::npos) << text;
   // Below the epoch-1 loss (1.6) the largebatch-compare validation measured its epochs to: said so.
@@ -206,7 +206,7 @@ TEST_F(Q4Test, TableRowsNoProgressAndNotes) {
       << text;
   EXPECT_NE(text.find("epochs to target: never: no progress at this lr"), std::string::npos);
   // The other regime beside it: the same row at the edge of stability, which trains.
-  const Q4Row quarter_row = report->row(result(Strategy::kDdp, 1, 32, 20.0));
+  const LargeBatchRow quarter_row = report->row(result(Strategy::kDdp, 1, 32, 20.0));
   ASSERT_TRUE(quarter_row.at_the_edge);
   EXPECT_FALSE(quarter_row.at_the_edge->no_progress);
   EXPECT_NE(text.find("at the edge of stability instead (the run's curvature following its lr"), std::string::npos)
@@ -230,7 +230,7 @@ TEST_F(Q4Test, TheCriticalBatchAndTheRulesSideBySide) {
   oom.fits = false;  // still a row: the epochs to target do not need the time
   const ResultGrid grid({result(Strategy::kDdp, 1, 128, 9.0), result(Strategy::kDdp, 4, 128, 10.0),
                          result(Strategy::kDp, 1, 512, 11.0), result(Strategy::kDdp, 1, 32, 20.0), oom});
-  const std::string text = format_q4(*report, grid);
+  const std::string text = format_large_batch(*report, grid);
   // B_crit: the fixture's noise scale where the baseline reaches the target, 900.
   EXPECT_NE(flat(text).find("The critical batch and the lr rules side by side. B_crit = 900,"), std::string::npos)
       << text;
@@ -295,12 +295,12 @@ TEST_F(Q4Test, TheBaselinesStartCurvatureDecidesTheReading) {
   const auto report = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(report.has_value());
   EXPECT_TRUE(report->model().at_the_edge());
-  const Q4Row quarter = report->row(result(Strategy::kDdp, 1, 32, 20.0));
+  const LargeBatchRow quarter = report->row(result(Strategy::kDdp, 1, 32, 20.0));
   EXPECT_FALSE(quarter.prediction.no_progress);
   EXPECT_TRUE(quarter.prediction.past_the_bound);
   EXPECT_FALSE(quarter.at_the_edge);
   const ResultGrid grid({result(Strategy::kDdp, 1, 128, 9.0), result(Strategy::kDdp, 1, 32, 20.0)});
-  const std::string text = format_q4(*report, grid);
+  const std::string text = format_large_batch(*report, grid);
   // It trains, but its momentum noise floor (lr / B 4x the baseline's) sits above the curve's end.
   EXPECT_NE(text.find("epochs to target: never: the run's noise floor (momentum 0.9) sits"), std::string::npos) << text;
   EXPECT_NE(text.find("past the bound: constant lr at 0.25x the baseline batch (128) reaches"), std::string::npos)
@@ -328,7 +328,7 @@ TEST_F(Q4Test, ThePaceProbeWhereTheConfigAsksForIt) {
   const auto off = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(off.has_value());
   EXPECT_FALSE(off->model().pace_scale().has_value());
-  EXPECT_NE(flat(format_q4(*off, grid)).find("; the pace probe not used (off: large_batch.pace_probe"),
+  EXPECT_NE(flat(format_large_batch(*off, grid)).find("; the pace probe not used (off: large_batch.pace_probe"),
             std::string::npos);
   config_.large_batch->pace_probe = true;
   const auto on = LargeBatchReport::make(config_, profile_);
@@ -338,7 +338,7 @@ TEST_F(Q4Test, ThePaceProbeWhereTheConfigAsksForIt) {
   EXPECT_NEAR(on->model().pace_scale()->nu, 0.5, 1e-9);
   // B_n = 128 x 0.5 / 0.25 = 256 at the probed state, where the curve's is 200 (its first reading).
   EXPECT_NEAR(on->model().pace_scale()->k_n, 256.0 / 200, 1e-9);
-  const std::string text = format_q4(*on, grid);
+  const std::string text = format_large_batch(*on, grid);
   EXPECT_NE(flat(text).find("; the pace probe after 25000 examples (gains 16x the batch at 1x the lr"),
             std::string::npos)
       << text;
@@ -352,7 +352,7 @@ TEST_F(Q4Test, TheRecomputedStatisticsAccuracyInAColumnOfItsOwn) {
   const ResultGrid grid({result(Strategy::kDdp, 1, 128, 9.0), result(Strategy::kDdp, 4, 128, 3.0)});
   const auto plain = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(plain.has_value());
-  EXPECT_EQ(format_q4(*plain, grid).find("test acc@5 BN"), std::string::npos);
+  EXPECT_EQ(format_large_batch(*plain, grid).find("test acc@5 BN"), std::string::npos);
   TrainingCurve& curve = profile_.training.at(0);
   curve.recompute_bn_images = 8192;
   for (EpochPoint& e : curve.epochs) e.test_accuracy_recomputed = e.test_accuracy + 0.05;
@@ -361,9 +361,9 @@ TEST_F(Q4Test, TheRecomputedStatisticsAccuracyInAColumnOfItsOwn) {
   }
   const auto report = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(report.has_value());
-  const Q4Row base = report->row(result(Strategy::kDdp, 1, 128, 9.0));
+  const LargeBatchRow base = report->row(result(Strategy::kDdp, 1, 128, 9.0));
   EXPECT_NEAR(*base.prediction.test_accuracy_recomputed_at_k, *base.prediction.test_accuracy_at_k + 0.05, 1e-9);
-  const std::string text = format_q4(*report, grid);
+  const std::string text = format_large_batch(*report, grid);
   EXPECT_EQ(q4_headers(text).at(0), (std::vector<std::string>{"config", "global batch", "B/B0", "loss@5", "train acc@5",
                                                                "test acc@5", "test acc@5 BN"}))
       << text;
@@ -385,12 +385,12 @@ TEST_F(Q4Test, TheEpochsAndTimeToATargetAccuracy) {
   config_.large_batch->target_accuracy = 0.65;
   auto report = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(report.has_value());
-  const Q4Row base = report->row(result(Strategy::kDdp, 1, 128, 9.0));
+  const LargeBatchRow base = report->row(result(Strategy::kDdp, 1, 128, 9.0));
   ASSERT_TRUE(base.prediction.epochs_to_target_accuracy);
   EXPECT_NEAR(*base.prediction.epochs_to_target_accuracy, 2 + 5.0 / 6, 1e-9);
   EXPECT_NEAR(*base.time_to_target_accuracy_s, (2 + 5.0 / 6) * 9, 1e-9);
   // 4x the batch at the baseline's lr needs more epochs.
-  const Q4Row four = report->row(result(Strategy::kDdp, 4, 128, 10.0));
+  const LargeBatchRow four = report->row(result(Strategy::kDdp, 4, 128, 10.0));
   ASSERT_TRUE(four.prediction.epochs_to_target_accuracy);
   EXPECT_GT(*four.prediction.epochs_to_target_accuracy, 2 + 5.0 / 6);
   // The accuracy the baseline had where it reached the target loss (0.71 at E_0 = 225000): the
@@ -406,7 +406,7 @@ TEST_F(Q4Test, TheEpochsAndTimeToATargetAccuracy) {
   SimResult oom = result(Strategy::kDdp, 4, 2048, 30.0);
   oom.fits = false;
   const ResultGrid grid({result(Strategy::kDdp, 1, 128, 9.0), result(Strategy::kDdp, 1, 32, 20.0), oom});
-  const std::string text = format_q4(*report, grid);
+  const std::string text = format_large_batch(*report, grid);
   EXPECT_NE(flat(text).find("- target test accuracy: 0.8 (large_batch.target_accuracy): reached where the path "
                             "reads the baseline's test accuracy first at or above it, which the baseline never did "),
             std::string::npos)
@@ -423,7 +423,7 @@ TEST_F(Q4Test, TheEpochsAndTimeToATargetAccuracy) {
   EXPECT_NE(text.find("epochs to acc 0.8: never: no progress at this lr"), std::string::npos) << text;
   config_.large_batch->target_accuracy = 0.65;
   report = LargeBatchReport::make(config_, profile_);
-  const std::string reached = format_q4(*report, grid);
+  const std::string reached = format_large_batch(*report, grid);
   EXPECT_NE(reached.find("| epochs to acc 0.65 | time to acc 0.65 s |"), std::string::npos) << reached;
   EXPECT_EQ(q4_row(reached, "ddp:1:128")[8], "2.833");
   EXPECT_EQ(q4_row(reached, "ddp:1:128")[9], "25.50");
@@ -440,7 +440,7 @@ TEST_F(Q4Test, TheHeaderSaysHowTheBaselinesMomentumEnters) {
   const ResultGrid grid({result(Strategy::kDdp, 1, 128, 9.0), result(Strategy::kDdp, 4, 128, 10.0)});
   const auto with_momentum = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(with_momentum.has_value());
-  std::string text = format_q4(*with_momentum, grid);
+  std::string text = format_large_batch(*with_momentum, grid);
   EXPECT_NE(text.find("(its rule: constant), momentum 0.9, "), std::string::npos) << text;
   EXPECT_NE(flat(text).find("- the step equation is plain SGD's; the baseline's momentum (0.9) enters as the noise "
                             "floor it raises, lr tr(Sigma) / (4 B (1 - m)), 10x plain SGD's"),
@@ -451,7 +451,7 @@ TEST_F(Q4Test, TheHeaderSaysHowTheBaselinesMomentumEnters) {
   }
   const auto no_trace = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(no_trace.has_value());
-  text = format_q4(*no_trace, grid);
+  text = format_large_batch(*no_trace, grid);
   EXPECT_NE(flat(text).find("- the step equation is plain SGD's and leaves the baseline's momentum (0.9) out: the "
                             "curve carries no tr(Sigma)"),
             std::string::npos)
@@ -459,7 +459,7 @@ TEST_F(Q4Test, TheHeaderSaysHowTheBaselinesMomentumEnters) {
   for (TrainingCurve& curve : profile_.training) curve.momentum = 0;
   const auto plain_sgd = LargeBatchReport::make(config_, profile_);
   ASSERT_TRUE(plain_sgd.has_value());
-  text = format_q4(*plain_sgd, grid);
+  text = format_large_batch(*plain_sgd, grid);
   EXPECT_NE(text.find("(its rule: constant), momentum 0, "), std::string::npos) << text;
   EXPECT_EQ(text.find("the baseline's momentum"), std::string::npos) << text;
 }
@@ -482,10 +482,10 @@ TEST_F(Q4Test, RowsAtTheirPerGpuBatchNormBatch) {
   EXPECT_NEAR(loss(*probed, wide), loss(*plain, wide) - 0.1, 1e-12);
   EXPECT_NEAR(loss(*probed, narrow), loss(*plain, narrow), 1e-12);
   EXPECT_EQ(probed->row(wide).prediction.test_accuracy_at_k, plain->row(wide).prediction.test_accuracy_at_k);
-  const std::string text = format_q4(*probed, ResultGrid({wide, narrow}));
+  const std::string text = format_large_batch(*probed, ResultGrid({wide, narrow}));
   EXPECT_NE(text.find("- BatchNorm: the baseline normalised over " + std::to_string(own) + " examples"), std::string::npos)
       << text;
-  EXPECT_EQ(format_q4(*plain, ResultGrid({wide, narrow})).find("- BatchNorm:"), std::string::npos);
+  EXPECT_EQ(format_large_batch(*plain, ResultGrid({wide, narrow})).find("- BatchNorm:"), std::string::npos);
 }
 
 // A curve with the scale-invariant weights' readings: Q4's header says how they enter, and a row at
@@ -506,12 +506,12 @@ TEST_F(Q4Test, TheHeaderSaysHowTheScaleInvariantWeightsEnter) {
   ASSERT_TRUE(p.effective_lr_ratio_at_k.has_value());
   EXPECT_GT(*p.effective_lr_ratio_at_k, 1);
   EXPECT_FALSE(plain->row(wide).prediction.effective_lr_ratio_at_k.has_value());
-  const std::string text = format_q4(*normed, ResultGrid({wide}));
+  const std::string text = format_large_batch(*normed, ResultGrid({wide}));
   EXPECT_NE(flat(text).find("- BatchNorm's weights (the scale-invariant ones) train at lr / |w|^2: the baseline "
                             "measured their |w|^2 (20 -> 20)"),
             std::string::npos)
       << text;
-  EXPECT_EQ(format_q4(*plain, ResultGrid({wide})).find("BatchNorm's weights"), std::string::npos);
+  EXPECT_EQ(format_large_batch(*plain, ResultGrid({wide})).find("BatchNorm's weights"), std::string::npos);
 }
 
 TEST_F(Q4Test, CsvColumns) {

@@ -40,7 +40,7 @@ std::string format_predictions_csv(const std::vector<SimResult>& results, const 
 std::string format_predictions_csv_row(const SimResult& r, const std::string& model,
                                        const LargeBatchReport* large_batch) {
   std::string out;
-  std::optional<Q4Row> q4;
+  std::optional<LargeBatchRow> q4;
   if (large_batch && r.runnable) q4 = large_batch->row(r);
   // A configuration that cannot run has no predicted figures: empty cells.
   const auto timed = [&r](double value) { return r.runnable ? number(value) : std::string(); };

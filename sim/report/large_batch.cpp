@@ -171,8 +171,8 @@ std::optional<LargeBatchReport> LargeBatchReport::make(const SweepConfig& config
                           config.train_samples);
 }
 
-Q4Row LargeBatchReport::row(const SimResult& result) const {
-  Q4Row row;
+LargeBatchRow LargeBatchReport::row(const SimResult& result) const {
+  LargeBatchRow row;
   const double bn_batch = batchnorm_batch(result);
   row.prediction = model_.predict(result.global_batch, bn_batch);
   if (row.prediction.no_progress) row.at_the_edge = at_the_edge_.predict(result.global_batch, bn_batch);
@@ -189,14 +189,17 @@ Q4Row LargeBatchReport::row(const SimResult& result) const {
   return row;
 }
 
-std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
+namespace {
+
+// Q4's title and what it stands on: the baseline, the parts of the model in use, the targets, the
+// rule.
+std::string large_batch_header(const LargeBatchReport& report) {
   const LargeBatchModel& model = report.model();
   const TrainingCurve& curve = model.baseline().curve();
   const LargeBatchSettings& settings = model.settings();
   const std::string k = std::to_string(settings.epochs);
   const EpochPoint& first = curve.epochs.front();
   const EpochPoint& last = curve.epochs.back();
-
   std::string out = "## Q4: large batches: loss after " + k + " epochs and time to a target loss" +
                     (settings.target_accuracy ? std::string(" and test accuracy") : std::string()) + "\n\n";
   out += wrap_bullet("baseline: " + curve.model + " trained at global batch " + std::to_string(curve.batch) + " on " +
@@ -278,8 +281,18 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
                        std::to_string(curve.train_samples) + " samples); times use the simulated throughput");
   }
   out += "\n";
-  out += format_rules_side_by_side(report, grid);
+  return out;
+}
 
+// Q4's three tables of the same rows (each fits a terminal): the predictions after k epochs, the epochs
+// and time to the targets, the efficiency with the rows' notes.
+std::string large_batch_tables(const LargeBatchReport& report, const ResultGrid& grid) {
+  const LargeBatchModel& model = report.model();
+  const TrainingCurve& curve = model.baseline().curve();
+  const LargeBatchSettings& settings = model.settings();
+  const std::string k = std::to_string(settings.epochs);
+  const std::optional<double> target_accuracy = settings.target_accuracy;
+  std::string out;
   // The test accuracy with BatchNorm's statistics recomputed, where the baseline measured it.
   const bool recomputed = curve.recompute_bn_images > 0;
   const std::string recomputed_column = "test acc@" + k + " BN";
@@ -301,7 +314,7 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
   bool extrapolated = false;
   for (const SimResult& r : grid.all()) {
     if (!r.runnable) continue;  // no epoch time, no global batch: not a row of Q4
-    const Q4Row row = report.row(r);
+    const LargeBatchRow row = report.row(r);
     const LargeBatchPrediction& p = row.prediction;
     std::vector<std::string> row_notes = p.notes;
     std::string loss = optional_cell(p.loss_at_k);
@@ -365,6 +378,17 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
   out += wrap_paragraph("Efficiency and goodput at the target loss, and each row's notes (listed below):") + "\n";
   out += efficiency.to_markdown() + "\n";
   if (!notes.empty()) out += notes.list() + "\n";
+  return out;
+}
+
+// The model behind Q4 in one paragraph, as this baseline reads it.
+std::string large_batch_model_paragraph(const LargeBatchReport& report) {
+  const LargeBatchModel& model = report.model();
+  const TrainingCurve& curve = model.baseline().curve();
+  const LargeBatchSettings& settings = model.settings();
+  const std::string k = std::to_string(settings.epochs);
+  const bool recomputed = curve.recompute_bn_images > 0;
+  std::string out;
   out += wrap_paragraph("Model (docs/LARGE_BATCH.md, after McCandlish et al. 2018): an example at batch B is worth "
          "dE_0/dE_B = (B_noise + B_0) / (B_noise + B) (2x - x^2) / (2x_0 - x_0^2) of the baseline's, x the rule's "
          "lr over the tuned lr eps_max / (1 + B_noise/B) and x_0 the baseline's own, with B_noise and eps_max the "
@@ -401,6 +425,13 @@ std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid) {
          "E_B / simulated throughput (to the target accuracy likewise). Accuracies are fractions; OOM: the configuration does not fit.") +
          "\n";
   return out;
+}
+
+}  // namespace
+
+std::string format_large_batch(const LargeBatchReport& report, const ResultGrid& grid) {
+  return large_batch_header(report) + format_rules_side_by_side(report, grid) + large_batch_tables(report, grid) +
+         large_batch_model_paragraph(report);
 }
 
 std::string format_sync_batchnorm(const Profile& profile, const std::string& model_name, const ResultGrid& with,

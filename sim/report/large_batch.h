@@ -20,7 +20,7 @@ namespace trainsim::report {
 class ResultGrid;
 
 // One configuration's Q4 figures.
-struct Q4Row {
+struct LargeBatchRow {
   LargeBatchPrediction prediction;
   // Where the model predicts no progress (its lr past plain SGD's bound): the same configuration
   // at the edge of stability (PastBound::kEdge), the other reading of the bound.
@@ -37,7 +37,7 @@ class LargeBatchReport {
   // for it (require_for_model has already rejected that when the config asks for predictions).
   static std::optional<LargeBatchReport> make(const SweepConfig& config, const Profile& profile);
 
-  Q4Row row(const SimResult& result) const;
+  LargeBatchRow row(const SimResult& result) const;
   const LargeBatchModel& model() const { return model_; }
   // The same settings under each lr rule (constant, linear, linear-warmup, sqrt, in that order):
   // Q4's rules side by side.
@@ -64,7 +64,7 @@ class LargeBatchReport {
 // "## Q4: ..." with the baseline, the target, the critical batch with the lr rules side by side
 // (one row per global batch), the tables (one row per configuration, in sweep order) and the
 // numbered notes; ends with a blank line.
-std::string format_q4(const LargeBatchReport& report, const ResultGrid& grid);
+std::string format_large_batch(const LargeBatchReport& report, const ResultGrid& grid);
 
 // "## SyncBatchNorm: ..." for the DDP configurations with >= 2 GPUs (ranks): the collectives per
 // iteration, their time per epoch, and the epoch time with and without SyncBatchNorm

@@ -770,7 +770,7 @@ std::string format_report(const ReportContext& context, const ResultGrid& grid, 
     out += format_sync_batchnorm(*extras.profile, context.model, grid, *extras.without_sync_batchnorm, context.unit);
   }
   if (extras.large_batch != nullptr) {
-    out += format_q4(*extras.large_batch, extras.large_batch_grid != nullptr ? *extras.large_batch_grid : grid);
+    out += format_large_batch(*extras.large_batch, extras.large_batch_grid != nullptr ? *extras.large_batch_grid : grid);
   }
   return out + format_notes(grid, context.unit);
 }
