@@ -98,7 +98,7 @@ TEST(Q1Table, UsesDpWithOneGpuAndNamesTheFirstBatchThatDoesNotFit) {
   const auto c = context({Strategy::kDdp, Strategy::kDp}, {1, 2}, {128, 512, 2048});
   const ResultGrid grid({result(Strategy::kDdp, 1, 128, 30.0), result(Strategy::kDp, 1, 128, 20.0),
                          result(Strategy::kDp, 1, 512, 12.5), result(Strategy::kDp, 1, 2048, 11.0, false)});
-  const std::string q1 = format_q1(c, grid);
+  const std::string q1 = format_one_gpu_epoch_times(c, grid);
   EXPECT_NE(q1.find("(dp, 1 GPU)"), std::string::npos) << q1;
   // dp's 20 s, not ddp's 30 s; iterations ceil(50000 / 128) = 391; peak 2 GiB.
   EXPECT_EQ(row(q1, {"128"}), (std::vector<std::string>{"128", "20.00", "20.00", "391", "2.00", "yes"}));
@@ -113,7 +113,7 @@ TEST(Q1Table, UsesDpWithOneGpuAndNamesTheFirstBatchThatDoesNotFit) {
 TEST(Q1Table, FallsBackToDdpAndSaysAllFit) {
   const auto c = context({Strategy::kDdp}, {1}, {32, 128});
   const ResultGrid grid({result(Strategy::kDdp, 1, 32, 40.0), result(Strategy::kDdp, 1, 128, 30.0)});
-  const std::string q1 = format_q1(c, grid);
+  const std::string q1 = format_one_gpu_epoch_times(c, grid);
   EXPECT_NE(q1.find("(ddp, 1 GPU)"), std::string::npos) << q1;
   EXPECT_NE(q1.find("all fit up to 128"), std::string::npos) << q1;
   EXPECT_EQ(q1.find("does not fit"), std::string::npos) << q1;
@@ -121,7 +121,7 @@ TEST(Q1Table, FallsBackToDdpAndSaysAllFit) {
 
 TEST(Q1Table, SaysSoWhenTheSweepHasNoSingleGpu) {
   const auto c = context({Strategy::kDdp}, {2, 4}, {128});
-  const std::string q1 = format_q1(c, ResultGrid({result(Strategy::kDdp, 2, 128, 10.0)}));
+  const std::string q1 = format_one_gpu_epoch_times(c, ResultGrid({result(Strategy::kDdp, 2, 128, 10.0)}));
   EXPECT_NE(q1.find("no 1-GPU configuration"), std::string::npos) << q1;
   EXPECT_EQ(q1.find('|'), std::string::npos) << q1;
 }
@@ -131,7 +131,7 @@ TEST(Table1, TimeSpeedupEfficiencyAndWeakScalingForm) {
   const ResultGrid grid({result(Strategy::kDdp, 1, 128, 100.0), result(Strategy::kDdp, 2, 128, 60.0),
                          result(Strategy::kDdp, 4, 128, 40.0), result(Strategy::kDdp, 1, 256, 80.0, false),
                          result(Strategy::kDdp, 2, 256, 50.0), result(Strategy::kDdp, 4, 256, 30.0, false)});
-  const std::string t1 = format_table1(c, grid);
+  const std::string t1 = format_scaling_table(c, grid);
   // b = 128: speedup(2) = 100/60 = 1.667, speedup(4) = 100/40 = 2.5.
   EXPECT_EQ(row(t1, {"128"}),
             (std::vector<std::string>{"128", "100.0", "60.00", "1.667", "40.00", "2.500"}));
@@ -152,7 +152,7 @@ TEST(Table1, StrongScalingWhereTheSweepHasBothCells) {
   const auto c = context({Strategy::kDdp}, {1, 2}, {64, 128});
   const ResultGrid grid({result(Strategy::kDdp, 1, 64, 120.0), result(Strategy::kDdp, 1, 128, 100.0),
                          result(Strategy::kDdp, 2, 64, 70.0), result(Strategy::kDdp, 2, 128, 60.0)});
-  const std::string t1 = format_table1(c, grid);
+  const std::string t1 = format_scaling_table(c, grid);
   const std::string strong = t1.substr(t1.find("### Strong scaling"));
   // B = 128 on N = 2 uses b = 64: T(1,128) / T(2,64) = 100 / 70 = 1.429.
   EXPECT_EQ(row(strong, {"ddp", "128"}),
@@ -164,7 +164,7 @@ TEST(Table1, StrongScalingWhereTheSweepHasBothCells) {
 TEST(Table1, SaysWhenNoStrongScalingCellExists) {
   const auto c = context({Strategy::kDdp}, {1, 2}, {128});
   const ResultGrid grid({result(Strategy::kDdp, 1, 128, 100.0), result(Strategy::kDdp, 2, 128, 60.0)});
-  EXPECT_NE(format_table1(c, grid).find("The sweep has no such cells"), std::string::npos);
+  EXPECT_NE(format_scaling_table(c, grid).find("The sweep has no such cells"), std::string::npos);
 }
 
 // Two tables of the same rows (issue 64: each fits a terminal): the course's subtraction, then
@@ -177,7 +177,7 @@ TEST(Table2, CourseSubtractionAndTheSimulatorBreakdownOfTheSameRows) {
   two.exposed_comm_s = 3.125;
   two.loader_stall_s = 7.0;
   const ResultGrid grid({result(Strategy::kDdp, 1, 128, 100.0), two});
-  const std::string t2 = format_table2(c, grid);
+  const std::string t2 = format_compute_vs_communication(c, grid);
   const size_t split = t2.find("The simulator's breakdown of the same configurations, GPU 0's busy times");
   ASSERT_NE(split, std::string::npos) << t2;
   const std::string course = t2.substr(0, split), simulated = t2.substr(split);
@@ -199,14 +199,14 @@ TEST(Table2, CourseSubtractionAndTheSimulatorBreakdownOfTheSameRows) {
 TEST(Table2, OomCellsAndSingleGpuOnlySweeps) {
   const auto c = context({Strategy::kDp}, {1, 2}, {2048});
   const ResultGrid grid({result(Strategy::kDp, 1, 2048, 10.0), result(Strategy::kDp, 2, 2048, 8.0, false)});
-  const std::string t2 = format_table2(c, grid);
+  const std::string t2 = format_compute_vs_communication(c, grid);
   const size_t split = t2.find("The simulator's breakdown");
   ASSERT_NE(split, std::string::npos) << t2;
   EXPECT_EQ(row(t2.substr(0, split), {"dp"}), (std::vector<std::string>{"dp", "2", "2048", "10.00", "OOM", "-", "-"}));
   EXPECT_EQ(row(t2.substr(split), {"dp"}), (std::vector<std::string>{"dp", "2", "2048", "OOM", "OOM", "OOM", "OOM"}));
   const auto single = context({Strategy::kDp}, {1}, {2048});
-  EXPECT_NE(format_table2(single, grid).find("no configuration with 2 or more GPUs"), std::string::npos);
-  EXPECT_NE(format_table3(single, grid).find("no configuration with 2 or more GPUs"), std::string::npos);
+  EXPECT_NE(format_compute_vs_communication(single, grid).find("no configuration with 2 or more GPUs"), std::string::npos);
+  EXPECT_NE(format_bandwidth_utilisation(single, grid).find("no configuration with 2 or more GPUs"), std::string::npos);
 }
 
 // Two tables of the same rows (issue 64): the course's method, then the collectives as simulated.
@@ -217,7 +217,7 @@ TEST(Table3, CourseUtilisationAndSimulatorBusBandwidth) {
   two.comm_bytes_per_rank = 1.75e10;
   two.busbw_gbs = 12.5;
   const ResultGrid grid({result(Strategy::kDdp, 1, 64, 100.0), two});
-  const std::string t3 = format_table3(c, grid);
+  const std::string t3 = format_bandwidth_utilisation(c, grid);
   const size_t split = t3.find("utilisation GB/s = course GB/epoch / course comm s. The simulator's collectives");
   ASSERT_NE(split, std::string::npos) << t3;
   const std::string course = t3.substr(0, split), simulated = t3.substr(split);
@@ -237,7 +237,7 @@ TEST(Table3, CourseUtilisationAndSimulatorBusBandwidth) {
   // A configuration the profiled machine cannot run: no course figures, n/a for the simulator's.
   SimResult cannot = result(Strategy::kDdp, 2, 64, 0.0);
   cannot.runnable = false;
-  const std::string none = format_table3(c, ResultGrid({result(Strategy::kDdp, 1, 64, 100.0), cannot}));
+  const std::string none = format_bandwidth_utilisation(c, ResultGrid({result(Strategy::kDdp, 1, 64, 100.0), cannot}));
   const size_t at = none.find("The simulator's collectives");
   ASSERT_NE(at, std::string::npos) << none;
   EXPECT_EQ(row(none.substr(0, at), {"ddp"}), (std::vector<std::string>{"ddp", "2", "64", "-", "-", "-", "-"}));
@@ -248,7 +248,7 @@ TEST(Table3, NoUtilisationWhenCourseCommunicationIsNotPositive) {
   const auto c = context({Strategy::kDdp}, {1, 2}, {64});
   // T(2) = 45 < T(1)/2 = 50: course communication = -5 s, utilisation undefined.
   const ResultGrid grid({result(Strategy::kDdp, 1, 64, 100.0), result(Strategy::kDdp, 2, 64, 45.0)});
-  const auto r = row(format_table3(c, grid), {"ddp"});
+  const auto r = row(format_bandwidth_utilisation(c, grid), {"ddp"});
   ASSERT_EQ(r.size(), 7u);
   EXPECT_EQ(r[5], "-5.000");
   EXPECT_EQ(r[6], "n/a (comm <= 0)");

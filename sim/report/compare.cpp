@@ -281,7 +281,7 @@ std::string time_or_oom(const SimResult* r, double SimResult::*field) {
 
 // The strategy whose 1-GPU runs the Q1 comparison shows: the sweep's Q1 strategy (dp before ddp)
 // when it has measured 1-GPU runs, else the strategy with the most measured 1-GPU runs.
-std::optional<Strategy> compare_q1_strategy(const ReportContext& context, const Comparison& c) {
+std::optional<Strategy> compared_one_gpu_strategy(const ReportContext& context, const Comparison& c) {
   const auto measured_one_gpu = [&c](Strategy s) {
     return std::count_if(c.compared.begin(), c.compared.end(), [s](const ComparedRun& r) {
       return r.in_setting && r.measured.key.strategy == s && r.measured.key.gpus == 1;
@@ -296,9 +296,9 @@ std::optional<Strategy> compare_q1_strategy(const ReportContext& context, const 
   return best ? best : sweep_choice;
 }
 
-std::string format_q1_side_by_side(const ReportContext& context, const Comparison& c,
+std::string format_one_gpu_side_by_side(const ReportContext& context, const Comparison& c,
                                    const std::vector<SimResult>& predictions) {
-  const auto strategy = compare_q1_strategy(context, c);
+  const auto strategy = compared_one_gpu_strategy(context, c);
   const Unit& unit = context.unit;
   std::string out = "## Q1: 1-" + unit.name + " epoch time per batch size, predicted and measured";
   if (!strategy) return out + "\n\nNo 1-" + unit.name + " configuration was predicted or measured.\n\n";
@@ -320,7 +320,7 @@ std::string format_q1_side_by_side(const ReportContext& context, const Compariso
   return out + "train_s is the course's Q1 time: the epoch without loader waits.\n\n" + table.to_markdown() + "\n";
 }
 
-std::string format_table1_side_by_side(const Comparison& c, const std::vector<SimResult>& predictions,
+std::string format_scaling_side_by_side(const Comparison& c, const std::vector<SimResult>& predictions,
                                        const std::vector<Strategy>& strategies, const Unit& unit) {
   std::string out;
   const ResultGrid grid(predictions);
@@ -872,8 +872,8 @@ std::string format_compare_report(const ReportContext& context, const RunsTable&
       strategies.push_back(r.measured.key.strategy);
     }
   }
-  out += format_q1_side_by_side(context, comparison, predictions);
-  out += format_table1_side_by_side(comparison, predictions, strategies, context.unit);
+  out += format_one_gpu_side_by_side(context, comparison, predictions);
+  out += format_scaling_side_by_side(comparison, predictions, strategies, context.unit);
   out += format_plot_section(plots);
   out += "## Configurations on one side only\n\n" + format_one_side_lists(comparison);
   std::vector<SimResult> compared_predictions;

@@ -224,7 +224,7 @@ std::string format_header(const ReportContext& c) {
   return out;
 }
 
-std::string format_q1(const ReportContext& c, const ResultGrid& grid) {
+std::string format_one_gpu_epoch_times(const ReportContext& c, const ResultGrid& grid) {
   const auto strategy = one_gpu_baseline_strategy(c);
   if (!strategy) {
     return "## Q1: 1-" + c.unit.name + " epoch time per batch size\n\n" +
@@ -287,7 +287,7 @@ std::string format_q1(const ReportContext& c, const ResultGrid& grid) {
   return out;
 }
 
-std::string format_table1(const ReportContext& c, const ResultGrid& grid) {
+std::string format_scaling_table(const ReportContext& c, const ResultGrid& grid) {
   const std::vector<int> multi = multi_gpu_counts(c);
   std::string out;
   for (Strategy s : c.strategies) {
@@ -346,7 +346,7 @@ std::string format_table1(const ReportContext& c, const ResultGrid& grid) {
   return out + format_not_runnable(grid);
 }
 
-std::string format_table2(const ReportContext& c, const ResultGrid& grid) {
+std::string format_compute_vs_communication(const ReportContext& c, const ResultGrid& grid) {
   std::string out = "## Table 2: computation vs communication per epoch (N >= 2)\n\n";
   const std::vector<int> multi = multi_gpu_counts(c);
   if (multi.empty()) return out + wrap_paragraph("The sweep has no configuration with 2 or more " + c.unit.plural() + ".") + "\n";
@@ -391,7 +391,7 @@ std::string format_table2(const ReportContext& c, const ResultGrid& grid) {
   return out;
 }
 
-std::string format_table3(const ReportContext& c, const ResultGrid& grid) {
+std::string format_bandwidth_utilisation(const ReportContext& c, const ResultGrid& grid) {
   std::string out = "## Table 3: bandwidth utilisation (N >= 2), GB = 1e9 bytes\n\n";
   const std::vector<int> multi = multi_gpu_counts(c);
   if (multi.empty()) return out + wrap_paragraph("The sweep has no configuration with 2 or more " + c.unit.plural() + ".") + "\n";
@@ -764,8 +764,8 @@ std::string format_metric_definitions(const Unit& unit) {
 }
 
 std::string format_report(const ReportContext& context, const ResultGrid& grid, const ReportExtras& extras) {
-  std::string out = format_header(context) + format_q1(context, grid) + format_table1(context, grid) +
-                    format_table2(context, grid) + format_table3(context, grid);
+  std::string out = format_header(context) + format_one_gpu_epoch_times(context, grid) + format_scaling_table(context, grid) +
+                    format_compute_vs_communication(context, grid) + format_bandwidth_utilisation(context, grid);
   if (extras.without_sync_batchnorm != nullptr && extras.profile != nullptr) {
     out += format_sync_batchnorm(*extras.profile, context.model, grid, *extras.without_sync_batchnorm, context.unit);
   }

@@ -95,12 +95,14 @@ double ring_bytes_per_epoch(int64_t iterations, int n, int64_t param_bytes);
 // plain module call), else ddp with 1 GPU; nullopt when the sweep has no 1-GPU configuration.
 std::optional<Strategy> one_gpu_baseline_strategy(const ReportContext& context);
 
-// Sections; each ends with a blank line.
+// Sections; each ends with a blank line. The course's question or table each answers is in its
+// title: "Q1" (1-GPU epoch time per batch), "Table 1" (epoch time and speedup vs GPUs), "Table 2"
+// (computation vs communication), "Table 3" (bandwidth utilisation).
 std::string format_header(const ReportContext& context);
-std::string format_q1(const ReportContext& context, const ResultGrid& grid);
-std::string format_table1(const ReportContext& context, const ResultGrid& grid);
-std::string format_table2(const ReportContext& context, const ResultGrid& grid);
-std::string format_table3(const ReportContext& context, const ResultGrid& grid);
+std::string format_one_gpu_epoch_times(const ReportContext& context, const ResultGrid& grid);
+std::string format_scaling_table(const ReportContext& context, const ResultGrid& grid);
+std::string format_compute_vs_communication(const ReportContext& context, const ResultGrid& grid);
+std::string format_bandwidth_utilisation(const ReportContext& context, const ResultGrid& grid);
 // The SimResult notes of the whole sweep grouped by cause (issue 64): notes whose texts are equal
 // once every number is a placeholder are one group, in order of first appearance, printed as one
 // line with each number that varies as its range over the group ("fork 53.7-62.4 ms"), then the
