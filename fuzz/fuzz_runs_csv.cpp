@@ -6,12 +6,11 @@
 #include <string>
 
 #include "io/errors.h"
-#include "report/compare.h"
+#include "io/runs_csv.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   try {
-    (void)trainsim::report::parse_runs_csv(std::string(reinterpret_cast<const char*>(data), size),
-                                           "fuzz-runs.csv");
+    (void)trainsim::parse_runs_csv(std::string(reinterpret_cast<const char*>(data), size), "fuzz-runs.csv");
   } catch (const trainsim::InputError&) {
   }
   return 0;

@@ -248,7 +248,7 @@ std::string summary_line(const SweepConfig& config, const std::vector<int64_t>& 
 
 // Joins the measured runs with the sweep's results; a measured configuration outside the sweep's
 // grid is simulated too when the profile covers it.
-report::Comparison join_runs(const SweepConfig& config, const Profile& profile, const report::RunsTable& runs,
+report::Comparison join_runs(const SweepConfig& config, const Profile& profile, const RunsTable& runs,
                              const report::ResultGrid& grid, const SimOptions& options) {
   const report::Predictor predict = [&](const RunSpec& spec) {
     SweepConfig one = config;
@@ -308,7 +308,7 @@ void remove_stale_outputs(const CommandLine& cl, const std::set<Output>& written
 
 // DIR/comparison.csv, the plots and DIR/report.md (last, so it can say whether the plots exist).
 // Returns the "wrote ..." line.
-std::string write_comparison(const CommandLine& cl, const report::ReportContext& context, const report::RunsTable& runs,
+std::string write_comparison(const CommandLine& cl, const report::ReportContext& context, const RunsTable& runs,
                              const report::ResultGrid& grid, const report::Comparison& comparison,
                              const report::LargeBatchReport* large_batch, const std::vector<int64_t>& large_batch_batches) {
   const std::filesystem::path dir(cl.out_dir);
@@ -529,7 +529,7 @@ struct SweepRun {
   report::ReportExtras extras;
   const std::optional<report::ResultGrid>& large_batch_results;  // Q4's own sweep, where it has one
   const std::optional<ScaleOut>& scale_out;
-  const std::optional<report::RunsTable>& runs;
+  const std::optional<RunsTable>& runs;
   const std::optional<report::Comparison>& comparison;
   AtomicFileWriter* streamed_csv = nullptr;  // a summarised sweep's predictions.csv, streamed
 };
@@ -666,8 +666,8 @@ int run(int argc, char** argv) {
     return 0;
   }
   // A bad runs file fails before the sweep runs.
-  const std::optional<report::RunsTable> runs =
-      cl->compare_file.empty() ? std::nullopt : std::optional(report::load_runs_csv(cl->compare_file));
+  const std::optional<RunsTable> runs =
+      cl->compare_file.empty() ? std::nullopt : std::optional(load_runs_csv(cl->compare_file));
   std::optional<RunSpec> trace_spec;
   if (!cl->trace_file.empty()) {
     trace_spec = cl->trace_config ? report::parse_trace_config(*cl->trace_config, config)
