@@ -80,6 +80,7 @@ ToTargetPlot to_target_plot(const ComparisonSummary& s, const CompareOptions& o)
   plot.base_batch = o.base_batch;
   plot.train_samples = baseline.train_samples;
   plot.epochs = o.epochs;
+  plot.target_loss = run_settings(o, LrRule::kConstant, 0, baseline).target_loss.value_or(0);
   const double n = static_cast<double>(baseline.train_samples);
 
   // The measured points, one series per rule label (every seed's runs together).
@@ -107,7 +108,6 @@ ToTargetPlot to_target_plot(const ComparisonSummary& s, const CompareOptions& o)
   for (LrRule rule : rules) {
     const LargeBatchSettings settings = run_settings(o, rule, common_warmup(s, rule), baseline);
     const LargeBatchModel model(baseline, o.num_classes, settings);
-    plot.target_loss = model.target_loss();
     ToTargetSeries line{to_string(rule), {}, {}};
     bool broken = false;
     for (int64_t b : grid) {
