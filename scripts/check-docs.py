@@ -6,6 +6,11 @@
 2. Every percentage in the figure column of README.md's "Validation figures" table appears, to
    the digits printed, in one of the files linked in the same row (the goals in [brackets] are
    not figures): a figure typed by hand that the report does not hold fails.
+3. The large-batch tables (docs/LARGE_BATCH.md and reports/cpu-epyc-2c/README.md): in a table row
+   whose first cell names a folder `largebatch-...` (or a row under it that names none, e.g. "of
+   those, ..."), every error with its bias ("8.1% (+7.6%") is in that folder's report*.md under
+   reports/cpu-epyc-2c/ as they print it ("8.1%, bias +7.6%"), and every other percentage,
+   "N points" and "N of M" is there too.
 
 Usage: scripts/check-docs.py [REPO_ROOT]. Prints each disagreement, one per line, and exits 1 if
 there is any; 0 and a one-line summary otherwise.
@@ -18,6 +23,12 @@ import sys
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 PERCENT = re.compile(r"(\d+(?:\.\d+)?)%")
+POINTS = re.compile(r"(\d+(?:\.\d+)?) points")
+WITH_BIAS = re.compile(r"(\d+(?:\.\d+)?)(%| points) \(([+-]\d+(?:\.\d+)?%?)")
+OF = re.compile(r"\b(\d+) of (\d+)\b")
+FOLDER = re.compile(r"^`(largebatch-[\w.-]+)`")
+LARGE_BATCH_TABLES = ["docs/LARGE_BATCH.md", "reports/cpu-epyc-2c/README.md"]
+LARGE_BATCH_REPORTS = "reports/cpu-epyc-2c"
 
 
 def slug(heading):
@@ -96,6 +107,50 @@ def check_figures(readme):
     return problems, checked
 
 
+def check_large_batch_tables(doc):
+    """Figures of the large-batch tables in `doc` against their folders' reports (rule 3)."""
+    with open(doc, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    problems, checked, folder = [], 0, None
+    for number, line in enumerate(lines, 1):
+        if not line.startswith("|"):
+            folder = None  # a table ends: the next one names its folders anew
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        named = FOLDER.match(cells[0])
+        if named:
+            folder = named.group(1)
+        if folder is None:
+            continue
+        reports = sorted(glob.glob(os.path.join(LARGE_BATCH_REPORTS, folder, "report*.md")))
+        texts = ""
+        for path in reports:
+            with open(path, encoding="utf-8") as f:
+                texts += f.read()
+        figures = " | ".join(cells[1:])
+        # An error with its bias, "8.1% (+7.6%" or "4.8 points (+2.4", is held as the reports print
+        # the pair ("8.1%, bias +7.6%", "4.8 points, bias +2.4"); a figure without one alone.
+        for value, unit, bias in WITH_BIAS.findall(figures):
+            checked += 1
+            if "%s%s, bias %s" % (value, unit, bias) not in texts:
+                problems.append("%s:%d: '%s%s, bias %s' is in none of %s/report*.md"
+                                % (doc, number, value, unit, bias, folder))
+        alone = WITH_BIAS.sub("", figures)
+        for value in PERCENT.findall(alone):
+            checked += 1
+            if not held(value, texts):
+                problems.append("%s:%d: %s%% is in none of %s/report*.md" % (doc, number, value, folder))
+        for value in POINTS.findall(alone):
+            checked += 1
+            if not re.search(r"\b%s points" % re.escape(value), texts):
+                problems.append("%s:%d: %s points is in none of %s/report*.md" % (doc, number, value, folder))
+        for a, b in OF.findall(figures):
+            checked += 1
+            if not re.search(r"\b%s of %s\b" % (a, b), texts):
+                problems.append("%s:%d: '%s of %s' is in none of %s/report*.md" % (doc, number, a, b, folder))
+    return problems, checked
+
+
 def main(argv):
     root = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     os.chdir(root)
@@ -103,12 +158,17 @@ def main(argv):
     problems = check_links(files)
     figure_problems, checked = check_figures("README.md")
     problems += figure_problems
+    large_batch_checked = 0
+    for doc in LARGE_BATCH_TABLES:
+        table_problems, n = check_large_batch_tables(doc)
+        problems += table_problems
+        large_batch_checked += n
     for p in problems:
         print(p)
     if problems:
         return 1
-    print("check-docs: links in %d files resolve; %d figures of README.md's validation table are in "
-          "their sources" % (len(files), checked))
+    print("check-docs: links in %d files resolve; %d figures of README.md's validation table and %d of the "
+          "large-batch tables are in their sources" % (len(files), checked, large_batch_checked))
     return 0
 
 
