@@ -107,6 +107,17 @@ def check_figures(readme):
     return problems, checked
 
 
+def folder_reports(folder, cache={}):
+    """The text of a large-batch folder's report*.md, read once."""
+    if folder not in cache:
+        texts = ""
+        for path in sorted(glob.glob(os.path.join(LARGE_BATCH_REPORTS, folder, "report*.md"))):
+            with open(path, encoding="utf-8") as f:
+                texts += f.read()
+        cache[folder] = texts
+    return cache[folder]
+
+
 def check_large_batch_tables(doc):
     """Figures of the large-batch tables in `doc` against their folders' reports (rule 3)."""
     with open(doc, encoding="utf-8") as f:
@@ -122,11 +133,7 @@ def check_large_batch_tables(doc):
             folder = named.group(1)
         if folder is None:
             continue
-        reports = sorted(glob.glob(os.path.join(LARGE_BATCH_REPORTS, folder, "report*.md")))
-        texts = ""
-        for path in reports:
-            with open(path, encoding="utf-8") as f:
-                texts += f.read()
+        texts = folder_reports(folder)
         figures = " | ".join(cells[1:])
         # An error with its bias, "8.1% (+7.6%" or "4.8 points (+2.4", is held as the reports print
         # the pair ("8.1%, bias +7.6%", "4.8 points, bias +2.4"); a figure without one alone.

@@ -517,17 +517,14 @@ struct ScaleOut {
   std::string text;  // its section of the report
 };
 
-// What one run of the sweep computed, for --out.
+// What one run of the sweep computed, for --out (references to run()'s own).
 struct SweepRun {
-  const SweepConfig& config;
-  const Profile& profile;
-  const Device& device;
-  std::string held_out;  // the fit's validation (empty: none)
+  const Device& device;           // device.config: the sweep's config
+  const std::string& held_out;    // the fit's validation (empty: none)
   bool collectives = false;
-  report::ReportContext context;
+  const report::ReportContext& context;
   const report::ResultGrid& grid;
-  report::ReportExtras extras;
-  const std::optional<report::ResultGrid>& large_batch_results;  // Q4's own sweep, where it has one
+  const report::ReportExtras& extras;  // extras.large_batch_grid: Q4's own sweep, where it has one
   const std::optional<ScaleOut>& scale_out;
   const std::optional<RunsTable>& runs;
   const std::optional<report::Comparison>& comparison;
@@ -569,19 +566,19 @@ void write_out_dir(const CommandLine& cl, const SweepRun& r) {
     predictions.insert(predictions.end(), r.comparison->extra_predictions.begin(), r.comparison->extra_predictions.end());
   }
   // Q4's columns join the sweep's rows only when Q4 is about the sweep's own configurations.
-  const report::LargeBatchReport* q4_columns = r.large_batch_results ? nullptr : r.extras.large_batch;
+  const report::LargeBatchReport* q4_columns = r.extras.large_batch_grid ? nullptr : r.extras.large_batch;
   if (r.streamed_csv) {
     // The whole sweep is in it already; the measured configurations outside the sweep follow.
     std::string rows;
     if (r.comparison) {
       for (const SimResult& extra : r.comparison->extra_predictions) {
-        rows += report::format_predictions_csv_row(extra, r.config.model, q4_columns);
+        rows += report::format_predictions_csv_row(extra, r.device.config.model, q4_columns);
       }
     }
     r.streamed_csv->append(rows);
     r.streamed_csv->commit();
   } else {
-    report::write_file_atomic(csv, report::format_predictions_csv(predictions, r.config.model, q4_columns));
+    report::write_file_atomic(csv, report::format_predictions_csv(predictions, r.device.config.model, q4_columns));
   }
   report::write_file_atomic(markdown, report::format_predictions_markdown(r.context, r.grid, r.extras) +
                                           (r.scale_out ? r.scale_out->text : std::string()));
@@ -592,7 +589,7 @@ void write_out_dir(const CommandLine& cl, const SweepRun& r) {
   if (r.scale_out) write_scale_out(cl, *r.scale_out);
   // Q4's plot over the global batches of its table.
   std::vector<int64_t> large_batch_batches;
-  for (const SimResult& result : (r.large_batch_results ? *r.large_batch_results : r.grid).all()) {
+  for (const SimResult& result : (r.extras.large_batch_grid ? *r.extras.large_batch_grid : r.grid).all()) {
     if (result.runnable) large_batch_batches.push_back(result.global_batch);
   }
   if (!r.comparison) {
@@ -762,8 +759,8 @@ int run(int argc, char** argv) {
     }
   }
   if (!cl->out_dir.empty()) {
-    write_out_dir(*cl, {config, profile, device, held_out, given.collectives.has_value(), context, grid, extras,
-                        large_batch_results, scale_out, runs, comparison, streamed_csv.get()});
+    write_out_dir(*cl, {device, held_out, given.collectives.has_value(), context, grid, extras, scale_out, runs,
+                        comparison, streamed_csv.get()});
   }
   if (trace_spec) write_trace(*cl, profile, config, *trace_spec, options);
   if (!held_out.empty() && !cl->quiet) std::cout << "\n" << held_out;

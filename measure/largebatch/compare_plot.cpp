@@ -97,9 +97,8 @@ ToTargetPlot to_target_plot(const ComparisonSummary& s, const CompareOptions& o)
     const std::string label = rule_label(c.run);
     auto series = std::find_if(plot.measured.begin(), plot.measured.end(),
                                [&](const ToTargetSeries& m) { return m.rule == label; });
-    if (series == plot.measured.end()) series = plot.measured.insert(plot.measured.end(), {label, {}, {}});
+    if (series == plot.measured.end()) series = plot.measured.insert(plot.measured.end(), {label, {}});
     series->points.push_back({c.run.batch, *c.epochs_to_target, *c.epochs_to_target * n / static_cast<double>(c.run.batch)});
-    series->gap_before.push_back(false);
   }
 
   // The lines: each rule's model from the chosen baseline over the grid.
@@ -108,7 +107,7 @@ ToTargetPlot to_target_plot(const ComparisonSummary& s, const CompareOptions& o)
   for (LrRule rule : rules) {
     const LargeBatchSettings settings = run_settings(o, rule, common_warmup(s, rule), baseline);
     const LargeBatchModel model(baseline, o.num_classes, settings);
-    ToTargetSeries line{to_string(rule), {}, {}};
+    ToTargetSeries line{to_string(rule), {}};
     bool broken = false;
     for (int64_t b : grid) {
       const LargeBatchPrediction p = model.predict(b);
@@ -119,8 +118,7 @@ ToTargetPlot to_target_plot(const ComparisonSummary& s, const CompareOptions& o)
         broken = !line.points.empty();
         continue;
       }
-      line.points.push_back({b, *epochs, *epochs * n / static_cast<double>(b)});
-      line.gap_before.push_back(broken);
+      line.points.push_back({b, *epochs, *epochs * n / static_cast<double>(b), broken});
       broken = false;
     }
     if (!line.points.empty()) plot.predicted.push_back(std::move(line));
@@ -138,9 +136,8 @@ std::string to_target_data(const ToTargetPlot& plot) {
     if (!first) out << "\n\n";
     first = false;
     out << "# " << series.rule << ": " << what << "\n";
-    for (size_t i = 0; i < series.points.size(); ++i) {
-      const ToTargetPoint& p = series.points[i];
-      if (series.gap_before[i]) out << "\n";  // a blank line breaks the line
+    for (const ToTargetPoint& p : series.points) {
+      if (p.gap_before) out << "\n";  // a blank line breaks the line
       out << p.batch << " " << number(p.steps) << " " << number(p.epochs) << "\n";
     }
   };
@@ -151,23 +148,19 @@ std::string to_target_data(const ToTargetPlot& plot) {
 
 std::string to_target_script(const ToTargetPlot& plot, const std::string& data, const std::string& steps_svg,
                              const std::string& epochs_svg) {
-  std::vector<std::string> clauses;
-  int index = 0;
-  for (const ToTargetSeries& line : plot.predicted) {
-    clauses.push_back("'" + data + "' index " + std::to_string(index++) + " using 1:COLUMN with lines lw 2 lc rgb '" +
-                      rule_colour(line.rule) + "' title '" + line.rule + ": model'");
-  }
-  for (const ToTargetSeries& points : plot.measured) {
-    clauses.push_back("'" + data + "' index " + std::to_string(index++) + " using 1:COLUMN with points pt 7 ps 1.2 lc rgb '" +
-                      rule_colour(points.rule) + "' title '" + points.rule + ": runs'");
-  }
-  const auto plot_command = [&](const std::string& column) {
+  // The plot of one column (2: steps, 3: epochs) of every block: the lines, then the points.
+  const auto plot_command = [&](int column) {
+    const std::string using_column = " using 1:" + std::to_string(column);
     std::string command = "plot ";
-    for (size_t i = 0; i < clauses.size(); ++i) {
-      std::string clause = clauses[i];
-      clause.replace(clause.find("COLUMN"), 6, column);
-      command += (i ? ", \\\n     " : "") + clause;
-    }
+    int index = 0;
+    const auto clause = [&](const ToTargetSeries& series, const std::string& style, const std::string& what) {
+      command += (index ? ", \\\n     " : "") + std::string("'") + data + "' index " + std::to_string(index) +
+                 using_column + " with " + style + " lc rgb '" + rule_colour(series.rule) + "' title '" +
+                 series.rule + ": " + what + "'";
+      ++index;
+    };
+    for (const ToTargetSeries& line : plot.predicted) clause(line, "lines lw 2", "model");
+    for (const ToTargetSeries& points : plot.measured) clause(points, "points pt 7 ps 1.2", "runs");
     return command + "\n";
   };
   const std::string target = "loss " + number(plot.target_loss);
@@ -183,9 +176,9 @@ std::string to_target_script(const ToTargetPlot& plot, const std::string& data, 
       "set logscale xy\nset format x '%g'\nset format y '%g'\nset grid\nset key outside right top\n"
       "set xlabel 'global batch'\n";
   script += "set output '" + steps_svg + "'\nset title 'Optimizer steps to the target " + target +
-            " (lines: model; points: runs)'\nset ylabel 'steps'\n" + plot_command("2");
+            " (lines: model; points: runs)'\nset ylabel 'steps'\n" + plot_command(2);
   script += "set output '" + epochs_svg + "'\nset title 'Epochs to the target " + target +
-            " (lines: model; points: runs)'\nset ylabel 'epochs'\n" + plot_command("3");
+            " (lines: model; points: runs)'\nset ylabel 'epochs'\n" + plot_command(3);
   return script + "unset output\n";
 }
 

@@ -16,15 +16,15 @@ struct ToTargetPoint {
   int64_t batch = 0;
   double epochs = 0;  // to the target loss
   double steps = 0;   // optimizer steps: epochs x train_samples / batch
+  bool gap_before = false;  // a predicted line is broken before this point
 };
 
 // One line (predicted) or one set of points (measured) of the plot.
 struct ToTargetSeries {
   std::string rule;  // lr rule's name, or "lars"
   // Predicted: ascending batches; a batch where the model predicts no progress or no crossing of
-  // the target within the baseline's curve is left out and breaks the line there (`gap_before`).
+  // the target within the baseline's curve is left out and breaks the line there (gap_before).
   std::vector<ToTargetPoint> points;
-  std::vector<bool> gap_before;  // per point: the line is broken before it (predicted only)
 };
 
 struct ToTargetPlot {

@@ -11,6 +11,12 @@ std::string trim(const std::string& text) {
   return text.substr(first, last - first + 1);
 }
 
+std::string comma_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
 std::vector<std::string> split_line(const std::string& line, const std::string& file, int line_number) {
   std::vector<std::string> fields;
   std::string current;

@@ -21,4 +21,7 @@ std::string field(const std::string& text);
 // `text` without its leading and trailing spaces and tabs.
 std::string trim(const std::string& text);
 
+// "a, b, c": the items as one list for a message or a report (not a CSV row: nothing is quoted).
+std::string comma_list(const std::vector<std::string>& items);
+
 }  // namespace trainsim::csv

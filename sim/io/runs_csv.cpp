@@ -86,13 +86,6 @@ std::optional<double> max_of(const std::vector<double>& values) {
   return *std::max_element(values.begin(), values.end());
 }
 
-// "a, b, c"
-std::string list_labels(const std::vector<std::string>& labels) {
-  std::string out;
-  for (const auto& label : labels) out += (out.empty() ? "" : ", ") + label;
-  return out;
-}
-
 }  // namespace
 
 const std::vector<std::string>& runs_required_columns() {
@@ -119,7 +112,7 @@ RunsTable parse_runs_csv(const std::string& text, const std::string& file) {
     }
   }
   while (!lines.empty() && trim(lines.back()).empty()) lines.pop_back();  // trailing blank lines
-  const std::string required = list_labels(runs_required_columns());
+  const std::string required = csv::comma_list(runs_required_columns());
   if (lines.empty()) throw InputError(file, 1, "header", "empty file; expected a header naming " + required);
 
   // Header: column name -> index; every required column once.

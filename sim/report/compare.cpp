@@ -1,19 +1,13 @@
 #include "report/compare.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <limits>
-#include <map>
 #include <optional>
-#include <sstream>
-#include <stdexcept>
 
 #include "io/config.h"
 #include "io/csv.h"
 #include "io/errors.h"
-#include "io/input_text.h"
 #include "report/format.h"
 
 namespace trainsim::report {
@@ -61,12 +55,6 @@ std::string counted(int64_t count, const std::string& noun) {
 std::string predicted_cell(const SimResult& r, double value) {
   if (!r.runnable) return "n/a";
   return r.fits ? seconds(value) : seconds(value) + " (OOM)";
-}
-
-std::string list_labels(const std::vector<std::string>& labels) {
-  std::string out;
-  for (const auto& label : labels) out += (out.empty() ? "" : ", ") + label;
-  return out;
 }
 
 std::string optional_percent(const std::optional<double>& value) {
@@ -178,7 +166,7 @@ std::string format_one_side_lists(const Comparison& c) {
   std::vector<std::string> labels;
   for (const auto& spec : c.unmeasured) labels.push_back(config_label(spec));
   out += "Predicted but not measured: " + std::to_string(labels.size()) + " configuration(s) of the sweep" +
-         (labels.empty() ? ".\n" : ": " + list_labels(labels) + "\n");
+         (labels.empty() ? ".\n" : ": " + csv::comma_list(labels) + "\n");
   return out + "\n";
 }
 
@@ -408,7 +396,7 @@ void judge(ComparedRun& run, const ProbeReference& probe) {
 std::optional<std::string> other_model(const std::string& config_model, const RunsTable& runs, const RunKey& key) {
   if (key.model.empty() || key.model == config_model || runs.models.size() == 1) return std::nullopt;
   return "model '" + key.model + "', not the config's '" + config_model + "' (runs.csv names " +
-         list_labels(runs.models) + ")";
+         csv::comma_list(runs.models) + ")";
 }
 
 }  // namespace
@@ -627,8 +615,8 @@ std::string format_compare_report(const ReportContext& context, const RunsTable&
          (runs_data.empty() ? "data not recorded (runs.csv has no data column)" : runs_data) + "\n";
   out += "- runs: " + runs.file + ", " + counted(runs.rows, "row") + ", " +
          counted(static_cast<int64_t>(runs.configs.size()), "measured configuration") + ", device " +
-         (runs.devices.empty() ? "not recorded" : list_labels(runs.devices)) +
-         (runs.models.empty() ? std::string() : ", model " + list_labels(runs.models)) + "\n";
+         (runs.devices.empty() ? "not recorded" : csv::comma_list(runs.devices)) +
+         (runs.models.empty() ? std::string() : ", model " + csv::comma_list(runs.models)) + "\n";
   out += std::string("- simulation: ") +
          (context.exact ? "exact (every iteration simulated)" : "steady state extrapolated to the epoch") + "\n";
   if (!runs.has_trainer_column) {
