@@ -13,7 +13,8 @@ trainsim_add_test(largebatch_validation_test
 # Runs the real `measure` (and `simulate` when it is built).
 trainsim_add_test(largebatch_cli_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_cli_test.cpp
-  LIBS trainsim_io)
+  LIBS trainsim_io
+  COST 75)
 if(TARGET measure)
   add_dependencies(largebatch_cli_test measure)
 endif()

@@ -18,7 +18,8 @@ add_dependencies(measure_collectives_test measure)
 
 trainsim_add_test(measure_end_to_end_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/measure_end_to_end_test.cpp
-  LIBS trainsim_io)
+  LIBS trainsim_io
+  COST 37)
 add_dependencies(measure_end_to_end_test measure)
 if(TARGET simulate)  # the test also runs simulate on the profile when it is built
   add_dependencies(measure_end_to_end_test simulate)
@@ -28,7 +29,8 @@ endif()
 # without it), profiled, added to a profile and simulated.
 trainsim_add_test(measure_torchscript_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/measure_torchscript_test.cpp
-  LIBS trainsim_torchscript trainsim_io)
+  LIBS trainsim_torchscript trainsim_io
+  COST 30)
 target_compile_definitions(measure_torchscript_test PRIVATE
   TRAINSIM_TORCH_PYTHON="$<IF:$<BOOL:${_trainsim_torch_ok}>,${TRAINSIM_TORCH_PYTHON},>")
 add_dependencies(measure_torchscript_test measure)

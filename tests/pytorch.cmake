@@ -23,15 +23,22 @@ if(NOT _trainsim_torch_ok)
                  "(${TRAINSIM_TORCH_PYTHON}); not registered")
 else()
   message(STATUS "trainsim pytorch tests: ${TRAINSIM_TORCH_PYTHON}, torch ${_trainsim_torch_version}")
-  # Each module takes under 40 s on a 2-core machine; the timeout leaves room for a loaded one.
+  # The timeout leaves room for a loaded machine.
   get_filename_component(_trainsim_repo "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
-  foreach(_module IN ITEMS test_model test_dataset test_runs_csv test_train test_train_errors
-                           test_profile test_buckets test_export_models test_train_model test_plain_ddp)
+  # MODULE:COST, COST about its seconds on a 2-core machine (ctest -j starts the costliest first:
+  # tests/CMakeLists.txt).
+  foreach(_entry IN ITEMS test_model:3 test_dataset:3 test_runs_csv:1 test_train:63 test_train_errors:22
+                          test_profile:112 test_buckets:14 test_export_models:16 test_train_model:48
+                          test_plain_ddp:18)
+    string(REPLACE ":" ";" _entry "${_entry}")
+    list(GET _entry 0 _module)
+    list(GET _entry 1 _cost)
     add_test(NAME PyTorch.${_module}
              COMMAND ${TRAINSIM_TORCH_PYTHON} -m unittest -v ${_module}
              WORKING_DIRECTORY ${CMAKE_CURRENT_LIST_DIR}/pytorch)
     set_tests_properties(PyTorch.${_module} PROPERTIES
       TIMEOUT 300
+      COST ${_cost}
       LABELS "pytorch;python"
       ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;TRAINSIM_SOURCE_DIR=${_trainsim_repo}")
   endforeach()

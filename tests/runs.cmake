@@ -22,7 +22,8 @@ trainsim_add_test(runs_options_test
 # Runs the real `measure` binary (skips while it lacks the `train` subcommand).
 trainsim_add_test(runs_cli_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_cli_test.cpp
-  LIBS trainsim_runs)
+  LIBS trainsim_runs
+  COST 24)
 if(TARGET measure)
   add_dependencies(runs_cli_test measure)
 endif()
