@@ -5,7 +5,8 @@ trainsim_add_test(data_cifar_test
   LIBS trainsim_data)
 trainsim_add_test(data_loader_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/data_loader_test.cpp
-  LIBS trainsim_data)
+  LIBS trainsim_data
+  TORCH_PCH)
 trainsim_add_test(data_idx_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/data_idx_test.cpp
   LIBS trainsim_data)

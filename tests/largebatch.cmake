@@ -6,10 +6,12 @@ trainsim_add_test(largebatch_lr_schedule_test
   LIBS trainsim_lr_schedule)
 trainsim_add_test(largebatch_noise_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_noise_test.cpp
-  LIBS trainsim_largebatch)
+  LIBS trainsim_largebatch
+  TORCH_PCH)
 trainsim_add_test(largebatch_validation_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_validation_test.cpp
-  LIBS trainsim_largebatch)
+  LIBS trainsim_largebatch
+  TORCH_PCH)
 # Runs the real `measure` (and `simulate` when it is built).
 trainsim_add_test(largebatch_cli_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_cli_test.cpp
@@ -26,10 +28,12 @@ trainsim_add_test(largebatch_train_lr_test
   LIBS trainsim_runs)
 trainsim_add_test(largebatch_lars_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_lars_test.cpp
-  LIBS trainsim_largebatch)
+  LIBS trainsim_largebatch
+  TORCH_PCH)
 trainsim_add_test(largebatch_compare_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_compare_test.cpp
   LIBS trainsim_largebatch)
 trainsim_add_test(largebatch_state_probes_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_state_probes_test.cpp
-  LIBS trainsim_largebatch)
+  LIBS trainsim_largebatch
+  TORCH_PCH)

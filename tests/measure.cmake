@@ -10,10 +10,16 @@ trainsim_add_test(measure_unit_tests
           ${CMAKE_CURRENT_LIST_DIR}/measure_page_faults_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/measure_pytorch_profile_test.cpp
   LIBS trainsim_measure_profile)
+trainsim_torch_pch(measure_unit_tests
+  SKIP ${CMAKE_CURRENT_LIST_DIR}/measure_launch_test.cpp ${CMAKE_CURRENT_LIST_DIR}/measure_machine_test.cpp
+       ${CMAKE_CURRENT_LIST_DIR}/measure_plan_test.cpp ${CMAKE_CURRENT_LIST_DIR}/measure_loader_point_test.cpp
+       ${CMAKE_CURRENT_LIST_DIR}/measure_page_faults_test.cpp
+       ${CMAKE_CURRENT_LIST_DIR}/measure_pytorch_profile_test.cpp)
 
 trainsim_add_test(measure_collectives_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/measure_collectives_test.cpp
-  LIBS trainsim_measure_profile)
+  LIBS trainsim_measure_profile
+  TORCH_PCH)
 add_dependencies(measure_collectives_test measure)
 
 trainsim_add_test(measure_end_to_end_test
@@ -30,7 +36,8 @@ endif()
 trainsim_add_test(measure_torchscript_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/measure_torchscript_test.cpp
   LIBS trainsim_torchscript trainsim_io
-  COST 30)
+  COST 30
+  TORCH_PCH)
 target_compile_definitions(measure_torchscript_test PRIVATE
   TRAINSIM_TORCH_PYTHON="$<IF:$<BOOL:${_trainsim_torch_ok}>,${TRAINSIM_TORCH_PYTHON},>")
 add_dependencies(measure_torchscript_test measure)

@@ -3,13 +3,16 @@
 find_package(nlohmann_json 3 REQUIRED)  # reads the PyTorch bucket fixture
 trainsim_add_test(runs_buckets_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_buckets_test.cpp
-  LIBS trainsim_runs nlohmann_json::nlohmann_json)
+  LIBS trainsim_runs nlohmann_json::nlohmann_json
+  TORCH_PCH)
 trainsim_add_test(runs_ddp_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_ddp_test.cpp
-  LIBS trainsim_runs)
+  LIBS trainsim_runs
+  TORCH_PCH)
 trainsim_add_test(runs_dp_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_dp_test.cpp
-  LIBS trainsim_runs)
+  LIBS trainsim_runs
+  TORCH_PCH)
 trainsim_add_test(runs_sampler_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_sampler_test.cpp
   LIBS trainsim_runs)
