@@ -16,6 +16,7 @@ Usage: scripts/check-docs.py [REPO_ROOT]. Prints each disagreement, one per line
 there is any; 0 and a one-line summary otherwise.
 """
 
+import functools
 import glob
 import os
 import re
@@ -107,15 +108,14 @@ def check_figures(readme):
     return problems, checked
 
 
-def folder_reports(folder, cache={}):
+@functools.lru_cache(maxsize=None)
+def folder_reports(folder):
     """The text of a large-batch folder's report*.md, read once."""
-    if folder not in cache:
-        texts = ""
-        for path in sorted(glob.glob(os.path.join(LARGE_BATCH_REPORTS, folder, "report*.md"))):
-            with open(path, encoding="utf-8") as f:
-                texts += f.read()
-        cache[folder] = texts
-    return cache[folder]
+    texts = ""
+    for path in sorted(glob.glob(os.path.join(LARGE_BATCH_REPORTS, folder, "report*.md"))):
+        with open(path, encoding="utf-8") as f:
+            texts += f.read()
+    return texts
 
 
 def check_large_batch_tables(doc):
