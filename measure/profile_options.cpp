@@ -26,8 +26,10 @@ po::options_description profile_flags() {
       ("help,h", "print this help and exit")
       ("device", po::value<std::string>()->value_name("cpu|cuda"),
        "device to profile (default: cuda when a GPU is visible, else cpu)")
-      ("quick", "small grid for a smoke test: cpu batches 32,64 (cuda 32,128,512), warmup 1, "
-                "repeats 3, collectives up to 16 MiB with 5 repeats, only resnet18-cifar")
+      ("quick", "a smoke test of under a minute on a 2-core cpu: batches 4,8 on cpu (cuda 32,128,512), "
+                "warmup 1, repeats 3, only resnet18-cifar, host contention at batch 4 only, collectives "
+                "up to 16 MiB with 5 repeats, 2,560 loader samples, and the pytorch section without "
+                "its worker start-up and GIL timings (no pytorch.models.<name>.fork, no pytorch.gil)")
       ("machine", po::value<std::string>()->value_name("NAME"),
        "machine name, the reports/<NAME>/ folder (default from the hardware: cuda "
        "'<gpu-name>-x<count>', e.g. nvidia-h200-x1; cpu 'cpu-<model>-<cores>c')")
@@ -52,7 +54,8 @@ po::options_description profile_flags() {
        "from 2 (cuda: from 1) to N (default cuda min(GPUs, 8), cpu 2; at most 8); on cpu also "
        "host contention for 1..N processes")
       ("contention-batches", po::value<std::string>()->value_name("B1,B2"),
-       "batches per process of the cpu host contention case (default: every batch of the grid; "
+       "batches per process of the cpu host contention case (default: every batch of the grid, "
+       "--quick its smallest; "
        "contention grows with the batch as the working sets outgrow the shared caches)")
       ("collectives-max-bytes", po::value<int64_t>()->value_name("BYTES"),
        "largest collective message, sizes 1 KiB x4 up to it (default 256 MiB, --quick 16 MiB)")
@@ -231,7 +234,10 @@ ProfilePlan resolve_plan(const ProfileOptions& o, const PlanTarget& target) {
     p.batches.erase(std::unique(p.batches.begin(), p.batches.end()), p.batches.end());
     p.max_batch = p.batches.back();
   } else if (o.quick && !o.max_batch) {
-    p.batches = target.cuda ? std::vector<int64_t>{32, 128, 512} : std::vector<int64_t>{32, 64};
+    // A CPU iteration at batch 32 takes about a second on two cores: the smoke test's CPU grid is
+    // far smaller, so that the whole run stays within a minute (its figures are per-op overheads
+    // more than compute: a smoke test, not a profile to predict from).
+    p.batches = target.cuda ? std::vector<int64_t>{32, 128, 512} : std::vector<int64_t>{4, 8};
   } else {
     for (int64_t b = 32; b <= p.max_batch; b *= 4) p.batches.push_back(b);
     if (p.batches.empty()) throw UsageError("--max-batch: below the smallest grid batch 32 (use --batches)");
@@ -258,7 +264,13 @@ ProfilePlan resolve_plan(const ProfileOptions& o, const PlanTarget& target) {
     for (int n = 2; n <= ranks; ++n) p.rank_counts.push_back(n);
   }
   p.contention_ranks = p.rank_counts.back();
-  p.contention_batches = o.contention_batches.empty() ? p.batches : o.contention_batches;
+  if (!o.contention_batches.empty()) {
+    p.contention_batches = o.contention_batches;
+  } else if (o.quick) {
+    p.contention_batches = {p.batches.front()};
+  } else {
+    p.contention_batches = p.batches;
+  }
   std::sort(p.contention_batches.begin(), p.contention_batches.end());
   p.contention_batches.erase(std::unique(p.contention_batches.begin(), p.contention_batches.end()),
                              p.contention_batches.end());
@@ -278,6 +290,7 @@ ProfilePlan resolve_plan(const ProfileOptions& o, const PlanTarget& target) {
   }
   p.loader_samples = o.loader_samples.value_or(p.loader_batch * (o.quick ? 20 : 100));
   p.loader_epochs = o.quick ? 2 : 3;
+  p.pytorch_fork = p.pytorch_gil = !o.quick;
   return p;
 }
 

@@ -74,6 +74,11 @@ struct ProfilePlan {
   std::vector<int64_t> loader_at_batches;
   int64_t loader_samples = 0;
   int loader_epochs = 0;
+  // The PyTorch section times what starting the DataLoader's workers costs a training process
+  // (profile_torch.py's fork measurement, a fresh training process per batch and rank count) and
+  // the GIL's serialisation of DataParallel's replica threads; neither with --quick.
+  bool pytorch_fork = true;
+  bool pytorch_gil = true;
 };
 
 // The largest batch PyTorch's DataLoader is measured at by default (ProfilePlan::loader_at_batches):
@@ -81,11 +86,13 @@ struct ProfilePlan {
 constexpr int64_t kMaxLoaderAtBatch = 2048;
 
 // Defaults: models resnet18-cifar and resnet18-imagenet (quick: resnet18-cifar); batches 32,
-// 128, 512, ... (x4) up to max_batch (cuda 8192, cpu 512; quick: cpu 32,64, cuda 32,128,512);
+// 128, 512, ... (x4) up to max_batch (cuda 8192, cpu 512; quick: cpu 4,8, cuda 32,128,512);
 // warmup/repeats cuda 5/20, cpu 2/5 (quick 1/3); threads = cores; collectives 1 KiB to 256 MiB
 // (quick 16 MiB), 20 repeats (quick 5), ranks cuda min(GPUs, 4) from 1, cpu 2 (at most 4);
-// host contention (cpu only) for 1..ranks processes at the smallest grid batch; H2D 4 KiB to 256 MiB; loader batch 128 over 12,800 samples per epoch (quick 2,560), workers
-// 0, 1, 2, 4, ..., cores. Throws UsageError for flags that do not fit the target (e.g. --ranks 8 on 2 GPUs).
+// host contention (cpu only) for 1..ranks processes at every grid batch (quick: the smallest);
+// H2D 4 KiB to 256 MiB; loader batch 128 over 12,800 samples per epoch (quick 2,560), workers
+// 0, 1, 2, 4, ..., cores; the pytorch section's fork and GIL timings (not quick). Throws UsageError for
+// flags that do not fit the target (e.g. --ranks 8 on 2 GPUs).
 ProfilePlan resolve_plan(const ProfileOptions& options, const PlanTarget& target);
 
 }  // namespace trainsim::measure

@@ -34,7 +34,10 @@ PlanTarget gpus(int n) { return PlanTarget{true, n, 16}; }
 TEST(ProfilePlan, QuickOnCpuIsTheSmallGrid) {
   const auto p = resolve_plan(parse({"--quick"}), cpu(2));
   EXPECT_EQ(p.models, std::vector<std::string>{"resnet18-cifar"});
-  EXPECT_EQ(p.batches, (std::vector<int64_t>{32, 64}));
+  EXPECT_EQ(p.batches, (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(p.contention_batches, std::vector<int64_t>{4});  // the smallest batch only
+  EXPECT_FALSE(p.pytorch_fork);                               // no worker start-up timing
+  EXPECT_FALSE(p.pytorch_gil);                                // nor GIL timing
   EXPECT_EQ(p.warmup, 1);
   EXPECT_EQ(p.repeats, 3);
   EXPECT_EQ(p.collective_sizes.back(), 16 * kMiB);  // 1 KiB x4^7 = 16 MiB
@@ -50,6 +53,8 @@ TEST(ProfilePlan, FullGridOnCpuStopsAt512) {
   EXPECT_EQ(p.batches, (std::vector<int64_t>{32, 128, 512}));
   EXPECT_EQ(p.collective_sizes.back(), 256 * kMiB);  // 1 KiB x4^9
   EXPECT_EQ(p.loader_workers, (std::vector<int>{0, 1, 2, 4, 8}));
+  EXPECT_TRUE(p.pytorch_fork);
+  EXPECT_TRUE(p.pytorch_gil);
 }
 
 TEST(ProfilePlan, OnGpusRanksStartAtOneAndStopAtEight) {

@@ -198,6 +198,14 @@ TEST(PytorchProfile, CommandCarriesTheProfilesSettings) {
   EXPECT_EQ(command[16], "--loader-batch");
   EXPECT_EQ(command[17], "128,32,512");
   EXPECT_NE(std::find(command.begin(), command.end(), "--loader-only"), command.end());
+  EXPECT_EQ(std::find(command.begin(), command.end(), "--no-gil"), command.end());
+  // Neither fork nor GIL measurement (measure --quick): --no-fork instead of --fork-ranks, --no-gil.
+  q.fork_ranks.clear();
+  q.gil = false;
+  const std::vector<std::string> quick = pytorch_profile_command(q);
+  EXPECT_NE(std::find(quick.begin(), quick.end(), "--no-fork"), quick.end());
+  EXPECT_EQ(std::find(quick.begin(), quick.end(), "--fork-ranks"), quick.end());
+  EXPECT_NE(std::find(quick.begin(), quick.end(), "--no-gil"), quick.end());
 }
 
 bool none_has_torch(const std::string&) { return false; }

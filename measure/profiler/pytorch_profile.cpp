@@ -205,9 +205,15 @@ std::vector<std::string> pytorch_profile_command(const PytorchRequest& q) {
           "--warmup", std::to_string(q.warmup),
           "--repeats", std::to_string(q.repeats),
           "--loader-batch", join_ints(loader_batches),
-          "--loader-workers", join_ints(std::vector<int64_t>(q.loader_workers.begin(), q.loader_workers.end())),
-          "--fork-ranks", join_ints(std::vector<int64_t>(q.fork_ranks.begin(), q.fork_ranks.end())),
-          "--out", q.out};
+          "--loader-workers", join_ints(std::vector<int64_t>(q.loader_workers.begin(), q.loader_workers.end()))};
+  if (q.fork_ranks.empty()) {
+    command.push_back("--no-fork");
+  } else {
+    command.insert(command.end(),
+                   {"--fork-ranks", join_ints(std::vector<int64_t>(q.fork_ranks.begin(), q.fork_ranks.end()))});
+  }
+  if (!q.gil) command.push_back("--no-gil");
+  command.insert(command.end(), {"--out", q.out});
   if (q.loader_only) command.push_back("--loader-only");
   if (q.device == "cuda") {
     command.insert(command.end(), {"--cudnn-benchmark", q.cudnn_benchmark ? "on" : "off"});

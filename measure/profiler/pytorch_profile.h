@@ -38,13 +38,17 @@ struct PytorchRequest {
   std::vector<int64_t> loader_at_batches;  // the loader measured at these batches too (at_batches)
   bool loader_only = false;          // --loader-only: the loader alone (no models, no fork)
   std::vector<int> loader_workers;
-  std::vector<int> fork_ranks = {1};  // training processes starting their workers at once
+  // Training processes starting their workers at once, one fork measurement per count; empty:
+  // --no-fork, none.
+  std::vector<int> fork_ranks = {1};
+  bool gil = true;                   // false: --no-gil, no GIL measurement
   bool cudnn_benchmark = true;       // cuda: torch.backends.cudnn.benchmark
   std::string out;                   // the JSON file profile_torch.py writes
 };
 
 // PYTHON SCRIPT --data DIR --device D --threads T --batches B1,B2 --models M --warmup W
-// --repeats R --loader-batch B[,B2,...] --loader-workers W1,W2 --fork-ranks K1,K2 --out FILE, on cuda
+// --repeats R --loader-batch B[,B2,...] --loader-workers W1,W2 --fork-ranks K1,K2 (or --no-fork)
+// [--no-gil] --out FILE, on cuda
 // --cudnn-benchmark on|off, and --script NAME=FILE per TorchScript module.
 std::vector<std::string> pytorch_profile_command(const PytorchRequest& request);
 

@@ -121,6 +121,12 @@ def parse_args(argv):
     p.add_argument("--fork-ranks", type=lambda t: sorted(int_list(t, 1)), default=[1],
                    help="numbers of training processes that start their workers at once "
                         "(cpu; 1 on cuda)")
+    p.add_argument("--no-fork", action="store_true",
+                   help="no fork measurement (measure --quick): the models carry no `fork` entry, "
+                        "and simulate prices no worker start-up from this profile")
+    p.add_argument("--no-gil", action="store_true",
+                   help="no GIL measurement (measure --quick): no `gil` entry, and simulate prices "
+                        "DataParallel's replica threads without it")
     p.add_argument("--fork-cycles", type=int_at_least(1), default=3, metavar="C",
                    help="worker starts timed per batch in the fork measurement (its own count, "
                         "not --repeats: each starts the workers and builds a batch)")
@@ -557,11 +563,11 @@ def run(a):
     if len(a.loader_batch) > 1:
         result["loader"]["at_batches"] = [{"batch": b, "points": cheap(b)} for b in sorted(a.loader_batch[1:])]
     result["models"] = {}
-    if not a.loader_only:
+    if not a.loader_only and not a.no_gil:
         result["gil"], lines = dataparallel_host.measure_gil(a.repeats)
         for line in lines:
             log(line)
-    fork_workers = [w for w in a.loader_workers if w >= 1]
+    fork_workers = [] if a.no_fork else [w for w in a.loader_workers if w >= 1]
     fork_ranks = a.fork_ranks if kind == "cpu" else [1]
     train_subset = Subset(dataset, list(range(min(len(dataset), 4096))))
     for name in [] if a.loader_only else a.models:

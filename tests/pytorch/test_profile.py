@@ -108,6 +108,21 @@ class ProfileTest(unittest.TestCase):
                           % multiprocessing.get_start_method(), err)
             self.assertTrue(os.path.exists(out))
 
+    def test_no_fork_no_gil_leave_their_entries_out(self):
+        # measure --quick: the worker start-up and GIL timings are skipped, and the profile says
+        # nothing of them.
+        with util.TempDir() as d:
+            out, err = self.run_small(d, ["--loader-batches", "1", "--loader-batch", "2", "--loader-workers", "1",
+                                          "--no-fork", "--no-gil"])
+            with open(out) as f:
+                p = json.load(f)
+        self.assertNotIn("gil", p)
+        m = p["models"]["resnet18-cifar"]
+        self.assertEqual(m["batches"], [2])
+        self.assertNotIn("fork", m)
+        self.assertNotIn("process(es) starting", err)
+        self.assertNotIn("gil: ", err)
+
     def run_small(self, d, flags):
         """profile_torch.py on 10 synthetic images, batch 2, one repeat on the cpu, with `flags`: (out, stderr)."""
         data = util.make_synthetic(os.path.join(d, "data"), train=10, test=2)
