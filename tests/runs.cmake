@@ -18,7 +18,7 @@ trainsim_add_test(runs_sampler_test
   LIBS trainsim_runs)
 trainsim_add_test(runs_csv_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_csv_test.cpp
-  LIBS trainsim_runs)
+  LIBS trainsim_runs trainsim_io)
 trainsim_add_test(runs_options_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_options_test.cpp
   LIBS trainsim_runs)

@@ -85,7 +85,7 @@ TEST_F(MeasureTrain, DdpTwoRanksOnCpuAppendsOneRow) {
   ASSERT_EQ(r.status, 0) << r.err;
   const auto lines = lines_of(read_text(runs));
   ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[0], kRunsHeader);
+  EXPECT_EQ(lines[0], runs_header());
   const RunRow row = parse_run_row(lines[1]);
   EXPECT_EQ(row.strategy, "ddp");
   EXPECT_EQ(row.gpus, 2);

@@ -1,11 +1,10 @@
-// runs.csv (measure/runs/runs_csv.h): header, atomic append, header mismatch, concurrent writers.
+// runs.csv (measure/runs/runs_csv.h): header, atomic append, header mismatch, concurrent writers,
+// and simulate's reader (io/runs_csv.h) on what the writer wrote.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "io/errors.h"
+#include "io/runs_csv.h"
 #include "remove_tree.h"
 #include "runs/runs_csv.h"
 
@@ -69,12 +69,54 @@ class RunsCsv : public ::testing::Test {
 };
 
 TEST_F(RunsCsv, HeaderIsTheTwentyThreeColumnsBothTrainersWrite) {
-  EXPECT_STREQ(kRunsHeader,
-               "strategy,gpus,batch_per_gpu,loader_workers,train_samples,epoch_s,train_s,loader_wait_s,"
-               "iterations,epochs,threads,device,data,final_loss,final_accuracy,samples_per_s,date,trainer,"
-               "test_samples,test_s,probe_s,load_before,load_after");
-  EXPECT_EQ(std::count(kRunsHeader, kRunsHeader + std::strlen(kRunsHeader), ',') + 1,
-            static_cast<long>(kRunsColumns));
+  // The file contract: changing it is a change to both trainers, simulate --compare and the
+  // runs.csv files already written (docs/RUNS.md).
+  EXPECT_EQ(runs_header(),
+            "strategy,gpus,batch_per_gpu,loader_workers,train_samples,epoch_s,train_s,loader_wait_s,"
+            "iterations,epochs,threads,device,data,final_loss,final_accuracy,samples_per_s,date,trainer,"
+            "test_samples,test_s,probe_s,load_before,load_after");
+  EXPECT_EQ(kRunsColumns.size(), 23u);
+  // What simulate --compare requires is what the writers write first.
+  EXPECT_EQ(runs_required_columns(),
+            (std::vector<std::string>{"strategy", "gpus", "batch_per_gpu", "loader_workers", "train_samples",
+                                      "epoch_s", "train_s"}));
+}
+
+TEST_F(RunsCsv, SimulateReadsWhatTheWriterWrites) {
+  // One schema, its writer (append_run_line) and its reader (simulate --compare's load_runs_csv).
+  const std::string path = dir_ + "/runs.csv";
+  RunRow first = sample_row();
+  RunRow second = sample_row();
+  second.epoch_s = 43.25;
+  second.train_s = 42.0;
+  second.probe_s = 0.875;
+  second.load_before = 1.5;
+  append_run_line(path, format_run_row(first));
+  append_run_line(path, format_run_row(second));
+  const RunsTable table = load_runs_csv(path);
+  EXPECT_EQ(table.rows, 2);
+  EXPECT_TRUE(table.has_trainer_column);
+  EXPECT_EQ(table.data, std::vector<std::string>{"synthetic"});
+  EXPECT_EQ(table.devices, std::vector<std::string>{"cpu"});
+  ASSERT_EQ(table.configs.size(), 1u);
+  const MeasuredConfig& m = table.configs[0];
+  EXPECT_EQ(m.key.strategy, Strategy::kDdp);
+  EXPECT_EQ(m.key.gpus, 2);
+  EXPECT_EQ(m.key.batch_per_gpu, 32);
+  EXPECT_EQ(m.key.loader_workers, 0);
+  EXPECT_EQ(m.key.train_samples, 2048);
+  EXPECT_EQ(m.key.trainer, Trainer::kTrainsim);
+  EXPECT_EQ(m.key.test_samples, 0);
+  EXPECT_EQ(m.key.threads, 1);
+  EXPECT_EQ(m.runs, 2);
+  EXPECT_DOUBLE_EQ(m.epoch_s.median, 42.25);
+  EXPECT_DOUBLE_EQ(m.train_s.min, 40.5);
+  EXPECT_FALSE(m.test_s.has_value());
+  ASSERT_TRUE(m.probe_s.has_value());
+  EXPECT_DOUBLE_EQ(m.probe_s->max, 0.875);
+  EXPECT_EQ(m.load_before, 1.5);
+  EXPECT_EQ(m.load_after, 1.25);
+  EXPECT_EQ(m.lines, (std::vector<int>{2, 3}));
 }
 
 TEST_F(RunsCsv, FormatsAndParsesTheTwentyThreeColumns) {
@@ -138,7 +180,7 @@ TEST_F(RunsCsv, CreatesFoldersAndHeaderThenAppends) {
   append_run_line(path, "second");
   const auto lines = lines_of(path);
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[0], kRunsHeader);
+  EXPECT_EQ(lines[0], runs_header());
   EXPECT_EQ(lines[1], "first");
   EXPECT_EQ(lines[2], "second");
   // No temporary file is left beside it (only the lock file).
@@ -151,9 +193,9 @@ TEST_F(RunsCsv, CreatesFoldersAndHeaderThenAppends) {
 
 TEST_F(RunsCsv, AddsAMissingFinalNewline) {
   const std::string path = dir_ + "/runs.csv";
-  std::ofstream(path) << kRunsHeader << "\nold-row";  // no newline after the last row
+  std::ofstream(path) << runs_header() << "\nold-row";  // no newline after the last row
   append_run_line(path, "new-row");
-  EXPECT_EQ(lines_of(path), (std::vector<std::string>{kRunsHeader, "old-row", "new-row"}));
+  EXPECT_EQ(lines_of(path), (std::vector<std::string>{runs_header(), "old-row", "new-row"}));
 }
 
 TEST_F(RunsCsv, RejectsTheOldSeventeenColumnHeader) {
@@ -167,7 +209,7 @@ TEST_F(RunsCsv, RejectsTheOldSeventeenColumnHeader) {
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              path + ":1: header: expected '" + kRunsHeader + "', found '" + old + "'");
+              path + ":1: header: expected '" + runs_header() + "', found '" + old + "'");
   }
 }
 
@@ -228,7 +270,7 @@ TEST_F(RunsCsv, ConcurrentProcessesKeepEveryRow) {
   }
   const auto lines = lines_of(path);
   ASSERT_EQ(lines.size(), 1u + kWriters * kRowsEach);
-  EXPECT_EQ(lines[0], kRunsHeader);
+  EXPECT_EQ(lines[0], runs_header());
   const std::set<std::string> rows(lines.begin() + 1, lines.end());
   EXPECT_EQ(rows.size(), static_cast<size_t>(kWriters * kRowsEach));
   for (int w = 0; w < kWriters; ++w) {

@@ -70,9 +70,9 @@ std::optional<std::string> read_header(const std::string& path) {
 }
 
 void require_header(const std::string& path, const std::string& header) {
-  if (header != kRunsHeader) {
+  if (header != runs_header()) {
     throw InputError(path, 1, "header",
-                     "expected '" + std::string(kRunsHeader) + "', found '" + header + "'");
+                     "expected '" + runs_header() + "', found '" + header + "'");
   }
 }
 
@@ -85,9 +85,9 @@ RunRow parse_run_row(const std::string& line) {
   } catch (const InputError& e) {
     throw std::invalid_argument("runs row: " + e.message() + ": " + line);
   }
-  if (f.size() != kRunsColumns) {
+  if (f.size() != kRunsColumns.size()) {
     throw std::invalid_argument("runs row has " + std::to_string(f.size()) + " columns, not " +
-                                std::to_string(kRunsColumns) + ": " + line);
+                                std::to_string(kRunsColumns.size()) + ": " + line);
   }
   size_t column = 0;
   auto text = [&] { return f[column++]; };
@@ -178,7 +178,7 @@ void append_run_line(const std::string& path, const std::string& line) {
     content = buffer.str();
   }
   if (content.empty()) {
-    content = std::string(kRunsHeader) + "\n";
+    content = runs_header() + "\n";
   } else {
     require_header(path, content.substr(0, content.find('\n')));
     if (content.back() != '\n') content += '\n';

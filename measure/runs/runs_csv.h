@@ -6,14 +6,11 @@
 #include <optional>
 #include <string>
 
+#include "io/runs_columns.h"
+
 namespace trainsim::measure {
 
-inline constexpr const char* kRunsHeader =
-    "strategy,gpus,batch_per_gpu,loader_workers,train_samples,epoch_s,train_s,loader_wait_s,"
-    "iterations,epochs,threads,device,data,final_loss,final_accuracy,samples_per_s,date,trainer,"
-    "test_samples,test_s,probe_s,load_before,load_after";
-inline constexpr size_t kRunsColumns = 23;
-
+// One row, field for field the columns of io/runs_columns.h (kRunsColumns), in their order.
 struct RunRow {
   std::string strategy;  // ddp | dp
   int gpus = 0;          // ranks (ddp) or devices (dp)
@@ -40,21 +37,21 @@ struct RunRow {
   std::optional<double> load_after;  // ... and after the run; empty where unreadable
 };
 
-// One CSV line (no newline), columns as kRunsHeader; a text field holding a comma or a quote is
+// One CSV line (no newline), columns as kRunsColumns; a text field holding a comma or a quote is
 // quoted.
 std::string format_run_row(const RunRow& row);
 
 // Splits a line written by format_run_row back into a row (io/csv.h: the dialect simulate
-// --compare reads). Throws std::invalid_argument when it does not have the 23 columns, a quote is
+// --compare reads). Throws std::invalid_argument when it does not have kRunsColumns' 23, a quote is
 // left open, or a number does not parse (counts: whole numbers within range; the optional columns
 // may be empty).
 RunRow parse_run_row(const std::string& line);
 
 // Throws trainsim::InputError when `path` exists, is not empty and its first line is not
-// kRunsHeader (checked before a run, so a long run never ends on a file it cannot append to).
+// runs_header() (checked before a run, so a long run never ends on a file it cannot append to).
 void check_runs_header(const std::string& path);
 
-// Appends `line` to the CSV at `path` (created with kRunsHeader, parent folders too): under an
+// Appends `line` to the CSV at `path` (created with runs_header(), parent folders too): under an
 // exclusive flock on `path`.lock, reads the file, checks its header, writes header + rows + line
 // to a temporary file and renames it over `path`. A header that differs throws
 // trainsim::InputError naming the file and line 1.

@@ -11,6 +11,7 @@
 #include "io/csv.h"
 #include "io/errors.h"
 #include "io/input_text.h"
+#include "io/runs_columns.h"
 
 namespace trainsim {
 namespace {
@@ -89,8 +90,7 @@ std::optional<double> max_of(const std::vector<double>& values) {
 }  // namespace
 
 const std::vector<std::string>& runs_required_columns() {
-  static const std::vector<std::string> columns{"strategy",      "gpus",    "batch_per_gpu", "loader_workers",
-                                                "train_samples", "epoch_s", "train_s"};
+  static const std::vector<std::string> columns(kRunsColumns.begin(), kRunsColumns.begin() + kRunsRequiredColumns);
   return columns;
 }
 

@@ -68,7 +68,8 @@ struct RunsTable {
 };
 
 // The columns a runs.csv header must name (any order; other columns are allowed and ignored):
-// strategy,gpus,batch_per_gpu,loader_workers,train_samples,epoch_s,train_s
+// the first kRunsRequiredColumns of io/runs_columns.h, strategy,gpus,batch_per_gpu,loader_workers,
+// train_samples,epoch_s,train_s
 const std::vector<std::string>& runs_required_columns();
 
 // Parses runs.csv text (`file` names it in errors). Throws InputError(file, line, column, what)

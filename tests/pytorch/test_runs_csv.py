@@ -2,6 +2,7 @@
 name (machine_name.py, mirroring measure/machine.cpp)."""
 
 import os
+import re
 import textwrap
 import unittest
 
@@ -10,9 +11,18 @@ import pytorch_test_util as util
 import machine_name
 import runs_csv
 
-HEADER = ("strategy,gpus,batch_per_gpu,loader_workers,train_samples,epoch_s,train_s,"
-          "loader_wait_s,iterations,epochs,threads,device,data,final_loss,final_accuracy,"
-          "samples_per_s,date,trainer,test_samples,test_s,probe_s,load_before,load_after")
+
+def cpp_columns():
+    """kRunsColumns of sim/io/runs_columns.h, runs.csv's one column list (the C++ trainer writes
+    it, simulate --compare reads it)."""
+    with open(os.path.join(util.REPO, "sim", "io", "runs_columns.h")) as f:
+        text = f.read()
+    body = re.search(r"kRunsColumns = \{(.*?)\};", text, re.S)
+    assert body, "no kRunsColumns = {...}; in sim/io/runs_columns.h"
+    return re.findall(r'"([^"]*)"', body.group(1))
+
+
+HEADER = ",".join(cpp_columns())
 
 
 def row(**changes):
@@ -39,9 +49,12 @@ class RunsCsvTest(unittest.TestCase):
         with open(self.path) as f:
             return f.read().split("\n")
 
-    def test_header_is_exact(self):
+    def test_columns_are_the_cpp_writers(self):
+        # One schema for both trainers: the Python list is the C++ one, name for name.
+        self.assertEqual(runs_csv.COLUMNS, cpp_columns())
         self.assertEqual(runs_csv.HEADER, HEADER)
         self.assertEqual(len(runs_csv.COLUMNS), 23)
+        self.assertEqual(runs_csv.COLUMNS_WITH_MODEL, cpp_columns() + ["model"])
 
     def test_format_is_percent_g_and_empty_for_none(self):
         line = runs_csv.format_row(row())

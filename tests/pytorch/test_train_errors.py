@@ -6,10 +6,10 @@ import unittest
 
 import pytorch_test_util as util
 
+import runs_csv
+
 TRAIN = os.path.join(util.PYTORCH_DIR, "train.py")
-HEADER = ("strategy,gpus,batch_per_gpu,loader_workers,train_samples,epoch_s,train_s,"
-          "loader_wait_s,iterations,epochs,threads,device,data,final_loss,final_accuracy,"
-          "samples_per_s,date,trainer,test_samples,test_s,probe_s,load_before,load_after")
+HEADER = runs_csv.HEADER  # the C++ writer's columns (test_runs_csv.py)
 
 
 class TrainErrorsTest(unittest.TestCase):

@@ -1,0 +1,34 @@
+#pragma once
+// runs.csv's columns: the one list of the file's schema. measure's C++ trainer writes them
+// (measure/runs/runs_csv.h), simulate --compare reads them (io/runs_csv.h), and the PyTorch
+// reference trainer's measure/pytorch/runs_csv.py writes the same names, which
+// tests/pytorch/test_runs_csv.py holds to this list. Dependency-free.
+
+#include <array>
+#include <cstddef>
+#include <string>
+
+namespace trainsim {
+
+// In the order both trainers write them (docs/COMPARE.md describes each). The first
+// kRunsRequiredColumns are what simulate --compare needs (the join key and the epoch's times);
+// it reads the others where a header names them. The PyTorch trainer appends `model` for a model
+// other than resnet18-cifar.
+inline constexpr std::array<const char*, 23> kRunsColumns = {
+    "strategy",       "gpus",    "batch_per_gpu", "loader_workers", "train_samples", "epoch_s",
+    "train_s",        "loader_wait_s", "iterations", "epochs",      "threads",       "device",
+    "data",           "final_loss",    "final_accuracy", "samples_per_s", "date",    "trainer",
+    "test_samples",   "test_s",  "probe_s",       "load_before",    "load_after"};
+inline constexpr size_t kRunsRequiredColumns = 7;
+
+// kRunsColumns joined by commas: the header line both trainers write.
+inline const std::string& runs_header() {
+  static const std::string header = [] {
+    std::string h;
+    for (const char* column : kRunsColumns) h += (h.empty() ? "" : ",") + std::string(column);
+    return h;
+  }();
+  return header;
+}
+
+}  // namespace trainsim
