@@ -321,8 +321,8 @@ std::string write_comparison(const CommandLine& cl, const report::ReportContext&
   }
   const report::PlotScript script =
       report::build_plot_script(comparison, predictions, context.unit, large_batch, large_batch_batches);
-  const report::PlotOutcome outcome = report::draw_plots(cl.out_dir, script);
-  for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
+  const report::DrawOutcome outcome = report::draw_plots(cl.out_dir, script);
+  for (const auto& message : outcome.messages) std::cerr << "warning: gnuplot: " << message << "\n";
   report::PlotSection plots;
   if (outcome.drawn) {
     plots.drawn = script.plots;
@@ -538,10 +538,10 @@ void write_scale_out(const CommandLine& cl, const ScaleOut& scale) {
   report::create_directories(dir.string());
   report::write_file_atomic((dir / "predictions.csv").string(),
                             report::format_predictions_csv(scale.grid->all(), scale.sweep.model));
-  const report::PlotOutcome outcome =
+  const report::DrawOutcome outcome =
       report::draw_plots(dir.string(), report::build_plot_script(report::Comparison{}, scale.grid->all(),
                                                                  report::report_unit(scale.sweep, scale.profile)));
-  for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
+  for (const auto& message : outcome.messages) std::cerr << "warning: gnuplot: " << message << "\n";
   if (!cl.quiet) {
     std::cout << "wrote " << dir.string() << "/predictions.csv"
               << (outcome.drawn ? " and its plots" : " (plots not drawn: " + outcome.problem + ")") << "\n";
@@ -595,10 +595,10 @@ void write_out_dir(const CommandLine& cl, const SweepRun& r) {
   if (!r.comparison) {
     // The sweep's own plots (epoch time vs batch, predicted speedup vs GPUs); --compare draws
     // them with the measured runs instead (and Q4's with them).
-    const report::PlotOutcome outcome =
+    const report::DrawOutcome outcome =
         report::draw_plots(cl.out_dir, report::build_plot_script(report::Comparison{}, predictions, r.context.unit,
                                                                  r.extras.large_batch, large_batch_batches));
-    for (const auto& message : outcome.gnuplot_messages) std::cerr << "warning: gnuplot: " << message << "\n";
+    for (const auto& message : outcome.messages) std::cerr << "warning: gnuplot: " << message << "\n";
     if (!cl.quiet) {
       std::cout << (outcome.drawn ? "wrote the plots (plots.gp, SVG) in " + cl.out_dir
                                   : "plots not drawn: " + outcome.problem + " (plots.gp is in " + cl.out_dir + ")")

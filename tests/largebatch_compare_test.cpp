@@ -224,7 +224,7 @@ TEST_F(CompareTest, StepsAndEpochsToTheTargetPlotted) {
   EXPECT_NE(data.find("# linear: predicted from seed 0's baseline\n128 6.84044 0.875576\n"), std::string::npos) << data;
   EXPECT_NE(data.find("\n\n\n# linear: measured runs\n512 1.95312 1\n"), std::string::npos) << data;
   const std::string script = to_target_script(plot, "d.dat", "s.svg", "e.svg");
-  EXPECT_NE(script.find("set output 's.svg'"), std::string::npos) << script;
+  EXPECT_NE(script.find("set output outdir.'/s.svg'"), std::string::npos) << script;  // report::draw_svgs
   EXPECT_NE(script.find("'d.dat' index 3 using 1:3 with points"), std::string::npos) << script;
   EXPECT_EQ(script.find("index 4"), std::string::npos) << script;
 

@@ -171,13 +171,14 @@ std::string to_target_script(const ToTargetPlot& plot, const std::string& data, 
       "# predicts no progress or no crossing. Points: the runs, each against its own seed's target;\n"
       "# runs that did not reach it in " + std::to_string(plot.epochs) + " epochs are not drawn (" +
       std::to_string(plot.runs_not_reaching) + ").\n"
-      "# Redraw: run gnuplot on this script in its folder (gnuplot 5, Debian package gnuplot-nox).\n"
+      "# Redraw: run gnuplot on this script in its folder (gnuplot 5, Debian package gnuplot-nox).\n" +
+      std::string(report::kOutdirDefault) +
       "set terminal svg size 900,600 dynamic noenhanced font 'sans,12' background rgb 'white'\n"
       "set logscale xy\nset format x '%g'\nset format y '%g'\nset grid\nset key outside right top\n"
       "set xlabel 'global batch'\n";
-  script += "set output '" + steps_svg + "'\nset title 'Optimizer steps to the target " + target +
+  script += "set output outdir.'/" + steps_svg + "'\nset title 'Optimizer steps to the target " + target +
             " (lines: model; points: runs)'\nset ylabel 'steps'\n" + plot_command(2);
-  script += "set output '" + epochs_svg + "'\nset title 'Epochs to the target " + target +
+  script += "set output outdir.'/" + epochs_svg + "'\nset title 'Epochs to the target " + target +
             " (lines: model; points: runs)'\nset ylabel 'epochs'\n" + plot_command(3);
   return script + "unset output\n";
 }
@@ -195,19 +196,9 @@ std::string write_to_target_plot(const ToTargetPlot& plot, const std::string& di
   const std::string epochs_svg = "epochs_to_target" + suffix + ".svg";
   write_text_atomically((fs::path(dir) / data).string(), to_target_data(plot));
   write_text_atomically((fs::path(dir) / script).string(), to_target_script(plot, data, steps_svg, epochs_svg));
-  bool drawn = false;
-  if (const auto gnuplot = report::find_on_path("gnuplot")) {
-    const report::GnuplotRun run = report::run_gnuplot(*gnuplot, dir, {script});
-    drawn = run.exit_code == 0;
-    if (!drawn) warning = *gnuplot + " failed on " + script + ": " + run.messages;
-  } else {
-    warning = "gnuplot not found on PATH (Debian: apt-get install gnuplot-nox): " + script + " not drawn";
-  }
-  if (!drawn) {  // no half-drawn or stale picture beside the data
-    std::error_code ignored;
-    fs::remove(fs::path(dir) / steps_svg, ignored);
-    fs::remove(fs::path(dir) / epochs_svg, ignored);
-  }
+  const report::DrawOutcome outcome = report::draw_svgs(dir, script, {steps_svg, epochs_svg});
+  const bool drawn = outcome.drawn;
+  if (!drawn) warning = outcome.problem + ": " + script + " not drawn";
   section += drawn ? "![steps to the target](" + steps_svg + ")\n![epochs to the target](" + epochs_svg + ")\n\n"
                    : "Not drawn (gnuplot missing or failed): `gnuplot " + script + "` in this folder draws it.\n\n";
   section += "Lines: the model per lr rule from seed " + std::to_string(plot.seed) + "'s baseline (batch " +

@@ -61,4 +61,63 @@ GnuplotRun run_gnuplot(const std::string& gnuplot, const std::string& dir, const
   return run;
 }
 
+namespace {
+
+std::vector<std::string> non_empty_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(line);
+  }
+  return lines;
+}
+
+}  // namespace
+
+std::string gnuplot_quoted(const std::string& text) {
+  std::string out = "'";
+  for (char ch : text) out += ch == '\'' ? std::string("''") : std::string(1, ch);
+  return out + "'";
+}
+
+DrawOutcome draw_svgs(const std::string& dir, const std::string& script, const std::vector<std::string>& svgs) {
+  DrawOutcome outcome;
+  if (const auto gnuplot = find_on_path("gnuplot")) {
+    const std::string outdir = ".plots.tmp." + std::to_string(::getpid());
+    const fs::path staging = fs::path(dir) / outdir;
+    std::error_code error;
+    fs::create_directories(staging, error);
+    if (error) {
+      outcome.problem = "cannot create " + staging.string() + ": " + error.message();
+    } else {
+      const GnuplotRun run = run_gnuplot(*gnuplot, dir, {"-e", "outdir=" + gnuplot_quoted(outdir), script});
+      outcome.messages = non_empty_lines(run.messages);
+      if (run.exit_code < 0) {
+        outcome.problem = *gnuplot + " could not be run: " + run.messages;
+        outcome.messages.clear();
+      } else if (run.exit_code != 0) {
+        outcome.problem = *gnuplot + " exited with status " + std::to_string(run.exit_code) + " on " + script +
+                          (outcome.messages.empty() ? "" : ": " + outcome.messages.back());
+      } else {
+        for (const std::string& svg : svgs) {
+          fs::rename(staging / svg, fs::path(dir) / svg, error);
+          if (error) {
+            outcome.problem = "gnuplot did not produce " + svg + " (" + error.message() + ")";
+            break;
+          }
+        }
+      }
+      fs::remove_all(staging, error);
+    }
+  } else {
+    outcome.problem = "gnuplot not found on PATH (Debian: apt-get install gnuplot-nox)";
+  }
+  outcome.drawn = outcome.problem.empty();
+  if (!outcome.drawn) {
+    std::error_code ignored;
+    for (const std::string& svg : svgs) fs::remove(fs::path(dir) / svg, ignored);
+  }
+  return outcome;
+}
+
 }  // namespace trainsim::report

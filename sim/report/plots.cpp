@@ -1,11 +1,8 @@
 #include "report/plots.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -61,13 +58,6 @@ std::string plot_command(const std::vector<std::string>& clauses) {
   return out + "\n";
 }
 
-// gnuplot string literal in single quotes (a quote inside is doubled).
-std::string quoted(const std::string& text) {
-  std::string out = "'";
-  for (char ch : text) out += ch == '\'' ? std::string("''") : std::string(1, ch);
-  return out + "'";
-}
-
 struct SeriesKey {
   Strategy strategy;
   int gpus;
@@ -109,9 +99,9 @@ void epoch_vs_batch(const Comparison& c, const std::vector<SimResult>& predictio
     const std::string label = std::string(to_string(key.strategy)) + " " + unit.count(key.gpus);
     const std::string lc = "lc " + std::to_string(color++);
     data.add(label + " predicted: batch_per_gpu epoch_s", predicted,
-             "using 1:2 with linespoints " + lc + " pt 6 title " + quoted(label + " predicted"));
+             "using 1:2 with linespoints " + lc + " pt 6 title " + gnuplot_quoted(label + " predicted"));
     data.add(label + " measured: batch_per_gpu mean_epoch_s min max", measured,
-             "using 1:2:3:4 with yerrorbars " + lc + " pt 7 ps 1.2 title " + quoted(label + " measured"));
+             "using 1:2:3:4 with yerrorbars " + lc + " pt 7 ps 1.2 title " + gnuplot_quoted(label + " measured"));
   }
   if (data.empty()) {
     script.skipped.push_back("epoch time vs batch size: no prediction that fits and no measurement");
@@ -194,9 +184,9 @@ void speedup_vs_gpus(const Comparison& c, const std::vector<SimResult>& predicti
     const std::string label = std::string(to_string(strategy)) + " b=" + std::to_string(batch);
     const std::string lc = "lc " + std::to_string(color++);
     data.add(label + " predicted: gpus speedup", predicted,
-             "using 1:2 with linespoints " + lc + " pt 6 title " + quoted(label + " predicted"));
+             "using 1:2 with linespoints " + lc + " pt 6 title " + gnuplot_quoted(label + " predicted"));
     data.add(label + " measured: gpus speedup", measured,
-             "using 1:2 with points " + lc + " pt 7 ps 1.2 title " + quoted(label + " measured"));
+             "using 1:2 with points " + lc + " pt 7 ps 1.2 title " + gnuplot_quoted(label + " measured"));
   }
   std::vector<std::string> clauses = data.clauses();
   clauses.push_back("x with lines dt 2 lc rgb 'gray40' title 'ideal (speedup = N)'");
@@ -282,9 +272,9 @@ void large_batch_vs_batch(const LargeBatchReport& report, std::vector<int64_t> b
     const std::string name = to_string(rule);
     const std::string lc = "lc " + std::to_string(color++);
     data.add(name + ": global batch, loss in epoch " + k, loss,
-             "using 1:2 axes x1y1 with linespoints " + lc + " pt 7 title " + quoted(name + ": loss"));
+             "using 1:2 axes x1y1 with linespoints " + lc + " pt 7 title " + gnuplot_quoted(name + ": loss"));
     data.add(name + ": global batch, test accuracy after epoch " + k, accuracy,
-             "using 1:2 axes x1y2 with linespoints " + lc + " dt 2 pt 6 title " + quoted(name + ": test accuracy"));
+             "using 1:2 axes x1y2 with linespoints " + lc + " dt 2 pt 6 title " + gnuplot_quoted(name + ": test accuracy"));
   }
   if (data.empty()) {
     script.skipped.push_back("large batches: not drawn, no batch size has a prediction");
@@ -304,16 +294,6 @@ void large_batch_vs_batch(const LargeBatchReport& report, std::vector<int64_t> b
               "unset logscale\nunset y2tics\nunset y2label\nset ytics mirror\nset y2range [*:*]\n";
 }
 
-std::vector<std::string> non_empty_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(line);
-  }
-  return lines;
-}
-
 }  // namespace
 
 PlotScript build_plot_script(const Comparison& comparison, const std::vector<SimResult>& predictions,
@@ -331,53 +311,25 @@ PlotScript build_plot_script(const Comparison& comparison, const std::vector<Sim
   predicted_vs_measured(comparison, script, commands);
   if (large_batch) large_batch_vs_batch(*large_batch, large_batch_batches, script, commands);
   const std::string header =
-      "# trainsim `simulate` plots. Redraw: run `gnuplot plots.gp` in this folder (gnuplot 5,\n"
-      "# svg terminal; Debian package gnuplot-nox). Data: the .dat files beside this script.\n"
-      "if (!exists('outdir')) outdir = '.'\n"
+      std::string("# trainsim `simulate` plots. Redraw: run `gnuplot plots.gp` in this folder (gnuplot 5,\n"
+                  "# svg terminal; Debian package gnuplot-nox). Data: the .dat files beside this script.\n") +
+      kOutdirDefault +
       "set terminal svg size 900,600 dynamic noenhanced font 'sans,12' background rgb 'white'\n"
       "set key outside right top\nset grid\nset bars small\n";
   script.files.insert(script.files.begin(), {kScriptName, header + commands + "\nunset output\n"});
   return script;
 }
 
-PlotOutcome draw_plots(const std::string& dir, const PlotScript& script) {
+DrawOutcome draw_plots(const std::string& dir, const PlotScript& script) {
   for (const TextFile& file : script.files) write_file_atomic((fs::path(dir) / file.name).string(), file.content);
-  PlotOutcome outcome;
   if (script.plots.empty()) {
+    DrawOutcome outcome;
     outcome.problem = "nothing to plot";
     return outcome;
   }
-  const auto gnuplot = find_on_path("gnuplot");
-  if (!gnuplot) {
-    outcome.problem = "gnuplot not found on PATH (Debian: apt-get install gnuplot-nox)";
-    return outcome;
-  }
-  // gnuplot writes into a temporary folder; finished SVGs are renamed into `dir`.
-  const std::string outdir = ".plots.tmp." + std::to_string(::getpid());
-  const fs::path staging = fs::path(dir) / outdir;
-  create_directories(staging.string());
-  const GnuplotRun run = run_gnuplot(*gnuplot, dir, {"-e", "outdir=" + quoted(outdir), kScriptName});
-  outcome.gnuplot_messages = non_empty_lines(run.messages);
-  if (run.exit_code < 0) {
-    outcome.problem = *gnuplot + " could not be run: " + run.messages;
-    outcome.gnuplot_messages.clear();
-  } else if (run.exit_code != 0) {
-    outcome.problem = *gnuplot + " exited with status " + std::to_string(run.exit_code) +
-                      (outcome.gnuplot_messages.empty() ? "" : ": " + outcome.gnuplot_messages.back());
-  } else {
-    for (const auto& [svg, caption] : script.plots) {
-      std::error_code error;
-      fs::rename(staging / svg, fs::path(dir) / svg, error);
-      if (error) {
-        outcome.problem = "gnuplot did not produce " + svg + " (" + error.message() + ")";
-        break;
-      }
-    }
-  }
-  std::error_code ignored;
-  fs::remove_all(staging, ignored);
-  outcome.drawn = outcome.problem.empty();
-  return outcome;
+  std::vector<std::string> svgs;
+  for (const auto& plot : script.plots) svgs.push_back(plot.first);
+  return draw_svgs(dir, kScriptName, svgs);
 }
 
 }  // namespace trainsim::report

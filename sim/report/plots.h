@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "report/compare.h"
+#include "report/gnuplot.h"
 #include "report/large_batch.h"
 #include "train/simulator.h"
 
@@ -40,17 +41,10 @@ PlotScript build_plot_script(const Comparison& comparison, const std::vector<Sim
                              const Unit& unit, const LargeBatchReport* large_batch = nullptr,
                              const std::vector<int64_t>& large_batch_batches = {});
 
-struct PlotOutcome {
-  bool drawn = false;                         // every SVG of the script was written
-  std::string problem;                        // why not: gnuplot missing or failing (empty when drawn)
-  std::vector<std::string> gnuplot_messages;  // what gnuplot printed on stderr (warnings)
-};
-
-// Writes the script and its data into `dir` (each atomically), then runs gnuplot in `dir`
-// (script variable `outdir` pointing at a temporary folder there) and renames each SVG into
-// `dir`, so a reader never sees a half-written SVG. Without gnuplot on PATH nothing is drawn
-// (problem says so); the script and data are still written. Throws OutputError when a file
-// cannot be written.
-PlotOutcome draw_plots(const std::string& dir, const PlotScript& script);
+// Writes the script and its data into `dir` (each atomically), then draws its SVGs (draw_svgs:
+// through a staging folder, none left from older data where they are not all drawn). Without
+// gnuplot on PATH nothing is drawn (problem says so); the script and data are still written.
+// Throws OutputError when a file cannot be written.
+DrawOutcome draw_plots(const std::string& dir, const PlotScript& script);
 
 }  // namespace trainsim::report
