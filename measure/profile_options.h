@@ -88,11 +88,11 @@ constexpr int64_t kMaxLoaderAtBatch = 2048;
 // Defaults: models resnet18-cifar and resnet18-imagenet (quick: resnet18-cifar); batches 32,
 // 128, 512, ... (x4) up to max_batch (cuda 8192, cpu 512; quick: cpu 4,8, cuda 32,128,512);
 // warmup/repeats cuda 5/20, cpu 2/5 (quick 1/3); threads = cores; collectives 1 KiB to 256 MiB
-// (quick 16 MiB), 20 repeats (quick 5), ranks cuda min(GPUs, 4) from 1, cpu 2 (at most 4);
+// (quick 16 MiB), 20 repeats (quick 5), ranks cuda min(GPUs, 8) from 1, cpu 2 (at most 8);
 // host contention (cpu only) for 1..ranks processes at every grid batch (quick: the smallest);
 // H2D 4 KiB to 256 MiB; loader batch 128 over 12,800 samples per epoch (quick 2,560), workers
-// 0, 1, 2, 4, ..., cores; the pytorch section's fork and GIL timings (not quick). Throws UsageError for
-// flags that do not fit the target (e.g. --ranks 8 on 2 GPUs).
+// 0, 1, 2, 4, ..., cores; the pytorch section's fork and GIL timings (not quick). Throws
+// UsageError for flags that do not fit the target (e.g. --ranks 8 on 2 GPUs).
 ProfilePlan resolve_plan(const ProfileOptions& options, const PlanTarget& target);
 
 }  // namespace trainsim::measure

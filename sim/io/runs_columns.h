@@ -10,15 +10,15 @@
 
 namespace trainsim {
 
-// In the order both trainers write them (docs/COMPARE.md describes each). The first
+// In the order both trainers write them (docs/RUNS.md defines each). The first
 // kRunsRequiredColumns are what simulate --compare needs (the join key and the epoch's times);
 // it reads the others where a header names them. The PyTorch trainer appends `model` for a model
 // other than resnet18-cifar.
 inline constexpr std::array<const char*, 23> kRunsColumns = {
-    "strategy",       "gpus",    "batch_per_gpu", "loader_workers", "train_samples", "epoch_s",
-    "train_s",        "loader_wait_s", "iterations", "epochs",      "threads",       "device",
-    "data",           "final_loss",    "final_accuracy", "samples_per_s", "date",    "trainer",
-    "test_samples",   "test_s",  "probe_s",       "load_before",    "load_after"};
+    "strategy", "gpus", "batch_per_gpu", "loader_workers", "train_samples", "epoch_s", "train_s",
+    "loader_wait_s", "iterations", "epochs", "threads", "device", "data", "final_loss",
+    "final_accuracy", "samples_per_s", "date", "trainer", "test_samples", "test_s", "probe_s",
+    "load_before", "load_after"};
 inline constexpr size_t kRunsRequiredColumns = 7;
 
 // kRunsColumns joined by commas: the header line both trainers write.

@@ -274,7 +274,8 @@ void large_batch_vs_batch(const LargeBatchReport& report, std::vector<int64_t> b
     data.add(name + ": global batch, loss in epoch " + k, loss,
              "using 1:2 axes x1y1 with linespoints " + lc + " pt 7 title " + gnuplot_quoted(name + ": loss"));
     data.add(name + ": global batch, test accuracy after epoch " + k, accuracy,
-             "using 1:2 axes x1y2 with linespoints " + lc + " dt 2 pt 6 title " + gnuplot_quoted(name + ": test accuracy"));
+             "using 1:2 axes x1y2 with linespoints " + lc + " dt 2 pt 6 title " +
+                 gnuplot_quoted(name + ": test accuracy"));
   }
   if (data.empty()) {
     script.skipped.push_back("large batches: not drawn, no batch size has a prediction");
