@@ -5,16 +5,34 @@
 # and compares every run with the simulator's prediction, all into one folder with a README.
 #
 # Usage: scripts/validate.sh [OPTIONS] [STEP...]
+#        sbatch --nodes K scripts/slurm-validate.sh [OPTIONS]    # several nodes (Slurm)
 #   STEP: data, profile, runs, compare (default all four, in that order). Every step resumes: the
 #   profile continues case by case (measure --resume) and the runs skip every run already made
 #   (DIR/runs.keys), so after a kill the same command goes on where it stopped.
 # Options:
 #   --device cpu|cuda    default cuda when nvidia-smi lists a GPU, else cpu
-#   --gpus N             GPUs (cuda) or Gloo ranks (cpu) of the largest runs and of the profile's
-#                        collectives (default: the visible GPUs, at most 8; cpu 2)
+#   --gpus N             GPUs (cuda) or Gloo ranks (cpu) of one node: of the largest one-node runs
+#                        and of the profile's collectives (default: the visible GPUs, at most 8;
+#                        cpu 2)
+#   --nodes K            several nodes, inside a Slurm allocation of K nodes (default 1: this node,
+#                        no Slurm needed). Runs on more than one node take whole nodes (GPU counts
+#                        that are multiples of --gpus) and start by srun: the C++ trainer one task a
+#                        GPU, the PyTorch trainer one torchrun a node (c10d rendezvous on the first
+#                        node); DataParallel and the textbook script stay on one node; the profile
+#                        and the one-node runs go to the first node. The folder and --data must be
+#                        on a filesystem every node sees
+#   --topology MAP       the cluster the predictions span nodes on, a YAML flow map without nodes
+#                        and gpus_per_node (set from --nodes and --gpus), e.g. "{preset: dgx-h100}"
+#                        or "{gpu: h100-sxm, fabric: nvswitch, nic: {gbps: 400, per: gpu}}"
+#                        (docs/SCALE.md); required with --nodes on cuda
+#   --nccl-tests-log F   the cluster's own all_reduce_perf log over all its GPUs: copied into the
+#                        folder and named by the config (collectives_log: calibrates NCCL's model)
+#   --dry-run            print what each step would run (and the config) and stop; nothing is
+#                        written
 #   --out DIR            the results folder (default reports/<machine>/validate-<N>-gpus, or
 #                        -ranks on cpu; <machine> as `measure machine` names this host)
-#   --gpu-counts "A B"   GPU (rank) counts of the runs (default 1 2 4 8 up to N, and N)
+#   --gpu-counts "A B"   GPU (rank) counts of the runs (default 1 2 4 8 up to N, and N; with
+#                        --nodes K also N x 2, 4, 8 ... nodes up to K, and N x K)
 #   --batches "B ..."    per-GPU batches of the runs (default cuda "32 128 512", cpu "16 64")
 #   --workers "W ..."    loader workers of the runs (default cuda 2, cpu 0)
 #   --strategies "S .."  ddp, dp (default cuda "ddp dp", cpu "ddp"); dp runs on 2 GPUs or more
@@ -37,7 +55,9 @@
 #                        start, judged by the last whole round's duration; the profile is cut at
 #                        the deadline (it resumes); a round once started always finishes
 # Environment: MEASURE (default build/bin/measure), SIMULATE (build/bin/simulate), PYTHON (the
-# Python with torch and torchvision; default /usr/bin/python3 when it has them, else python3).
+# Python with torch and torchvision; default /usr/bin/python3 when it has them, else python3),
+# MASTER_PORT (the rendezvous port of runs across nodes, default 29500), SRUN_FLAGS (more flags
+# for every srun with --nodes, e.g. "--gres=gpu:8" where a step gets only the GPUs it asks for).
 # Build first: scripts/setup.sh (or scripts/gpu-measure.sh build on a GPU machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,7 +68,7 @@ measure=${MEASURE:-build/bin/measure}
 simulate=${SIMULATE:-build/bin/simulate}
 device= gpus= dir= gpu_counts= batches= workers_list= strategies= trainers="pytorch trainsim"
 repeats=3 epochs=2 samples= threads= data=build/validation-data profile_batches= measure_flags=
-config= probe_flag= run_timeout=1800 deadline=
+config= probe_flag= run_timeout=1800 deadline= nodes=1 topology= nccl_log= dry_run=
 steps=()
 
 die() { echo "validate: error: $*" >&2; exit 2; }
@@ -58,6 +78,10 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --device) needs "$@"; device=$2; shift 2 ;;
     --gpus) needs "$@"; whole --gpus "$2" 1; gpus=$2; shift 2 ;;
+    --nodes) needs "$@"; whole --nodes "$2" 1; nodes=$2; shift 2 ;;
+    --topology) needs "$@"; topology=$2; shift 2 ;;
+    --nccl-tests-log) needs "$@"; nccl_log=$2; shift 2 ;;
+    --dry-run) dry_run=1; shift ;;
     --out) needs "$@"; dir=$2; shift 2 ;;
     --gpu-counts) needs "$@"; gpu_counts=$2; shift 2 ;;
     --batches) needs "$@"; batches=$2; shift 2 ;;
@@ -96,11 +120,41 @@ if [ -z "$gpus" ]; then
     gpus=2
   fi
 fi
+# Several nodes: the allocation's hosts, the first one the rendezvous of every run across nodes.
+hosts=()
+if [ "$nodes" -gt 1 ]; then
+  if [ -n "${SLURM_JOB_ID:-}" ]; then
+    command -v srun > /dev/null || die "--nodes $nodes: srun is not on PATH"
+    mapfile -t hosts < <(scontrol show hostnames "${SLURM_JOB_NODELIST:-}" 2> /dev/null)
+    [ "${#hosts[@]}" -ge "$nodes" ] || die "--nodes $nodes: the allocation has ${#hosts[@]} node(s) (SLURM_JOB_NODELIST '${SLURM_JOB_NODELIST:-}')"
+  elif [ -n "$dry_run" ]; then
+    for k in $(seq "$nodes"); do hosts+=("node$k"); done  # a preview outside the allocation
+  else
+    die "--nodes $nodes: needs a Slurm allocation of $nodes nodes (sbatch --nodes $nodes scripts/slurm-validate.sh, or salloc --nodes $nodes)"
+  fi
+  [ "$device" = cuda ] && [ -z "$topology" ] &&
+    die "--nodes $nodes on cuda: --topology MAP names the cluster the predictions span nodes on, e.g. '{preset: dgx-h100}' (docs/SCALE.md)"
+fi
+if [ -n "$topology" ]; then
+  [[ $topology =~ ^\{.*\}$ ]] || die "--topology '$topology': expected a YAML flow map, {...}"
+  [[ $topology =~ (^|[{,[:space:]])(nodes|gpus_per_node)[[:space:]]*: ]] &&
+    die "--topology '$topology': leave out nodes and gpus_per_node (--nodes and --gpus set them)"
+fi
+[ -z "$nccl_log" ] || [ -f "$nccl_log" ] || die "--nccl-tests-log $nccl_log: no such file"
 if [ -z "$gpu_counts" ]; then
   for g in 1 2 4 8; do [ "$g" -lt "$gpus" ] && gpu_counts+="$g "; done
   gpu_counts+=$gpus
+  for ((k = 2; k < nodes; k *= 2)); do gpu_counts+=" $((k * gpus))"; done
+  [ "$nodes" -gt 1 ] && gpu_counts+=" $((nodes * gpus))"
 fi
-for g in $gpu_counts; do whole --gpu-counts "$g" 1; [ "$g" -le "$gpus" ] || die "--gpu-counts: $g is more than --gpus $gpus"; done
+for g in $gpu_counts; do
+  whole --gpu-counts "$g" 1
+  if [ "$g" -gt "$gpus" ]; then
+    [ "$nodes" -gt 1 ] || die "--gpu-counts: $g is more than --gpus $gpus"
+    [ $((g % gpus)) -eq 0 ] && [ $((g / gpus)) -le "$nodes" ] ||
+      die "--gpu-counts: $g spans nodes, so it must be whole nodes: a multiple of --gpus $gpus, at most $((nodes * gpus))"
+  fi
+done
 if [ "$device" = cuda ]; then
   batches=${batches:-32 128 512}; workers_list=${workers_list:-2}; strategies=${strategies:-ddp dp}
 else
@@ -128,33 +182,57 @@ if ! "$python" -c 'import torch, torchvision' 2> /dev/null; then
 fi
 if [ -z "$dir" ]; then
   machine=$("$measure" machine --device "$device") || die "measure machine --device $device failed"
-  dir=reports/$machine/validate-$gpus-$([ "$device" = cuda ] && echo gpus || echo ranks)
+  dir=reports/$machine/validate-$([ "$nodes" -gt 1 ] && echo "${nodes}x")$gpus-$([ "$device" = cuda ] && echo gpus || echo ranks)
 fi
-mkdir -p "$dir/logs"
-dir=$(cd "$dir" && pwd)
+if [ -n "$dry_run" ]; then
+  dir=$(realpath -m "$dir")
+  log=/dev/null
+else
+  mkdir -p "$dir/logs"
+  dir=$(cd "$dir" && pwd)
+  log=$dir/validation.log
+fi
 config=${config:-$dir/config.yaml}
-log=$dir/validation.log
 say() { echo "validate: $*" | tee -a "$log" >&2; }
+# A step's command in dry-run mode: printed, not run.
+dry() { say "dry run: $*"; }
+# The profile and the one-node runs: across nodes, one task on the first node. They start their
+# own ranks, so Slurm's task variables (of that task, or of a batch job around this script) are
+# dropped: measure train would take them for its launcher's.
+# shellcheck disable=SC2206  # the user's flags, split as a shell would
+srun_cmd=(srun ${SRUN_FLAGS:-})
+one_node=()
+[ "$nodes" -gt 1 ] && one_node=("${srun_cmd[@]}" --nodes 1 --ntasks 1 --nodelist "${hosts[0]}")
+[ "$nodes" -gt 1 ] || [ -n "${SLURM_PROCID:-}" ] && one_node+=(env -u SLURM_PROCID)
+port=${MASTER_PORT:-29500}
 load() { cut -d' ' -f1 /proc/loadavg; }
 time_left() { if [ -n "$deadline" ]; then echo $((deadline - $(date +%s))); else echo 1000000000; fi; }
 say "$(date -u +%Y-%m-%dT%H:%M:%SZ): $invocation"
-say "$device, $gpus $([ "$device" = cuda ] && echo GPUs || echo ranks), steps: ${steps[*]}; results in $dir"
+say "$device, $([ "$nodes" -gt 1 ] && echo "$nodes nodes x ")$gpus $([ "$device" = cuda ] && echo GPUs || echo ranks), steps: ${steps[*]}; results in $dir"
 
 has_step() { [[ " ${steps[*]} " == *" $1 "* ]]; }
 
 if has_step data && [ ! -f "$data/SYNTHETIC" ] && ! compgen -G "$data/data_batch_1.bin" > /dev/null; then
-  say "data: synthetic CIFAR-format images into $data"
-  "$measure" make-data --out "$data" --train-samples 50000 --test-samples 10000 | tee -a "$log"
+  make_data=("$measure" make-data --out "$data" --train-samples 50000 --test-samples 10000)
+  if [ -n "$dry_run" ]; then
+    dry "${make_data[*]}"
+  else
+    say "data: synthetic CIFAR-format images into $data"
+    "${make_data[@]}" | tee -a "$log"
+  fi
 fi
 
 if has_step profile; then
   ranks=()
   [ "$device" = cuda ] || [ "$gpus" -ge 2 ] && ranks=(--ranks "$gpus")
-  profile_cmd=("$measure" --resume --device "$device" "${ranks[@]}" --batches "$profile_batches"
+  profile_cmd=("${one_node[@]}" "$measure" --resume --device "$device" "${ranks[@]}" --batches "$profile_batches"
                --data "$data" --pytorch "$pytorch_flag" --out "$dir/profile.yaml")
   [ -n "$threads" ] && profile_cmd+=(--threads "$threads")
   # shellcheck disable=SC2206  # the user's flags, split as a shell would
   profile_cmd+=($measure_flags)
+  [ -z "$dry_run" ] || dry "${profile_cmd[*]}"
+fi
+if has_step profile && [ -z "$dry_run" ]; then
   left=$(time_left)
   [ "$left" -gt 30 ] || { say "deadline: the profile is not started"; exit 0; }
   say "profile: ${profile_cmd[*]} (load $(load))"
@@ -171,6 +249,8 @@ run_command() {
   local trainer=$1 strategy=$2 g=$3 b=$4 w=$5
   cmd=()
   [ "$strategy" = dp ] && [ "$g" -lt 2 ] && return  # one device: DataParallel is the plain model
+  local n=$(( (g + gpus - 1) / gpus ))  # nodes
+  [ "$n" -gt 1 ] && { [ "$strategy" = ddp ] && [ "$trainer" != plain ] || return 0; }  # one process: one node
   local common=(--batch-per-gpu "$b" --workers "$w" --epochs "$epochs" --device "$device" --data "$data"
                 --runs "$dir/runs.csv" --quiet)
   [ -n "$samples" ] && common+=(--train-samples "$samples")
@@ -189,10 +269,25 @@ run_command() {
         cmd=("${torchrun[@]}" measure/pytorch/train.py --strategy ddp "${common[@]}")
       fi ;;
     plain)
-      [ "$strategy" = ddp ] || return
+      [ "$strategy" = ddp ] || return 0
       cmd=("${torchrun[@]}" scripts/validation/plain_ddp.py --data "$data" --batch "$b" --workers "$w"
            --samples "${samples:-50000}" --epochs "$epochs" --threads "${threads:-1}") ;;
   esac
+  if [ "$n" -gt 1 ]; then
+    # srun on the first n nodes: the C++ trainer as one task a GPU (its rank from Slurm's
+    # variables, the rendezvous at MASTER_ADDR), the PyTorch trainer as one torchrun a node.
+    local on=("${srun_cmd[@]}" --nodes "$n" --nodelist "$(IFS=,; echo "${hosts[*]:0:n}")" --kill-on-bad-exit=1)
+    case $trainer in
+      trainsim) cmd=("${on[@]}" --ntasks-per-node "$gpus" env MASTER_ADDR="${hosts[0]}" MASTER_PORT="$port"
+                     "$measure" train --strategy ddp --gpus "$g" "${common[@]}") ;;
+      pytorch) cmd=("${on[@]}" --ntasks-per-node 1 "$python" -m torch.distributed.run --redirects 1 --tee 1
+                    --nnodes "$n" --nproc_per_node "$gpus" --rdzv_backend c10d
+                    --rdzv_endpoint "${hosts[0]}:$port" --rdzv_id "trainsim-validate-${SLURM_JOB_ID:-0}"
+                    measure/pytorch/train.py --strategy ddp "${common[@]}") ;;
+    esac
+  else
+    cmd=("${one_node[@]}" "${cmd[@]}")
+  fi
 }
 
 # Runs `cmd` with its command line and all its output in `logfile`; returns its exit status.
@@ -224,8 +319,6 @@ if has_step runs; then
   # Every configuration once per round, trainers alternating, so that a slow spell of the machine
   # spreads over all configurations instead of biasing one. A run that ends, well or not, is listed
   # in runs.keys (a failed one is not retried: its log says why); one cut short by a kill is not.
-  keys=$dir/runs.keys
-  touch "$keys"
   # The runs in order, one key "ROUND TRAINER STRATEGY GPUS BATCH WORKERS" each.
   plan=()
   for round in $(seq "$repeats"); do for g in $gpu_counts; do for w in $workers_list; do for b in $batches; do
@@ -235,6 +328,17 @@ if has_step runs; then
     done; done; done; done; done
   done
   total=${#plan[@]}
+  if [ -n "$dry_run" ]; then
+    for key in "${plan[@]}"; do
+      read -r round t s g b w <<< "$key"
+      run_command "$t" "$s" "$g" "$b" "$w"
+      dry "run (round $round): ${cmd[*]}"
+    done
+  fi
+fi
+if has_step runs && [ -z "$dry_run" ]; then
+  keys=$dir/runs.keys
+  touch "$keys"
   todo=0
   [ "$total" -eq 0 ] || todo=$(printf '%s\n' "${plan[@]}" | grep -vxcF -f "$keys" || true)
   say "runs: $total in $repeats rounds, $((total - todo)) made before, $todo to make"
@@ -276,6 +380,12 @@ write_config() {
   {
     echo "# Written by scripts/validate.sh: the grid of runs.csv, predicted from profile.yaml."
     echo "profile: profile.yaml"
+    if [ -n "$topology" ]; then
+      local keys=${topology#\{}
+      keys=${keys%\}}
+      echo "topology: {${keys:+$keys, }nodes: $nodes, gpus_per_node: $gpus}"
+    fi
+    [ -n "$nccl_log" ] && echo "collectives_log: nccl-tests-all_reduce.log  # the cluster's own, copied from $nccl_log"
     echo "model: resnet18-cifar"
     local first=${trainers%% *}
     echo "trainer: $([ "$first" = trainsim ] && echo trainsim || echo pytorch)  # the tables' trainer"
@@ -286,7 +396,7 @@ write_config() {
     echo "  strategy: [$(list $strategies)]"
     echo "  gpus: [$(list $gpu_counts)]"
     echo "  batch_per_gpu: [$(list $batches)]"
-  } > "$dir/config.yaml"
+  }
 }
 
 # The folder's README: what was run and what came out, from the files.
@@ -295,7 +405,7 @@ write_readme() {
   {
     local machine
     machine=$(sed -n -E 's/^  name: "?([^"]*)"?$/\1/p' "$dir/profile.yaml" | head -n 1)
-    echo "# Predicted vs measured: $machine, $device, up to $gpus $([ "$device" = cuda ] && echo GPUs || echo ranks)"
+    echo "# Predicted vs measured: $machine, $device, up to $([ "$nodes" -gt 1 ] && echo "$nodes nodes x ")$gpus $([ "$device" = cuda ] && echo GPUs || echo ranks)"
     echo
     echo "Made by \`scripts/validate.sh\` ($(git rev-parse --short HEAD 2> /dev/null || echo 'no git'), last step $(date -u +%Y-%m-%dT%H:%M:%SZ)); the calls, in order:"
     echo
@@ -325,9 +435,18 @@ write_readme() {
   } > "$dir/README.md"
 }
 
+if has_step compare && [ -n "$dry_run" ]; then
+  if [ "$config" = "$dir/config.yaml" ]; then
+    dry "$dir/config.yaml:"
+    write_config | sed 's/^/  /' >&2
+  fi
+  dry "$simulate $config --compare $dir/runs.csv --out $dir/validation"
+  exit 0
+fi
 if has_step compare; then
   [ -f "$dir/profile.yaml" ] || die "compare: no $dir/profile.yaml (run the profile step)"
-  [ "$config" = "$dir/config.yaml" ] && write_config
+  [ -z "$nccl_log" ] || cp "$nccl_log" "$dir/nccl-tests-all_reduce.log"
+  [ "$config" = "$dir/config.yaml" ] && write_config > "$dir/config.yaml"
   for pair in "runs.csv validation" "plain-ddp-runs.csv validation-plain-ddp"; do
     set -- $pair
     [ -f "$dir/$1" ] || continue
