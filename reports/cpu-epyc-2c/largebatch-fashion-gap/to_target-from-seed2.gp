@@ -3,6 +3,7 @@
 # predicts no progress or no crossing. Points: the runs, each against its own seed's target;
 # runs that did not reach it in 5 epochs are not drawn (7).
 # Redraw: run gnuplot on this script in its folder (gnuplot 5, Debian package gnuplot-nox).
+if (!exists('outdir')) outdir = '.'
 set terminal svg size 900,600 dynamic noenhanced font 'sans,12' background rgb 'white'
 set logscale xy
 set format x '%g'
@@ -10,7 +11,7 @@ set format y '%g'
 set grid
 set key outside right top
 set xlabel 'global batch'
-set output 'steps_to_target-from-seed2.svg'
+set output outdir.'/steps_to_target-from-seed2.svg'
 set title 'Optimizer steps to the target loss 0.914939 (lines: model; points: runs)'
 set ylabel 'steps'
 plot 'to_target-from-seed2.dat' index 0 using 1:2 with lines lw 2 lc rgb '#1b9e77' title 'constant: model', \
@@ -21,7 +22,7 @@ plot 'to_target-from-seed2.dat' index 0 using 1:2 with lines lw 2 lc rgb '#1b9e7
      'to_target-from-seed2.dat' index 5 using 1:2 with points pt 7 ps 1.2 lc rgb '#d95f02' title 'linear: runs', \
      'to_target-from-seed2.dat' index 6 using 1:2 with points pt 7 ps 1.2 lc rgb '#7570b3' title 'linear-warmup: runs', \
      'to_target-from-seed2.dat' index 7 using 1:2 with points pt 7 ps 1.2 lc rgb '#e7298a' title 'sqrt: runs'
-set output 'epochs_to_target-from-seed2.svg'
+set output outdir.'/epochs_to_target-from-seed2.svg'
 set title 'Epochs to the target loss 0.914939 (lines: model; points: runs)'
 set ylabel 'epochs'
 plot 'to_target-from-seed2.dat' index 0 using 1:3 with lines lw 2 lc rgb '#1b9e77' title 'constant: model', \
