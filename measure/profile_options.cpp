@@ -77,7 +77,8 @@ po::options_description profile_flags() {
       ("pytorch-script", po::value<std::string>()->value_name("PATH"),
        "profile_torch.py to run (default: the source tree's measure/pytorch/profile_torch.py)")
       ("skip", po::value<std::string>()->value_name("A,B"),
-       "parts not to measure: compute, contention, h2d, loader, collectives")
+       "parts not to measure: compute, contention, h2d, loader, collectives, and of the pytorch section "
+       "fork (its worker start-up timing) and gil (its GIL timing)")
       ("cudnn-benchmark", po::value<std::string>()->value_name("on|off"),
        "cuda: torch.backends.cudnn.benchmark for every timing (default on, as the course's script "
        "and both trainers set it; off: PyTorch's default algorithm heuristics). Recorded in the "
@@ -192,9 +193,9 @@ std::optional<ProfileOptions> parse_profile_options(const std::vector<std::strin
   if (vm.count("skip")) {
     for (const auto& part : split_list(vm["skip"].as<std::string>())) {
       if (part != "compute" && part != "contention" && part != "h2d" && part != "loader" &&
-          part != "collectives") {
+          part != "collectives" && part != "fork" && part != "gil") {
         throw UsageError("--skip: unknown part '" + part +
-                         "' (expected compute, contention, h2d, loader, collectives)");
+                         "' (expected compute, contention, h2d, loader, collectives, fork, gil)");
       }
       o.skip.insert(part);
     }
@@ -290,7 +291,8 @@ ProfilePlan resolve_plan(const ProfileOptions& o, const PlanTarget& target) {
   }
   p.loader_samples = o.loader_samples.value_or(p.loader_batch * (o.quick ? 20 : 100));
   p.loader_epochs = o.quick ? 2 : 3;
-  p.pytorch_fork = p.pytorch_gil = !o.quick;
+  p.pytorch_fork = !o.quick && o.skip.count("fork") == 0;
+  p.pytorch_gil = !o.quick && o.skip.count("gil") == 0;
   return p;
 }
 

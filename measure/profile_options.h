@@ -30,7 +30,7 @@ struct ProfileOptions {
   std::string nccl_tests_log;            // "" = measure all_reduce too
   std::string pytorch = "auto";          // --pytorch: auto, off or the Python interpreter
   std::string pytorch_script;            // "" = TRAINSIM_SOURCE_DIR/measure/pytorch/profile_torch.py
-  std::set<std::string> skip;            // subset of compute, contention, h2d, loader, collectives
+  std::set<std::string> skip;            // subset of compute, contention, h2d, loader, collectives, fork, gil
   std::optional<bool> cudnn_benchmark;   // --cudnn-benchmark (cuda only; unset = on, as the course sets it)
   bool quick = false;
   bool resume = false;
@@ -76,7 +76,8 @@ struct ProfilePlan {
   int loader_epochs = 0;
   // The PyTorch section times what starting the DataLoader's workers costs a training process
   // (profile_torch.py's fork measurement, a fresh training process per batch and rank count) and
-  // the GIL's serialisation of DataParallel's replica threads; neither with --quick.
+  // the GIL's serialisation of DataParallel's replica threads; neither with --quick, each not with
+  // --skip fork or gil.
   bool pytorch_fork = true;
   bool pytorch_gil = true;
 };

@@ -20,8 +20,10 @@ validate() {
     --samples 32 --epochs 2 --workers 0 --threads 1 --repeats 1 "$@" >> "$work/validate.out" 2>&1 \
     || { cat "$work/validate.out" >&2; fail "scripts/validate.sh $* exited non-zero"; }
 }
+# No loader workers and no DataParallel run: the pytorch section's worker start-up and GIL
+# timings would price nothing here (tests/pytorch/test_profile.py measures both).
 validate --trainers trainsim --measure-flags "--models resnet18-cifar --warmup 0 --repeats 1 \
-  --loader-samples 256 --collectives-max-bytes 65536 --collective-repeats 2" data profile runs
+  --loader-samples 256 --collectives-max-bytes 65536 --collective-repeats 2 --skip fork,gil" data profile runs
 [ -s "$work/profile.yaml" ] || fail "no profile written"
 [ -s "$work/collectives.txt" ] || fail "no collectives.txt written"
 grep -q '^calibration: {model: "resnet18-cifar", batch: 32, threads: 1,' "$work/profile.yaml" \

@@ -87,6 +87,13 @@ TEST(ProfilePlan, HostContentionOnCpuOnly) {
   const auto chosen = resolve_plan(parse({"--batches", "64,128", "--contention-batches", "16,8"}), cpu(2));
   EXPECT_EQ(chosen.contention_batches, (std::vector<int64_t>{8, 16}));
   EXPECT_FALSE(resolve_plan(parse({"--skip", "contention"}), cpu(2)).contention);
+  // The pytorch section's two optional timings, each on its own.
+  const auto no_fork = resolve_plan(parse({"--skip", "fork"}), cpu(2));
+  EXPECT_FALSE(no_fork.pytorch_fork);
+  EXPECT_TRUE(no_fork.pytorch_gil);
+  const auto no_gil = resolve_plan(parse({"--skip", "gil"}), cpu(2));
+  EXPECT_TRUE(no_gil.pytorch_fork);
+  EXPECT_FALSE(no_gil.pytorch_gil);
   EXPECT_FALSE(resolve_plan(parse({}), gpus(2)).contention);  // a GPU rank owns its device
 }
 
