@@ -140,7 +140,10 @@ if [ -n "$topology" ]; then
   [[ $topology =~ (^|[{,[:space:]])(nodes|gpus_per_node)[[:space:]]*: ]] &&
     die "--topology '$topology': leave out nodes and gpus_per_node (--nodes and --gpus set them)"
 fi
-[ -z "$nccl_log" ] || [ -f "$nccl_log" ] || die "--nccl-tests-log $nccl_log: no such file"
+if [ -n "$nccl_log" ]; then
+  [ -f "$nccl_log" ] || die "--nccl-tests-log $nccl_log: no such file"
+  [ -n "$topology" ] || die "--nccl-tests-log: the log calibrates a topology's collectives; give --topology too"
+fi
 if [ -z "$gpu_counts" ]; then
   for g in 1 2 4 8; do [ "$g" -lt "$gpus" ] && gpu_counts+="$g "; done
   gpu_counts+=$gpus

@@ -47,6 +47,7 @@ refuses "--topology MAP names the cluster" --device cuda --gpus 4 --nodes 2 --dr
 refuses "leave out nodes and gpus_per_node" --device cuda --gpus 4 --nodes 2 --dry-run --topology '{preset: dgx-h100, nodes: 4}'
 refuses "must be whole nodes" --device cpu --gpus 2 --nodes 2 --gpu-counts "1 3" --dry-run --out "$work/x"
 refuses "is more than --gpus 2" --device cpu --gpus 2 --gpu-counts "4" --dry-run --out "$work/x"
+refuses "give --topology too" --device cpu --nccl-tests-log "$work/all_reduce_perf.log" --dry-run --out "$work/x"
 
 # 3. Real runs on two "nodes" of this machine: srun and scontrol stand-ins, 1 rank a node.
 "$bin/measure" make-data --out "$work/data" --train-samples 512 --test-samples 8 > /dev/null
@@ -61,4 +62,4 @@ runs=$work/out/runs.csv
 grep -q '^\$ srun --nodes 2 --nodelist localhost,127.0.0.1 --kill-on-bad-exit=1 --ntasks-per-node 1 env MASTER_ADDR=localhost ' \
   "$work/out/logs/run-1-trainsim-ddp-2x4-w0.log" || fail "the 2-node run's log: $(cat "$work/out/logs/run-1-trainsim-ddp-2x4-w0.log")"
 grep -q "rendezvous\|appended to $runs" "$work/out/logs/run-1-trainsim-ddp-2x4-w0.log" || fail "the 2-node run did not append its row"
-echo "validate --nodes: the plan, 5 refusals and 2 runs across 2 stand-in nodes"
+echo "validate --nodes: the plan, 6 refusals and 2 runs across 2 stand-in nodes"
