@@ -1,7 +1,7 @@
 # measure largebatch-compare: steps and epochs to the target loss 0.912365 vs global batch.
 # Lines: the model per lr rule from seed 1's baseline (batch 128), its epoch means crossed as the runs' are; a break where it
 # predicts no progress or no crossing. Points: the runs, each against its own seed's target;
-# runs that did not reach it in 5 epochs are not drawn (7).
+# runs that did not reach it in 5 epochs are not drawn (8).
 # Redraw: run gnuplot on this script in its folder (gnuplot 5, Debian package gnuplot-nox).
 if (!exists('outdir')) outdir = '.'
 set terminal svg size 900,600 dynamic noenhanced font 'sans,12' background rgb 'white'
