@@ -3,6 +3,7 @@
 #include <boost/program_options.hpp>
 #include <algorithm>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 
 #include "cli_util.h"
@@ -18,6 +19,9 @@ namespace po = boost::program_options;
 
 constexpr int64_t kKiB = 1024;
 constexpr int64_t kMiB = 1024 * kKiB;
+// What --skip can leave out: the profile's parts, and the pytorch section's worker start-up (fork)
+// and GIL timings.
+constexpr const char* kSkipParts[] = {"compute", "contention", "h2d", "loader", "collectives", "fork", "gil"};
 constexpr int kMaxRanks = 8;  // the GPUs of one node (a node's 8 GPUs; more come from an nccl-tests log)
 
 po::options_description profile_flags() {
@@ -192,10 +196,10 @@ std::optional<ProfileOptions> parse_profile_options(const std::vector<std::strin
   if (vm.count("pytorch-script")) o.pytorch_script = vm["pytorch-script"].as<std::string>();
   if (vm.count("skip")) {
     for (const auto& part : split_list(vm["skip"].as<std::string>())) {
-      if (part != "compute" && part != "contention" && part != "h2d" && part != "loader" &&
-          part != "collectives" && part != "fork" && part != "gil") {
-        throw UsageError("--skip: unknown part '" + part +
-                         "' (expected compute, contention, h2d, loader, collectives, fork, gil)");
+      if (std::find(std::begin(kSkipParts), std::end(kSkipParts), part) == std::end(kSkipParts)) {
+        std::string expected;
+        for (const char* known : kSkipParts) expected += (expected.empty() ? "" : ", ") + std::string(known);
+        throw UsageError("--skip: unknown part '" + part + "' (expected " + expected + ")");
       }
       o.skip.insert(part);
     }

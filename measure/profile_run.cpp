@@ -672,8 +672,10 @@ class ProfileRun {
     // contention case runs (CPU: ranks share the host; a GPU host's ranks each have a device);
     // none with --quick.
     q.fork_ranks.clear();
-    const int fork_ranks = device_.is_cuda() ? 1 : std::max(1, plan_.contention_ranks);
-    for (int k = 1; plan_.pytorch_fork && k <= fork_ranks; ++k) q.fork_ranks.push_back(k);
+    if (plan_.pytorch_fork) {
+      const int fork_ranks = device_.is_cuda() ? 1 : std::max(1, plan_.contention_ranks);
+      for (int k = 1; k <= fork_ranks; ++k) q.fork_ranks.push_back(k);
+    }
     q.gil = plan_.pytorch_gil;
     q.out = folder.path() + "/pytorch.json";
     const std::vector<std::string> command = profiler::pytorch_profile_command(q);

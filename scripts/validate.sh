@@ -259,8 +259,15 @@ run_command() {
   [ -n "$samples" ] && common+=(--train-samples "$samples")
   [ -n "$threads" ] && common+=(--threads "$threads")
   [ -n "$probe_flag" ] && common+=("$probe_flag")
-  # torchrun --standalone; --redirects 1 --tee 1 for Debian's torchrun 1.13 on Python 3.11.
-  local torchrun=("$python" -m torch.distributed.run --redirects 1 --tee 1 --standalone --nproc_per_node "$g")
+  # torchrun (--redirects 1 --tee 1 for Debian's torchrun 1.13 on Python 3.11): --standalone on one
+  # node; across n nodes one agent a node, the rendezvous (c10d) on the first.
+  local torchrun=("$python" -m torch.distributed.run --redirects 1 --tee 1)
+  if [ "$n" -gt 1 ]; then
+    torchrun+=(--nnodes "$n" --nproc_per_node "$gpus" --rdzv_backend c10d --rdzv_endpoint "${hosts[0]}:$port"
+               --rdzv_id "trainsim-validate-${SLURM_JOB_ID:-0}")
+  else
+    torchrun+=(--standalone --nproc_per_node "$g")
+  fi
   case $trainer in
     trainsim) cmd=("$measure" train --strategy "$strategy" --gpus "$g" "${common[@]}") ;;
     pytorch)
@@ -281,12 +288,8 @@ run_command() {
     # variables, the rendezvous at MASTER_ADDR), the PyTorch trainer as one torchrun a node.
     local on=("${srun_cmd[@]}" --nodes "$n" --nodelist "$(IFS=,; echo "${hosts[*]:0:n}")" --kill-on-bad-exit=1)
     case $trainer in
-      trainsim) cmd=("${on[@]}" --ntasks-per-node "$gpus" env MASTER_ADDR="${hosts[0]}" MASTER_PORT="$port"
-                     "$measure" train --strategy ddp --gpus "$g" "${common[@]}") ;;
-      pytorch) cmd=("${on[@]}" --ntasks-per-node 1 "$python" -m torch.distributed.run --redirects 1 --tee 1
-                    --nnodes "$n" --nproc_per_node "$gpus" --rdzv_backend c10d
-                    --rdzv_endpoint "${hosts[0]}:$port" --rdzv_id "trainsim-validate-${SLURM_JOB_ID:-0}"
-                    measure/pytorch/train.py --strategy ddp "${common[@]}") ;;
+      trainsim) cmd=("${on[@]}" --ntasks-per-node "$gpus" env MASTER_ADDR="${hosts[0]}" MASTER_PORT="$port" "${cmd[@]}") ;;
+      pytorch) cmd=("${on[@]}" --ntasks-per-node 1 "${cmd[@]}") ;;
     esac
   else
     cmd=("${one_node[@]}" "${cmd[@]}")

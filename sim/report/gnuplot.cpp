@@ -82,38 +82,36 @@ std::string gnuplot_quoted(const std::string& text) {
 
 DrawOutcome draw_svgs(const std::string& dir, const std::string& script, const std::vector<std::string>& svgs) {
   DrawOutcome outcome;
-  if (const auto gnuplot = find_on_path("gnuplot")) {
+  // gnuplot draws into a staging folder; the SVGs move into `dir` once all are there.
+  const auto draw = [&]() -> std::string {
+    const auto gnuplot = find_on_path("gnuplot");
+    if (!gnuplot) return "gnuplot not found on PATH (Debian: apt-get install gnuplot-nox)";
     const std::string outdir = ".plots.tmp." + std::to_string(::getpid());
     const fs::path staging = fs::path(dir) / outdir;
     std::error_code error;
     fs::create_directories(staging, error);
-    if (error) {
-      outcome.problem = "cannot create " + staging.string() + ": " + error.message();
+    if (error) return "cannot create " + staging.string() + ": " + error.message();
+    const GnuplotRun run = run_gnuplot(*gnuplot, dir, {"-e", "outdir=" + gnuplot_quoted(outdir), script});
+    std::string problem;
+    if (run.exit_code < 0) {
+      problem = *gnuplot + " could not be run: " + run.messages;
     } else {
-      const GnuplotRun run = run_gnuplot(*gnuplot, dir, {"-e", "outdir=" + gnuplot_quoted(outdir), script});
       outcome.messages = non_empty_lines(run.messages);
-      if (run.exit_code < 0) {
-        outcome.problem = *gnuplot + " could not be run: " + run.messages;
-        outcome.messages.clear();
-      } else if (run.exit_code != 0) {
-        outcome.problem = *gnuplot + " exited with status " + std::to_string(run.exit_code) + " on " + script +
-                          (outcome.messages.empty() ? "" : ": " + outcome.messages.back());
-      } else {
-        for (const std::string& svg : svgs) {
-          fs::rename(staging / svg, fs::path(dir) / svg, error);
-          if (error) {
-            outcome.problem = "gnuplot did not produce " + svg + " (" + error.message() + ")";
-            break;
-          }
-        }
+      if (run.exit_code != 0) {
+        problem = *gnuplot + " exited with status " + std::to_string(run.exit_code) + " on " + script +
+                  (outcome.messages.empty() ? "" : ": " + outcome.messages.back());
       }
-      fs::remove_all(staging, error);
     }
-  } else {
-    outcome.problem = "gnuplot not found on PATH (Debian: apt-get install gnuplot-nox)";
-  }
+    for (auto svg = svgs.begin(); problem.empty() && svg != svgs.end(); ++svg) {
+      fs::rename(staging / *svg, fs::path(dir) / *svg, error);
+      if (error) problem = "gnuplot did not produce " + *svg + " (" + error.message() + ")";
+    }
+    fs::remove_all(staging, error);
+    return problem;
+  };
+  outcome.problem = draw();
   outcome.drawn = outcome.problem.empty();
-  if (!outcome.drawn) {
+  if (!outcome.drawn) {  // no picture of older data beside the new script
     std::error_code ignored;
     for (const std::string& svg : svgs) fs::remove(fs::path(dir) / svg, ignored);
   }
