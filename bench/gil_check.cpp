@@ -14,8 +14,9 @@
 #include <exception>
 #include <string>
 
-#include "io/errors.h"
-#include "io/profile_io.h"
+#include "format/errors.h"
+#include "format/metrics.h"
+#include "format/profile_io.h"
 #include "report/format.h"
 #include "train/gil_model.h"
 
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
         const double predicted = train::gil_threads_forward_s(threads, probe.calls, call_s, costs, cores);
         // The first probe's 1 and 2 threads gave the costs, every probe's 1 thread its call time
         // (both exact by construction); the rest is held out.
-        const double error = (predicted - measured) / measured;
+        const double error = relative_error(predicted, measured);
         const char* note = p == 0 && t < 2 ? "  (the costs)"
                            : t == 0        ? "  (its call time)"
                            : threads > cores ? "  (threads > cores)"

@@ -16,7 +16,7 @@
 
 #include "../tests/sim_test_profiles.h"
 #include "des/engine.h"
-#include "io/profile_io.h"
+#include "format/profile_io.h"
 #include "train/simulator.h"
 
 namespace {

@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "format/errors.h"
 #include "io/config.h"
-#include "io/errors.h"
 #include "memory_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "io/errors.h"
+#include "format/errors.h"
 #include "io/nccl_tests_log.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "io/errors.h"
-#include "io/profile_io.h"
+#include "format/errors.h"
+#include "format/profile_io.h"
 #include "memory_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {

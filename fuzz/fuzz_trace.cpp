@@ -18,10 +18,10 @@
 #include <optional>
 #include <string>
 
-#include "io/errors.h"
-#include "io/profile_io.h"
-#include "io/trace_import.h"
+#include "format/errors.h"
+#include "format/profile_io.h"
 #include "memory_file.h"
+#include "trace/trace_import.h"
 
 namespace trainsim::fuzz {
 namespace {

@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim::measure {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "cli_util.h"
-#include "io/profile_io.h"
-#include "io/trace_import.h"
+#include "format/profile_io.h"
+#include "trace/trace_import.h"
 #include "usage_error.h"
 
 namespace trainsim::measure {

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim::measure {
 

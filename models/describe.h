@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim::models {
 

@@ -12,7 +12,7 @@
 #include "fit/device_model.h"
 #include "fit/fit.h"
 #include "fit/fit_format.h"
-#include "io/errors.h"
+#include "format/errors.h"
 #include "io/gpu_catalog.h"
 #include "sim_test_profiles.h"
 #include "train/batch_curve.h"

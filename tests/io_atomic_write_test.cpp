@@ -1,4 +1,4 @@
-// trainsim::write_file_atomic (sim/io/atomic_write.h), the one atomic write of both programs.
+// trainsim::write_file_atomic (format/atomic_write.h), the one atomic write of both programs.
 // It replaced nine copies, two of which used the fixed name FILE.tmp (a file or link planted there
 // was written through) and most of which never fsynced.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "io/atomic_write.h"
+#include "format/atomic_write.h"
 #include "temp_dir.h"
 
 namespace trainsim {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "io/config.h"
-#include "io/errors.h"
+#include "format/errors.h"
 #include "temp_dir.h"
 
 namespace trainsim {

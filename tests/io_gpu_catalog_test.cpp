@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "io/errors.h"
+#include "format/errors.h"
 #include "io/gpu_catalog.h"
 #include "temp_dir.h"
 

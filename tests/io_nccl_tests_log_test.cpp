@@ -4,7 +4,7 @@
 #include <string>
 
 #include "io/nccl_tests_log.h"
-#include "io/errors.h"
+#include "format/errors.h"
 
 namespace {
 

@@ -10,8 +10,9 @@
 #include <sstream>
 #include <string>
 
-#include "io/errors.h"
-#include "io/profile_io.h"
+#include "format/errors.h"
+#include "format/profile_io.h"
+#include "io/profile_needs.h"
 #include "temp_dir.h"
 
 namespace trainsim {

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "gloo_required.h"
-#include "io/profile_io.h"
+#include "format/profile_io.h"
 #include "temp_dir.h"
 
 namespace trainsim {

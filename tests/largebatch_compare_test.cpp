@@ -11,8 +11,8 @@
 #include <optional>
 #include <string>
 
-#include "io/profile_io.h"
-#include "io/errors.h"
+#include "format/profile_io.h"
+#include "format/errors.h"
 #include "largebatch/compare.h"
 #include "largebatch/compare_plot.h"
 #include "largebatch/compare_report.h"

@@ -143,16 +143,6 @@ TEST(ProfileOptions, CudnnBenchmarkIsOnUnlessTurnedOff) {
   EXPECT_EQ(parse({"--cudnn-benchmark", "on"}).cudnn_benchmark, true);
 }
 
-TEST(CollectiveOp, BusBandwidthFactorsFollowNcclTests) {
-  // all_reduce 2(n-1)/n: n=2 -> 1, n=4 -> 1.5; broadcast and reduce: 1.
-  EXPECT_DOUBLE_EQ(collectives::bus_bandwidth_factor("all_reduce", 1), 0.0);
-  EXPECT_DOUBLE_EQ(collectives::bus_bandwidth_factor("all_reduce", 2), 1.0);
-  EXPECT_DOUBLE_EQ(collectives::bus_bandwidth_factor("all_reduce", 4), 1.5);
-  EXPECT_DOUBLE_EQ(collectives::bus_bandwidth_factor("broadcast", 4), 1.0);
-  EXPECT_DOUBLE_EQ(collectives::bus_bandwidth_factor("reduce", 3), 1.0);
-  EXPECT_THROW(collectives::bus_bandwidth_factor("all_gather", 2), std::invalid_argument);
-}
-
 TEST(CollectiveOp, RepeatsShrinkAbove16MiB) {
   EXPECT_EQ(collectives::repeats_for_size(20, 16 * kMiB), 20);
   EXPECT_EQ(collectives::repeats_for_size(20, 64 * kMiB), 5);   // 20 * 16/64

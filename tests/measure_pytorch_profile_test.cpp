@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "io/errors.h"
+#include "format/errors.h"
 #include "profiler/pytorch_profile.h"
 #include "usage_error.h"
 

@@ -8,8 +8,8 @@
 #include <set>
 #include <string>
 
-#include "io/errors.h"
-#include "io/profile_io.h"
+#include "format/errors.h"
+#include "format/profile_io.h"
 #include "temp_dir.h"
 #include "torchscript/script_profile.h"
 #include "usage_error.h"

@@ -1,5 +1,5 @@
 #pragma once
-// TEST FIXTURE (hand-written, not a measurement): pace-probe readings (io/profile.h) for the
+// TEST FIXTURE (hand-written, not a measurement): pace-probe readings (format/profile.h) for the
 // model's tests, with gains the plain step equation gives at chosen coefficients.
 
 #include <algorithm>
@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "io/profile.h"
+#include "format/profile.h"
 #include "stats/pace_probe.h"
 
 namespace trainsim::testing {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "io/errors.h"
+#include "format/errors.h"
 #include "report/compare.h"
 #include "report/gnuplot.h"
 #include "report/plots.h"

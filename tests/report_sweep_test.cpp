@@ -7,8 +7,8 @@
 #include <string>
 #include <thread>
 
-#include "io/errors.h"
-#include "io/profile_io.h"
+#include "format/errors.h"
+#include "format/profile_io.h"
 #include "report/csv.h"
 #include "report/report.h"
 #include "report/sweep.h"

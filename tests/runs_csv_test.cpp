@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "io/errors.h"
+#include "format/errors.h"
 #include "io/runs_csv.h"
 #include "remove_tree.h"
 #include "runs/runs_csv.h"
@@ -144,7 +144,7 @@ TEST_F(RunsCsv, FormatsAndParsesTheTwentyThreeColumns) {
   EXPECT_THROW(parse_run_row("ddp,2,32,0,2048,1,1,0,1,2,1,cpu,synthetic,1,1,1,d"), std::invalid_argument);
 }
 
-// measure writes and reads back rows in the dialect simulate --compare reads (io/csv.h): a text
+// measure writes and reads back rows in the dialect simulate --compare reads (format/csv.h): a text
 // field with a comma or a quote is quoted, and a count beyond int is an error, not a truncation
 // (4294967298 was read as 2 by a static_cast).
 TEST_F(RunsCsv, AFieldWithACommaRoundTripsAndAHugeCountIsRefused) {

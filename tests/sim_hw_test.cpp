@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "format/metrics.h"
 #include "hw/collective_cost.h"
 #include "hw/collective_model.h"
 #include "hw/nccl_calibration.h"
@@ -208,6 +209,26 @@ TEST(NcclModel, LinkRatingsAreNcclsTopologyFigures) {
   EXPECT_DOUBLE_EQ(nccl_bus_factor(NcclOp::kAllReduce, 4), 1.5);  // 2(n-1)/n
   EXPECT_DOUBLE_EQ(nccl_bus_factor(NcclOp::kAllGather, 4), 0.75);
   EXPECT_DOUBLE_EQ(nccl_bus_factor(NcclOp::kBroadcast, 4), 1.0);
+  EXPECT_DOUBLE_EQ(nccl_bus_factor(NcclOp::kBroadcast, 1), 0.0);  // the bytes one rank moves: none
+}
+
+// format/metrics.h: nccl-tests' factors (src/*.cu) as measure and every report print them.
+TEST(Metrics, BusFactorsFollowNcclTests) {
+  using trainsim::nccl_tests_bus_factor;
+  EXPECT_DOUBLE_EQ(nccl_tests_bus_factor("all_reduce", 1), 0.0);
+  EXPECT_DOUBLE_EQ(nccl_tests_bus_factor("all_reduce", 2), 1.0);
+  EXPECT_DOUBLE_EQ(nccl_tests_bus_factor("all_reduce", 4), 1.5);
+  EXPECT_DOUBLE_EQ(nccl_tests_bus_factor("all_gather", 4), 0.75);
+  EXPECT_DOUBLE_EQ(nccl_tests_bus_factor("reduce_scatter", 8), 0.875);
+  EXPECT_DOUBLE_EQ(nccl_tests_bus_factor("broadcast", 1), 1.0);
+  EXPECT_DOUBLE_EQ(nccl_tests_bus_factor("reduce", 3), 1.0);
+  EXPECT_THROW(nccl_tests_bus_factor("all_to_all", 2), std::invalid_argument);
+  EXPECT_THROW(nccl_tests_bus_factor("all_reduce", 0), std::invalid_argument);
+}
+
+TEST(Metrics, ErrorsAreSignedAndRelativeToTheMeasurement) {
+  EXPECT_DOUBLE_EQ(trainsim::relative_error(11.0, 10.0), 0.1);
+  EXPECT_DOUBLE_EQ(trainsim::percent_error(8.0, 10.0), -20.0);
 }
 
 TEST(NcclModel, RingAllReduceOnOnePcieNode) {

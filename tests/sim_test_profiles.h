@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim::testing {
 

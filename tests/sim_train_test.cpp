@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "io/errors.h"
+#include "format/errors.h"
 #include "sim_test_profiles.h"
 #include "train/batch_curve.h"
 #include "train/buckets.h"

@@ -17,7 +17,7 @@
 #include "flat_text.h"
 #include "hw/collective_model.h"
 #include "io/config.h"
-#include "io/profile_io.h"
+#include "format/profile_io.h"
 #include "pace_probe_fixture.h"
 #include "report/csv.h"
 #include "report/large_batch.h"

@@ -12,7 +12,7 @@
 #include <stdexcept>
 
 #include "cli_util.h"
-#include "io/atomic_write.h"
+#include "format/atomic_write.h"
 #include "launch.h"
 #include "stats.h"
 #include "usage_error.h"

@@ -12,7 +12,7 @@
 
 #include "collectives/collective_op.h"
 #include "comm/communicator.h"
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim::measure::collectives {
 

@@ -23,14 +23,6 @@ CollectiveOp parse_op(const std::string& name) {
   throw UsageError("unknown collective '" + name + "' (expected all_reduce, broadcast or reduce)");
 }
 
-double bus_bandwidth_factor(const std::string& op, int ranks) {
-  if (ranks < 1) throw std::invalid_argument("bus_bandwidth_factor: ranks must be >= 1");
-  const double n = ranks;
-  if (op == "all_reduce") return 2.0 * (n - 1.0) / n;  // ring: 2(n-1)/n of the buffer per rank
-  if (op == "broadcast" || op == "reduce") return 1.0;
-  throw std::invalid_argument("bus_bandwidth_factor: unknown collective '" + op + "'");
-}
-
 std::vector<int64_t> message_sizes(int64_t min_bytes, int64_t max_bytes) {
   if (min_bytes < 1) throw std::invalid_argument("message_sizes: min_bytes must be >= 1");
   std::vector<int64_t> sizes;

@@ -1,6 +1,6 @@
 #pragma once
 // The collectives measure benchmarks (what DDP and DataParallel use), their names in the
-// profile, the nccl-tests bandwidth conventions and the message-size grid. Torch-free.
+// profile and the message-size grid (the bus bandwidth factor: format/metrics.h). Torch-free.
 
 #include <cstdint>
 #include <string>
@@ -16,10 +16,6 @@ inline constexpr CollectiveOp kAllCollectiveOps[] = {CollectiveOp::all_reduce,
 std::string op_name(CollectiveOp op);  // "all_reduce", "broadcast", "reduce"
 // Throws UsageError naming the accepted names.
 CollectiveOp parse_op(const std::string& name);
-
-// busbw / algbw (nccl-tests doc/PERFORMANCE.md): all_reduce 2(n-1)/n; broadcast and reduce 1.
-// Throws std::invalid_argument for an unknown op name or ranks < 1.
-double bus_bandwidth_factor(const std::string& op, int ranks);
 
 // min_bytes, 4 * min_bytes, 16 * min_bytes, ... while <= max_bytes (nothing if max < min).
 std::vector<int64_t> message_sizes(int64_t min_bytes, int64_t max_bytes);

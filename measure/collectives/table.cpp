@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "collectives/collective_op.h"
+#include "format/metrics.h"
 
 namespace trainsim::measure::collectives {
 namespace {
@@ -22,7 +23,7 @@ std::string format(const char* fmt, ...) {
 }  // namespace
 
 std::string curve_table(const CollectiveCurve& curve) {
-  const double factor = bus_bandwidth_factor(curve.op, curve.ranks);
+  const double factor = nccl_tests_bus_factor(curve.op, curve.ranks);
   const bool rooted = curve.op == "broadcast" || curve.op == "reduce";
   const bool reduces = curve.op == "all_reduce" || curve.op == "reduce";
   std::string s = format("# %s, %d rank%s (busbw = algbw * %.4g)\n", curve.op.c_str(), curve.ranks,

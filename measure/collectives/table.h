@@ -1,11 +1,11 @@
 #pragma once
 // The collectives in nccl-tests' layout (size, count, type, redop, root, time, algbw, busbw), for
 // stderr and reports/<machine>/collectives.txt. Torch-free.
-//   algbw = bytes / time; busbw = algbw * bus_bandwidth_factor(op, ranks); GB/s = 1e9 B/s.
+//   algbw = bytes / time; busbw = algbw * nccl_tests_bus_factor(op, ranks) (format/metrics.h); GB/s = 1e9 B/s.
 
 #include <string>
 
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim::measure::collectives {
 

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "data/splitmix64.h"
-#include "io/atomic_write.h"
+#include "format/atomic_write.h"
 
 namespace trainsim::data {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "data/cifar.h"
-#include "io/atomic_write.h"
+#include "format/atomic_write.h"
 
 namespace trainsim::data {
 namespace {

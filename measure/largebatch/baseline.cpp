@@ -19,10 +19,11 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "data/idx.h"
 #include "data/loader.h"
 #include "device.h"
-#include "io/errors.h"
-#include "io/profile_io.h"
+#include "format/errors.h"
+#include "format/profile_io.h"
 #include "largebatch/gradient_noise.h"
 #include "largebatch/lars.h"
 #include "largebatch/lr_schedule.h"
@@ -30,7 +31,6 @@
 #include "largebatch/state_probes.h"
 #include "launch.h"
 #include "machine.h"
-#include "data/idx.h"
 #include "models/describe.h"
 #include "models/staged.h"
 #include "runs/ddp.h"

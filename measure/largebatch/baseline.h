@@ -7,10 +7,10 @@
 #include <functional>
 #include <string>
 
-#include "data/cifar.h"
-#include "io/profile.h"
-#include "largebatch/baseline_options.h"
 #include "comm/communicator.h"
+#include "data/cifar.h"
+#include "format/profile.h"
+#include "largebatch/baseline_options.h"
 
 namespace trainsim::measure {
 

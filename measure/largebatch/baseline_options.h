@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "format/lr_rule.h"
 #include "largebatch/pace_probe_options.h"
-#include "stats/lr_rule.h"
 #include "usage_error.h"
 
 namespace trainsim::measure {

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "io/profile_io.h"
+#include "format/profile_io.h"
 #include "largebatch/plan.h"
 
 namespace trainsim::measure {

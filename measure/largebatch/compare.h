@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "io/profile.h"
+#include "format/lr_rule.h"
+#include "format/profile.h"
 #include "stats/large_batch.h"
-#include "stats/lr_rule.h"
 
 namespace trainsim::measure {
 

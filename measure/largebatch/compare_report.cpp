@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "io/csv.h"
+#include "format/csv.h"
 
 namespace trainsim::measure {
 namespace {

@@ -2,11 +2,11 @@
 // Learning-rate schedules of the real trainers (issue 5): the rule's target rate for a global batch
 // B relative to the base batch B_0, and Goyal et al.'s linear warm-up towards it. Torch-free, so
 // `measure train` (measure/runs) and `measure baseline` share it; the rules themselves
-// (trainsim::LrRule, lr_ratio) are sim/stats/lr_rule.h, the ones `simulate` reasons about.
+// (trainsim::LrRule, lr_ratio) are format/lr_rule.h, the ones `simulate` reasons about.
 
 #include <cstdint>
 
-#include "stats/lr_rule.h"
+#include "format/lr_rule.h"
 
 namespace trainsim::measure {
 

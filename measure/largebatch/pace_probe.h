@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "data/image_set.h"
-#include "io/profile.h"
+#include "format/profile.h"
 #include "largebatch/pace_probe_options.h"
 #include "largebatch/state_probes.h"
 #include "models/staged.h"

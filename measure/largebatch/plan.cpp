@@ -13,9 +13,9 @@
 #include <stdexcept>
 
 #include "cli_util.h"
-#include "io/csv.h"
-#include "io/errors.h"
-#include "io/profile_io.h"
+#include "format/csv.h"
+#include "format/errors.h"
+#include "format/profile_io.h"
 #include "largebatch/compare_flags.h"
 #include "largebatch/text_file.h"
 #include "machine.h"

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "io/atomic_write.h"
+#include "format/atomic_write.h"
 
 namespace trainsim::measure {
 

@@ -1,5 +1,5 @@
 #pragma once
-// Atomic text output for the large-batch commands: write_file_atomic (io/atomic_write.h) after
+// Atomic text output for the large-batch commands: write_file_atomic (format/atomic_write.h) after
 // creating missing parent folders, so a reader never sees a torn file. Torch-free.
 
 #include <string>

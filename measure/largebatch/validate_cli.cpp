@@ -215,7 +215,9 @@ int largebatch_validate_main(int argc, char** argv) {
   context.date = utc_now_iso8601();
   context.libtorch = libtorch_version();
   context.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const auto files = write_validation_report(result, o, context, out_dir);
+  std::string plot_warning;
+  const auto files = write_validation_report(result, o, context, out_dir, plot_warning);
+  if (!plot_warning.empty()) std::fprintf(stderr, "warning: %s\n", plot_warning.c_str());
 
   for (const auto& c : result.cases) {
     if (!c.failure.empty()) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "format/metrics.h"
 #include "stats/mccandlish.h"
 
 namespace trainsim::measure {
@@ -129,7 +130,7 @@ void search_case(ValidationCase& c, const ValidationProblem& problem, const Vali
   }
 }
 
-double percent_error(double predicted, double measured) { return 100.0 * std::abs(predicted - measured) / measured; }
+double absolute_percent_error(double predicted, double measured) { return std::abs(percent_error(predicted, measured)); }
 
 // The baseline's fit and every batch size's predictions of one case whose trials are done.
 void predict(ValidationCase& c, const ValidationOptions& o) {
@@ -288,9 +289,9 @@ ValidationResult run_validation(const ValidationOptions& o, const ValidationLog&
     predict(c, o);
     for (const auto& p : c.predictions) {
       if (p.is_base || !p.measured) continue;
-      error_sum += percent_error(p.predicted, *p.measured);
-      integrated_sum += percent_error(p.predicted_integrated, *p.measured);
-      perfect_sum += percent_error(p.perfect_scaling, *p.measured);
+      error_sum += absolute_percent_error(p.predicted, *p.measured);
+      integrated_sum += absolute_percent_error(p.predicted_integrated, *p.measured);
+      perfect_sum += absolute_percent_error(p.perfect_scaling, *p.measured);
       ++result.comparisons;
       compared.insert(p.batch);
     }

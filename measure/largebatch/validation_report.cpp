@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "format/metrics.h"
 #include "largebatch/text_file.h"
 #include "report/gnuplot.h"
 
@@ -30,7 +31,7 @@ std::string general(double value) {
 // Signed: + means the prediction needs more steps than measured.
 std::string signed_error(double predicted, const std::optional<double>& measured) {
   if (!measured) return "";
-  return fixed(100.0 * (predicted - *measured) / *measured, 1);
+  return fixed(percent_error(predicted, *measured), 1);
 }
 
 std::string join(const std::vector<int64_t>& values) {
@@ -63,18 +64,19 @@ double case_error(const ValidationCase& c, double BatchPrediction::*predicted) {
   int n = 0;
   for (const auto& p : c.predictions) {
     if (p.is_base || !p.measured) continue;
-    sum += 100.0 * std::abs(p.*predicted - *p.measured) / *p.measured;
+    sum += std::abs(percent_error(p.*predicted, *p.measured));
     ++n;
   }
   return n > 0 ? sum / n : 0;
 }
 
-const char* const kPlotScript =
+const std::string kPlotScript =
     "# Predicted vs measured steps to the target loss (log-log), every case and batch size but the\n"
     "# baselines; data: steps.dat (measured, predicted, predicted integrated, batch).\n"
-    "# Redraw: gnuplot steps.gp (in this folder; gnuplot 5, Debian package gnuplot-nox).\n"
+    "# Redraw: gnuplot steps.gp (in this folder; gnuplot 5, Debian package gnuplot-nox).\n" +
+    std::string(report::kOutdirDefault) +
     "set terminal svg size 760,640 dynamic noenhanced font 'sans,12' background rgb 'white'\n"
-    "set output 'steps.svg'\n"
+    "set output outdir.'/steps.svg'\n"
     "set title 'Steps to the target loss: McCandlish prediction from the baseline vs measured'\n"
     "set xlabel 'measured steps (lr tuned per batch)'\nset ylabel 'predicted steps'\n"
     "set logscale xy\nset format x '%g'\nset format y '%g'\nset grid\nset key bottom right\nset size ratio -1\n"
@@ -297,7 +299,8 @@ std::string report_markdown(const ValidationResult& r, const ValidationOptions& 
 }
 
 std::vector<std::string> write_validation_report(const ValidationResult& r, const ValidationOptions& o,
-                                                 const ReportContext& c, const std::string& dir) {
+                                                 const ReportContext& c, const std::string& dir,
+                                                 std::string& plot_warning) {
   std::vector<std::string> written;
   auto write = [&](const std::string& name, const std::string& text) {
     const std::string path = (fs::path(dir) / name).string();
@@ -309,8 +312,9 @@ std::vector<std::string> write_validation_report(const ValidationResult& r, cons
   write("baseline_curves.csv", baseline_curves_csv(r));
   write("steps.dat", plot_data(r));
   write("steps.gp", kPlotScript);
-  const auto gnuplot = report::find_on_path("gnuplot");
-  const bool has_plot = gnuplot && report::run_gnuplot(*gnuplot, dir, {"steps.gp"}).exit_code == 0;
+  const report::DrawOutcome outcome = report::draw_svgs(dir, "steps.gp", {"steps.svg"});
+  const bool has_plot = outcome.drawn;
+  if (!has_plot) plot_warning = outcome.problem + ": steps.gp not drawn";
   if (has_plot) written.push_back((fs::path(dir) / "steps.svg").string());
   write("report.md", report_markdown(r, o, c, has_plot));
   return written;

@@ -27,8 +27,10 @@ std::string report_markdown(const ValidationResult& result, const ValidationOpti
                             const ReportContext& context, bool has_plot);
 
 // Writes every file into `dir` (created if missing), each atomically. Returns the paths written.
-// The plot is skipped (and the report says so) when no `gnuplot` is on PATH or it fails.
+// The plot is skipped (the report says so, and `plot_warning` why) when no `gnuplot` is on PATH or
+// it fails; no steps.svg of older data is left then.
 std::vector<std::string> write_validation_report(const ValidationResult& result, const ValidationOptions& options,
-                                                 const ReportContext& context, const std::string& dir);
+                                                 const ReportContext& context, const std::string& dir,
+                                                 std::string& plot_warning);
 
 }  // namespace trainsim::measure

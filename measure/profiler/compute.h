@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "device.h"
-#include "io/profile.h"
+#include "format/profile.h"
 #include "models/resnet.h"
 #include "profiler/fused_iteration.h"
 

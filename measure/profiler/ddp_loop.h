@@ -10,7 +10,7 @@
 
 #include "comm/communicator.h"
 #include "device.h"
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim::measure::profiler {
 

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "device.h"
-#include "io/profile.h"
+#include "format/profile.h"
 #include "models/staged.h"
 
 namespace trainsim::measure::profiler {

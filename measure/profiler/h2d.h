@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "device.h"
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim::measure::profiler {
 

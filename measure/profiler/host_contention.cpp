@@ -1,4 +1,4 @@
-#include "io/atomic_write.h"
+#include "format/atomic_write.h"
 #include "profiler/host_contention.h"
 
 #include <unistd.h>
@@ -13,15 +13,15 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cli_util.h"
 #include "comm/communicator.h"
 #include "device.h"
 #include "launch.h"
 #include "models/describe.h"
 #include "profiler/compute.h"
-#include "torchscript/script_profile.h"
 #include "stats.h"
+#include "torchscript/script_profile.h"
 #include "usage_error.h"
-#include "cli_util.h"
 
 namespace trainsim::measure::profiler {
 namespace {

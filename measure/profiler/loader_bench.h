@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "data/cifar.h"
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim::measure::profiler {
 

@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "cli_util.h"
-#include "io/bounds.h"
-#include "io/errors.h"
+#include "format/bounds.h"
+#include "format/errors.h"
 #include "launch.h"
 #include "usage_error.h"
 
@@ -103,7 +103,7 @@ int64_t calls(const Reader& r, const json& value, const std::string& key) {
 }
 
 // {"threads": [1, 2, ...], "depth": D, "probes": [{"name", "width", "batch", "calls", "forward_s": [..]}]}:
-// the GIL block (sim/io/profile.h GilProfile).
+// the GIL block (format/profile.h GilProfile).
 GilProfile parse_gil(const Reader& r, const json& value) {
   GilProfile g;
   const json& threads = r.array(r.member(value, "gil", "threads"), "gil.threads");

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim::measure::profiler {
 

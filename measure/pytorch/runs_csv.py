@@ -6,7 +6,7 @@ file the C++ writer in measure/runs/runs_csv.cpp uses too): under the lock the f
 header checked, and header + old rows + the new row written to FILE.tmp.<pid>, fsynced and
 renamed over FILE. A crash never leaves a torn file and concurrent appenders never lose a row.
 
-COLUMNS is runs.csv's column list of sim/io/runs_columns.h, the one the C++ writer and simulate
+COLUMNS is runs.csv's column list of format/runs_columns.h, the one the C++ writer and simulate
 --compare's reader use (tests/pytorch/test_runs_csv.py holds the two lists equal).
 
 Two headers are accepted. HEADER (23 columns) is the one the C++ writer shares; a file with it

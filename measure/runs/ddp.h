@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace c10d {
 class Reducer;

@@ -16,9 +16,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "io/atomic_write.h"
-#include "io/csv.h"
-#include "io/errors.h"
+#include "format/atomic_write.h"
+#include "format/csv.h"
+#include "format/errors.h"
 
 namespace trainsim::measure {
 namespace {

@@ -6,11 +6,11 @@
 #include <optional>
 #include <string>
 
-#include "io/runs_columns.h"
+#include "format/runs_columns.h"
 
 namespace trainsim::measure {
 
-// One row, field for field the columns of io/runs_columns.h (kRunsColumns), in their order.
+// One row, field for field the columns of format/runs_columns.h (kRunsColumns), in their order.
 struct RunRow {
   std::string strategy;  // ddp | dp
   int gpus = 0;          // ranks (ddp) or devices (dp)
@@ -41,7 +41,7 @@ struct RunRow {
 // quoted.
 std::string format_run_row(const RunRow& row);
 
-// Splits a line written by format_run_row back into a row (io/csv.h: the dialect simulate
+// Splits a line written by format_run_row back into a row (format/csv.h: the dialect simulate
 // --compare reads). Throws std::invalid_argument when it does not have kRunsColumns' 23, a quote is
 // left open, or a number does not parse (counts: whole numbers within range; the optional columns
 // may be empty).

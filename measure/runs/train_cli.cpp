@@ -1,4 +1,3 @@
-#include "io/atomic_write.h"
 #include "runs/train_cli.h"
 
 #include <stdlib.h>
@@ -14,14 +13,15 @@
 #include <string>
 #include <vector>
 
+#include "comm/communicator.h"
 #include "data/cifar.h"
 #include "device.h"
-#include "io/errors.h"
+#include "format/atomic_write.h"
+#include "format/errors.h"
 #include "launch.h"
 #include "machine.h"
 #include "machine_cli.h"
 #include "profiler/probe.h"
-#include "comm/communicator.h"
 #include "runs/runs_csv.h"
 #include "runs/train_options.h"
 #include "runs/trainer.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "stats/lr_rule.h"
+#include "format/lr_rule.h"
 #include "usage_error.h"  // UsageError: main prints `error: <what>` and exits 2
 
 namespace trainsim::measure {

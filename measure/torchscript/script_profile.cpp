@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include "cli_util.h"
-#include "io/errors.h"
+#include "format/errors.h"
 #include "stats.h"
 #include "usage_error.h"
 

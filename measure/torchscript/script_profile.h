@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "device.h"
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim::measure::torchscript {
 

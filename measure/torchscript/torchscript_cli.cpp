@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "cli_util.h"
-#include "device.h"
-#include "io/errors.h"
 #include "comm/communicator.h"
 #include "data/cifar.h"
-#include "io/profile_io.h"
+#include "device.h"
+#include "format/errors.h"
+#include "format/profile_io.h"
 #include "launch.h"
 #include "machine.h"
 #include "profiler/host_contention.h"

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "fit/roofline.h"
+#include "format/profile.h"
 #include "io/config.h"
 #include "io/gpu_catalog.h"
-#include "io/profile.h"
 #include "train/simulator.h"
 
 namespace trainsim::fit {

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "io/errors.h"
+#include "format/errors.h"
 
 namespace trainsim::fit {
 namespace {

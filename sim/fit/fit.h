@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "fit/device_model.h"
+#include "format/profile.h"
 #include "io/config.h"
 #include "io/gpu_catalog.h"
-#include "io/profile.h"
 #include "train/simulator.h"
 
 namespace trainsim::fit {

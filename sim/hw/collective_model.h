@@ -22,11 +22,11 @@
 #include <string>
 #include <utility>
 
+#include "format/profile.h"
 #include "hw/collective_cost.h"
 #include "hw/curve.h"
 #include "hw/nccl_model.h"
 #include "io/config.h"
-#include "io/profile.h"
 
 namespace trainsim::hw {
 

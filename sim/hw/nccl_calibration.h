@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "format/profile.h"
 #include "hw/nccl_model.h"
-#include "io/profile.h"
 
 namespace trainsim::hw {
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "format/metrics.h"
 #include "hw/nccl_calibration.h"
 
 namespace trainsim::hw {
@@ -185,16 +186,8 @@ const char* to_string(NcclProtocol p) {
 }
 
 double nccl_bus_factor(NcclOp op, int ranks) {
-  if (ranks <= 1) return 0;
-  const double n = ranks;
-  switch (op) {
-    case NcclOp::kAllReduce: return 2 * (n - 1) / n;
-    case NcclOp::kAllGather:
-    case NcclOp::kReduceScatter: return (n - 1) / n;
-    case NcclOp::kBroadcast:
-    case NcclOp::kReduce: return 1;
-  }
-  return 1;
+  if (ranks <= 1) return 0;  // one rank moves nothing (nccl-tests prints a broadcast's factor 1)
+  return nccl_tests_bus_factor(to_string(op), ranks);
 }
 
 NcclParts nccl_parts(NcclOp op, double bytes, const NcclSystem& sys, NcclAlgorithm algorithm, NcclProtocol protocol) {

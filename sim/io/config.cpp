@@ -6,10 +6,10 @@
 #include <limits>
 #include <set>
 
-#include "io/bounds.h"
-#include "io/errors.h"
+#include "format/bounds.h"
+#include "format/errors.h"
+#include "format/yaml_reader.h"
 #include "io/nccl_tests_log.h"
-#include "io/yaml_reader.h"
 
 namespace trainsim {
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "format/lr_rule.h"
 #include "io/gpu_catalog.h"
 #include "io/topology.h"
-#include "stats/lr_rule.h"
 #include "stats/past_bound.h"
 
 namespace trainsim {

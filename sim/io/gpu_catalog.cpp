@@ -6,8 +6,8 @@
 #include <initializer_list>
 #include <sstream>
 
-#include "io/errors.h"
-#include "io/yaml_reader.h"
+#include "format/errors.h"
+#include "format/yaml_reader.h"
 
 namespace trainsim {
 

@@ -6,9 +6,9 @@
 #include <sstream>
 #include <vector>
 
-#include "io/bounds.h"
-#include "io/errors.h"
-#include "io/input_text.h"
+#include "format/bounds.h"
+#include "format/errors.h"
+#include "format/input_text.h"
 
 namespace trainsim {
 namespace {

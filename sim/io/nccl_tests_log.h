@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim {
 

@@ -8,10 +8,10 @@
 #include <optional>
 #include <sstream>
 
-#include "io/csv.h"
-#include "io/errors.h"
-#include "io/input_text.h"
-#include "io/runs_columns.h"
+#include "format/csv.h"
+#include "format/errors.h"
+#include "format/input_text.h"
+#include "format/runs_columns.h"
 
 namespace trainsim {
 namespace {

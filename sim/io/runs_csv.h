@@ -68,7 +68,7 @@ struct RunsTable {
 };
 
 // The columns a runs.csv header must name (any order; other columns are allowed and ignored):
-// the first kRunsRequiredColumns of io/runs_columns.h, strategy,gpus,batch_per_gpu,loader_workers,
+// the first kRunsRequiredColumns of format/runs_columns.h, strategy,gpus,batch_per_gpu,loader_workers,
 // train_samples,epoch_s,train_s
 const std::vector<std::string>& runs_required_columns();
 

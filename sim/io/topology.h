@@ -8,7 +8,7 @@
 #include <string>
 
 #include "io/gpu_catalog.h"
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim {
 

@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "io/atomic_write.h"
+#include "format/atomic_write.h"
 
 namespace trainsim::report {
 

@@ -12,7 +12,7 @@ class OutputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// trainsim::write_file_atomic (io/atomic_write.h) with its failure as an OutputError (exit 1).
+// trainsim::write_file_atomic (format/atomic_write.h) with its failure as an OutputError (exit 1).
 void write_file_atomic(const std::string& path, const std::string& content);
 
 // Creates `dir` and its parents if missing. Throws OutputError.

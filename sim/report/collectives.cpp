@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "format/metrics.h"
 #include "hw/nccl_calibration.h"
 
 namespace trainsim::report {
@@ -152,8 +153,8 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
     const double measured = log ? logged_seconds(*log, r.bytes) : -1;
     if (measured > 0) {
       const double measured_busbw = r.bytes / measured / 1e9 * factor;
-      const double e_time = (r.time.seconds - measured) / measured;
-      const double e_busbw = (r.busbw_gbs - measured_busbw) / measured_busbw;
+      const double e_time = relative_error(r.time.seconds, measured);
+      const double e_busbw = relative_error(r.busbw_gbs, measured_busbw);
       std::snprintf(line, sizeof line, "   %13.2f %6.2f   %+9.1f%% %+6.1f%%", measured * 1e6, measured_busbw,
                     e_time * 100, e_busbw * 100);
       out += line;
@@ -162,8 +163,8 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
       const double held = calibrated ? calibrated->seconds(hw::NcclOp::kAllReduce, r.bytes, system) : -1;
       if (held > 0) {
         const double held_busbw = r.bytes / held / 1e9 * factor;
-        const double c_time = (held - measured) / measured;
-        const double c_busbw = (held_busbw - measured_busbw) / measured_busbw;
+        const double c_time = relative_error(held, measured);
+        const double c_busbw = relative_error(held_busbw, measured_busbw);
         std::snprintf(line, sizeof line, "   %15.2f %6.2f   %+9.1f%% %+6.1f%%", held * 1e6, held_busbw, c_time * 100,
                       c_busbw * 100);
         out += line;

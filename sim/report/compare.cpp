@@ -5,9 +5,10 @@
 #include <cstdio>
 #include <optional>
 
+#include "format/csv.h"
+#include "format/errors.h"
+#include "format/metrics.h"
 #include "io/config.h"
-#include "io/csv.h"
-#include "io/errors.h"
 #include "report/format.h"
 
 namespace trainsim::report {
@@ -340,7 +341,7 @@ std::string format_compare_definitions(const Unit& unit) {
 
 }  // namespace
 
-double error_percent(double predicted, double measured) { return (predicted - measured) / measured * 100.0; }
+double error_percent(double predicted, double measured) { return percent_error(predicted, measured); }
 
 ProbeReference probe_reference(const Profile& profile, const std::string& model) {
   ProbeReference ref;

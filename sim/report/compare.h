@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "io/config.h"
-#include "io/profile.h"
+#include "format/profile.h"
 #include "io/runs_csv.h"
 #include "report/report.h"
 #include "train/simulator.h"

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <optional>
 
-#include "io/csv.h"
+#include "format/csv.h"
 
 namespace trainsim::report {
 namespace {

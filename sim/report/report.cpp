@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "format/metrics.h"
 #include "report/format.h"
 
 namespace trainsim::report {
@@ -163,7 +164,7 @@ double perfect_split_compute_s(double t1, int n) { return t1 / n; }
 double implied_comm_s(double t1, double tn, int n) { return tn - perfect_split_compute_s(t1, n); }
 double ring_bytes_per_epoch(int64_t iterations, int n, int64_t param_bytes) {
   // Ring all-reduce: each rank sends 2(n-1)/n * S bytes per all-reduce of S bytes.
-  return static_cast<double>(iterations) * 2.0 * (n - 1) / n * static_cast<double>(param_bytes);
+  return static_cast<double>(iterations) * nccl_tests_bus_factor("all_reduce", n) * static_cast<double>(param_bytes);
 }
 
 std::optional<Strategy> one_gpu_baseline_strategy(const ReportContext& context) {

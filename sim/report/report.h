@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "io/config.h"
-#include "io/profile.h"
+#include "format/profile.h"
 #include "report/format.h"
 #include "report/large_batch.h"
 #include "train/simulator.h"

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "io/config.h"
-#include "io/profile.h"
+#include "format/profile.h"
 #include "report/report.h"
 
 namespace trainsim::report {

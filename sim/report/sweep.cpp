@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "des/time.h"
-#include "io/errors.h"
+#include "format/errors.h"
 #include "report/report.h"
 
 namespace trainsim::report {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "io/config.h"
-#include "io/profile.h"
+#include "format/profile.h"
 #include "train/simulator.h"
 
 namespace trainsim::report {

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "io/profile.h"
-#include "stats/lr_rule.h"
+#include "format/profile.h"
+#include "format/lr_rule.h"
 #include "stats/past_bound.h"
 
 namespace trainsim {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim::train {
 

@@ -10,7 +10,7 @@
 #include "des/time.h"
 #include "hw/collective_model.h"
 #include "hw/curve.h"
-#include "io/profile.h"
+#include "format/profile.h"
 #include "train/step_model.h"
 
 namespace trainsim::train {

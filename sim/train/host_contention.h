@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim::train {
 

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim::train {
 

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim::train {
 

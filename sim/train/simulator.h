@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "io/config.h"
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim {
 

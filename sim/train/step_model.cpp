@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "io/errors.h"
+#include "format/errors.h"
 #include "train/batch_curve.h"
 
 namespace trainsim::train {

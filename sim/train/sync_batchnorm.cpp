@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "format/metrics.h"
+
 namespace trainsim::train {
 namespace {
 
@@ -41,13 +43,12 @@ double sync_bn_backward_bytes(int64_t channels) { return static_cast<double>(2 *
 SyncBatchNormCost sync_batchnorm_cost(const LayerProfile& layer, int ranks, const hw::CollectiveModel& collectives) {
   SyncBatchNormCost cost;
   if (ranks < 2) return cost;
-  const double n = ranks;
   for (const int64_t c : batchnorm_channels(layer)) {
     ++cost.batchnorms;
     const double gathered = sync_bn_forward_gathered_bytes(c, ranks);
     // all-gather of S gathered bytes = half a ring all-reduce of S bytes (see the header).
     cost.forward_s += 0.5 * collectives.seconds(hw::CollectiveOp::kAllReduce, ranks, gathered);
-    cost.forward_bus_bytes += (n - 1) / n * gathered;  // nccl-tests all_gather busbw convention
+    cost.forward_bus_bytes += nccl_tests_bus_factor("all_gather", ranks) * gathered;
     const double reduced = sync_bn_backward_bytes(c);
     cost.backward_s += collectives.seconds(hw::CollectiveOp::kAllReduce, ranks, reduced);
     cost.backward_bus_bytes += hw::bus_bytes(hw::CollectiveOp::kAllReduce, reduced, ranks);

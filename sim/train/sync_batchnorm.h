@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "hw/collective_model.h"
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim::train {
 

@@ -11,7 +11,7 @@
 
 #include "des/engine.h"
 #include "des/op_scheduler.h"
-#include "io/profile.h"
+#include "format/profile.h"
 
 namespace trainsim::train {
 

@@ -13,12 +13,12 @@ import runs_csv
 
 
 def cpp_columns():
-    """kRunsColumns of sim/io/runs_columns.h, runs.csv's one column list (the C++ trainer writes
+    """kRunsColumns of format/runs_columns.h, runs.csv's one column list (the C++ trainer writes
     it, simulate --compare reads it)."""
-    with open(os.path.join(util.REPO, "sim", "io", "runs_columns.h")) as f:
+    with open(os.path.join(util.REPO, "format", "runs_columns.h")) as f:
         text = f.read()
     body = re.search(r"kRunsColumns = \{(.*?)\};", text, re.S)
-    assert body, "no kRunsColumns = {...}; in sim/io/runs_columns.h"
+    assert body, "no kRunsColumns = {...}; in format/runs_columns.h"
     return re.findall(r'"([^"]*)"', body.group(1))
 
 

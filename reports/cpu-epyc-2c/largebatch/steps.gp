@@ -1,8 +1,9 @@
 # Predicted vs measured steps to the target loss (log-log), every case and batch size but the
 # baselines; data: steps.dat (measured, predicted, predicted integrated, batch).
 # Redraw: gnuplot steps.gp (in this folder; gnuplot 5, Debian package gnuplot-nox).
+if (!exists('outdir')) outdir = '.'
 set terminal svg size 760,640 dynamic noenhanced font 'sans,12' background rgb 'white'
-set output 'steps.svg'
+set output outdir.'/steps.svg'
 set title 'Steps to the target loss: McCandlish prediction from the baseline vs measured'
 set xlabel 'measured steps (lr tuned per batch)'
 set ylabel 'predicted steps'

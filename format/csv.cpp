@@ -1,6 +1,6 @@
-#include "io/csv.h"
+#include "format/csv.h"
 
-#include "io/errors.h"
+#include "format/errors.h"
 
 namespace trainsim::csv {
 

@@ -1,4 +1,4 @@
-// measure import-trace (sim/io/trace_import.h): hand-made traces import to exactly known numbers
+// measure import-trace (measure/trace/trace_import.h): hand-made traces import to exactly known numbers
 // (CPU, CPU under DDP, GPU with kernels on device streams), bad inputs are one-line errors naming
 // the file, a real trace of Debian's torch imports, and `measure import-trace` merges into an
 // existing profile.
@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "io/errors.h"
-#include "io/profile_io.h"
-#include "io/trace_import.h"
+#include "format/errors.h"
+#include "format/profile_io.h"
+#include "trace/trace_import.h"
 #include "temp_dir.h"
 
 namespace trainsim {

@@ -1,4 +1,4 @@
-#include "io/atomic_write.h"
+#include "format/atomic_write.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,6 +1,6 @@
 // A PyTorch profiler trace's training step as a profile model entry (docs/TRACE.md).
 
-#include "io/trace_import.h"
+#include "trace/trace_import.h"
 
 #include <algorithm>
 #include <cctype>
@@ -13,9 +13,9 @@
 #include <unordered_map>
 #include <utility>
 
-#include "io/bounds.h"
-#include "io/errors.h"
-#include "io/input_text.h"
+#include "format/bounds.h"
+#include "format/errors.h"
+#include "format/input_text.h"
 
 namespace trainsim {
 namespace {
@@ -24,7 +24,7 @@ using nlohmann::json;
 
 constexpr const char* kEvaluate = "autograd::engine::evaluate_function: ";
 constexpr const char* kAccumulateGrad = "torch::autograd::AccumulateGrad";
-// No machine's memory, model or parameter tensor reaches kMaxBytes (io/bounds.h; the profile's
+// No machine's memory, model or parameter tensor reaches kMaxBytes (format/bounds.h; the profile's
 // reader refuses a larger tensor): more is a damaged trace or --params file.
 
 std::string lower(std::string s) {

@@ -1,24 +1,10 @@
 #pragma once
-// Reading, validating and writing the profile (docs/PROFILE.md).
+// What a sweep needs from its profile: the check simulate makes before it simulates anything.
 
-#include <string>
-
+#include "format/profile.h"
 #include "io/config.h"
-#include "io/profile.h"
 
 namespace trainsim {
-
-// Reads a profile. Throws InputError naming file, line and key on a malformed profile
-// (unknown key, wrong type, arrays whose lengths disagree with `batches`, negative times,
-// unsupported schema_version). A missing file: InputError with line 0.
-Profile load_profile(const std::string& path);
-
-// Serialises to YAML text (deterministic: same struct, same bytes).
-std::string profile_to_yaml(const Profile& profile);
-
-// Writes atomically (write_file_atomic: an exclusive temporary file, fsynced, then rename(2)), so
-// a reader never sees a torn file.
-void write_profile_atomic(const Profile& profile, const std::string& path);
 
 // Checks that `profile` has what a sweep described by `config` needs: config.model with >= 1
 // measured batch and its layers, the device memory capacity (OOM boundary), a loader curve, and,

@@ -1,11 +1,11 @@
-#include "io/input_text.h"
+#include "format/input_text.h"
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
-#include "io/errors.h"
+#include "format/errors.h"
 
 namespace trainsim {
 

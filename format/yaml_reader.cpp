@@ -1,4 +1,4 @@
-#include "io/yaml_reader.h"
+#include "format/yaml_reader.h"
 
 #include <yaml.h>
 
@@ -10,8 +10,8 @@
 #include <set>
 #include <sstream>
 
-#include "io/errors.h"
-#include "io/input_text.h"
+#include "format/errors.h"
+#include "format/input_text.h"
 
 namespace trainsim::yaml_io {
 namespace {

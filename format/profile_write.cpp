@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "io/atomic_write.h"
-#include "io/profile_io.h"
+#include "format/atomic_write.h"
+#include "format/profile_io.h"
 
 namespace trainsim {
 namespace {
