@@ -1,4 +1,4 @@
-// Reading and validating the profile (layout: docs/PROFILE.md), and the per-sweep check.
+// Reading and validating the profile (layout: docs/PROFILE.md).
 
 #include <algorithm>
 #include <iterator>

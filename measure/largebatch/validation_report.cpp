@@ -313,10 +313,12 @@ std::vector<std::string> write_validation_report(const ValidationResult& r, cons
   write("steps.dat", plot_data(r));
   write("steps.gp", kPlotScript);
   const report::DrawOutcome outcome = report::draw_svgs(dir, "steps.gp", {"steps.svg"});
-  const bool has_plot = outcome.drawn;
-  if (!has_plot) plot_warning = outcome.problem + ": steps.gp not drawn";
-  if (has_plot) written.push_back((fs::path(dir) / "steps.svg").string());
-  write("report.md", report_markdown(r, o, c, has_plot));
+  if (outcome.drawn) {
+    written.push_back((fs::path(dir) / "steps.svg").string());
+  } else {
+    plot_warning = outcome.problem + ": steps.gp not drawn";
+  }
+  write("report.md", report_markdown(r, o, c, outcome.drawn));
   return written;
 }
 
