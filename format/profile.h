@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "format/precision.h"
+
 namespace trainsim {
 
 inline constexpr int kProfileSchemaVersion = 1;
@@ -60,6 +62,8 @@ struct MeasurementInfo {
   std::optional<bool> cudnn_benchmark;
   std::optional<bool> tf32_convolutions;
   std::optional<bool> tf32_matmul;
+  // The numeric mode every compute timing ran in (`measure --precision`); absent in the file: fp32.
+  Precision precision = Precision::kFp32;
   std::vector<ResumedRun> resumed;  // later runs that added cases, in order; empty: none
 };
 

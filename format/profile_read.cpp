@@ -114,7 +114,7 @@ MachineInfo parse_machine(const Value& value) {
 
 MeasurementInfo parse_measurement(const Value& value) {
   const Map map(value, {"command", "data", "warmup", "repeats", "quick", "cudnn_benchmark",
-                        "tf32_convolutions", "tf32_matmul", "resumed"});
+                        "tf32_convolutions", "tf32_matmul", "precision", "resumed"});
   MeasurementInfo m;
   m.command = map.required("command").as_string();
   m.data = map.required("data").as_string();
@@ -125,6 +125,11 @@ MeasurementInfo parse_measurement(const Value& value) {
                             std::pair{"tf32_convolutions", &m.tf32_convolutions},
                             std::pair{"tf32_matmul", &m.tf32_matmul}}) {
     if (auto v = map.optional(key)) *field = v->as_bool();
+  }
+  if (auto v = map.optional("precision")) {
+    const auto p = parse_precision(v->as_string());
+    if (!p) v->fail("unknown precision " + v->describe() + " (expected " + std::string(kPrecisionNames) + ")");
+    m.precision = *p;
   }
   if (auto resumed = map.optional("resumed")) {
     for (const Value& item : resumed->as_list()) {

@@ -129,6 +129,8 @@ void write_measurement(YamlText& y, const MeasurementInfo& m) {
   flag("cudnn_benchmark", m.cudnn_benchmark);
   flag("tf32_convolutions", m.tf32_convolutions);
   flag("tf32_matmul", m.tf32_matmul);
+  // Written only when not fp32, so fp32 profiles keep their exact bytes.
+  if (m.precision != Precision::kFp32) y.line(1, std::string("precision: ") + precision_name(m.precision));
   if (m.resumed.empty()) return;
   y.line(1, "resumed:");
   for (const ResumedRun& r : m.resumed) {

@@ -21,6 +21,12 @@ inline constexpr std::array<const char*, 23> kRunsColumns = {
     "load_before", "load_after"};
 inline constexpr size_t kRunsRequiredColumns = 7;
 
+// An optional last column after kRunsColumns: the run's numeric mode (format/precision.h). A file
+// whose header has it holds a value in every row; a file without it holds fp32 runs only (every
+// file written before the column existed). measure train writes it into a new file for a run that
+// is not fp32.
+inline constexpr const char* kRunsPrecisionColumn = "precision";
+
 // kRunsColumns joined by commas: the header line both trainers write.
 inline const std::string& runs_header() {
   static const std::string header = [] {
@@ -28,6 +34,12 @@ inline const std::string& runs_header() {
     for (const char* column : kRunsColumns) h += (h.empty() ? "" : ",") + std::string(column);
     return h;
   }();
+  return header;
+}
+
+// runs_header() with kRunsPrecisionColumn after it.
+inline const std::string& runs_header_with_precision() {
+  static const std::string header = runs_header() + "," + kRunsPrecisionColumn;
   return header;
 }
 

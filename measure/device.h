@@ -18,6 +18,8 @@ enum class DeviceKind { cpu, cuda };
 struct Device {
   DeviceKind kind = DeviceKind::cpu;
   int index = 0;  // CUDA device ordinal; 0 on CPU
+  // The numeric mode the profiled training steps run in (measure --precision; autocast.h).
+  Precision precision = Precision::kFp32;
 
   torch::Device torch_device() const;
   std::string kind_name() const;  // "cpu" or "cuda"

@@ -93,6 +93,10 @@ int import_trace_main(int argc, char** argv) {
   Profile profile;
   const bool existed = std::filesystem::exists(out);
   if (existed) profile = load_profile(out);
+  if (profile.measurement.precision != Precision::kFp32) {
+    throw UsageError("--out " + out + " was measured in " + precision_name(profile.measurement.precision) +
+                     "; a trace's timings are not marked with a precision (give another --out)");
+  }
   // Another batch size of a network already imported joins it; anything else replaces the entry.
   const auto it = profile.models.find(options.name);
   std::string what = "added";

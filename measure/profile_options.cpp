@@ -87,6 +87,10 @@ po::options_description profile_flags() {
        "cuda: torch.backends.cudnn.benchmark for every timing (default on, as the course's script "
        "and both trainers set it; off: PyTorch's default algorithm heuristics). Recorded in the "
        "profile; --resume refuses a profile measured with the other setting")
+      ("precision", po::value<std::string>()->value_name("fp32|bf16-amp"),
+       "the numeric mode of every training-step timing: fp32 (default) or bf16-amp (autocast to "
+       "bfloat16 around forward and loss, as torch.autocast; fp32 weights, gradients and optimizer). "
+       "Recorded in the profile; --resume refuses a profile measured in the other")
       ("seed", po::value<uint64_t>()->value_name("N"), "seed of the random inputs (default 0)");
   return d;
 }
@@ -205,6 +209,14 @@ std::optional<ProfileOptions> parse_profile_options(const std::vector<std::strin
     }
   }
   if (vm.count("seed")) o.seed = vm["seed"].as<uint64_t>();
+  if (vm.count("precision")) {
+    const std::string value = vm["precision"].as<std::string>();
+    const auto precision = parse_precision(value);
+    if (!precision) {
+      throw UsageError("--precision: '" + value + "' (expected " + std::string(kPrecisionNames) + ")");
+    }
+    o.precision = *precision;
+  }
   if (vm.count("cudnn-benchmark")) {
     const std::string value = vm["cudnn-benchmark"].as<std::string>();
     if (value != "on" && value != "off") {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "format/precision.h"
+
 namespace trainsim::measure {
 
 // What the user asked for; unset optionals take device-dependent defaults (resolve_plan).
@@ -32,6 +34,7 @@ struct ProfileOptions {
   std::string pytorch_script;            // "" = TRAINSIM_SOURCE_DIR/measure/pytorch/profile_torch.py
   std::set<std::string> skip;            // subset of compute, contention, h2d, loader, collectives, fork, gil
   std::optional<bool> cudnn_benchmark;   // --cudnn-benchmark (cuda only; unset = on, as the course sets it)
+  Precision precision = Precision::kFp32;  // --precision: the numeric mode of every training-step timing
   bool quick = false;
   bool resume = false;
   uint64_t seed = 0;

@@ -148,6 +148,7 @@ class ProfileRun {
  private:
   void setup() {
     device_ = resolve_device(options_.device);
+    device_.precision = options_.precision;
     // --pytorch first: a bad interpreter or script is a bad flag, reported before anything runs.
     std::string note;
     pytorch_python_ = profiler::choose_pytorch_python(options_.pytorch, note);
@@ -182,7 +183,7 @@ class ProfileRun {
 
     log("device " + device_.kind_name() + " (" + machine.device_name + "), " +
         std::to_string(machine.threads) + " threads, LibTorch " + machine.libtorch + ", machine " +
-        machine.name);
+        machine.name + (options_.precision == Precision::kFp32 ? "" : std::string(", ") + precision_name(options_.precision)));
     if (!note.empty()) log("note: " + note);
     if (options_.resume && fs::exists(out_)) {
       profile_ = load_profile(out_);
@@ -199,6 +200,10 @@ class ProfileRun {
         throw UsageError("--resume: " + out_ + " was measured with cudnn.benchmark " +
                          (cudnn_benchmark ? "off" : "on") + ", this run has it " +
                          (cudnn_benchmark ? "on" : "off") + " (--cudnn-benchmark)");
+      }
+      if (profile_.measurement.precision != options_.precision) {
+        throw UsageError("--resume: " + out_ + " was measured in " + precision_name(profile_.measurement.precision) +
+                         ", this run's --precision is " + precision_name(options_.precision));
       }
       log("resuming " + out_);
       resumed_ = !profile_.measurement.command.empty();
@@ -221,6 +226,7 @@ class ProfileRun {
       profile_.measurement.warmup = plan_.warmup;
       profile_.measurement.repeats = plan_.repeats;
       profile_.measurement.quick = options_.quick;
+      profile_.measurement.precision = options_.precision;
     }
     profile_.measurement.data =
         options_.data_dir.empty() || data::is_synthetic_dir(options_.data_dir) ? "synthetic" : "cifar10";
@@ -581,6 +587,7 @@ class ProfileRun {
     job.threads = plan_.threads;
     job.seed = options_.seed + static_cast<uint64_t>(job.batch);
     job.timeout_s = kRankTimeoutSeconds;
+    job.precision = precision_name(options_.precision);
     std::vector<ContentionPoint> points;
     const std::vector<double> medians = profiler::run_contention_rounds(
         self_executable(), job, plan_.contention_ranks, /*rounds=*/1, kLaunchTimeout, nullptr);
@@ -668,6 +675,7 @@ class ProfileRun {
     q.loader_only = loader_only;
     q.loader_workers = plan_.loader_workers;
     q.cudnn_benchmark = options_.cudnn_benchmark.value_or(true);
+    q.precision = precision_name(options_.precision);
     // What starting the workers costs, with as many training processes at once as the host
     // contention case runs (CPU: ranks share the host; a GPU host's ranks each have a device);
     // none with --quick.

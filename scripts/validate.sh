@@ -47,6 +47,8 @@
 #                        made by measure make-data, labelled synthetic everywhere)
 #   --profile-batches L  the profile's batches, comma-separated (default: the runs' batches)
 #   --measure-flags "F"  more flags for the profile, e.g. "--warmup 1 --repeats 3"
+#   --precision P        fp32 (default) or bf16-amp: the profile and every run in it, the config's
+#                        precision: too (docs/PRECISION.md); bf16-amp with --trainers trainsim only
 #   --config FILE        the comparison's simulator config (default DIR/config.yaml, written here
 #                        from the grid)
 #   --no-probe           runs skip the calibration probe (faster; no drift adjustment)
@@ -67,7 +69,7 @@ start=$(date +%s)
 measure=${MEASURE:-build/bin/measure}
 simulate=${SIMULATE:-build/bin/simulate}
 device= gpus= dir= gpu_counts= batches= workers_list= strategies= trainers="pytorch trainsim"
-repeats=3 epochs=2 samples= threads= data=build/validation-data profile_batches= measure_flags=
+repeats=3 epochs=2 samples= threads= data=build/validation-data profile_batches= measure_flags= precision=fp32
 config= probe_flag= run_timeout=1800 deadline= nodes=1 topology= nccl_log= dry_run=
 steps=()
 
@@ -95,6 +97,7 @@ while [ $# -gt 0 ]; do
     --data) needs "$@"; data=$2; shift 2 ;;
     --profile-batches) needs "$@"; profile_batches=$2; shift 2 ;;
     --measure-flags) needs "$@"; measure_flags=$2; shift 2 ;;
+    --precision) needs "$@"; precision=$2; shift 2 ;;
     --config) needs "$@"; config=$2; shift 2 ;;
     --no-probe) probe_flag=--no-probe; shift ;;
     --run-timeout) needs "$@"; whole --run-timeout "$2" 1; run_timeout=$2; shift 2 ;;
@@ -171,6 +174,9 @@ for t in $trainers; do
   [[ $t == pytorch || $t == trainsim || $t == plain ]] || die "--trainers: '$t' is not pytorch, trainsim or plain"
 done
 [[ " $trainers " == *" plain "* && $device == cuda ]] && die "--trainers plain: the textbook script runs on cpu only"
+[[ $precision == fp32 || $precision == bf16-amp ]] || die "--precision $precision: expected fp32 or bf16-amp"
+[[ $precision == fp32 || $trainers == trainsim ]] ||
+  die "--precision $precision: only measure train runs it (give --trainers trainsim)"
 profile_batches=${profile_batches:-$(echo $batches | tr ' ' ',')}
 if [ -z "${PYTHON:-}" ]; then
   PYTHON=python3
@@ -231,6 +237,7 @@ if has_step profile; then
   profile_cmd=("${one_node[@]}" "$measure" --resume --device "$device" "${ranks[@]}" --batches "$profile_batches"
                --data "$data" --pytorch "$pytorch_flag" --out "$dir/profile.yaml")
   [ -n "$threads" ] && profile_cmd+=(--threads "$threads")
+  [ "$precision" = fp32 ] || profile_cmd+=(--precision "$precision")
   # shellcheck disable=SC2206  # the user's flags, split as a shell would
   profile_cmd+=($measure_flags)
   [ -z "$dry_run" ] || dry "${profile_cmd[*]}"
@@ -269,7 +276,9 @@ run_command() {
     torchrun+=(--standalone --nproc_per_node "$g")
   fi
   case $trainer in
-    trainsim) cmd=("$measure" train --strategy "$strategy" --gpus "$g" "${common[@]}") ;;
+    trainsim)
+      cmd=("$measure" train --strategy "$strategy" --gpus "$g" "${common[@]}")
+      [ "$precision" = fp32 ] || cmd+=(--precision "$precision") ;;
     pytorch)
       if [ "$strategy" = dp ]; then
         cmd=("$python" measure/pytorch/train.py --strategy dp --gpus "$g" "${common[@]}")
@@ -395,6 +404,7 @@ write_config() {
     echo "model: resnet18-cifar"
     local first=${trainers%% *}
     echo "trainer: $([ "$first" = trainsim ] && echo trainsim || echo pytorch)  # the tables' trainer"
+    [ "$precision" = fp32 ] || echo "precision: $precision"
     [ -n "$samples" ] && echo "dataset: {train_samples: $samples}"
     echo "loader: {workers: ${workers_list%% *}}"
     echo "sweep:"

@@ -58,6 +58,7 @@ TEST_F(ConfigTest, ReadsEveryKeyAndResolvesProfileRelativeToConfigFolder) {
                                    "dataset: {train_samples: 1000}\n"
                                    "loader: {workers: 0, persistent_workers: true, pin_memory: true}\n"
                                    "trainer: trainsim\n"
+                                   "precision: bf16-amp\n"
                                    "test_pass: {samples: 2000, batch: 50}\n"
                                    "sweep:\n"
                                    "  strategy: [dp, ddp]\n"
@@ -76,6 +77,8 @@ TEST_F(ConfigTest, ReadsEveryKeyAndResolvesProfileRelativeToConfigFolder) {
   EXPECT_TRUE(c.persistent_workers);
   EXPECT_TRUE(c.pin_memory);
   EXPECT_EQ(c.trainer, Trainer::kTrainsim);
+  EXPECT_EQ(c.precision, Precision::kBf16Amp);
+  EXPECT_EQ(c.precision_line, 7);
   ASSERT_TRUE(c.test_pass.has_value());
   EXPECT_EQ(c.test_pass->samples, 2000);
   EXPECT_EQ(c.test_pass->batch, 50);
@@ -202,6 +205,8 @@ TEST_F(ConfigTest, OptionalKeysTakeDocumentedDefaultsAndScalarsAreOneElementList
   EXPECT_FALSE(c.persistent_workers);  // the course's DataLoader: workers start every epoch
   EXPECT_FALSE(c.pin_memory);          // and pageable memory
   EXPECT_EQ(c.trainer, Trainer::kPytorch);
+  EXPECT_EQ(c.precision, Precision::kFp32);
+  EXPECT_EQ(c.precision_line, 0);
   EXPECT_FALSE(c.test_pass.has_value());  // off unless asked
   EXPECT_EQ(c.strategies, std::vector<Strategy>{Strategy::kDdp});
   EXPECT_EQ(c.gpus, std::vector<int>{2});
@@ -649,6 +654,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"UnknownTrainer", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
                   "trainer: tensorflow\n", 3, "trainer",
                   "unknown trainer 'tensorflow' (expected pytorch or trainsim)"},
+        BadConfig{"UnknownPrecision", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "precision: fp16\n", 3, "precision",
+                  "unknown precision 'fp16' (expected fp32, bf16-amp)"},
+        BadConfig{"Bf16WithTheRoofline", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "gpu: h100-sxm\nprecision: bf16-amp\n", 4, "precision",
+                  "bf16-amp is predicted from a profile measured in it (measure --precision), not with gpu: or "
+                  "observations: (the roofline prices fp32 only)"},
         BadConfig{"PersistentWorkersGivenWord", "loader: {workers: 2, persistent_workers: always}\n", 2,
                   "loader.persistent_workers", "expected true or false, got 'always'"},
         BadConfig{"WarmupNegative", "sweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\nlarge_batch: {warmup_epochs: -1}\n",

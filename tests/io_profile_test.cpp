@@ -78,6 +78,7 @@ Profile make_profile() {
   p.measurement.cudnn_benchmark = false;
   p.measurement.tf32_convolutions = true;
   p.measurement.tf32_matmul = false;
+  p.measurement.precision = Precision::kBf16Amp;
 
   ModelProfile m;
   m.name = "resnet18-cifar";
@@ -282,6 +283,7 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
   EXPECT_EQ(a.measurement.cudnn_benchmark, b.measurement.cudnn_benchmark);
   EXPECT_EQ(a.measurement.tf32_convolutions, b.measurement.tf32_convolutions);
   EXPECT_EQ(a.measurement.tf32_matmul, b.measurement.tf32_matmul);
+  EXPECT_EQ(a.measurement.precision, b.measurement.precision);
   ASSERT_EQ(a.measurement.resumed.size(), b.measurement.resumed.size());
   for (size_t i = 0; i < a.measurement.resumed.size(); ++i) {
     EXPECT_EQ(a.measurement.resumed[i].command, b.measurement.resumed[i].command);
@@ -1113,6 +1115,8 @@ INSTANTIATE_TEST_SUITE_P(
                    "device_kind:", "machine.device_kind", "unknown device_kind 'tpu'"},
         BadProfile{"WrongType", "cpu_cores: 2", "cpu_cores: two", "cpu_cores:",
                    "machine.cpu_cores", "expected an integer, got 'two'"},
+        BadProfile{"UnknownPrecision", "  quick: true\n", "  quick: true\n  precision: fp16\n", "precision:",
+                   "measurement.precision", "unknown precision 'fp16' (expected fp32, bf16-amp)"},
         BadProfile{"BoolGivenNumber", "quick: true", "quick: 1", "quick:", "measurement.quick",
                    "expected true or false, got '1'"},
         BadProfile{"TrainingUnknownLrRule", "lr_rule: \"constant\"", "lr_rule: \"cosine\"", "cosine",
@@ -1187,6 +1191,24 @@ TEST_F(RequireTest, MissingModelListsTheModelsThere) {
   profile_.models.clear();
   EXPECT_EQ(error_message(),
             "profile reports/x/profile.yaml has no model 'resnet18-imagenet' (it has: none)");
+}
+
+// A profile predicts the precision it was measured in, and says which it was where they differ.
+TEST_F(RequireTest, PrecisionMustBeTheProfiles) {
+  config_.precision = Precision::kBf16Amp;
+  EXPECT_EQ(error_message(),
+            "profile reports/x/profile.yaml was measured in fp32 (measurement.precision), the config predicts "
+            "bf16-amp: give precision: fp32 or a profile measured with measure --precision bf16-amp");
+  config_.precision_line = 7;
+  try {
+    require_for_model(profile_, config_);
+    ADD_FAILURE() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 7);
+    EXPECT_EQ(e.key(), "precision");
+  }
+  profile_.measurement.precision = Precision::kBf16Amp;
+  EXPECT_NO_THROW(require_for_model(profile_, config_));
 }
 
 TEST_F(RequireTest, ModelWithoutBatchesOrLayers) {

@@ -124,6 +124,7 @@ TEST(ProfileOptions, RejectsBadFlags) {
   EXPECT_THROW(bad({"--no-such-flag"}), UsageError);
   EXPECT_THROW(bad({"--machine", "a/b"}), UsageError);
   EXPECT_THROW(bad({"--cudnn-benchmark", "maybe"}), UsageError);
+  EXPECT_THROW(bad({"--precision", "fp16-amp"}), UsageError);
 }
 
 // `--batches 32,32` once measured batch 32 once and said nothing.
@@ -141,6 +142,11 @@ TEST(ProfileOptions, CudnnBenchmarkIsOnUnlessTurnedOff) {
   EXPECT_FALSE(parse({}).cudnn_benchmark.has_value());  // unset: on, as the trainers run
   EXPECT_EQ(parse({"--cudnn-benchmark", "off"}).cudnn_benchmark, false);
   EXPECT_EQ(parse({"--cudnn-benchmark", "on"}).cudnn_benchmark, true);
+}
+
+TEST(ProfileOptions, PrecisionIsFp32UnlessAsked) {
+  EXPECT_EQ(parse({}).precision, trainsim::Precision::kFp32);
+  EXPECT_EQ(parse({"--precision", "bf16-amp"}).precision, trainsim::Precision::kBf16Amp);
 }
 
 TEST(CollectiveOp, RepeatsShrinkAbove16MiB) {

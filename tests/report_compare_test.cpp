@@ -333,6 +333,23 @@ TEST_F(Join, OtherThreadsThanTheProfilesAreNotPredicted) {
             "threads 2 != the profile's 1 (its compute timings are for that many intra-op threads)");
 }
 
+TEST_F(Join, RowsOfAnotherPrecisionThanTheConfigsAreNotPredicted) {
+  // The config (and its profile) is fp32; an empty precision is fp32 too.
+  const Comparison c = join("ddp,1,32,2,1000,2.0,1.0,bf16-amp\nddp,1,32,2,1000,2.2,1.0,\n", kHeader + ",precision");
+  ASSERT_EQ(c.compared.size(), 1u);
+  EXPECT_EQ(c.compared[0].measured.key.precision, Precision::kFp32);
+  ASSERT_EQ(c.unpredicted.size(), 1u);
+  EXPECT_EQ(c.unpredicted[0].measured.lines, std::vector<int>{2});
+  EXPECT_EQ(c.unpredicted[0].reason, "precision bf16-amp, not the config's fp32 (the profile's)");
+  try {
+    join("ddp,1,32,2,1000,2.0,1.0,fp8\n", kHeader + ",precision");
+    ADD_FAILURE() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.key(), "precision");
+  }
+}
+
 TEST_F(Join, RowsOfAnotherModelAreNotPredictedWhereTheFileNamesSeveral) {
   // The config's model is resnet18-cifar. Rows of two models with the same key stay apart.
   const Comparison mixed = join(

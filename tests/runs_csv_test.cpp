@@ -119,6 +119,44 @@ TEST_F(RunsCsv, SimulateReadsWhatTheWriterWrites) {
   EXPECT_EQ(m.lines, (std::vector<int>{2, 3}));
 }
 
+// A run that is not fp32 makes a file with the precision column, which then takes fp32 runs too; a
+// file without it (every file before the column existed) takes fp32 runs only.
+TEST_F(RunsCsv, PrecisionIsAnOptionalLastColumn) {
+  const std::string path = dir_ + "/runs.csv";
+  RunRow bf16 = sample_row();
+  bf16.precision = "bf16-amp";
+  EXPECT_NO_THROW(check_runs_header(path, "bf16-amp"));  // missing
+  append_run_row(path, bf16);
+  append_run_row(path, sample_row());
+  const std::vector<std::string> lines = lines_of(path);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], runs_header() + ",precision");
+  EXPECT_EQ(lines[1], format_run_row(sample_row()) + ",bf16-amp");
+  EXPECT_EQ(lines[2], format_run_row(sample_row()) + ",fp32");
+  EXPECT_EQ(parse_run_row(lines[1]).precision, "bf16-amp");
+  EXPECT_EQ(parse_run_row(lines[2]).precision, "fp32");
+  EXPECT_THROW(parse_run_row(format_run_row(sample_row()) + ",fp16"), std::invalid_argument);
+
+  const RunsTable table = load_runs_csv(path);
+  ASSERT_EQ(table.configs.size(), 2u);  // one key each: the precision tells them apart
+  EXPECT_EQ(table.configs[0].key.precision, Precision::kBf16Amp);
+  EXPECT_EQ(table.configs[1].key.precision, Precision::kFp32);
+
+  const std::string old = dir_ + "/old.csv";
+  append_run_row(old, sample_row());
+  EXPECT_EQ(lines_of(old), (std::vector<std::string>{runs_header(), format_run_row(sample_row())}));
+  EXPECT_NO_THROW(check_runs_header(old));
+  try {
+    append_run_row(old, bf16);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), old + ":1: header: has no precision column, so it holds fp32 runs only: a "
+                                           "bf16-amp run needs another file (--runs)");
+  }
+  EXPECT_THROW(check_runs_header(old, "bf16-amp"), InputError);
+  EXPECT_EQ(lines_of(old).size(), 2u);  // untouched
+}
+
 TEST_F(RunsCsv, FormatsAndParsesTheTwentyThreeColumns) {
   const RunRow r = sample_row();
   const std::string line = format_run_row(r);
@@ -209,7 +247,8 @@ TEST_F(RunsCsv, RejectsTheOldSeventeenColumnHeader) {
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              path + ":1: header: expected '" + runs_header() + "', found '" + old + "'");
+              path + ":1: header: expected '" + runs_header() + "' (its last column may be followed by precision), found '" +
+                  old + "'");
   }
 }
 

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "autocast.h"
 #include "gloo_required.h"
 #include "comm/communicator.h"
 #include "models/describe.h"
@@ -165,6 +166,45 @@ TEST(Ddp, ResNet18AveragesTheRanksLocalGradients) {
       },
       [&](models::ResNet18& m, int b) { return torch::nn::functional::cross_entropy(m->forward(x[b]), y[b]); },
       /*iterations=*/2);
+}
+
+// bf16-amp as torch.autocast: inside the region a linear layer computes in bfloat16 (nested
+// regions too), outside it in fp32 again; the step keeps fp32 weights and gradients and trains.
+TEST(TrainStep, Bf16AmpComputesTheForwardInBfloat16AndKeepsFp32Weights) {
+  torch::manual_seed(3);
+  SmallNet net;
+  const Tensor x = torch::randn({8, 6});
+  const Tensor y = torch::randint(0, 3, {8}, torch::kLong);
+  const torch::Device cpu(torch::kCPU);
+  {
+    AutocastRegion outer(Precision::kBf16Amp, cpu);
+    { AutocastRegion inner(Precision::kBf16Amp, cpu); }
+    EXPECT_EQ(net->forward(x).scalar_type(), torch::kBFloat16);
+    AutocastRegion fp32(Precision::kFp32, cpu);  // does nothing
+    EXPECT_EQ(net->forward(x).scalar_type(), torch::kBFloat16);
+  }
+  EXPECT_EQ(net->forward(x).scalar_type(), torch::kFloat32);
+
+  torch::manual_seed(4);
+  SmallNet fp32_net;
+  torch::manual_seed(4);
+  SmallNet bf16_net;
+  auto fp32_sgd = course_sgd(fp32_net->parameters());
+  auto bf16_sgd = course_sgd(bf16_net->parameters());
+  TrainStep fp32([&](const Tensor& images) { return fp32_net->forward(images); }, fp32_sgd, nullptr, cpu);
+  TrainStep bf16([&](const Tensor& images) { return bf16_net->forward(images); }, bf16_sgd, nullptr, cpu, nullptr,
+                 Precision::kBf16Amp);
+  const double first_fp32 = fp32.run(x, y).item<double>();
+  const double first_bf16 = bf16.run(x, y).item<double>();
+  EXPECT_NE(first_fp32, first_bf16);                    // computed in another dtype
+  EXPECT_NEAR(first_bf16, first_fp32, 0.05 * first_fp32);  // bfloat16's 8 bits of mantissa
+  for (const auto& p : bf16_net->parameters()) {
+    EXPECT_EQ(p.scalar_type(), torch::kFloat32);
+    EXPECT_EQ(p.grad().scalar_type(), torch::kFloat32);
+  }
+  for (int s = 0; s < 20; ++s) bf16.run(x, y);
+  EXPECT_LT(bf16.run(x, y).item<double>(), first_bf16);  // it trains
+  EXPECT_EQ(bf16_net->forward(x).scalar_type(), torch::kFloat32);  // no state left behind
 }
 
 TEST(TrainStep, TwoRanksMatchOneProcessOnTheWholeBatch) {

@@ -28,13 +28,15 @@ TEST(TrainOptions, Defaults) {
   EXPECT_TRUE(o.data_dir.empty());
   EXPECT_FALSE(o.quiet);
   EXPECT_TRUE(o.probe);  // the calibration probe runs unless --no-probe
+  EXPECT_EQ(o.precision, Precision::kFp32);
 }
 
 TEST(TrainOptions, ReadsEveryFlag) {
   const TrainOptions o = parsed({"train", "--strategy", "dp", "--gpus", "1", "--batch-per-gpu",
                                  "64", "--workers", "3", "--train-samples", "512", "--epochs",
                                  "3", "--device", "cpu", "--data", "/d", "--threads", "2",
-                                 "--seed", "9", "--runs", "r.csv", "--machine", "m", "--quiet", "--no-probe"});
+                                 "--seed", "9", "--runs", "r.csv", "--machine", "m", "--quiet", "--no-probe",
+                                 "--precision", "bf16-amp"});
   EXPECT_EQ(o.strategy, "dp");
   EXPECT_EQ(o.batch_per_gpu, 64);
   EXPECT_EQ(o.workers, 3);
@@ -48,6 +50,7 @@ TEST(TrainOptions, ReadsEveryFlag) {
   EXPECT_EQ(o.machine, "m");
   EXPECT_TRUE(o.quiet);
   EXPECT_FALSE(o.probe);
+  EXPECT_EQ(o.precision, Precision::kBf16Amp);
 }
 
 TEST(TrainOptions, RejectsBadValuesWithTheFlagName) {
@@ -63,6 +66,9 @@ TEST(TrainOptions, RejectsBadValuesWithTheFlagName) {
       {{"train", "--gpus", "two"}, "gpus"},
       {{"train", "--no-such-flag"}, "no-such-flag"},
       {{"train", "--lr-rule", "cubic"}, "lr-rule"},
+      {{"train", "--precision", "fp16"}, "--precision"},
+      // DataParallel's replica threads do not inherit autocast's state (not built).
+      {{"train", "--strategy", "dp", "--gpus", "2", "--precision", "bf16-amp"}, "--precision bf16-amp"},
   };
   for (const auto& [args, flag] : cases) {
     try {
@@ -87,7 +93,8 @@ TEST(TrainOptions, DataParallelOnCpuAllowsOnlyOneDevice) {
 
 TEST(TrainOptions, WorkerArgumentsRoundTrip) {
   TrainOptions o = parsed({"train", "--gpus", "2", "--batch-per-gpu", "8", "--train-samples",
-                           "64", "--device", "cpu", "--threads", "1", "--seed", "5", "--quiet", "--no-probe"});
+                           "64", "--device", "cpu", "--threads", "1", "--seed", "5", "--quiet", "--no-probe",
+                           "--precision", "bf16-amp"});
   Args args = {"train"};
   for (const auto& a : to_worker_args(o)) args.push_back(a);
   for (const char* a : {"--rank", "1", "--world-size", "2", "--store", "/tmp/s"}) args.push_back(a);
@@ -101,6 +108,7 @@ TEST(TrainOptions, WorkerArgumentsRoundTrip) {
   EXPECT_EQ(w.seed, 5u);
   EXPECT_TRUE(w.quiet);
   EXPECT_FALSE(w.probe);
+  EXPECT_EQ(w.precision, Precision::kBf16Amp);
   EXPECT_EQ(w.rank, 1);
   EXPECT_EQ(w.world_size, 2);
   EXPECT_EQ(w.store_dir, "/tmp/s");

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "autocast.h"
 #include "models/staged.h"
 #include "profiler/page_faults.h"
 
@@ -45,11 +46,13 @@ BatchTimings measure_batch(const ModelProfile& description, int64_t batch, const
   fused_iteration();
   t.steady_peak_memory_bytes = peak_memory_bytes(device);
 
-  // The real input of every stage: the activations of one full forward.
+  // The real input of every stage: the activations of one full forward (in the precision's dtypes).
+  const torch::Device dev = device.torch_device();
   const size_t stages = model.num_stages();
   std::vector<torch::Tensor> inputs(stages + 1);
   {
     torch::NoGradGuard no_grad;
+    AutocastRegion region(device.precision, dev);
     inputs[0] = images;
     for (size_t i = 0; i < stages; ++i) inputs[i + 1] = model.forward_stage(i, inputs[i]);
   }
@@ -68,7 +71,13 @@ BatchTimings measure_batch(const ModelProfile& description, int64_t batch, const
     torch::Tensor in = inputs[i].detach();
     if (i > 0) in.requires_grad_(true);
     double forward = 0, host_forward = 0;
-    timed(nullptr, [&] { model.forward_stage(i, in); }, forward, &host_forward);
+    timed(
+        nullptr,
+        [&] {
+          AutocastRegion region(device.precision, dev);
+          model.forward_stage(i, in);
+        },
+        forward, &host_forward);
     t.forward_s.push_back(forward);
 
     const torch::Tensor grad = torch::randn_like(inputs[i + 1]);  // random upstream gradient
@@ -78,6 +87,7 @@ BatchTimings measure_batch(const ModelProfile& description, int64_t batch, const
         [&] {
           optimizer.zero_grad();
           if (in.requires_grad()) in.mutable_grad() = torch::Tensor();
+          AutocastRegion region(device.precision, dev);
           out = model.forward_stage(i, in);
         },
         [&] { out.backward(grad); }, backward, &host_backward);
@@ -90,7 +100,15 @@ BatchTimings measure_batch(const ModelProfile& description, int64_t batch, const
 
   torch::Tensor logits = inputs[stages].detach().requires_grad_(true);
   timed([&] { logits.mutable_grad() = torch::Tensor(); },
-        [&] { torch::nn::functional::cross_entropy(logits, labels).backward(); }, t.loss_s, &t.host_loss_s);
+        [&] {
+          torch::Tensor loss;
+          {
+            AutocastRegion region(device.precision, dev);
+            loss = torch::nn::functional::cross_entropy(logits, labels);
+          }
+          loss.backward();
+        },
+        t.loss_s, &t.host_loss_s);
 
   inputs.clear();  // the stage inputs are not part of the optimizer's working set
   timed([&] { ensure_gradients(model.module().parameters()); }, [&] { optimizer.zero_grad(); }, t.zero_grad_s,

@@ -19,7 +19,7 @@ DdpLoopTimings measure_ddp_iteration(const ModelProfile& description, int64_t ba
   models::StagedModel& model = fused.model();
   DistributedDataParallel ddp(model.module(), communicator);
   TrainStep step([&](const torch::Tensor& images) { return model.forward(images); }, fused.optimizer(), &ddp,
-                 device.torch_device());
+                 device.torch_device(), nullptr, device.precision);
   const Repetition steady{std::max(rep.warmup, 2), rep.repeats};
   DdpLoopTimings t;
   t.iteration_s = median_seconds(device, steady, nullptr, [&] { step.run(fused.images(), fused.labels()); });

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "autocast.h"
 #include "models/describe.h"
 
 namespace trainsim::measure::profiler {
@@ -43,7 +44,8 @@ FusedIteration::FusedIteration(const ModelProfile& description, int64_t batch, c
                                uint64_t seed)
     : model_(build_model(description, device, seed)),
       optimizer_(model_->module().parameters(),
-                 torch::optim::SGDOptions(kLearningRate).momentum(kMomentum).weight_decay(kWeightDecay)) {
+                 torch::optim::SGDOptions(kLearningRate).momentum(kMomentum).weight_decay(kWeightDecay)),
+      precision_(device.precision) {
   const torch::Device dev = device.torch_device();
   const auto float_options = torch::TensorOptions().dtype(torch::kFloat32).device(dev);
   const models::InputShape input = models::model_input(description.name);
@@ -54,8 +56,11 @@ FusedIteration::FusedIteration(const ModelProfile& description, int64_t batch, c
 
 void FusedIteration::run() {
   optimizer_.zero_grad();
-  const torch::Tensor logits = model_->forward(images_);
-  const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, labels_);
+  torch::Tensor loss;
+  {
+    AutocastRegion autocast(precision_, images_.device());
+    loss = torch::nn::functional::cross_entropy(model_->forward(images_), labels_);
+  }
   loss.backward();
   optimizer_.step();
 }

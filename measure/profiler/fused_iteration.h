@@ -19,7 +19,8 @@ inline constexpr double kWeightDecay = 5e-4;
 
 // One model at one batch on one device, in train() mode, with its SGD optimizer and random
 // inputs from `seed`: the fused training iteration (zero_grad, forward, cross-entropy, backward,
-// step) that measure_batch times and the host contention workers run side by side.
+// step) that measure_batch times and the host contention workers run side by side, forward and
+// loss in the device's precision.
 class FusedIteration {
  public:
   // `description`'s layers must match the LibTorch stages one to one (std::logic_error if not).
@@ -36,6 +37,7 @@ class FusedIteration {
   torch::optim::SGD optimizer_;
   torch::Tensor images_;
   torch::Tensor labels_;
+  Precision precision_;
 };
 
 }  // namespace trainsim::measure::profiler

@@ -10,7 +10,10 @@
 namespace trainsim::measure::profiler {
 
 double run_probe(const Device& device) {
-  FusedIteration step(models::describe_model(kProbeModel), kProbeBatch, device, /*seed=*/0);
+  // Always fp32: the probe is the machine's speed, compared across profiles and runs of any precision.
+  Device fp32 = device;
+  fp32.precision = Precision::kFp32;
+  FusedIteration step(models::describe_model(kProbeModel), kProbeBatch, fp32, /*seed=*/0);
   for (int i = 0; i < kProbeWarmup; ++i) step.run();
   std::vector<double> times;
   for (int i = 0; i < kProbeRepeats; ++i) {

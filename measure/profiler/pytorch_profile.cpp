@@ -218,6 +218,8 @@ std::vector<std::string> pytorch_profile_command(const PytorchRequest& q) {
   if (q.device == "cuda") {
     command.insert(command.end(), {"--cudnn-benchmark", q.cudnn_benchmark ? "on" : "off"});
   }
+  // Only when not fp32, so an fp32 profile's command line is as before.
+  if (q.precision != "fp32") command.insert(command.end(), {"--precision", q.precision});
   for (const auto& [name, file] : q.scripts) command.insert(command.end(), {"--script", name + "=" + file});
   return command;
 }

@@ -43,6 +43,7 @@ struct PytorchRequest {
   std::vector<int> fork_ranks = {1};
   bool gil = true;                   // false: --no-gil, no GIL measurement
   bool cudnn_benchmark = true;       // cuda: torch.backends.cudnn.benchmark
+  std::string precision = "fp32";    // --precision (format/precision.h's name)
   std::string out;                   // the JSON file profile_torch.py writes
 };
 

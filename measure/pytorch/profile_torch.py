@@ -141,6 +141,9 @@ def parse_args(argv):
                         "other batches are measured: what an earlier run lacks")
     p.add_argument("--cudnn-benchmark", choices=["on", "off"], default="on",
                    help="cuda: torch.backends.cudnn.benchmark (default on, as the trainers)")
+    p.add_argument("--precision", choices=["fp32", "bf16-amp"], default="fp32",
+                   help="the loop body's numeric mode: bf16-amp runs forward and loss under "
+                        "torch.autocast(dtype=bfloat16) (default fp32)")
     p.add_argument("--out", required=True, metavar="FILE.json")
     p.add_argument("--quiet", action="store_true")
     a = p.parse_args(argv)
@@ -222,16 +225,19 @@ def measure_loader(dataset, batch, workers, batches_for, repeats, log):
 # Iterations
 
 
-def loop_body(net, inputs, targets):
+def loop_body(net, inputs, targets, precision):
     """The trainer's loop body (its SGD, loss and per-step reads) on one fixed batch already on
-    the device, as a function of no arguments that runs one iteration."""
+    the device, as a function of no arguments that runs one iteration; in bf16-amp its forward and
+    loss under torch.autocast (bfloat16)."""
     optimizer = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
     criterion = nn.CrossEntropyLoss()
+    amp = precision == "bf16-amp"
 
     def body():
         optimizer.zero_grad()
-        outputs = net(inputs)
-        loss = criterion(outputs, targets)
+        with torch.autocast(inputs.device.type, dtype=torch.bfloat16, enabled=amp):
+            outputs = net(inputs)
+            loss = criterion(outputs, targets)
         loss.backward()
         optimizer.step()
         loss.item()
@@ -252,13 +258,13 @@ class TimedBody:
     iterations settle; time() runs one iteration and returns its seconds (CUDA synchronised), and
     keeps the minor page faults it took in `faults` (docs/MEASURE.md "Page faults")."""
 
-    def __init__(self, net, device, batch, warmup):
+    def __init__(self, net, device, batch, warmup, precision):
         g = torch.Generator()
         g.manual_seed(batch)
         inputs = torch.randn(batch, 3, 32, 32, generator=g).to(device)
         targets = torch.randint(0, 10, (batch,), generator=g).to(device)
         self.device = device
-        self.body = loop_body(net, inputs, targets)
+        self.body = loop_body(net, inputs, targets, precision)
         self.faults = []
         net.train()
         for _ in range(warmup):
@@ -312,7 +318,7 @@ class OneRankGroup:
 
 
 def _fork_cycles(name, scripts, device_kind, threads, batch, workers, data, cycles, barrier, results,
-                 index, worker_start):
+                 index, worker_start, precision):
     """One training process (a child of the profiler): the trainer's model under DDP on its own
     1-rank group and its DataLoader with `workers` workers. After a warm-up iteration, `cycles`
     times: wait for the other processes, start the loader's workers (iter), take the first batch,
@@ -334,7 +340,7 @@ def _fork_cycles(name, scripts, device_kind, threads, batch, workers, data, cycl
             net = DistributedDataParallel(model, device_ids=[0]) if device_kind == "cuda" else \
                 DistributedDataParallel(model)
             step = loop_body(net, torch.randn(batch, 3, 32, 32).to(device),
-                             torch.randint(0, 10, (batch,)).to(device))
+                             torch.randint(0, 10, (batch,)).to(device), precision)
             loader = cifar_data.train_loader(data, batch, workers, sampler=None, persistent=False,
                                              generator=cifar_data.seeded_generator(index))
 
@@ -367,7 +373,7 @@ def _fork_cycles(name, scripts, device_kind, threads, batch, workers, data, cycl
 
 
 def measure_fork(name, scripts, device, threads, batches, workers, ranks_list, data, cycles, log,
-                 rank_start=None):
+                 precision, rank_start=None):
     """{workers, points: [{ranks, iter_s[], first_batch_s[], cow_s[]}]}: per number of processes k
     that start their workers at once, per batch, the medians over the cycles and processes."""
     # The training processes: `rank_start`, by default forked on CPU with one intra-op thread,
@@ -388,7 +394,8 @@ def measure_fork(name, scripts, device, threads, batches, workers, ranks_list, d
             barrier = ctx.Barrier(k)
             results = ctx.Queue()
             procs = [ctx.Process(target=_fork_cycles, args=(name, scripts, device.type, threads, b, workers,
-                                                            data, cycles, barrier, results, i, worker_start))
+                                                            data, cycles, barrier, results, i, worker_start,
+                                                            precision))
                      for i in range(k)]
             for p in procs:
                 p.start()
@@ -415,7 +422,7 @@ def measure_fork(name, scripts, device, threads, batches, workers, ranks_list, d
     return {"workers": workers, "points": points}
 
 
-def measure_model(name, scripts, device, batches, warmup, repeats, log, probes):
+def measure_model(name, scripts, device, batches, warmup, repeats, log, probes, precision):
     """The loop body per batch, with the plain module and under 1-rank DDP, in rounds: every
     (batch, variant) is built and warmed up first, then each of `repeats` rounds times the
     calibration probe (appended to `probes`) and one iteration of every batch and variant; each
@@ -428,12 +435,12 @@ def measure_model(name, scripts, device, batches, warmup, repeats, log, probes):
         for b in batches:
             try:
                 torch.manual_seed(0)
-                plain = TimedBody(new_model(name, scripts).to(device), device, b, warmup)
+                plain = TimedBody(new_model(name, scripts).to(device), device, b, warmup, precision)
                 torch.manual_seed(0)
                 model = new_model(name, scripts).to(device)
                 ddp = DistributedDataParallel(model, device_ids=[device.index]) if device.type == "cuda" \
                     else DistributedDataParallel(model)
-                bodies.append((b, plain, TimedBody(ddp, device, b, warmup)))
+                bodies.append((b, plain, TimedBody(ddp, device, b, warmup, precision)))
             except Exception as e:  # noqa: BLE001 (OOM is data; anything else is re-raised)
                 if not is_oom(e):
                     raise
@@ -571,10 +578,10 @@ def run(a):
     fork_ranks = a.fork_ranks if kind == "cpu" else [1]
     train_subset = Subset(dataset, list(range(min(len(dataset), 4096))))
     for name in [] if a.loader_only else a.models:
-        model = measure_model(name, a.scripts, device, a.batches, a.warmup, a.repeats, log, probes)
+        model = measure_model(name, a.scripts, device, a.batches, a.warmup, a.repeats, log, probes, a.precision)
         if fork_workers and model["batches"]:
             model["fork"] = measure_fork(name, a.scripts, device, a.threads, model["batches"], fork_workers[0],
-                                         fork_ranks, train_subset, a.fork_cycles, log, a.rank_start)
+                                         fork_ranks, train_subset, a.fork_cycles, log, a.precision, a.rank_start)
         result["models"][name] = model
     # The probe of the figures' own moments: the median of the one before the loader and the one
     # at the start of every round of the loop timings.

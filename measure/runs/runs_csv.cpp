@@ -19,6 +19,7 @@
 #include "format/atomic_write.h"
 #include "format/csv.h"
 #include "format/errors.h"
+#include "format/precision.h"
 
 namespace trainsim::measure {
 namespace {
@@ -69,11 +70,47 @@ std::optional<std::string> read_header(const std::string& path) {
   return header;
 }
 
-void require_header(const std::string& path, const std::string& header) {
+// Whether `header` (a file's first line) has the precision column; InputError for another header,
+// or for a file without the column and a `precision` other than fp32.
+bool has_precision_column(const std::string& path, const std::string& header, const std::string& precision) {
+  if (header == runs_header_with_precision()) return true;
   if (header != runs_header()) {
     throw InputError(path, 1, "header",
-                     "expected '" + runs_header() + "', found '" + header + "'");
+                     "expected '" + runs_header() + "' (its last column may be followed by " + kRunsPrecisionColumn +
+                         "), found '" + header + "'");
   }
+  if (precision != "fp32") {
+    throw InputError(path, 1, "header",
+                     "has no " + std::string(kRunsPrecisionColumn) + " column, so it holds fp32 runs only: a " +
+                         precision + " run needs another file (--runs)");
+  }
+  return false;
+}
+
+// Appends the line `line_for(has the precision column)` under the file's header, made with
+// `new_header` when the file is missing or empty (see append_run_line).
+template <typename LineFor>
+void append_under_header(const std::string& path, const std::string& new_header, const std::string& precision,
+                         const LineFor& line_for) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  FileLock lock(path + ".lock");
+
+  std::string content;
+  if (fs::exists(target)) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error(system_error("cannot read", path));
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    content = buffer.str();
+  }
+  if (content.empty()) content = new_header + "\n";
+  const bool precision_column = has_precision_column(path, content.substr(0, content.find('\n')), precision);
+  if (content.back() != '\n') content += '\n';
+  content += line_for(precision_column) + "\n";
+
+  write_file_atomic(path, content);
 }
 
 }  // namespace
@@ -85,9 +122,9 @@ RunRow parse_run_row(const std::string& line) {
   } catch (const InputError& e) {
     throw std::invalid_argument("runs row: " + e.message() + ": " + line);
   }
-  if (f.size() != kRunsColumns.size()) {
+  if (f.size() != kRunsColumns.size() && f.size() != kRunsColumns.size() + 1) {
     throw std::invalid_argument("runs row has " + std::to_string(f.size()) + " columns, not " +
-                                std::to_string(kRunsColumns.size()) + ": " + line);
+                                std::to_string(kRunsColumns.size()) + " (or one more, the precision): " + line);
   }
   size_t column = 0;
   auto text = [&] { return f[column++]; };
@@ -143,11 +180,18 @@ RunRow parse_run_row(const std::string& line) {
   r.probe_s = optional_real();
   r.load_before = optional_real();
   r.load_after = optional_real();
+  if (column < f.size()) {
+    r.precision = text();
+    if (!parse_precision(r.precision)) {
+      throw std::invalid_argument("runs row: precision '" + r.precision + "' is not one of " +
+                                  std::string(kPrecisionNames));
+    }
+  }
   return r;
 }
 
-void check_runs_header(const std::string& path) {
-  if (const auto header = read_header(path)) require_header(path, *header);
+void check_runs_header(const std::string& path, const std::string& precision) {
+  if (const auto header = read_header(path)) has_precision_column(path, *header, precision);
 }
 
 std::string format_run_row(const RunRow& r) {
@@ -160,32 +204,21 @@ std::string format_run_row(const RunRow& r) {
        << csv::field(r.trainer) << ','
        << r.test_samples << ',' << number(r.test_s) << ',' << number(r.probe_s) << ',' << number(r.load_before)
        << ',' << number(r.load_after);
+  if (r.precision != "fp32") line << ',' << csv::field(r.precision);
   return line.str();
 }
 
 void append_run_line(const std::string& path, const std::string& line) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  if (target.has_parent_path()) fs::create_directories(target.parent_path());
-  FileLock lock(path + ".lock");
+  append_under_header(path, runs_header(), "fp32", [&](bool) { return line; });
+}
 
-  std::string content;
-  if (fs::exists(target)) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error(system_error("cannot read", path));
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    content = buffer.str();
-  }
-  if (content.empty()) {
-    content = runs_header() + "\n";
-  } else {
-    require_header(path, content.substr(0, content.find('\n')));
-    if (content.back() != '\n') content += '\n';
-  }
-  content += line + "\n";
-
-  write_file_atomic(path, content);
+void append_run_row(const std::string& path, const RunRow& row) {
+  const bool fp32 = row.precision == "fp32";
+  append_under_header(path, fp32 ? runs_header() : runs_header_with_precision(), row.precision,
+                      [&](bool precision_column) {
+                        // A row of fp32 in a file with the column: the column's value written out.
+                        return format_run_row(row) + (precision_column && fp32 ? ",fp32" : "");
+                      });
 }
 
 }  // namespace trainsim::measure

@@ -35,26 +35,33 @@ struct RunRow {
   std::optional<double> probe_s;     // the calibration probe timed before the run; empty: --no-probe
   std::optional<double> load_before; // 1-minute load average (/proc/loadavg) before the probe
   std::optional<double> load_after;  // ... and after the run; empty where unreadable
+  std::string precision = "fp32";    // the optional last column (kRunsPrecisionColumn)
 };
 
-// One CSV line (no newline), columns as kRunsColumns; a text field holding a comma or a quote is
-// quoted.
+// One CSV line (no newline), columns as kRunsColumns, then the precision where it is not fp32; a
+// text field holding a comma or a quote is quoted.
 std::string format_run_row(const RunRow& row);
 
-// Splits a line written by format_run_row back into a row (format/csv.h: the dialect simulate
+// Splits a line written by format_run_row (or append_run_row: 23 or 24 columns) back into a row (format/csv.h: the dialect simulate
 // --compare reads). Throws std::invalid_argument when it does not have kRunsColumns' 23, a quote is
 // left open, or a number does not parse (counts: whole numbers within range; the optional columns
 // may be empty).
 RunRow parse_run_row(const std::string& line);
 
-// Throws trainsim::InputError when `path` exists, is not empty and its first line is not
-// runs_header() (checked before a run, so a long run never ends on a file it cannot append to).
-void check_runs_header(const std::string& path);
+// Throws trainsim::InputError when `path` exists, is not empty and its first line is neither
+// runs_header() nor runs_header_with_precision(), or is runs_header() and `precision` is not fp32
+// (checked before a run, so a long run never ends on a file it cannot append to).
+void check_runs_header(const std::string& path, const std::string& precision = "fp32");
 
 // Appends `line` to the CSV at `path` (created with runs_header(), parent folders too): under an
 // exclusive flock on `path`.lock, reads the file, checks its header, writes header + rows + line
-// to a temporary file and renames it over `path`. A header that differs throws
+// to a temporary file and renames it over `path`. A header other than the two throws
 // trainsim::InputError naming the file and line 1.
 void append_run_line(const std::string& path, const std::string& line);
+
+// Appends `row` the same way, in the file's columns: a new file gets runs_header() for an fp32
+// row and runs_header_with_precision() for another; a file with the precision column gets the
+// row's precision (fp32 included); one without takes fp32 rows only (InputError otherwise).
+void append_run_row(const std::string& path, const RunRow& row);
 
 }  // namespace trainsim::measure

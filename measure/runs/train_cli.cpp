@@ -109,6 +109,7 @@ RunRow make_row(const TrainOptions& o, const data::ImageSet& set, const EpochMea
   row.date = utc_now_iso8601();
   row.trainer = "trainsim";
   row.test_samples = 0;  // no test pass: test_s stays empty
+  row.precision = precision_name(o.precision);
   return row;
 }
 
@@ -148,14 +149,14 @@ std::string seconds_or_none(const std::optional<double>& value, const char* unit
 
 void print_summary(const RunRow& r, const std::string& runs_path) {
   std::printf(
-      "train: %s, %d %s x %lld per device, %d loader workers, %lld samples (%s), %d threads\n"
+      "train: %s, %d %s x %lld per device, %d loader workers, %lld samples (%s), %d threads%s\n"
       "  timed epoch %d/%d: epoch_s %.3f, train_s %.3f, loader_wait_s %.3f, %lld iterations, "
       "%.1f samples/s, loss %.4f, accuracy %.4f\n"
       "  probe %s, load average %s before, %s after\n"
       "  appended to %s\n",
       r.strategy.c_str(), r.gpus, r.device.c_str(), static_cast<long long>(r.batch_per_gpu),
       r.loader_workers, static_cast<long long>(r.train_samples), r.data.c_str(), r.threads,
-      r.epochs, r.epochs, r.epoch_s, r.train_s, r.loader_wait_s,
+      r.precision == "fp32" ? "" : (", " + r.precision).c_str(), r.epochs, r.epochs, r.epoch_s, r.train_s, r.loader_wait_s,
       static_cast<long long>(r.iterations), r.samples_per_s, r.final_loss, r.final_accuracy,
       seconds_or_none(r.probe_s, " s").c_str(), seconds_or_none(r.load_before, "").c_str(),
       seconds_or_none(r.load_after, "").c_str(), runs_path.c_str());
@@ -164,7 +165,7 @@ void print_summary(const RunRow& r, const std::string& runs_path) {
 int run_train(TrainOptions o) {
   resolve_runtime(o, processes_of(o));
   const std::string runs_path = o.runs_path.empty() ? default_runs_path(o) : o.runs_path;
-  check_runs_header(runs_path);  // fail now, not after the epochs
+  check_runs_header(runs_path, precision_name(o.precision));  // fail now, not after the epochs
 
   // How loaded and how fast the machine is right before the run.
   const std::optional<double> load_before = load_average_1min();
@@ -191,8 +192,7 @@ int run_train(TrainOptions o) {
   row.probe_s = probe_s;
   row.load_before = load_before;
   row.load_after = load_average_1min();
-  line = format_run_row(row);
-  append_run_line(runs_path, line);
+  append_run_row(runs_path, row);
   print_summary(row, runs_path);
   return 0;
 }
@@ -252,7 +252,7 @@ int run_external_rank(TrainOptions o, const ExternalRank& ext) {
   o.world_size = ext.world_size;
   resolve_runtime(o, ext.local_world_size > 0 ? ext.local_world_size : ext.world_size);
   const std::string runs_path = o.runs_path.empty() ? default_runs_path(o) : o.runs_path;
-  if (o.rank == 0) check_runs_header(runs_path);
+  if (o.rank == 0) check_runs_header(runs_path, precision_name(o.precision));
   const std::optional<double> load_before = load_average_1min();
   std::optional<double> probe_s;
   if (o.probe && o.rank == 0) probe_s = time_probe(o);
@@ -267,8 +267,7 @@ int run_external_rank(TrainOptions o, const ExternalRank& ext) {
   row.probe_s = probe_s;
   row.load_before = load_before;
   row.load_after = load_average_1min();
-  const std::string out = format_run_row(row);
-  append_run_line(runs_path, out);
+  append_run_row(runs_path, row);
   print_summary(row, runs_path);
   return 0;
 }

@@ -29,6 +29,7 @@ struct RawOptions {
   std::string lr_rule;
   int64_t lr_base_batch = 0;
   double warmup_epochs = 0;
+  std::string precision;
   std::string runs_path;
   std::string machine;
   int64_t rank = -1;
@@ -72,6 +73,9 @@ po::options_description train_flags(RawOptions& raw) {
        "B0 of --lr-rule")
     ("warmup-epochs", po::value(&raw.warmup_epochs)->default_value(defaults.warmup_epochs),
        "warm-up length of linear-warmup, in epochs")
+    ("precision", po::value(&raw.precision)->default_value(precision_name(defaults.precision)),
+       "fp32, or bf16-amp: forward and loss under autocast to bfloat16 (as torch.autocast), "
+       "weights, gradients and the optimizer in fp32")
     ("runs", po::value(&raw.runs_path),
        "CSV the result row is appended to (default: reports/<machine>/runs.csv)")
     ("machine", po::value(&raw.machine),
@@ -124,10 +128,19 @@ TrainOptions validated(const RawOptions& raw, const po::variables_map& vm) {
     throw UsageError("--warmup-epochs: must be finite and >= 0");
   }
   o.warmup_epochs = raw.warmup_epochs;
+  const auto precision = parse_precision(raw.precision);
+  if (!precision) {
+    throw UsageError("--precision: '" + raw.precision + "' is not one of " + std::string(kPrecisionNames));
+  }
+  o.precision = *precision;
   o.runs_path = raw.runs_path;
   o.machine = raw.machine;
   o.quiet = vm.count("quiet") > 0;
   o.probe = vm.count("no-probe") == 0;
+  if (o.strategy == "dp" && o.gpus > 1 && o.precision != Precision::kFp32) {
+    throw UsageError("--strategy dp --gpus " + std::to_string(o.gpus) + " --precision " + raw.precision +
+                     ": DataParallel's replica threads under autocast are not built (fp32, or ddp)");
+  }
   if (o.strategy == "dp" && o.device == "cpu" && o.gpus > 1) {
     throw UsageError("--strategy dp --device cpu: DataParallel needs CUDA devices for --gpus " +
                      std::to_string(o.gpus) +
@@ -195,6 +208,7 @@ std::vector<std::string> to_worker_args(const TrainOptions& o) {
   warmup.precision(17);  // round-trips the double
   warmup << o.warmup_epochs;
   args.insert(args.end(), {"--warmup-epochs", warmup.str()});
+  if (o.precision != Precision::kFp32) args.insert(args.end(), {"--precision", precision_name(o.precision)});
   if (o.train_samples) {
     args.insert(args.end(), {"--train-samples", std::to_string(*o.train_samples)});
   }

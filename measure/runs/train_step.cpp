@@ -2,11 +2,13 @@
 
 #include <utility>
 
+#include "autocast.h"
+
 namespace trainsim::measure {
 
 TrainStep::TrainStep(Forward forward, torch::optim::SGD& optimizer, DistributedDataParallel* ddp,
-                     const torch::Device& device, DataParallel* dp)
-    : forward_(std::move(forward)), optimizer_(optimizer), ddp_(ddp), device_(device), dp_(dp) {
+                     const torch::Device& device, DataParallel* dp, Precision precision)
+    : forward_(std::move(forward)), optimizer_(optimizer), ddp_(ddp), device_(device), dp_(dp), precision_(precision) {
   reset_statistics();
 }
 
@@ -17,10 +19,15 @@ void TrainStep::reset_statistics() {
 
 torch::Tensor TrainStep::run(const torch::Tensor& images, const torch::Tensor& labels) {
   optimizer_.zero_grad();
-  if (ddp_) ddp_->pre_forward();
-  const torch::Tensor output = forward_(images);
-  if (ddp_) ddp_->post_forward();
-  const torch::Tensor loss = torch::nn::functional::cross_entropy(output, labels);
+  torch::Tensor output, loss;
+  {
+    // As `with autocast(): loss = criterion(ddp_model(images), labels)`.
+    AutocastRegion autocast(precision_, device_);
+    if (ddp_) ddp_->pre_forward();
+    output = forward_(images);
+    if (ddp_) ddp_->post_forward();
+    loss = torch::nn::functional::cross_entropy(output, labels);
+  }
   loss.backward();
   if (dp_) dp_->reduce_gradients();
   optimizer_.step();

@@ -7,12 +7,14 @@
 //   averaged gradients back); SGD step; the loss sum and the correct count added up on the
 //   device (no host synchronisation).
 // Without DDP (dp, or one process) the DDP calls are left out; with DataParallel over two or more
-// devices the replicas' gradients are summed onto the module's after backward.
+// devices the replicas' gradients are summed onto the module's after backward. In bf16-amp the
+// forward and the loss run under autocast (measure/autocast.h), the rest as in fp32.
 
 #include <torch/torch.h>
 
 #include <functional>
 
+#include "format/precision.h"
 #include "runs/data_parallel.h"
 #include "runs/ddp.h"
 
@@ -25,7 +27,7 @@ class TrainStep {
 
   // `optimizer`, `ddp` and `dp` (either may be null) must outlive this. Statistics live on `device`.
   TrainStep(Forward forward, torch::optim::SGD& optimizer, DistributedDataParallel* ddp,
-            const torch::Device& device, DataParallel* dp = nullptr);
+            const torch::Device& device, DataParallel* dp = nullptr, Precision precision = Precision::kFp32);
 
   // One iteration on a batch already on the device; returns the batch's mean loss (detached).
   torch::Tensor run(const torch::Tensor& images, const torch::Tensor& labels);
@@ -42,6 +44,7 @@ class TrainStep {
   DistributedDataParallel* ddp_;
   torch::Device device_;
   DataParallel* dp_;
+  Precision precision_;
   torch::Tensor loss_sum_;
   torch::Tensor correct_;
 };

@@ -153,7 +153,7 @@ std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
   }
   TrainStep train_step(
       [&](const torch::Tensor& images) { return dp_model ? dp_model->forward(images) : model->forward(images); },
-      optimizer, ddp_model.get(), device, dp_model ? &*dp_model : nullptr);
+      optimizer, ddp_model.get(), device, dp_model ? &*dp_model : nullptr, options.precision);
 
   data::LoaderOptions loader_options;
   loader_options.workers = options.workers;

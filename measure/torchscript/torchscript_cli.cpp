@@ -209,6 +209,10 @@ int torchscript_main(int argc, char** argv) {
       throw UsageError("--out " + out + " was measured on " + profile.machine.device_kind + ", this run is on " +
                        machine.device_kind);
     }
+    if (profile.measurement.precision != Precision::kFp32) {
+      throw UsageError("--out " + out + " was measured in " + precision_name(profile.measurement.precision) +
+                       "; measure torchscript times fp32 only (give another --out)");
+    }
     if (profile.models.count(name)) log("replacing model " + name + " in " + out);
   } else {
     profile.machine = machine;

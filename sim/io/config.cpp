@@ -483,7 +483,8 @@ SweepConfig load_sweep_config(const std::string& path) {
   if (!root.is_map()) root.fail("the config must be a map of keys (profile, sweep, ...), got " + root.describe());
   const Map top(root, {"profile", "model", "trainer", "dataset", "loader", "test_pass", "sweep",
                        "interconnect", "lr_rule", "large_batch", "sync_batchnorm", "gpu", "gpu_catalog",
-                       "observations", "held_out", "topology", "collectives", "collectives_log", "scale_out"});
+                       "observations", "held_out", "topology", "collectives", "collectives_log", "scale_out",
+                       "precision"});
 
   const std::optional<Value> observations = top.optional("observations");
   const std::optional<Value> collectives = top.optional("collectives");
@@ -573,6 +574,20 @@ SweepConfig load_sweep_config(const std::string& path) {
   }
 
   if (auto trainer = top.optional("trainer")) config.trainer = trainer_value(*trainer);
+  if (auto precision = top.optional("precision")) {
+    const auto parsed = parse_precision(precision->as_string());
+    if (!parsed) {
+      precision->fail("unknown precision '" + precision->as_string() + "' (expected " + std::string(kPrecisionNames) + ")");
+    }
+    // The roofline (gpu:, observations:) prices fp32 kernels only.
+    if (*parsed != Precision::kFp32 && (gpu || observations)) {
+      precision->fail(std::string(precision_name(*parsed)) +
+                      " is predicted from a profile measured in it (measure --precision), not with gpu: or "
+                      "observations: (the roofline prices fp32 only)");
+    }
+    config.precision = *parsed;
+    config.precision_line = precision->line();
+  }
 
   if (auto loader = top.optional("loader")) {
     const Map map(*loader, {"workers", "persistent_workers", "pin_memory"});

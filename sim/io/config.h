@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "format/lr_rule.h"
+#include "format/precision.h"
 #include "io/gpu_catalog.h"
 #include "io/topology.h"
 #include "stats/past_bound.h"
@@ -127,6 +128,10 @@ struct SweepConfig {
   bool persistent_workers = false;  // DataLoader(persistent_workers=...): no start-up per epoch
   bool pin_memory = false;          // DataLoader(pin_memory=...): pinned H2D copies
   Trainer trainer = Trainer::kPytorch;
+  // `precision:` (format/precision.h): the numeric mode predicted; the profile must have been
+  // measured in it (measurement.precision). precision_line 0: not given (fp32).
+  Precision precision = Precision::kFp32;
+  int precision_line = 0;
   std::optional<TestPass> test_pass;
   std::vector<Strategy> strategies;  // empty (with gpus, batch_per_gpu) when no sweep: is given
   std::vector<int> gpus;

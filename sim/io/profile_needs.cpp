@@ -12,6 +12,15 @@ void require_for_model(const Profile& profile, const SweepConfig& config) {
     throw InputError(config.file, config.profile_line, "profile",
                      "profile " + config.profile_path + " " + what);
   };
+  if (profile.measurement.precision != config.precision) {
+    throw InputError(config.file, config.precision_line > 0 ? config.precision_line : config.profile_line,
+                     config.precision_line > 0 ? "precision" : "profile",
+                     "profile " + config.profile_path + " was measured in " +
+                         precision_name(profile.measurement.precision) + " (measurement.precision), the config predicts " +
+                         precision_name(config.precision) + ": give precision: " +
+                         precision_name(profile.measurement.precision) + " or a profile measured with measure --precision " +
+                         precision_name(config.precision));
+  }
   const auto model_it = profile.models.find(config.model);
   if (model_it == profile.models.end()) {
     std::string names;

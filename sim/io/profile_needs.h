@@ -6,7 +6,9 @@
 
 namespace trainsim {
 
-// Checks that `profile` has what a sweep described by `config` needs: config.model with >= 1
+// Checks that `profile` was measured in the config's precision (else InputError at the config's
+// `precision:` line, or its `profile:` line when the config gives none) and has what a sweep
+// described by `config` needs: config.model with >= 1
 // measured batch and its layers, the device memory capacity (OOM boundary), a loader curve, and,
 // when more than one GPU is swept and the config gives no `interconnect:` assumption, an
 // all_reduce curve for some rank count >= 2 (other rank counts are fitted from it; broadcast and

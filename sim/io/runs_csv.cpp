@@ -187,6 +187,14 @@ RunsTable parse_runs_csv(const std::string& text, const std::string& file) {
         parse_optional_number(optional_field("load_before"), file, line, "load_before", false);
     const std::optional<double> load_after =
         parse_optional_number(optional_field("load_after"), file, line, "load_after", false);
+    if (const std::string precision = trim(optional_field("precision")); !precision.empty()) {
+      const auto parsed = parse_precision(precision);
+      if (!parsed) {
+        throw InputError(file, line, "precision",
+                         "'" + precision + "' is not one of " + std::string(kPrecisionNames));
+      }
+      key.precision = *parsed;
+    }
     key.model = trim(optional_field("model"));
     if (!key.model.empty()) add_distinct(table.models, key.model);
     if (column.count("data")) add_distinct(table.data, field("data"));

@@ -23,12 +23,13 @@ struct RunKey {
   int64_t test_samples = 0;              // `test_samples` column (0: no test pass, or no column)
   int threads = 0;                       // `threads` column (0: not recorded)
   std::string model;                     // `model` column (empty: not recorded, the config's model)
+  Precision precision = Precision::kFp32;  // `precision` column (absent or empty: fp32)
 
   bool operator==(const RunKey& other) const {
     return strategy == other.strategy && gpus == other.gpus && batch_per_gpu == other.batch_per_gpu &&
            loader_workers == other.loader_workers && train_samples == other.train_samples &&
            trainer == other.trainer && test_samples == other.test_samples && threads == other.threads &&
-           model == other.model;
+           model == other.model && precision == other.precision;
   }
 };
 
@@ -77,8 +78,8 @@ const std::vector<std::string>& runs_required_columns();
 // field count differs from the header's, strategy not ddp/dp, gpus or batch_per_gpu < 1,
 // loader_workers < 0, train_samples < 1, epoch_s or train_s not a finite number > 0, or
 // train_s > epoch_s; and, where their columns exist: trainer not pytorch/trainsim, test_samples
-// or threads not whole numbers >= 0, test_s, probe_s, load_before, load_after not empty nor a
-// finite number >= 0 (test_s and probe_s > 0). Rows with the same key are one configuration
+// or threads not whole numbers >= 0, precision not one of format/precision.h's names, test_s,
+// probe_s, load_before, load_after not empty nor a finite number >= 0 (test_s and probe_s > 0). Rows with the same key are one configuration
 // (repeats), summarised by the median.
 RunsTable parse_runs_csv(const std::string& text, const std::string& file);
 // Reads and parses `path`; a missing or unreadable file is InputError(path, 0, "", ...).

@@ -29,6 +29,7 @@ std::string setting_label(const RunKey& key) {
   std::string out = std::string(to_string(key.trainer)) + ", W=" + std::to_string(key.loader_workers) + ", " +
                     std::to_string(key.train_samples) + " samples";
   if (key.test_samples > 0) out += ", test " + std::to_string(key.test_samples);
+  if (key.precision != Precision::kFp32) out += std::string(", ") + precision_name(key.precision);
   return out;
 }
 
@@ -409,6 +410,11 @@ Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>&
   for (const MeasuredConfig& m : runs.configs) {
     if (const auto reason = other_model(config.model, runs, m.key)) {
       out.unpredicted.push_back({m, *reason});
+      continue;
+    }
+    if (m.key.precision != config.precision) {
+      out.unpredicted.push_back({m, std::string("precision ") + precision_name(m.key.precision) + ", not the config's " +
+                                        precision_name(config.precision) + " (the profile's)"});
       continue;
     }
     if (m.key.threads > 0 && probe.threads > 0 && m.key.threads != probe.threads) {

@@ -122,6 +122,7 @@ ReportContext make_report_context(const SweepConfig& config, const Profile& prof
   c.persistent_workers = config.persistent_workers;
   c.pin_memory = config.pin_memory;
   c.trainer = config.trainer;
+  c.precision = config.precision;
   c.test_pass = config.test_pass;
   c.interconnect = config.interconnect;
   if (config.topology) c.topology = config.topology->describe();
@@ -194,6 +195,12 @@ std::string format_header(const ReportContext& c) {
                                             : " (real files)"));
   if (!c.summary.empty()) out += wrap_bullet("sweep: " + c.summary);
   out += wrap_bullet("model: " + c.model + ", " + with_thousands(c.param_bytes) + " parameter bytes (fp32)");
+  // Said only when not fp32, the mode every table was in before precision was a setting.
+  if (c.precision != Precision::kFp32) {
+    out += wrap_bullet(std::string("precision: ") + precision_name(c.precision) +
+                       " (forward and loss under autocast, weights, gradients and the all-reduce in fp32; the "
+                       "profile was measured so)");
+  }
   out += wrap_bullet(std::string("trainer: ") + to_string(c.trainer) +
                      (c.trainer == Trainer::kPytorch ? " (the PyTorch reference trainer's loop and DataLoader)"
                                                      : " (measure train's C++ loop and loader)"));

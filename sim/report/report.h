@@ -37,6 +37,7 @@ struct ReportContext {
   bool persistent_workers = false;
   bool pin_memory = false;
   Trainer trainer = Trainer::kPytorch;
+  Precision precision = Precision::kFp32;  // the config's (= the profile's measurement.precision)
   std::optional<TestPass> test_pass;
   std::optional<InterconnectAssumption> interconnect;
   std::string topology;  // Topology::describe() when the config has `topology:`, else empty
