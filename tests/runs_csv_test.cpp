@@ -64,6 +64,13 @@ class RunsCsv : public ::testing::Test {
     r.load_after = 1.25;
     return r;
   }
+  // sample_row() told apart by its date field.
+  static RunRow tagged(const std::string& tag) {
+    RunRow r = sample_row();
+    r.date = tag;
+    return r;
+  }
+
 
   std::string dir_;
 };
@@ -83,7 +90,7 @@ TEST_F(RunsCsv, HeaderIsTheTwentyThreeColumnsBothTrainersWrite) {
 }
 
 TEST_F(RunsCsv, SimulateReadsWhatTheWriterWrites) {
-  // One schema, its writer (append_run_line) and its reader (simulate --compare's load_runs_csv).
+  // One schema, its writer (append_run_row) and its reader (simulate --compare's load_runs_csv).
   const std::string path = dir_ + "/runs.csv";
   RunRow first = sample_row();
   RunRow second = sample_row();
@@ -91,8 +98,8 @@ TEST_F(RunsCsv, SimulateReadsWhatTheWriterWrites) {
   second.train_s = 42.0;
   second.probe_s = 0.875;
   second.load_before = 1.5;
-  append_run_line(path, format_run_row(first));
-  append_run_line(path, format_run_row(second));
+  append_run_row(path, first);
+  append_run_row(path, second);
   const RunsTable table = load_runs_csv(path);
   EXPECT_EQ(table.rows, 2);
   EXPECT_TRUE(table.has_trainer_column);
@@ -214,13 +221,13 @@ TEST_F(RunsCsv, EmptyProbeAndLoadColumnsStayEmpty) {
 
 TEST_F(RunsCsv, CreatesFoldersAndHeaderThenAppends) {
   const std::string path = dir_ + "/reports/box/runs.csv";
-  append_run_line(path, "first");
-  append_run_line(path, "second");
+  append_run_row(path, tagged("first"));
+  append_run_row(path, tagged("second"));
   const auto lines = lines_of(path);
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[0], runs_header());
-  EXPECT_EQ(lines[1], "first");
-  EXPECT_EQ(lines[2], "second");
+  EXPECT_EQ(lines[1], format_run_row(tagged("first")));
+  EXPECT_EQ(lines[2], format_run_row(tagged("second")));
   // No temporary file is left beside it (only the lock file).
   std::set<std::string> names;
   for (const auto& entry : fs::directory_iterator(dir_ + "/reports/box")) {
@@ -232,8 +239,8 @@ TEST_F(RunsCsv, CreatesFoldersAndHeaderThenAppends) {
 TEST_F(RunsCsv, AddsAMissingFinalNewline) {
   const std::string path = dir_ + "/runs.csv";
   std::ofstream(path) << runs_header() << "\nold-row";  // no newline after the last row
-  append_run_line(path, "new-row");
-  EXPECT_EQ(lines_of(path), (std::vector<std::string>{runs_header(), "old-row", "new-row"}));
+  append_run_row(path, tagged("new"));
+  EXPECT_EQ(lines_of(path), (std::vector<std::string>{runs_header(), "old-row", format_run_row(tagged("new"))}));
 }
 
 TEST_F(RunsCsv, RejectsTheOldSeventeenColumnHeader) {
@@ -256,7 +263,7 @@ TEST_F(RunsCsv, RejectsADifferentHeaderNamingFileAndLine) {
   const std::string path = dir_ + "/runs.csv";
   std::ofstream(path) << "strategy,gpus,batch\nddp,1,32\n";
   try {
-    append_run_line(path, "row");
+    append_run_row(path, sample_row());
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(e.file(), path);
@@ -275,7 +282,7 @@ TEST_F(RunsCsv, CheckAcceptsMissingEmptyAndGoodFiles) {
   EXPECT_NO_THROW(check_runs_header(path));  // missing
   std::ofstream(path).close();
   EXPECT_NO_THROW(check_runs_header(path));  // empty
-  append_run_line(path, "row");
+  append_run_row(path, sample_row());
   EXPECT_NO_THROW(check_runs_header(path));
 }
 
@@ -293,7 +300,7 @@ TEST_F(RunsCsv, ConcurrentProcessesKeepEveryRow) {
       int status = 0;
       try {
         for (int k = 0; k < kRowsEach; ++k) {
-          append_run_line(path, "writer" + std::to_string(w) + "-row" + std::to_string(k));
+          append_run_row(path, tagged("writer" + std::to_string(w) + "-row" + std::to_string(k)));
         }
       } catch (...) {
         status = 1;
@@ -313,7 +320,7 @@ TEST_F(RunsCsv, ConcurrentProcessesKeepEveryRow) {
   const std::set<std::string> rows(lines.begin() + 1, lines.end());
   EXPECT_EQ(rows.size(), static_cast<size_t>(kWriters * kRowsEach));
   for (int w = 0; w < kWriters; ++w) {
-    EXPECT_TRUE(rows.count("writer" + std::to_string(w) + "-row" + std::to_string(kRowsEach - 1)));
+    EXPECT_TRUE(rows.count(format_run_row(tagged("writer" + std::to_string(w) + "-row" + std::to_string(kRowsEach - 1)))));
   }
 }
 

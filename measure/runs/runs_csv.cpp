@@ -87,11 +87,9 @@ bool has_precision_column(const std::string& path, const std::string& header, co
   return false;
 }
 
-// Appends the line `line_for(has the precision column)` under the file's header, made with
-// `new_header` when the file is missing or empty (see append_run_line).
-template <typename LineFor>
-void append_under_header(const std::string& path, const std::string& new_header, const std::string& precision,
-                         const LineFor& line_for) {
+}  // namespace
+
+void append_run_row(const std::string& path, const RunRow& row) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   if (target.has_parent_path()) fs::create_directories(target.parent_path());
@@ -105,15 +103,15 @@ void append_under_header(const std::string& path, const std::string& new_header,
     buffer << in.rdbuf();
     content = buffer.str();
   }
-  if (content.empty()) content = new_header + "\n";
-  const bool precision_column = has_precision_column(path, content.substr(0, content.find('\n')), precision);
+  const bool fp32 = row.precision == "fp32";
+  if (content.empty()) content = (fp32 ? runs_header() : runs_header_with_precision()) + "\n";
+  const bool precision_column = has_precision_column(path, content.substr(0, content.find('\n')), row.precision);
   if (content.back() != '\n') content += '\n';
-  content += line_for(precision_column) + "\n";
+  // An fp32 row in a file with the column: the column's value written out.
+  content += format_run_row(row) + (precision_column && fp32 ? ",fp32" : "") + "\n";
 
   write_file_atomic(path, content);
 }
-
-}  // namespace
 
 RunRow parse_run_row(const std::string& line) {
   std::vector<std::string> f;
@@ -206,19 +204,6 @@ std::string format_run_row(const RunRow& r) {
        << ',' << number(r.load_after);
   if (r.precision != "fp32") line << ',' << csv::field(r.precision);
   return line.str();
-}
-
-void append_run_line(const std::string& path, const std::string& line) {
-  append_under_header(path, runs_header(), "fp32", [&](bool) { return line; });
-}
-
-void append_run_row(const std::string& path, const RunRow& row) {
-  const bool fp32 = row.precision == "fp32";
-  append_under_header(path, fp32 ? runs_header() : runs_header_with_precision(), row.precision,
-                      [&](bool precision_column) {
-                        // A row of fp32 in a file with the column: the column's value written out.
-                        return format_run_row(row) + (precision_column && fp32 ? ",fp32" : "");
-                      });
 }
 
 }  // namespace trainsim::measure

@@ -53,15 +53,13 @@ RunRow parse_run_row(const std::string& line);
 // (checked before a run, so a long run never ends on a file it cannot append to).
 void check_runs_header(const std::string& path, const std::string& precision = "fp32");
 
-// Appends `line` to the CSV at `path` (created with runs_header(), parent folders too): under an
-// exclusive flock on `path`.lock, reads the file, checks its header, writes header + rows + line
-// to a temporary file and renames it over `path`. A header other than the two throws
-// trainsim::InputError naming the file and line 1.
-void append_run_line(const std::string& path, const std::string& line);
-
-// Appends `row` the same way, in the file's columns: a new file gets runs_header() for an fp32
+// Appends `row` to the CSV at `path` (parent folders created): under an exclusive flock on
+// `path`.lock, reads the file, checks its header, writes header + rows + the row to a temporary
+// file and renames it over `path`. A new (missing or empty) file gets runs_header() for an fp32
 // row and runs_header_with_precision() for another; a file with the precision column gets the
-// row's precision (fp32 included); one without takes fp32 rows only (InputError otherwise).
+// row's precision (fp32 included); one without takes fp32 rows only. Another header, or a row
+// that is not fp32 for a file without the column, throws trainsim::InputError naming the file
+// and line 1.
 void append_run_row(const std::string& path, const RunRow& row);
 
 }  // namespace trainsim::measure
