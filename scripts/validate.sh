@@ -48,7 +48,7 @@
 #   --profile-batches L  the profile's batches, comma-separated (default: the runs' batches)
 #   --measure-flags "F"  more flags for the profile, e.g. "--warmup 1 --repeats 3"
 #   --precision P        fp32 (default) or bf16-amp: the profile and every run in it, the config's
-#                        precision: too (docs/PRECISION.md); bf16-amp with --trainers trainsim only
+#                        precision: too (docs/PRECISION.md); not with the textbook script (plain)
 #   --config FILE        the comparison's simulator config (default DIR/config.yaml, written here
 #                        from the grid)
 #   --no-probe           runs skip the calibration probe (faster; no drift adjustment)
@@ -175,8 +175,8 @@ for t in $trainers; do
 done
 [[ " $trainers " == *" plain "* && $device == cuda ]] && die "--trainers plain: the textbook script runs on cpu only"
 [[ $precision == fp32 || $precision == bf16-amp ]] || die "--precision $precision: expected fp32 or bf16-amp"
-[[ $precision == fp32 || $trainers == trainsim ]] ||
-  die "--precision $precision: only measure train runs it (give --trainers trainsim)"
+[[ $precision == fp32 || " $trainers " != *" plain "* ]] ||
+  die "--precision $precision: the textbook script (plain) runs fp32 only"
 profile_batches=${profile_batches:-$(echo $batches | tr ' ' ',')}
 if [ -z "${PYTHON:-}" ]; then
   PYTHON=python3
@@ -266,6 +266,7 @@ run_command() {
   [ -n "$samples" ] && common+=(--train-samples "$samples")
   [ -n "$threads" ] && common+=(--threads "$threads")
   [ -n "$probe_flag" ] && common+=("$probe_flag")
+  [ "$precision" = fp32 ] || common+=(--precision "$precision")
   # torchrun (--redirects 1 --tee 1 for Debian's torchrun 1.13 on Python 3.11): --standalone on one
   # node; across n nodes one agent a node, the rendezvous (c10d) on the first.
   local torchrun=("$python" -m torch.distributed.run --redirects 1 --tee 1)
@@ -276,9 +277,7 @@ run_command() {
     torchrun+=(--standalone --nproc_per_node "$g")
   fi
   case $trainer in
-    trainsim)
-      cmd=("$measure" train --strategy "$strategy" --gpus "$g" "${common[@]}")
-      [ "$precision" = fp32 ] || cmd+=(--precision "$precision") ;;
+    trainsim) cmd=("$measure" train --strategy "$strategy" --gpus "$g" "${common[@]}") ;;
     pytorch)
       if [ "$strategy" = dp ]; then
         cmd=("$python" measure/pytorch/train.py --strategy dp --gpus "$g" "${common[@]}")

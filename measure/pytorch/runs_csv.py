@@ -11,11 +11,12 @@ COLUMNS is runs.csv's column list of format/runs_columns.h, the one the C++ writ
 
 Two headers are accepted. HEADER (23 columns) is the one the C++ writer shares; a file with it
 holds ResNet-18 CIFAR rows only (both trainers trained nothing else when it was defined).
-HEADER_WITH_MODEL adds a last column, `model`, for rows of other models (train.py --model or
---arch). A new file gets HEADER for a resnet18-cifar row, HEADER_WITH_MODEL for any other; a
-resnet18-cifar row goes into either (its `model` field filled where the column exists); another
-model's row into a HEADER_WITH_MODEL file only. simulate --compare reads both headers (it ignores
-columns it does not know, `model` included).
+Two more columns may follow HEADER, in this order: `model`, for rows of other models (train.py
+--model or --arch), and `precision` (format/runs_columns.h's kRunsPrecisionColumn), for runs in
+another precision than fp32 (--precision bf16-amp; the C++ writer's only extra column). A new file
+gets the columns its row needs (HEADER for a resnet18-cifar fp32 row); a row goes into any file
+whose header has the columns it needs, its `model` and `precision` filled where the columns
+exist. simulate --compare reads every such header.
 """
 
 import fcntl
@@ -29,9 +30,23 @@ COLUMNS = [
 ]
 HEADER = ",".join(COLUMNS)
 MODEL_COLUMN = "model"
-COLUMNS_WITH_MODEL = COLUMNS + [MODEL_COLUMN]
-HEADER_WITH_MODEL = ",".join(COLUMNS_WITH_MODEL)
 DEFAULT_MODEL = "resnet18-cifar"  # the model of every row of a file without the model column
+PRECISION_COLUMN = "precision"
+DEFAULT_PRECISION = "fp32"  # the precision of every row of a file without the precision column
+
+
+def columns(model_column, precision_column):
+    """COLUMNS, then `model` and `precision` where asked: the columns of one of the four headers."""
+    return COLUMNS + [MODEL_COLUMN] * model_column + [PRECISION_COLUMN] * precision_column
+
+
+# Every header a file may have: its text -> (has the model column, has the precision column).
+_HEADERS = {",".join(columns(m, p)): (m, p) for m in (False, True) for p in (False, True)}
+
+
+def _needs(model, precision):
+    """The extra columns a row of `model` in `precision` needs: (model, precision)."""
+    return model != DEFAULT_MODEL, precision != DEFAULT_PRECISION
 
 
 class RunsFileError(Exception):
@@ -72,28 +87,33 @@ def format_row(fields, columns=None):
     return ",".join(out)
 
 
-def _header_error(path, found, model=DEFAULT_MODEL):
-    expected = HEADER if model == DEFAULT_MODEL else HEADER_WITH_MODEL
+def _header_error(path, found, model=DEFAULT_MODEL, precision=DEFAULT_PRECISION):
+    expected = ",".join(columns(*_needs(model, precision)))
     return RunsFileError("%s:1: header: expected '%s', found '%s'" % (path, expected, found))
 
 
-def _check_header_line(path, line, model):
-    """Raises RunsFileError unless a row of `model` may go under the header `line`."""
-    if line == HEADER_WITH_MODEL or (line == HEADER and model == DEFAULT_MODEL):
-        return
-    if line == HEADER:
+def _check_header_line(path, line, model, precision=DEFAULT_PRECISION):
+    """The extra columns of the header `line`, (model, precision); RunsFileError unless a row of
+    `model` in `precision` may go under it."""
+    has = _HEADERS.get(line)
+    if has is None:
+        raise _header_error(path, line, model, precision)
+    if model != DEFAULT_MODEL and not has[0]:
         raise RunsFileError("%s:1: header: no model column (the file holds %s rows only); write "
                             "the rows of %s to another file (--runs)" % (path, DEFAULT_MODEL, model))
-    raise _header_error(path, line, model)
+    if precision != DEFAULT_PRECISION and not has[1]:
+        raise RunsFileError("%s:1: header: has no precision column, so it holds fp32 runs only: a "
+                            "%s run needs another file (--runs)" % (path, precision))
+    return has
 
 
 def _first_line(content):
     return content.split("\n", 1)[0].rstrip("\r")
 
 
-def check_header(path, model=DEFAULT_MODEL):
+def check_header(path, model=DEFAULT_MODEL, precision=DEFAULT_PRECISION):
     """Raises RunsFileError unless `path` is missing, empty, or has a header that can take a row
-    of `model` (HEADER_WITH_MODEL; or HEADER for DEFAULT_MODEL)."""
+    of `model` in `precision`."""
     try:
         with open(path, "r", encoding="utf-8", errors="replace", newline="") as f:
             first = f.readline()
@@ -103,7 +123,7 @@ def check_header(path, model=DEFAULT_MODEL):
         raise RunsFileError("%s: cannot read: %s" % (path, e.strerror or e))
     if first == "":
         return
-    _check_header_line(path, _first_line(first), model)
+    _check_header_line(path, _first_line(first), model, precision)
 
 
 def append_line(path, line):
@@ -159,15 +179,15 @@ def _append(path, new_header, make_line):
 
 
 def append_row(path, fields):
-    """Appends the row `fields` (every column of COLUMNS; `model`, default DEFAULT_MODEL, too)
-    under the header the file has, or the one its model needs in a new file."""
+    """Appends the row `fields` (every column of COLUMNS; `model`, default DEFAULT_MODEL, and
+    `precision`, default DEFAULT_PRECISION, too) under the header the file has, or the one its
+    row needs in a new file."""
     model = fields.get(MODEL_COLUMN) or DEFAULT_MODEL
+    precision = fields.get(PRECISION_COLUMN) or DEFAULT_PRECISION
+    full = dict(fields, **{MODEL_COLUMN: model, PRECISION_COLUMN: precision})
 
     def make(header):
-        _check_header_line(path, header, model)
-        if header == HEADER:
-            return format_row(fields)
-        return format_row(dict(fields, **{MODEL_COLUMN: model}), COLUMNS_WITH_MODEL)
+        return format_row(full, columns(*_check_header_line(path, header, model, precision)))
 
-    format_row(dict(fields, **{MODEL_COLUMN: model}), COLUMNS_WITH_MODEL)  # bad fields: no lock
-    _append(path, HEADER if model == DEFAULT_MODEL else HEADER_WITH_MODEL, make)
+    format_row(full, columns(True, True))  # bad fields: no lock
+    _append(path, ",".join(columns(*_needs(model, precision))), make)

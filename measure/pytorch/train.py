@@ -123,6 +123,9 @@ def parse_args(argv):
                    default=True, help="torch.backends.cudnn.benchmark = True on CUDA (default)")
     p.add_argument("--no-cudnn-benchmark", dest="cudnn_benchmark", action="store_false")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--precision", choices=["fp32", "bf16-amp"], default="fp32",
+                   help="bf16-amp: forward and loss under torch.autocast(dtype=torch.bfloat16), "
+                        "the test pass too (default fp32; docs/PRECISION.md)")
     p.add_argument("--model", default=None, metavar="FILE.pt",
                    help="train this TorchScript module (torch.jit.load) instead of ResNet-18: "
                         "N x 3 x 32 x 32 images in, N x 10 logits out")
@@ -357,8 +360,9 @@ def train_epoch(job, a, epoch, net, loader, sampler, optimizer, criterion):
         wait += time.perf_counter() - tw
         inputs, targets = inputs.to(job.device), targets.to(job.device)
         optimizer.zero_grad()
-        outputs = net(inputs)
-        loss = criterion(outputs, targets)
+        with autocast(job, a):
+            outputs = net(inputs)
+            loss = criterion(outputs, targets)
         loss.backward()
         optimizer.step()
         step_loss = loss.item()
@@ -380,7 +384,12 @@ def train_epoch(job, a, epoch, net, loader, sampler, optimizer, criterion):
             "total": total, "steps": planned}
 
 
-def test_pass(job, net, loader, criterion):
+def autocast(job, a):
+    """The forward's numeric mode: torch.autocast to bfloat16 for --precision bf16-amp."""
+    return torch.autocast(job.device.type, dtype=torch.bfloat16, enabled=a.precision == "bf16-amp")
+
+
+def test_pass(job, a, net, loader, criterion):
     net.eval()
     job.sync()
     t0 = time.perf_counter()
@@ -388,8 +397,9 @@ def test_pass(job, net, loader, criterion):
     with torch.no_grad():
         for inputs, targets in loader:
             inputs, targets = inputs.to(job.device), targets.to(job.device)
-            outputs = net(inputs)
-            loss = criterion(outputs, targets)
+            with autocast(job, a):
+                outputs = net(inputs)
+                loss = criterion(outputs, targets)
             loss_sum += loss.item() * targets.size(0)
             _, predicted = outputs.max(1)
             total += targets.size(0)
@@ -410,7 +420,7 @@ def run(a):
         runs_path = a.runs if a.runs is not None else default_runs_path(a.machine, job.kind,
                                                                         a.model_label)
         # before training: never end on a file we cannot append to
-        runs_csv.check_header(runs_path, a.model_label)
+        runs_csv.check_header(runs_path, a.model_label, a.precision)
     # A bad --model file stops every rank here, before the data are read.
     loaded = load_model(a.model, job.device) if a.model is not None else None
 
@@ -473,7 +483,7 @@ def run(a):
         sums = job.reduce([e["loss_sum"], e["correct"], e["total"]], dist.ReduceOp.SUM)
         test = None
         if test_loader is not None:
-            test_s, test_loss, test_acc = test_pass(job, net, test_loader, criterion)
+            test_s, test_loss, test_acc = test_pass(job, a, net, test_loader, criterion)
             test = (job.reduce([test_s], dist.ReduceOp.MAX)[0], test_loss, test_acc)
         msg = "epoch %d/%d batch %d/%d elapsed %s ETA 0.0s loss %.4f accuracy %.4f" % (
             epoch + 1, a.epochs, e["steps"], e["steps"], fmt_duration(epoch_max),
@@ -499,7 +509,7 @@ def run(a):
             "test_samples": len(test_set) if test_set is not None else 0,
             "test_s": test[0] if test is not None else None,
             "probe_s": probe_s, "load_before": load_before, "load_after": load_after,
-            "model": a.model_label,
+            "model": a.model_label, "precision": a.precision,
         }
         runs_csv.append_row(runs_path, row)
         full = len(loader)

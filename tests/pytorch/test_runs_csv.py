@@ -22,6 +22,14 @@ def cpp_columns():
     return re.findall(r'"([^"]*)"', body.group(1))
 
 
+def cpp_precision_column():
+    """kRunsPrecisionColumn of format/runs_columns.h: the optional column after kRunsColumns."""
+    with open(os.path.join(util.REPO, "format", "runs_columns.h")) as f:
+        found = re.search(r'kRunsPrecisionColumn = "([^"]*)"', f.read())
+    assert found, "no kRunsPrecisionColumn in format/runs_columns.h"
+    return found.group(1)
+
+
 HEADER = ",".join(cpp_columns())
 
 
@@ -54,7 +62,32 @@ class RunsCsvTest(unittest.TestCase):
         self.assertEqual(runs_csv.COLUMNS, cpp_columns())
         self.assertEqual(runs_csv.HEADER, HEADER)
         self.assertEqual(len(runs_csv.COLUMNS), 23)
-        self.assertEqual(runs_csv.COLUMNS_WITH_MODEL, cpp_columns() + ["model"])
+        self.assertEqual(runs_csv.columns(True, False), cpp_columns() + ["model"])
+        self.assertEqual(runs_csv.columns(False, True), cpp_columns() + [cpp_precision_column()])
+
+    def test_precision_is_a_column_of_its_own(self):
+        # A bf16-amp run makes a file with the precision column (the C++ writer's header), which
+        # takes fp32 rows too; a file without it holds fp32 rows only.
+        runs_csv.append_row(self.path, row(precision="bf16-amp"))
+        runs_csv.append_row(self.path, row(gpus=1))
+        lines = self.lines()
+        self.assertEqual(lines[0], HEADER + ",precision")
+        self.assertEqual(lines[1], runs_csv.format_row(row()) + ",bf16-amp")
+        self.assertEqual(lines[2].split(",")[1::22], ["1", "fp32"])
+        runs_csv.check_header(self.path, precision="bf16-amp")
+        both = os.path.join(self.dir, "both.csv")
+        runs_csv.append_row(both, row(model="vit-tiny", precision="bf16-amp"))
+        with open(both) as f:
+            self.assertEqual(f.readline(), HEADER + ",model,precision\n")
+        plain = os.path.join(self.dir, "plain.csv")
+        runs_csv.append_row(plain, row())
+        expected = ("%s:1: header: has no precision column, so it holds fp32 runs only: a bf16-amp run "
+                    "needs another file (--runs)" % plain)
+        for call in (lambda: runs_csv.check_header(plain, precision="bf16-amp"),
+                     lambda: runs_csv.append_row(plain, row(precision="bf16-amp"))):
+            with self.assertRaises(runs_csv.RunsFileError) as e:
+                call()
+            self.assertEqual(str(e.exception), expected)
 
     def test_format_is_percent_g_and_empty_for_none(self):
         line = runs_csv.format_row(row())

@@ -125,5 +125,28 @@ class TrainRunsTest(unittest.TestCase):
         self.assertEqual(r["final_accuracy"], r1["final_accuracy"])
 
 
+    def test_bf16_amp_runs_under_autocast_and_says_so(self):
+        # Its own file: a bf16-amp row needs the precision column after the 23.
+        work = os.path.join(self.dir, "bf16")
+        os.makedirs(work, exist_ok=True)
+        runs = os.path.join(work, "runs.csv")
+        rc, out, err = util.run([util.PYTHON, TRAIN, "--data", self.data, "--runs", runs] + TINY +
+                                ["--workers", "0", "--no-probe", "--precision", "bf16-amp",
+                                 "--test-pass", "--test-samples", "20"], cwd=work)
+        self.assertEqual(rc, 0, "stdout:\n%s\nstderr:\n%s" % (out, err))
+        with open(runs) as f:
+            lines = f.read().split("\n")
+        self.assertEqual(lines[0], HEADER + ",precision")
+        self.assertEqual(len(lines), 3)  # header, the row, "" after the final newline
+        row = dict(zip(lines[0].split(","), lines[1].split(",")))
+        self.assertEqual(row["precision"], "bf16-amp")
+        self.assertEqual(row["test_samples"], "20")
+        self.assertTrue(math.isfinite(float(row["final_loss"])))
+        # The same run in fp32 computes another loss: the forward ran in bfloat16.
+        fp32, _, _ = self.train("fp32-twin", 1, ["--workers", "0", "--no-probe", "--test-pass",
+                                                 "--test-samples", "20"], torchrun=False)
+        self.assertNotEqual(row["final_loss"], fp32["final_loss"])
+
+
 if __name__ == "__main__":
     unittest.main()
