@@ -44,8 +44,8 @@ set xlabel 'measured, s'
 set ylabel 'predicted, s'
 set logscale xy
 set format x '%g'
-set xrange [2.965824:10.5667297]
-set yrange [2.965824:10.5667297]
+set xrange [2.965824:14.389201]
+set yrange [2.965824:14.389201]
 set size ratio -1
 plot 'predicted_vs_measured.dat' index 0 using 1:2 with points lc 1 pt 7 ps 1.2 title 'epoch_s', \
      'predicted_vs_measured.dat' index 1 using 1:2 with points lc 2 pt 5 ps 1.0 title 'train_s', \
