@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "autocast.h"
 #include "models/describe.h"
 #include "models/resnet.h"
 #include "runs/data_parallel.h"
@@ -65,6 +66,39 @@ TEST(DataParallel, TwoIterationsOnTwoDevicesMatchTheModelRunChunkByChunk) {
   EXPECT_GT(max_abs_diff(reference->parameters(), initial), 1e-3);
   EXPECT_LT(max_abs_diff(module->parameters(), reference->parameters()), 1e-5);
   EXPECT_NEAR(parallel.loss_sum().item<double>(), plain.loss_sum().item<double>(), 1e-4);
+}
+
+// Autocast's state is a thread's: replicas run in threads of their own, so DataParallel applies
+// its precision in each (as PyTorch's parallel_apply passes the caller's autocast on by hand).
+TEST(DataParallel, ReplicasRunInItsPrecisionOnTheirOwnThreads) {
+  torch::set_num_threads(1);
+  torch::manual_seed(8);
+  const Tensor images = torch::randn({4, 3, 32, 32});
+  const Tensor labels = torch::randint(0, 10, {4}, torch::kLong);
+  const torch::Device cpu(torch::kCPU);
+  models::ResNet18 fp32_module = resnet(1);
+  DataParallel fp32_dp(fp32_module, cpu_devices(2));
+  {
+    AutocastRegion caller(Precision::kBf16Amp, cpu);  // the caller's region stays on its thread
+    EXPECT_EQ(fp32_dp.forward(images).scalar_type(), torch::kFloat32);
+  }
+  models::ResNet18 reference = resnet(1);
+  models::ResNet18 module = resnet(1);
+  DataParallel dp(module, cpu_devices(2), Precision::kBf16Amp);
+  EXPECT_EQ(dp.forward(images).scalar_type(), torch::kBFloat16);
+
+  // One bf16-amp step of DataParallel against the model run chunk by chunk in bf16-amp.
+  auto reference_sgd = course_sgd(reference->parameters());
+  TrainStep plain([&](const Tensor& x) { return chunk_by_chunk(reference, x, 2); }, reference_sgd, nullptr, cpu,
+                  nullptr, Precision::kBf16Amp);
+  auto dp_sgd = course_sgd(module->parameters());
+  TrainStep parallel([&](const Tensor& x) { return dp.forward(x); }, dp_sgd, nullptr, cpu, &dp,
+                     Precision::kBf16Amp);
+  const double plain_loss = plain.run(images, labels).item<double>();
+  const double parallel_loss = parallel.run(images, labels).item<double>();
+  EXPECT_NEAR(parallel_loss, plain_loss, 1e-6 * std::abs(plain_loss) + 1e-6);
+  EXPECT_LT(max_abs_diff(module->parameters(), reference->parameters()), 1e-4);
+  for (const auto& p : module->parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat32);
 }
 
 TEST(DataParallel, OnlyTheFirstDevicesChunkUpdatesTheRunningStatistics) {

@@ -67,8 +67,6 @@ TEST(TrainOptions, RejectsBadValuesWithTheFlagName) {
       {{"train", "--no-such-flag"}, "no-such-flag"},
       {{"train", "--lr-rule", "cubic"}, "lr-rule"},
       {{"train", "--precision", "fp16"}, "--precision"},
-      // DataParallel's replica threads do not inherit autocast's state (not built).
-      {{"train", "--strategy", "dp", "--gpus", "2", "--precision", "bf16-amp"}, "--precision bf16-amp"},
   };
   for (const auto& [args, flag] : cases) {
     try {

@@ -10,10 +10,12 @@
 #include <thread>
 #include <utility>
 
+#include "autocast.h"
+
 namespace trainsim::measure {
 
-DataParallel::DataParallel(models::ResNet18 module, std::vector<torch::Device> devices)
-    : module_(std::move(module)), devices_(std::move(devices)) {
+DataParallel::DataParallel(models::ResNet18 module, std::vector<torch::Device> devices, Precision precision)
+    : module_(std::move(module)), devices_(std::move(devices)), precision_(precision) {
   if (devices_.size() < 2) throw std::invalid_argument("DataParallel: needs two or more devices");
   for (const torch::Tensor& p : module_->parameters()) {
     if (p.device() != devices_[0]) {
@@ -109,6 +111,7 @@ torch::Tensor DataParallel::forward(const torch::Tensor& images) {
         torch::AutoGradMode mode(grad);
         c10::OptionalDeviceGuard guard;
         if (devices_[i].is_cuda()) guard.reset_device(devices_[i]);
+        AutocastRegion autocast(precision_, devices_[i]);  // a thread starts without the caller's
         outputs[i] = i == 0 ? module_->forward(inputs[i]) : replicas_[i - 1]->forward(inputs[i]);
       } catch (...) {
         errors[i] = std::current_exception();

@@ -9,7 +9,9 @@
 //      module itself, so its BatchNorm running statistics are the ones that persist;
 //   2. scatter: the batch is split with chunk() along dim 0 and each chunk copied to its device
 //      (a small batch gives fewer chunks, and as many replicas are used);
-//   3. parallel_apply: one thread per replica runs its forward;
+//   3. parallel_apply: one thread per replica runs its forward (under autocast where the caller
+//      is: PyTorch passes the caller's autocast state into each thread by hand, here the
+//      precision given at construction);
 //   4. gather: the outputs are copied to device 0 and concatenated (the loss runs there);
 //   5. backward: the replicas' gradients are summed onto device 0's parameters, coalesced
 //      (Broadcast.backward = ReduceAddCoalesced), after every replica finished its backward.
@@ -23,14 +25,16 @@
 
 #include <vector>
 
+#include "format/precision.h"
 #include "models/resnet.h"
 
 namespace trainsim::measure {
 
 class DataParallel {
  public:
-  // `module` must live on devices[0] and outlive this; one replica per further device.
-  DataParallel(models::ResNet18 module, std::vector<torch::Device> devices);
+  // `module` must live on devices[0] and outlive this; one replica per further device. Every
+  // replica's forward runs in `precision` (measure/autocast.h) on its own thread.
+  DataParallel(models::ResNet18 module, std::vector<torch::Device> devices, Precision precision = Precision::kFp32);
 
   // Steps 1-4 for one batch on devices[0]; the output is on devices[0].
   torch::Tensor forward(const torch::Tensor& images);
@@ -51,6 +55,7 @@ class DataParallel {
   std::vector<torch::Device> devices_;
   std::vector<models::ResNet18> replicas_;  // devices_[1..]
   size_t used_ = 0;                         // replicas the last forward ran (chunks - 1)
+  Precision precision_;
 };
 
 }  // namespace trainsim::measure

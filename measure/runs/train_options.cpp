@@ -137,10 +137,6 @@ TrainOptions validated(const RawOptions& raw, const po::variables_map& vm) {
   o.machine = raw.machine;
   o.quiet = vm.count("quiet") > 0;
   o.probe = vm.count("no-probe") == 0;
-  if (o.strategy == "dp" && o.gpus > 1 && o.precision != Precision::kFp32) {
-    throw UsageError("--strategy dp --gpus " + std::to_string(o.gpus) + " --precision " + raw.precision +
-                     ": DataParallel's replica threads under autocast are not built (fp32, or ddp)");
-  }
   if (o.strategy == "dp" && o.device == "cpu" && o.gpus > 1) {
     throw UsageError("--strategy dp --device cpu: DataParallel needs CUDA devices for --gpus " +
                      std::to_string(o.gpus) +

@@ -149,7 +149,7 @@ std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
     for (int g = 0; g < options.gpus; ++g) {
       dp_devices.emplace_back(torch::kCUDA, static_cast<c10::DeviceIndex>(g));
     }
-    dp_model.emplace(model, dp_devices);
+    dp_model.emplace(model, dp_devices, options.precision);
   }
   TrainStep train_step(
       [&](const torch::Tensor& images) { return dp_model ? dp_model->forward(images) : model->forward(images); },
