@@ -183,7 +183,8 @@ class ProfileRun {
 
     log("device " + device_.kind_name() + " (" + machine.device_name + "), " +
         std::to_string(machine.threads) + " threads, LibTorch " + machine.libtorch + ", machine " +
-        machine.name + (options_.precision == Precision::kFp32 ? "" : std::string(", ") + precision_name(options_.precision)));
+        machine.name +
+        (options_.precision == Precision::kFp32 ? "" : std::string(", ") + precision_name(options_.precision)));
     if (!note.empty()) log("note: " + note);
     if (options_.resume && fs::exists(out_)) {
       profile_ = load_profile(out_);

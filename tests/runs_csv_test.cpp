@@ -254,8 +254,8 @@ TEST_F(RunsCsv, RejectsTheOldSeventeenColumnHeader) {
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              path + ":1: header: expected '" + runs_header() + "' (its last column may be followed by precision), found '" +
-                  old + "'");
+              path + ":1: header: expected '" + runs_header() +
+                  "' (its last column may be followed by precision), found '" + old + "'");
   }
 }
 
@@ -320,7 +320,8 @@ TEST_F(RunsCsv, ConcurrentProcessesKeepEveryRow) {
   const std::set<std::string> rows(lines.begin() + 1, lines.end());
   EXPECT_EQ(rows.size(), static_cast<size_t>(kWriters * kRowsEach));
   for (int w = 0; w < kWriters; ++w) {
-    EXPECT_TRUE(rows.count(format_run_row(tagged("writer" + std::to_string(w) + "-row" + std::to_string(kRowsEach - 1)))));
+    const std::string last = "writer" + std::to_string(w) + "-row" + std::to_string(kRowsEach - 1);
+    EXPECT_TRUE(rows.count(format_run_row(tagged(last))));
   }
 }
 

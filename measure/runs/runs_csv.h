@@ -42,10 +42,10 @@ struct RunRow {
 // text field holding a comma or a quote is quoted.
 std::string format_run_row(const RunRow& row);
 
-// Splits a line written by format_run_row (or append_run_row: 23 or 24 columns) back into a row (format/csv.h: the dialect simulate
-// --compare reads). Throws std::invalid_argument when it does not have kRunsColumns' 23, a quote is
-// left open, or a number does not parse (counts: whole numbers within range; the optional columns
-// may be empty).
+// Splits a line written by format_run_row back into a row (format/csv.h: the dialect simulate
+// --compare reads). Throws std::invalid_argument when it does not have kRunsColumns' 23 (or 24,
+// the last a precision), a quote is left open, a number does not parse (counts: whole numbers
+// within range; the optional columns may be empty) or the precision is not one of its names.
 RunRow parse_run_row(const std::string& line);
 
 // Throws trainsim::InputError when `path` exists, is not empty and its first line is neither

@@ -156,7 +156,8 @@ void print_summary(const RunRow& r, const std::string& runs_path) {
       "  appended to %s\n",
       r.strategy.c_str(), r.gpus, r.device.c_str(), static_cast<long long>(r.batch_per_gpu),
       r.loader_workers, static_cast<long long>(r.train_samples), r.data.c_str(), r.threads,
-      r.precision == "fp32" ? "" : (", " + r.precision).c_str(), r.epochs, r.epochs, r.epoch_s, r.train_s, r.loader_wait_s,
+      r.precision == "fp32" ? "" : (", " + r.precision).c_str(), r.epochs, r.epochs, r.epoch_s, r.train_s,
+      r.loader_wait_s,
       static_cast<long long>(r.iterations), r.samples_per_s, r.final_loss, r.final_accuracy,
       seconds_or_none(r.probe_s, " s").c_str(), seconds_or_none(r.load_before, "").c_str(),
       seconds_or_none(r.load_after, "").c_str(), runs_path.c_str());

@@ -577,7 +577,8 @@ SweepConfig load_sweep_config(const std::string& path) {
   if (auto precision = top.optional("precision")) {
     const auto parsed = parse_precision(precision->as_string());
     if (!parsed) {
-      precision->fail("unknown precision '" + precision->as_string() + "' (expected " + std::string(kPrecisionNames) + ")");
+      precision->fail("unknown precision '" + precision->as_string() + "' (expected " + std::string(kPrecisionNames) +
+                      ")");
     }
     // The roofline (gpu:, observations:) prices fp32 kernels only.
     if (*parsed != Precision::kFp32 && (gpu || observations)) {

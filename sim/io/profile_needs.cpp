@@ -16,10 +16,10 @@ void require_for_model(const Profile& profile, const SweepConfig& config) {
     throw InputError(config.file, config.precision_line > 0 ? config.precision_line : config.profile_line,
                      config.precision_line > 0 ? "precision" : "profile",
                      "profile " + config.profile_path + " was measured in " +
-                         precision_name(profile.measurement.precision) + " (measurement.precision), the config predicts " +
-                         precision_name(config.precision) + ": give precision: " +
-                         precision_name(profile.measurement.precision) + " or a profile measured with measure --precision " +
-                         precision_name(config.precision));
+                         precision_name(profile.measurement.precision) +
+                         " (measurement.precision), the config predicts " + precision_name(config.precision) +
+                         ": give precision: " + precision_name(profile.measurement.precision) +
+                         " or a profile measured with measure --precision " + precision_name(config.precision));
   }
   const auto model_it = profile.models.find(config.model);
   if (model_it == profile.models.end()) {

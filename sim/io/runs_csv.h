@@ -79,8 +79,8 @@ const std::vector<std::string>& runs_required_columns();
 // loader_workers < 0, train_samples < 1, epoch_s or train_s not a finite number > 0, or
 // train_s > epoch_s; and, where their columns exist: trainer not pytorch/trainsim, test_samples
 // or threads not whole numbers >= 0, precision not one of format/precision.h's names, test_s,
-// probe_s, load_before, load_after not empty nor a finite number >= 0 (test_s and probe_s > 0). Rows with the same key are one configuration
-// (repeats), summarised by the median.
+// probe_s, load_before, load_after not empty nor a finite number >= 0 (test_s and probe_s > 0).
+// Rows with the same key are one configuration (repeats), summarised by the median.
 RunsTable parse_runs_csv(const std::string& text, const std::string& file);
 // Reads and parses `path`; a missing or unreadable file is InputError(path, 0, "", ...).
 RunsTable load_runs_csv(const std::string& path);

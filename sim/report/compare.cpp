@@ -413,8 +413,8 @@ Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>&
       continue;
     }
     if (m.key.precision != config.precision) {
-      out.unpredicted.push_back({m, std::string("precision ") + precision_name(m.key.precision) + ", not the config's " +
-                                        precision_name(config.precision) + " (the profile's)"});
+      out.unpredicted.push_back({m, std::string("precision ") + precision_name(m.key.precision) +
+                                        ", not the config's " + precision_name(config.precision) + " (the profile's)"});
       continue;
     }
     if (m.key.threads > 0 && probe.threads > 0 && m.key.threads != probe.threads) {
