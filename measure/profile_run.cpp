@@ -588,7 +588,7 @@ class ProfileRun {
     job.threads = plan_.threads;
     job.seed = options_.seed + static_cast<uint64_t>(job.batch);
     job.timeout_s = kRankTimeoutSeconds;
-    job.precision = precision_name(options_.precision);
+    job.precision = options_.precision;
     std::vector<ContentionPoint> points;
     const std::vector<double> medians = profiler::run_contention_rounds(
         self_executable(), job, plan_.contention_ranks, /*rounds=*/1, kLaunchTimeout, nullptr);

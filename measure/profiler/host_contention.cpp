@@ -36,6 +36,7 @@ struct WorkerFlags {
   int rank = -1;
   int world_size = 0;
   std::string store_dir;
+  std::string precision = "fp32";  // --precision, parsed into job.precision
 };
 
 WorkerFlags parse_worker_flags(const std::vector<std::string>& args) {
@@ -51,7 +52,7 @@ WorkerFlags parse_worker_flags(const std::vector<std::string>& args) {
       ("script", po::value(&f.job.script), "a TorchScript module instead of a built-in model")
       ("input-shape", po::value(&f.job.input_shape), "--script: one sample's input shape")
       ("classes", po::value(&f.job.classes), "--script: the module's classes")
-      ("precision", po::value(&f.job.precision), "fp32 (default) or bf16-amp")
+      ("precision", po::value(&f.precision), "fp32 (default) or bf16-amp")
       ("timeout", po::value(&f.job.timeout_s)->required(), "seconds")
       ("rank", po::value(&f.rank)->required(), "this rank")
       ("world-size", po::value(&f.world_size)->required(), "ranks")
@@ -61,10 +62,12 @@ WorkerFlags parse_worker_flags(const std::vector<std::string>& args) {
       f.job.timeout_s <= 0) {
     throw UsageError("worker contention: --batch >= 1, --warmup >= 0, --repeats >= 1, --threads >= 1, --timeout > 0");
   }
-  if (!parse_precision(f.job.precision)) {
-    throw UsageError("worker contention: --precision '" + f.job.precision + "' (expected " +
+  const auto precision = parse_precision(f.precision);
+  if (!precision) {
+    throw UsageError("worker contention: --precision '" + f.precision + "' (expected " +
                      std::string(kPrecisionNames) + ")");
   }
+  f.job.precision = *precision;
   if (f.world_size < 1 || f.rank < 0 || f.rank >= f.world_size) {
     throw UsageError("worker contention: --rank must be in [0, --world-size)");
   }
@@ -110,7 +113,7 @@ int contention_worker_main(int argc, char** argv) {
     options.timeout = std::chrono::milliseconds(static_cast<int64_t>(f.job.timeout_s * 1000.0));
     auto comm = std::make_unique<Communicator>(make_file_store(f.store_dir + "/filestore", f.world_size), options);
 
-    const Device cpu{DeviceKind::cpu, 0, *parse_precision(f.job.precision)};
+    const Device cpu{DeviceKind::cpu, 0, f.job.precision};
     const uint64_t seed = f.job.seed + static_cast<uint64_t>(f.rank);
     std::function<void()> iteration;
     std::shared_ptr<torchscript::ScriptModel> script;
@@ -158,7 +161,7 @@ std::vector<std::string> contention_worker_args(const ContentionJob& job) {
           "--seed", std::to_string(job.seed),
           "--timeout", format_double(job.timeout_s)};
   // Only when not fp32, so an fp32 worker's command line is as before.
-  if (job.precision != "fp32") args.insert(args.end(), {"--precision", job.precision});
+  if (job.precision != Precision::kFp32) args.insert(args.end(), {"--precision", precision_name(job.precision)});
   if (!job.script.empty()) {
     args.insert(args.end(), {"--script", job.script, "--input-shape", job.input_shape, "--classes",
                              std::to_string(job.classes)});

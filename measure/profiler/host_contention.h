@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "format/precision.h"
+
 namespace trainsim::measure::profiler {
 
 struct ContentionJob {
@@ -25,7 +27,7 @@ struct ContentionJob {
   std::string script;
   std::string input_shape;
   int64_t classes = 0;
-  std::string precision = "fp32";  // format/precision.h's name: the built-in model's forward and loss
+  Precision precision = Precision::kFp32;  // the built-in model's forward and loss
 };
 
 // `measure worker contention FLAGS --rank R --world-size N --store DIR`; argv[0] is

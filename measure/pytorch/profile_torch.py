@@ -38,6 +38,7 @@ import cli
 import dataparallel_host
 import machine_name
 import probe
+from precision import PRECISIONS, autocast
 import resnet
 
 MODELS = {resnet.MODEL_NAME: resnet.ResNet18}
@@ -141,7 +142,7 @@ def parse_args(argv):
                         "other batches are measured: what an earlier run lacks")
     p.add_argument("--cudnn-benchmark", choices=["on", "off"], default="on",
                    help="cuda: torch.backends.cudnn.benchmark (default on, as the trainers)")
-    p.add_argument("--precision", choices=["fp32", "bf16-amp"], default="fp32",
+    p.add_argument("--precision", choices=PRECISIONS, default="fp32",
                    help="the loop body's numeric mode: bf16-amp runs forward and loss under "
                         "torch.autocast(dtype=bfloat16) (default fp32)")
     p.add_argument("--out", required=True, metavar="FILE.json")
@@ -231,11 +232,10 @@ def loop_body(net, inputs, targets, precision):
     loss under torch.autocast (bfloat16)."""
     optimizer = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
     criterion = nn.CrossEntropyLoss()
-    amp = precision == "bf16-amp"
 
     def body():
         optimizer.zero_grad()
-        with torch.autocast(inputs.device.type, dtype=torch.bfloat16, enabled=amp):
+        with autocast(inputs.device.type, precision):
             outputs = net(inputs)
             loss = criterion(outputs, targets)
         loss.backward()

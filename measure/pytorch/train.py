@@ -32,6 +32,7 @@ import cifar_data
 import cli
 import export_models
 import machine_name
+import precision
 import probe
 import resnet
 import runs_csv
@@ -123,7 +124,7 @@ def parse_args(argv):
                    default=True, help="torch.backends.cudnn.benchmark = True on CUDA (default)")
     p.add_argument("--no-cudnn-benchmark", dest="cudnn_benchmark", action="store_false")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
-    p.add_argument("--precision", choices=["fp32", "bf16-amp"], default="fp32",
+    p.add_argument("--precision", choices=precision.PRECISIONS, default="fp32",
                    help="bf16-amp: forward and loss under torch.autocast(dtype=torch.bfloat16), "
                         "the test pass too (default fp32; docs/PRECISION.md)")
     p.add_argument("--model", default=None, metavar="FILE.pt",
@@ -360,7 +361,7 @@ def train_epoch(job, a, epoch, net, loader, sampler, optimizer, criterion):
         wait += time.perf_counter() - tw
         inputs, targets = inputs.to(job.device), targets.to(job.device)
         optimizer.zero_grad()
-        with autocast(job, a):
+        with precision.autocast(job.device.type, a.precision):
             outputs = net(inputs)
             loss = criterion(outputs, targets)
         loss.backward()
@@ -384,11 +385,6 @@ def train_epoch(job, a, epoch, net, loader, sampler, optimizer, criterion):
             "total": total, "steps": planned}
 
 
-def autocast(job, a):
-    """The forward's numeric mode: torch.autocast to bfloat16 for --precision bf16-amp."""
-    return torch.autocast(job.device.type, dtype=torch.bfloat16, enabled=a.precision == "bf16-amp")
-
-
 def test_pass(job, a, net, loader, criterion):
     net.eval()
     job.sync()
@@ -397,7 +393,7 @@ def test_pass(job, a, net, loader, criterion):
     with torch.no_grad():
         for inputs, targets in loader:
             inputs, targets = inputs.to(job.device), targets.to(job.device)
-            with autocast(job, a):
+            with precision.autocast(job.device.type, a.precision):
                 outputs = net(inputs)
                 loss = criterion(outputs, targets)
             loss_sum += loss.item() * targets.size(0)
