@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""How far the test accuracy a run records (eval mode) sits below its weights' (docs/LARGE_BATCH.md, "The accuracy error taken apart").
+"""How far the test accuracy a run records (eval mode) sits below its weights' (reports/cpu-epyc-2c/largebatch-fashion-gap/NOTES.md, "The accuracy error taken apart").
 
 `measure baseline` records the test accuracy in eval mode: BatchNorm normalises with its running
 statistics, a moving average (momentum 0.1) of the micro-batches' own statistics over the last ten
@@ -14,7 +14,7 @@ accuracy three ways, without changing any weight:
   micro-batches of the run's size;
 - train-mode: training mode, each run of 1,000 test images normalised with its own statistics;
 - with --lag-factors R,...: the statistics' drift per step (drift_mean, drift_var: below), and eval mode with the running statistics' lag behind the weights made R
-  times the run's own (docs/LARGE_BATCH.md, "The eval-mode lag, read from the baseline: refuted"). The lag
+  times the run's own (reports/cpu-epyc-2c/largebatch-fashion-gap/NOTES.md, "The eval-mode lag, read from the baseline: refuted"). The lag
   is the statistics' drift per step, d = (recomputed now - recomputed --lag-steps steps before) /
   --lag-steps, times the moving average's mean age in steps, T = 1 / (1 - 0.9^micro_batches); the
   statistics read are running - (R - 1) T d (the variance kept positive): what a run whose weights

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""What BatchNorm's micro-batch size adds to the training loss (docs/LARGE_BATCH.md, "The bias at momentum 0.9 taken apart").
+"""What BatchNorm's micro-batch size adds to the training loss (reports/cpu-epyc-2c/largebatch-fashion-gap/NOTES.md, "The bias at momentum 0.9 taken apart").
 
 The training loss `measure baseline` records is each step's loss in training mode: BatchNorm
 normalises every micro-batch (--batch / --micro-batches images) with that micro-batch's own mean

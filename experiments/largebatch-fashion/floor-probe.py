@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""How far above its noise floor SGD with momentum trains fashion-cnn-gap (docs/LARGE_BATCH.md, "The floor, measured").
+"""How far above its noise floor SGD with momentum trains fashion-cnn-gap (reports/cpu-epyc-2c/largebatch-fashion-gap/NOTES.md, "The floor, measured").
 
 Trains the Fashion-MNIST CNN with the pooled head (models/fashion_cnn.h, fashion-cnn-gap) as
 `measure baseline` does (batch 128 in 4 micro-batches of 32, each normalised by BatchNorm on its

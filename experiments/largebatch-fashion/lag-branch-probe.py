@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Does a short branch at a run's batch and lr, from the baseline's state, carry that run's eval-mode lag? (docs/LARGE_BATCH.md, "The eval-mode lag in a branch")
+"""Does a short branch at a run's batch and lr, from the baseline's state, carry that run's eval-mode lag? (reports/cpu-epyc-2c/largebatch-fashion-gap/NOTES.md, "The eval-mode lag in a branch")
 
 The test accuracy the trainers record is eval mode's: BatchNorm on its running statistics, which
 lag the weights. At raised lrs that lag costs far more than at the baseline's, and the cost is

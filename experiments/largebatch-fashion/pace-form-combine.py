@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The step equation's form test on several pace-probe.py outputs of one state taken together (docs/LARGE_BATCH.md, "Does the step equation's form carry").
+"""The step equation's form test on several pace-probe.py outputs of one state taken together (reports/cpu-epyc-2c/largebatch-fashion-gap/NOTES.md, "Does the step equation's form carry").
 
 Reads every `pace ... ratio R lr_ratio L ... gain_cooled@D G` line of the files (each a draw of
 one pair; a gain outside its readings counts as missing), takes each pair's geometric mean over

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Where a larger batch's progress per step comes from, with the floor taken out (docs/LARGE_BATCH.md, "The pace, measured: a warm-start probe").
+"""Where a larger batch's progress per step comes from, with the floor taken out (reports/cpu-epyc-2c/largebatch-fashion-gap/NOTES.md, "The pace, measured: a warm-start probe").
 
 Trains fashion-cnn-gap as `measure baseline` does (the PyTorch replica of floor-probe.py:
 --batch in --micro-batches BatchNorm micro-batches, crop with padding 2 and flip, SGD with

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""What the large-batch model predicts with the pace probe's coefficients in place of the single-step statistics (docs/LARGE_BATCH.md, "The probe's coefficients in the path").
+"""What the large-batch model predicts with the pace probe's coefficients in place of the single-step statistics (reports/cpu-epyc-2c/largebatch-fashion-gap/NOTES.md, "The probe's coefficients in the path").
 
 A diagnostic, not a prediction: it copies a folder of `measure baseline` runs to a scratch folder,
 rescales the predicting baseline's readings there, and runs `measure largebatch-compare` on the
