@@ -32,7 +32,7 @@ trainsim_add_test(largebatch_lars_test
   TORCH_PCH)
 trainsim_add_test(largebatch_compare_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_compare_test.cpp
-  LIBS trainsim_largebatch)
+  LIBS trainsim_largebatch_compare trainsim_gnuplot)
 trainsim_add_test(largebatch_state_probes_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/largebatch_state_probes_test.cpp
   LIBS trainsim_largebatch

@@ -5,16 +5,14 @@ trainsim_add_test(measure_unit_tests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/measure_launch_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/measure_machine_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/measure_plan_test.cpp
-          ${CMAKE_CURRENT_LIST_DIR}/measure_compute_record_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/measure_loader_point_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/measure_page_faults_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/measure_pytorch_profile_test.cpp
-  LIBS trainsim_measure_profile)
-trainsim_torch_pch(measure_unit_tests
-  SKIP ${CMAKE_CURRENT_LIST_DIR}/measure_launch_test.cpp ${CMAKE_CURRENT_LIST_DIR}/measure_machine_test.cpp
-       ${CMAKE_CURRENT_LIST_DIR}/measure_plan_test.cpp ${CMAKE_CURRENT_LIST_DIR}/measure_loader_point_test.cpp
-       ${CMAKE_CURRENT_LIST_DIR}/measure_page_faults_test.cpp
-       ${CMAKE_CURRENT_LIST_DIR}/measure_pytorch_profile_test.cpp)
+  LIBS trainsim_measure_base)
+trainsim_add_test(measure_compute_record_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/measure_compute_record_test.cpp
+  LIBS trainsim_measure_profile
+  TORCH_PCH)
 
 trainsim_add_test(measure_collectives_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/measure_collectives_test.cpp

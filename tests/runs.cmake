@@ -15,13 +15,13 @@ trainsim_add_test(runs_dp_test
   TORCH_PCH)
 trainsim_add_test(runs_sampler_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_sampler_test.cpp
-  LIBS trainsim_runs)
+  LIBS trainsim_runs_base)
 trainsim_add_test(runs_csv_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_csv_test.cpp
-  LIBS trainsim_runs trainsim_io)
+  LIBS trainsim_runs_base trainsim_io)
 trainsim_add_test(runs_options_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_options_test.cpp
-  LIBS trainsim_runs)
+  LIBS trainsim_runs_base)
 # Runs the real `measure` binary (skips while it lacks the `train` subcommand).
 trainsim_add_test(runs_cli_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/runs_cli_test.cpp
