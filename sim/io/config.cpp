@@ -474,31 +474,26 @@ ScaleOutRequest parse_scale_out(const Value& value, const std::string& config_pa
   return request;
 }
 
-}  // namespace
+// What the top-level keys of a config are, as found (each its own node, or none).
+struct TopKeys {
+  std::optional<Value> observations, held_out, collectives, gpu, topology, scale_out;
+  bool sweeps = false;  // a sweep is asked for (sweep:, or anything but the collectives table)
+};
 
-SweepConfig load_sweep_config(const std::string& path) {
-  SweepConfig config;
-  config.file = path;
-  const Value root = Value::load_file(&config.file);
-  if (!root.is_map()) root.fail("the config must be a map of keys (profile, sweep, ...), got " + root.describe());
-  const Map top(root, {"profile", "model", "trainer", "dataset", "loader", "test_pass", "sweep",
-                       "interconnect", "lr_rule", "large_batch", "sync_batchnorm", "gpu", "gpu_catalog",
-                       "observations", "held_out", "topology", "collectives", "collectives_log", "scale_out",
-                       "precision"});
-
-  const std::optional<Value> observations = top.optional("observations");
-  const std::optional<Value> collectives = top.optional("collectives");
-  const bool sweeps = top.has("sweep") || !collectives;
+// The profile, the GPU catalog and what is read against it: gpu:, the fit's observations and
+// held-out timings, topology:, its nccl-tests log and its collectives table. Returns the catalog
+// where one of them needs it.
+std::optional<GpuCatalog> read_hardware(const Map& top, const TopKeys& keys, const std::string& path,
+                                        SweepConfig& config) {
   // Without observations to fit, the profile is what every prediction comes from; a config that
   // only asks for the collectives table needs none.
   const std::optional<Value> profile =
-      observations || !sweeps ? top.optional("profile") : top.required("profile");
+      keys.observations || !keys.sweeps ? top.optional("profile") : top.required("profile");
   if (profile) {
     config.profile_line = profile->line();
     config.profile_path = profile_file(*profile, path);
   }
 
-  const std::optional<Value> gpu = top.optional("gpu");
   std::optional<GpuCatalog> catalog;
   config.gpu_catalog_path = default_gpu_catalog_path();
   if (auto catalog_key = top.optional("gpu_catalog")) {
@@ -506,28 +501,26 @@ SweepConfig load_sweep_config(const std::string& path) {
     if (text.empty()) catalog_key->fail("must name the GPU catalog file");
     config.gpu_catalog_path = resolve_path(path, text);
   }
-  const std::optional<Value> held_out = top.optional("held_out");
-  if (held_out && !observations) {
-    throw InputError(config.file, held_out->heading_line(), held_out->path(),
+  if (keys.held_out && !keys.observations) {
+    throw InputError(config.file, keys.held_out->heading_line(), keys.held_out->path(),
                      "held-out timings are scored against a fit: give observations: too");
   }
-  const std::optional<Value> topology = top.optional("topology");
-  const std::optional<Value> scale_out = top.optional("scale_out");
-  if (gpu || topology || scale_out || (observations && names_gpu(*observations)) || (held_out && names_gpu(*held_out))) {
+  if (keys.gpu || keys.topology || keys.scale_out || (keys.observations && names_gpu(*keys.observations)) ||
+      (keys.held_out && names_gpu(*keys.held_out))) {
     catalog = load_gpu_catalog(config.gpu_catalog_path);
   }
-  if (gpu) {
-    config.gpu = catalog_gpu(*gpu, *catalog);
-    config.gpu_line = gpu->line();
+  if (keys.gpu) {
+    config.gpu = catalog_gpu(*keys.gpu, *catalog);
+    config.gpu_line = keys.gpu->line();
   }
-  if (observations) {
-    const std::vector<Value> items = observations->as_list();
-    if (items.empty()) observations->fail("must list at least one observation");
+  if (keys.observations) {
+    const std::vector<Value> items = keys.observations->as_list();
+    if (items.empty()) keys.observations->fail("must list at least one observation");
     for (const Value& item : items) config.observations.push_back(parse_observation(item, catalog));
   }
-  if (topology) config.topology = parse_topology(*topology, *catalog);
+  if (keys.topology) config.topology = parse_topology(*keys.topology, *catalog);
   if (auto log = top.optional("collectives_log")) {
-    if (!topology) log->fail("an nccl-tests log is the collective curve of a topology: give topology: too");
+    if (!keys.topology) log->fail("an nccl-tests log is the collective curve of a topology: give topology: too");
     const std::string text = log->as_string();
     if (text.empty()) log->fail("must name an all_reduce_perf log file");
     config.topology->all_reduce_log_path = resolve_path(path, text);
@@ -537,18 +530,21 @@ SweepConfig load_sweep_config(const std::string& path) {
                 std::to_string(config.topology->gpus()) + " GPUs");
     }
   }
-  if (collectives) {
-    if (!topology) collectives->fail("the collectives table is of a topology: give topology: too");
-    config.collectives = parse_collectives(*collectives);
+  if (keys.collectives) {
+    if (!keys.topology) keys.collectives->fail("the collectives table is of a topology: give topology: too");
+    config.collectives = parse_collectives(*keys.collectives);
   }
-  if (held_out) {
-    const std::vector<Value> items = held_out->as_list();
-    if (items.empty()) held_out->fail("must list at least one timing");
+  if (keys.held_out) {
+    const std::vector<Value> items = keys.held_out->as_list();
+    if (items.empty()) keys.held_out->fail("must list at least one timing");
     for (const Value& item : items) config.held_out.push_back(parse_observation(item, catalog));
   }
+  return catalog;
+}
 
-  // Any model the profile holds; the fit (observations:) builds its profile from the model's
-  // layers, which only the known models have.
+// model: and dataset:. Any model the profile holds; the fit (observations:) builds its profile from
+// the model's layers, which only the known models have. Returns dataset.train_samples's node.
+std::optional<Value> read_model_and_data(const Map& top, const TopKeys& keys, SweepConfig& config) {
   const std::optional<Value> model = top.optional("model");
   if (model) {
     config.model = model->as_string();
@@ -556,7 +552,7 @@ SweepConfig load_sweep_config(const std::string& path) {
     config.model_line = model->line();
   }
   const bool described = described_model(config.model);
-  if (!described && (observations || config.profile_path.empty())) {
+  if (!described && (keys.observations || config.profile_path.empty())) {
     model->fail("unknown model '" + config.model + "': a fit (observations:) needs a model whose layers trainsim knows (" +
                 kDescribedModels + "); any other model needs profile: holding it");
   }
@@ -572,76 +568,72 @@ SweepConfig load_sweep_config(const std::string& path) {
     model->fail("model '" + config.model + "' is not one trainsim knows the data set of: give its epoch as "
                 "dataset: {train_samples: N}");
   }
+  return samples_node;
+}
 
-  if (auto trainer = top.optional("trainer")) config.trainer = trainer_value(*trainer);
-  if (auto precision = top.optional("precision")) {
-    const auto parsed = parse_precision(precision->as_string());
-    if (!parsed) {
-      precision->fail("unknown precision '" + precision->as_string() + "' (expected " + std::string(kPrecisionNames) +
-                      ")");
-    }
-    // The roofline (gpu:, observations:) prices fp32 kernels only.
-    if (*parsed != Precision::kFp32 && (gpu || observations)) {
-      precision->fail(std::string(precision_name(*parsed)) +
-                      " is predicted from a profile measured in it (measure --precision), not with gpu: or "
-                      "observations: (the roofline prices fp32 only)");
-    }
-    config.precision = *parsed;
-    config.precision_line = precision->line();
+void read_precision(const Value& precision, const TopKeys& keys, SweepConfig& config) {
+  const auto parsed = parse_precision(precision.as_string());
+  if (!parsed) {
+    precision.fail("unknown precision '" + precision.as_string() + "' (expected " + std::string(kPrecisionNames) + ")");
   }
-
-  if (auto loader = top.optional("loader")) {
-    const Map map(*loader, {"workers", "persistent_workers", "pin_memory"});
-    if (auto workers = map.optional("workers")) {
-      config.loader_workers = workers->as_int(/*min=*/0);
-      if (config.loader_workers > kMaxLoaderWorkers) {
-        workers->fail("at most " + std::to_string(kMaxLoaderWorkers) +
-                      " loader worker processes per rank are simulated, got " + std::to_string(config.loader_workers));
-      }
-    }
-    if (auto persistent = map.optional("persistent_workers")) config.persistent_workers = persistent->as_bool();
-    if (auto pin = map.optional("pin_memory")) config.pin_memory = pin->as_bool();
+  // The roofline (gpu:, observations:) prices fp32 kernels only.
+  if (*parsed != Precision::kFp32 && (keys.gpu || keys.observations)) {
+    precision.fail(std::string(precision_name(*parsed)) +
+                   " is predicted from a profile measured in it (measure --precision), not with gpu: or "
+                   "observations: (the roofline prices fp32 only)");
   }
+  config.precision = *parsed;
+  config.precision_line = precision.line();
+}
 
-  // test_pass: true | false | {samples, batch} (true and an empty block: the course's 10000 / 100).
-  if (auto test = top.optional("test_pass")) {
-    TestPass pass;
-    if (test->is_map()) {
-      const Map map(*test, {"samples", "batch"});
-      if (auto samples = map.optional("samples")) pass.samples = samples->as_int64(/*min=*/1);
-      if (auto batch = map.optional("batch")) pass.batch = batch->as_int64(/*min=*/1);
-      config.test_pass = pass;
-    } else if (test->is_null() || test->as_bool()) {
-      config.test_pass = pass;
+void read_loader(const Value& loader, SweepConfig& config) {
+  const Map map(loader, {"workers", "persistent_workers", "pin_memory"});
+  if (auto workers = map.optional("workers")) {
+    config.loader_workers = workers->as_int(/*min=*/0);
+    if (config.loader_workers > kMaxLoaderWorkers) {
+      workers->fail("at most " + std::to_string(kMaxLoaderWorkers) +
+                    " loader worker processes per rank are simulated, got " + std::to_string(config.loader_workers));
     }
   }
+  if (auto persistent = map.optional("persistent_workers")) config.persistent_workers = persistent->as_bool();
+  if (auto pin = map.optional("pin_memory")) config.pin_memory = pin->as_bool();
+}
 
-  if (sweeps) {
-    const Map sweep(top.required("sweep"), {"strategy", "gpus", "batch_per_gpu"});
-    config.strategies = parse_strategies(sweep.required("strategy"));
-    const Value gpus = sweep.required("gpus");
-    config.gpus = parse_gpus(gpus);
-    for (std::size_t i = 0; i < config.gpus.size(); ++i) {
-      if (std::string problem = gpu_count_problem(config.topology, config.gpus[i]); !problem.empty()) {
-        gpus.as_list()[i].fail(problem);
-      }
-    }
-    config.batch_per_gpu = parse_batches(sweep.required("batch_per_gpu"));
-    // Only a train_samples given in the config can exceed the bound (the default is 50000).
-    const int64_t smallest = *std::min_element(config.batch_per_gpu.begin(), config.batch_per_gpu.end());
-    if (const int64_t iterations = longest_epoch(config, smallest); iterations > kMaxIterationsPerEpoch && samples_node) {
-      samples_node->fail(std::to_string(config.train_samples) + " samples make epochs of " +
-                         std::to_string(iterations) + " iterations per rank at batch_per_gpu " +
-                         std::to_string(smallest) + "; at most " + std::to_string(kMaxIterationsPerEpoch) +
-                         " are simulated");
+// test_pass: true | false | {samples, batch} (true and an empty block: the course's 10000 / 100).
+std::optional<TestPass> read_test_pass(const Value& test) {
+  TestPass pass;
+  if (test.is_map()) {
+    const Map map(test, {"samples", "batch"});
+    if (auto samples = map.optional("samples")) pass.samples = samples->as_int64(/*min=*/1);
+    if (auto batch = map.optional("batch")) pass.batch = batch->as_int64(/*min=*/1);
+    return pass;
+  }
+  if (test.is_null() || test.as_bool()) return pass;
+  return std::nullopt;
+}
+
+void read_sweep(const Value& node, const std::optional<Value>& samples_node, SweepConfig& config) {
+  const Map sweep(node, {"strategy", "gpus", "batch_per_gpu"});
+  config.strategies = parse_strategies(sweep.required("strategy"));
+  const Value gpus = sweep.required("gpus");
+  config.gpus = parse_gpus(gpus);
+  for (std::size_t i = 0; i < config.gpus.size(); ++i) {
+    if (std::string problem = gpu_count_problem(config.topology, config.gpus[i]); !problem.empty()) {
+      gpus.as_list()[i].fail(problem);
     }
   }
-
-  if (auto interconnect = top.optional("interconnect")) {
-    if (topology) interconnect->fail("give topology: or interconnect:, not both (a topology prices collectives itself)");
-    config.interconnect = parse_interconnect(*interconnect);
+  config.batch_per_gpu = parse_batches(sweep.required("batch_per_gpu"));
+  // Only a train_samples given in the config can exceed the bound (the default is 50000).
+  const int64_t smallest = *std::min_element(config.batch_per_gpu.begin(), config.batch_per_gpu.end());
+  if (const int64_t iterations = longest_epoch(config, smallest); iterations > kMaxIterationsPerEpoch && samples_node) {
+    samples_node->fail(std::to_string(config.train_samples) + " samples make epochs of " + std::to_string(iterations) +
+                       " iterations per rank at batch_per_gpu " + std::to_string(smallest) + "; at most " +
+                       std::to_string(kMaxIterationsPerEpoch) + " are simulated");
   }
+}
 
+// large_batch: and lr_rule: (an lr_rule alone asks for Q4 with large_batch's defaults).
+void read_large_batch(const Map& top, const std::string& path, SweepConfig& config) {
   if (auto large_batch = top.optional("large_batch")) config.large_batch = parse_large_batch(*large_batch, path);
   if (auto rule = top.optional("lr_rule")) {
     const std::string name = rule->as_string();
@@ -654,17 +646,56 @@ SweepConfig load_sweep_config(const std::string& path) {
       config.large_batch->line = rule->line();
     }
   }
-  if (auto sync = top.optional("sync_batchnorm")) config.sync_batchnorm = sync->as_bool();
-  if (scale_out) {
-    if (!sweeps) scale_out->fail("scales the sweep's model and loader out: give sweep: too");
-    if (config.gpu || observations) {
-      scale_out->fail("takes a measured profile's compute as it is: not with gpu: or observations:");
-    }
-    config.scale_out = parse_scale_out(*scale_out, path, *catalog);
-    if (config.scale_out->profile_path.empty() && config.profile_path.empty()) {
-      scale_out->fail("needs a profile: give scale_out.profile or the config's profile:");
-    }
+}
+
+void read_scale_out(const Value& scale_out, const TopKeys& keys, const std::string& path, const GpuCatalog& catalog,
+                    SweepConfig& config) {
+  if (!keys.sweeps) scale_out.fail("scales the sweep's model and loader out: give sweep: too");
+  if (config.gpu || keys.observations) {
+    scale_out.fail("takes a measured profile's compute as it is: not with gpu: or observations:");
   }
+  config.scale_out = parse_scale_out(scale_out, path, catalog);
+  if (config.scale_out->profile_path.empty() && config.profile_path.empty()) {
+    scale_out.fail("needs a profile: give scale_out.profile or the config's profile:");
+  }
+}
+
+}  // namespace
+
+SweepConfig load_sweep_config(const std::string& path) {
+  SweepConfig config;
+  config.file = path;
+  const Value root = Value::load_file(&config.file);
+  if (!root.is_map()) root.fail("the config must be a map of keys (profile, sweep, ...), got " + root.describe());
+  const Map top(root, {"profile", "model", "trainer", "dataset", "loader", "test_pass", "sweep",
+                       "interconnect", "lr_rule", "large_batch", "sync_batchnorm", "gpu", "gpu_catalog",
+                       "observations", "held_out", "topology", "collectives", "collectives_log", "scale_out",
+                       "precision"});
+  TopKeys keys;
+  keys.observations = top.optional("observations");
+  keys.held_out = top.optional("held_out");
+  keys.collectives = top.optional("collectives");
+  keys.gpu = top.optional("gpu");
+  keys.topology = top.optional("topology");
+  keys.scale_out = top.optional("scale_out");
+  keys.sweeps = top.has("sweep") || !keys.collectives;
+
+  const std::optional<GpuCatalog> catalog = read_hardware(top, keys, path, config);
+  const std::optional<Value> samples_node = read_model_and_data(top, keys, config);
+  if (auto trainer = top.optional("trainer")) config.trainer = trainer_value(*trainer);
+  if (auto precision = top.optional("precision")) read_precision(*precision, keys, config);
+  if (auto loader = top.optional("loader")) read_loader(*loader, config);
+  if (auto test = top.optional("test_pass")) config.test_pass = read_test_pass(*test);
+  if (keys.sweeps) read_sweep(top.required("sweep"), samples_node, config);
+  if (auto interconnect = top.optional("interconnect")) {
+    if (keys.topology) {
+      interconnect->fail("give topology: or interconnect:, not both (a topology prices collectives itself)");
+    }
+    config.interconnect = parse_interconnect(*interconnect);
+  }
+  read_large_batch(top, path, config);
+  if (auto sync = top.optional("sync_batchnorm")) config.sync_batchnorm = sync->as_bool();
+  if (keys.scale_out) read_scale_out(*keys.scale_out, keys, path, *catalog, config);
   return config;
 }
 
