@@ -588,414 +588,520 @@ std::vector<LargeBatchModel::Stall> LargeBatchModel::baseline_stalls() const {
   return stalls;
 }
 
-LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<double> bn_batch) const {
-  if (batch < 1) throw std::invalid_argument("LargeBatchModel::predict: batch must be >= 1");
-  if (bn_batch && !(*bn_batch > 0)) throw std::invalid_argument("LargeBatchModel::predict: bn_batch must be > 0");
-  LargeBatchPrediction p;
-  p.batch = batch;
-  p.lr_rule = settings_.lr_rule;
-  const TrainingCurve& c = baseline_.curve();
-  const double b = static_cast<double>(batch);
-  const double b0 = static_cast<double>(c.batch);
-  p.bn_batch = bn_batch.value_or(b * static_cast<double>(c.small_batch) / b0);
-  // How much lower the run records its loss than the baseline, on the same weights, for its
-  // BatchNorm batch (0 where not modelled).
-  const bool batchnorm = settings_.batchnorm_gap && baseline_.has_batchnorm_probe();
-  const auto batchnorm_gap = [&](double e_0) { return batchnorm ? *baseline_.batchnorm_gap_at(e_0, p.bn_batch) : 0.0; };
-  const double n = static_cast<double>(c.train_samples);
-  const double k_examples = settings_.epochs * n;
-  const std::string batch_text = times(b / b0) + " the baseline batch (" + std::to_string(c.batch) + ")";
-  const std::string rule = to_string(settings_.lr_rule);
-  const std::string measured = std::to_string(c.epochs.back().epoch) + " epochs measured";
-  if (baseline_.never_trained()) {
-    p.loss_missing = "the baseline never trained (" + measured + ", every mean loss at or above the untrained " +
-                     short_number(baseline_.untrained_loss()) + "): no curve to predict from";
-    p.target_missing = p.loss_missing;
-    if (settings_.target_accuracy) p.target_accuracy_missing = p.loss_missing;
-    return p;
-  }
-  if (baseline_.first_epoch_untrained()) {
-    p.notes.push_back("the baseline did not train in its first epoch (mean loss " +
-                      short_number(c.epochs.front().train_loss) + " >= the untrained " +
-                      short_number(baseline_.untrained_loss()) + "): a curve that stalls at its start is "
-                      "a poor baseline; predictions from it are unreliable");
-  }
+// One call of predict(): the run's setting, and the path it follows on the baseline's curve.
+//
+// The path E_0(E_B) (McCandlish et al. 2018, "An Empirical Model of Large-Batch Training",
+// section 2): one SGD step of lr eps changes the expected loss by -eps |G|^2 + eps^2/2 (G^T H G +
+// tr(H Sigma)/B). At eps = x eps_opt(B), eps_opt(B) = eps_max / (1 + B_n/B), it is
+// |G|^2 eps_opt(B) (2x - x^2) / 2. Per example, against the baseline's step at x_0: dE_0/dE_B =
+// (B_n + B_0) / (B_n + B) (2x - x^2) / (2x_0 - x_0^2), with B_n the baseline's noise scale
+// (batch_noise_scale_at) and eps_max its measured one where the path is (x_0 = 1 where eps_max
+// was not measured or puts x_0 past the bound: the baseline's lr taken as tuned). Past x = 2 the
+// expected loss rises: no progress.
+//
+// The equation is integrated over E_0, the baseline's examples, as dE_B/dE_0 = (B_n + B) / (B_n +
+// B_0) (2x_0 - x_0^2) / (2x - x^2): where the measured x_0 nears the bound the baseline's steps
+// were worth almost nothing and the run covers that stretch of its curve in almost no examples,
+// a slope near 0. Integrated over E_B the same stretch was a rate near infinity, which one step
+// jumped past by an amount that depended on where it landed, so the predictions jumped with B.
+class LargeBatchModel::Run {
+ public:
+  Run(const LargeBatchModel& model, int64_t batch, std::optional<double> bn_batch);
+  LargeBatchPrediction predict();
 
-  // The run's own first step along the parameters that are not scale-invariant.
-  if (past_bound_.start_x) {
-    p.start_x = *past_bound_.start_x * lr_ratio_at(0, b);
-    if (*p.start_x > kNoProgressLrRatio) {
-      p.notes.push_back("catapult: " + rule + " lr at " + batch_text + " starts the parameters that are not "
-                        "scale-invariant at " + short_number(*p.start_x) + "x their eps_max (the baseline's " +
-                        short_number(*past_bound_.start_x) + " times the run's lr over the baseline's): its first "
-                        "steps throw the loss up before the curvature falls, which the prediction does not carry "
-                        "(docs/LARGE_BATCH.md, \"The start of the run itself\")");
-    }
-  }
-
-  // The path E_0(E_B) (McCandlish et al. 2018, "An Empirical Model of Large-Batch Training",
-  // section 2): one SGD step of lr eps changes the expected loss by -eps |G|^2 + eps^2/2 (G^T H G +
-  // tr(H Sigma)/B). At eps = x eps_opt(B), eps_opt(B) = eps_max / (1 + B_n/B), it is
-  // |G|^2 eps_opt(B) (2x - x^2) / 2. Per example, against the baseline's step at x_0: dE_0/dE_B =
-  // (B_n + B_0) / (B_n + B) (2x - x^2) / (2x_0 - x_0^2), with B_n the baseline's noise scale
-  // (batch_noise_scale_at) and eps_max its measured one where the path is (x_0 = 1 where eps_max
-  // was not measured or puts x_0 past the bound: the baseline's lr taken as tuned). Past x = 2 the
-  // expected loss rises: no progress.
-  //
-  // The equation is integrated over E_0, the baseline's examples, as dE_B/dE_0 = (B_n + B) / (B_n +
-  // B_0) (2x_0 - x_0^2) / (2x - x^2): where the measured x_0 nears the bound the baseline's steps
-  // were worth almost nothing and the run covers that stretch of its curve in almost no examples,
-  // a slope near 0. Integrated over E_B the same stretch was a rate near infinity, which one step
-  // jumped past by an amount that depended on where it landed, so the predictions jumped with B.
-  double max_raw_x = 0;  // the largest x before epoch k, before the edge's reading of it
-  // The scale-invariant weights' norm: the run's |w|^2 starts at the baseline's first reading and
-  // grows by the run's own steps (weight_sq_rate); the baseline's is modelled alike, from the same
-  // start by its own steps, so that the baseline batch reproduces the baseline. x reads the run's
-  // lr / |w|^2 over the baseline's where the path is. Not modelled: the lr ratio.
-  const std::optional<BaselineCurve::ScaleInvariant> si_start =
-      settings_.scale_invariant_norm && c.momentum < 1 ? baseline_.scale_invariant_at(0) : std::nullopt;
+ private:
+  // The scale-invariant weights' |w|^2 (both 0: not modelled).
   struct Norms {
     double run = 0;       // the run's |w|^2
     double baseline = 0;  // the baseline's, modelled
-  };
-  const auto effective_lr_ratio = [&](double e_b, const Norms& w) -> std::optional<double> {
-    if (!si_start) return std::nullopt;
-    return lr_ratio_at(e_b, b) * w.baseline / w.run;
-  };
-  // d|w|^2/dE_0 of the run (d|w|^2/dE_B dE_B/dE_0) and of the baseline.
-  const auto weight_slope = [&](double e_0, double e_b, const Norms& w, double slope_b) -> Norms {
-    if (!si_start || !std::isfinite(slope_b)) return {};
-    return {weight_sq_rate(e_b, e_0, b, w.run).value_or(0) * slope_b,
-            weight_sq_rate(e_0, e_0, b0, w.baseline).value_or(0)};
-  };
-  const auto slope = [&](double e_0, double e_b, const Norms& w, double* x_out) {
-    const double noise = batch_noise_scale_at(e_0);
-    const double x0 = path_lr_over_tuned(e_0, baseline_.noise_scale_at(e_0));
-    // At the edge of stability an lr above the tuned one progresses as at it.
-    const double raw = lr_over_tuned(e_b, b, noise, x0, effective_lr_ratio(e_b, w));
-    const double x = past_bound_.at_the_edge ? std::min(raw, 1.0) : raw;
-    if (e_b <= k_examples) max_raw_x = std::max(max_raw_x, raw);
-    *x_out = x;
-    const double run = 2 * x - x * x;
-    return run > 0 ? (noise + b) / (noise + b0) * (2 * x0 - x0 * x0) / run : std::numeric_limits<double>::infinity();
-  };
-  // A stall of the baseline (its own lr past the bound kept it at chance) is not progress another
-  // run has to repeat: a path that reaches it with the run's own x below the bound at every point
-  // of it goes past it at once; where the run's x reaches the bound there (the baseline's own lr
-  // does), the path goes in and follows the baseline through it.
-  const std::vector<Stall> stalls = baseline_stalls();
-  const auto within_bound_over = [&](const Stall& stall, double e_b) {
-    return std::all_of(stall.points.begin(), stall.points.end(), [&](const StallPoint& point) {
-      return lr_over_tuned(e_b, b, point.noise_scale, point.x0) < kNoProgressLrRatio;
-    });
   };
   struct Skip {
     double e_b;     // where the path passed the stall
     double length;  // the stall's length in E_0
     const Stall* stall;
   };
-  std::vector<Skip> skipped;
-  // Where on the baseline's curve the run's loss is read, the path at E_0: its loss moved by
-  // momentum's noise-floor gap (lower where the run's floor is lower); E_0 itself where the gap is
-  // not modelled. nullopt: lower than the curve reaches after E_0.
-  const auto state = [&](double e_b, double e_0) -> std::optional<double> {
-    const std::optional<double> gap = momentum_floor_gap(e_b, e_0, b);
-    if (!gap) return e_0;
-    return baseline_.examples_at_loss_from(e_0, baseline_.at(e_0).loss - *gap);
-  };
-  const std::optional<double> e0_target =
-      baseline_.examples_to_loss(target_loss_, batchnorm ? std::optional<double>(p.bn_batch) : std::nullopt);
-  // The target accuracy: the first E_0 where the baseline's test accuracy reaches it.
-  const std::optional<double> e0_accuracy =
-      settings_.target_accuracy ? baseline_.examples_to_test_accuracy(*settings_.target_accuracy) : std::nullopt;
-  const double accuracy_goal = e0_accuracy.value_or(0);  // read only where e0_accuracy is set
-  // The run is past a target (the E_0 of the baseline's first crossing of it) once where it is read
-  // is past it (a state lower than the curve reaches after E_0 is past it). A target loss is crossed
-  // as the run records the loss; a target accuracy where the run is read, as its accuracy is.
-  const auto past = [&](double goal, double e_b, double e_0) {
-    const std::optional<double> at = state(e_b, e_0);
-    return !at || *at >= goal;
-  };
-  const bool looking = e0_target || e0_accuracy;
-  const double horizon = looking ? std::max(k_examples, kMaxEpochs * n) : k_examples;  // in E_B
-  const double end = baseline_.last_examples();
-  const double d0 = n / kStepsPerEpoch;
-  std::vector<double> path_e0{0.0}, path_eb{0.0};  // the path: E_B at E_0, both increasing
-  double e_0 = 0, e_b = 0;
-  // The scale-invariant |w|^2 (both 0: not modelled); kept positive (at least half the step's start).
-  Norms w_b{si_start ? si_start->weight_sq : 0, si_start ? si_start->weight_sq : 0};
-  const auto advance = [](const Norms& w, const Norms& rate, double by) {
-    return Norms{std::max(w.run + by * rate.run, 0.5 * w.run), std::max(w.baseline + by * rate.baseline, 0.5 * w.baseline)};
-  };
-  std::vector<double> path_w_run{w_b.run}, path_w_baseline{w_b.baseline};  // along the path, as path_eb
-  double diverged_at = -1;  // E_B where x passed the bound
-  while (e_0 < end && e_b < horizon &&
-         (e_b < k_examples || (e0_target && !past(*e0_target, e_b, e_0)) || (e0_accuracy && !past(accuracy_goal, e_b, e_0)))) {
-    const double step = std::min(d0, end - e_0);
+
+  double batchnorm_gap(double e_0) const;
+  std::optional<double> effective_lr_ratio(double e_b, const Norms& w) const;
+  Norms weight_slope(double e_0, double e_b, const Norms& w, double slope_b) const;
+  double slope(double e_0, double e_b, const Norms& w, double* x_out);
+  bool within_bound_over(const Stall& stall, double e_b) const;
+  std::optional<double> state(double e_b, double e_0) const;
+  bool past(double goal, double e_b, double e_0) const;
+  static Norms advance(const Norms& w, const Norms& rate, double by);
+  void note_start();
+  void follow_path();
+  std::optional<double> reached_at(double goal) const;
+  LargeBatchPrediction no_progress();
+  void note_bound_and_stalls();
+  double path_at(double at) const;
+  std::optional<double> read_at(double at) const;
+  Norms norms_at(double at) const;
+  void read_epochs();
+  void note_weights_and_momentum();
+  void read_epoch_k();
+  void read_target_accuracy();
+  void read_target_loss();
+
+  const LargeBatchModel& m_;
+  const BaselineCurve& baseline_;
+  const LargeBatchSettings& settings_;
+  const TrainingCurve& c_;
+  LargeBatchPrediction p_;
+  double b_, b0_, n_, k_examples_;
+  // How much lower the run records its loss than the baseline, on the same weights, for its
+  // BatchNorm batch: modelled or not.
+  bool batchnorm_ = false;
+  std::string batch_text_, rule_, measured_;
+  // The scale-invariant weights' norm: the run's |w|^2 starts at the baseline's first reading and
+  // grows by the run's own steps (weight_sq_rate); the baseline's is modelled alike, from the same
+  // start by its own steps, so that the baseline batch reproduces the baseline. x reads the run's
+  // lr / |w|^2 over the baseline's where the path is. Not modelled: the lr ratio.
+  std::optional<BaselineCurve::ScaleInvariant> si_start_;
+  std::vector<Stall> stalls_;
+  std::optional<double> e0_target_;    // the E_0 of the baseline's first crossing of the target loss
+  std::optional<double> e0_accuracy_;  // the first E_0 where the baseline's test accuracy reaches the target
+  double end_ = 0;                     // the baseline curve's last E_0
+  double d0_ = 0;                      // the integration's step in E_0
+  // The path: E_B at E_0, both increasing, and the norms along it (as path_eb_).
+  std::vector<double> path_e0_{0.0}, path_eb_{0.0}, path_w_run_, path_w_baseline_;
+  double e_0_ = 0, e_b_ = 0;  // where it ended
+  Norms w_b_;
+  double max_raw_x_ = 0;      // the largest x before epoch k, before the edge's reading of it
+  double diverged_at_ = -1;   // E_B where x passed the bound
+  std::vector<Skip> skipped_;
+  double end_rate_ = 0;       // dE_0/dE_B past the path's end
+  double train_accuracy_ = 0;  // the mean over the last epoch read
+  double lr_ratio_k_ = 0;      // the rule's lr over the baseline's at epoch k
+};
+
+LargeBatchModel::Run::Run(const LargeBatchModel& model, int64_t batch, std::optional<double> bn_batch)
+    : m_(model), baseline_(model.baseline_), settings_(model.settings_), c_(model.baseline_.curve()) {
+  p_.batch = batch;
+  p_.lr_rule = settings_.lr_rule;
+  b_ = static_cast<double>(batch);
+  b0_ = static_cast<double>(c_.batch);
+  p_.bn_batch = bn_batch.value_or(b_ * static_cast<double>(c_.small_batch) / b0_);
+  batchnorm_ = settings_.batchnorm_gap && baseline_.has_batchnorm_probe();
+  n_ = static_cast<double>(c_.train_samples);
+  k_examples_ = settings_.epochs * n_;
+  batch_text_ = times(b_ / b0_) + " the baseline batch (" + std::to_string(c_.batch) + ")";
+  rule_ = to_string(settings_.lr_rule);
+  measured_ = std::to_string(c_.epochs.back().epoch) + " epochs measured";
+}
+
+double LargeBatchModel::Run::batchnorm_gap(double e_0) const {
+  return batchnorm_ ? *baseline_.batchnorm_gap_at(e_0, p_.bn_batch) : 0.0;
+}
+
+std::optional<double> LargeBatchModel::Run::effective_lr_ratio(double e_b, const Norms& w) const {
+  if (!si_start_) return std::nullopt;
+  return m_.lr_ratio_at(e_b, b_) * w.baseline / w.run;
+}
+
+// d|w|^2/dE_0 of the run (d|w|^2/dE_B dE_B/dE_0) and of the baseline.
+LargeBatchModel::Run::Norms LargeBatchModel::Run::weight_slope(double e_0, double e_b, const Norms& w,
+                                                              double slope_b) const {
+  if (!si_start_ || !std::isfinite(slope_b)) return {};
+  return {m_.weight_sq_rate(e_b, e_0, b_, w.run).value_or(0) * slope_b,
+          m_.weight_sq_rate(e_0, e_0, b0_, w.baseline).value_or(0)};
+}
+
+// dE_B/dE_0 where the path is; x there into *x_out.
+double LargeBatchModel::Run::slope(double e_0, double e_b, const Norms& w, double* x_out) {
+  const double noise = m_.batch_noise_scale_at(e_0);
+  const double x0 = m_.path_lr_over_tuned(e_0, baseline_.noise_scale_at(e_0));
+  // At the edge of stability an lr above the tuned one progresses as at it.
+  const double raw = m_.lr_over_tuned(e_b, b_, noise, x0, effective_lr_ratio(e_b, w));
+  const double x = m_.past_bound_.at_the_edge ? std::min(raw, 1.0) : raw;
+  if (e_b <= k_examples_) max_raw_x_ = std::max(max_raw_x_, raw);
+  *x_out = x;
+  const double run = 2 * x - x * x;
+  return run > 0 ? (noise + b_) / (noise + b0_) * (2 * x0 - x0 * x0) / run : std::numeric_limits<double>::infinity();
+}
+
+// A stall of the baseline (its own lr past the bound kept it at chance) is not progress another
+// run has to repeat: a path that reaches it with the run's own x below the bound at every point
+// of it goes past it at once; where the run's x reaches the bound there (the baseline's own lr
+// does), the path goes in and follows the baseline through it.
+bool LargeBatchModel::Run::within_bound_over(const Stall& stall, double e_b) const {
+  return std::all_of(stall.points.begin(), stall.points.end(), [&](const StallPoint& point) {
+    return m_.lr_over_tuned(e_b, b_, point.noise_scale, point.x0) < kNoProgressLrRatio;
+  });
+}
+
+// Where on the baseline's curve the run's loss is read, the path at E_0: its loss moved by
+// momentum's noise-floor gap (lower where the run's floor is lower); E_0 itself where the gap is
+// not modelled. nullopt: lower than the curve reaches after E_0.
+std::optional<double> LargeBatchModel::Run::state(double e_b, double e_0) const {
+  const std::optional<double> gap = m_.momentum_floor_gap(e_b, e_0, b_);
+  if (!gap) return e_0;
+  return baseline_.examples_at_loss_from(e_0, baseline_.at(e_0).loss - *gap);
+}
+
+// The run is past a target (the E_0 of the baseline's first crossing of it) once where it is read
+// is past it (a state lower than the curve reaches after E_0 is past it). A target loss is crossed
+// as the run records the loss; a target accuracy where the run is read, as its accuracy is.
+bool LargeBatchModel::Run::past(double goal, double e_b, double e_0) const {
+  const std::optional<double> at = state(e_b, e_0);
+  return !at || *at >= goal;
+}
+
+// Kept positive (at least half the step's start).
+LargeBatchModel::Run::Norms LargeBatchModel::Run::advance(const Norms& w, const Norms& rate, double by) {
+  return Norms{std::max(w.run + by * rate.run, 0.5 * w.run), std::max(w.baseline + by * rate.baseline, 0.5 * w.baseline)};
+}
+
+// The run's own first step along the parameters that are not scale-invariant.
+void LargeBatchModel::Run::note_start() {
+  const std::optional<double>& start_x = m_.past_bound_.start_x;
+  if (!start_x) return;
+  p_.start_x = *start_x * m_.lr_ratio_at(0, b_);
+  if (*p_.start_x > kNoProgressLrRatio) {
+    p_.notes.push_back("catapult: " + rule_ + " lr at " + batch_text_ + " starts the parameters that are not "
+                       "scale-invariant at " + short_number(*p_.start_x) + "x their eps_max (the baseline's " +
+                       short_number(*start_x) + " times the run's lr over the baseline's): its first "
+                       "steps throw the loss up before the curvature falls, which the prediction does not carry "
+                       "(docs/LARGE_BATCH.md, \"The start of the run itself\")");
+  }
+}
+
+// Integrates the path with Heun's method until epoch k and the targets are passed, the curve
+// ends or x passes the bound (diverged_at_); stalls within the bound are passed at once.
+void LargeBatchModel::Run::follow_path() {
+  const double accuracy_goal = e0_accuracy_.value_or(0);  // read only where e0_accuracy_ is set
+  const bool looking = e0_target_ || e0_accuracy_;
+  const double horizon = looking ? std::max(k_examples_, kMaxEpochs * n_) : k_examples_;  // in E_B
+  w_b_ = Norms{si_start_ ? si_start_->weight_sq : 0, si_start_ ? si_start_->weight_sq : 0};
+  path_w_run_ = {w_b_.run};
+  path_w_baseline_ = {w_b_.baseline};
+  while (e_0_ < end_ && e_b_ < horizon &&
+         (e_b_ < k_examples_ || (e0_target_ && !past(*e0_target_, e_b_, e_0_)) ||
+          (e0_accuracy_ && !past(accuracy_goal, e_b_, e_0_)))) {
+    const double step = std::min(d0_, end_ - e_0_);
     double x1 = 0, x2 = 0;
-    const double s1 = slope(e_0, e_b, w_b, &x1);
+    const double s1 = slope(e_0_, e_b_, w_b_, &x1);
     if (x1 > kNoProgressLrRatio || !std::isfinite(s1)) {  // at x = 2 exactly a step makes no progress either
-      diverged_at = e_b;
+      diverged_at_ = e_b_;
       break;
     }
-    const Norms w1 = weight_slope(e_0, e_b, w_b, s1);
-    const Norms w_mid = advance(w_b, w1, step);
-    const double s2 = slope(e_0 + step, e_b + step * s1, w_mid, &x2);  // Heun's method
+    const Norms w1 = weight_slope(e_0_, e_b_, w_b_, s1);
+    const Norms w_mid = advance(w_b_, w1, step);
+    const double s2 = slope(e_0_ + step, e_b_ + step * s1, w_mid, &x2);  // Heun's method
     if (x2 > kNoProgressLrRatio) {
       // Where x crossed the bound within the step, x taken as linear over it.
-      diverged_at = e_b + step * s1 * (kNoProgressLrRatio - x1) / (x2 - x1);
+      diverged_at_ = e_b_ + step * s1 * (kNoProgressLrRatio - x1) / (x2 - x1);
       break;
     }
-    double next_0 = e_0 + step;
-    double next_b = e_b + 0.5 * step * (s1 + s2);
-    const Norms w2 = weight_slope(e_0 + step, e_b + step * s1, w_mid, s2);
-    Norms next_w = advance(w_b, {0.5 * (w1.run + w2.run), 0.5 * (w1.baseline + w2.baseline)}, step);
-    for (const Stall& stall : stalls) {
-      if (next_0 >= stall.from && e_0 < stall.to) {
-        const double at = e_b + std::max(0.0, stall.from - e_0) * s1;  // E_B where the path reaches it
+    double next_0 = e_0_ + step;
+    double next_b = e_b_ + 0.5 * step * (s1 + s2);
+    const Norms w2 = weight_slope(e_0_ + step, e_b_ + step * s1, w_mid, s2);
+    Norms next_w = advance(w_b_, {0.5 * (w1.run + w2.run), 0.5 * (w1.baseline + w2.baseline)}, step);
+    for (const Stall& stall : stalls_) {
+      if (next_0 >= stall.from && e_0_ < stall.to) {
+        const double at = e_b_ + std::max(0.0, stall.from - e_0_) * s1;  // E_B where the path reaches it
         if (!within_bound_over(stall, at)) continue;
         // The baseline's own steps through the stall grew its norm; the run takes none there.
-        for (double e = next_0; si_start && e < stall.to; e += d0) {
-          const double by = std::min(d0, stall.to - e);
-          next_w = advance(next_w, {0, weight_sq_rate(e, e, b0, next_w.baseline).value_or(0)}, by);
+        for (double e = next_0; si_start_ && e < stall.to; e += d0_) {
+          const double by = std::min(d0_, stall.to - e);
+          next_w = advance(next_w, {0, m_.weight_sq_rate(e, e, b0_, next_w.baseline).value_or(0)}, by);
         }
         next_0 = std::max(next_0, stall.to);
         next_b = at;
-        skipped.push_back({at, stall.to - stall.from, &stall});
+        skipped_.push_back({at, stall.to - stall.from, &stall});
       }
     }
-    e_0 = next_0;
-    e_b = next_b;
-    w_b = next_w;
-    path_e0.push_back(e_0);
-    path_eb.push_back(e_b);
-    path_w_run.push_back(w_b.run);
-    path_w_baseline.push_back(w_b.baseline);
+    e_0_ = next_0;
+    e_b_ = next_b;
+    w_b_ = next_w;
+    path_e0_.push_back(e_0_);
+    path_eb_.push_back(e_b_);
+    path_w_run_.push_back(w_b_.run);
+    path_w_baseline_.push_back(w_b_.baseline);
   }
   // Past the curve's end its readings stay as they were last; the rule's lr may still rise (a
   // warm-up) before epoch k.
-  if (diverged_at < 0 && e_0 >= end) {
-    for (double at = e_b; at < k_examples + d0; at += d0) {
+  if (diverged_at_ < 0 && e_0_ >= end_) {
+    for (double at = e_b_; at < k_examples_ + d0_; at += d0_) {
       double x = 0;
-      (void)slope(end, at, w_b, &x);
+      (void)slope(end_, at, w_b_, &x);
       if (x > kNoProgressLrRatio) {
-        diverged_at = at;
+        diverged_at_ = at;
         break;
       }
     }
   }
-  // E_B where the path reached `goal` (an E_0): between the last point of the path before it and the
-  // first past it, linear in where the run is read; nullopt if it did not within kMaxEpochs.
-  const auto reached_at = [&](double goal) -> std::optional<double> {
-    double before = 0;
-    for (size_t i = 0; i < path_eb.size(); ++i) {
-      const std::optional<double> at = state(path_eb[i], path_e0[i]);
-      if (at && *at < goal) {
-        before = *at;
-        continue;
-      }
-      const double reached = i == 0 || !at ? path_eb[i] : lerp(path_eb[i - 1], path_eb[i], (goal - before) / (*at - before));
-      if (reached <= kMaxEpochs * n) return reached;
-      return std::nullopt;
+}
+
+// E_B where the path reached `goal` (an E_0): between the last point of the path before it and the
+// first past it, linear in where the run is read; nullopt if it did not within kMaxEpochs.
+std::optional<double> LargeBatchModel::Run::reached_at(double goal) const {
+  double before = 0;
+  for (size_t i = 0; i < path_eb_.size(); ++i) {
+    const std::optional<double> at = state(path_eb_[i], path_e0_[i]);
+    if (at && *at < goal) {
+      before = *at;
+      continue;
     }
+    const double reached = i == 0 || !at ? path_eb_[i] : lerp(path_eb_[i - 1], path_eb_[i], (goal - before) / (*at - before));
+    if (reached <= kMaxEpochs * n_) return reached;
     return std::nullopt;
-  };
-  const bool diverged_after_path = diverged_at < 0 || diverged_at >= e_b;
-  if (e0_target && diverged_after_path) p.examples_to_target = reached_at(*e0_target);
-  if (e0_accuracy && diverged_after_path) p.examples_to_target_accuracy = reached_at(accuracy_goal);
-
-  if (diverged_at >= 0 && diverged_at < k_examples + d0) {
-    const double noise = batch_noise_scale_at(path_e0.back());
-    p.no_progress = true;
-    p.loss_at_k = baseline_.untrained_loss();
-    p.loss_by_epoch.assign(static_cast<size_t>(settings_.epochs), *p.loss_at_k);
-    p.train_accuracy_at_k = 1.0 / baseline_.num_classes();
-    if (baseline_.at(0).test_accuracy) p.test_accuracy_at_k = 1.0 / baseline_.num_classes();
-    if (baseline_.at(0).test_accuracy_recomputed) p.test_accuracy_recomputed_at_k = 1.0 / baseline_.num_classes();
-    p.examples_to_target.reset();
-    p.target_missing = "never: no progress at this lr";
-    p.examples_to_target_accuracy.reset();
-    if (settings_.target_accuracy) p.target_accuracy_missing = p.target_missing;
-    p.notes.push_back("no progress: " + rule + " lr at " + batch_text + " passes " +
-                      short_number(kNoProgressLrRatio) + "x the tuned lr (eps_max / (1 + B_noise/B), B_noise " +
-                      short_number(noise) + ") " +
-                      (diverged_at > 0 ? "after " + short_number(diverged_at / n) + " epochs" : std::string("from the start")) +
-                      "; past it an SGD step raises the expected loss: loss and accuracy are the "
-                      "untrained model's");
-    return p;
   }
+  return std::nullopt;
+}
 
-  if (max_raw_x > kNoProgressLrRatio) {
-    p.past_the_bound = true;
-    p.notes.push_back("past the bound: " + rule + " lr at " + batch_text + " reaches " + short_number(max_raw_x) +
-                      "x the tuned lr, past plain SGD's " + short_number(kNoProgressLrRatio) +
-                      "x, and is read as at the tuned lr there (" + past_bound_.reason + ")");
-  }
-  if (!skipped.empty()) p.stall_passed_epochs = skipped.front().e_b / n;
-  for (const Skip& skip : skipped) {
-    p.notes.push_back("the baseline stalled at chance for " + short_number(skip.length / n) + " epochs (" +
-                      skip.stall->evidence + "); " + rule + " lr at " + batch_text +
-                      " is within the bound there: the path passes that stall at once, after " +
-                      short_number(skip.e_b / n) + " epochs");
-  }
+// x passed the bound before epoch k's end: the untrained model's loss and accuracy.
+LargeBatchPrediction LargeBatchModel::Run::no_progress() {
+  const double noise = m_.batch_noise_scale_at(path_e0_.back());
+  p_.no_progress = true;
+  p_.loss_at_k = baseline_.untrained_loss();
+  p_.loss_by_epoch.assign(static_cast<size_t>(settings_.epochs), *p_.loss_at_k);
+  p_.train_accuracy_at_k = 1.0 / baseline_.num_classes();
+  if (baseline_.at(0).test_accuracy) p_.test_accuracy_at_k = 1.0 / baseline_.num_classes();
+  if (baseline_.at(0).test_accuracy_recomputed) p_.test_accuracy_recomputed_at_k = 1.0 / baseline_.num_classes();
+  p_.examples_to_target.reset();
+  p_.target_missing = "never: no progress at this lr";
+  p_.examples_to_target_accuracy.reset();
+  if (settings_.target_accuracy) p_.target_accuracy_missing = p_.target_missing;
+  p_.notes.push_back("no progress: " + rule_ + " lr at " + batch_text_ + " passes " +
+                     short_number(kNoProgressLrRatio) + "x the tuned lr (eps_max / (1 + B_noise/B), B_noise " +
+                     short_number(noise) + ") " +
+                     (diverged_at_ > 0 ? "after " + short_number(diverged_at_ / n_) + " epochs" : std::string("from the start")) +
+                     "; past it an SGD step raises the expected loss: loss and accuracy are the "
+                     "untrained model's");
+  return p_;
+}
 
-  // Epoch k: the mean loss and training accuracy over its examples, the test accuracy at its end.
-  // E_0 at E_B: the path interpolated (where two points share an E_B, a stall passed at once, the
-  // later); past its end, the curve's end followed at the rate there.
-  const double end_rate = [&] {
+void LargeBatchModel::Run::note_bound_and_stalls() {
+  if (max_raw_x_ > kNoProgressLrRatio) {
+    p_.past_the_bound = true;
+    p_.notes.push_back("past the bound: " + rule_ + " lr at " + batch_text_ + " reaches " + short_number(max_raw_x_) +
+                       "x the tuned lr, past plain SGD's " + short_number(kNoProgressLrRatio) +
+                       "x, and is read as at the tuned lr there (" + m_.past_bound_.reason + ")");
+  }
+  if (!skipped_.empty()) p_.stall_passed_epochs = skipped_.front().e_b / n_;
+  for (const Skip& skip : skipped_) {
+    p_.notes.push_back("the baseline stalled at chance for " + short_number(skip.length / n_) + " epochs (" +
+                       skip.stall->evidence + "); " + rule_ + " lr at " + batch_text_ +
+                       " is within the bound there: the path passes that stall at once, after " +
+                       short_number(skip.e_b / n_) + " epochs");
+  }
+}
+
+// E_0 at E_B: the path interpolated (where two points share an E_B, a stall passed at once, the
+// later); past its end, the curve's end followed at the rate there.
+double LargeBatchModel::Run::path_at(double at) const {
+  return at > path_eb_.back() ? path_e0_.back() + (at - path_eb_.back()) * end_rate_ : along(path_eb_, path_e0_, at);
+}
+
+// Where the run is read after `at` examples (state above); nullopt beyond the baseline curve.
+std::optional<double> LargeBatchModel::Run::read_at(double at) const {
+  const double e0 = path_at(at);
+  if (e0 > baseline_.last_examples()) return std::nullopt;
+  return state(at, e0);
+}
+
+// The scale-invariant weights at `at` (E_B): the path's norms interpolated, the last past its end.
+LargeBatchModel::Run::Norms LargeBatchModel::Run::norms_at(double at) const {
+  return Norms{along(path_eb_, path_w_run_, at), along(path_eb_, path_w_baseline_, at)};
+}
+
+// Every epoch that ends within the baseline curve: the mean loss and training accuracy over its
+// examples; epoch k's is loss_at_k.
+void LargeBatchModel::Run::read_epochs() {
+  end_rate_ = [&] {
     double x = 0;
-    const double sl = slope(e_0, e_b, w_b, &x);
+    const double sl = slope(e_0_, e_b_, w_b_, &x);
     return sl > 0 ? 1 / sl : 0.0;
   }();
-  const auto path_at = [&](double at) {
-    return at > path_eb.back() ? path_e0.back() + (at - path_eb.back()) * end_rate : along(path_eb, path_e0, at);
-  };
-  // Where the run is read after `at` examples (state above); nullopt beyond the baseline curve.
-  const auto read_at = [&](double at) -> std::optional<double> {
-    const double e0 = path_at(at);
-    if (e0 > baseline_.last_examples()) return std::nullopt;
-    return state(at, e0);
-  };
-  // Every epoch that ends within the baseline curve; epoch k's is loss_at_k.
   constexpr int kEpochSamples = 64;
-  double train_accuracy = 0;
-  for (int epoch = 1; epoch <= settings_.epochs && read_at(epoch * n); ++epoch) {
+  for (int epoch = 1; epoch <= settings_.epochs && read_at(epoch * n_); ++epoch) {
     double loss = 0;
-    train_accuracy = 0;
+    train_accuracy_ = 0;
     for (int s = 0; s < kEpochSamples; ++s) {
       // Where the epoch's end is on the curve a point inside it is too; one read lower than the
       // curve goes after it (a curve that rose) is read at the curve's end.
-      const std::optional<double> at = read_at((epoch - 1 + (s + 0.5) / kEpochSamples) * n);
+      const std::optional<double> at = read_at((epoch - 1 + (s + 0.5) / kEpochSamples) * n_);
       const BaselineCurve::Point point = baseline_.at(at.value_or(baseline_.last_examples()));
       loss += (point.loss - batchnorm_gap(point.examples)) / kEpochSamples;
-      train_accuracy += point.train_accuracy / kEpochSamples;
+      train_accuracy_ += point.train_accuracy / kEpochSamples;
     }
-    p.loss_by_epoch.push_back(loss);
+    p_.loss_by_epoch.push_back(loss);
   }
-  const double e0_k = std::min(path_at(k_examples), end);
-  // The scale-invariant weights at `at` (E_B): the path's norms interpolated, the last past its end.
-  const auto norms_at = [&](double at) {
-    return Norms{along(path_eb, path_w_run, at), along(path_eb, path_w_baseline, at)};
-  };
-  const double lr_ratio_k = lr_ratio_at(k_examples, b);  // the rule's lr over the baseline's at epoch k
-  p.lr_ratio_at_k = lr_ratio_k;
-  if (si_start) {
-    const Norms at_k = norms_at(k_examples);
-    p.weight_sq_at_k = at_k.run;
-    p.effective_lr_ratio_at_k = effective_lr_ratio(k_examples, at_k);
-    if (std::fabs(*p.effective_lr_ratio_at_k / lr_ratio_k - 1) >= 0.05) {
-      p.notes.push_back("BatchNorm's weights train at lr / |w|^2: at the end of epoch " + std::to_string(settings_.epochs) +
-                        " the run's |w|^2 is " + short_number(at_k.run) + " against the baseline's " +
-                        short_number(at_k.baseline) + " where the path is (both grown by their own steps from " +
-                        short_number(si_start->weight_sq) + "), so they train at " +
-                        short_number(*p.effective_lr_ratio_at_k) + "x the baseline's effective lr (the rule's lr ratio " +
-                        short_number(lr_ratio_k) + "), which x reads");
-    }
-  }
-  p.momentum_floor_gap_at_k = momentum_floor_gap(k_examples, e0_k, b);
-  if (p.momentum_floor_gap_at_k && std::fabs(*p.momentum_floor_gap_at_k) >= 5e-4) {
-    const double m = c.momentum;
-    p.notes.push_back("momentum " + short_number(m) + ": its noise floor lr tr(Sigma) / (4 B (1 - m)) is " +
-                      short_number(1 / (1 - m)) + "x plain SGD's; in epoch " + std::to_string(settings_.epochs) +
-                      " the run's sits " + short_number(std::fabs(*p.momentum_floor_gap_at_k)) +
-                      (*p.momentum_floor_gap_at_k > 0 ? " below" : " above") + " the baseline's (tr(Sigma) " +
-                      short_number(*baseline_.trace_sigma_at(e0_k)) + "), and its loss is read that much " +
-                      (*p.momentum_floor_gap_at_k > 0 ? "lower" : "higher") + " on the baseline's curve");
-  } else if (settings_.momentum_floor && c.momentum > 0 && !baseline_.trace_sigma_at(e0_k)) {
-    p.notes.push_back("momentum " + short_number(c.momentum) +
-                      "'s noise floor not modelled: the baseline curve carries no tr(Sigma)");
-  }
-  const std::optional<double> read_k = read_at(k_examples);
-  if (!read_k) {
-    p.loss_missing = "beyond the baseline curve (" + measured + ")";
-  } else {
-    p.train_accuracy_at_k = train_accuracy;
-    const BaselineCurve::Point end = baseline_.at(*read_k);
-    p.baseline_examples_at_k = *read_k;
-    p.loss_at_k = p.loss_by_epoch.back();
-    p.test_accuracy_at_k = end.test_accuracy;
-    p.test_accuracy_recomputed_at_k = end.test_accuracy_recomputed;
-    if (batchnorm) {
-      p.batchnorm_gap_at_k = batchnorm_gap(end.examples);
-      if (std::fabs(*p.batchnorm_gap_at_k) >= 5e-4) {
-        p.notes.push_back("BatchNorm over " + short_number(p.bn_batch) + " examples, the baseline's over " +
-                          std::to_string(c.small_batch) + ": on the same weights its training loss reads " +
-                          short_number(std::fabs(*p.batchnorm_gap_at_k)) +
-                          (*p.batchnorm_gap_at_k > 0 ? " lower" : " higher") + " at the end of epoch " +
-                          std::to_string(settings_.epochs) + " (the baseline's BatchNorm probe), and is predicted so");
-      }
-    }
-    // BatchNorm's running statistics lag the weights further at a raised lr, which the baseline, at
-    // its own lr, does not measure: eval mode's accuracy is read as the baseline's.
-    const bool has_batchnorm =
-        baseline_.has_batchnorm_probe() || baseline_.has_scale_invariant() || c.recompute_bn_images > 0;
-    if (has_batchnorm && lr_raised(lr_ratio_k)) {
-      p.notes.push_back("test acc@" + std::to_string(settings_.epochs) + ": eval mode's as the baseline reads it at its "
-                        "own lr; at " + short_number(lr_ratio_k) + "x that lr, BatchNorm's running statistics lag the "
-                        "weights further and the runs measured read lower, which is not modelled (recomputing the "
-                        "statistics before evaluating recovers it: docs/LARGE_BATCH.md, \"The running statistics' "
-                        "lag in every run\")");
-    }
-    if (end.before_first_point) {
-      p.notes.push_back("epoch " + std::to_string(settings_.epochs) + " falls before the baseline's first " +
-                        "measured point: interpolated from the untrained model (loss ln(C) = " +
-                        short_number(baseline_.untrained_loss()) + "), coarse");
-    }
-  }
+}
 
-  if (settings_.target_accuracy) {
-    const double goal = *settings_.target_accuracy;
-    if (p.examples_to_target_accuracy) {
-      p.epochs_to_target_accuracy = *p.examples_to_target_accuracy / n;
-    } else if (!e0_accuracy) {
-      const std::optional<double> best = baseline_.best_test_accuracy();
-      p.target_accuracy_missing = "the baseline's test accuracy never reached " + short_number(goal) + " (" + measured +
-                                  (best ? ", at most " + short_number(*best) : std::string(", no test accuracy")) + ")";
-    } else if (diverged_at >= 0) {
-      p.target_accuracy_missing = "never: the lr passes 2x the tuned lr after " + short_number(diverged_at / n) +
-                                  " epochs, before the target";
-    } else if (e_0 >= end) {
-      p.target_accuracy_missing = "never: to the end of the baseline's curve (" + measured +
-                                  ") the run's loss stays above the baseline's where its test accuracy reached " +
-                                  short_number(goal);
-    } else {
-      p.target_accuracy_missing = "not within " + std::to_string(kMaxEpochs) + " epochs";
+void LargeBatchModel::Run::note_weights_and_momentum() {
+  const double e0_k = std::min(path_at(k_examples_), end_);
+  lr_ratio_k_ = m_.lr_ratio_at(k_examples_, b_);
+  p_.lr_ratio_at_k = lr_ratio_k_;
+  if (si_start_) {
+    const Norms at_k = norms_at(k_examples_);
+    p_.weight_sq_at_k = at_k.run;
+    p_.effective_lr_ratio_at_k = effective_lr_ratio(k_examples_, at_k);
+    if (std::fabs(*p_.effective_lr_ratio_at_k / lr_ratio_k_ - 1) >= 0.05) {
+      p_.notes.push_back("BatchNorm's weights train at lr / |w|^2: at the end of epoch " + std::to_string(settings_.epochs) +
+                         " the run's |w|^2 is " + short_number(at_k.run) + " against the baseline's " +
+                         short_number(at_k.baseline) + " where the path is (both grown by their own steps from " +
+                         short_number(si_start_->weight_sq) + "), so they train at " +
+                         short_number(*p_.effective_lr_ratio_at_k) + "x the baseline's effective lr (the rule's lr ratio " +
+                         short_number(lr_ratio_k_) + "), which x reads");
     }
   }
-  if (e0_target) {
-    const double noise = batch_noise_scale_at(*e0_target);
-    p.noise_scale_at_target = noise;
-    p.efficiency = pollux_efficiency(noise, b0, b);
-    if (p.examples_to_target) {
-      p.epochs_to_target = *p.examples_to_target / n;
-    } else if (diverged_at >= 0) {
-      p.target_missing = "never: the lr passes 2x the tuned lr after " + short_number(diverged_at / n) +
-                         " epochs, before the target";
-    } else if (const std::optional<double> gap = momentum_floor_gap(e_b, e_0, b); e_0 >= end && gap && *gap < 0) {
-      p.target_missing = "never: the run's noise floor (momentum " + short_number(c.momentum) + ") sits " +
-                         short_number(-*gap) + " above the baseline's, and the baseline's curve gets no lower than " +
-                         short_number(baseline_.at(end).loss) + " (" + measured + ")";
-    } else {
-      p.target_missing = "not within " + std::to_string(kMaxEpochs) + " epochs";
+  p_.momentum_floor_gap_at_k = m_.momentum_floor_gap(k_examples_, e0_k, b_);
+  if (p_.momentum_floor_gap_at_k && std::fabs(*p_.momentum_floor_gap_at_k) >= 5e-4) {
+    const double m = c_.momentum;
+    p_.notes.push_back("momentum " + short_number(m) + ": its noise floor lr tr(Sigma) / (4 B (1 - m)) is " +
+                       short_number(1 / (1 - m)) + "x plain SGD's; in epoch " + std::to_string(settings_.epochs) +
+                       " the run's sits " + short_number(std::fabs(*p_.momentum_floor_gap_at_k)) +
+                       (*p_.momentum_floor_gap_at_k > 0 ? " below" : " above") + " the baseline's (tr(Sigma) " +
+                       short_number(*baseline_.trace_sigma_at(e0_k)) + "), and its loss is read that much " +
+                       (*p_.momentum_floor_gap_at_k > 0 ? "lower" : "higher") + " on the baseline's curve");
+  } else if (settings_.momentum_floor && c_.momentum > 0 && !baseline_.trace_sigma_at(e0_k)) {
+    p_.notes.push_back("momentum " + short_number(c_.momentum) +
+                       "'s noise floor not modelled: the baseline curve carries no tr(Sigma)");
+  }
+}
+
+// Epoch k: the mean loss and training accuracy over its examples, the test accuracy at its end.
+void LargeBatchModel::Run::read_epoch_k() {
+  const std::optional<double> read_k = read_at(k_examples_);
+  if (!read_k) {
+    p_.loss_missing = "beyond the baseline curve (" + measured_ + ")";
+    return;
+  }
+  p_.train_accuracy_at_k = train_accuracy_;
+  const BaselineCurve::Point at_end = baseline_.at(*read_k);
+  p_.baseline_examples_at_k = *read_k;
+  p_.loss_at_k = p_.loss_by_epoch.back();
+  p_.test_accuracy_at_k = at_end.test_accuracy;
+  p_.test_accuracy_recomputed_at_k = at_end.test_accuracy_recomputed;
+  if (batchnorm_) {
+    p_.batchnorm_gap_at_k = batchnorm_gap(at_end.examples);
+    if (std::fabs(*p_.batchnorm_gap_at_k) >= 5e-4) {
+      p_.notes.push_back("BatchNorm over " + short_number(p_.bn_batch) + " examples, the baseline's over " +
+                         std::to_string(c_.small_batch) + ": on the same weights its training loss reads " +
+                         short_number(std::fabs(*p_.batchnorm_gap_at_k)) +
+                         (*p_.batchnorm_gap_at_k > 0 ? " lower" : " higher") + " at the end of epoch " +
+                         std::to_string(settings_.epochs) + " (the baseline's BatchNorm probe), and is predicted so");
     }
-    // The rule's lr against the tuned one where the target is: a large mismatch slows the path.
-    const double at_target = p.examples_to_target.value_or(k_examples);
-    const double x = lr_over_tuned(at_target, b, noise, path_lr_over_tuned(*e0_target, baseline_.noise_scale_at(*e0_target)),
-                                   effective_lr_ratio(at_target, norms_at(at_target)));
-    if (x > kLrMismatch || x < 1 / kLrMismatch) {
-      p.notes.push_back(rule + " lr at " + batch_text + " is " + short_number(x) +
-                        "x the tuned lr at the target (B_noise " + short_number(noise) + "): " +
-                        (past_bound_.at_the_edge && x > 1
-                             ? std::string("read as at the tuned lr (the edge of stability)")
-                         : x > kNoProgressLrRatio ? std::string("past 2x a step raises the loss")
-                                                  : "a step makes " + short_number(100 * (2 * x - x * x)) +
-                                                        "% of a tuned step's progress"));
-    }
+  }
+  // BatchNorm's running statistics lag the weights further at a raised lr, which the baseline, at
+  // its own lr, does not measure: eval mode's accuracy is read as the baseline's.
+  const bool has_batchnorm = baseline_.has_batchnorm_probe() || baseline_.has_scale_invariant() || c_.recompute_bn_images > 0;
+  if (has_batchnorm && lr_raised(lr_ratio_k_)) {
+    p_.notes.push_back("test acc@" + std::to_string(settings_.epochs) + ": eval mode's as the baseline reads it at its "
+                       "own lr; at " + short_number(lr_ratio_k_) + "x that lr, BatchNorm's running statistics lag the "
+                       "weights further and the runs measured read lower, which is not modelled (recomputing the "
+                       "statistics before evaluating recovers it: docs/LARGE_BATCH.md, \"The running statistics' "
+                       "lag in every run\")");
+  }
+  if (at_end.before_first_point) {
+    p_.notes.push_back("epoch " + std::to_string(settings_.epochs) + " falls before the baseline's first " +
+                       "measured point: interpolated from the untrained model (loss ln(C) = " +
+                       short_number(baseline_.untrained_loss()) + "), coarse");
+  }
+}
+
+void LargeBatchModel::Run::read_target_accuracy() {
+  if (!settings_.target_accuracy) return;
+  const double goal = *settings_.target_accuracy;
+  if (p_.examples_to_target_accuracy) {
+    p_.epochs_to_target_accuracy = *p_.examples_to_target_accuracy / n_;
+  } else if (!e0_accuracy_) {
+    const std::optional<double> best = baseline_.best_test_accuracy();
+    p_.target_accuracy_missing = "the baseline's test accuracy never reached " + short_number(goal) + " (" + measured_ +
+                                 (best ? ", at most " + short_number(*best) : std::string(", no test accuracy")) + ")";
+  } else if (diverged_at_ >= 0) {
+    p_.target_accuracy_missing = "never: the lr passes 2x the tuned lr after " + short_number(diverged_at_ / n_) +
+                                 " epochs, before the target";
+  } else if (e_0_ >= end_) {
+    p_.target_accuracy_missing = "never: to the end of the baseline's curve (" + measured_ +
+                                 ") the run's loss stays above the baseline's where its test accuracy reached " +
+                                 short_number(goal);
   } else {
-    p.target_missing = "the baseline never reached loss " + short_number(target_loss_) + " (" + measured +
-                       ", last loss " + short_number(c.epochs.back().train_loss) + ")";
+    p_.target_accuracy_missing = "not within " + std::to_string(kMaxEpochs) + " epochs";
   }
-  return p;
+}
+
+void LargeBatchModel::Run::read_target_loss() {
+  if (!e0_target_) {
+    p_.target_missing = "the baseline never reached loss " + short_number(m_.target_loss_) + " (" + measured_ +
+                        ", last loss " + short_number(c_.epochs.back().train_loss) + ")";
+    return;
+  }
+  const double noise = m_.batch_noise_scale_at(*e0_target_);
+  p_.noise_scale_at_target = noise;
+  p_.efficiency = pollux_efficiency(noise, b0_, b_);
+  if (p_.examples_to_target) {
+    p_.epochs_to_target = *p_.examples_to_target / n_;
+  } else if (diverged_at_ >= 0) {
+    p_.target_missing = "never: the lr passes 2x the tuned lr after " + short_number(diverged_at_ / n_) +
+                        " epochs, before the target";
+  } else if (const std::optional<double> gap = m_.momentum_floor_gap(e_b_, e_0_, b_); e_0_ >= end_ && gap && *gap < 0) {
+    p_.target_missing = "never: the run's noise floor (momentum " + short_number(c_.momentum) + ") sits " +
+                        short_number(-*gap) + " above the baseline's, and the baseline's curve gets no lower than " +
+                        short_number(baseline_.at(end_).loss) + " (" + measured_ + ")";
+  } else {
+    p_.target_missing = "not within " + std::to_string(kMaxEpochs) + " epochs";
+  }
+  // The rule's lr against the tuned one where the target is: a large mismatch slows the path.
+  const double at_target = p_.examples_to_target.value_or(k_examples_);
+  const double x = m_.lr_over_tuned(at_target, b_, noise,
+                                    m_.path_lr_over_tuned(*e0_target_, baseline_.noise_scale_at(*e0_target_)),
+                                    effective_lr_ratio(at_target, norms_at(at_target)));
+  if (x > kLrMismatch || x < 1 / kLrMismatch) {
+    p_.notes.push_back(rule_ + " lr at " + batch_text_ + " is " + short_number(x) +
+                       "x the tuned lr at the target (B_noise " + short_number(noise) + "): " +
+                       (m_.past_bound_.at_the_edge && x > 1
+                            ? std::string("read as at the tuned lr (the edge of stability)")
+                        : x > kNoProgressLrRatio ? std::string("past 2x a step raises the loss")
+                                                 : "a step makes " + short_number(100 * (2 * x - x * x)) +
+                                                       "% of a tuned step's progress"));
+  }
+}
+
+LargeBatchPrediction LargeBatchModel::Run::predict() {
+  if (baseline_.never_trained()) {
+    p_.loss_missing = "the baseline never trained (" + measured_ + ", every mean loss at or above the untrained " +
+                      short_number(baseline_.untrained_loss()) + "): no curve to predict from";
+    p_.target_missing = p_.loss_missing;
+    if (settings_.target_accuracy) p_.target_accuracy_missing = p_.loss_missing;
+    return p_;
+  }
+  if (baseline_.first_epoch_untrained()) {
+    p_.notes.push_back("the baseline did not train in its first epoch (mean loss " +
+                       short_number(c_.epochs.front().train_loss) + " >= the untrained " +
+                       short_number(baseline_.untrained_loss()) + "): a curve that stalls at its start is "
+                       "a poor baseline; predictions from it are unreliable");
+  }
+  note_start();
+
+  si_start_ = settings_.scale_invariant_norm && c_.momentum < 1 ? baseline_.scale_invariant_at(0) : std::nullopt;
+  stalls_ = m_.baseline_stalls();
+  e0_target_ = baseline_.examples_to_loss(m_.target_loss_, batchnorm_ ? std::optional<double>(p_.bn_batch) : std::nullopt);
+  e0_accuracy_ = settings_.target_accuracy ? baseline_.examples_to_test_accuracy(*settings_.target_accuracy) : std::nullopt;
+  end_ = baseline_.last_examples();
+  d0_ = n_ / kStepsPerEpoch;
+  follow_path();
+
+  const bool diverged_after_path = diverged_at_ < 0 || diverged_at_ >= e_b_;
+  if (e0_target_ && diverged_after_path) p_.examples_to_target = reached_at(*e0_target_);
+  if (e0_accuracy_ && diverged_after_path) p_.examples_to_target_accuracy = reached_at(e0_accuracy_.value_or(0));
+  if (diverged_at_ >= 0 && diverged_at_ < k_examples_ + d0_) return no_progress();
+
+  note_bound_and_stalls();
+  read_epochs();
+  note_weights_and_momentum();
+  read_epoch_k();
+  read_target_accuracy();
+  read_target_loss();
+  return p_;
+}
+
+LargeBatchPrediction LargeBatchModel::predict(int64_t batch, std::optional<double> bn_batch) const {
+  if (batch < 1) throw std::invalid_argument("LargeBatchModel::predict: batch must be >= 1");
+  if (bn_batch && !(*bn_batch > 0)) throw std::invalid_argument("LargeBatchModel::predict: bn_batch must be > 0");
+  return Run(*this, batch, bn_batch).predict();
 }
 
 }  // namespace trainsim

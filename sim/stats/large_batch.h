@@ -395,6 +395,8 @@ class LargeBatchModel {
     std::string evidence;  // which of the two, for the prediction's note
   };
   std::vector<Stall> baseline_stalls() const;
+  // One predict() call: the run's setting and its path (large_batch.cpp).
+  class Run;
   // Sets pace_scale_ and pace_reason_ (LargeBatchSettings::pace_probe).
   void read_pace_probe();
 
