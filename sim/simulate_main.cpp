@@ -637,6 +637,76 @@ void write_trace(const CommandLine& cl, const Profile& profile, const SweepConfi
   }
 }
 
+// The sweeps a config asks for besides its tables, and the profiles they read, each checked
+// against what its sweep needs: the sweep as the tables show it (a sweep too large to print shows
+// some of its batch sizes, docs/OUTPUT.md), Q4's own sweep when large_batch names another model,
+// trainer or profile, and the scale-out's.
+struct SweepPlan {
+  bool summarised = false;
+  SweepConfig tables;
+  std::optional<SweepConfig> large_batch_config;
+  std::optional<Profile> large_batch_own_profile;  // large_batch.profile: Q4's model, curve and times
+  std::optional<ScaleOut> scale_out;
+};
+
+SweepPlan plan_sweeps(const Device& device, const std::optional<RunSpec>& trace_spec) {
+  const SweepConfig& config = device.config;
+  const Profile& profile = device.profile;
+  SweepPlan plan;
+  // The profile must cover the sweep and the traced configuration (which may use more GPUs), and
+  // Q4's own sweep when large_batch names another model or trainer.
+  SweepConfig needed = config;
+  if (trace_spec) needed.gpus.push_back(trace_spec->gpus);
+  plan.summarised = report::sweep_size(config) > kFullTablesUpTo;
+  plan.tables = config;
+  if (plan.summarised) plan.tables.batch_per_gpu = shown_batches(config.batch_per_gpu);
+  plan.large_batch_config = large_batch_sweep(plan.tables);
+  if (plan.large_batch_config && plan.large_batch_config->profile_path != config.profile_path) {
+    plan.large_batch_own_profile = load_profile(plan.large_batch_config->profile_path);
+  }
+  if (!device.fit) require_for_model(profile, needed);
+  if (plan.large_batch_config && (plan.large_batch_own_profile || !device.fit)) {
+    require_for_model(plan.large_batch_own_profile ? *plan.large_batch_own_profile : profile, *plan.large_batch_config);
+  }
+  if (const std::optional<SweepConfig> scale_sweep = scale_out_sweep(config)) {
+    plan.scale_out = ScaleOut{*scale_sweep,
+                              scale_sweep->profile_path == config.profile_path ? profile
+                                                                               : load_profile(scale_sweep->profile_path),
+                              std::nullopt, ""};
+    require_for_model(plan.scale_out->profile, plan.scale_out->sweep);
+  }
+  return plan;
+}
+
+// Q4's own sweep (large_batch names another model, trainer or profile): simulated, and said so
+// above Q4's table.
+std::optional<report::ResultGrid> run_large_batch_sweep(const SweepPlan& plan, const Profile& profile,
+                                                        report::LargeBatchReport& large_batch,
+                                                        const SimOptions& options, int threads) {
+  const SweepConfig& sweep = *plan.large_batch_config;
+  std::optional<report::ResultGrid> results(report::run_sweep(profile, sweep, options, {}, {}, threads));
+  const std::string machine = plan.large_batch_own_profile
+                                  ? " on " + profile.machine.name + " (" + sweep.profile_path + ", large_batch.profile)"
+                                  : "";
+  large_batch.set_sweep_note(std::string("the sweep's configurations simulated again for ") + sweep.model + " with the " +
+                             to_string(sweep.trainer) + " trainer, " + std::to_string(sweep.train_samples) +
+                             " samples per epoch" + machine + ": the times below are theirs, not the tables' above");
+  return results;
+}
+
+// --compare: the measured runs joined with the predictions, printed with their warnings.
+report::Comparison compare_with_runs(const CommandLine& cl, const SweepPlan& plan, const Profile& profile,
+                                     const RunsTable& runs, const report::ResultGrid& grid,
+                                     const report::ReportContext& context, const SimOptions& options) {
+  report::Comparison comparison = join_runs(plan.tables, profile, runs, grid, options);
+  if (!cl.quiet) std::cout << report::format_comparison(comparison, runs) << std::flush;
+  for (const auto& warning : report::comparison_warnings(context, runs)) std::cerr << "warning: " << warning << "\n";
+  if (comparison.compared.empty()) {
+    std::cerr << "warning: no measured configuration of " << runs.file << " could be predicted; MAPE is n/a\n";
+  }
+  return comparison;
+}
+
 int run(int argc, char** argv) {
   const std::optional<CommandLine> cl = parse_command_line(argc, argv);
   if (!cl) return 0;
@@ -671,70 +741,41 @@ int run(int argc, char** argv) {
     trace_spec = cl->trace_config ? report::parse_trace_config(*cl->trace_config, config)
                                   : report::default_trace_spec(config);
   }
-  // The profile must cover the sweep and the traced configuration (which may use more GPUs), and
-  // Q4's own sweep when large_batch names another model or trainer.
-  SweepConfig needed = config;
-  if (trace_spec) needed.gpus.push_back(trace_spec->gpus);
-  // A sweep too large to print: the tables show some of its batch sizes (docs/OUTPUT.md).
-  const bool summarised = report::sweep_size(config) > kFullTablesUpTo;
-  SweepConfig tables = config;
-  if (summarised) tables.batch_per_gpu = shown_batches(config.batch_per_gpu);
-  const std::optional<SweepConfig> large_batch_config = large_batch_sweep(tables);
-  // large_batch.profile: Q4's model, curve and times from a profile of its own.
-  std::optional<Profile> large_batch_own_profile;
-  if (large_batch_config && large_batch_config->profile_path != config.profile_path) {
-    large_batch_own_profile = load_profile(large_batch_config->profile_path);
-  }
-  const Profile& large_batch_profile = large_batch_own_profile ? *large_batch_own_profile : profile;
-  if (!device.fit) require_for_model(profile, needed);
-  if (large_batch_config && (large_batch_own_profile || !device.fit)) {
-    require_for_model(large_batch_profile, *large_batch_config);
-  }
-  std::optional<ScaleOut> scale_out;
-  if (const std::optional<SweepConfig> scale_sweep = scale_out_sweep(config)) {
-    scale_out = ScaleOut{*scale_sweep,
-                         scale_sweep->profile_path == config.profile_path ? profile : load_profile(scale_sweep->profile_path),
-                         std::nullopt, ""};
-    require_for_model(scale_out->profile, scale_out->sweep);
-  }
+  SweepPlan plan = plan_sweeps(device, trace_spec);
+  const SweepConfig& tables = plan.tables;
+  const Profile& large_batch_profile = plan.large_batch_own_profile ? *plan.large_batch_own_profile : profile;
 
   SimOptions options;
   options.exact = cl->exact;
   ProgressLine progress(cl->quiet);
   std::vector<SimResult> results =
       report::run_sweep(profile, tables, options, std::ref(progress), device.refuse(), threads);
-  if (device.fit && !summarised) add_fit_intervals(results, device, tables, options, threads);
+  if (device.fit && !plan.summarised) add_fit_intervals(results, device, tables, options, threads);
   for (SimResult& r : results) r.notes.insert(r.notes.begin(), device.notes.begin(), device.notes.end());
   const report::ResultGrid grid(std::move(results));
   report::ReportContext context = report::make_report_context(tables, profile, cl->exact);
 
   // Issue 5: Q4 when the profile has the model's baseline curve.
   std::optional<report::LargeBatchReport> large_batch =
-      report::LargeBatchReport::make(large_batch_config.value_or(tables), large_batch_profile);
+      report::LargeBatchReport::make(plan.large_batch_config.value_or(tables), large_batch_profile);
 
   // A summarised sweep: all of it simulated a chunk at a time, predictions.csv streamed (committed
   // by write_out_dir, where a whole sweep's is written).
   std::unique_ptr<AtomicFileWriter> streamed_csv;
-  if (summarised) {
+  if (plan.summarised) {
     if (!cl->out_dir.empty()) {
       report::create_directories(cl->out_dir);
       streamed_csv = std::make_unique<AtomicFileWriter>((std::filesystem::path(cl->out_dir) / "predictions.csv").string());
       streamed_csv->append(report::predictions_csv_header() + "\n");
     }
-    const SweepTotals totals = stream_sweep(profile, config, options, progress, device.refuse(), threads,
-                                            streamed_csv.get(), large_batch_config || !large_batch ? nullptr : &*large_batch);
+    const SweepTotals totals =
+        stream_sweep(profile, config, options, progress, device.refuse(), threads, streamed_csv.get(),
+                     plan.large_batch_config || !large_batch ? nullptr : &*large_batch);
     context.summary = summary_line(config, tables.batch_per_gpu, totals, streamed_csv != nullptr);
   }
   std::optional<report::ResultGrid> large_batch_results;
-  if (large_batch_config && large_batch) {
-    large_batch_results.emplace(report::run_sweep(large_batch_profile, *large_batch_config, options, {}, {}, threads));
-    const std::string machine = large_batch_own_profile ? " on " + large_batch_profile.machine.name + " (" +
-                                                              large_batch_config->profile_path + ", large_batch.profile)"
-                                                        : "";
-    large_batch->set_sweep_note(std::string("the sweep's configurations simulated again for ") + large_batch_config->model +
-                                " with the " + to_string(large_batch_config->trainer) + " trainer, " +
-                                std::to_string(large_batch_config->train_samples) + " samples per epoch" + machine +
-                                ": the times below are theirs, not the tables' above");
+  if (plan.large_batch_config && large_batch) {
+    large_batch_results = run_large_batch_sweep(plan, large_batch_profile, *large_batch, options, threads);
   }
   const std::optional<report::ResultGrid> without_sync = sweep_without_sync_batchnorm(profile, tables, options, threads);
   report::ReportExtras extras;
@@ -744,6 +785,7 @@ int run(int argc, char** argv) {
   extras.without_sync_batchnorm = without_sync ? &*without_sync : nullptr;
 
   if (!cl->quiet) std::cout << report::format_report(context, grid, extras) << std::flush;
+  std::optional<ScaleOut>& scale_out = plan.scale_out;
   if (scale_out) {
     scale_out->grid.emplace(report::run_sweep(scale_out->profile, scale_out->sweep, options, std::ref(progress), {}, threads));
     scale_out->text = report::format_scale_out(scale_out->sweep, scale_out->profile, *scale_out->grid);
@@ -751,14 +793,7 @@ int run(int argc, char** argv) {
   }
 
   std::optional<report::Comparison> comparison;
-  if (runs) {
-    comparison = join_runs(tables, profile, *runs, grid, options);
-    if (!cl->quiet) std::cout << report::format_comparison(*comparison, *runs) << std::flush;
-    for (const auto& warning : report::comparison_warnings(context, *runs)) std::cerr << "warning: " << warning << "\n";
-    if (comparison->compared.empty()) {
-      std::cerr << "warning: no measured configuration of " << runs->file << " could be predicted; MAPE is n/a\n";
-    }
-  }
+  if (runs) comparison = compare_with_runs(*cl, plan, profile, *runs, grid, context, options);
   if (!cl->out_dir.empty()) {
     write_out_dir(*cl, {device, held_out, given.collectives.has_value(), context, grid, extras, scale_out, runs,
                         comparison, streamed_csv.get()});
