@@ -669,10 +669,8 @@ SweepPlan plan_sweeps(const Device& device, const std::optional<RunSpec>& trace_
     require_for_model(plan.large_batch_own_profile ? *plan.large_batch_own_profile : profile, *plan.large_batch_config);
   }
   if (const std::optional<SweepConfig> scale_sweep = scale_out_sweep(config)) {
-    plan.scale_out = ScaleOut{*scale_sweep,
-                              scale_sweep->profile_path == config.profile_path ? profile
-                                                                               : load_profile(scale_sweep->profile_path),
-                              std::nullopt, ""};
+    const bool own = scale_sweep->profile_path == config.profile_path;
+    plan.scale_out = ScaleOut{*scale_sweep, own ? profile : load_profile(scale_sweep->profile_path), std::nullopt, ""};
     require_for_model(plan.scale_out->profile, plan.scale_out->sweep);
   }
   return plan;
@@ -688,9 +686,10 @@ std::optional<report::ResultGrid> run_large_batch_sweep(const SweepPlan& plan, c
   const std::string machine = plan.large_batch_own_profile
                                   ? " on " + profile.machine.name + " (" + sweep.profile_path + ", large_batch.profile)"
                                   : "";
-  large_batch.set_sweep_note(std::string("the sweep's configurations simulated again for ") + sweep.model + " with the " +
-                             to_string(sweep.trainer) + " trainer, " + std::to_string(sweep.train_samples) +
-                             " samples per epoch" + machine + ": the times below are theirs, not the tables' above");
+  large_batch.set_sweep_note(std::string("the sweep's configurations simulated again for ") + sweep.model +
+                             " with the " + to_string(sweep.trainer) + " trainer, " +
+                             std::to_string(sweep.train_samples) + " samples per epoch" + machine +
+                             ": the times below are theirs, not the tables' above");
   return results;
 }
 

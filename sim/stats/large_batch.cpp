@@ -749,7 +749,8 @@ bool LargeBatchModel::Run::past(double goal, double e_b, double e_0) const {
 
 // Kept positive (at least half the step's start).
 LargeBatchModel::Run::Norms LargeBatchModel::Run::advance(const Norms& w, const Norms& rate, double by) {
-  return Norms{std::max(w.run + by * rate.run, 0.5 * w.run), std::max(w.baseline + by * rate.baseline, 0.5 * w.baseline)};
+  return Norms{std::max(w.run + by * rate.run, 0.5 * w.run),
+               std::max(w.baseline + by * rate.baseline, 0.5 * w.baseline)};
 }
 
 // The run's own first step along the parameters that are not scale-invariant.
@@ -843,7 +844,8 @@ std::optional<double> LargeBatchModel::Run::reached_at(double goal) const {
       before = *at;
       continue;
     }
-    const double reached = i == 0 || !at ? path_eb_[i] : lerp(path_eb_[i - 1], path_eb_[i], (goal - before) / (*at - before));
+    const double reached =
+        i == 0 || !at ? path_eb_[i] : lerp(path_eb_[i - 1], path_eb_[i], (goal - before) / (*at - before));
     if (reached <= kMaxEpochs * n_) return reached;
     return std::nullopt;
   }
@@ -866,7 +868,8 @@ LargeBatchPrediction LargeBatchModel::Run::no_progress() {
   p_.notes.push_back("no progress: " + rule_ + " lr at " + batch_text_ + " passes " +
                      short_number(kNoProgressLrRatio) + "x the tuned lr (eps_max / (1 + B_noise/B), B_noise " +
                      short_number(noise) + ") " +
-                     (diverged_at_ > 0 ? "after " + short_number(diverged_at_ / n_) + " epochs" : std::string("from the start")) +
+                     (diverged_at_ > 0 ? "after " + short_number(diverged_at_ / n_) + " epochs"
+                                       : std::string("from the start")) +
                      "; past it an SGD step raises the expected loss: loss and accuracy are the "
                      "untrained model's");
   return p_;
@@ -939,12 +942,14 @@ void LargeBatchModel::Run::note_weights_and_momentum() {
     p_.weight_sq_at_k = at_k.run;
     p_.effective_lr_ratio_at_k = effective_lr_ratio(k_examples_, at_k);
     if (std::fabs(*p_.effective_lr_ratio_at_k / lr_ratio_k_ - 1) >= 0.05) {
-      p_.notes.push_back("BatchNorm's weights train at lr / |w|^2: at the end of epoch " + std::to_string(settings_.epochs) +
-                         " the run's |w|^2 is " + short_number(at_k.run) + " against the baseline's " +
-                         short_number(at_k.baseline) + " where the path is (both grown by their own steps from " +
+      p_.notes.push_back("BatchNorm's weights train at lr / |w|^2: at the end of epoch " +
+                         std::to_string(settings_.epochs) + " the run's |w|^2 is " + short_number(at_k.run) +
+                         " against the baseline's " + short_number(at_k.baseline) +
+                         " where the path is (both grown by their own steps from " +
                          short_number(si_start_->weight_sq) + "), so they train at " +
-                         short_number(*p_.effective_lr_ratio_at_k) + "x the baseline's effective lr (the rule's lr ratio " +
-                         short_number(lr_ratio_k_) + "), which x reads");
+                         short_number(*p_.effective_lr_ratio_at_k) +
+                         "x the baseline's effective lr (the rule's lr ratio " + short_number(lr_ratio_k_) +
+                         "), which x reads");
     }
   }
   p_.momentum_floor_gap_at_k = m_.momentum_floor_gap(k_examples_, e0_k, b_);
@@ -987,7 +992,8 @@ void LargeBatchModel::Run::read_epoch_k() {
   }
   // BatchNorm's running statistics lag the weights further at a raised lr, which the baseline, at
   // its own lr, does not measure: eval mode's accuracy is read as the baseline's.
-  const bool has_batchnorm = baseline_.has_batchnorm_probe() || baseline_.has_scale_invariant() || c_.recompute_bn_images > 0;
+  const bool has_batchnorm =
+      baseline_.has_batchnorm_probe() || baseline_.has_scale_invariant() || c_.recompute_bn_images > 0;
   if (has_batchnorm && lr_raised(lr_ratio_k_)) {
     p_.notes.push_back("test acc@" + std::to_string(settings_.epochs) + ": eval mode's as the baseline reads it at its "
                        "own lr; at " + short_number(lr_ratio_k_) + "x that lr, BatchNorm's running statistics lag the "
@@ -1078,8 +1084,10 @@ LargeBatchPrediction LargeBatchModel::Run::predict() {
 
   si_start_ = settings_.scale_invariant_norm && c_.momentum < 1 ? baseline_.scale_invariant_at(0) : std::nullopt;
   stalls_ = m_.baseline_stalls();
-  e0_target_ = baseline_.examples_to_loss(m_.target_loss_, batchnorm_ ? std::optional<double>(p_.bn_batch) : std::nullopt);
-  e0_accuracy_ = settings_.target_accuracy ? baseline_.examples_to_test_accuracy(*settings_.target_accuracy) : std::nullopt;
+  e0_target_ =
+      baseline_.examples_to_loss(m_.target_loss_, batchnorm_ ? std::optional<double>(p_.bn_batch) : std::nullopt);
+  e0_accuracy_ =
+      settings_.target_accuracy ? baseline_.examples_to_test_accuracy(*settings_.target_accuracy) : std::nullopt;
   end_ = baseline_.last_examples();
   d0_ = n_ / kStepsPerEpoch;
   follow_path();
