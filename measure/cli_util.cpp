@@ -10,6 +10,11 @@
 
 namespace trainsim::measure {
 
+bool asks_for_help(const std::vector<std::string>& args) {
+  return args.size() > 1 && (std::find(args.begin() + 1, args.end(), "--help") != args.end() ||
+                             std::find(args.begin() + 1, args.end(), "-h") != args.end());
+}
+
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;
   std::string item;

@@ -22,6 +22,8 @@ boost::program_options::variables_map parse_flags(const std::vector<std::string>
 int64_t at_least(const char* flag, int64_t value, int64_t minimum);
 // The same, also rejecting values above 1,000,000 (counts stored as int: ranks, threads...).
 int bounded_int(const char* flag, int64_t value, int64_t minimum);
+// Whether args[1..] hold --help or -h (a subcommand prints its help whatever else is given).
+bool asks_for_help(const std::vector<std::string>& args);
 // "a,b" -> {"a", "b"}; empty items are dropped.
 std::vector<std::string> split_list(const std::string& text);
 // {32, 128} -> "32,128"

@@ -1,5 +1,4 @@
 #include <boost/program_options.hpp>
-#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -77,8 +76,7 @@ int largebatch_compare_main(int argc, char** argv) {
   double target_accuracy = 0;
   int64_t from_seed = 0;
   const auto flags = compare_flags(o, question, target_accuracy, from_seed);
-  if (std::find(args.begin() + 1, args.end(), "--help") != args.end() ||
-      std::find(args.begin() + 1, args.end(), "-h") != args.end()) {
+  if (asks_for_help(args)) {
     std::cout << "Usage: measure largebatch-compare --dir DIR [flags]\n\n"
                  "Compares the large-batch model's predictions (from each seed's baseline run alone, or from one\n"
                  "seed's for all with --from-seed) with the\n"

@@ -1,6 +1,5 @@
 // `measure largebatch-plan`: its flags, and the plan.csv it appends to (largebatch/plan.h).
 #include <boost/program_options.hpp>
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -57,8 +56,7 @@ int largebatch_plan_main(int argc, char** argv) {
        "predict them at the edge of stability (an lr above the tuned one progresses as at it) and append to "
        "DIR/plan-edge-of-stability.csv, which largebatch-compare compares with that reading");
   // clang-format on
-  if (std::find(args.begin() + 1, args.end(), "--help") != args.end() ||
-      std::find(args.begin() + 1, args.end(), "-h") != args.end()) {
+  if (asks_for_help(args)) {
     std::cout << "Usage: measure largebatch-plan --dir DIR --runs NAMES [flags]\n\n"
                  "Predicts runs that have not ended yet from the folder's baselines (each from its own seed's, as\n"
                  "largebatch-compare does) and appends the predictions to DIR/plan.csv, to be compared with the\n"
