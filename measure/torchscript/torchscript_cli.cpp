@@ -161,6 +161,141 @@ void measure_pytorch_loop(Profile& profile, const std::string& name, const std::
   }
 }
 
+// The command's settings, its flags checked.
+struct TorchscriptRun {
+  torchscript::ScriptModelOptions options;
+  std::string name;  // the model's name in the profile
+  std::vector<int64_t> batches;
+  Repetition rep;
+  uint64_t seed = 0;
+  int contention_ranks = 2;
+  int contention_rounds = 1;
+};
+
+TorchscriptRun read_run(const po::variables_map& vm) {
+  TorchscriptRun run;
+  torchscript::ScriptModelOptions& options = run.options;
+  options.path = required(vm, "model");
+  options.input_shape = torchscript::parse_input_shape(required(vm, "input-shape"));
+  if (!vm.count("classes")) throw UsageError("torchscript: --classes is required");
+  options.num_classes = at_least("classes", vm["classes"].as<int64_t>(), 1);
+  run.name = vm.count("name") ? vm["name"].as<std::string>() : fs::path(options.path).stem().string();
+  if (run.name.empty()) throw UsageError("torchscript: --name is empty");
+  run.batches = parse_int_list(vm["batches"].as<std::string>(), "--batches", 1, true);
+  if (!std::is_sorted(run.batches.begin(), run.batches.end())) {
+    throw UsageError("--batches: give them in ascending order");
+  }
+  run.rep = Repetition{bounded_int("warmup", vm["warmup"].as<int64_t>(), 0),
+                       bounded_int("repeats", vm["repeats"].as<int64_t>(), 1)};
+  run.seed = static_cast<uint64_t>(at_least("seed", vm["seed"].as<int64_t>(), 0));
+  if (!fs::is_regular_file(options.path)) throw InputError(options.path, 0, "", "no such file");
+  run.contention_ranks = vm.count("ranks") ? bounded_int("ranks", vm["ranks"].as<int64_t>(), 1) : 2;
+  run.contention_rounds = bounded_int("contention-rounds", vm["contention-rounds"].as<int64_t>(), 1);
+  return run;
+}
+
+// The profile the module is added to: --out as it is, checked against this machine and mode, or a
+// new one of this machine.
+Profile open_profile(const std::string& out, const MachineInfo& machine, const TorchscriptRun& run,
+                     const Device& device, int argc, char** argv) {
+  Profile profile;
+  if (fs::exists(out)) {
+    profile = load_profile(out);
+    if (!profile.machine.device_kind.empty() && profile.machine.device_kind != machine.device_kind) {
+      throw UsageError("--out " + out + " was measured on " + profile.machine.device_kind + ", this run is on " +
+                       machine.device_kind);
+    }
+    if (profile.measurement.precision != Precision::kFp32) {
+      throw UsageError("--out " + out + " was measured in " + precision_name(profile.measurement.precision) +
+                       "; measure torchscript times fp32 only (give another --out)");
+    }
+    if (profile.models.count(run.name)) log("replacing model " + run.name + " in " + out);
+  } else {
+    profile.machine = machine;
+    profile.measurement.command = join_command_line(argc, argv);
+    profile.measurement.data = "synthetic";
+    profile.measurement.warmup = run.rep.warmup;
+    profile.measurement.repeats = run.rep.repeats;
+    if (!device.is_cuda()) profile.h2d = CopyProfile{};
+  }
+  return profile;
+}
+
+// The module's description, its layers in the order in which one forward first uses each group's
+// parameters (returned: forward_order).
+ModelProfile describe_module(torchscript::ScriptModel& model, const TorchscriptRun& run, const Device& device,
+                             std::vector<size_t>& forward_order) {
+  torchscript::GroupSplit first;
+  {
+    torch::manual_seed(run.seed);
+    std::vector<int64_t> shape{run.batches.front()};
+    shape.insert(shape.end(), run.options.input_shape.begin(), run.options.input_shape.end());
+    first = torchscript::split_by_group(model, torch::randn(shape, torch::TensorOptions().device(device.torch_device())),
+                                        device);
+  }
+  ModelProfile description = model.describe(run.name, first.forward_order);
+  description.memory_method = memory_method(device);
+  description.source = "torchscript:" + run.options.path;
+  for (size_t l = 0; l < first.forward_order.size(); ++l) {
+    const auto& shape = first.output_shape[first.forward_order[l]];
+    description.layers[l].output_shape = shape.empty() ? std::vector<int64_t>{1} : shape;
+  }
+  forward_order = first.forward_order;
+  return description;
+}
+
+// Every batch up to the out-of-memory boundary, the profile written after each.
+void profile_batches(torchscript::ScriptModel& model, const std::vector<size_t>& forward_order,
+                     const TorchscriptRun& run, const Device& device, Profile& profile, const std::string& out) {
+  for (int64_t batch : run.batches) {
+    log("batch " + std::to_string(batch) + " ...");
+    torchscript::ScriptBatchTimings t;
+    try {
+      t = torchscript::measure_script_batch(model, forward_order, batch, device, run.rep, run.seed);
+    } catch (const std::exception& e) {
+      if (!is_out_of_memory(e)) throw;
+      release_cached_memory(device);
+      ModelProfile& m = profile.models[run.name];
+      m.oom_batch = batch;
+      m.max_batch_tried = batch;
+      write_profile_atomic(profile, out);
+      log("batch " + std::to_string(batch) + ": out of memory; larger batches are not tried");
+      break;
+    }
+    ModelProfile& m = profile.models[run.name];
+    m.batches.push_back(batch);
+    for (size_t l = 0; l < m.layers.size(); ++l) {
+      m.layers[l].forward_s.push_back(t.forward_s[l]);
+      m.layers[l].backward_s.push_back(t.backward_s[l]);
+    }
+    m.loss_s.push_back(t.loss_s);
+    m.zero_grad_s.push_back(t.zero_grad_s);
+    m.optimizer_s.push_back(t.optimizer_s);
+    m.iteration_s.push_back(t.iteration_s);
+    m.peak_memory_bytes.push_back(t.peak_memory_bytes);
+    m.max_batch_tried = batch;
+    write_profile_atomic(profile, out);
+    if (!device.is_cuda() && run.contention_ranks > 1) {
+      if (!backend_available("gloo")) {
+        log("host contention: not measured (this build of measure has no gloo backend)");
+      } else {
+        measure_contention(profile.models[run.name], run.options, batch, run.rep, run.seed, run.contention_ranks,
+                           run.contention_rounds);
+        write_profile_atomic(profile, out);
+      }
+    }
+    double forward = 0;
+    double backward = 0;
+    for (double s : t.forward_s) forward += s;
+    for (double s : t.backward_s) backward += s;
+    log("batch " + std::to_string(batch) + ": forward " + ms(forward) + ", backward " + ms(backward) + ", loss " +
+        ms(t.loss_s) + ", zero_grad " + ms(t.zero_grad_s) + ", step " + ms(t.optimizer_s) + "; sum " +
+        ms(forward + backward + t.loss_s + t.zero_grad_s + t.optimizer_s) + ", fused iteration " +
+        ms(t.iteration_s) + "; peak memory " + std::to_string(static_cast<long long>(t.peak_memory_bytes / 1048576)) +
+        " MiB");
+  }
+}
+
 }  // namespace
 
 int torchscript_main(int argc, char** argv) {
@@ -176,21 +311,7 @@ int torchscript_main(int argc, char** argv) {
               << flags;
     return 0;
   }
-  torchscript::ScriptModelOptions options;
-  options.path = required(vm, "model");
-  options.input_shape = torchscript::parse_input_shape(required(vm, "input-shape"));
-  if (!vm.count("classes")) throw UsageError("torchscript: --classes is required");
-  options.num_classes = at_least("classes", vm["classes"].as<int64_t>(), 1);
-  const std::string name = vm.count("name") ? vm["name"].as<std::string>() : fs::path(options.path).stem().string();
-  if (name.empty()) throw UsageError("torchscript: --name is empty");
-  const std::vector<int64_t> batches = parse_int_list(vm["batches"].as<std::string>(), "--batches", 1, true);
-  if (!std::is_sorted(batches.begin(), batches.end())) throw UsageError("--batches: give them in ascending order");
-  const Repetition rep{bounded_int("warmup", vm["warmup"].as<int64_t>(), 0),
-                       bounded_int("repeats", vm["repeats"].as<int64_t>(), 1)};
-  const auto seed = static_cast<uint64_t>(at_least("seed", vm["seed"].as<int64_t>(), 0));
-  if (!fs::is_regular_file(options.path)) throw InputError(options.path, 0, "", "no such file");
-  const int contention_ranks = vm.count("ranks") ? bounded_int("ranks", vm["ranks"].as<int64_t>(), 1) : 2;
-  const int contention_rounds = bounded_int("contention-rounds", vm["contention-rounds"].as<int64_t>(), 1);
+  const TorchscriptRun run = read_run(vm);
 
   const Device device = resolve_device(vm["device"].as<std::string>());
   MachineInfo machine = detect_host();
@@ -201,116 +322,35 @@ int torchscript_main(int argc, char** argv) {
   machine.threads = torch::get_num_threads();
   const std::string out = vm.count("out") ? vm["out"].as<std::string>() : "reports/" + machine.name + "/profile.yaml";
   if (fs::is_directory(out)) throw UsageError("--out " + out + ": is a folder (give the profile's file name)");
+  Profile profile = open_profile(out, machine, run, device, argc, argv);
 
-  Profile profile;
-  if (fs::exists(out)) {
-    profile = load_profile(out);
-    if (!profile.machine.device_kind.empty() && profile.machine.device_kind != machine.device_kind) {
-      throw UsageError("--out " + out + " was measured on " + profile.machine.device_kind + ", this run is on " +
-                       machine.device_kind);
-    }
-    if (profile.measurement.precision != Precision::kFp32) {
-      throw UsageError("--out " + out + " was measured in " + precision_name(profile.measurement.precision) +
-                       "; measure torchscript times fp32 only (give another --out)");
-    }
-    if (profile.models.count(name)) log("replacing model " + name + " in " + out);
-  } else {
-    profile.machine = machine;
-    profile.measurement.command = join_command_line(argc, argv);
-    profile.measurement.data = "synthetic";
-    profile.measurement.warmup = rep.warmup;
-    profile.measurement.repeats = rep.repeats;
-    if (!device.is_cuda()) profile.h2d = CopyProfile{};
-  }
-
-  torchscript::ScriptModel model(options, device);
-  log("loaded " + options.path + ": " + std::to_string(model.parameters().size()) + " parameter tensors in " +
+  torchscript::ScriptModel model(run.options, device);
+  log("loaded " + run.options.path + ": " + std::to_string(model.parameters().size()) + " parameter tensors in " +
       std::to_string(model.group_keys().size()) + " groups; device " + device.kind_name() + ", " +
       std::to_string(machine.threads) + " threads, LibTorch " + machine.libtorch);
+  std::vector<size_t> forward_order;
+  profile.models[run.name] = describe_module(model, run, device, forward_order);
+  profile_batches(model, forward_order, run, device, profile, out);
 
-  // The layer order: the order in which one forward first uses each group's parameters.
-  torchscript::GroupSplit first;
-  {
-    torch::manual_seed(seed);
-    std::vector<int64_t> shape{batches.front()};
-    shape.insert(shape.end(), options.input_shape.begin(), options.input_shape.end());
-    first = torchscript::split_by_group(model, torch::randn(shape, torch::TensorOptions().device(device.torch_device())),
-                                        device);
-  }
-  ModelProfile description = model.describe(name, first.forward_order);
-  description.memory_method = memory_method(device);
-  description.source = "torchscript:" + options.path;
-  for (size_t l = 0; l < first.forward_order.size(); ++l) {
-    const auto& shape = first.output_shape[first.forward_order[l]];
-    description.layers[l].output_shape = shape.empty() ? std::vector<int64_t>{1} : shape;
-  }
-  profile.models[name] = description;
-
-  for (int64_t batch : batches) {
-    log("batch " + std::to_string(batch) + " ...");
-    torchscript::ScriptBatchTimings t;
-    try {
-      t = torchscript::measure_script_batch(model, first.forward_order, batch, device, rep, seed);
-    } catch (const std::exception& e) {
-      if (!is_out_of_memory(e)) throw;
-      release_cached_memory(device);
-      ModelProfile& m = profile.models[name];
-      m.oom_batch = batch;
-      m.max_batch_tried = batch;
-      write_profile_atomic(profile, out);
-      log("batch " + std::to_string(batch) + ": out of memory; larger batches are not tried");
-      break;
-    }
-    ModelProfile& m = profile.models[name];
-    m.batches.push_back(batch);
-    for (size_t l = 0; l < m.layers.size(); ++l) {
-      m.layers[l].forward_s.push_back(t.forward_s[l]);
-      m.layers[l].backward_s.push_back(t.backward_s[l]);
-    }
-    m.loss_s.push_back(t.loss_s);
-    m.zero_grad_s.push_back(t.zero_grad_s);
-    m.optimizer_s.push_back(t.optimizer_s);
-    m.iteration_s.push_back(t.iteration_s);
-    m.peak_memory_bytes.push_back(t.peak_memory_bytes);
-    m.max_batch_tried = batch;
-    write_profile_atomic(profile, out);
-    if (!device.is_cuda() && contention_ranks > 1) {
-      if (!backend_available("gloo")) {
-        log("host contention: not measured (this build of measure has no gloo backend)");
-      } else {
-        measure_contention(profile.models[name], options, batch, rep, seed, contention_ranks, contention_rounds);
-        write_profile_atomic(profile, out);
-      }
-    }
-    double forward = 0;
-    double backward = 0;
-    for (double s : t.forward_s) forward += s;
-    for (double s : t.backward_s) backward += s;
-    log("batch " + std::to_string(batch) + ": forward " + ms(forward) + ", backward " + ms(backward) + ", loss " +
-        ms(t.loss_s) + ", zero_grad " + ms(t.zero_grad_s) + ", step " + ms(t.optimizer_s) + "; sum " +
-        ms(forward + backward + t.loss_s + t.zero_grad_s + t.optimizer_s) + ", fused iteration " +
-        ms(t.iteration_s) + "; peak memory " + std::to_string(static_cast<long long>(t.peak_memory_bytes / 1048576)) +
-        " MiB");
-  }
   std::string note;
   const std::optional<std::string> python =
       profiler::choose_pytorch_python(vm["pytorch"].as<std::string>(), note);
-  const bool cifar_shaped = options.input_shape == std::vector<int64_t>{3, 32, 32} && options.num_classes == 10;
+  const bool cifar_shaped = run.options.input_shape == std::vector<int64_t>{3, 32, 32} && run.options.num_classes == 10;
   if (!python) {
     log("PyTorch loop: not measured (" + (note.empty() ? std::string("--pytorch off") : note) + ")");
   } else if (!cifar_shaped) {
     log("PyTorch loop: not measured (profile_torch.py feeds CIFAR batches: 3x32x32 inputs, 10 classes)");
   } else if (!profile.pytorch) {
     log("PyTorch loop: not measured (" + out + " has no pytorch section; `measure --pytorch auto` makes it)");
-  } else if (profile.models[name].batches.empty()) {
+  } else if (profile.models[run.name].batches.empty()) {
     log("PyTorch loop: not measured (no batch ran)");
   } else {
-    measure_pytorch_loop(profile, name, *python, options, device, rep, seed, contention_ranks);
+    measure_pytorch_loop(profile, run.name, *python, run.options, device, run.rep, run.seed, run.contention_ranks);
     write_profile_atomic(profile, out);
   }
 
-  const ModelProfile& m = profile.models[name];
-  std::cout << "torchscript: " << name << " (" << m.parameters << " parameters, " << m.layers.size()
+  const ModelProfile& m = profile.models[run.name];
+  std::cout << "torchscript: " << run.name << " (" << m.parameters << " parameters, " << m.layers.size()
             << " layers) at batches " << join_ints(m.batches)
             << (m.oom_batch ? ", out of memory at " + std::to_string(*m.oom_batch) : std::string())
             << " -> " << out << "\n";
