@@ -678,11 +678,11 @@ SweepPlan plan_sweeps(const Device& device, const std::optional<RunSpec>& trace_
 
 // Q4's own sweep (large_batch names another model, trainer or profile): simulated, and said so
 // above Q4's table.
-std::optional<report::ResultGrid> run_large_batch_sweep(const SweepPlan& plan, const Profile& profile,
-                                                        report::LargeBatchReport& large_batch,
-                                                        const SimOptions& options, int threads) {
+report::ResultGrid run_large_batch_sweep(const SweepPlan& plan, const Profile& profile,
+                                         report::LargeBatchReport& large_batch, const SimOptions& options,
+                                         int threads) {
   const SweepConfig& sweep = *plan.large_batch_config;
-  std::optional<report::ResultGrid> results(report::run_sweep(profile, sweep, options, {}, {}, threads));
+  report::ResultGrid results(report::run_sweep(profile, sweep, options, {}, {}, threads));
   const std::string machine = plan.large_batch_own_profile
                                   ? " on " + profile.machine.name + " (" + sweep.profile_path + ", large_batch.profile)"
                                   : "";
@@ -774,7 +774,7 @@ int run(int argc, char** argv) {
   }
   std::optional<report::ResultGrid> large_batch_results;
   if (plan.large_batch_config && large_batch) {
-    large_batch_results = run_large_batch_sweep(plan, large_batch_profile, *large_batch, options, threads);
+    large_batch_results.emplace(run_large_batch_sweep(plan, large_batch_profile, *large_batch, options, threads));
   }
   const std::optional<report::ResultGrid> without_sync = sweep_without_sync_batchnorm(profile, tables, options, threads);
   report::ReportExtras extras;

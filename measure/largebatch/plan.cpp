@@ -1,6 +1,5 @@
 #include "largebatch/plan.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>

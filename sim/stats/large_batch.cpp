@@ -770,7 +770,6 @@ void LargeBatchModel::Run::note_start() {
 // Integrates the path with Heun's method until epoch k and the targets are passed, the curve
 // ends or x passes the bound (diverged_at_); stalls within the bound are passed at once.
 void LargeBatchModel::Run::follow_path() {
-  const double accuracy_goal = e0_accuracy_.value_or(0);  // read only where e0_accuracy_ is set
   const bool looking = e0_target_ || e0_accuracy_;
   const double horizon = looking ? std::max(k_examples_, kMaxEpochs * n_) : k_examples_;  // in E_B
   w_b_ = Norms{si_start_ ? si_start_->weight_sq : 0, si_start_ ? si_start_->weight_sq : 0};
@@ -778,7 +777,7 @@ void LargeBatchModel::Run::follow_path() {
   path_w_baseline_ = {w_b_.baseline};
   while (e_0_ < end_ && e_b_ < horizon &&
          (e_b_ < k_examples_ || (e0_target_ && !past(*e0_target_, e_b_, e_0_)) ||
-          (e0_accuracy_ && !past(accuracy_goal, e_b_, e_0_)))) {
+          (e0_accuracy_ && !past(*e0_accuracy_, e_b_, e_0_)))) {
     const double step = std::min(d0_, end_ - e_0_);
     double x1 = 0, x2 = 0;
     const double s1 = slope(e_0_, e_b_, w_b_, &x1);
@@ -1094,7 +1093,7 @@ LargeBatchPrediction LargeBatchModel::Run::predict() {
 
   const bool diverged_after_path = diverged_at_ < 0 || diverged_at_ >= e_b_;
   if (e0_target_ && diverged_after_path) p_.examples_to_target = reached_at(*e0_target_);
-  if (e0_accuracy_ && diverged_after_path) p_.examples_to_target_accuracy = reached_at(e0_accuracy_.value_or(0));
+  if (e0_accuracy_ && diverged_after_path) p_.examples_to_target_accuracy = reached_at(*e0_accuracy_);
   if (diverged_at_ >= 0 && diverged_at_ < k_examples_ + d0_) return no_progress();
 
   note_bound_and_stalls();
