@@ -349,6 +349,151 @@ std::optional<std::size_t> least_essential_undetermined(const std::vector<Param>
   return drop;
 }
 
+
+bool contains(const std::vector<Param>& list, Param p) { return std::find(list.begin(), list.end(), p) != list.end(); }
+
+// The steps of one fit of `observations` (indices into the fit's config), in the order
+// DeviceFit::fit_from takes them.
+class FitSteps {
+ public:
+  FitSteps(const DeviceFit& fit, const std::vector<std::size_t>& observations, bool named)
+      : fit_(fit), observations_(observations), named_(named) {}
+
+  // Least squares over `free` from `start`, the residuals priced as while fitting `priced`.
+  Solution solve(const std::vector<Param>& free, const ParamValues& start, const std::vector<Param>& priced) const {
+    return least_squares(free, start, named_, residuals_over(priced));
+  }
+
+  // Starts the efficiency where the observation with the most work per iteration says.
+  void start_efficiency(ParamValues& values, const std::vector<Param>& free) const {
+    const SweepConfig& c = fit_.config();
+    std::size_t largest = observations_.front();
+    for (std::size_t i : observations_) {
+      if (c.observations[i].batch_per_gpu > c.observations[largest].batch_per_gpu) largest = i;
+    }
+    const Observation& o = c.observations[largest];
+    const Range range = range_of(Param::kEfficiency, named_);
+    at(values, Param::kEfficiency) = std::clamp(
+        at(values, Param::kEfficiency) * fit_.predict(o, values, contains(free, Param::kLinkBusbw)) / o.measured(),
+        range.lo, range.hi);
+  }
+
+  // Takes out the least essential parameter the observations cannot determine, refits, and
+  // repeats while there is one; each taken out is marked undetermined in `result`.
+  Solution drop_undetermined(FitResult& result, std::vector<Param>& free, Solution solution) const {
+    const auto floors = [&] {
+      std::vector<bool> low;
+      for (Param p : free) low.push_back(is_cost(p) && at(solution.values, p) <= range_of(p, named_).lo * (1 + 1e-9));
+      return low;
+    };
+    while (const std::optional<std::size_t> drop = least_essential_undetermined(free, solution.jacobian, floors())) {
+      const Param p = free[*drop];
+      result.params[index(p)].status = ParamStatus::kUndetermined;
+      free.erase(free.begin() + static_cast<std::ptrdiff_t>(*drop));
+      ParamValues held = solution.values;
+      // A cost nobody can tell is not priced; the rates and the link's latency keep their values.
+      if (is_cost(p) && p != Param::kLinkLatency) at(held, p) = 0;
+      solution = solve(free, held, free);
+    }
+    return solution;
+  }
+
+  // A cost driven to the floor of its range is either none (raising it spoils the fit) or free
+  // (the others absorb it: undetermined). Raised to its starting value with the others refitted.
+  // Raising it and fitting better means the descent stalled at the floor: fit again from there.
+  // Each such cost leaves `free` at zero, marked in `result`; returns the refit of the rest.
+  Solution settle_floors(FitResult& result, std::vector<Param>& free, Solution solution) const {
+    int restarts = 0;
+    for (std::size_t j = 0; j < free.size();) {
+      const Param p = free[j];
+      if (!is_cost(p) || at(solution.values, p) > range_of(p, named_).lo * (1 + 1e-9)) {
+        ++j;
+        continue;
+      }
+      std::vector<Param> others = free;
+      others.erase(others.begin() + static_cast<std::ptrdiff_t>(j));
+      ParamValues raised = solution.values;
+      at(raised, p) = start_of(p, named_, 0);
+      const Solution tried = solve(others, raised, free);
+      if (tried.cost() < 0.95 * solution.cost() && restarts < 10) {
+        ++restarts;
+        solution = solve(free, tried.values, free);
+        j = 0;
+        continue;
+      }
+      const bool absorbed = tried.cost() <= solution.cost() * 1.05 + 1e-6;
+      result.params[index(p)].status = absorbed ? ParamStatus::kUndetermined : ParamStatus::kAtZero;
+      at(solution.values, p) = 0;
+      free.erase(free.begin() + static_cast<std::ptrdiff_t>(j));
+    }
+    return solve(free, solution.values, free);
+  }
+
+  // Puts `solution` over `free` into `result`: the fitted parameters with their standard errors
+  // (log space = relative: s^2 (J^T J)^-1) and limits, the covariance, every value, and the
+  // observations' predictions with their RMS relative error.
+  void record(FitResult& result, const std::vector<Param>& free, const Solution& solution) const {
+    const auto n = static_cast<Eigen::Index>(observations_.size());
+    const auto m = static_cast<Eigen::Index>(free.size());
+    result.degrees_of_freedom = static_cast<int>(n - m);
+    std::optional<Eigen::MatrixXd> covariance;
+    const Eigen::MatrixXd normal = solution.jacobian.transpose() * solution.jacobian;
+    const double s2 = n > m ? solution.cost() / static_cast<double>(n - m) : 0.0;  // residual variance
+    if (m > 0 && n > m) covariance = normal.inverse() * s2;
+    // The intervals' covariance: the residual spread, but never below a real timing's noise (an
+    // exact fit has no residual to say how far a measured timing strays).
+    result.fitted = free;
+    result.noise_variance = std::max(s2, kTimingNoise * kTimingNoise);
+    if (m > 0) {
+      const Eigen::MatrixXd inverse = normal.completeOrthogonalDecomposition().pseudoInverse();
+      for (Eigen::Index i = 0; i < m; ++i) {
+        for (Eigen::Index j = 0; j < m; ++j) result.covariance.push_back(inverse(i, j) * result.noise_variance);
+      }
+    }
+    for (Eigen::Index j = 0; j < m; ++j) {
+      ParamEstimate& e = result.params[index(free[static_cast<std::size_t>(j)])];
+      e.status = ParamStatus::kFitted;
+      // At the top of its range, or a rate (device, link) at the bottom of its: an edge no real
+      // machine reaches, so the observations ask for more than the model can give.
+      const Range range = range_of(e.param, named_);
+      const double v = at(solution.values, e.param);
+      e.at_limit = v >= range.hi * (1 - 1e-9) || (!is_cost(e.param) && v <= range.lo * (1 + 1e-9));
+      if (covariance) e.relative_se = std::sqrt(std::max(0.0, (*covariance)(j, j)));
+    }
+    result.values = solution.values;
+    for (ParamEstimate& e : result.params) e.value = at(result.values, e.param);
+    const bool link = link_fitted(result) || at(result.values, Param::kLinkBusbw) > 0;
+    double sum = 0;
+    for (std::size_t i : observations_) {
+      const Observation& o = fit_.config().observations[i];
+      const double p = fit_.predict(o, result.values, link);
+      result.predicted.push_back(p);
+      sum += std::pow((p - o.measured()) / o.measured(), 2);
+    }
+    result.rms_relative_error = std::sqrt(sum / static_cast<double>(observations_.size()));
+  }
+
+ private:
+  // Collectives are priced with the fitted link while it is being fitted (else the fallback).
+  // An undetermined link keeps the value at which it made no difference, for the fit's own
+  // observations; predictions that need it are refused (unpredictable).
+  Residuals residuals_over(const std::vector<Param>& fitted) const {
+    const bool fitting_link = contains(fitted, Param::kLinkBusbw);
+    return [this, fitting_link](const ParamValues& v) {
+      const bool link = fitting_link || at(v, Param::kLinkBusbw) > 0;
+      Eigen::VectorXd r(static_cast<Eigen::Index>(observations_.size()));
+      for (std::size_t i = 0; i < observations_.size(); ++i) {
+        const Observation& o = fit_.config().observations[observations_[i]];
+        r[static_cast<Eigen::Index>(i)] = std::log(fit_.predict(o, v, link) / o.measured());
+      }
+      return r;
+    };
+  }
+
+  const DeviceFit& fit_;
+  const std::vector<std::size_t>& observations_;
+  bool named_;
+};
 }  // namespace
 
 FitResult DeviceFit::fit(const std::vector<std::size_t>& observations, int threads, const Progress& progress) const {
@@ -395,7 +540,6 @@ FitResult DeviceFit::refit(const std::vector<std::size_t>& observations, const F
 }
 
 FitResult DeviceFit::fit_from(const std::vector<std::size_t>& observations, int start, const FitResult* warm) const {
-  const SweepConfig& c = setup_.config;
   const bool named = setup_.target.has_value();
   FitResult result;
   result.named_gpu = named;
@@ -427,120 +571,12 @@ FitResult DeviceFit::fit_from(const std::vector<std::size_t>& observations, int 
   } else {
     for (Param p : free) at(values, p) = start_of(p, named, start);
   }
-  const auto contains = [](const std::vector<Param>& list, Param p) {
-    return std::find(list.begin(), list.end(), p) != list.end();
-  };
-  // Collectives are priced with the fitted link while it is being fitted (else the fallback).
-  // An undetermined link keeps the value at which it made no difference, for the fit's own
-  // observations; predictions that need it are refused (unpredictable).
-  const auto residuals_over = [&](const std::vector<Param>& fitted) -> Residuals {
-    const bool fitting_link = contains(fitted, Param::kLinkBusbw);
-    return [this, &c, &observations, fitting_link](const ParamValues& v) {
-      const bool link = fitting_link || at(v, Param::kLinkBusbw) > 0;
-      Eigen::VectorXd r(static_cast<Eigen::Index>(observations.size()));
-      for (std::size_t i = 0; i < observations.size(); ++i) {
-        const Observation& o = c.observations[observations[i]];
-        r[static_cast<Eigen::Index>(i)] = std::log(predict(o, v, link) / o.measured());
-      }
-      return r;
-    };
-  };
-  // Start the efficiency where the observation with the most work per iteration says.
-  if (!setup_.measured && !warm) {
-    std::size_t largest = observations.front();
-    for (std::size_t i : observations) {
-      if (c.observations[i].batch_per_gpu > c.observations[largest].batch_per_gpu) largest = i;
-    }
-    const Observation& o = c.observations[largest];
-    const Range range = range_of(Param::kEfficiency, named);
-    at(values, Param::kEfficiency) = std::clamp(
-        at(values, Param::kEfficiency) * predict(o, values, contains(free, Param::kLinkBusbw)) / o.measured(),
-        range.lo, range.hi);
-  }
-
-  // Fit; take out the least essential parameter the observations cannot determine; repeat.
-  Solution solution = least_squares(free, values, named, residuals_over(free));
-  const auto floors = [&] {
-    std::vector<bool> low;
-    for (Param p : free) low.push_back(is_cost(p) && at(solution.values, p) <= range_of(p, named).lo * (1 + 1e-9));
-    return low;
-  };
-  while (const std::optional<std::size_t> drop = least_essential_undetermined(free, solution.jacobian, floors())) {
-    const Param p = free[*drop];
-    result.params[index(p)].status = ParamStatus::kUndetermined;
-    free.erase(free.begin() + static_cast<std::ptrdiff_t>(*drop));
-    ParamValues held = solution.values;
-    // A cost nobody can tell is not priced; the rates and the link's latency keep their values.
-    if (is_cost(p) && p != Param::kLinkLatency) at(held, p) = 0;
-    solution = least_squares(free, held, named, residuals_over(free));
-  }
-  // A cost driven to the floor of its range is either none (raising it spoils the fit) or free
-  // (the others absorb it: undetermined). Raised to its starting value with the others refitted.
-  // Raising it and fitting better means the descent stalled at the floor: fit again from there.
-  int restarts = 0;
-  for (std::size_t j = 0; j < free.size();) {
-    const Param p = free[j];
-    if (!is_cost(p) || at(solution.values, p) > range_of(p, named).lo * (1 + 1e-9)) {
-      ++j;
-      continue;
-    }
-    std::vector<Param> others = free;
-    others.erase(others.begin() + static_cast<std::ptrdiff_t>(j));
-    ParamValues raised = solution.values;
-    at(raised, p) = start_of(p, named, 0);
-    const Solution tried = least_squares(others, raised, named, residuals_over(free));
-    if (tried.cost() < 0.95 * solution.cost() && restarts < 10) {
-      ++restarts;
-      solution = least_squares(free, tried.values, named, residuals_over(free));
-      j = 0;
-      continue;
-    }
-    const bool absorbed = tried.cost() <= solution.cost() * 1.05 + 1e-6;
-    result.params[index(p)].status = absorbed ? ParamStatus::kUndetermined : ParamStatus::kAtZero;
-    at(solution.values, p) = 0;
-    free.erase(free.begin() + static_cast<std::ptrdiff_t>(j));
-  }
-  solution = least_squares(free, solution.values, named, residuals_over(free));
-
-  // Standard errors of the fitted parameters (log space = relative): s^2 (J^T J)^-1.
-  const auto n = static_cast<Eigen::Index>(observations.size());
-  const auto m = static_cast<Eigen::Index>(free.size());
-  result.degrees_of_freedom = static_cast<int>(n - m);
-  std::optional<Eigen::MatrixXd> covariance;
-  const Eigen::MatrixXd normal = solution.jacobian.transpose() * solution.jacobian;
-  const double s2 = n > m ? solution.cost() / static_cast<double>(n - m) : 0.0;  // residual variance
-  if (m > 0 && n > m) covariance = normal.inverse() * s2;
-  // The intervals' covariance: the residual spread, but never below a real timing's noise (an
-  // exact fit has no residual to say how far a measured timing strays).
-  result.fitted = free;
-  result.noise_variance = std::max(s2, kTimingNoise * kTimingNoise);
-  if (m > 0) {
-    const Eigen::MatrixXd inverse = normal.completeOrthogonalDecomposition().pseudoInverse();
-    for (Eigen::Index i = 0; i < m; ++i) {
-      for (Eigen::Index j = 0; j < m; ++j) result.covariance.push_back(inverse(i, j) * result.noise_variance);
-    }
-  }
-  for (Eigen::Index j = 0; j < m; ++j) {
-    ParamEstimate& e = result.params[index(free[static_cast<std::size_t>(j)])];
-    e.status = ParamStatus::kFitted;
-    // At the top of its range, or a rate (device, link) at the bottom of its: an edge no real
-    // machine reaches, so the observations ask for more than the model can give.
-    const Range range = range_of(e.param, named);
-    const double v = at(solution.values, e.param);
-    e.at_limit = v >= range.hi * (1 - 1e-9) || (!is_cost(e.param) && v <= range.lo * (1 + 1e-9));
-    if (covariance) e.relative_se = std::sqrt(std::max(0.0, (*covariance)(j, j)));
-  }
-  result.values = solution.values;
-  for (ParamEstimate& e : result.params) e.value = at(result.values, e.param);
-  const bool link = link_fitted(result) || at(result.values, Param::kLinkBusbw) > 0;
-  double sum = 0;
-  for (std::size_t i : observations) {
-    const Observation& o = c.observations[i];
-    const double p = predict(o, result.values, link);
-    result.predicted.push_back(p);
-    sum += std::pow((p - o.measured()) / o.measured(), 2);
-  }
-  result.rms_relative_error = std::sqrt(sum / static_cast<double>(observations.size()));
+  const FitSteps steps(*this, observations, named);
+  if (!setup_.measured && !warm) steps.start_efficiency(values, free);
+  // Fit; take out what the observations cannot determine; settle the costs at their floors.
+  Solution solution = steps.drop_undetermined(result, free, steps.solve(free, values, free));
+  solution = steps.settle_floors(result, free, std::move(solution));
+  steps.record(result, free, solution);
   return result;
 }
 
