@@ -167,51 +167,44 @@ OpId DpGraph::add_single_gpu_step(int64_t batch, int32_t tag, OpId prev) {
   return prev;
 }
 
-OpId DpGraph::add_replicated_step(int64_t batch, int32_t tag, OpId launched) {
-  auto& ops = g_.ops;
-  const std::vector<int64_t> chunks = chunk_sizes(batch);
-  const int replicas = static_cast<int>(chunks.size());
-  const ReplicaCollectives& coll = collectives_for(replicas);
+std::vector<ResourceId> DpGraph::comm_streams(std::size_t replicas) const {
   std::vector<ResourceId> comms;
-  for (int i = 0; i < replicas; ++i) comms.push_back(gpus_[static_cast<std::size_t>(i)].comm);
-  const ResourceId gpu0_comm = gpus_[0].comm;
-  const ResourceId gpu0_compute = gpus_[0].compute;
-  const auto output_copy_ns = [&](int64_t samples) {
-    // One replica's output, samples * classes fp32 values, copied between two GPUs.
-    return peer_copy_ns(static_cast<double>(samples * in_.model.num_classes * 4));
-  };
-  const bool launch = durations_.at(chunks.front()).host_issue();
+  for (std::size_t i = 0; i < replicas; ++i) comms.push_back(gpus_[i].comm);
+  return comms;
+}
 
+DpGraph::Scattered DpGraph::add_scatter(int64_t batch, const std::vector<int64_t>& chunks,
+                                        const ReplicaCollectives& coll, int32_t tag, OpId launched) {
+  auto& ops = g_.ops;
   // Scatter: the loop copied the global batch to GPU 0 (inputs.to(device); a pageable copy
   // returns once done), and DataParallel's scatter copies each other replica's chunk from GPU 0
   // to its GPU.
+  Scattered s;
   const SimTime h2d = in_.h2d_ns(static_cast<double>(batch * in_.model.input_bytes_per_sample));
-  const OpId on_gpu0 = h2d > 0 ? ops.add_op(h2d, {gpus_[0].copy}, {launched}, tag, labels_.h2d) : launched;
-  std::vector<OpId> input_ready(chunks.size(), on_gpu0);
+  s.on_gpu0 = h2d > 0 ? ops.add_op(h2d, {gpus_[0].copy}, {launched}, tag, labels_.h2d) : launched;
+  s.input_ready.assign(chunks.size(), s.on_gpu0);
   for (std::size_t i = 1; i < chunks.size(); ++i) {
     const SimTime copy = peer_copy_ns(static_cast<double>(chunks[i] * in_.model.input_bytes_per_sample));
-    if (copy > 0) input_ready[i] = ops.add_op(copy, {gpus_[i].copy}, {on_gpu0}, tag, scatter_input_label_);
+    if (copy > 0) s.input_ready[i] = ops.add_op(copy, {gpus_[i].copy}, {s.on_gpu0}, tag, scatter_input_label_);
   }
   // Replicate: the comm streams run the chunks in order, so the last one done means all done.
-  OpId replicated = on_gpu0;
+  const std::vector<ResourceId> comms = comm_streams(chunks.size());
+  s.replicated = s.on_gpu0;
   for (std::size_t j = 0; j < coll.replicate_ns.size(); ++j) {
-    replicated = ops.add_op(coll.replicate_ns[j], comms.data(), comms.size(), &on_gpu0, 1, tag,
-                            coll.replicate_labels[j]);
+    s.replicated = ops.add_op(coll.replicate_ns[j], comms.data(), comms.size(), &s.on_gpu0, 1, tag,
+                              coll.replicate_labels[j]);
   }
-  // replicate's Python work (module copies and their wiring), on the loop's thread, where the
-  // profile measured it.
-  OpId issued = on_gpu0;
-  if (in_.dp_replicate_per_replica_ns > 0) {
-    issued = ops.add_op(replicas * in_.dp_replicate_per_replica_ns, {host_}, {issued}, tag, replicate_host_label_);
-  }
+  return s;
+}
+
+std::vector<OpId> DpGraph::add_parallel_forward(const std::vector<int64_t>& chunks, Launch host,
+                                                const Scattered& in, int32_t tag) {
   // parallel_apply: one Python thread per replica runs its forward. They share the interpreter,
   // and the GIL passes between them at every op, so the host thread issues the replicas' layers
   // in turn (layer l of every replica, then layer l + 1); each replica's device runs behind. Where
   // the profile measured them, each replica's layer also holds the GIL for its calls into ATen:
   // their Python (replicas after the first) and the GIL's hand-over (docs/HOST.md).
-  const Launch host{host_, issued};
-  std::vector<OpId> forward(chunks.size());
-  for (std::size_t i = 0; i < chunks.size(); ++i) forward[i] = input_ready[i];
+  std::vector<OpId> forward = in.input_ready;
   const std::size_t layers = durations_.at(chunks.front()).forward.size();
   for (std::size_t l = 0; l < layers; ++l) {
     const auto offset = static_cast<uint32_t>(l);
@@ -222,10 +215,21 @@ OpId DpGraph::add_replicated_step(int64_t batch, int32_t tag, OpId launched) {
       const auto gil = static_cast<SimTime>(std::llround(layer_calls(chunks[i])[l] * gil_per_call));
       const SimTime issue = d.host_issue() ? d.host_forward[l] + gil : gil > 0 ? gil : -1;
       forward[i] = add_launched(g_, host, issue, labels_.launch_forward0 + offset,
-                                gpus_[i].compute, d.forward[l], {forward[i], l == 0 ? replicated : kNoOp},
+                                gpus_[i].compute, d.forward[l], {forward[i], l == 0 ? in.replicated : kNoOp},
                                 tag, labels_.forward0 + offset);
     }
   }
+  return forward;
+}
+
+OpId DpGraph::add_gather_and_loss(int64_t batch, const std::vector<int64_t>& chunks,
+                                  const std::vector<OpId>& forward, OpId& issued, int32_t tag) {
+  auto& ops = g_.ops;
+  const ResourceId gpu0_comm = gpus_[0].comm;
+  const auto output_copy_ns = [&](int64_t samples) {
+    // One replica's output, samples * classes fp32 values, copied between two GPUs.
+    return peer_copy_ns(static_cast<double>(samples * in_.model.num_classes * 4));
+  };
   // Gather the outputs on GPU 0, then the loss there at the global batch.
   std::vector<OpId> gathered;
   for (std::size_t i = 1; i < chunks.size(); ++i) {
@@ -233,9 +237,12 @@ OpId DpGraph::add_replicated_step(int64_t batch, int32_t tag, OpId launched) {
   }
   gathered.push_back(forward[0]);
   const StepDurations& global = durations_.at(batch);
-  if (launch) issued = ops.add_op(global.host_loss, {host_}, {issued}, tag, labels_.launch_loss);
+  if (durations_.at(chunks.front()).host_issue()) {
+    issued = ops.add_op(global.host_loss, {host_}, {issued}, tag, labels_.launch_loss);
+  }
   gathered.push_back(issued);
-  const OpId loss = ops.add_op(global.loss, &gpu0_compute, 1, gathered.data(), gathered.size(), tag, labels_.loss);
+  const OpId loss =
+      ops.add_op(global.loss, &gpus_[0].compute, 1, gathered.data(), gathered.size(), tag, labels_.loss);
   // The output gradient goes back to every replica before any backward starts (one autograd
   // node scatters it to all of them).
   scratch_.assign(1, loss);
@@ -245,10 +252,14 @@ OpId DpGraph::add_replicated_step(int64_t batch, int32_t tag, OpId launched) {
   // One zero-time join on GPU 0's comm stream (where the scatters ran, so it ends with the last
   // of them) stands for "every output gradient arrived": N edges into it and N out of it, not
   // N x N from every scatter to every replica's backward.
-  const OpId grad_ready = ops.add_op(0, &gpu0_comm, 1, scratch_.data(), scratch_.size(), tag, scatter_grad_label_);
+  return ops.add_op(0, &gpu0_comm, 1, scratch_.data(), scratch_.size(), tag, scatter_grad_label_);
+}
+
+DpGraph::Backwards DpGraph::add_replica_backwards(const std::vector<int64_t>& chunks, OpId grad_ready,
+                                                  OpId issued, int32_t tag) {
   // Backward: the autograd engine's thread of each device issues its replica's backward, in
   // parallel with the others (C++, no GIL), while the loop's thread waits in backward().
-  std::vector<OpId> backward_end, backward_issued;
+  Backwards b;
   for (std::size_t i = 0; i < chunks.size(); ++i) {
     const StepDurations& d = durations_.at(chunks[i]);
     OpId thread_issued = issued;
@@ -259,26 +270,46 @@ OpId DpGraph::add_replicated_step(int64_t batch, int32_t tag, OpId launched) {
                           labels_.launch_backward0 + static_cast<uint32_t>(l), gpus_[i].compute, d.backward[l],
                           {prev}, tag, labels_.backward0 + static_cast<uint32_t>(l));
     }
-    backward_end.push_back(prev);
-    backward_issued.push_back(thread_issued);
+    b.end.push_back(prev);
+    b.issued.push_back(thread_issued);
   }
+  return b;
+}
+
+OpId DpGraph::add_replicated_step(int64_t batch, int32_t tag, OpId launched) {
+  auto& ops = g_.ops;
+  const std::vector<int64_t> chunks = chunk_sizes(batch);
+  const ReplicaCollectives& coll = collectives_for(static_cast<int>(chunks.size()));
+  const Scattered scattered = add_scatter(batch, chunks, coll, tag, launched);
+  // replicate's Python work (module copies and their wiring), on the loop's thread, where the
+  // profile measured it.
+  OpId issued = scattered.on_gpu0;
+  if (in_.dp_replicate_per_replica_ns > 0) {
+    issued = ops.add_op(static_cast<SimTime>(chunks.size()) * in_.dp_replicate_per_replica_ns, {host_}, {issued},
+                        tag, replicate_host_label_);
+  }
+  const Launch host{host_, issued};
+  const std::vector<OpId> forward = add_parallel_forward(chunks, host, scattered, tag);
+  const OpId grad_ready = add_gather_and_loss(batch, chunks, forward, issued, tag);
+  Backwards backwards = add_replica_backwards(chunks, grad_ready, issued, tag);
   // Reduce-add (Broadcast's backward, one autograd node over every parameter) once every
   // replica finished backward: no overlap.
+  const std::vector<ResourceId> comms = comm_streams(chunks.size());
   OpId reduced = kNoOp;
   for (std::size_t j = 0; j < coll.reduce_ns.size(); ++j) {
-    reduced = ops.add_op(coll.reduce_ns[j], comms.data(), comms.size(), backward_end.data(),
-                         backward_end.size(), tag, coll.reduce_labels[j]);
+    reduced = ops.add_op(coll.reduce_ns[j], comms.data(), comms.size(), backwards.end.data(),
+                         backwards.end.size(), tag, coll.reduce_labels[j]);
   }
   // backward() returns once every thread issued its part; then the loop's thread issues the
   // optimizer and zero_grad on GPU 0.
-  if (launch) {
-    backward_issued.push_back(issued);
-    issued = ops.add_op(0, &host_, 1, backward_issued.data(), backward_issued.size(), tag, labels_.next_batch);
-  }
   const StepDurations& d0 = durations_.at(chunks.front());
-  const OpId opt = add_launched(g_, host, d0.issue_optimizer(), labels_.launch_optimizer, gpu0_compute,
-                                d0.optimizer, {backward_end.front(), reduced}, tag, labels_.optimizer);
-  return add_launched(g_, host, d0.issue_zero_grad(), labels_.launch_zero_grad, gpu0_compute,
+  if (d0.host_issue()) {
+    backwards.issued.push_back(issued);
+    issued = ops.add_op(0, &host_, 1, backwards.issued.data(), backwards.issued.size(), tag, labels_.next_batch);
+  }
+  const OpId opt = add_launched(g_, host, d0.issue_optimizer(), labels_.launch_optimizer, gpus_[0].compute,
+                                d0.optimizer, {backwards.end.front(), reduced}, tag, labels_.optimizer);
+  return add_launched(g_, host, d0.issue_zero_grad(), labels_.launch_zero_grad, gpus_[0].compute,
                       d0.zero_grad, {opt}, tag, labels_.zero_grad);
 }
 

@@ -64,6 +64,29 @@ class DpGraph final : public IterationGraph {
   void add_loader_batch(int64_t j, des::OpId slot_freed_by);
   des::OpId add_single_gpu_step(int64_t batch, int32_t tag, des::OpId prev);
   des::OpId add_replicated_step(int64_t batch, int32_t tag, des::OpId prev);
+  // add_replicated_step's phases, in the order it adds their ops. The batch to GPU 0, each other
+  // chunk from there to its replica, and the modules replicated.
+  struct Scattered {
+    std::vector<des::OpId> input_ready;  // per replica
+    des::OpId on_gpu0 = des::kNoOp, replicated = des::kNoOp;
+  };
+  Scattered add_scatter(int64_t batch, const std::vector<int64_t>& chunks, const ReplicaCollectives& coll,
+                        int32_t tag, des::OpId launched);
+  // The replicas' forwards, issued by `host` layer by layer; each replica's last layer.
+  std::vector<des::OpId> add_parallel_forward(const std::vector<int64_t>& chunks, Launch host,
+                                              const Scattered& in, int32_t tag);
+  // The outputs gathered on GPU 0, the loss there (its launch moves `issued`) and the output
+  // gradient scattered back: the op after which every replica's backward may start.
+  des::OpId add_gather_and_loss(int64_t batch, const std::vector<int64_t>& chunks,
+                                const std::vector<des::OpId>& forward, des::OpId& issued, int32_t tag);
+  // Each replica's backward, issued by its device's autograd thread: per replica its last layer
+  // and the issue of it.
+  struct Backwards {
+    std::vector<des::OpId> end, issued;
+  };
+  Backwards add_replica_backwards(const std::vector<int64_t>& chunks, des::OpId grad_ready, des::OpId issued,
+                                  int32_t tag);
+  std::vector<des::ResourceId> comm_streams(std::size_t replicas) const;
   des::SimTime peer_copy_ns(double bytes) const;
   // GraphInputs::dp_forward_calls per layer of a replica's forward at `batch`, computed once per
   // batch: each call holds the GIL for the hand-over, and for its Python on replicas after the first.
