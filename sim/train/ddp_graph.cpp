@@ -100,16 +100,9 @@ void DdpGraph::add_loader_batch(int64_t j, const std::vector<OpId>& slot_freed_b
   last_loader_batch_ = j;
 }
 
-IterationOps DdpGraph::add_iteration(int64_t k) {
-  const int64_t batch = batch_of(k);
-  const StepDurations& d = durations_.at(batch);
-  const int32_t tag = static_cast<int32_t>(k);
-  const std::size_t layers = d.forward.size();
+DdpGraph::Arrivals DdpGraph::add_batch_arrivals(int64_t k, int64_t batch, const StepDurations& d, int32_t tag) {
   auto& ops = g_.ops;
-  IterationOps out;
-
-  std::vector<OpId> batch_ops(ranks_.size());
-  std::vector<OpId> before_forward(ranks_.size());
+  Arrivals a{std::vector<OpId>(ranks_.size()), std::vector<OpId>(ranks_.size())};
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     Rank& rank = ranks_[r];
     OpId prev;
@@ -121,35 +114,25 @@ IterationOps DdpGraph::add_iteration(int64_t k) {
       prev = ops.add_op(des::to_ns(static_cast<double>(batch) / in_.inline_rate), {rank.host},
                         {rank.previous_end}, tag, labels_.inline_load);
     }
-    batch_ops[r] = prev;
+    a.handed_over[r] = prev;
     if (k == 0 && in_.cow_ns > 0) prev = ops.add_op(in_.cow_ns, {rank.host}, {prev}, tag, labels_.cow);
     if (d.overhead > 0) prev = ops.add_op(d.overhead, {rank.host}, {prev}, tag, labels_.overhead);
     const des::SimTime h2d = in_.h2d_ns(static_cast<double>(batch * in_.model.input_bytes_per_sample));
     if (h2d > 0) prev = ops.add_op(h2d, {rank.copy}, {prev}, tag, labels_.h2d);
-    before_forward[r] = prev;
+    a.on_device[r] = prev;
   }
-  out.batch_ready = batch_ops[0];
-  // Batch k was handed over: its prefetch slot goes to batch k + 2W.
-  if (in_.workers > 0 && k + 2 * in_.workers < iterations_) {
-    add_loader_batch(k + 2 * in_.workers, batch_ops);
-  }
+  return a;
+}
 
-  // The host issues the forward once the copy is done; the buffers' broadcast is enqueued on the
-  // comm stream and waited for by the device, not the host.
-  std::vector<OpId> issued = before_forward;
-  if (broadcast_buffers_) {
-    const OpId bcast = ops.add_op(buffer_broadcast_ns_, comms_.data(), comms_.size(),
-                                  before_forward.data(), before_forward.size(), tag,
-                                  broadcast_label_);
-    std::fill(before_forward.begin(), before_forward.end(), bcast);
-  }
-
+DdpGraph::Passes DdpGraph::add_passes(const StepDurations& d, int32_t tag, std::vector<OpId> prev,
+                                      std::vector<OpId>& issued) {
+  auto& ops = g_.ops;
+  const std::size_t layers = d.forward.size();
   // Forward, loss, backward on every rank, layer by layer; remember each layer's backward op.
   // With SyncBatchNorm each layer's statistics exchange follows its compute on every rank, and
   // the next layer waits for it.
   // The launch queue: each rank's host thread issues its parts after the copy (a pageable copy
   // returns once done), and each device op waits for its issue (without issue times, none).
-  std::vector<OpId> prev = before_forward;
   const auto launched = [&](std::size_t r, des::SimTime issue_ns, uint32_t launch_label, des::SimTime device_ns,
                             uint32_t label) {
     prev[r] = add_launched(g_, Launch{ranks_[r].host, issued[r]}, issue_ns, launch_label, ranks_[r].compute,
@@ -170,29 +153,58 @@ IterationOps DdpGraph::add_iteration(int64_t k) {
   for (std::size_t r = 0; r < ranks_.size(); ++r) launched(r, d.issue_loss(), labels_.launch_loss, d.loss, labels_.loss);
   // Backward: the autograd engine's device thread issues it while the loop's thread waits in
   // backward(), so one process issues it on its host thread in order.
-  std::vector<std::vector<OpId>> backward_op(ranks_.size(), std::vector<OpId>(layers));
+  Passes p;
+  p.backward.assign(ranks_.size(), std::vector<OpId>(layers));
   for (std::size_t l = layers; l-- > 0;) {
     const auto offset = static_cast<uint32_t>(l);
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
       launched(r, d.issue_backward(l), labels_.launch_backward0 + offset, d.backward[l],
                labels_.backward0 + offset);
-      backward_op[r][l] = prev[r];
+      p.backward[r][l] = prev[r];
     }
     if (!sync_backward_ns_.empty() && sync_backward_ns_[l] > 0) sync(sync_backward_ns_[l], sync_backward_labels_[l]);
   }
-  const std::vector<OpId>& last_backward = prev;
+  p.last = std::move(prev);
+  return p;
+}
 
+OpId DdpGraph::add_bucket_all_reduces(const std::vector<std::vector<OpId>>& backward, int32_t tag) {
   // Buckets: all-reduce j on every rank's comm stream once every rank's gradients are ready.
   OpId last_bucket = kNoOp;
   for (std::size_t j = 0; j < buckets_.size(); ++j) {
     scratch_.clear();
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
-      scratch_.push_back(
-          backward_op[r][static_cast<std::size_t>(buckets_[j].ready_after_layer)]);
+      scratch_.push_back(backward[r][static_cast<std::size_t>(buckets_[j].ready_after_layer)]);
     }
-    last_bucket = ops.add_op(bucket_ns_[j], comms_.data(), comms_.size(), scratch_.data(),
-                             scratch_.size(), tag, bucket_labels_[j]);
+    last_bucket = g_.ops.add_op(bucket_ns_[j], comms_.data(), comms_.size(), scratch_.data(),
+                                scratch_.size(), tag, bucket_labels_[j]);
   }
+  return last_bucket;
+}
+
+IterationOps DdpGraph::add_iteration(int64_t k) {
+  const int64_t batch = batch_of(k);
+  const StepDurations& d = durations_.at(batch);
+  const int32_t tag = static_cast<int32_t>(k);
+  IterationOps out;
+
+  Arrivals arrivals = add_batch_arrivals(k, batch, d, tag);
+  out.batch_ready = arrivals.handed_over[0];
+  // Batch k was handed over: its prefetch slot goes to batch k + 2W.
+  if (in_.workers > 0 && k + 2 * in_.workers < iterations_) {
+    add_loader_batch(k + 2 * in_.workers, arrivals.handed_over);
+  }
+
+  // The host issues the forward once the copy is done; the buffers' broadcast is enqueued on the
+  // comm stream and waited for by the device, not the host.
+  std::vector<OpId> issued = arrivals.on_device;
+  if (broadcast_buffers_) {
+    const OpId bcast = g_.ops.add_op(buffer_broadcast_ns_, comms_.data(), comms_.size(),
+                                     arrivals.on_device.data(), arrivals.on_device.size(), tag, broadcast_label_);
+    std::fill(arrivals.on_device.begin(), arrivals.on_device.end(), bcast);
+  }
+  const Passes passes = add_passes(d, tag, std::move(arrivals.on_device), issued);
+  const OpId last_bucket = add_bucket_all_reduces(passes.backward, tag);
 
   // The optimizer's device op waits for the last bucket (the reducer's work is waited on by the
   // stream, not the host), then zero_grad; the next iteration's host work waits for the device
@@ -201,7 +213,7 @@ IterationOps DdpGraph::add_iteration(int64_t k) {
     Rank& rank = ranks_[r];
     const OpId opt = add_launched(g_, Launch{rank.host, issued[r]}, d.issue_optimizer(),
                                   labels_.launch_optimizer, rank.compute, d.optimizer,
-                                  {last_backward[r], last_bucket}, tag, labels_.optimizer);
+                                  {passes.last[r], last_bucket}, tag, labels_.optimizer);
     rank.previous_end = add_launched(g_, Launch{rank.host, issued[r]}, d.issue_zero_grad(),
                                      labels_.launch_zero_grad, rank.compute, d.zero_grad, {opt}, tag,
                                      labels_.zero_grad);

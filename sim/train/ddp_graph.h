@@ -47,6 +47,21 @@ class DdpGraph final : public IterationGraph {
   };
   int64_t batch_of(int64_t k) const { return k == iterations_ - 1 ? last_rank_batch_ : rank_batch_; }
   void add_loader_batch(int64_t j, const std::vector<des::OpId>& slot_freed_by);
+  // add_iteration's phases, in the order it adds their ops. Per rank: batch k handed to the loop
+  // (or built inline), and on the device.
+  struct Arrivals {
+    std::vector<des::OpId> handed_over, on_device;
+  };
+  Arrivals add_batch_arrivals(int64_t k, int64_t batch, const StepDurations& d, int32_t tag);
+  // Forward, loss and backward on every rank after `prev`, launched through `issued` (moved on):
+  // each rank's backward op per layer, and each rank's last one.
+  struct Passes {
+    std::vector<std::vector<des::OpId>> backward;  // [rank][layer]
+    std::vector<des::OpId> last;
+  };
+  Passes add_passes(const StepDurations& d, int32_t tag, std::vector<des::OpId> prev, std::vector<des::OpId>& issued);
+  // The buckets' all-reduces, each once every rank's gradients in it are ready: the last one.
+  des::OpId add_bucket_all_reduces(const std::vector<std::vector<des::OpId>>& backward, int32_t tag);
 
   TrainingGraph& g_;
   const GraphInputs& in_;
