@@ -622,25 +622,8 @@ PaceProbeReading parse_pace_probe_reading(const Value& value) {
   return r;
 }
 
-TrainingCurve parse_training_curve(const Value& value) {
-  const Map map(value, {"model", "data", "batch", "small_batch", "train_samples", "lr", "momentum",
-                        "weight_decay", "lr_rule", "warmup_epochs", "optimizer", "lars_eta", "probe_batches",
-                        "recompute_bn_images", "start_curvature", "pace_probe", "epochs", "samples"});
-  TrainingCurve curve;
-  curve.model = map.required("model").as_string();
-  curve.data = map.required("data").as_string();
-  curve.batch = map.required("batch").as_int64(/*min=*/1);
-  const Value small = map.required("small_batch");
-  curve.small_batch = small.as_int64(/*min=*/1);
-  // The two-batch estimator divides by B_big - B_small and 1/B_small - 1/B_big.
-  if (curve.small_batch >= curve.batch) {
-    small.fail("must be smaller than batch (" + std::to_string(curve.batch) + "), got " +
-               small.describe());
-  }
-  curve.train_samples = map.required("train_samples").as_int64(/*min=*/1);
-  curve.lr = map.required("lr").as_double(kNonNegative);
-  curve.momentum = map.required("momentum").as_double(kNonNegative);
-  curve.weight_decay = map.required("weight_decay").as_double(kNonNegative);
+// The optimizer and its learning-rate rule: optimizer, lars_eta, lr_rule, warmup_epochs.
+void parse_curve_optimizer(const Map& map, TrainingCurve& curve) {
   if (auto optimizer = map.optional("optimizer")) {
     curve.optimizer = optimizer->as_string();
     if (curve.optimizer != "sgd" && curve.optimizer != "lars") {
@@ -664,6 +647,10 @@ TrainingCurve parse_training_curve(const Value& value) {
     curve.warmup_epochs = warmup->as_double(kNonNegative);
     if (curve.warmup_epochs <= 0) warmup->fail("must be > 0 epochs, got " + warmup->describe());
   }
+}
+
+// The probes of the trained state: probe_batches, recompute_bn_images, start_curvature, pace_probe.
+void parse_curve_probes(const Map& map, TrainingCurve& curve) {
   if (auto batches = map.optional("probe_batches")) {
     for (const Value& item : batches->as_list()) {
       const int64_t b = item.as_int64(/*min=*/1);
@@ -689,6 +676,10 @@ TrainingCurve parse_training_curve(const Value& value) {
       curve.pace_probe.push_back(std::move(r));
     }
   }
+}
+
+// The epochs, strictly ascending in epoch and in examples.
+void parse_curve_epochs(const Map& map, TrainingCurve& curve) {
   const std::vector<Value> nodes = map.required("epochs").as_list();
   for (size_t i = 0; i < nodes.size(); ++i) {
     EpochPoint point = parse_epoch_point(nodes[i], curve.probe_batches, curve.recompute_bn_images > 0);
@@ -707,6 +698,10 @@ TrainingCurve parse_training_curve(const Value& value) {
     }
     curve.epochs.push_back(point);
   }
+}
+
+// The samples inside the epochs: windows that do not overlap, none beyond the last epoch.
+void parse_curve_samples(const Map& map, TrainingCurve& curve) {
   if (auto samples = map.optional("samples")) {
     for (const Value& node : samples->as_list()) {
       CurveSample sample = parse_curve_sample(node, curve.probe_batches, curve.recompute_bn_images > 0);
@@ -728,6 +723,31 @@ TrainingCurve parse_training_curve(const Value& value) {
       curve.samples.push_back(sample);
     }
   }
+}
+
+TrainingCurve parse_training_curve(const Value& value) {
+  const Map map(value, {"model", "data", "batch", "small_batch", "train_samples", "lr", "momentum",
+                        "weight_decay", "lr_rule", "warmup_epochs", "optimizer", "lars_eta", "probe_batches",
+                        "recompute_bn_images", "start_curvature", "pace_probe", "epochs", "samples"});
+  TrainingCurve curve;
+  curve.model = map.required("model").as_string();
+  curve.data = map.required("data").as_string();
+  curve.batch = map.required("batch").as_int64(/*min=*/1);
+  const Value small = map.required("small_batch");
+  curve.small_batch = small.as_int64(/*min=*/1);
+  // The two-batch estimator divides by B_big - B_small and 1/B_small - 1/B_big.
+  if (curve.small_batch >= curve.batch) {
+    small.fail("must be smaller than batch (" + std::to_string(curve.batch) + "), got " +
+               small.describe());
+  }
+  curve.train_samples = map.required("train_samples").as_int64(/*min=*/1);
+  curve.lr = map.required("lr").as_double(kNonNegative);
+  curve.momentum = map.required("momentum").as_double(kNonNegative);
+  curve.weight_decay = map.required("weight_decay").as_double(kNonNegative);
+  parse_curve_optimizer(map, curve);
+  parse_curve_probes(map, curve);
+  parse_curve_epochs(map, curve);
+  parse_curve_samples(map, curve);
   return curve;
 }
 
