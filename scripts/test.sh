@@ -10,4 +10,17 @@ cd build
 # the suite's wall time (ctest -j2 on the 2-core VM: 767 s without, 631 s with; every test passes
 # either way). Set for the tests only: `measure` and the trainers run under the user's own malloc.
 export GLIBC_TUNABLES="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=8589934592"
-ctest --output-on-failure -j "$(nproc)" "$@"
+status=0
+ctest --output-on-failure -j "$(nproc)" "$@" || status=$?
+if [ "$status" -ne 0 ] && [ -s Testing/Temporary/LastTestsFailed.log ]; then
+  # A failed test's output scrolls far up a log that is often read from its end: repeat the last
+  # lines of each one's output (from ctest's own log, not a rerun) after the summary.
+  while IFS=: read -r _ name; do
+    echo "---- the end of ${name}'s output ----"
+    awk -v name="$name" '
+      $0 ~ "^[0-9]+/[0-9]+ Test: " && $3 == name { inside = 1; next }
+      inside && /^<end of output>$/ { exit }
+      inside { print }' Testing/Temporary/LastTest.log | tail -n 60
+  done < Testing/Temporary/LastTestsFailed.log
+fi
+exit "$status"
