@@ -27,9 +27,12 @@ GIL_DEPTH = 64
 GIL_PROBES = [("linear16", 16, 8), ("linear64", 64, 32), ("linear128", 128, 32)]
 # Each timing runs at least this long (forwards per thread chosen from one thread's time).
 GIL_MIN_TIMING_S = 0.05
-# Timings per figure at least (--repeats when more), for the GIL's rounds and replicate alike.
+# Timings per figure at least (--repeats when more) for the GIL's rounds.
 MIN_REPEATS = 5
-REPLICATE_COUNTS = [2, 4]
+# replicate() timed for these replica counts, in this many rounds at least (--repeats when more):
+# a round of ResNet-18 takes about 10 ms.
+REPLICATE_COUNTS = [2, 8]
+MIN_REPLICATE_ROUNDS = 15
 
 
 def _probe_net(width):
@@ -131,9 +134,14 @@ def forward_calls(net, device, batch):
 
 
 def replicate_s(net, repeats):
-    """torch.nn.parallel.replicate's own Python work per replica: its time for 2 and 4 replicas
+    """torch.nn.parallel.replicate's own Python work per replica: its time for 2 and 8 replicas
     with the parameter broadcast replaced by a stand-in whose time is taken out; the slope per
-    replica (the fixed part, the same with any count, belongs to DataParallel's call)."""
+    replica (the fixed part, the same with any count, belongs to DataParallel's call). The two
+    counts are timed back to back in each round, in alternating order, and the figure is the
+    median of the rounds' slopes: a slow spell of the machine lands on both timings of a round,
+    not on all the timings of one count (on a busy 2-core machine, 2 and 4 replicas timed apart,
+    five of each, gave slopes from 0.25 to 2.3 ms; one slow spell on the smaller count makes the
+    slope zero)."""
     module = importlib.import_module("torch.nn.parallel.replicate")
     real = module._broadcast_coalesced_reshape
     stand_in_s = [0.0]
@@ -144,17 +152,24 @@ def replicate_s(net, repeats):
         stand_in_s[0] += time.perf_counter() - t0
         return out
 
+    def timed(n):
+        stand_in_s[0] = 0.0
+        t0 = time.perf_counter()
+        module.replicate(net, list(range(n)))
+        return time.perf_counter() - t0 - stand_in_s[0]
+
+    few, many = REPLICATE_COUNTS
     module._broadcast_coalesced_reshape = stand_in
     try:
-        medians = []
-        for n in REPLICATE_COUNTS:
-            times = []
-            for _ in range(max(repeats, MIN_REPEATS)):
-                stand_in_s[0] = 0.0
-                t0 = time.perf_counter()
-                module.replicate(net, list(range(n)))
-                times.append(time.perf_counter() - t0 - stand_in_s[0])
-            medians.append(statistics.median(times))
+        slopes = []
+        for r in range(max(repeats, MIN_REPLICATE_ROUNDS)):
+            if r % 2 == 0:
+                t_few = timed(few)
+                t_many = timed(many)
+            else:
+                t_many = timed(many)
+                t_few = timed(few)
+            slopes.append((t_many - t_few) / (many - few))
     finally:
         module._broadcast_coalesced_reshape = real
-    return max(0.0, (medians[1] - medians[0]) / (REPLICATE_COUNTS[1] - REPLICATE_COUNTS[0]))
+    return max(0.0, statistics.median(slopes))
