@@ -153,7 +153,10 @@ configure() {
   prefix=$torch_prefix
   local nvcc_path
   nvcc_path=$(command -v nvcc || true)
-  local args=(-S "$repo" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINSIM_BENCHMARKS=OFF)
+  # Every source alone (no unity build): the CUDA-only code is compiled on this machine alone, and
+  # its 16 cores gain little from unity batches.
+  local args=(-S "$repo" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINSIM_BENCHMARKS=OFF
+              -DTRAINSIM_UNITY=OFF)
   [ -n "$nccl_root" ] && args+=(-DNCCL_ROOT="$nccl_root")
   [ -n "$nvcc_path" ] && args+=(-DCMAKE_CUDA_COMPILER="$nvcc_path" -DCUDAToolkit_ROOT="$(dirname "$(dirname "$nvcc_path")")")
   if ! cmake "${args[@]}" -DCMAKE_PREFIX_PATH="$prefix"; then

@@ -77,10 +77,10 @@ std::string required(const po::variables_map& vm, const char* flag) {
 // Synthetic CIFAR-format images written for profile_torch.py (its loader and fork figures).
 constexpr int64_t kPytorchTrainImages = 4096;
 // A contention rank gets this long for its rendezvous or a barrier; its launcher somewhat more.
-constexpr double kRankTimeoutSeconds = 600;
-constexpr double kLaunchTimeoutSeconds = 3600;
+constexpr double kContentionRankTimeoutSeconds = 600;
+constexpr double kContentionLaunchTimeoutSeconds = 3600;
 
-void log(const std::string& line) { std::cerr << "measure torchscript: " << line << std::endl; }
+void say(const std::string& line) { std::cerr << "measure torchscript: " << line << std::endl; }
 
 std::string ms(double seconds) {
   char buffer[32];
@@ -102,10 +102,10 @@ void measure_contention(ModelProfile& model, const torchscript::ScriptModelOptio
   job.repeats = rep.repeats;
   job.threads = torch::get_num_threads();
   job.seed = seed + static_cast<uint64_t>(batch);
-  job.timeout_s = kRankTimeoutSeconds;
+  job.timeout_s = kContentionRankTimeoutSeconds;
   const std::vector<double> medians = profiler::run_contention_rounds(
-      self_executable(), job, ranks, rounds, kLaunchTimeoutSeconds, [](int k, double seconds) {
-        log("  host contention, " + std::to_string(k) + " process" + (k > 1 ? "es" : "") + ": " + ms(seconds) +
+      self_executable(), job, ranks, rounds, kContentionLaunchTimeoutSeconds, [](int k, double seconds) {
+        say("  host contention, " + std::to_string(k) + " process" + (k > 1 ? "es" : "") + ": " + ms(seconds) +
             " per fused iteration of rank 0");
       });
   for (int k = 1; k <= ranks; ++k) {
@@ -114,7 +114,7 @@ void measure_contention(ModelProfile& model, const torchscript::ScriptModelOptio
     char line[160];
     std::snprintf(line, sizeof line, "  host contention, %d process%s: median of %d rounds %s (%.2fx)", k,
                   k > 1 ? "es" : "", rounds, ms(seconds).c_str(), seconds / medians.front());
-    log(line);
+    say(line);
   }
 }
 
@@ -145,8 +145,8 @@ void measure_pytorch_loop(Profile& profile, const std::string& name, const std::
   const std::vector<std::string> command = profiler::pytorch_profile_command(q);
   std::vector<const char*> words;
   for (const auto& word : command) words.push_back(word.c_str());
-  log("PyTorch loop: " + join_command_line(static_cast<int>(words.size()), words.data()));
-  const int status = run_program(command, kLaunchTimeoutSeconds);
+  say("PyTorch loop: " + join_command_line(static_cast<int>(words.size()), words.data()));
+  const int status = run_program(command, kContentionLaunchTimeoutSeconds);
   if (status != 0) {
     throw std::runtime_error(q.script + " exited with status " + std::to_string(status) +
                              " (its error is above); the profile keeps the C++ timings");
@@ -156,7 +156,7 @@ void measure_pytorch_loop(Profile& profile, const std::string& name, const std::
   if (it == measured.models.end()) throw std::runtime_error(q.out + ": no model " + name);
   profile.pytorch->models[name] = it->second;
   for (size_t i = 0; i < it->second.batches.size(); ++i) {
-    log("PyTorch loop, batch " + std::to_string(it->second.batches[i]) + ": plain " + ms(it->second.iteration_s[i]) +
+    say("PyTorch loop, batch " + std::to_string(it->second.batches[i]) + ": plain " + ms(it->second.iteration_s[i]) +
         ", DDP (1 rank) " + ms(it->second.ddp_iteration_s[i]));
   }
 }
@@ -209,7 +209,7 @@ Profile open_profile(const std::string& out, const MachineInfo& machine, const T
       throw UsageError("--out " + out + " was measured in " + precision_name(profile.measurement.precision) +
                        "; measure torchscript times fp32 only (give another --out)");
     }
-    if (profile.models.count(run.name)) log("replacing model " + run.name + " in " + out);
+    if (profile.models.count(run.name)) say("replacing model " + run.name + " in " + out);
   } else {
     profile.machine = machine;
     profile.measurement.command = join_command_line(argc, argv);
@@ -248,7 +248,7 @@ ModelProfile describe_module(torchscript::ScriptModel& model, const TorchscriptR
 void profile_batches(torchscript::ScriptModel& model, const std::vector<size_t>& forward_order,
                      const TorchscriptRun& run, const Device& device, Profile& profile, const std::string& out) {
   for (int64_t batch : run.batches) {
-    log("batch " + std::to_string(batch) + " ...");
+    say("batch " + std::to_string(batch) + " ...");
     torchscript::ScriptBatchTimings t;
     try {
       t = torchscript::measure_script_batch(model, forward_order, batch, device, run.rep, run.seed);
@@ -259,7 +259,7 @@ void profile_batches(torchscript::ScriptModel& model, const std::vector<size_t>&
       m.oom_batch = batch;
       m.max_batch_tried = batch;
       write_profile_atomic(profile, out);
-      log("batch " + std::to_string(batch) + ": out of memory; larger batches are not tried");
+      say("batch " + std::to_string(batch) + ": out of memory; larger batches are not tried");
       break;
     }
     ModelProfile& m = profile.models[run.name];
@@ -277,7 +277,7 @@ void profile_batches(torchscript::ScriptModel& model, const std::vector<size_t>&
     write_profile_atomic(profile, out);
     if (!device.is_cuda() && run.contention_ranks > 1) {
       if (!backend_available("gloo")) {
-        log("host contention: not measured (this build of measure has no gloo backend)");
+        say("host contention: not measured (this build of measure has no gloo backend)");
       } else {
         measure_contention(profile.models[run.name], run.options, batch, run.rep, run.seed, run.contention_ranks,
                            run.contention_rounds);
@@ -288,7 +288,7 @@ void profile_batches(torchscript::ScriptModel& model, const std::vector<size_t>&
     double backward = 0;
     for (double s : t.forward_s) forward += s;
     for (double s : t.backward_s) backward += s;
-    log("batch " + std::to_string(batch) + ": forward " + ms(forward) + ", backward " + ms(backward) + ", loss " +
+    say("batch " + std::to_string(batch) + ": forward " + ms(forward) + ", backward " + ms(backward) + ", loss " +
         ms(t.loss_s) + ", zero_grad " + ms(t.zero_grad_s) + ", step " + ms(t.optimizer_s) + "; sum " +
         ms(forward + backward + t.loss_s + t.zero_grad_s + t.optimizer_s) + ", fused iteration " +
         ms(t.iteration_s) + "; peak memory " + std::to_string(static_cast<long long>(t.peak_memory_bytes / 1048576)) +
@@ -325,7 +325,7 @@ int torchscript_main(int argc, char** argv) {
   Profile profile = open_profile(out, machine, run, device, argc, argv);
 
   torchscript::ScriptModel model(run.options, device);
-  log("loaded " + run.options.path + ": " + std::to_string(model.parameters().size()) + " parameter tensors in " +
+  say("loaded " + run.options.path + ": " + std::to_string(model.parameters().size()) + " parameter tensors in " +
       std::to_string(model.group_keys().size()) + " groups; device " + device.kind_name() + ", " +
       std::to_string(machine.threads) + " threads, LibTorch " + machine.libtorch);
   std::vector<size_t> forward_order;
@@ -337,13 +337,13 @@ int torchscript_main(int argc, char** argv) {
       profiler::choose_pytorch_python(vm["pytorch"].as<std::string>(), note);
   const bool cifar_shaped = run.options.input_shape == std::vector<int64_t>{3, 32, 32} && run.options.num_classes == 10;
   if (!python) {
-    log("PyTorch loop: not measured (" + (note.empty() ? std::string("--pytorch off") : note) + ")");
+    say("PyTorch loop: not measured (" + (note.empty() ? std::string("--pytorch off") : note) + ")");
   } else if (!cifar_shaped) {
-    log("PyTorch loop: not measured (profile_torch.py feeds CIFAR batches: 3x32x32 inputs, 10 classes)");
+    say("PyTorch loop: not measured (profile_torch.py feeds CIFAR batches: 3x32x32 inputs, 10 classes)");
   } else if (!profile.pytorch) {
-    log("PyTorch loop: not measured (" + out + " has no pytorch section; `measure --pytorch auto` makes it)");
+    say("PyTorch loop: not measured (" + out + " has no pytorch section; `measure --pytorch auto` makes it)");
   } else if (profile.models[run.name].batches.empty()) {
-    log("PyTorch loop: not measured (no batch ran)");
+    say("PyTorch loop: not measured (no batch ran)");
   } else {
     measure_pytorch_loop(profile, run.name, *python, run.options, device, run.rep, run.seed, run.contention_ranks);
     write_profile_atomic(profile, out);
