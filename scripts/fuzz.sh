@@ -5,20 +5,24 @@
 # SECONDS; the corpus it grows stays in BUILD/corpus/<target>, an input that crashes, hangs or
 # trips a sanitizer is saved in BUILD/findings/<target>/ and makes the script exit 1. Findings of
 # earlier runs stay there (named as such, not counted again) until you delete them.
-#   scripts/fuzz.sh [--seconds N (600)] [--build DIR (build-fuzz)] [TARGET...]
+# --runs N instead: N inputs per target from the seeds alone (a fresh corpus in
+# BUILD/corpus-runs/) with a fixed random seed: a fixed amount of work (the test suite's).
+#   scripts/fuzz.sh [--seconds N (600) | --runs N] [--build DIR (build-fuzz)] [TARGET...]
 # A finding is re-run, under any compiler, with build/bin/fuzz_<target>_replay FILE.
 # Exit 77 (a skipped test) when clang++ or its libFuzzer runtime (libclang-rt-14-dev) is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 all_targets=(config profile runs_csv nccl_log trace)
 seconds=600
+runs_per_target=""
 build=build-fuzz
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds=${2:?--seconds needs a number}; shift 2 ;;
+    --runs) runs_per_target=${2:?--runs needs a number}; shift 2 ;;
     --build) build=${2:?--build needs a folder}; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "error: scripts/fuzz.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *)
       if [[ ! " ${all_targets[*]} " == *" $1 "* ]]; then
@@ -30,6 +34,10 @@ while [ $# -gt 0 ]; do
 done
 if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   echo "error: scripts/fuzz.sh: --seconds $seconds: expected a whole number of seconds >= 1" >&2
+  exit 2
+fi
+if [ -n "$runs_per_target" ] && ! [[ "$runs_per_target" =~ ^[1-9][0-9]*$ ]]; then
+  echo "error: scripts/fuzz.sh: --runs $runs_per_target: expected a whole number of inputs >= 1" >&2
   exit 2
 fi
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
@@ -64,15 +72,24 @@ cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}" >> "$log" 
 findings=0
 for t in "${targets[@]}"; do
   corpus="$build/corpus/$t"
+  # How long: SECONDS on the growing corpus, or RUNS inputs from the seeds with a fixed seed.
+  budget=(-max_total_time="$seconds")
+  extent="for $seconds s"
+  if [ -n "$runs_per_target" ]; then
+    corpus="$build/corpus-runs/$t"
+    rm -rf "$corpus"
+    budget=(-runs="$runs_per_target" -seed=1)
+    extent="for $runs_per_target inputs from the seeds"
+  fi
   found="$build/findings/$t"
   mkdir -p "$corpus" "$found"
   # Seeds named after their path: several are called profile.yaml or runs.csv.
   while read -r seed; do cp "$seed" "$corpus/seed-${seed//\//_}"; done < <(fuzz/seeds.sh "$t")
   log="$build/fuzz_$t.log"
-  echo "fuzz: $t for $seconds s (log $log)" >&2
+  echo "fuzz: $t $extent (log $log)" >&2
   before=$(find "$found" -type f | wc -l)
   rc=0
-  "$build/bin/fuzz_$t" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  "$build/bin/fuzz_$t" "$corpus" "${budget[@]}" -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$found/" -print_final_stats=1 > "$log" 2>&1 || rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
@@ -80,7 +97,7 @@ for t in "${targets[@]}"; do
   crashes=$(( $(find "$found" -type f | wc -l) - before ))
   earlier=""
   [ "$before" -eq 0 ] || earlier=" ($before from earlier runs in $found)"
-  echo "fuzz: $t: ${runs:-?} executions in $seconds s (${rate:-?}/s), corpus $inputs inputs, $crashes new findings$earlier" >&2
+  echo "fuzz: $t: ${runs:-?} executions (${rate:-?}/s), corpus $inputs inputs, $crashes new findings$earlier" >&2
   if [ "$rc" -ne 0 ] || [ "$crashes" -ne 0 ]; then
     findings=$((findings + 1))
     grep -m 3 -E "ERROR|runtime error|deadly signal|==ERROR" "$log" >&2 || tail -5 "$log" >&2
