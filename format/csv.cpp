@@ -1,5 +1,7 @@
 #include "format/csv.h"
 
+#include <cstdio>
+
 #include "format/errors.h"
 
 namespace trainsim::csv {
@@ -9,6 +11,12 @@ std::string trim(const std::string& text) {
   if (first == std::string::npos) return "";
   const size_t last = text.find_last_not_of(" \t");
   return text.substr(first, last - first + 1);
+}
+
+std::string number(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.9g", value);
+  return buffer;
 }
 
 std::string comma_list(const std::vector<std::string>& items) {

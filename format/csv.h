@@ -18,6 +18,9 @@ std::vector<std::string> split_line(const std::string& line, const std::string& 
 // (runs.csv, predictions.csv) quote through it.
 std::string field(const std::string& text);
 
+// A number as trainsim's CSV and data files write it: printf's %.9g (nine significant digits).
+std::string number(double value);
+
 // `text` without its leading and trailing spaces and tabs.
 std::string trim(const std::string& text);
 

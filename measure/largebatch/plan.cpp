@@ -1,7 +1,6 @@
 #include "largebatch/plan.h"
 
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -27,11 +26,7 @@ namespace {
 
 constexpr size_t kPlanColumns = 16;
 
-std::string number(double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.9g", value);
-  return text;
-}
+using csv::number;
 
 std::string optional_number(const std::optional<double>& value) { return value ? number(*value) : std::string(); }
 

@@ -558,12 +558,8 @@ std::string format_comparison_csv(const Comparison& comparison) {
       "pred_train_s,meas_train_s,meas_train_s_min,meas_train_s_max,train_error_pct,pred_fits,"
       "trainer,test_samples,threads,noise_pct,drift_pct,drift_adjusted_error_pct,explained,"
       "pred_test_s,meas_test_s,test_error_pct\n";
-  const auto number = [](double value) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.9g", value);
-    return std::string(buffer);
-  };
-  const auto optional = [&number](const std::optional<double>& value) { return value ? number(*value) : ""; };
+  using csv::number;
+  const auto optional = [](const std::optional<double>& value) { return value ? number(*value) : ""; };
   const auto boolean = [](bool value) { return std::string(value ? "true" : "false"); };
   for (const auto& r : comparison.compared) {
     const MeasuredConfig& m = r.measured;

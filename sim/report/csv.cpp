@@ -1,6 +1,5 @@
 #include "report/csv.h"
 
-#include <cstdio>
 #include <optional>
 
 #include "format/csv.h"
@@ -8,11 +7,7 @@
 namespace trainsim::report {
 namespace {
 
-std::string number(double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.9g", value);
-  return buffer;
-}
+using csv::number;
 
 std::string boolean(bool value) { return value ? "true" : "false"; }
 

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <sstream>
 
+#include "format/csv.h"
 #include "report/atomic_file.h"
 #include "report/gnuplot.h"
 
@@ -17,11 +17,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kScriptName = "plots.gp";
 
-std::string number(double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.9g", value);
-  return buffer;
-}
+using csv::number;
 
 // A .dat file of several data blocks (gnuplot `index i`: blocks separated by two blank lines),
 // and the plot clauses that read them. Empty blocks are never written (gnuplot rejects them).
