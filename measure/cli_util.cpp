@@ -1,8 +1,8 @@
 #include "cli_util.h"
 
 #include <algorithm>
-
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
@@ -89,6 +89,13 @@ int bounded_int(const char* flag, int64_t value, int64_t minimum) {
   at_least(flag, value, minimum);
   if (value > 1'000'000) throw UsageError(std::string("--") + flag + ": " + std::to_string(value) + " is too large");
   return static_cast<int>(value);
+}
+
+double finite_non_negative(const char* flag, double value) {
+  if (!std::isfinite(value) || value < 0) {
+    throw UsageError(std::string("--") + flag + ": " + std::to_string(value) + " must be finite and >= 0");
+  }
+  return value;
 }
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }

@@ -22,6 +22,8 @@ boost::program_options::variables_map parse_flags(const std::vector<std::string>
 int64_t at_least(const char* flag, int64_t value, int64_t minimum);
 // The same, also rejecting values above 1,000,000 (counts stored as int: ranks, threads...).
 int bounded_int(const char* flag, int64_t value, int64_t minimum);
+// `value` of flag --`flag`, or UsageError "--flag: V must be finite and >= 0".
+double finite_non_negative(const char* flag, double value);
 // Whether args[1..] hold --help or -h (a subcommand prints its help whatever else is given).
 bool asks_for_help(const std::vector<std::string>& args);
 // "a,b" -> {"a", "b"}; empty items are dropped.

@@ -1,10 +1,13 @@
-// Flags of `measure train` and of its rank processes (measure/runs/train_options.h).
+// Flags of `measure train` and of its rank processes (measure/runs/train_options.h), and what it
+// parses as `measure baseline` does (measure/trainer_flags.h).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "runs/train_options.h"
+#include "trainer_flags.h"
 
 namespace trainsim::measure {
 namespace {
@@ -116,6 +119,48 @@ TEST(TrainOptions, WorkerNeedsItsRank) {
   EXPECT_THROW(parse_worker_options({"train", "--world-size", "2", "--store", "/s"}), UsageError);
   EXPECT_THROW(parse_worker_options({"train", "--rank", "2", "--world-size", "2", "--store", "/s"}),
                UsageError);
+}
+
+// The message of the UsageError `parse` throws ("" when none).
+template <class Parse>
+std::string usage_error(Parse parse) {
+  try {
+    parse();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TrainOptions, SharedFlagsSayWhatIsWrongAsTheBaselineDoes) {
+  EXPECT_EQ(usage_error([] { parse_train_options({"train", "--device", "tpu"}); }),
+            "--device: 'tpu' is not one of cpu, cuda");
+  EXPECT_EQ(usage_error([] { parse_train_options({"train", "--lr-rule", "cubic"}); }),
+            "--lr-rule: 'cubic' is not one of constant, linear, linear-warmup, sqrt");
+  EXPECT_EQ(usage_error([] { parse_train_options({"train", "--warmup-epochs", "-1"}); }),
+            "--warmup-epochs: -1.000000 must be finite and >= 0");
+  EXPECT_EQ(usage_error([] { parse_worker_options({"train", "--rank", "2", "--world-size", "2", "--store", "/s"}); }),
+            "--rank 2 is not below --world-size 2");
+}
+
+TEST(TrainerFlags, EachCheckPassesWhatItAccepts) {
+  EXPECT_EQ(checked_device("cpu"), "cpu");
+  EXPECT_EQ(checked_device("cuda"), "cuda");
+  EXPECT_THROW(checked_device("CUDA"), UsageError);
+  EXPECT_EQ(checked_lr_rule("linear-warmup"), LrRule::kLinearWarmup);
+  EXPECT_EQ(finite_non_negative("lr", 0.0), 0.0);
+  EXPECT_THROW(finite_non_negative("lr", std::numeric_limits<double>::infinity()), UsageError);
+  EXPECT_THROW(finite_non_negative("lr", std::numeric_limits<double>::quiet_NaN()), UsageError);
+  struct Ranked {
+    int rank = -1, world_size = 0;
+    std::string store_dir;
+  } o;
+  apply_rank_flags(RankFlags{3, 4, "/tmp/s"}, o);
+  EXPECT_EQ(o.rank, 3);
+  EXPECT_EQ(o.world_size, 4);
+  EXPECT_EQ(o.store_dir, "/tmp/s");
+  EXPECT_THROW(apply_rank_flags(RankFlags{0, 0, "/tmp/s"}, o), UsageError);
+  EXPECT_THROW(apply_rank_flags(RankFlags{-1, 2, "/tmp/s"}, o), UsageError);
 }
 
 TEST(TrainOptions, DefaultThreadsShareTheCores) {

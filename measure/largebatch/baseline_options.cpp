@@ -8,6 +8,7 @@
 #include "models/describe.h"
 
 #include "cli_util.h"
+#include "trainer_flags.h"
 
 namespace trainsim::measure {
 namespace po = boost::program_options;
@@ -50,9 +51,7 @@ struct RawOptions {
   int64_t pace_probe_images = 0;
   std::string profile_path;
   std::string machine;
-  int64_t rank = -1;
-  int64_t world_size = 0;
-  std::string store_dir;
+  RankFlags rank_process;
 };
 
 po::options_description baseline_flags(RawOptions& raw) {
@@ -143,24 +142,6 @@ po::options_description baseline_flags(RawOptions& raw) {
   return flags;
 }
 
-po::options_description rank_flags(RawOptions& raw) {
-  po::options_description flags("rank process (set by the launcher)");
-  // clang-format off
-  flags.add_options()
-    ("rank", po::value(&raw.rank)->required(), "rank of this process")
-    ("world-size", po::value(&raw.world_size)->required(), "number of ranks")
-    ("store", po::value(&raw.store_dir)->required(), "rendezvous folder (c10d FileStore)");
-  // clang-format on
-  return flags;
-}
-
-double non_negative(const char* flag, double value) {
-  if (!std::isfinite(value) || value < 0) {
-    throw UsageError(std::string("--") + flag + ": " + std::to_string(value) + " must be finite and >= 0");
-  }
-  return value;
-}
-
 // The pace probe's flags into o.pace (after the rest of o); its flags without --pace-probe-at are an error.
 void validate_pace_probe(const RawOptions& raw, const po::variables_map& vm, BaselineOptions& o) {
   if (!vm.count("pace-probe-at")) {
@@ -220,23 +201,16 @@ BaselineOptions validated(const RawOptions& raw, const po::variables_map& vm) {
   if (vm.count("train-samples")) o.train_samples = at_least("train-samples", raw.train_samples, 1);
   if (vm.count("test-samples")) o.test_samples = at_least("test-samples", raw.test_samples, 1);
   o.data_dir = raw.data_dir;
-  if (vm.count("device")) {
-    if (raw.device != "cpu" && raw.device != "cuda") {
-      throw UsageError("--device: '" + raw.device + "' is not one of cpu, cuda");
-    }
-    o.device = raw.device;
-  }
+  if (vm.count("device")) o.device = checked_device(raw.device);
   if (vm.count("threads")) o.threads = bounded_int("threads", raw.threads, 1);
   o.workers = bounded_int("workers", raw.workers, 0);
   o.seed = static_cast<uint64_t>(at_least("seed", raw.seed, 0));
-  o.lr = non_negative("lr", raw.lr);
-  o.momentum = non_negative("momentum", raw.momentum);
-  o.weight_decay = non_negative("weight-decay", raw.weight_decay);
-  const auto rule = parse_lr_rule(raw.lr_rule);
-  if (!rule) throw UsageError("--lr-rule: '" + raw.lr_rule + "' is not one of constant, linear, linear-warmup, sqrt");
-  o.lr_rule = *rule;
+  o.lr = finite_non_negative("lr", raw.lr);
+  o.momentum = finite_non_negative("momentum", raw.momentum);
+  o.weight_decay = finite_non_negative("weight-decay", raw.weight_decay);
+  o.lr_rule = checked_lr_rule(raw.lr_rule);
   o.lr_base_batch = at_least("lr-base-batch", raw.lr_base_batch, 1);
-  o.warmup_epochs = non_negative("warmup-epochs", raw.warmup_epochs);
+  o.warmup_epochs = finite_non_negative("warmup-epochs", raw.warmup_epochs);
   if (raw.optimizer != "sgd" && raw.optimizer != "lars") {
     throw UsageError("--optimizer: '" + raw.optimizer + "' is not one of sgd, lars");
   }
@@ -347,15 +321,10 @@ std::optional<BaselineOptions> parse_baseline_options(const std::vector<std::str
 BaselineOptions parse_baseline_worker_options(const std::vector<std::string>& args) {
   RawOptions raw;
   po::options_description flags;
-  flags.add(baseline_flags(raw)).add(rank_flags(raw));
+  flags.add(baseline_flags(raw)).add(rank_flags(raw.rank_process));
   const auto vm = parse(args, flags);
   BaselineOptions o = validated(raw, vm);
-  o.world_size = bounded_int("world-size", raw.world_size, 1);
-  o.rank = bounded_int("rank", raw.rank, 0);
-  if (o.rank >= o.world_size) {
-    throw UsageError("--rank " + std::to_string(o.rank) + " is not below --world-size " + std::to_string(o.world_size));
-  }
-  o.store_dir = raw.store_dir;
+  apply_rank_flags(raw.rank_process, o);
   return o;
 }
 

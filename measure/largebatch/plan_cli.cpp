@@ -1,6 +1,5 @@
 // `measure largebatch-plan`: its flags, and the plan.csv it appends to (largebatch/plan.h).
 #include <boost/program_options.hpp>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -74,10 +73,8 @@ int largebatch_plan_main(int argc, char** argv) {
   if (edge) o.past_bound = PastBound::kEdge;
   const std::string plan_path = (fs::path(dir) / (edge ? "plan-edge-of-stability.csv" : "plan.csv")).string();
   const std::vector<PlannedRun> planned = read_plan(plan_path);
-  if (!(warmup_epochs >= 0) || !std::isfinite(warmup_epochs)) {
-    throw UsageError("--warmup-epochs: " + std::to_string(warmup_epochs) + " must be finite and >= 0");
-  }
-  const std::vector<PlannedRun> added = plan_large_batch_runs(o, names, warmup_epochs, planned, utc_now_iso8601());
+  const std::vector<PlannedRun> added =
+      plan_large_batch_runs(o, names, finite_non_negative("warmup-epochs", warmup_epochs), planned, utc_now_iso8601());
   // The plan so far as it is, byte for byte; the new rows after it.
   std::string text = std::string(kPlanHeader) + "\n";
   std::error_code ec;

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
-#include <cmath>
 #include <iostream>
 #include <sstream>
 
 #include "cli_util.h"
+#include "trainer_flags.h"
 
 namespace trainsim::measure {
 namespace po = boost::program_options;
@@ -32,9 +32,7 @@ struct RawOptions {
   std::string precision;
   std::string runs_path;
   std::string machine;
-  int64_t rank = -1;
-  int64_t world_size = 0;
-  std::string store_dir;
+  RankFlags rank_process;
 };
 
 po::options_description train_flags(RawOptions& raw) {
@@ -86,17 +84,6 @@ po::options_description train_flags(RawOptions& raw) {
   return flags;
 }
 
-po::options_description rank_flags(RawOptions& raw) {
-  po::options_description flags("rank process (set by the launcher)");
-  // clang-format off
-  flags.add_options()
-    ("rank", po::value(&raw.rank)->required(), "rank of this process")
-    ("world-size", po::value(&raw.world_size)->required(), "number of ranks")
-    ("store", po::value(&raw.store_dir)->required(), "rendezvous folder (c10d FileStore)");
-  // clang-format on
-  return flags;
-}
-
 TrainOptions validated(const RawOptions& raw, const po::variables_map& vm) {
   TrainOptions o;
   if (raw.strategy != "ddp" && raw.strategy != "dp") {
@@ -108,26 +95,13 @@ TrainOptions validated(const RawOptions& raw, const po::variables_map& vm) {
   o.workers = bounded_int("workers", raw.workers, 0);
   if (vm.count("train-samples")) o.train_samples = at_least("train-samples", raw.train_samples, 1);
   o.epochs = bounded_int("epochs", raw.epochs, 1);
-  if (vm.count("device")) {
-    if (raw.device != "cpu" && raw.device != "cuda") {
-      throw UsageError("--device: '" + raw.device + "' is not one of cpu, cuda");
-    }
-    o.device = raw.device;
-  }
+  if (vm.count("device")) o.device = checked_device(raw.device);
   o.data_dir = raw.data_dir;
   if (vm.count("threads")) o.threads = bounded_int("threads", raw.threads, 1);
   o.seed = static_cast<uint64_t>(at_least("seed", raw.seed, 0));
-  const auto rule = parse_lr_rule(raw.lr_rule);
-  if (!rule) {
-    throw UsageError("--lr-rule: '" + raw.lr_rule +
-                     "' is not one of constant, linear, linear-warmup, sqrt");
-  }
-  o.lr_rule = *rule;
+  o.lr_rule = checked_lr_rule(raw.lr_rule);
   o.lr_base_batch = at_least("lr-base-batch", raw.lr_base_batch, 1);
-  if (!std::isfinite(raw.warmup_epochs) || raw.warmup_epochs < 0) {
-    throw UsageError("--warmup-epochs: must be finite and >= 0");
-  }
-  o.warmup_epochs = raw.warmup_epochs;
+  o.warmup_epochs = finite_non_negative("warmup-epochs", raw.warmup_epochs);
   const auto precision = parse_precision(raw.precision);
   if (!precision) {
     throw UsageError("--precision: '" + raw.precision + "' is not one of " + std::string(kPrecisionNames));
@@ -178,16 +152,10 @@ std::optional<TrainOptions> parse_train_options(const std::vector<std::string>& 
 TrainOptions parse_worker_options(const std::vector<std::string>& args) {
   RawOptions raw;
   po::options_description flags;
-  flags.add(train_flags(raw)).add(rank_flags(raw));
+  flags.add(train_flags(raw)).add(rank_flags(raw.rank_process));
   const auto vm = parse(args, flags);
   TrainOptions o = validated(raw, vm);
-  o.world_size = bounded_int("world-size", raw.world_size, 1);
-  o.rank = bounded_int("rank", raw.rank, 0);
-  if (o.rank >= o.world_size) {
-    throw UsageError("--rank " + std::to_string(o.rank) + " is not below --world-size " +
-                     std::to_string(o.world_size));
-  }
-  o.store_dir = raw.store_dir;
+  apply_rank_flags(raw.rank_process, o);
   return o;
 }
 
