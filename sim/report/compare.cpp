@@ -14,8 +14,6 @@
 namespace trainsim::report {
 namespace {
 
-constexpr const char* kNone = "-";
-
 // ---------------------------------------------------------------------------------------------
 // The join
 
@@ -46,8 +44,6 @@ bool contains(const std::vector<int64_t>& values, int64_t value) {
 
 // ---------------------------------------------------------------------------------------------
 // Formatting
-
-std::string seconds(double s) { return format_significant(s, 4); }
 
 // "1 row", "3 rows".
 std::string counted(int64_t count, const std::string& noun) {

@@ -28,6 +28,8 @@ std::string format_significant(double value, int significant) {
   return buffer;
 }
 
+std::string seconds(double s) { return format_significant(s, 4); }
+
 std::string format_fixed(double value, int decimals) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);

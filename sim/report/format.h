@@ -12,6 +12,12 @@ namespace trainsim::report {
 // 123.4, 12.34, 1.234, 0.1234, 0.001234. Values below 1e-6 in magnitude use %.3e.
 std::string format_significant(double value, int significant = 4);
 
+// What a table cell holds where there is no value.
+inline constexpr const char* kNone = "-";
+
+// Seconds as the tables print them: 4 significant digits.
+std::string seconds(double s);
+
 // `value` with exactly `decimals` digits after the point (%.Nf).
 std::string format_fixed(double value, int decimals);
 

@@ -11,8 +11,6 @@
 namespace trainsim::report {
 namespace {
 
-constexpr const char* kNone = "-";
-
 std::string optional_cell(const std::optional<double>& value, int significant = 4) {
   return value ? format_significant(*value, significant) : kNone;
 }

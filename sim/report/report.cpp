@@ -29,10 +29,8 @@ std::string with_thousands(int64_t value) {
 }
 
 constexpr const char* kOom = "OOM";
-constexpr const char* kNone = "-";
 constexpr const char* kNotRunnable = "n/a";
 
-std::string seconds(double s) { return format_significant(s, 4); }
 std::string ratio(double r) { return format_fixed(r, 3); }
 std::string gbytes(double bytes) { return format_significant(bytes / 1e9, 4); }
 
