@@ -567,19 +567,19 @@ void write_out_dir(const CommandLine& cl, const SweepRun& r) {
     predictions.insert(predictions.end(), r.comparison->extra_predictions.begin(), r.comparison->extra_predictions.end());
   }
   // Q4's columns join the sweep's rows only when Q4 is about the sweep's own configurations.
-  const report::LargeBatchReport* q4_columns = r.extras.large_batch_grid ? nullptr : r.extras.large_batch;
+  const report::LargeBatchReport* large_batch_columns = r.extras.large_batch_grid ? nullptr : r.extras.large_batch;
   if (r.streamed_csv) {
     // The whole sweep is in it already; the measured configurations outside the sweep follow.
     std::string rows;
     if (r.comparison) {
       for (const SimResult& extra : r.comparison->extra_predictions) {
-        rows += report::format_predictions_csv_row(extra, r.device.config.model, q4_columns);
+        rows += report::format_predictions_csv_row(extra, r.device.config.model, large_batch_columns);
       }
     }
     r.streamed_csv->append(rows);
     r.streamed_csv->commit();
   } else {
-    report::write_file_atomic(csv, report::format_predictions_csv(predictions, r.device.config.model, q4_columns));
+    report::write_file_atomic(csv, report::format_predictions_csv(predictions, r.device.config.model, large_batch_columns));
   }
   report::write_file_atomic(markdown, report::format_predictions_markdown(r.context, r.grid, r.extras) +
                                           (r.scale_out ? r.scale_out->text : std::string()));

@@ -349,7 +349,6 @@ std::optional<std::size_t> least_essential_undetermined(const std::vector<Param>
   return drop;
 }
 
-
 bool contains(const std::vector<Param>& list, Param p) { return std::find(list.begin(), list.end(), p) != list.end(); }
 
 // The steps of one fit of `observations` (indices into the fit's config), in the order
