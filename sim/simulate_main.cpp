@@ -31,6 +31,7 @@
 #include "report/atomic_file.h"
 #include "report/collectives.h"
 #include "report/compare.h"
+#include "report/compare_format.h"
 #include "report/csv.h"
 #include "report/format.h"
 #include "report/large_batch.h"

@@ -18,6 +18,7 @@
 
 #include "format/errors.h"
 #include "report/compare.h"
+#include "report/compare_format.h"
 #include "report/gnuplot.h"
 #include "report/plots.h"
 #include "temp_dir.h"

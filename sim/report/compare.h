@@ -3,7 +3,8 @@
 // `measure train` and by the PyTorch reference trainer) joined with predictions on (strategy, gpus,
 // batch_per_gpu, loader_workers, train_samples, trainer, test_samples), the error of each
 // prediction beside the repeats' spread (noise) and the machine's drift since the profile (the
-// calibration probe), and the MAPE. Definitions: docs/COMPARE.md.
+// calibration probe), and the MAPE. Definitions: docs/COMPARE.md. The join and the errors; their
+// tables, CSV and report: report/compare_format.h.
 
 #include <cstdint>
 #include <functional>
@@ -14,7 +15,6 @@
 #include "io/config.h"
 #include "format/profile.h"
 #include "io/runs_csv.h"
-#include "report/report.h"
 #include "train/simulator.h"
 
 namespace trainsim::report {
@@ -100,37 +100,5 @@ struct ErrorSummary {
 // MAPE = (1/n) * sum |error %| over the configurations `keep` accepts (all when empty).
 ErrorSummary summarize_errors(const std::vector<ComparedRun>& runs,
                               const std::function<bool(const ComparedRun&)>& keep = {});
-
-// "MAPE epoch_s: 12.3% over 4 runs; bias -3.1%", or "MAPE epoch_s: n/a over 0 runs": every compared
-// configuration, whichever trainer. The program's last line.
-std::string format_mape_line(const Comparison& comparison);
-// One line per (trainer, ranks) group with compared configurations, e.g.
-// "MAPE epoch_s (pytorch, 1 rank): 3.1% over 10 configurations; noise floor 0.8%; drift-adjusted 2.9%".
-std::vector<std::string> format_group_mape_lines(const Comparison& comparison);
-
-// "+4.2" / "-12.0": an error in percent with its sign, one decimal.
-std::string format_error_percent(double percent);
-
-// What `simulate --compare` prints after the normal tables: the per-configuration table, the
-// MAPE table, and the configurations on one side only.
-std::string format_comparison(const Comparison& comparison, const RunsTable& runs);
-
-// CSV of the join (DIR/comparison.csv), one row per compared configuration.
-std::string format_comparison_csv(const Comparison& comparison);
-
-// Mismatches between the runs and the profile that make the comparison questionable: runs.csv
-// `data` or `device` values other than the profile's loader data and device kind. Empty if none.
-std::vector<std::string> comparison_warnings(const ReportContext& context, const RunsTable& runs);
-
-// What report.md says about the plots.
-struct PlotSection {
-  std::vector<std::pair<std::string, std::string>> drawn;  // (svg file name, caption)
-  std::vector<std::string> skipped;                        // why a plot or all plots are missing
-};
-
-// DIR/report.md. `command` is how to reproduce it; `sweep_results` are the sweep's predictions.
-std::string format_compare_report(const ReportContext& context, const RunsTable& runs,
-                                  const std::vector<SimResult>& sweep_results, const Comparison& comparison,
-                                  const PlotSection& plots, const std::string& command);
 
 }  // namespace trainsim::report

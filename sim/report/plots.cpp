@@ -9,6 +9,7 @@
 #include "format/csv.h"
 #include "report/atomic_file.h"
 #include "report/gnuplot.h"
+#include "report/report.h"
 
 namespace trainsim::report {
 namespace {
