@@ -580,7 +580,8 @@ void write_out_dir(const CommandLine& cl, const SweepRun& r) {
     r.streamed_csv->append(rows);
     r.streamed_csv->commit();
   } else {
-    report::write_file_atomic(csv, report::format_predictions_csv(predictions, r.device.config.model, large_batch_columns));
+    report::write_file_atomic(csv,
+                              report::format_predictions_csv(predictions, r.device.config.model, large_batch_columns));
   }
   report::write_file_atomic(markdown, report::format_predictions_markdown(r.context, r.grid, r.extras) +
                                           (r.scale_out ? r.scale_out->text : std::string()));
