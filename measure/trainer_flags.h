@@ -1,5 +1,5 @@
 #pragma once
-// What the two trainers, `measure train` (measure/runs) and `measure baseline`
+// What the C++ trainers, `measure train` (measure/runs) and `measure baseline`
 // (measure/largebatch), parse alike: their rank processes' flags, and the checks of the flags both
 // take with one meaning. Torch-free.
 

@@ -163,13 +163,8 @@ def replicate_s(net, repeats):
     try:
         slopes = []
         for r in range(max(repeats, MIN_REPLICATE_ROUNDS)):
-            if r % 2 == 0:
-                t_few = timed(few)
-                t_many = timed(many)
-            else:
-                t_many = timed(many)
-                t_few = timed(few)
-            slopes.append((t_many - t_few) / (many - few))
+            t = {n: timed(n) for n in ((few, many) if r % 2 == 0 else (many, few))}
+            slopes.append((t[many] - t[few]) / (many - few))
     finally:
         module._broadcast_coalesced_reshape = real
     return max(0.0, statistics.median(slopes))

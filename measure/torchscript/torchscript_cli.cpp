@@ -78,7 +78,7 @@ std::string required(const po::variables_map& vm, const char* flag) {
 constexpr int64_t kPytorchTrainImages = 4096;
 // A contention rank gets this long for its rendezvous or a barrier; its launcher somewhat more.
 constexpr double kContentionRankTimeoutSeconds = 600;
-constexpr double kContentionLaunchTimeoutSeconds = 3600;
+constexpr double kLaunchTimeoutSeconds = 3600;
 
 void say(const std::string& line) { std::cerr << "measure torchscript: " << line << std::endl; }
 
@@ -104,7 +104,7 @@ void measure_contention(ModelProfile& model, const torchscript::ScriptModelOptio
   job.seed = seed + static_cast<uint64_t>(batch);
   job.timeout_s = kContentionRankTimeoutSeconds;
   const std::vector<double> medians = profiler::run_contention_rounds(
-      self_executable(), job, ranks, rounds, kContentionLaunchTimeoutSeconds, [](int k, double seconds) {
+      self_executable(), job, ranks, rounds, kLaunchTimeoutSeconds, [](int k, double seconds) {
         say("  host contention, " + std::to_string(k) + " process" + (k > 1 ? "es" : "") + ": " + ms(seconds) +
             " per fused iteration of rank 0");
       });
@@ -146,7 +146,7 @@ void measure_pytorch_loop(Profile& profile, const std::string& name, const std::
   std::vector<const char*> words;
   for (const auto& word : command) words.push_back(word.c_str());
   say("PyTorch loop: " + join_command_line(static_cast<int>(words.size()), words.data()));
-  const int status = run_program(command, kContentionLaunchTimeoutSeconds);
+  const int status = run_program(command, kLaunchTimeoutSeconds);
   if (status != 0) {
     throw std::runtime_error(q.script + " exited with status " + std::to_string(status) +
                              " (its error is above); the profile keeps the C++ timings");
