@@ -40,6 +40,33 @@ struct InterconnectAssumption {
   bool override_measured = false;  // true: use it even where the profile has a measured curve
 };
 
+// How a sweep's configurations run, apart from each one's strategy, GPU count and batch per GPU:
+// the run description the config gives them all, taken whole by the simulator (RunSpec), the
+// reports (report::ReportContext) and the comparison with measured runs (whose runs.csv rows give
+// their own values of some of it: RunKey). The model is named beside it, since one setting is
+// simulated for another model too (Q4's `large_batch.model`, the scale-out's profile).
+struct RunSetting {
+  int64_t train_samples = 50000;
+  int loader_workers = 2;
+  bool persistent_workers = false;  // DataLoader(persistent_workers=...): no start-up per epoch
+  bool pin_memory = false;          // DataLoader(pin_memory=...): pinned H2D copies
+  Trainer trainer = Trainer::kPytorch;  // whose loop and loader: PyTorch's or measure train's
+  // `precision:` (format/precision.h): the numeric mode predicted; the profile must have been
+  // measured in it (measurement.precision).
+  Precision precision = Precision::kFp32;
+  std::optional<TestPass> test_pass;  // the per-epoch test pass (SimResult::test_s)
+  // PyTorch SyncBatchNorm: per-BatchNorm-layer collectives in forward and backward (DDP with >= 2
+  // ranks; dp ignores it with a note).
+  bool sync_batchnorm = false;
+  std::optional<InterconnectAssumption> interconnect;  // `interconnect:`, if given
+  // `topology:` (docs/SCALE.md): the cluster the sweep runs on; collectives follow NCCL's model.
+  std::optional<Topology> topology;
+  // Not a config key: DataParallel's host work per replica per iteration (replicate, scatter,
+  // threads, gather) beyond what the profile's loop holds, where a fit determined it (docs/FIT.md);
+  // 0 otherwise.
+  double dp_host_per_replica_s = 0;
+};
+
 // Large-batch predictions (issue 5, docs/LARGE_BATCH.md): asked for by a `large_batch:` block or
 // an `lr_rule:` key; they need the profile's baseline training curve for the model.
 struct LargeBatchRequest {
@@ -103,7 +130,8 @@ struct CollectivesRequest {
   double factor = 2;              // each size is the previous one times this
 };
 
-struct SweepConfig {
+// The config: the run setting of all its configurations, the sweep's axes and what else it asks.
+struct SweepConfig : RunSetting {
   std::string file;          // path of the config as given
   std::string profile_path;  // resolved (relative to the config's folder); empty: no profile
   int profile_line = 0;      // line of the `profile:` key (for errors about the profile's content)
@@ -116,33 +144,17 @@ struct SweepConfig {
   // `held_out:`: measured timings of the same form, not fitted: each is predicted from the fit and
   // scored (the fit's validation, docs/FIT.md).
   std::vector<Observation> held_out;
-  // `topology:` (docs/SCALE.md): the cluster the sweep runs on; collectives follow NCCL's model.
-  std::optional<Topology> topology;
   std::optional<CollectivesRequest> collectives;  // `collectives:`: print an nccl-tests table
-  // Not a config key: DataParallel's host work per replica when a fit determined it (RunSpec).
-  double dp_host_per_replica_s = 0;
   std::string model = "resnet18-cifar";  // any model the profile holds (described_model: the fit's)
   int model_line = 0;                     // line of `model:` (0: not given)
-  int64_t train_samples = 50000;
-  int loader_workers = 2;
-  bool persistent_workers = false;  // DataLoader(persistent_workers=...): no start-up per epoch
-  bool pin_memory = false;          // DataLoader(pin_memory=...): pinned H2D copies
-  Trainer trainer = Trainer::kPytorch;
-  // `precision:` (format/precision.h): the numeric mode predicted; the profile must have been
-  // measured in it (measurement.precision). precision_line 0: not given (fp32).
-  Precision precision = Precision::kFp32;
-  int precision_line = 0;
-  std::optional<TestPass> test_pass;
+  int precision_line = 0;  // line of `precision:` (0: not given, fp32)
   std::vector<Strategy> strategies;  // empty (with gpus, batch_per_gpu) when no sweep: is given
   std::vector<int> gpus;
   std::vector<int64_t> batch_per_gpu;
-  std::optional<InterconnectAssumption> interconnect;
   // How the learning rate follows the global batch in the large-batch predictions.
   LrRule lr_rule = LrRule::kLinearWarmup;
   std::optional<LargeBatchRequest> large_batch;
   std::optional<ScaleOutRequest> scale_out;
-  // PyTorch SyncBatchNorm: per-BatchNorm-layer collectives in forward and backward (DDP only).
-  bool sync_batchnorm = false;
 };
 
 // What the simulator takes, beyond which a config is refused with a clear error rather than

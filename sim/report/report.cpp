@@ -101,6 +101,7 @@ Unit report_unit(const SweepConfig& config, const Profile& profile) {
 
 ReportContext make_report_context(const SweepConfig& config, const Profile& profile, bool exact) {
   ReportContext c;
+  static_cast<RunSetting&>(c) = config;
   c.config_file = config.file;
   c.profile_path = config.profile_path;
   c.machine_name = profile.machine.name;
@@ -115,17 +116,7 @@ ReportContext make_report_context(const SweepConfig& config, const Profile& prof
   c.model = config.model;
   const auto model = profile.models.find(config.model);
   c.param_bytes = model == profile.models.end() ? 0 : model->second.param_bytes();
-  c.train_samples = config.train_samples;
-  c.loader_workers = config.loader_workers;
-  c.persistent_workers = config.persistent_workers;
-  c.pin_memory = config.pin_memory;
-  c.trainer = config.trainer;
-  c.precision = config.precision;
-  c.test_pass = config.test_pass;
-  c.interconnect = config.interconnect;
-  if (config.topology) c.topology = config.topology->describe();
   c.exact = exact;
-  c.sync_batchnorm = config.sync_batchnorm;
   c.strategies = config.strategies;
   c.gpus = config.gpus;
   c.batches = config.batch_per_gpu;
@@ -215,8 +206,9 @@ std::string format_header(const ReportContext& c) {
                        " GB/s, latency " + format_significant(c.interconnect->latency_us, 4) + " us" +
                        (c.interconnect->override_measured ? ", used instead of the profile's curves"
                                                           : ", used where the profile has no curve"));
-  } else if (!c.topology.empty()) {
-    out += wrap_bullet("interconnect: assumed, not measured: NCCL's cost model on " + c.topology + " (topology:)");
+  } else if (c.topology) {
+    out += wrap_bullet("interconnect: assumed, not measured: NCCL's cost model on " + c.topology->describe() +
+                       " (topology:)");
   } else {
     out += wrap_bullet("interconnect: the profile's measured collective curves");
   }

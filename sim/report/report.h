@@ -17,8 +17,9 @@
 
 namespace trainsim::report {
 
-// What the report says about its inputs (header) and the sweep's axes (table layout).
-struct ReportContext {
+// What the report says about its inputs (header) and the sweep's axes (table layout): the config's
+// run setting, the profile's machine and the sweep's axes.
+struct ReportContext : RunSetting {
   std::string config_file;
   std::string profile_path;
   std::string machine_name;
@@ -32,17 +33,7 @@ struct ReportContext {
   std::string measured_date;      // ISO 8601 from the profile
   std::string model;
   int64_t param_bytes = 0;        // the model's fp32 parameter bytes (course Q3.2 message size)
-  int64_t train_samples = 0;
-  int loader_workers = 0;
-  bool persistent_workers = false;
-  bool pin_memory = false;
-  Trainer trainer = Trainer::kPytorch;
-  Precision precision = Precision::kFp32;  // the config's (= the profile's measurement.precision)
-  std::optional<TestPass> test_pass;
-  std::optional<InterconnectAssumption> interconnect;
-  std::string topology;  // Topology::describe() when the config has `topology:`, else empty
   bool exact = false;             // --exact: every iteration simulated
-  bool sync_batchnorm = false;    // the config's sync_batchnorm
   // A sweep too large to print in full (simulate summarises it): what the tables show of it and
   // what the whole sweep gave; printed in the header. Empty: the tables show the whole sweep.
   std::string summary;

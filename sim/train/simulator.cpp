@@ -710,19 +710,10 @@ void fill_timings(SimResult& result, const IterationStats& totals, const train::
 
 RunSpec config_spec(const SweepConfig& config, Strategy strategy, int gpus, int64_t batch_per_gpu) {
   RunSpec spec;
+  static_cast<RunSetting&>(spec) = config;
   spec.strategy = strategy;
   spec.gpus = gpus;
   spec.batch_per_gpu = batch_per_gpu;
-  spec.train_samples = config.train_samples;
-  spec.loader_workers = config.loader_workers;
-  spec.interconnect = config.interconnect;
-  spec.sync_batchnorm = config.sync_batchnorm;
-  spec.trainer = config.trainer;
-  spec.persistent_workers = config.persistent_workers;
-  spec.pin_memory = config.pin_memory;
-  spec.test_pass = config.test_pass;
-  spec.dp_host_per_replica_s = config.dp_host_per_replica_s;
-  spec.topology = config.topology;
   return spec;
 }
 

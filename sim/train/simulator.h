@@ -12,28 +12,14 @@
 
 namespace trainsim {
 
-// One configuration of the sweep.
-struct RunSpec {
+// One configuration of the sweep: its cell (strategy, GPU count, batch per GPU) in a run setting.
+struct RunSpec : RunSetting {
   Strategy strategy = Strategy::kDdp;
   int gpus = 1;
   int64_t batch_per_gpu = 128;
-  int64_t train_samples = 50000;
-  int loader_workers = 2;
-  std::optional<InterconnectAssumption> interconnect;  // from the config, if given
-  bool sync_batchnorm = false;  // SyncBatchNorm (DDP with >= 2 ranks; dp ignores it with a note)
-  Trainer trainer = Trainer::kPytorch;  // whose loop and loader: PyTorch's or measure train's
-  bool persistent_workers = false;      // loader workers kept across epochs (no start-up)
-  bool pin_memory = false;              // pinned host memory: the pinned H2D curve
-  std::optional<TestPass> test_pass;    // the per-epoch test pass (SimResult::test_s)
-  // DataParallel's host work per replica per iteration (replicate, scatter, threads, gather)
-  // beyond what the profile's loop holds: a fitted parameter (docs/FIT.md); 0 otherwise.
-  double dp_host_per_replica_s = 0;
-  // The cluster (config `topology:`): collectives follow NCCL's model on it (docs/SCALE.md).
-  std::optional<Topology> topology;
 };
 
-// The configuration (strategy, gpus, batch_per_gpu) in the config's setting: its data set, loader,
-// trainer, test pass, interconnect or topology, SyncBatchNorm and fitted DataParallel cost.
+// The configuration (strategy, gpus, batch_per_gpu) in the config's run setting.
 RunSpec config_spec(const SweepConfig& config, Strategy strategy, int gpus, int64_t batch_per_gpu);
 
 struct SimOptions {
