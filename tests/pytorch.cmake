@@ -28,8 +28,8 @@ else()
   # MODULE:COST, COST about its seconds on a 2-core machine (ctest -j starts the costliest first:
   # tests/CMakeLists.txt).
   foreach(_entry IN ITEMS test_model:3 test_dataset:3 test_runs_csv:1 test_train:63 test_train_errors:22
-                          test_profile:112 test_buckets:14 test_export_models:16 test_train_model:48
-                          test_plain_ddp:18)
+                          test_train_flags:3 test_profile:112 test_buckets:14 test_export_models:16
+                          test_train_model:48 test_plain_ddp:18)
     string(REPLACE ":" ";" _entry "${_entry}")
     list(GET _entry 0 _module)
     list(GET _entry 1 _cost)

@@ -2,10 +2,12 @@
 // parses as `measure baseline` does (measure/trainer_flags.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "runs/shared_train_flags.h"
 #include "runs/train_options.h"
 #include "trainer_flags.h"
 
@@ -141,6 +143,55 @@ TEST(TrainOptions, SharedFlagsSayWhatIsWrongAsTheBaselineDoes) {
             "--warmup-epochs: -1.000000 must be finite and >= 0");
   EXPECT_EQ(usage_error([] { parse_worker_options({"train", "--rank", "2", "--world-size", "2", "--store", "/s"}); }),
             "--rank 2 is not below --world-size 2");
+}
+
+// The flags shared with train.py come from train_flags.json (measure/runs/shared_train_flags.h;
+// train.py's side: tests/pytorch/test_train_flags.py).
+TEST(SharedTrainFlags, TheTableIsReadWholeAndEveryFlagIsInTheHelp) {
+  const std::vector<SharedFlag>& flags = shared_train_flags();
+  ASSERT_GE(flags.size(), 10u);
+  const std::string help = train_help();
+  for (const SharedFlag& f : flags) {
+    EXPECT_NE(help.find("--" + f.name), std::string::npos) << f.name;
+    EXPECT_FALSE(f.help.empty()) << f.name;
+  }
+  const auto named = [&](const std::string& name) {
+    return *std::find_if(flags.begin(), flags.end(), [&](const SharedFlag& f) { return f.name == name; });
+  };
+  std::string precisions;
+  for (const std::string& choice : named("precision").choices) precisions += (precisions.empty() ? "" : ", ") + choice;
+  EXPECT_EQ(precisions, kPrecisionNames);  // every one parse_precision knows, in its order
+  EXPECT_EQ(named("strategy").choices, (std::vector<std::string>{"ddp", "dp"}));
+  EXPECT_EQ(named("workers").min, 0);
+}
+
+TEST(SharedTrainFlags, TheTablesDefaultsAreTrainOptions) {
+  const TrainOptions given = parsed({"train"});
+  const TrainOptions plain;  // what launch and the tests build without parsing
+  EXPECT_EQ(given.strategy, plain.strategy);
+  EXPECT_EQ(given.batch_per_gpu, plain.batch_per_gpu);
+  EXPECT_EQ(given.workers, plain.workers);
+  EXPECT_EQ(given.epochs, plain.epochs);
+  EXPECT_EQ(given.seed, plain.seed);
+  EXPECT_EQ(given.precision, plain.precision);
+  EXPECT_EQ(given.train_samples, plain.train_samples);
+  EXPECT_EQ(given.device, plain.device);
+  EXPECT_EQ(given.runs_path, plain.runs_path);
+  EXPECT_EQ(given.machine, plain.machine);
+  EXPECT_EQ(given.quiet, plain.quiet);
+  EXPECT_EQ(given.probe, plain.probe);
+}
+
+TEST(SharedTrainFlags, RangesAreTheTables) {
+  EXPECT_EQ(usage_error([] { parse_train_options({"train", "--workers", "-1"}); }),
+            "--workers: -1 is below the minimum 0");
+  EXPECT_EQ(usage_error([] { parse_train_options({"train", "--epochs", "1000001"}); }),
+            "--epochs: 1000001 is too large");
+  EXPECT_EQ(usage_error([] { parse_train_options({"train", "--strategy", "fsdp"}); }),
+            "--strategy: 'fsdp' is not one of ddp, dp");
+  EXPECT_EQ(usage_error([] { parse_train_options({"train", "--precision", "fp16"}); }),
+            "--precision: 'fp16' is not one of fp32, bf16-amp");
+  EXPECT_EQ(parsed({"train", "--seed", "0", "--epochs", "1000000"}).epochs, 1000000);
 }
 
 TEST(TrainerFlags, EachCheckPassesWhatItAccepts) {

@@ -36,6 +36,7 @@ import precision
 import probe
 import resnet
 import runs_csv
+import train_flags
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(os.path.dirname(_HERE))
@@ -62,16 +63,6 @@ def positive(text):
     return v
 
 
-def non_negative(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("'%s' is not an integer" % text)
-    if v < 0:
-        raise argparse.ArgumentTypeError("%d must be >= 0" % v)
-    return v
-
-
 def positive_float(text):
     try:
         v = float(text)
@@ -85,56 +76,36 @@ def positive_float(text):
 def parse_args(argv):
     p = _Parser(prog="train.py", description="ResNet-18 CIFAR reference trainer (PyTorch); "
                 "appends one row to runs.csv. See docs/PYTORCH.md.")
-    p.add_argument("--strategy", choices=["ddp", "dp"], default="ddp",
-                   help="ddp: DistributedDataParallel, one process per rank (torchrun); "
-                        "dp: nn.DataParallel in one process (CUDA only)")
-    p.add_argument("--gpus", type=positive, default=None,
-                   help="dp: devices (default 1); ddp: must equal the ranks started by torchrun")
-    p.add_argument("--batch-per-gpu", type=positive, default=128, metavar="B",
-                   help="samples per rank (ddp) or per device (dp) per iteration (default 128)")
-    p.add_argument("--workers", type=non_negative, default=2, metavar="W",
-                   help="DataLoader worker processes per process (default 2)")
-    p.add_argument("--persistent-workers", action="store_true",
-                   help="keep the workers between epochs (default: restarted every epoch)")
-    p.add_argument("--train-samples", type=positive, default=None, metavar="N",
-                   help="train on the first N training images (default all)")
-    p.add_argument("--epochs", type=positive, default=2, metavar="E",
-                   help="epochs to run; the last one is timed (default 2)")
-    p.add_argument("--iterations", type=positive, default=None, metavar="K",
-                   help="stop every epoch after K iterations (partial epochs, for checks)")
-    p.add_argument("--test-pass", action="store_true",
-                   help="evaluate the test set after every epoch (timed as test_s)")
-    p.add_argument("--test-samples", type=positive, default=None, metavar="M",
-                   help="with --test-pass: the first M test images (default all)")
-    p.add_argument("--device", choices=["cpu", "cuda"], default=None,
-                   help="default cuda when a CUDA device is visible, else cpu")
-    p.add_argument("--data", required=True, metavar="DIR",
-                   help="folder of the CIFAR-10 binary files (a SYNTHETIC file marks them "
-                        "synthetic; measure/pytorch/synthetic.py writes such a folder)")
-    p.add_argument("--threads", type=positive, default=None, metavar="T",
-                   help="torch.set_num_threads(T) (default: PyTorch's own default)")
-    p.add_argument("--seed", type=non_negative, default=0)
-    p.add_argument("--lr", type=positive_float, default=0.1, help="SGD learning rate (0.1)")
-    p.add_argument("--runs", default=None, metavar="FILE",
-                   help="runs.csv to append to (default reports/<machine>/runs.csv in the repo)")
-    p.add_argument("--machine", default=None, metavar="NAME",
-                   help="machine name of the default --runs path")
-    p.add_argument("--no-probe", action="store_true", help="skip the calibration probe")
-    p.add_argument("--cudnn-benchmark", dest="cudnn_benchmark", action="store_true",
-                   default=True, help="torch.backends.cudnn.benchmark = True on CUDA (default)")
-    p.add_argument("--no-cudnn-benchmark", dest="cudnn_benchmark", action="store_false")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
-    p.add_argument("--precision", choices=precision.PRECISIONS, default="fp32",
-                   help="bf16-amp: forward and loss under torch.autocast(dtype=torch.bfloat16), "
-                        "the test pass too (default fp32; docs/PRECISION.md)")
-    p.add_argument("--model", default=None, metavar="FILE.pt",
-                   help="train this TorchScript module (torch.jit.load) instead of ResNet-18: "
-                        "N x 3 x 32 x 32 images in, N x 10 logits out")
-    p.add_argument("--arch", choices=export_models.ARCHS, default=None,
-                   help="train this eager model of export_models.py instead of ResNet-18")
-    p.add_argument("--model-name", default=None, metavar="NAME",
-                   help="the row's model (default: --model's file name without its extension, "
-                        "or --arch)")
+    train_flags.add_shared_flags(p)
+    own = p.add_argument_group("train.py's own")
+    own.add_argument("--gpus", type=positive, default=None,
+                     help="dp: devices (default 1); ddp: must equal the ranks started by torchrun")
+    own.add_argument("--data", required=True, metavar="DIR",
+                     help="folder of the CIFAR-10 binary files (a SYNTHETIC file marks them "
+                          "synthetic; measure/pytorch/synthetic.py writes such a folder)")
+    own.add_argument("--threads", type=positive, default=None, metavar="T",
+                     help="torch.set_num_threads(T) (default: PyTorch's own default)")
+    own.add_argument("--persistent-workers", action="store_true",
+                     help="keep the workers between epochs (default: restarted every epoch)")
+    own.add_argument("--iterations", type=positive, default=None, metavar="K",
+                     help="stop every epoch after K iterations (partial epochs, for checks)")
+    own.add_argument("--test-pass", action="store_true",
+                     help="evaluate the test set after every epoch (timed as test_s; under "
+                          "--precision bf16-amp too)")
+    own.add_argument("--test-samples", type=positive, default=None, metavar="M",
+                     help="with --test-pass: the first M test images (default all)")
+    own.add_argument("--lr", type=positive_float, default=0.1, help="SGD learning rate (0.1)")
+    own.add_argument("--cudnn-benchmark", dest="cudnn_benchmark", action="store_true",
+                     default=True, help="torch.backends.cudnn.benchmark = True on CUDA (default)")
+    own.add_argument("--no-cudnn-benchmark", dest="cudnn_benchmark", action="store_false")
+    own.add_argument("--model", default=None, metavar="FILE.pt",
+                     help="train this TorchScript module (torch.jit.load) instead of ResNet-18: "
+                          "N x 3 x 32 x 32 images in, N x 10 logits out")
+    own.add_argument("--arch", choices=export_models.ARCHS, default=None,
+                     help="train this eager model of export_models.py instead of ResNet-18")
+    own.add_argument("--model-name", default=None, metavar="NAME",
+                     help="the row's model (default: --model's file name without its extension, "
+                          "or --arch)")
     a = p.parse_args(argv)
     if a.model is not None and a.arch is not None:
         raise UsageError("--model and --arch: give one of them")

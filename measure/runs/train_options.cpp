@@ -4,8 +4,10 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 
 #include "cli_util.h"
+#include "runs/shared_train_flags.h"
 #include "trainer_flags.h"
 
 namespace trainsim::measure {
@@ -13,25 +15,16 @@ namespace po = boost::program_options;
 
 namespace {
 
+// measure train's own flags; the shared ones (train_flags.json) are read from the variables map.
 // Values go through strings or int64 first so that "-3" or "abc" give our own message instead of
 // a wrapped-around unsigned value.
 struct RawOptions {
-  std::string strategy;
   int64_t gpus = 0;
-  int64_t batch_per_gpu = 0;
-  int64_t workers = 0;
-  int64_t train_samples = 0;
-  int64_t epochs = 0;
-  std::string device;
   std::string data_dir;
   int64_t threads = 0;
-  int64_t seed = 0;
   std::string lr_rule;
   int64_t lr_base_batch = 0;
   double warmup_epochs = 0;
-  std::string precision;
-  std::string runs_path;
-  std::string machine;
   RankFlags rank_process;
 };
 
@@ -39,30 +32,20 @@ po::options_description train_flags(RawOptions& raw) {
   const TrainOptions defaults;
   po::options_description flags("measure train: real training epochs (ResNet-18, CIFAR-10)",
                                 /*line_length=*/100, /*min_description_length=*/50);
+  flags.add_options()("help,h", "print this help");
+  po::options_description shared("Shared with the PyTorch trainer, train.py (measure/runs/train_flags.json)",
+                                 /*line_length=*/100, /*min_description_length=*/50);
+  add_shared_train_flags(shared);
+  po::options_description own("measure train's own", /*line_length=*/100, /*min_description_length=*/50);
   // clang-format off
-  flags.add_options()
-    ("help,h", "print this help")
-    ("strategy", po::value(&raw.strategy)->default_value(defaults.strategy),
-       "ddp (one process per device, bucketed all-reduce overlapping backward) or dp "
-       "(DataParallel as PyTorch's nn.DataParallel, in one process)")
+  own.add_options()
     ("gpus", po::value(&raw.gpus)->default_value(defaults.gpus),
        "ranks (ddp) or devices (dp); on cpu, ddp ranks are processes and dp allows only 1")
-    ("batch-per-gpu", po::value(&raw.batch_per_gpu)->default_value(defaults.batch_per_gpu),
-       "samples per device per iteration (dp loads gpus * this per iteration)")
-    ("workers", po::value(&raw.workers)->default_value(defaults.workers),
-       "data-loader worker threads per process (0: load in the training thread)")
-    ("train-samples", po::value(&raw.train_samples),
-       "train on the first N samples of the training set (default: all of --data's, or 50000 generated)")
-    ("epochs", po::value(&raw.epochs)->default_value(defaults.epochs),
-       "epochs to run; the last one is timed, the earlier ones are warm-up")
-    ("device", po::value(&raw.device), "cpu or cuda (default: cuda when available, else cpu)")
     ("data", po::value(&raw.data_dir),
-       "folder with the CIFAR-10 binaries (data_batch_1..5.bin); default: synthetic images, "
+       "folder with the CIFAR-10 binaries (data_batch_1..5.bin); default: 50000 synthetic images, "
        "and every output says `synthetic`")
     ("threads", po::value(&raw.threads),
        "intra-op threads per process (default: cores / processes, at least 1)")
-    ("seed", po::value(&raw.seed)->default_value(0),
-       "seed of initialisation, sampler and augmentation")
     ("lr-rule", po::value(&raw.lr_rule)->default_value(to_string(defaults.lr_rule)),
        "learning rate of the global batch B = gpus x batch-per-gpu: constant (0.1), linear "
        "(0.1 B/B0), linear-warmup (per iteration from 0.1 to 0.1 B/B0 over --warmup-epochs), "
@@ -70,47 +53,34 @@ po::options_description train_flags(RawOptions& raw) {
     ("lr-base-batch", po::value(&raw.lr_base_batch)->default_value(defaults.lr_base_batch),
        "B0 of --lr-rule")
     ("warmup-epochs", po::value(&raw.warmup_epochs)->default_value(defaults.warmup_epochs),
-       "warm-up length of linear-warmup, in epochs")
-    ("precision", po::value(&raw.precision)->default_value(precision_name(defaults.precision)),
-       "fp32, or bf16-amp: forward and loss under autocast to bfloat16 (as torch.autocast), "
-       "weights, gradients and the optimizer in fp32")
-    ("runs", po::value(&raw.runs_path),
-       "CSV the result row is appended to (default: reports/<machine>/runs.csv)")
-    ("machine", po::value(&raw.machine),
-       "machine name for the default --runs path (default: the same name `measure` uses)")
-    ("no-probe", "do not time the calibration probe before the run (the row's probe_s stays empty)")
-    ("quiet", "no progress on stderr");
+       "warm-up length of linear-warmup, in epochs");
   // clang-format on
+  flags.add(shared).add(own);
   return flags;
 }
 
 TrainOptions validated(const RawOptions& raw, const po::variables_map& vm) {
   TrainOptions o;
-  if (raw.strategy != "ddp" && raw.strategy != "dp") {
-    throw UsageError("--strategy: '" + raw.strategy + "' is not one of ddp, dp");
-  }
-  o.strategy = raw.strategy;
+  o.strategy = *shared_text(vm, "strategy");
   o.gpus = bounded_int("gpus", raw.gpus, 1);
-  o.batch_per_gpu = at_least("batch-per-gpu", raw.batch_per_gpu, 1);
-  o.workers = bounded_int("workers", raw.workers, 0);
-  if (vm.count("train-samples")) o.train_samples = at_least("train-samples", raw.train_samples, 1);
-  o.epochs = bounded_int("epochs", raw.epochs, 1);
-  if (vm.count("device")) o.device = checked_device(raw.device);
+  o.batch_per_gpu = *shared_int(vm, "batch-per-gpu");
+  o.workers = static_cast<int>(*shared_int(vm, "workers"));
+  o.train_samples = shared_int(vm, "train-samples");
+  o.epochs = static_cast<int>(*shared_int(vm, "epochs"));
+  o.device = shared_text(vm, "device").value_or("");
   o.data_dir = raw.data_dir;
   if (vm.count("threads")) o.threads = bounded_int("threads", raw.threads, 1);
-  o.seed = static_cast<uint64_t>(at_least("seed", raw.seed, 0));
+  o.seed = static_cast<uint64_t>(*shared_int(vm, "seed"));
   o.lr_rule = checked_lr_rule(raw.lr_rule);
   o.lr_base_batch = at_least("lr-base-batch", raw.lr_base_batch, 1);
   o.warmup_epochs = finite_non_negative("warmup-epochs", raw.warmup_epochs);
-  const auto precision = parse_precision(raw.precision);
-  if (!precision) {
-    throw UsageError("--precision: '" + raw.precision + "' is not one of " + std::string(kPrecisionNames));
-  }
+  const auto precision = parse_precision(*shared_text(vm, "precision"));
+  if (!precision) throw std::logic_error("train_flags.json: --precision's choices are not " + std::string(kPrecisionNames));
   o.precision = *precision;
-  o.runs_path = raw.runs_path;
-  o.machine = raw.machine;
-  o.quiet = vm.count("quiet") > 0;
-  o.probe = vm.count("no-probe") == 0;
+  o.runs_path = shared_text(vm, "runs").value_or("");
+  o.machine = shared_text(vm, "machine").value_or("");
+  o.quiet = shared_switch(vm, "quiet");
+  o.probe = !shared_switch(vm, "no-probe");
   if (o.strategy == "dp" && o.device == "cpu" && o.gpus > 1) {
     throw UsageError("--strategy dp --device cpu: DataParallel needs CUDA devices for --gpus " +
                      std::to_string(o.gpus) +
