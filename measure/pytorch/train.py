@@ -53,14 +53,7 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def positive(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("'%s' is not an integer" % text)
-    if v < 1:
-        raise argparse.ArgumentTypeError("%d must be >= 1" % v)
-    return v
+positive = train_flags.integer_in(1)  # the shared flags' integer type (their message too)
 
 
 def positive_float(text):

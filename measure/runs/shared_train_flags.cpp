@@ -63,6 +63,23 @@ std::string joined(const std::vector<std::string>& items, const std::string& sep
   return out;
 }
 
+// A valued flag's Boost semantic: an int64 or a string, with the table's default and value name (a
+// choice without one shows its values there, "--device cpu|cuda", as argparse does).
+po::value_semantic* value_of(const SharedFlag& f) {
+  const bool choice_values = f.metavar.empty() && f.kind == SharedFlag::Kind::kChoice;
+  const std::string name = choice_values ? joined(f.choices, "|") : f.metavar;
+  if (f.kind == SharedFlag::Kind::kInt) {
+    po::typed_value<int64_t>* value = po::value<int64_t>();
+    if (f.default_value) value->default_value(std::stoll(*f.default_value));
+    if (!name.empty()) value->value_name(name);
+    return value;
+  }
+  po::typed_value<std::string>* value = po::value<std::string>();
+  if (f.default_value) value->default_value(*f.default_value);
+  if (!name.empty()) value->value_name(name);
+  return value;
+}
+
 }  // namespace
 
 const std::vector<SharedFlag>& shared_train_flags() {
@@ -74,25 +91,9 @@ void add_shared_train_flags(po::options_description& flags) {
   for (const SharedFlag& f : shared_train_flags()) {
     if (f.kind == SharedFlag::Kind::kSwitch) {
       flags.add_options()(f.name.c_str(), f.help.c_str());
-      continue;
-    }
-    po::typed_value<int64_t>* integer = nullptr;
-    po::typed_value<std::string>* text = nullptr;
-    po::value_semantic* semantic = nullptr;
-    if (f.kind == SharedFlag::Kind::kInt) {
-      integer = po::value<int64_t>();
-      if (f.default_value) integer->default_value(std::stoll(*f.default_value));
-      if (!f.metavar.empty()) integer->value_name(f.metavar);
-      semantic = integer;
     } else {
-      text = po::value<std::string>();
-      if (f.default_value) text->default_value(*f.default_value);
-      // A choice shows its values where a value's name goes ("--device cpu|cuda"), as argparse does.
-      if (f.kind == SharedFlag::Kind::kChoice && f.metavar.empty()) text->value_name(joined(f.choices, "|"));
-      if (!f.metavar.empty()) text->value_name(f.metavar);
-      semantic = text;
+      flags.add_options()(f.name.c_str(), value_of(f), f.help.c_str());
     }
-    flags.add_options()(f.name.c_str(), semantic, f.help.c_str());
   }
 }
 
