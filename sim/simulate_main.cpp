@@ -37,6 +37,7 @@
 #include "report/large_batch.h"
 #include "report/plots.h"
 #include "report/report.h"
+#include "report/precision.h"
 #include "report/scale_out.h"
 #include "report/sweep.h"
 #include "report/trace.h"
@@ -528,6 +529,8 @@ struct SweepRun {
   const report::ResultGrid& grid;
   const report::ReportExtras& extras;  // extras.large_batch_grid: Q4's own sweep, where it has one
   const std::optional<ScaleOut>& scale_out;
+  const std::vector<report::PrecisionSweep>& precisions;  // the config's other precisions
+  const std::string& precision_text;                      // their section of the report
   const std::optional<RunsTable>& runs;
   const std::optional<report::Comparison>& comparison;
   AtomicFileWriter* streamed_csv = nullptr;  // a summarised sweep's predictions.csv, streamed
@@ -569,6 +572,13 @@ void write_out_dir(const CommandLine& cl, const SweepRun& r) {
   }
   // Q4's columns join the sweep's rows only when Q4 is about the sweep's own configurations.
   const report::LargeBatchReport* large_batch_columns = r.extras.large_batch_grid ? nullptr : r.extras.large_batch;
+  // The other precisions' rows follow the tables' (the `precision` column tells them apart).
+  std::string precision_rows;
+  for (const report::PrecisionSweep& p : r.precisions) {
+    for (const SimResult& result : p.grid.all()) {
+      precision_rows += report::format_predictions_csv_row(result, r.device.config.model);
+    }
+  }
   if (r.streamed_csv) {
     // The whole sweep is in it already; the measured configurations outside the sweep follow.
     std::string rows;
@@ -577,14 +587,15 @@ void write_out_dir(const CommandLine& cl, const SweepRun& r) {
         rows += report::format_predictions_csv_row(extra, r.device.config.model, large_batch_columns);
       }
     }
-    r.streamed_csv->append(rows);
+    r.streamed_csv->append(rows + precision_rows);
     r.streamed_csv->commit();
   } else {
-    report::write_file_atomic(csv,
-                              report::format_predictions_csv(predictions, r.device.config.model, large_batch_columns));
+    report::write_file_atomic(csv, report::format_predictions_csv(predictions, r.device.config.model,
+                                                                  large_batch_columns) +
+                                       precision_rows);
   }
   report::write_file_atomic(markdown, report::format_predictions_markdown(r.context, r.grid, r.extras) +
-                                          (r.scale_out ? r.scale_out->text : std::string()));
+                                          r.precision_text + (r.scale_out ? r.scale_out->text : std::string()));
   const std::string notes = (dir / "notes.md").string();
   // Every note of predictions.csv's configurations (the comparison's own ones too).
   report::write_file_atomic(notes, report::format_notes_markdown(r.context, report::ResultGrid(predictions)));
@@ -649,7 +660,28 @@ struct SweepPlan {
   std::optional<SweepConfig> large_batch_config;
   std::optional<Profile> large_batch_own_profile;  // large_batch.profile: Q4's model, curve and times
   std::optional<ScaleOut> scale_out;
+  // The tables' configurations in the config's other precisions, each on its own profile (results
+  // filled in by run()).
+  std::vector<report::PrecisionSweep> precisions;
 };
+
+// The other precisions' sweeps, each profile checked to be of its precision and to cover the sweep.
+std::vector<report::PrecisionSweep> plan_precisions(const SweepConfig& config, const SweepConfig& tables) {
+  std::vector<report::PrecisionSweep> out;
+  for (const SweepConfig::PrecisionProfile& other : config.other_precisions) {
+    report::PrecisionSweep p{report::precision_sweep(tables, other), load_profile(other.profile_path),
+                             report::ResultGrid({})};
+    if (p.profile.measurement.precision != other.precision) {
+      throw InputError(config.file, other.line, std::string("profile.") + precision_name(other.precision),
+                       other.profile_path + " was measured in " + precision_name(p.profile.measurement.precision) +
+                           " (measurement.precision), not " + precision_name(other.precision) +
+                           ": give a profile measured with measure --precision " + precision_name(other.precision));
+    }
+    require_for_model(p.profile, p.sweep);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
 
 SweepPlan plan_sweeps(const Device& device, const std::optional<RunSpec>& trace_spec) {
   const SweepConfig& config = device.config;
@@ -675,6 +707,7 @@ SweepPlan plan_sweeps(const Device& device, const std::optional<RunSpec>& trace_
     plan.scale_out = ScaleOut{*scale_sweep, own ? profile : load_profile(scale_sweep->profile_path), std::nullopt, ""};
     require_for_model(plan.scale_out->profile, plan.scale_out->sweep);
   }
+  plan.precisions = plan_precisions(config, plan.tables);
   return plan;
 }
 
@@ -786,6 +819,14 @@ int run(int argc, char** argv) {
   extras.without_sync_batchnorm = without_sync ? &*without_sync : nullptr;
 
   if (!cl->quiet) std::cout << report::format_report(context, grid, extras) << std::flush;
+  std::string precision_text;
+  if (!plan.precisions.empty()) {
+    for (report::PrecisionSweep& p : plan.precisions) {
+      p.grid = report::ResultGrid(report::run_sweep(p.profile, p.sweep, options, std::ref(progress), {}, threads));
+    }
+    precision_text = report::format_precision_section(tables, profile, grid, plan.precisions);
+    if (!cl->quiet) std::cout << precision_text << std::flush;
+  }
   std::optional<ScaleOut>& scale_out = plan.scale_out;
   if (scale_out) {
     scale_out->grid.emplace(report::run_sweep(scale_out->profile, scale_out->sweep, options, std::ref(progress), {}, threads));
@@ -796,8 +837,8 @@ int run(int argc, char** argv) {
   std::optional<report::Comparison> comparison;
   if (runs) comparison = compare_with_runs(*cl, plan, profile, *runs, grid, context, options);
   if (!cl->out_dir.empty()) {
-    write_out_dir(*cl, {device, held_out, given.collectives.has_value(), context, grid, extras, scale_out, runs,
-                        comparison, streamed_csv.get()});
+    write_out_dir(*cl, {device, held_out, given.collectives.has_value(), context, grid, extras, scale_out,
+                        plan.precisions, precision_text, runs, comparison, streamed_csv.get()});
   }
   if (trace_spec) write_trace(*cl, profile, config, *trace_spec, options);
   if (!held_out.empty() && !cl->quiet) std::cout << "\n" << held_out;

@@ -314,6 +314,70 @@ TEST_F(ConfigTest, LargeBatchProfileGivesQ4ItsOwnSweepOnThatMachine) {
   EXPECT_NE(e.message().find("nope.yaml does not exist"), std::string::npos) << e.what();
 }
 
+// precision: as a list, profile: a map with one profile per precision (docs/PRECISION.md "Several
+// precisions"): the first is the tables', the others are predicted beside them.
+TEST_F(ConfigTest, SeveralPrecisionsEachWithItsOwnProfile) {
+  const std::string fp32 = write("fp32/profile.yaml", "schema_version: 1\n");
+  const std::string bf16 = write("bf16/profile.yaml", "schema_version: 1\n");
+  const std::string sweep = "sweep: {strategy: ddp, gpus: [1, 2], batch_per_gpu: 32}\n";
+  const SweepConfig c = load_sweep_config(write("configs/a.yaml", "precision: [fp32, bf16-amp]\nprofile:\n"
+                                                                  "  bf16-amp: ../bf16/profile.yaml\n"
+                                                                  "  fp32: ../fp32/profile.yaml\n" + sweep));
+  EXPECT_EQ(c.precision, Precision::kFp32);
+  EXPECT_EQ(c.precision_line, 1);
+  EXPECT_EQ(c.profile_path, fp32);
+  EXPECT_EQ(c.profile_line, 4);
+  ASSERT_EQ(c.other_precisions.size(), 1u);
+  EXPECT_EQ(c.other_precisions[0].precision, Precision::kBf16Amp);
+  EXPECT_EQ(c.other_precisions[0].profile_path, bf16);
+  EXPECT_EQ(c.other_precisions[0].line, 3);
+  // The list's order decides the tables': bf16-amp first.
+  const SweepConfig b = load_sweep_config(write("configs/b.yaml", "precision: [bf16-amp, fp32]\nprofile:\n"
+                                                                  "  bf16-amp: ../bf16/profile.yaml\n"
+                                                                  "  fp32: ../fp32/profile.yaml\n" + sweep));
+  EXPECT_EQ(b.precision, Precision::kBf16Amp);
+  EXPECT_EQ(b.profile_path, bf16);
+  ASSERT_EQ(b.other_precisions.size(), 1u);
+  EXPECT_EQ(b.other_precisions[0].precision, Precision::kFp32);
+  // A single scalar precision keeps the plain profile: no other precisions.
+  EXPECT_TRUE(load_sweep_config(write("configs/c.yaml", "profile: ../fp32/profile.yaml\n" + sweep))
+                  .other_precisions.empty());
+}
+
+TEST_F(ConfigTest, SeveralPrecisionsAreCheckedAgainstTheirProfiles) {
+  write("fp32/profile.yaml", "schema_version: 1\n");
+  const std::string sweep = "sweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\n";
+  struct Case {
+    std::string yaml;
+    int line;
+    std::string key, message;
+  };
+  const std::vector<Case> cases = {
+      {"precision: fp32\nprofile: {fp32: ../fp32/profile.yaml}\n", 2, "profile",
+       "a map of profiles, one per precision, needs precision: [NAME, ...] listing its keys"},
+      {"precision: [fp32, bf16-amp]\nprofile: ../fp32/profile.yaml\n", 1, "precision",
+       "a list of precisions needs profile: {PRECISION: FILE, ...}, a profile measured in each"},
+      {"precision: [fp32]\nprofile:\n  fp32: ../fp32/profile.yaml\n  bf16-amp: ../fp32/profile.yaml\n", 4,
+       "profile.bf16-amp", "'bf16-amp' is not a precision of precision: (fp32)"},
+      {"precision: [fp32, bf16-amp]\nprofile:\n  fp32: ../fp32/profile.yaml\n", 3, "profile",
+       "no profile for precision bf16-amp"},
+      {"precision: [fp32, fp32]\nprofile:\n  fp32: ../fp32/profile.yaml\n", 1, "precision[1]",
+       "fp32 is given twice"},
+      {"precision: []\nprofile:\n  fp32: ../fp32/profile.yaml\n", 1, "precision", "names no precision"},
+      {"precision: [fp32, bf16-amp]\nprofile:\n  fp32: ../fp32/profile.yaml\n  bf16-amp: ../nope.yaml\n", 4,
+       "profile.bf16-amp", "does not exist"},
+      {"precision: [fp32, bf16-amp]\ngpu: h100-sxm\nprofile:\n  fp32: ../fp32/profile.yaml\n"
+       "  bf16-amp: ../fp32/profile.yaml\n", 1, "precision[1]", "not with gpu: or observations:"},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const InputError e = load_error(write("configs/bad" + std::to_string(i) + ".yaml", c.yaml + sweep));
+    EXPECT_EQ(e.line(), c.line) << e.what();
+    EXPECT_EQ(e.key(), c.key) << e.what();
+    EXPECT_NE(e.message().find(c.message), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(ConfigTest, NoInterconnectBlockMeansNoAssumption) {
   const std::string config = std::string(TRAINSIM_FIXTURES_DIR) + "/io/sweep-fixture.yaml";
   const SweepConfig c = load_sweep_config(config);

@@ -238,9 +238,10 @@ std::vector<SimResult> small_sweep() {
 class Join : public ::testing::Test {
  protected:
   // Predicts cells outside the sweep: 8 GPUs "cannot be predicted", others get fixed times.
-  Comparison join(const std::string& rows, const std::string& header = kHeader, ProbeReference probe = {}) {
+  Comparison join(const std::string& rows, const std::string& header = kHeader, ProbeReference probe = {},
+                  const SweepConfig& config = small_config()) {
     const RunsTable runs = parse_runs_csv(header + "\n" + rows, "runs.csv");
-    return compare_runs(small_config(), small_sweep(), runs, {32, 128}, probe, [this](const RunSpec& spec) {
+    return compare_runs(config, small_sweep(), runs, {32, 128}, probe, [this](const RunSpec& spec) {
       predicted_specs.push_back(spec);
       if (spec.gpus == 8) throw InputError("sweep.yaml", 1, "profile", "no all_reduce curve for 8 ranks");
       return prediction(spec, 3.0, 1.5);
@@ -342,6 +343,14 @@ TEST_F(Join, RowsOfAnotherPrecisionThanTheConfigsAreNotPredicted) {
   ASSERT_EQ(c.unpredicted.size(), 1u);
   EXPECT_EQ(c.unpredicted[0].measured.lines, std::vector<int>{2});
   EXPECT_EQ(c.unpredicted[0].reason, "precision bf16-amp, not the config's fp32 (the profile's)");
+  // A precision the config predicts beside its tables (precision: a list): said so.
+  SweepConfig several = small_config();
+  several.other_precisions.push_back({Precision::kBf16Amp, "bf16.yaml", 3});
+  const Comparison other = join("ddp,1,32,2,1000,2.0,1.0,bf16-amp\n", kHeader + ",precision", {}, several);
+  ASSERT_EQ(other.unpredicted.size(), 1u);
+  EXPECT_EQ(other.unpredicted[0].reason,
+            "precision bf16-amp, not the tables' fp32 (the Precision section predicts it; --compare scores the "
+            "tables' precision)");
   try {
     join("ddp,1,32,2,1000,2.0,1.0,fp8\n", kHeader + ",precision");
     ADD_FAILURE() << "expected InputError";

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -189,13 +190,14 @@ TEST_F(SimulateProgram, ExactSimulatesEveryIteration) {
   const auto rows = lines_of(read_file(dir_ / "predictions.csv"));
   ASSERT_GT(rows.size(), 1u);
   // Columns 4 (iterations), 20 (extrapolated) and 21 (simulated_iterations) of predictions_csv_header(),
-  // 36 in all (the last five, the target accuracy's, the first-iteration peak and the interval, empty here).
+  // 37 in all (the target accuracy's two, the first-iteration peak and the interval's two, empty
+  // here, then the precision).
   for (size_t i = 1; i < rows.size(); ++i) {
     std::vector<std::string> cells;
     std::stringstream in(rows[i]);
     for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
     if (rows[i].back() == ',') cells.push_back("");  // getline drops a last empty cell
-    ASSERT_EQ(cells.size(), 36u) << rows[i];
+    ASSERT_EQ(cells.size(), 37u) << rows[i];
     EXPECT_EQ(cells[20], "false") << rows[i];
     EXPECT_EQ(cells[21], cells[4]) << rows[i];
   }
@@ -272,6 +274,53 @@ TEST_F(SimulateProgram, AnyModelTheProfileHoldsIsSimulated) {
   const fs::path moved = write_config("profile: " + (dir_ / "h100.yaml").string() +
                                       "\nmodel: my-net\ndataset: {train_samples: 20000}\ngpu: t4\n" + sweep);
   expect_one_line_error(simulate(moved.string()), "error: " + moved.string() + ":4: gpu: moving the profile's times from ");
+}
+
+// precision: [fp32, bf16-amp] with a profile measured in each (the 2-core CPU's, docs/PRECISION.md
+// "Several precisions"): the Precision section sets each configuration's epochs side by side, and
+// predictions.csv holds both precisions' rows, told apart by its `precision` column.
+TEST_F(SimulateProgram, SeveralPrecisionsArePredictedSideBySide) {
+  const std::string dir = std::string(TRAINSIM_SOURCE_DIR) + "/reports/cpu-epyc-2c/precision/";
+  const std::string rest = "model: resnet18-cifar\ntrainer: trainsim\ndataset: {train_samples: 512}\n"
+                           "loader: {workers: 0}\nsweep: {strategy: ddp, gpus: [1, 2], batch_per_gpu: [32, 64]}\n";
+  const fs::path config = write_config("precision: [fp32, bf16-amp]\nprofile:\n  fp32: " + dir + "fp32/profile.yaml\n"
+                                       "  bf16-amp: " + dir + "bf16/profile.yaml\n" + rest);
+  const fs::path out = dir_ / "out";
+  const ProgramRun run = simulate(config.string() + " --out " + out.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("## Precision: fp32 (the tables') and bf16-amp"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("| config   | fp32 s | bf16-amp s | bf16-amp x |"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("Exposed communication, share of the epoch, by precision"), std::string::npos);
+  // Both precisions' rows, the tables' first; each speedup in the section is fp32's epoch over bf16's.
+  const auto rows = lines_of(read_file(out / "predictions.csv"));
+  ASSERT_EQ(rows.size(), 9u);
+  EXPECT_EQ(rows[0].substr(rows[0].rfind(',') + 1), "precision");
+  std::map<std::string, double> epoch;  // "fp32 ddp,1,32" -> epoch_s
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    std::vector<std::string> cells;
+    std::stringstream line(rows[i]);
+    for (std::string cell; std::getline(line, cell, ',');) cells.push_back(cell);
+    EXPECT_EQ(cells.back(), i <= 4 ? "fp32" : "bf16-amp") << rows[i];
+    epoch[cells.back() + " " + cells[0] + "," + cells[1] + "," + cells[2]] = std::stod(cells[5]);
+  }
+  for (const std::string cell : {"ddp,1,32", "ddp,2,64"}) {
+    const double fp32 = epoch.at("fp32 " + cell), bf16 = epoch.at("bf16-amp " + cell);
+    EXPECT_GT(fp32, bf16) << cell;  // bf16 autocast is the faster on this AVX-512 BF16 CPU, measured so
+    char speedup[16];
+    std::snprintf(speedup, sizeof speedup, "%.2f |", fp32 / bf16);
+    const std::string label = "| ddp:" + cell.substr(4, 1) + ":" + cell.substr(6) + " ";
+    const std::size_t at = run.out.find(label, run.out.find("## Precision"));
+    ASSERT_NE(at, std::string::npos) << label;
+    EXPECT_NE(run.out.substr(at, run.out.find('\n', at) - at).find(speedup), std::string::npos) << speedup;
+  }
+  EXPECT_NE(read_file(out / "predictions.md").find("## Precision: fp32"), std::string::npos);
+
+  // A profile of another precision under a precision's key: one line at that key's line.
+  const fs::path wrong = write_config("precision: [fp32, bf16-amp]\nprofile:\n  fp32: " + dir + "fp32/profile.yaml\n"
+                                      "  bf16-amp: " + dir + "fp32/profile.yaml\n" + rest);
+  expect_one_line_error(simulate(wrong.string()), "error: " + wrong.string() + ":4: profile.bf16-amp: " + dir +
+                                                      "fp32/profile.yaml was measured in fp32 (measurement.precision), "
+                                                      "not bf16-amp");
 }
 
 TEST_F(SimulateProgram, UnknownStrategyIsOneLineWithFileAndLine) {

@@ -480,6 +480,72 @@ struct TopKeys {
   bool sweeps = false;  // a sweep is asked for (sweep:, or anything but the collectives table)
 };
 
+void read_precision(const Value& precision, const TopKeys& keys, SweepConfig& config) {
+  const auto parsed = parse_precision(precision.as_string());
+  if (!parsed) {
+    precision.fail("unknown precision '" + precision.as_string() + "' (expected " + std::string(kPrecisionNames) + ")");
+  }
+  // The roofline (gpu:, observations:) prices fp32 kernels only.
+  if (*parsed != Precision::kFp32 && (keys.gpu || keys.observations)) {
+    precision.fail(std::string(precision_name(*parsed)) +
+                   " is predicted from a profile measured in it (measure --precision), not with gpu: or "
+                   "observations: (the roofline prices fp32 only)");
+  }
+  config.precision = *parsed;
+  config.precision_line = precision.line();
+}
+
+// "fp32, bf16-amp"
+std::string join_names(const std::vector<Precision>& precisions) {
+  std::string out;
+  for (Precision p : precisions) out += (out.empty() ? "" : ", ") + std::string(precision_name(p));
+  return out;
+}
+
+// `profile:` as a map {PRECISION: FILE, ...} with `precision:` a list of the same names: the
+// tables predict the list's first precision from its profile, each other one is predicted beside
+// them from its own (SweepConfig::other_precisions; docs/PRECISION.md "Several precisions").
+void read_precision_profiles(const Value& profiles, const std::optional<Value>& precision, const TopKeys& keys,
+                             const std::string& path, SweepConfig& config) {
+  if (!precision || !precision->is_list()) {
+    profiles.fail("a map of profiles, one per precision, needs precision: [NAME, ...] listing its keys");
+  }
+  const Map map(profiles);
+  const auto entries = map.entries();
+  if (precision->as_list().empty()) precision->fail("names no precision: give one or more, each a key of profile:");
+  std::vector<Precision> listed;
+  for (const Value& item : precision->as_list()) {
+    read_precision(item, keys, config);
+    if (std::find(listed.begin(), listed.end(), config.precision) != listed.end()) {
+      item.fail(std::string(precision_name(config.precision)) + " is given twice");
+    }
+    listed.push_back(config.precision);
+    const auto entry = std::find_if(entries.begin(), entries.end(), [&](const auto& e) {
+      return e.first == precision_name(config.precision);
+    });
+    if (entry == entries.end()) {
+      profiles.fail(std::string("no profile for precision ") + precision_name(config.precision) +
+                    " (give " + precision_name(config.precision) + ": FILE, a profile measured in it)");
+    }
+    const std::string file = profile_file(entry->second, path);
+    if (listed.size() == 1) {
+      config.profile_path = file;
+      config.profile_line = entry->second.line();
+    } else {
+      config.other_precisions.push_back({config.precision, file, entry->second.line()});
+    }
+  }
+  for (const auto& [name, value] : entries) {
+    const auto parsed = parse_precision(name);
+    if (!parsed || std::find(listed.begin(), listed.end(), *parsed) == listed.end()) {
+      value.fail("'" + name + "' is not a precision of precision: (" + join_names(listed) + ")");
+    }
+  }
+  // The tables' precision: the list's first.
+  config.precision = listed.front();
+  config.precision_line = precision->line();
+}
+
 // The profile, the GPU catalog and what is read against it: gpu:, the fit's observations and
 // held-out timings, topology:, its nccl-tests log and its collectives table. Returns the catalog
 // where one of them needs it.
@@ -489,7 +555,9 @@ std::optional<GpuCatalog> read_hardware(const Map& top, const TopKeys& keys, con
   // only asks for the collectives table needs none.
   const std::optional<Value> profile =
       keys.observations || !keys.sweeps ? top.optional("profile") : top.required("profile");
-  if (profile) {
+  if (profile && profile->is_map()) {
+    read_precision_profiles(*profile, top.optional("precision"), keys, path, config);
+  } else if (profile) {
     config.profile_line = profile->line();
     config.profile_path = profile_file(*profile, path);
   }
@@ -569,21 +637,6 @@ std::optional<Value> read_model_and_data(const Map& top, const TopKeys& keys, Sw
                 "dataset: {train_samples: N}");
   }
   return samples_node;
-}
-
-void read_precision(const Value& precision, const TopKeys& keys, SweepConfig& config) {
-  const auto parsed = parse_precision(precision.as_string());
-  if (!parsed) {
-    precision.fail("unknown precision '" + precision.as_string() + "' (expected " + std::string(kPrecisionNames) + ")");
-  }
-  // The roofline (gpu:, observations:) prices fp32 kernels only.
-  if (*parsed != Precision::kFp32 && (keys.gpu || keys.observations)) {
-    precision.fail(std::string(precision_name(*parsed)) +
-                   " is predicted from a profile measured in it (measure --precision), not with gpu: or "
-                   "observations: (the roofline prices fp32 only)");
-  }
-  config.precision = *parsed;
-  config.precision_line = precision.line();
 }
 
 void read_loader(const Value& loader, SweepConfig& config) {
@@ -683,7 +736,12 @@ SweepConfig load_sweep_config(const std::string& path) {
   const std::optional<GpuCatalog> catalog = read_hardware(top, keys, path, config);
   const std::optional<Value> samples_node = read_model_and_data(top, keys, config);
   if (auto trainer = top.optional("trainer")) config.trainer = trainer_value(*trainer);
-  if (auto precision = top.optional("precision")) read_precision(*precision, keys, config);
+  if (auto precision = top.optional("precision")) {
+    if (precision->is_list() && !(top.optional("profile") && top.optional("profile")->is_map())) {
+      precision->fail("a list of precisions needs profile: {PRECISION: FILE, ...}, a profile measured in each");
+    }
+    if (!precision->is_list()) read_precision(*precision, keys, config);
+  }
   if (auto loader = top.optional("loader")) read_loader(*loader, config);
   if (auto test = top.optional("test_pass")) config.test_pass = read_test_pass(*test);
   if (keys.sweeps) read_sweep(top.required("sweep"), samples_node, config);

@@ -148,6 +148,15 @@ struct SweepConfig : RunSetting {
   std::string model = "resnet18-cifar";  // any model the profile holds (described_model: the fit's)
   int model_line = 0;                     // line of `model:` (0: not given)
   int precision_line = 0;  // line of `precision:` (0: not given, fp32)
+  // `precision:` as a list with `profile:` a map of one profile per precision: the tables predict
+  // the first precision (`precision`, from `profile_path`), each other one is predicted beside them
+  // from its own profile (docs/PRECISION.md "Several precisions").
+  struct PrecisionProfile {
+    Precision precision = Precision::kFp32;
+    std::string profile_path;  // resolved
+    int line = 0;              // its line in `profile:`
+  };
+  std::vector<PrecisionProfile> other_precisions;
   std::vector<Strategy> strategies;  // empty (with gpus, batch_per_gpu) when no sweep: is given
   std::vector<int> gpus;
   std::vector<int64_t> batch_per_gpu;

@@ -96,8 +96,13 @@ Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>&
       continue;
     }
     if (m.key.precision != config.precision) {
-      out.unpredicted.push_back({m, std::string("precision ") + precision_name(m.key.precision) +
-                                        ", not the config's " + precision_name(config.precision) + " (the profile's)"});
+      const bool other = std::any_of(config.other_precisions.begin(), config.other_precisions.end(),
+                                     [&](const auto& p) { return p.precision == m.key.precision; });
+      out.unpredicted.push_back(
+          {m, std::string("precision ") + precision_name(m.key.precision) +
+                  (other ? ", not the tables' " : ", not the config's ") + precision_name(config.precision) +
+                  (other ? " (the Precision section predicts it; --compare scores the tables' precision)"
+                         : " (the profile's)")});
       continue;
     }
     if (m.key.threads > 0 && probe.threads > 0 && m.key.threads != probe.threads) {

@@ -22,7 +22,7 @@ std::string predictions_csv_header() {
          "exposed_comm_s,loader_stall_s,peak_mem_gib,fits,iteration_s,comm_bytes_per_rank,busbw_gbs,"
          "device_mem_gib,loader_workers,train_samples,model,extrapolated,simulated_iterations,loss_at_k,"
          "epochs_to_target,time_to_target_s,efficiency,sync_bn_s,test_s,not_runnable,trainer,runnable,"
-         "epochs_to_target_accuracy,time_to_target_accuracy_s,first_iteration_peak_mem_gib,epoch_s_lo,epoch_s_hi";
+         "epochs_to_target_accuracy,time_to_target_accuracy_s,first_iteration_peak_mem_gib,epoch_s_lo,epoch_s_hi,precision";
 }
 
 std::string format_predictions_csv(const std::vector<SimResult>& results, const std::string& model,
@@ -76,6 +76,7 @@ std::string format_predictions_csv_row(const SimResult& r, const std::string& mo
       r.runnable && r.first_iteration_peak_mem_bytes > 0 ? number(r.first_iteration_peak_mem_bytes / kGib) : "",
       r.runnable && r.epoch_s_hi > 0 ? number(r.epoch_s_lo) : "",
       r.runnable && r.epoch_s_hi > 0 ? number(r.epoch_s_hi) : "",
+      precision_name(r.spec.precision),
   };
   for (size_t i = 0; i < cells.size(); ++i) out += (i == 0 ? "" : ",") + cells[i];
   out += "\n";
