@@ -1,6 +1,6 @@
 #pragma once
 // runs.csv's columns: the one list of the file's schema. measure's C++ trainer writes them
-// (measure/runs/runs_csv.h), simulate --compare reads them (io/runs_csv.h), and the PyTorch
+// (format/run_row.h), simulate --compare reads them (format/runs_csv.h), and the PyTorch
 // reference trainer's measure/pytorch/runs_csv.py writes the same names, which
 // tests/pytorch/test_runs_csv.py holds to this list. Dependency-free.
 

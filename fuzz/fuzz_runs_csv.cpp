@@ -6,7 +6,7 @@
 #include <string>
 
 #include "format/errors.h"
-#include "io/runs_csv.h"
+#include "format/runs_csv.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   try {

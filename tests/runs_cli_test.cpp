@@ -17,7 +17,7 @@
 
 #include "gloo_required.h"
 #include "remove_tree.h"
-#include "runs/runs_csv.h"
+#include "format/run_row.h"
 
 namespace trainsim::measure {
 namespace {

@@ -1,5 +1,5 @@
-// runs.csv (measure/runs/runs_csv.h): header, atomic append, header mismatch, concurrent writers,
-// and simulate's reader (io/runs_csv.h) on what the writer wrote.
+// runs.csv (format/run_row.h): header, atomic append, header mismatch, concurrent writers, and
+// simulate's reader (format/runs_csv.h) on what the writer wrote.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "format/errors.h"
-#include "io/runs_csv.h"
+#include "format/runs_csv.h"
 #include "remove_tree.h"
-#include "runs/runs_csv.h"
+#include "format/run_row.h"
 
 namespace trainsim::measure {
 namespace {

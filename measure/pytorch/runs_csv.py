@@ -2,7 +2,7 @@
 atomic append.
 
 The file is shared with concurrent writers through an exclusive flock on FILE.lock (the lock
-file the C++ writer in measure/runs/runs_csv.cpp uses too): under the lock the file is read, its
+file the C++ writer in format/run_row.cpp uses too): under the lock the file is read, its
 header checked, and header + old rows + the new row written to FILE.tmp.<pid>, fsynced and
 renamed over FILE. A crash never leaves a torn file and concurrent appenders never lose a row.
 

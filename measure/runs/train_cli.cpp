@@ -22,7 +22,7 @@
 #include "machine.h"
 #include "machine_cli.h"
 #include "profiler/probe.h"
-#include "runs/runs_csv.h"
+#include "format/run_row.h"
 #include "runs/train_options.h"
 #include "runs/trainer.h"
 

@@ -13,22 +13,6 @@
 
 namespace trainsim {
 
-const char* to_string(Strategy s) {
-  switch (s) {
-    case Strategy::kDdp: return "ddp";
-    case Strategy::kDp: return "dp";
-  }
-  return "?";
-}
-
-const char* to_string(Trainer t) {
-  switch (t) {
-    case Trainer::kPytorch: return "pytorch";
-    case Trainer::kTrainsim: return "trainsim";
-  }
-  return "?";
-}
-
 const char* to_string(Fabric f) {
   switch (f) {
     case Fabric::kNvswitch: return "nvswitch";
@@ -48,12 +32,6 @@ std::string Topology::describe() const {
          std::to_string(gpus_per_node) + " x " + gpu.key + " per node, " + to_string(fabric) +
          (fabric == Fabric::kPcie ? (p2p ? " (peer-to-peer)" : " (through host memory)") : "") + nic_text +
          (cpu_cores > 0 ? ", " + std::to_string(cpu_cores) + " logical CPUs per node" : std::string());
-}
-
-std::optional<Trainer> parse_trainer(const std::string& name) {
-  if (name == "pytorch") return Trainer::kPytorch;
-  if (name == "trainsim") return Trainer::kTrainsim;
-  return std::nullopt;
 }
 
 namespace {

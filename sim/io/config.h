@@ -8,21 +8,12 @@
 
 #include "format/lr_rule.h"
 #include "format/precision.h"
+#include "format/run_shape.h"
 #include "io/gpu_catalog.h"
 #include "io/topology.h"
 #include "stats/past_bound.h"
 
 namespace trainsim {
-
-enum class Strategy { kDdp, kDp };
-const char* to_string(Strategy s);  // "ddp" / "dp"
-
-// Whose training loop a prediction is for: PyTorch's (the reference trainer, what users run:
-// its DataLoader and its loop, measured in the profile's pytorch: section) or `measure train`'s
-// C++ loop (its threaded loader, its loop).
-enum class Trainer { kPytorch, kTrainsim };
-const char* to_string(Trainer t);  // "pytorch" / "trainsim"
-std::optional<Trainer> parse_trainer(const std::string& name);
 
 // The per-epoch test pass of the course's scripts (off unless the config asks): every process
 // evaluates `samples` test images in batches of `batch` after each training epoch.
@@ -174,36 +165,13 @@ struct SweepConfig : RunSetting {
 //   A topology's nodes are copies of one another, so DDP simulates one node: its gpus_per_node is
 //   held to this bound, the whole cluster to kMaxGpus;
 inline constexpr int kMaxGpusPerMachine = 4096;
-// - GPUs in all (a topology's nodes x gpus_per_node): beyond any cluster built, and far from
-//   overflowing the int arithmetic over ranks;
-inline constexpr int kMaxGpus = 1 << 20;
+// - GPUs in all: kMaxGpus (format/run_shape.h, which runs.csv's reader holds rows to as well);
 // - a topology node's logical CPUs (the largest single servers have a few thousand);
 inline constexpr int kMaxNodeCpuCores = 65536;
-// - DataLoader worker processes per rank;
-inline constexpr int kMaxLoaderWorkers = 1024;
-// - iterations per rank in one epoch: every iteration's times are kept (the timeline, the trace,
-//   the steady-state check); 10^7 take about 0.8 GB and 3 s (ImageNet-1k at batch 1: 1.3 x 10^6).
-inline constexpr int64_t kMaxIterationsPerEpoch = 10'000'000;
+// - DataLoader worker processes per rank and iterations per rank in one epoch: kMaxLoaderWorkers
+//   and kMaxIterationsPerEpoch (format/run_shape.h);
 // - large_batch.warmup_epochs: a ramp longer than any run the large-batch model follows.
 inline constexpr int kMaxWarmupEpochs = 1000;
-
-// Header-only (the simulator's libraries use them without linking the config reader):
-// ceil(a / d) for a >= 0, d >= 1.
-inline int64_t ceil_div(int64_t a, int64_t d) { return a / d + (a % d != 0); }
-
-// The global batch gpus x batch_per_gpu, capped at the data set (a larger one is one batch of the
-// whole set); never overflows, whatever the sizes (>= 1 each).
-inline int64_t capped_global_batch(int64_t gpus, int64_t batch_per_gpu, int64_t samples) {
-  // gpus * batch_per_gpu >= samples  <=>  batch_per_gpu >= ceil(samples / gpus)
-  return batch_per_gpu >= ceil_div(samples, gpus) ? samples : gpus * batch_per_gpu;
-}
-
-// Iterations per rank in one epoch of `samples` (all >= 1): dp runs ceil(S / G) iterations of the
-// capped global batch G, ddp ceil(ceil(S / N) / b) per rank. Never overflows.
-inline int64_t epoch_iterations(Strategy strategy, int64_t gpus, int64_t batch_per_gpu, int64_t samples) {
-  if (strategy == Strategy::kDdp) return ceil_div(ceil_div(samples, gpus), batch_per_gpu);
-  return ceil_div(samples, capped_global_batch(gpus, batch_per_gpu, samples));
-}
 
 // Parses and validates a sweep config. Throws InputError (file:line: key.path: message) on the
 // first problem: unknown key, wrong type, missing required key, zero/negative sizes, unknown

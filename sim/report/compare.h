@@ -14,7 +14,7 @@
 
 #include "io/config.h"
 #include "format/profile.h"
-#include "io/runs_csv.h"
+#include "format/runs_csv.h"
 #include "train/simulator.h"
 
 namespace trainsim::report {

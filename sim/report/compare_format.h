@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "io/runs_csv.h"
+#include "format/runs_csv.h"
 #include "report/compare.h"
 #include "report/report.h"
 #include "train/simulator.h"

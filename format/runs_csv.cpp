@@ -1,4 +1,4 @@
-#include "io/runs_csv.h"
+#include "format/runs_csv.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,6 +1,8 @@
 #pragma once
 // reports/<machine>/runs.csv: one row per measured run, appended atomically by concurrent
-// writers. The first five columns are the join keys of `simulate --compare`. Torch-free.
+// writers (`measure train`; the PyTorch trainer's measure/pytorch/runs_csv.py writes the same
+// line). The first five columns are the join keys of `simulate --compare`, whose reader is
+// format/runs_csv.h. Dependency-free but for the format/ room.
 
 #include <cstdint>
 #include <optional>
@@ -8,7 +10,7 @@
 
 #include "format/runs_columns.h"
 
-namespace trainsim::measure {
+namespace trainsim {
 
 // One row, field for field the columns of format/runs_columns.h (kRunsColumns), in their order.
 struct RunRow {
@@ -62,4 +64,4 @@ void check_runs_header(const std::string& path, const std::string& precision = "
 // and line 1.
 void append_run_row(const std::string& path, const RunRow& row);
 
-}  // namespace trainsim::measure
+}  // namespace trainsim

@@ -1,14 +1,16 @@
 #pragma once
 // runs.csv, the measured runs' file both programs share (`measure train` and the PyTorch reference
-// trainer write it, `simulate --compare` reads it; docs/COMPARE.md): its schema, its reader, and
-// the repeats of each configuration summarised by their median.
+// trainer write it, `simulate --compare` reads it; docs/COMPARE.md): its reader, keyed by what a
+// run is, and the repeats of each configuration summarised by their median. A row as the C++
+// trainer writes it: format/run_row.h; the columns: format/runs_columns.h.
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "io/config.h"
+#include "format/precision.h"
+#include "format/run_shape.h"
 
 namespace trainsim {
 

@@ -1,4 +1,4 @@
-#include "runs/runs_csv.h"
+#include "format/run_row.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -21,7 +21,7 @@
 #include "format/errors.h"
 #include "format/precision.h"
 
-namespace trainsim::measure {
+namespace trainsim {
 namespace {
 
 std::string system_error(const std::string& what, const std::string& path) {
@@ -206,4 +206,4 @@ std::string format_run_row(const RunRow& r) {
   return line.str();
 }
 
-}  // namespace trainsim::measure
+}  // namespace trainsim
