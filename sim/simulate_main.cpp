@@ -631,6 +631,12 @@ void write_out_dir(const CommandLine& cl, const SweepRun& r) {
   }
 }
 
+// --trace's configuration: --trace-config's, else the default one; none without --trace.
+std::optional<RunSpec> traced_spec(const CommandLine& cl, const SweepConfig& config) {
+  if (cl.trace_file.empty()) return std::nullopt;
+  return cl.trace_config ? report::parse_trace_config(*cl.trace_config, config) : report::default_trace_spec(config);
+}
+
 // --trace FILE: one configuration's timeline as Perfetto JSON.
 void write_trace(const CommandLine& cl, const Profile& profile, const SweepConfig& config, const RunSpec& spec,
                  const SimOptions& options) {
@@ -728,6 +734,23 @@ report::ResultGrid run_large_batch_sweep(const SweepPlan& plan, const Profile& p
   return results;
 }
 
+// The scale-out's sweep on its profile, and its section of the report.
+void run_scale_out(ScaleOut& scale_out, const SimOptions& options, ProgressLine& progress, int threads) {
+  scale_out.grid.emplace(report::run_sweep(scale_out.profile, scale_out.sweep, options, std::ref(progress), {}, threads));
+  scale_out.text = report::format_scale_out(scale_out.sweep, scale_out.profile, *scale_out.grid);
+}
+
+// The config's other precisions (precision: a list): each sweep simulated on its own profile, and
+// the report's Precision section ("" when there are none).
+std::string run_precision_sweeps(SweepPlan& plan, const Profile& profile, const report::ResultGrid& grid,
+                                 const SimOptions& options, ProgressLine& progress, int threads) {
+  if (plan.precisions.empty()) return "";
+  for (report::PrecisionSweep& p : plan.precisions) {
+    p.grid = report::ResultGrid(report::run_sweep(p.profile, p.sweep, options, std::ref(progress), {}, threads));
+  }
+  return report::format_precision_section(plan.tables, profile, grid, plan.precisions);
+}
+
 // --compare: the measured runs joined with the predictions, printed with their warnings.
 report::Comparison compare_with_runs(const CommandLine& cl, const SweepPlan& plan, const Profile& profile,
                                      const RunsTable& runs, const report::ResultGrid& grid,
@@ -770,11 +793,7 @@ int run(int argc, char** argv) {
   // A bad runs file fails before the sweep runs.
   const std::optional<RunsTable> runs =
       cl->compare_file.empty() ? std::nullopt : std::optional(load_runs_csv(cl->compare_file));
-  std::optional<RunSpec> trace_spec;
-  if (!cl->trace_file.empty()) {
-    trace_spec = cl->trace_config ? report::parse_trace_config(*cl->trace_config, config)
-                                  : report::default_trace_spec(config);
-  }
+  const std::optional<RunSpec> trace_spec = traced_spec(*cl, config);
   SweepPlan plan = plan_sweeps(device, trace_spec);
   const SweepConfig& tables = plan.tables;
   const Profile& large_batch_profile = plan.large_batch_own_profile ? *plan.large_batch_own_profile : profile;
@@ -819,18 +838,11 @@ int run(int argc, char** argv) {
   extras.without_sync_batchnorm = without_sync ? &*without_sync : nullptr;
 
   if (!cl->quiet) std::cout << report::format_report(context, grid, extras) << std::flush;
-  std::string precision_text;
-  if (!plan.precisions.empty()) {
-    for (report::PrecisionSweep& p : plan.precisions) {
-      p.grid = report::ResultGrid(report::run_sweep(p.profile, p.sweep, options, std::ref(progress), {}, threads));
-    }
-    precision_text = report::format_precision_section(tables, profile, grid, plan.precisions);
-    if (!cl->quiet) std::cout << precision_text << std::flush;
-  }
+  const std::string precision_text = run_precision_sweeps(plan, profile, grid, options, progress, threads);
+  if (!cl->quiet) std::cout << precision_text << std::flush;
   std::optional<ScaleOut>& scale_out = plan.scale_out;
   if (scale_out) {
-    scale_out->grid.emplace(report::run_sweep(scale_out->profile, scale_out->sweep, options, std::ref(progress), {}, threads));
-    scale_out->text = report::format_scale_out(scale_out->sweep, scale_out->profile, *scale_out->grid);
+    run_scale_out(*scale_out, options, progress, threads);
     if (!cl->quiet) std::cout << scale_out->text << std::flush;
   }
 
