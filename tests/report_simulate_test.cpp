@@ -288,6 +288,8 @@ TEST_F(SimulateProgram, SeveralPrecisionsArePredictedSideBySide) {
   const fs::path out = dir_ / "out";
   const ProgramRun run = simulate(config.string() + " --out " + out.string());
   ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("- precisions: fp32 in the tables; bf16-amp in the Precision section after them"),
+            std::string::npos) << run.out;
   EXPECT_NE(run.out.find("## Precision: fp32 (the tables') and bf16-amp"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("| config   | fp32 s | bf16-amp s | bf16-amp x |"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("Exposed communication, share of the epoch, by precision"), std::string::npos);

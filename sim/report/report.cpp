@@ -117,6 +117,7 @@ ReportContext make_report_context(const SweepConfig& config, const Profile& prof
   const auto model = profile.models.find(config.model);
   c.param_bytes = model == profile.models.end() ? 0 : model->second.param_bytes();
   c.exact = exact;
+  for (const SweepConfig::PrecisionProfile& other : config.other_precisions) c.other_precisions.push_back(other.precision);
   c.strategies = config.strategies;
   c.gpus = config.gpus;
   c.batches = config.batch_per_gpu;
@@ -189,6 +190,12 @@ std::string format_header(const ReportContext& c) {
     out += wrap_bullet(std::string("precision: ") + precision_name(c.precision) +
                        " (forward and loss under autocast, weights, gradients and the all-reduce in fp32; the "
                        "profile was measured so)");
+  }
+  if (!c.other_precisions.empty()) {
+    std::string others;
+    for (Precision p : c.other_precisions) others += (others.empty() ? "" : ", ") + std::string(precision_name(p));
+    out += wrap_bullet(std::string("precisions: ") + precision_name(c.precision) + " in the tables; " + others +
+                       " in the Precision section after them, each from its own profile");
   }
   out += wrap_bullet(std::string("trainer: ") + to_string(c.trainer) +
                      (c.trainer == Trainer::kPytorch ? " (the PyTorch reference trainer's loop and DataLoader)"

@@ -34,6 +34,7 @@ struct ReportContext : RunSetting {
   std::string model;
   int64_t param_bytes = 0;        // the model's fp32 parameter bytes (course Q3.2 message size)
   bool exact = false;             // --exact: every iteration simulated
+  std::vector<Precision> other_precisions;  // predicted beside the tables (the config's precision list)
   // A sweep too large to print in full (simulate summarises it): what the tables show of it and
   // what the whole sweep gave; printed in the header. Empty: the tables show the whole sweep.
   std::string summary;
