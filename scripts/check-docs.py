@@ -12,6 +12,10 @@
    reports/cpu-epyc-2c/ as they print it ("8.1%, bias +7.6%"), and every other percentage,
    "N points" and "N of M" is there too.
 
+4. A table in docs/*.md headed by a comment `<!-- figures: GLOB ... -->` (on the line before it):
+   every percentage and "N of M" in its cells after the first (which names the row; goals in
+   [brackets] aside) is in the files the globs name, relative to the repository root.
+
 Usage: scripts/check-docs.py [REPO_ROOT]. Prints each disagreement, one per line, and exits 1 if
 there is any; 0 and a one-line summary otherwise.
 """
@@ -158,6 +162,47 @@ def check_large_batch_tables(doc):
     return problems, checked
 
 
+SOURCED_TABLE = re.compile(r"^<!-- figures: (.+?) -->$")
+
+
+def check_sourced_tables(doc):
+    """Rule 4: the figures of each table headed by `<!-- figures: GLOB ... -->` against the files."""
+    with open(doc, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    problems, checked, sources, texts = [], 0, None, ""
+    for number, line in enumerate(lines, 1):
+        marker = SOURCED_TABLE.match(line)
+        if marker:
+            sources = marker.group(1).split()
+            paths = sorted({p for pattern in sources for p in glob.glob(pattern)})
+            if not paths:
+                problems.append("%s:%d: figures: no file matches %s" % (doc, number, " ".join(sources)))
+            texts = ""
+            for path in paths:
+                with open(path, encoding="utf-8") as f:
+                    texts += f.read()
+            continue
+        if not line.startswith("|"):
+            if sources is not None and line.strip() and not line.startswith("<!--"):
+                sources = None  # the table after the marker has ended
+            continue
+        if sources is None:
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if set(cells[0]) <= set("-: "):
+            continue  # the rule under the header
+        figures = re.sub(r"\[[^\]]*\]", "", " | ".join(cells[1:]))
+        for value in PERCENT.findall(figures):
+            checked += 1
+            if not held(value, texts):
+                problems.append("%s:%d: %s%% is in none of %s" % (doc, number, value, " ".join(sources)))
+        for a, b in OF.findall(figures):
+            checked += 1
+            if not re.search(r"\b%s of %s\b" % (a, b), texts):
+                problems.append("%s:%d: '%s of %s' is in none of %s" % (doc, number, a, b, " ".join(sources)))
+    return problems, checked
+
+
 def main(argv):
     root = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     os.chdir(root)
@@ -170,12 +215,18 @@ def main(argv):
         table_problems, n = check_large_batch_tables(doc)
         problems += table_problems
         large_batch_checked += n
+    sourced_checked = 0
+    for doc in sorted(glob.glob("docs/*.md")):
+        table_problems, n = check_sourced_tables(doc)
+        problems += table_problems
+        sourced_checked += n
     for p in problems:
         print(p)
     if problems:
         return 1
-    print("check-docs: links in %d files resolve; %d figures of README.md's validation table and %d of the "
-          "large-batch tables are in their sources" % (len(files), checked, large_batch_checked))
+    print("check-docs: links in %d files resolve; %d figures of README.md's validation table, %d of the "
+          "large-batch tables and %d of the docs' sourced tables are in their sources"
+          % (len(files), checked, large_batch_checked, sourced_checked))
     return 0
 
 
