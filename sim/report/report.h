@@ -17,8 +17,8 @@
 
 namespace trainsim::report {
 
-// What the report says about its inputs (header) and the sweep's axes (table layout): the config's
-// run setting, the profile's machine and the sweep's axes.
+// What the report's header and its tables' layout need: the config's run setting, the profile's
+// machine and the sweep's axes.
 struct ReportContext : RunSetting {
   std::string config_file;
   std::string profile_path;
