@@ -70,21 +70,28 @@ std::optional<std::string> read_header(const std::string& path) {
   return header;
 }
 
-// Whether `header` (a file's first line) has the precision column; InputError for another header,
-// or for a file without the column and a `precision` other than fp32.
-bool has_precision_column(const std::string& path, const std::string& header, const std::string& precision) {
+// Whether `header` (a file's first line) has the precision column; InputError for another header.
+bool has_precision_column(const std::string& path, const std::string& header) {
   if (header == runs_header_with_precision()) return true;
   if (header != runs_header()) {
     throw InputError(path, 1, "header",
                      "expected '" + runs_header() + "' (its last column may be followed by " + kRunsPrecisionColumn +
                          "), found '" + header + "'");
   }
-  if (precision != "fp32") {
-    throw InputError(path, 1, "header",
-                     "has no " + std::string(kRunsPrecisionColumn) + " column, so it holds fp32 runs only: a " +
-                         precision + " run needs another file (--runs)");
-  }
   return false;
+}
+
+// `content` (a file with runs_header()) with the precision column: the header's and `fp32` in each
+// row, what a row of a file without the column was.
+std::string with_precision_column(const std::string& content) {
+  std::istringstream in(content);
+  std::string out, line;
+  std::getline(in, line);
+  out = runs_header_with_precision() + "\n";
+  while (std::getline(in, line)) {
+    if (!line.empty()) out += line + ",fp32\n";
+  }
+  return out;
 }
 
 }  // namespace
@@ -105,8 +112,12 @@ void append_run_row(const std::string& path, const RunRow& row) {
   }
   const bool fp32 = row.precision == "fp32";
   if (content.empty()) content = (fp32 ? runs_header() : runs_header_with_precision()) + "\n";
-  const bool precision_column = has_precision_column(path, content.substr(0, content.find('\n')), row.precision);
+  bool precision_column = has_precision_column(path, content.substr(0, content.find('\n')));
   if (content.back() != '\n') content += '\n';
+  if (!precision_column && !fp32) {
+    content = with_precision_column(content);
+    precision_column = true;
+  }
   // An fp32 row in a file with the column: the column's value written out.
   content += format_run_row(row) + (precision_column && fp32 ? ",fp32" : "") + "\n";
 
@@ -188,8 +199,8 @@ RunRow parse_run_row(const std::string& line) {
   return r;
 }
 
-void check_runs_header(const std::string& path, const std::string& precision) {
-  if (const auto header = read_header(path)) has_precision_column(path, *header, precision);
+void check_runs_header(const std::string& path) {
+  if (const auto header = read_header(path)) has_precision_column(path, *header);
 }
 
 std::string format_run_row(const RunRow& r) {

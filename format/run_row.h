@@ -51,17 +51,18 @@ std::string format_run_row(const RunRow& row);
 RunRow parse_run_row(const std::string& line);
 
 // Throws trainsim::InputError when `path` exists, is not empty and its first line is neither
-// runs_header() nor runs_header_with_precision(), or is runs_header() and `precision` is not fp32
-// (checked before a run, so a long run never ends on a file it cannot append to).
-void check_runs_header(const std::string& path, const std::string& precision = "fp32");
+// runs_header() nor runs_header_with_precision() (checked before a run, so a long run never ends
+// on a file it cannot append to).
+void check_runs_header(const std::string& path);
 
 // Appends `row` to the CSV at `path` (parent folders created): under an exclusive flock on
 // `path`.lock, reads the file, checks its header, writes header + rows + the row to a temporary
 // file and renames it over `path`. A new (missing or empty) file gets runs_header() for an fp32
 // row and runs_header_with_precision() for another; a file with the precision column gets the
-// row's precision (fp32 included); one without takes fp32 rows only. Another header, or a row
-// that is not fp32 for a file without the column, throws trainsim::InputError naming the file
-// and line 1.
+// row's precision (fp32 included). A row that is not fp32 for a file without the column gives the
+// file the column first, its rows `fp32` (what they were: the column's absence means fp32), so
+// every precision's runs can share the default file. Another header throws trainsim::InputError
+// naming the file and line 1.
 void append_run_row(const std::string& path, const RunRow& row);
 
 }  // namespace trainsim

@@ -23,8 +23,8 @@ inline constexpr size_t kRunsRequiredColumns = 7;
 
 // An optional last column after kRunsColumns: the run's numeric mode (format/precision.h). A file
 // whose header has it holds a value in every row; a file without it holds fp32 runs only (every
-// file written before the column existed). measure train writes it into a new file for a run that
-// is not fp32.
+// file written before the column existed). Both trainers write it into a new file for a run that
+// is not fp32, and add it to a file without it (its rows `fp32`) when such a run comes.
 inline constexpr const char* kRunsPrecisionColumn = "precision";
 
 // kRunsColumns joined by commas: the header line both trainers write.

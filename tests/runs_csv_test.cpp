@@ -127,12 +127,13 @@ TEST_F(RunsCsv, SimulateReadsWhatTheWriterWrites) {
 }
 
 // A run that is not fp32 makes a file with the precision column, which then takes fp32 runs too; a
-// file without it (every file before the column existed) takes fp32 runs only.
+// file without it (every file before the column existed, or one of fp32 runs only) gets the column
+// when the first run of another precision comes, its rows marked fp32.
 TEST_F(RunsCsv, PrecisionIsAnOptionalLastColumn) {
   const std::string path = dir_ + "/runs.csv";
   RunRow bf16 = sample_row();
   bf16.precision = "bf16-amp";
-  EXPECT_NO_THROW(check_runs_header(path, "bf16-amp"));  // missing
+  EXPECT_NO_THROW(check_runs_header(path));  // missing
   append_run_row(path, bf16);
   append_run_row(path, sample_row());
   const std::vector<std::string> lines = lines_of(path);
@@ -153,15 +154,17 @@ TEST_F(RunsCsv, PrecisionIsAnOptionalLastColumn) {
   append_run_row(old, sample_row());
   EXPECT_EQ(lines_of(old), (std::vector<std::string>{runs_header(), format_run_row(sample_row())}));
   EXPECT_NO_THROW(check_runs_header(old));
-  try {
-    append_run_row(old, bf16);
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), old + ":1: header: has no precision column, so it holds fp32 runs only: a "
-                                           "bf16-amp run needs another file (--runs)");
-  }
-  EXPECT_THROW(check_runs_header(old, "bf16-amp"), InputError);
-  EXPECT_EQ(lines_of(old).size(), 2u);  // untouched
+  append_run_row(old, sample_row());
+  append_run_row(old, bf16);
+  EXPECT_EQ(lines_of(old), (std::vector<std::string>{runs_header() + ",precision",
+                                                     format_run_row(sample_row()) + ",fp32",
+                                                     format_run_row(sample_row()) + ",fp32",
+                                                     format_run_row(sample_row()) + ",bf16-amp"}));
+  const RunsTable both = load_runs_csv(old);
+  ASSERT_EQ(both.configs.size(), 2u);
+  EXPECT_EQ(both.configs[0].runs, 2);
+  EXPECT_EQ(both.configs[0].key.precision, Precision::kFp32);
+  EXPECT_EQ(both.configs[1].key.precision, Precision::kBf16Amp);
 }
 
 TEST_F(RunsCsv, FormatsAndParsesTheTwentyThreeColumns) {

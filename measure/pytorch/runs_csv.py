@@ -16,7 +16,9 @@ Two more columns may follow HEADER, in this order: `model`, for rows of other mo
 another precision than fp32 (--precision bf16-amp; the C++ writer's only extra column). A new file
 gets the columns its row needs (HEADER for a resnet18-cifar fp32 row); a row goes into any file
 whose header has the columns it needs, its `model` and `precision` filled where the columns
-exist. simulate --compare reads every such header.
+exist. A file without the precision column gets it when a row of another precision comes, its
+rows `fp32` (what a row without the column is), as the C++ writer does; a file without the model
+column still refuses another model's row. simulate --compare reads every such header.
 """
 
 import fcntl
@@ -94,17 +96,22 @@ def _header_error(path, found, model=DEFAULT_MODEL, precision=DEFAULT_PRECISION)
 
 def _check_header_line(path, line, model, precision=DEFAULT_PRECISION):
     """The extra columns of the header `line`, (model, precision); RunsFileError unless a row of
-    `model` in `precision` may go under it."""
+    `model` in `precision` may go under it (a missing precision column is added by the append)."""
     has = _HEADERS.get(line)
     if has is None:
         raise _header_error(path, line, model, precision)
     if model != DEFAULT_MODEL and not has[0]:
         raise RunsFileError("%s:1: header: no model column (the file holds %s rows only); write "
                             "the rows of %s to another file (--runs)" % (path, DEFAULT_MODEL, model))
-    if precision != DEFAULT_PRECISION and not has[1]:
-        raise RunsFileError("%s:1: header: has no precision column, so it holds fp32 runs only: a "
-                            "%s run needs another file (--runs)" % (path, precision))
     return has
+
+
+def _with_precision_column(content):
+    """`content` (a file whose header lacks the precision column) with it: the header's, and
+    DEFAULT_PRECISION in every row."""
+    lines = content.split("\n")
+    out = [lines[0] + "," + PRECISION_COLUMN] + [l + "," + DEFAULT_PRECISION for l in lines[1:] if l]
+    return "\n".join(out) + "\n"
 
 
 def _first_line(content):
@@ -113,7 +120,7 @@ def _first_line(content):
 
 def check_header(path, model=DEFAULT_MODEL, precision=DEFAULT_PRECISION):
     """Raises RunsFileError unless `path` is missing, empty, or has a header that can take a row
-    of `model` in `precision`."""
+    of `model` in `precision` (a header without the precision column can: the append adds it)."""
     try:
         with open(path, "r", encoding="utf-8", errors="replace", newline="") as f:
             first = f.readline()
@@ -129,16 +136,17 @@ def check_header(path, model=DEFAULT_MODEL, precision=DEFAULT_PRECISION):
 def append_line(path, line):
     """Appends one row (a line without newline) to `path` under the lock, atomically. The file
     must be new or empty (it gets HEADER) or have HEADER."""
-    def make(header):
-        if header != HEADER:
-            raise _header_error(path, header)
-        return line
-    _append(path, HEADER, make)
+    def extend(content):
+        if _first_line(content) != HEADER:
+            raise _header_error(path, _first_line(content))
+        return content + line + "\n"
+    _append(path, HEADER, extend)
 
 
-def _append(path, new_header, make_line):
-    """Appends make_line(header) to `path` under the lock, atomically; a new or empty file gets
-    `new_header` first. make_line raises RunsFileError when the row cannot go under header."""
+def _append(path, new_header, extend):
+    """Writes extend(content) over `path` under the lock, atomically: content is the file (ending
+    in a newline), or `new_header` and a newline for a new or empty file. extend raises
+    RunsFileError when the row cannot go into it."""
     parent = os.path.dirname(path)
     if parent:
         os.makedirs(parent, exist_ok=True)
@@ -154,7 +162,7 @@ def _append(path, new_header, make_line):
             content = new_header + "\n"
         elif not content.endswith("\n"):
             content += "\n"
-        content += make_line(_first_line(content)) + "\n"
+        content = extend(content)
         tmp = "%s.tmp.%d" % (path, os.getpid())
         fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY | os.O_CLOEXEC, 0o644)
         try:
@@ -186,8 +194,11 @@ def append_row(path, fields):
     precision = fields.get(PRECISION_COLUMN) or DEFAULT_PRECISION
     full = dict(fields, **{MODEL_COLUMN: model, PRECISION_COLUMN: precision})
 
-    def make(header):
-        return format_row(full, columns(*_check_header_line(path, header, model, precision)))
+    def extend(content):
+        has_model, has_precision = _check_header_line(path, _first_line(content), model, precision)
+        if precision != DEFAULT_PRECISION and not has_precision:
+            content, has_precision = _with_precision_column(content), True
+        return content + format_row(full, columns(has_model, has_precision)) + "\n"
 
     format_row(full, columns(True, True))  # bad fields: no lock
-    _append(path, ",".join(columns(*_needs(model, precision))), make)
+    _append(path, ",".join(columns(*_needs(model, precision))), extend)

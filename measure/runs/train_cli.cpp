@@ -166,7 +166,7 @@ void print_summary(const RunRow& r, const std::string& runs_path) {
 int run_train(TrainOptions o) {
   resolve_runtime(o, processes_of(o));
   const std::string runs_path = o.runs_path.empty() ? default_runs_path(o) : o.runs_path;
-  check_runs_header(runs_path, precision_name(o.precision));  // fail now, not after the epochs
+  check_runs_header(runs_path);  // fail now, not after the epochs
 
   // How loaded and how fast the machine is right before the run.
   const std::optional<double> load_before = load_average_1min();
@@ -253,7 +253,7 @@ int run_external_rank(TrainOptions o, const ExternalRank& ext) {
   o.world_size = ext.world_size;
   resolve_runtime(o, ext.local_world_size > 0 ? ext.local_world_size : ext.world_size);
   const std::string runs_path = o.runs_path.empty() ? default_runs_path(o) : o.runs_path;
-  if (o.rank == 0) check_runs_header(runs_path, precision_name(o.precision));
+  if (o.rank == 0) check_runs_header(runs_path);
   const std::optional<double> load_before = load_average_1min();
   std::optional<double> probe_s;
   if (o.probe && o.rank == 0) probe_s = time_probe(o);

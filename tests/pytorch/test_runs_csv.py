@@ -67,7 +67,8 @@ class RunsCsvTest(unittest.TestCase):
 
     def test_precision_is_a_column_of_its_own(self):
         # A bf16-amp run makes a file with the precision column (the C++ writer's header), which
-        # takes fp32 rows too; a file without it holds fp32 rows only.
+        # takes fp32 rows too; a file without it gets the column with the first bf16-amp row, its
+        # rows fp32.
         runs_csv.append_row(self.path, row(precision="bf16-amp"))
         runs_csv.append_row(self.path, row(gpus=1))
         lines = self.lines()
@@ -81,13 +82,19 @@ class RunsCsvTest(unittest.TestCase):
             self.assertEqual(f.readline(), HEADER + ",model,precision\n")
         plain = os.path.join(self.dir, "plain.csv")
         runs_csv.append_row(plain, row())
-        expected = ("%s:1: header: has no precision column, so it holds fp32 runs only: a bf16-amp run "
-                    "needs another file (--runs)" % plain)
-        for call in (lambda: runs_csv.check_header(plain, precision="bf16-amp"),
-                     lambda: runs_csv.append_row(plain, row(precision="bf16-amp"))):
-            with self.assertRaises(runs_csv.RunsFileError) as e:
-                call()
-            self.assertEqual(str(e.exception), expected)
+        runs_csv.check_header(plain, precision="bf16-amp")
+        runs_csv.append_row(plain, row(precision="bf16-amp"))
+        with open(plain) as f:
+            self.assertEqual(f.read().split("\n"), [HEADER + ",precision", runs_csv.format_row(row()) + ",fp32",
+                                                    runs_csv.format_row(row()) + ",bf16-amp", ""])
+        # The same as the C++ writer makes of such a file (format/run_row.cpp; RunsCsv test).
+        model = os.path.join(self.dir, "model.csv")
+        runs_csv.append_row(model, row(model="vit-tiny"))
+        runs_csv.append_row(model, row(model="vit-tiny", precision="bf16-amp"))
+        with open(model) as f:
+            self.assertEqual(f.read().split("\n")[:3], [HEADER + ",model,precision",
+                                                        runs_csv.format_row(row()) + ",vit-tiny,fp32",
+                                                        runs_csv.format_row(row()) + ",vit-tiny,bf16-amp"])
 
     def test_format_is_percent_g_and_empty_for_none(self):
         line = runs_csv.format_row(row())
