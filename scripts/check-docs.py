@@ -147,19 +147,23 @@ def check_large_batch_tables(doc):
                 problems.append("%s:%d: '%s%s, bias %s' is in none of %s/report*.md"
                                 % (doc, number, value, unit, bias, folder))
         alone = WITH_BIAS.sub("", figures)
-        for value in PERCENT.findall(alone):
-            checked += 1
-            if not held(value, texts):
-                problems.append("%s:%d: %s%% is in none of %s/report*.md" % (doc, number, value, folder))
         for value in POINTS.findall(alone):
             checked += 1
             if not re.search(r"\b%s points" % re.escape(value), texts):
                 problems.append("%s:%d: %s points is in none of %s/report*.md" % (doc, number, value, folder))
-        for a, b in OF.findall(figures):
-            checked += 1
-            if not re.search(r"\b%s of %s\b" % (a, b), texts):
-                problems.append("%s:%d: '%s of %s' is in none of %s/report*.md" % (doc, number, a, b, folder))
+        missing, n = unheld(alone, figures, texts)
+        checked += n
+        problems += ["%s:%d: %s is in none of %s/report*.md" % (doc, number, m, folder) for m in missing]
     return problems, checked
+
+
+def unheld(percentages, counts, texts):
+    """The percentages of `percentages` and the "N of M" of `counts` that `texts` does not hold, as
+    they read ("8.1%", "'12 of 12'"), and how many were checked."""
+    missing = ["%s%%" % value for value in PERCENT.findall(percentages) if not held(value, texts)]
+    ofs = OF.findall(counts)
+    missing += ["'%s of %s'" % (a, b) for a, b in ofs if not re.search(r"\b%s of %s\b" % (a, b), texts)]
+    return missing, len(PERCENT.findall(percentages)) + len(ofs)
 
 
 SOURCED_TABLE = re.compile(r"^<!-- figures: (.+?) -->$")
@@ -192,14 +196,9 @@ def check_sourced_tables(doc):
         if set(cells[0]) <= set("-: "):
             continue  # the rule under the header
         figures = re.sub(r"\[[^\]]*\]", "", " | ".join(cells[1:]))
-        for value in PERCENT.findall(figures):
-            checked += 1
-            if not held(value, texts):
-                problems.append("%s:%d: %s%% is in none of %s" % (doc, number, value, " ".join(sources)))
-        for a, b in OF.findall(figures):
-            checked += 1
-            if not re.search(r"\b%s of %s\b" % (a, b), texts):
-                problems.append("%s:%d: '%s of %s' is in none of %s" % (doc, number, a, b, " ".join(sources)))
+        missing, n = unheld(figures, figures, texts)
+        checked += n
+        problems += ["%s:%d: %s is in none of %s" % (doc, number, m, " ".join(sources)) for m in missing]
     return problems, checked
 
 

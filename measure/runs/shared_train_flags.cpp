@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "cli_util.h"
+#include "format/csv.h"
 #include "train_flags_json.h"
 #include "usage_error.h"
 
@@ -57,17 +58,13 @@ const SharedFlag& flag_named(const std::string& name) {
   return *it;
 }
 
-std::string joined(const std::vector<std::string>& items, const std::string& separator = ", ") {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
-
 // A valued flag's Boost semantic: an int64 or a string, with the table's default and value name (a
 // choice without one shows its values there, "--device cpu|cuda", as argparse does).
 po::value_semantic* value_of(const SharedFlag& f) {
-  const bool choice_values = f.metavar.empty() && f.kind == SharedFlag::Kind::kChoice;
-  const std::string name = choice_values ? joined(f.choices, "|") : f.metavar;
+  std::string name = f.metavar;
+  if (name.empty() && f.kind == SharedFlag::Kind::kChoice) {
+    for (const std::string& choice : f.choices) name += (name.empty() ? "" : "|") + choice;
+  }
   if (f.kind == SharedFlag::Kind::kInt) {
     po::typed_value<int64_t>* value = po::value<int64_t>();
     if (f.default_value) value->default_value(std::stoll(*f.default_value));
@@ -115,7 +112,7 @@ std::optional<std::string> shared_text(const po::variables_map& vm, const std::s
   const std::string value = vm[name].as<std::string>();
   if (f.kind == SharedFlag::Kind::kChoice &&
       std::find(f.choices.begin(), f.choices.end(), value) == f.choices.end()) {
-    throw UsageError("--" + name + ": '" + value + "' is not one of " + joined(f.choices));
+    throw UsageError("--" + name + ": '" + value + "' is not one of " + csv::comma_list(f.choices));
   }
   return value;
 }

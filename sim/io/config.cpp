@@ -7,6 +7,7 @@
 #include <set>
 
 #include "format/bounds.h"
+#include "format/csv.h"
 #include "format/errors.h"
 #include "format/yaml_reader.h"
 #include "io/nccl_tests_log.h"
@@ -473,13 +474,6 @@ void read_precision(const Value& precision, const TopKeys& keys, SweepConfig& co
   config.precision_line = precision.line();
 }
 
-// "fp32, bf16-amp"
-std::string join_names(const std::vector<Precision>& precisions) {
-  std::string out;
-  for (Precision p : precisions) out += (out.empty() ? "" : ", ") + std::string(precision_name(p));
-  return out;
-}
-
 // `profile:` as a map {PRECISION: FILE, ...} with `precision:` a list of the same names: the
 // tables predict the list's first precision from its profile, each other one is predicted beside
 // them from its own (SweepConfig::other_precisions; docs/PRECISION.md "Several precisions").
@@ -490,14 +484,17 @@ void read_precision_profiles(const Value& profiles, const std::optional<Value>& 
   }
   const Map map(profiles);
   const auto entries = map.entries();
-  if (precision->as_list().empty()) precision->fail("names no precision: give one or more, each a key of profile:");
+  const std::vector<Value> items = precision->as_list();
+  if (items.empty()) precision->fail("names no precision: give one or more, each a key of profile:");
   std::vector<Precision> listed;
-  for (const Value& item : precision->as_list()) {
+  std::vector<std::string> names;  // listed's, for messages
+  for (const Value& item : items) {
     read_precision(item, keys, config);
     if (std::find(listed.begin(), listed.end(), config.precision) != listed.end()) {
       item.fail(std::string(precision_name(config.precision)) + " is given twice");
     }
     listed.push_back(config.precision);
+    names.emplace_back(precision_name(config.precision));
     const auto entry = std::find_if(entries.begin(), entries.end(), [&](const auto& e) {
       return e.first == precision_name(config.precision);
     });
@@ -516,7 +513,7 @@ void read_precision_profiles(const Value& profiles, const std::optional<Value>& 
   for (const auto& [name, value] : entries) {
     const auto parsed = parse_precision(name);
     if (!parsed || std::find(listed.begin(), listed.end(), *parsed) == listed.end()) {
-      value.fail("'" + name + "' is not a precision of precision: (" + join_names(listed) + ")");
+      value.fail("'" + name + "' is not a precision of precision: (" + csv::comma_list(names) + ")");
     }
   }
   // The tables' precision: the list's first.

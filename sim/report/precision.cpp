@@ -28,9 +28,11 @@ std::string format_precision_section(const SweepConfig& tables, const Profile& p
   const std::string first = precision_name(tables.precision);
   std::vector<std::string> epoch_headers = {"config", first + " s"};
   std::vector<std::string> share_headers = {"config", first};
-  for (const PrecisionSweep& o : others) epoch_headers.push_back(std::string(precision_name(o.sweep.precision)) + " s");
+  for (const PrecisionSweep& o : others) {
+    epoch_headers.push_back(std::string(precision_name(o.sweep.precision)) + " s");
+    share_headers.push_back(precision_name(o.sweep.precision));
+  }
   for (const PrecisionSweep& o : others) epoch_headers.push_back(std::string(precision_name(o.sweep.precision)) + " x");
-  for (const PrecisionSweep& o : others) share_headers.push_back(precision_name(o.sweep.precision));
   TextTable epochs(epoch_headers), shares(share_headers);
   for (const SimResult& r : grid.all()) {
     const RunSpec& s = r.spec;
