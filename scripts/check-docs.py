@@ -14,7 +14,10 @@
 
 4. A table in docs/*.md headed by a comment `<!-- figures: GLOB ... -->` (on the line before it):
    every percentage and "N of M" in its cells after the first (which names the row; goals in
-   [brackets] aside) is in the files the globs name, relative to the repository root.
+   [brackets] aside) is in the files the globs name, relative to the repository root. A number
+   that opens a cell of a column whose header holds "%" in a Markdown table of those files (as
+   `simulate --compare`'s report.md prints its MAPE table: "5.6", "9.0 (40 of 40)") counts as
+   that percentage.
 
 Usage: scripts/check-docs.py [REPO_ROOT]. Prints each disagreement, one per line, and exits 1 if
 there is any; 0 and a one-line summary otherwise.
@@ -167,6 +170,28 @@ def unheld(percentages, counts, texts):
 
 
 SOURCED_TABLE = re.compile(r"^<!-- figures: (.+?) -->$")
+LEADING_NUMBER = re.compile(r"^[+-]?(\d+(?:\.\d+)?)(?!\S*%)")
+
+
+def table_percentages(text):
+    """The numbers that open the cells of %-headed columns of the Markdown tables in `text`, as
+    percentages ("5.6%"), one per line: a report's table whose header says the unit."""
+    found, header = [], None
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else None
+        if cells is None:
+            header = None
+        elif header is None:
+            below = lines[i + 1] if i + 1 < len(lines) else ""
+            if below.startswith("|") and set(below) <= set("|-: "):
+                header = ["%" in c for c in cells]
+        elif not set(line) <= set("|-: "):
+            for percent_column, cell in zip(header, cells):
+                number = LEADING_NUMBER.match(cell) if percent_column else None
+                if number:
+                    found.append(number.group(1) + "%")
+    return "\n".join(found)
 
 
 def check_sourced_tables(doc):
@@ -184,7 +209,8 @@ def check_sourced_tables(doc):
             texts = ""
             for path in paths:
                 with open(path, encoding="utf-8") as f:
-                    texts += f.read()
+                    text = f.read()
+                texts += text + "\n" + table_percentages(text) + "\n"
             continue
         if not line.startswith("|"):
             if sources is not None and line.strip() and not line.startswith("<!--"):

@@ -82,7 +82,7 @@ po::options_description visible_options(CommandLine& cl) {
        "join the predictions with measured runs (reports/<machine>/runs.csv from `measure train`), "
        "print the errors and MAPE; with --out also write DIR/report.md, DIR/comparison.csv and the "
        "plots (gnuplot svg). The config must describe the runs (train_samples, loader workers). "
-       "The last line printed is `MAPE epoch_s: X.X% over N runs; bias +Y.Y%`")
+       "The last line printed is `MAPE epoch_s: X.X% over N configurations (R runs); bias +Y.Y%`")
       ("trace", po::value(&cl.trace_file)->value_name("FILE.json"),
        "write a Chrome trace / Perfetto timeline (ui.perfetto.dev) of one configuration. "
        "Default: no trace")

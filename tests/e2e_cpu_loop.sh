@@ -81,7 +81,9 @@ if [ -n "${TRAINSIM_SANITIZED:-}" ] && [ "$expected_runs" = 5 ] \
   # A sanitizer build's C++ timings are of instrumented code (tests/CMakeLists.txt).
   expected_runs=4
 fi
-[[ $last =~ ^MAPE\ epoch_s:\ [0-9]+\.[0-9]%\ over\ ${expected_runs}\ runs\;\ bias\ [-+][0-9]+\.[0-9]%$ ]] || fail "last line: '$last'"
+# Each configuration ran once: N configurations of N runs.
+[[ $last =~ ^MAPE\ epoch_s:\ [0-9]+\.[0-9]%\ over\ ${expected_runs}\ configurations?\ \(${expected_runs}\ runs?\)\;\ bias\ [-+][0-9]+\.[0-9]%$ ]] \
+  || fail "last line: '$last'"
 if [ -n "$python" ] && [ "$expected_runs" = 5 ]; then
   grep -q '^MAPE epoch_s (pytorch, 2 ranks): ' "$work/validation/stdout.txt" \
     || fail "no pytorch MAPE line: $(cat "$work/validation/stdout.txt")"

@@ -427,7 +427,9 @@ TEST_F(Join, DriftExplainsWhatTheModelDoesNot) {
   EXPECT_EQ(s.explained, 1);
   EXPECT_EQ(s.with_drift, 2);
   // ddp:2:32 ran once: its noise is unknown, not 0, and stays out of the noise floor.
-  EXPECT_EQ(s.noise_runs, 1);
+  EXPECT_EQ(s.noise_configs, 1);
+  EXPECT_EQ(s.configs, 2);
+  EXPECT_EQ(s.runs, 3);  // the repeats: 2 + 1
   EXPECT_NEAR(s.mean_noise_pct, 0.1 / 2.05 * 100, 1e-9);
   const std::vector<std::string> lines = format_group_mape_lines(c);
   ASSERT_EQ(lines.size(), 2u);
@@ -446,15 +448,16 @@ TEST_F(Join, NothingPredictableGivesAnEmptyComparison) {
   EXPECT_TRUE(c.compared.empty());
   EXPECT_EQ(c.unpredicted.size(), 1u);
   EXPECT_EQ(c.unmeasured.size(), 4u);  // every sweep configuration
-  EXPECT_EQ(format_mape_line(c), "MAPE epoch_s: n/a over 0 runs");
+  EXPECT_EQ(format_mape_line(c), "MAPE epoch_s: n/a over 0 configurations");
 }
 
 // ---------------------------------------------------------------------------------------------
 // Errors and MAPE
 
-ComparedRun compared(Strategy strategy, double epoch_error, double train_error, bool profiled = true) {
+ComparedRun compared(Strategy strategy, double epoch_error, double train_error, bool profiled = true, int runs = 1) {
   ComparedRun r;
   r.measured.key.strategy = strategy;
+  r.measured.runs = runs;
   r.predicted.spec.strategy = strategy;
   r.epoch_error_pct = epoch_error;
   r.train_error_pct = train_error;
@@ -472,29 +475,57 @@ TEST(Mape, ErrorPercentIsRelativeToTheMeasurement) {
 
 TEST(Mape, MeanOfAbsoluteErrorsAndTheSignedBias) {
   const std::vector<ComparedRun> runs{compared(Strategy::kDdp, 10, -5), compared(Strategy::kDdp, -20, 5),
-                                      compared(Strategy::kDp, 50, 0, false)};
+                                      compared(Strategy::kDp, 50, 0, false, 3)};
   const ErrorSummary all = summarize_errors(runs);
-  EXPECT_EQ(all.runs, 3);
+  EXPECT_EQ(all.configs, 3);
+  EXPECT_EQ(all.runs, 5);  // 1 + 1 + 3 repeats
   EXPECT_NEAR(all.mape_epoch_pct, 80.0 / 3, 1e-12);        // (|10| + |-20| + |50|) / 3 = 26.667
   EXPECT_NEAR(all.mape_train_pct, 10.0 / 3, 1e-12);        // (5 + 5 + 0) / 3 = 3.333
   EXPECT_NEAR(all.mean_epoch_error_pct, 40.0 / 3, 1e-12);  // (10 - 20 + 50) / 3 = 13.333
   EXPECT_DOUBLE_EQ(all.max_abs_epoch_error_pct, 50.0);
   const ErrorSummary ddp =
       summarize_errors(runs, [](const ComparedRun& r) { return r.measured.key.strategy == Strategy::kDdp; });
-  EXPECT_EQ(ddp.runs, 2);
+  EXPECT_EQ(ddp.configs, 2);
   EXPECT_NEAR(ddp.mape_epoch_pct, 15.0, 1e-12);        // (10 + 20) / 2
   EXPECT_NEAR(ddp.mean_epoch_error_pct, -5.0, 1e-12);  // (10 - 20) / 2
   const ErrorSummary unprofiled = summarize_errors(runs, [](const ComparedRun& r) { return !r.profiled_batch; });
-  EXPECT_EQ(unprofiled.runs, 1);
+  EXPECT_EQ(unprofiled.configs, 1);
   EXPECT_NEAR(unprofiled.mape_epoch_pct, 50.0, 1e-12);
 
   Comparison c;
   c.compared = runs;
-  EXPECT_EQ(format_mape_line(c), "MAPE epoch_s: 26.7% over 3 runs; bias +13.3%");  // 26.667, 13.333
+  EXPECT_EQ(format_mape_line(c), "MAPE epoch_s: 26.7% over 3 configurations (5 runs); bias +13.3%");  // 26.667, 13.333
   const std::string table = format_comparison(c, RunsTable{});
   EXPECT_NE(table.find("| ddp "), std::string::npos) << table;
   EXPECT_NE(table.find("batches the profile did not time"), std::string::npos) << table;
-  EXPECT_EQ(summarize_errors({}).runs, 0);
+  EXPECT_EQ(summarize_errors({}).configs, 0);
+}
+
+TEST(Mape, EachTrainerOverItsRanksWhenThereAreSeveralTrainers) {
+  // pytorch on 1 rank (+10, -20) and 2 ranks (+30); trainsim on 1 rank (-4) and 2 ranks (+6).
+  const auto run = [](Trainer trainer, int gpus, double error) {
+    ComparedRun r = compared(Strategy::kDdp, error, error);
+    r.measured.key.trainer = trainer;
+    r.measured.key.gpus = gpus;
+    return r;
+  };
+  Comparison c;
+  c.compared = {run(Trainer::kPytorch, 1, 10), run(Trainer::kPytorch, 1, -20), run(Trainer::kPytorch, 2, 30),
+                run(Trainer::kTrainsim, 1, -4), run(Trainer::kTrainsim, 2, 6)};
+  const std::vector<std::string> lines = format_group_mape_lines(c);
+  ASSERT_EQ(lines.size(), 6u);  // 4 (trainer, ranks) groups, then each trainer over its ranks
+  EXPECT_EQ(lines[4].rfind("MAPE epoch_s (pytorch, all ranks): 20.0% over 3 configurations; bias +6.7%", 0), 0u)
+      << lines[4];  // (10 + 20 + 30) / 3, (10 - 20 + 30) / 3
+  EXPECT_EQ(lines[5].rfind("MAPE epoch_s (trainsim, all ranks): 5.0% over 2 configurations; bias +1.0%", 0), 0u)
+      << lines[5];
+  const std::string table = format_comparison(c, RunsTable{});
+  EXPECT_NE(table.find("| pytorch, all ranks "), std::string::npos) << table;
+  EXPECT_NE(table.find("| trainsim, all ranks "), std::string::npos) << table;
+
+  // One trainer: its ranks together are the "all" row, not a row of their own.
+  c.compared.resize(3);
+  EXPECT_EQ(format_group_mape_lines(c).size(), 2u);
+  EXPECT_EQ(format_comparison(c, RunsTable{}).find("all ranks"), std::string::npos);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -653,6 +684,7 @@ TEST_F(CompareProgram, FixtureReportHasTablesListsAndTheMapeLineLast) {
   ASSERT_EQ(rows.size(), 1u + 9);
   // The MAPE recomputed from comparison.csv (column 12: epoch_error_pct) must be the printed one.
   double sum = 0, signed_sum = 0;
+  int runs = 0;
   for (size_t i = 1; i < rows.size(); ++i) {
     const auto cells = csv_cells(rows[i]);
     ASSERT_GE(cells.size(), 26u) << rows[i];
@@ -661,9 +693,12 @@ TEST_F(CompareProgram, FixtureReportHasTablesListsAndTheMapeLineLast) {
     EXPECT_NEAR(error, (predicted - measured) / measured * 100, 1e-6) << rows[i];
     sum += std::fabs(error);
     signed_sum += error;
+    runs += std::stoi(cells[7]);
   }
-  char expected[96];
-  std::snprintf(expected, sizeof expected, "MAPE epoch_s: %.1f%% over 9 runs; bias %+.1f%%", sum / 9, signed_sum / 9);
+  EXPECT_EQ(runs, 11);  // the fixture's 12 rows less the one in other threads
+  char expected[128];
+  std::snprintf(expected, sizeof expected, "MAPE epoch_s: %.1f%% over 9 configurations (%d runs); bias %+.1f%%",
+                sum / 9, runs, signed_sum / 9);
   EXPECT_EQ(last, expected);
   // The repeats of ddp:1:128 (lines 3 and 6: 0.70 and 0.74 s) are one row with their median.
   const auto repeat =
@@ -800,7 +835,7 @@ TEST_F(CompareProgram, NoPredictableRunIsAWarningAndNotApplicableMape) {
   const ProgramRun run = simulate(kConfig + " --compare " + runs.string() + " --out " + (dir_ / "r").string());
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.err.find("warning: no measured configuration"), std::string::npos) << run.err;
-  EXPECT_EQ(lines_of(run.out).back(), "MAPE epoch_s: n/a over 0 runs");
+  EXPECT_EQ(lines_of(run.out).back(), "MAPE epoch_s: n/a over 0 configurations");
   const std::string report = read_file(dir_ / "r" / "report.md");
   EXPECT_NE(report.find("threads 4 != the profile's 16"), std::string::npos) << report;
   EXPECT_NE(report.find("Predicted but not measured: 6 configuration(s)"), std::string::npos) << report;
@@ -820,7 +855,7 @@ TEST_F(CompareProgram, RunsOnOtherDataOrDeviceThanTheProfileAreWarnedAbout) {
   EXPECT_NE(report.find("**Warning:** runs measured on data 'cifar10'"), std::string::npos) << report;
   EXPECT_NE(report.find("the runs trained on cifar10 (the real CIFAR-10 files)"), std::string::npos) << report;
   EXPECT_EQ(lines_of(run.out).back().rfind("MAPE epoch_s: ", 0), 0u);  // still compared
-  EXPECT_NE(lines_of(run.out).back().find(" over 1 runs"), std::string::npos) << lines_of(run.out).back();
+  EXPECT_NE(lines_of(run.out).back().find(" over 1 configuration (1 run)"), std::string::npos) << lines_of(run.out).back();
 }
 
 TEST_F(CompareProgram, RunsOfOneOtherModelAreComparedWithAWarning) {
@@ -833,7 +868,7 @@ TEST_F(CompareProgram, RunsOfOneOtherModelAreComparedWithAWarning) {
       << run.err;
   const std::string report = read_file(dir_ / "r" / "report.md");
   EXPECT_NE(report.find(", model resnet50\n"), std::string::npos) << report;
-  EXPECT_NE(lines_of(run.out).back().find(" over 1 runs"), std::string::npos) << lines_of(run.out).back();
+  EXPECT_NE(lines_of(run.out).back().find(" over 1 configuration (1 run)"), std::string::npos) << lines_of(run.out).back();
 }
 
 TEST_F(CompareProgram, BadRunsFilesExitTwoWithOneLine) {

@@ -174,12 +174,13 @@ ErrorSummary summarize_errors(const std::vector<ComparedRun>& runs,
   double sum_abs_epoch = 0, sum_abs_train = 0, sum_epoch = 0, sum_noise = 0, sum_abs_adjusted = 0;
   for (const auto& r : runs) {
     if (keep && !keep(r)) continue;
-    ++s.runs;
+    ++s.configs;
+    s.runs += r.measured.runs;
     sum_abs_epoch += std::fabs(r.epoch_error_pct);
     sum_abs_train += std::fabs(r.train_error_pct);
     sum_epoch += r.epoch_error_pct;
     if (r.measured.runs >= 2) {
-      ++s.noise_runs;
+      ++s.noise_configs;
       sum_noise += r.measured.epoch_s.noise_pct();
     }
     s.max_abs_epoch_error_pct = std::max(s.max_abs_epoch_error_pct, std::fabs(r.epoch_error_pct));
@@ -189,13 +190,13 @@ ErrorSummary summarize_errors(const std::vector<ComparedRun>& runs,
       sum_abs_adjusted += std::fabs(*r.drift_adjusted_error_pct);
     }
   }
-  if (s.runs > 0) {
-    // MAPE = (1/n) sum |e_i|; bias = (1/n) sum e_i.
-    s.mape_epoch_pct = sum_abs_epoch / s.runs;
-    s.mape_train_pct = sum_abs_train / s.runs;
-    s.mean_epoch_error_pct = sum_epoch / s.runs;
+  if (s.configs > 0) {
+    // MAPE = (1/n) sum |e_i|; bias = (1/n) sum e_i, over the n configurations.
+    s.mape_epoch_pct = sum_abs_epoch / s.configs;
+    s.mape_train_pct = sum_abs_train / s.configs;
+    s.mean_epoch_error_pct = sum_epoch / s.configs;
   }
-  if (s.noise_runs > 0) s.mean_noise_pct = sum_noise / s.noise_runs;
+  if (s.noise_configs > 0) s.mean_noise_pct = sum_noise / s.noise_configs;
   if (s.with_drift > 0) s.mape_drift_adjusted_pct = sum_abs_adjusted / s.with_drift;
   return s;
 }

@@ -83,15 +83,16 @@ Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>&
                         const Predictor& predict);
 
 struct ErrorSummary {
-  int runs = 0;                        // compared configurations
+  int configs = 0;                     // compared configurations
+  int runs = 0;                        // the measured runs they hold (each configuration's repeats)
   double mape_epoch_pct = 0;           // mean |epoch error %|
   double mape_train_pct = 0;           // mean |train error %|
   double mean_epoch_error_pct = 0;     // mean signed epoch error % (bias)
   double max_abs_epoch_error_pct = 0;  // largest |epoch error %|
   // The noise floor of the MAPE: the mean repeats' spread % over the configurations measured at
-  // least twice (noise_runs of them); a configuration run once has no spread to tell.
+  // least twice (noise_configs of them); a configuration run once has no spread to tell.
   double mean_noise_pct = 0;
-  int noise_runs = 0;
+  int noise_configs = 0;
   int explained = 0;                   // configurations whose error noise and drift explain
   int with_drift = 0;                  // configurations with a drift (both probes timed)
   double mape_drift_adjusted_pct = 0;  // MAPE of the drift-adjusted errors over those

@@ -70,15 +70,15 @@ std::string format_run_table(const Comparison& c) {
 
 // "4.9 (3 of 4)": the noise floor over the configurations with >= 2 runs, and how many those are.
 std::string noise_floor_cell(const ErrorSummary& s) {
-  const std::string of = " (" + std::to_string(s.noise_runs) + " of " + std::to_string(s.runs) + ")";
-  return (s.noise_runs > 0 ? format_fixed(s.mean_noise_pct, 1) : std::string("unknown")) + of;
+  const std::string of = " (" + std::to_string(s.noise_configs) + " of " + std::to_string(s.configs) + ")";
+  return (s.noise_configs > 0 ? format_fixed(s.mean_noise_pct, 1) : std::string("unknown")) + of;
 }
 
 void add_summary_row(TextTable& table, const std::string& label, const ErrorSummary& s) {
-  if (s.runs == 0) return;
-  table.add_row({label, std::to_string(s.runs), format_fixed(s.mape_epoch_pct, 1), noise_floor_cell(s),
+  if (s.configs == 0) return;
+  table.add_row({label, std::to_string(s.configs), format_fixed(s.mape_epoch_pct, 1), noise_floor_cell(s),
                  s.with_drift > 0 ? format_fixed(s.mape_drift_adjusted_pct, 1) : kNone,
-                 std::to_string(s.explained) + "/" + std::to_string(s.runs), format_fixed(s.mape_train_pct, 1),
+                 std::to_string(s.explained) + "/" + std::to_string(s.configs), format_fixed(s.mape_train_pct, 1),
                  format_error_percent(s.mean_epoch_error_pct), format_fixed(s.max_abs_epoch_error_pct, 1)});
 }
 
@@ -100,15 +100,47 @@ std::string group_label(Trainer trainer, int ranks) {
   return std::string(to_string(trainer)) + ", " + counted(ranks, "rank");
 }
 
+// The trainers with more than one rank group, when the comparison has several trainers: each gets
+// a row over all its ranks (with one trainer, the "all" row is that).
+std::vector<Trainer> trainers_over_ranks(const std::vector<std::pair<Trainer, int>>& groups) {
+  std::vector<Trainer> trainers, several;
+  for (const auto& [trainer, ranks] : groups) {
+    if (std::find(trainers.begin(), trainers.end(), trainer) == trainers.end()) {
+      trainers.push_back(trainer);
+    } else if (std::find(several.begin(), several.end(), trainer) == several.end()) {
+      several.push_back(trainer);
+    }
+  }
+  return trainers.size() > 1 ? several : std::vector<Trainer>{};
+}
+
+// The summary of one (trainer, ranks) group, or of all a trainer's ranks when `ranks` is nullopt.
+ErrorSummary group_summary(const Comparison& c, Trainer trainer, std::optional<int> ranks) {
+  return summarize_errors(c.compared, [trainer, ranks](const ComparedRun& r) {
+    return r.measured.key.trainer == trainer && (!ranks || ranks_of(r.measured.key) == *ranks);
+  });
+}
+
+std::string group_label(Trainer trainer, std::optional<int> ranks) {
+  return ranks ? group_label(trainer, *ranks) : std::string(to_string(trainer)) + ", all ranks";
+}
+
+// The rows of the MAPE table and the summary lines by trainer: each (trainer, ranks) group, then
+// each trainer over all its ranks where that is not the whole comparison.
+std::vector<std::pair<Trainer, std::optional<int>>> summary_groups(const Comparison& c) {
+  const auto groups = trainer_rank_groups(c);
+  std::vector<std::pair<Trainer, std::optional<int>>> out(groups.begin(), groups.end());
+  for (Trainer t : trainers_over_ranks(groups)) out.emplace_back(t, std::nullopt);
+  return out;
+}
+
 std::string format_mape_table(const Comparison& c) {
   if (c.compared.empty()) return "";
   TextTable table({"configurations", "n", "MAPE epoch_s %", "noise floor % (of n with >= 2 runs)",
                    "MAPE after drift %", "explained by noise + drift", "MAPE train_s %", "bias: mean error epoch_s %",
                    "max abs error epoch_s %"});
-  for (const auto& [trainer, ranks] : trainer_rank_groups(c)) {
-    add_summary_row(table, group_label(trainer, ranks), summarize_errors(c.compared, [&t = trainer, &n = ranks](const ComparedRun& r) {
-                      return r.measured.key.trainer == t && ranks_of(r.measured.key) == n;
-                    }));
+  for (const auto& [trainer, ranks] : summary_groups(c)) {
+    add_summary_row(table, group_label(trainer, ranks), group_summary(c, trainer, ranks));
   }
   std::vector<Strategy> strategies;
   for (const auto& r : c.compared) {
@@ -123,7 +155,7 @@ std::string format_mape_table(const Comparison& c) {
     }
   }
   const ErrorSummary profiled = summarize_errors(c.compared, [](const ComparedRun& r) { return r.profiled_batch; });
-  if (profiled.runs > 0 && profiled.runs < static_cast<int>(c.compared.size())) {
+  if (profiled.configs > 0 && profiled.configs < static_cast<int>(c.compared.size())) {
     add_summary_row(table, "batches the profile timed", profiled);
     add_summary_row(table, "batches the profile did not time",
                     summarize_errors(c.compared, [](const ComparedRun& r) { return !r.profiled_batch; }));
@@ -332,22 +364,20 @@ std::string format_error_percent(double percent) {
 
 std::string format_mape_line(const Comparison& comparison) {
   const ErrorSummary s = summarize_errors(comparison.compared);
-  if (s.runs == 0) return "MAPE epoch_s: n/a over 0 runs";
-  return "MAPE epoch_s: " + format_fixed(s.mape_epoch_pct, 1) + "% over " + std::to_string(s.runs) + " runs; bias " +
-         format_error_percent(s.mean_epoch_error_pct) + "%";
+  if (s.configs == 0) return "MAPE epoch_s: n/a over 0 configurations";
+  return "MAPE epoch_s: " + format_fixed(s.mape_epoch_pct, 1) + "% over " + counted(s.configs, "configuration") +
+         " (" + counted(s.runs, "run") + "); bias " + format_error_percent(s.mean_epoch_error_pct) + "%";
 }
 
 std::vector<std::string> format_group_mape_lines(const Comparison& comparison) {
   std::vector<std::string> lines;
-  for (const auto& [trainer, ranks] : trainer_rank_groups(comparison)) {
-    const ErrorSummary s = summarize_errors(comparison.compared, [&t = trainer, &n = ranks](const ComparedRun& r) {
-      return r.measured.key.trainer == t && ranks_of(r.measured.key) == n;
-    });
+  for (const auto& [trainer, ranks] : summary_groups(comparison)) {
+    const ErrorSummary s = group_summary(comparison, trainer, ranks);
     std::string line = "MAPE epoch_s (" + group_label(trainer, ranks) + "): " + format_fixed(s.mape_epoch_pct, 1) +
-                       "% over " + counted(s.runs, "configuration") + "; bias " +
+                       "% over " + counted(s.configs, "configuration") + "; bias " +
                        format_error_percent(s.mean_epoch_error_pct) + "%; noise floor " +
-                       (s.noise_runs > 0 ? format_fixed(s.mean_noise_pct, 1) + "% over " +
-                                               counted(s.noise_runs, "configuration") + " with >= 2 runs"
+                       (s.noise_configs > 0 ? format_fixed(s.mean_noise_pct, 1) + "% over " +
+                                               counted(s.noise_configs, "configuration") + " with >= 2 runs"
                                          : std::string("unknown (no configuration with >= 2 runs)"));
     if (s.with_drift > 0) line += "; after drift " + format_fixed(s.mape_drift_adjusted_pct, 1) + "%";
     lines.push_back(line + "; " + std::to_string(s.explained) + " within noise + drift");
