@@ -755,7 +755,13 @@ std::string run_precision_sweeps(SweepPlan& plan, const Profile& profile, const 
 report::Comparison compare_with_runs(const CommandLine& cl, const SweepPlan& plan, const Profile& profile,
                                      const RunsTable& runs, const report::ResultGrid& grid,
                                      const report::ReportContext& context, const SimOptions& options) {
-  report::Comparison comparison = join_runs(plan.tables, profile, runs, grid, options);
+  // Each precision's runs against its own profile's predictions (precision: a list).
+  std::vector<std::pair<Precision, report::Comparison>> others;
+  for (const report::PrecisionSweep& p : plan.precisions) {
+    others.emplace_back(p.sweep.precision, join_runs(p.sweep, p.profile, runs, p.grid, options));
+  }
+  report::Comparison comparison =
+      report::merge_precisions(join_runs(plan.tables, profile, runs, grid, options), std::move(others));
   if (!cl.quiet) std::cout << report::format_comparison(comparison, runs) << std::flush;
   for (const auto& warning : report::comparison_warnings(context, runs)) std::cerr << "warning: " << warning << "\n";
   if (comparison.compared.empty()) {

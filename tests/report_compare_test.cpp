@@ -343,14 +343,12 @@ TEST_F(Join, RowsOfAnotherPrecisionThanTheConfigsAreNotPredicted) {
   ASSERT_EQ(c.unpredicted.size(), 1u);
   EXPECT_EQ(c.unpredicted[0].measured.lines, std::vector<int>{2});
   EXPECT_EQ(c.unpredicted[0].reason, "precision bf16-amp, not the config's fp32 (the profile's)");
-  // A precision the config predicts beside its tables (precision: a list): said so.
+  // With other precisions listed (precision: a list), their rows are their own joins' (merge_precisions).
   SweepConfig several = small_config();
   several.other_precisions.push_back({Precision::kBf16Amp, "bf16.yaml", 3});
   const Comparison other = join("ddp,1,32,2,1000,2.0,1.0,bf16-amp\n", kHeader + ",precision", {}, several);
   ASSERT_EQ(other.unpredicted.size(), 1u);
-  EXPECT_EQ(other.unpredicted[0].reason,
-            "precision bf16-amp, not the tables' fp32 (the Precision section predicts it; --compare scores the "
-            "tables' precision)");
+  EXPECT_EQ(other.unpredicted[0].reason, "precision bf16-amp, not the config's fp32 (the profile's) or another it lists");
   try {
     join("ddp,1,32,2,1000,2.0,1.0,fp8\n", kHeader + ",precision");
     ADD_FAILURE() << "expected InputError";
@@ -358,6 +356,51 @@ TEST_F(Join, RowsOfAnotherPrecisionThanTheConfigsAreNotPredicted) {
     EXPECT_EQ(e.line(), 2);
     EXPECT_EQ(e.key(), "precision");
   }
+}
+
+TEST_F(Join, EachPrecisionIsComparedByItsOwnJoin) {
+  // precision: [fp32, bf16-amp]: the tables' join (fp32) and bf16-amp's own, merged.
+  SweepConfig fp32 = small_config();
+  fp32.other_precisions.push_back({Precision::kBf16Amp, "bf16.yaml", 3});
+  SweepConfig bf16 = small_config();
+  bf16.precision = Precision::kBf16Amp;
+  const std::string rows =
+      "ddp,1,32,2,1000,2.0,1.0,\n"           // line 2: fp32 (an empty precision), in the sweep
+      "ddp,1,32,2,1000,1.5,0.8,bf16-amp\n"   // line 3: bf16-amp, simulated by its own join
+      "ddp,8,32,2,1000,0.4,0.2,bf16-amp\n";  // line 4: bf16-amp, which its profile cannot predict
+  const Comparison tables = join(rows, kHeader + ",precision", {}, fp32);
+  EXPECT_EQ(tables.unpredicted.size(), 2u);  // the tables' join leaves both bf16-amp rows
+  predicted_specs.clear();
+  const Comparison bf16_join = join(rows, kHeader + ",precision", {}, bf16);
+  ASSERT_EQ(predicted_specs.size(), 2u);  // a sweep result of another precision is not its
+  EXPECT_EQ(predicted_specs[0].precision, Precision::kBf16Amp);
+
+  const Comparison c = merge_precisions(tables, {{Precision::kBf16Amp, bf16_join}});
+  ASSERT_EQ(c.compared.size(), 2u);
+  EXPECT_EQ(c.compared[0].measured.key.precision, Precision::kFp32);
+  EXPECT_TRUE(c.compared[0].in_setting);
+  EXPECT_EQ(c.compared[1].measured.key.precision, Precision::kBf16Amp);
+  EXPECT_FALSE(c.compared[1].in_setting);  // the side-by-side tables are the tables' precision's
+  EXPECT_NEAR(c.compared[1].epoch_error_pct, (3.0 - 1.5) / 1.5 * 100, 1e-9);
+  ASSERT_EQ(c.unpredicted.size(), 1u);  // only the reason of line 4's own precision's join
+  EXPECT_EQ(c.unpredicted[0].measured.lines, std::vector<int>{4});
+  EXPECT_EQ(c.unpredicted[0].reason.rfind("the profile cannot predict it: ", 0), 0u) << c.unpredicted[0].reason;
+  EXPECT_EQ(c.unmeasured.size(), tables.unmeasured.size() + bf16_join.unmeasured.size());
+
+  // Each precision's rows and lines, then each precision over all its configurations.
+  const std::string table = format_comparison(c, RunsTable{});
+  EXPECT_NE(table.find("| trainsim, 1 rank, fp32 "), std::string::npos) << table;
+  EXPECT_NE(table.find("| trainsim, 1 rank, bf16-amp "), std::string::npos) << table;
+  EXPECT_NE(table.find("| bf16-amp "), std::string::npos) << table;
+  const std::vector<std::string> lines = format_group_mape_lines(c);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[1].rfind("MAPE epoch_s (trainsim, 1 rank, bf16-amp): 100.0% over 1 configuration; bias +100.0%", 0),
+            0u)
+      << lines[1];
+  EXPECT_EQ(lines[3].rfind("MAPE epoch_s (bf16-amp): 100.0%", 0), 0u) << lines[3];
+  const auto csv = format_comparison_csv(c);
+  EXPECT_NE(csv.find(",test_error_pct,precision\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",bf16-amp\n"), std::string::npos) << csv;
 }
 
 TEST_F(Join, RowsOfAnotherModelAreNotPredictedWhereTheFileNamesSeveral) {

@@ -325,6 +325,43 @@ TEST_F(SimulateProgram, SeveralPrecisionsArePredictedSideBySide) {
                                                       "not bf16-amp");
 }
 
+// --compare with several precisions: one runs.csv holding both precisions' runs (the precision
+// folders' files joined), each run predicted from its own precision's profile. Each precision's
+// figures are those its folder's comparison printed alone (validation/stdout.txt there).
+TEST_F(SimulateProgram, SeveralPrecisionsAreComparedEachWithItsOwnProfile) {
+  const std::string dir = std::string(TRAINSIM_SOURCE_DIR) + "/reports/cpu-epyc-2c/precision/";
+  const fs::path config = write_config("precision: [fp32, bf16-amp]\nprofile:\n  fp32: " + dir + "fp32/profile.yaml\n"
+                                       "  bf16-amp: " + dir + "bf16/profile.yaml\nmodel: resnet18-cifar\n"
+                                       "trainer: trainsim\ndataset: {train_samples: 512}\nloader: {workers: 0}\n"
+                                       "sweep: {strategy: ddp, gpus: [1, 2], batch_per_gpu: [32, 64]}\n");
+  // bf16's file has the precision column; fp32's rows, written before it, get theirs.
+  const auto bf16_rows = lines_of(read_file(dir + "bf16/runs.csv"));
+  const auto fp32_rows = lines_of(read_file(dir + "fp32/runs.csv"));
+  ASSERT_EQ(bf16_rows[0].substr(bf16_rows[0].rfind(',') + 1), "precision");
+  std::ofstream runs(dir_ / "runs.csv");
+  for (const std::string& row : bf16_rows) runs << row << "\n";
+  for (std::size_t i = 1; i < fp32_rows.size(); ++i) runs << fp32_rows[i] << ",fp32\n";
+  runs.close();
+  const ProgramRun run = simulate(config.string() + " --compare " + (dir_ / "runs.csv").string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto expect_line = [&](const std::string& folder, const std::string& group, const std::string& precision) {
+    const std::string alone = read_file(dir + folder + "/validation/stdout.txt");
+    const std::string prefix = "MAPE epoch_s (" + group + "): ";
+    const std::size_t at = alone.find(prefix);
+    ASSERT_NE(at, std::string::npos) << prefix;
+    const std::string figures = alone.substr(at + prefix.size(), alone.find('\n', at) - at - prefix.size());
+    EXPECT_NE(run.out.find("MAPE epoch_s (" + group + ", " + precision + "): " + figures + "\n"), std::string::npos)
+        << group << ", " << precision << ": " << figures << "\n" << run.out;
+  };
+  for (const std::string group : {"trainsim, 1 rank", "pytorch, 2 ranks", "trainsim, all ranks", "pytorch, all ranks"}) {
+    expect_line("fp32", group, "fp32");
+    expect_line("bf16", group, "bf16-amp");
+  }
+  EXPECT_NE(run.out.find("Measured but not predicted: none."), std::string::npos) << run.out;
+  EXPECT_EQ(lines_of(run.out).back().rfind("MAPE epoch_s: ", 0), 0u);
+  EXPECT_NE(lines_of(run.out).back().find(" over 16 configurations (48 runs); "), std::string::npos) << run.out;
+}
+
 TEST_F(SimulateProgram, UnknownStrategyIsOneLineWithFileAndLine) {
   const fs::path config = write_config("profile: " + kFixtureProfile +
                                        "\n"

@@ -49,6 +49,25 @@ RunSpec spec_for_measured(const SweepConfig& config, const RunKey& key) {
   return spec;
 }
 
+Comparison merge_precisions(Comparison tables, std::vector<std::pair<Precision, Comparison>> others) {
+  for (auto& [precision, other] : others) {
+    const auto of_precision = [p = precision](const auto& run) { return run.measured.key.precision == p; };
+    tables.unpredicted.erase(std::remove_if(tables.unpredicted.begin(), tables.unpredicted.end(), of_precision),
+                             tables.unpredicted.end());
+    for (ComparedRun& run : other.compared) {
+      run.in_setting = false;  // the side-by-side tables are the tables' precision's
+      tables.compared.push_back(std::move(run));
+    }
+    for (UnpredictedRun& run : other.unpredicted) {
+      if (of_precision(run)) tables.unpredicted.push_back(std::move(run));
+    }
+    tables.unmeasured.insert(tables.unmeasured.end(), other.unmeasured.begin(), other.unmeasured.end());
+    tables.extra_predictions.insert(tables.extra_predictions.end(), other.extra_predictions.begin(),
+                                    other.extra_predictions.end());
+  }
+  return tables;
+}
+
 namespace {
 
 bool same_spec(const RunSpec& a, const RunSpec& b) {
@@ -56,7 +75,7 @@ bool same_spec(const RunSpec& a, const RunSpec& b) {
   return a.strategy == b.strategy && a.gpus == b.gpus && a.batch_per_gpu == b.batch_per_gpu &&
          a.train_samples == b.train_samples && a.loader_workers == b.loader_workers && a.trainer == b.trainer &&
          test(a) == test(b) && a.sync_batchnorm == b.sync_batchnorm && a.persistent_workers == b.persistent_workers &&
-         a.pin_memory == b.pin_memory;
+         a.pin_memory == b.pin_memory && a.precision == b.precision;
 }
 
 // Drift and whether noise and drift explain the error.
@@ -96,13 +115,11 @@ Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>&
       continue;
     }
     if (m.key.precision != config.precision) {
-      const bool other = std::any_of(config.other_precisions.begin(), config.other_precisions.end(),
-                                     [&](const auto& p) { return p.precision == m.key.precision; });
-      out.unpredicted.push_back(
-          {m, std::string("precision ") + precision_name(m.key.precision) +
-                  (other ? ", not the tables' " : ", not the config's ") + precision_name(config.precision) +
-                  (other ? " (the Precision section predicts it; --compare scores the tables' precision)"
-                         : " (the profile's)")});
+      // A precision the config lists besides (precision: a list) is its own join's
+      // (merge_precisions); any other is not predicted.
+      out.unpredicted.push_back({m, std::string("precision ") + precision_name(m.key.precision) +
+                                        ", not the config's " + precision_name(config.precision) + " (the profile's)" +
+                                        (config.other_precisions.empty() ? "" : " or another it lists")});
       continue;
     }
     if (m.key.threads > 0 && probe.threads > 0 && m.key.threads != probe.threads) {

@@ -82,6 +82,13 @@ Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>&
                         const std::vector<int64_t>& profiled_batches, const ProbeReference& probe,
                         const Predictor& predict);
 
+// One comparison of several precisions (precision: a list): `tables`, the join of the tables'
+// precision, and each other precision's own join (its sweep, profile, probe and profiled batches).
+// Each measured configuration is taken from the join of its precision; the other precisions' runs
+// come after the tables' and are not in the tables' setting (the side-by-side tables show the
+// tables' precision).
+Comparison merge_precisions(Comparison tables, std::vector<std::pair<Precision, Comparison>> others);
+
 struct ErrorSummary {
   int configs = 0;                     // compared configurations
   int runs = 0;                        // the measured runs they hold (each configuration's repeats)

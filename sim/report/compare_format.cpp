@@ -85,53 +85,65 @@ void add_summary_row(TextTable& table, const std::string& label, const ErrorSumm
 // Ranks of a configuration: DDP processes; a DataParallel run is one process.
 int ranks_of(const RunKey& key) { return key.strategy == Strategy::kDdp ? key.gpus : 1; }
 
-// The (trainer, ranks) groups the compared configurations fall in, in order.
-std::vector<std::pair<Trainer, int>> trainer_rank_groups(const Comparison& c) {
-  std::vector<std::pair<Trainer, int>> groups;
+// The precisions of the compared configurations, the tables' first (merge_precisions' order).
+std::vector<Precision> compared_precisions(const Comparison& c) {
+  std::vector<Precision> out;
   for (const auto& r : c.compared) {
-    const std::pair<Trainer, int> g{r.measured.key.trainer, ranks_of(r.measured.key)};
-    if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+    if (std::find(out.begin(), out.end(), r.measured.key.precision) == out.end()) out.push_back(r.measured.key.precision);
   }
-  std::sort(groups.begin(), groups.end());
-  return groups;
+  return out;
 }
 
-std::string group_label(Trainer trainer, int ranks) {
-  return std::string(to_string(trainer)) + ", " + counted(ranks, "rank");
-}
+// A row of the MAPE table and a summary line: one trainer on one rank count (all its ranks when
+// `ranks` is nullopt), in one precision when several were compared.
+struct Group {
+  Trainer trainer;
+  std::optional<int> ranks;
+  std::optional<Precision> precision;
 
-// The trainers with more than one rank group, when the comparison has several trainers: each gets
-// a row over all its ranks (with one trainer, the "all" row is that).
-std::vector<Trainer> trainers_over_ranks(const std::vector<std::pair<Trainer, int>>& groups) {
-  std::vector<Trainer> trainers, several;
-  for (const auto& [trainer, ranks] : groups) {
-    if (std::find(trainers.begin(), trainers.end(), trainer) == trainers.end()) {
-      trainers.push_back(trainer);
-    } else if (std::find(several.begin(), several.end(), trainer) == several.end()) {
-      several.push_back(trainer);
+  bool holds(const ComparedRun& r) const {
+    return r.measured.key.trainer == trainer && (!ranks || ranks_of(r.measured.key) == *ranks) &&
+           (!precision || r.measured.key.precision == *precision);
+  }
+  std::string label() const {
+    return std::string(to_string(trainer)) + ", " + (ranks ? counted(*ranks, "rank") : std::string("all ranks")) +
+           (precision ? std::string(", ") + precision_name(*precision) : std::string());
+  }
+};
+
+// Per precision (when several), each (trainer, ranks) group of the compared configurations, then
+// each trainer over all its ranks when both trainers were compared and it on several rank counts
+// (with one trainer, the precision's or the comparison's "all" row is that).
+std::vector<Group> summary_groups(const Comparison& c) {
+  const std::vector<Precision> precisions = compared_precisions(c);
+  std::vector<Group> out;
+  for (Precision precision : precisions) {
+    std::vector<std::pair<Trainer, int>> groups;
+    std::vector<Trainer> trainers, several;
+    for (const auto& r : c.compared) {
+      if (r.measured.key.precision != precision) continue;
+      const std::pair<Trainer, int> g{r.measured.key.trainer, ranks_of(r.measured.key)};
+      if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+    }
+    std::sort(groups.begin(), groups.end());
+    for (const auto& [trainer, ranks] : groups) {
+      if (std::find(trainers.begin(), trainers.end(), trainer) == trainers.end()) {
+        trainers.push_back(trainer);
+      } else if (std::find(several.begin(), several.end(), trainer) == several.end()) {
+        several.push_back(trainer);
+      }
+    }
+    const std::optional<Precision> named = precisions.size() > 1 ? std::optional(precision) : std::nullopt;
+    for (const auto& [trainer, ranks] : groups) out.push_back({trainer, ranks, named});
+    if (trainers.size() > 1) {
+      for (Trainer trainer : several) out.push_back({trainer, std::nullopt, named});
     }
   }
-  return trainers.size() > 1 ? several : std::vector<Trainer>{};
-}
-
-// The summary of one (trainer, ranks) group, or of all a trainer's ranks when `ranks` is nullopt.
-ErrorSummary group_summary(const Comparison& c, Trainer trainer, std::optional<int> ranks) {
-  return summarize_errors(c.compared, [trainer, ranks](const ComparedRun& r) {
-    return r.measured.key.trainer == trainer && (!ranks || ranks_of(r.measured.key) == *ranks);
-  });
-}
-
-std::string group_label(Trainer trainer, std::optional<int> ranks) {
-  return ranks ? group_label(trainer, *ranks) : std::string(to_string(trainer)) + ", all ranks";
-}
-
-// The rows of the MAPE table and the summary lines by trainer: each (trainer, ranks) group, then
-// each trainer over all its ranks where that is not the whole comparison.
-std::vector<std::pair<Trainer, std::optional<int>>> summary_groups(const Comparison& c) {
-  const auto groups = trainer_rank_groups(c);
-  std::vector<std::pair<Trainer, std::optional<int>>> out(groups.begin(), groups.end());
-  for (Trainer t : trainers_over_ranks(groups)) out.emplace_back(t, std::nullopt);
   return out;
+}
+
+ErrorSummary group_summary(const Comparison& c, const Group& g) {
+  return summarize_errors(c.compared, [&g](const ComparedRun& r) { return g.holds(r); });
 }
 
 std::string format_mape_table(const Comparison& c) {
@@ -139,8 +151,13 @@ std::string format_mape_table(const Comparison& c) {
   TextTable table({"configurations", "n", "MAPE epoch_s %", "noise floor % (of n with >= 2 runs)",
                    "MAPE after drift %", "explained by noise + drift", "MAPE train_s %", "bias: mean error epoch_s %",
                    "max abs error epoch_s %"});
-  for (const auto& [trainer, ranks] : summary_groups(c)) {
-    add_summary_row(table, group_label(trainer, ranks), group_summary(c, trainer, ranks));
+  for (const Group& g : summary_groups(c)) add_summary_row(table, g.label(), group_summary(c, g));
+  const std::vector<Precision> precisions = compared_precisions(c);
+  if (precisions.size() > 1) {
+    for (Precision p : precisions) {
+      add_summary_row(table, precision_name(p),
+                      summarize_errors(c.compared, [p](const ComparedRun& r) { return r.measured.key.precision == p; }));
+    }
   }
   std::vector<Strategy> strategies;
   for (const auto& r : c.compared) {
@@ -370,17 +387,25 @@ std::string format_mape_line(const Comparison& comparison) {
 }
 
 std::vector<std::string> format_group_mape_lines(const Comparison& comparison) {
+  const auto line = [](const std::string& label, const ErrorSummary& s) {
+    std::string out = "MAPE epoch_s (" + label + "): " + format_fixed(s.mape_epoch_pct, 1) + "% over " +
+                      counted(s.configs, "configuration") + "; bias " + format_error_percent(s.mean_epoch_error_pct) +
+                      "%; noise floor " +
+                      (s.noise_configs > 0 ? format_fixed(s.mean_noise_pct, 1) + "% over " +
+                                                 counted(s.noise_configs, "configuration") + " with >= 2 runs"
+                                           : std::string("unknown (no configuration with >= 2 runs)"));
+    if (s.with_drift > 0) out += "; after drift " + format_fixed(s.mape_drift_adjusted_pct, 1) + "%";
+    return out + "; " + std::to_string(s.explained) + " within noise + drift";
+  };
   std::vector<std::string> lines;
-  for (const auto& [trainer, ranks] : summary_groups(comparison)) {
-    const ErrorSummary s = group_summary(comparison, trainer, ranks);
-    std::string line = "MAPE epoch_s (" + group_label(trainer, ranks) + "): " + format_fixed(s.mape_epoch_pct, 1) +
-                       "% over " + counted(s.configs, "configuration") + "; bias " +
-                       format_error_percent(s.mean_epoch_error_pct) + "%; noise floor " +
-                       (s.noise_configs > 0 ? format_fixed(s.mean_noise_pct, 1) + "% over " +
-                                               counted(s.noise_configs, "configuration") + " with >= 2 runs"
-                                         : std::string("unknown (no configuration with >= 2 runs)"));
-    if (s.with_drift > 0) line += "; after drift " + format_fixed(s.mape_drift_adjusted_pct, 1) + "%";
-    lines.push_back(line + "; " + std::to_string(s.explained) + " within noise + drift");
+  for (const Group& g : summary_groups(comparison)) lines.push_back(line(g.label(), group_summary(comparison, g)));
+  const std::vector<Precision> precisions = compared_precisions(comparison);
+  if (precisions.size() > 1) {
+    for (Precision p : precisions) {
+      lines.push_back(line(precision_name(p), summarize_errors(comparison.compared, [p](const ComparedRun& r) {
+                             return r.measured.key.precision == p;
+                           })));
+    }
   }
   return lines;
 }
@@ -399,7 +424,7 @@ std::string format_comparison_csv(const Comparison& comparison) {
       "pred_epoch_s,meas_epoch_s,meas_epoch_s_min,meas_epoch_s_max,epoch_error_pct,"
       "pred_train_s,meas_train_s,meas_train_s_min,meas_train_s_max,train_error_pct,pred_fits,"
       "trainer,test_samples,threads,noise_pct,drift_pct,drift_adjusted_error_pct,explained,"
-      "pred_test_s,meas_test_s,test_error_pct\n";
+      "pred_test_s,meas_test_s,test_error_pct,precision\n";
   using csv::number;
   const auto optional = [](const std::optional<double>& value) { return value ? number(*value) : ""; };
   const auto boolean = [](bool value) { return std::string(value ? "true" : "false"); };
@@ -416,7 +441,7 @@ std::string format_comparison_csv(const Comparison& comparison) {
            std::to_string(m.key.threads) + "," + number(m.epoch_s.noise_pct()) + "," + optional(r.drift_pct) + "," +
            optional(r.drift_adjusted_error_pct) + "," + boolean(r.explained) + "," +
            (m.test_s ? number(r.predicted.test_s) : "") + "," + (m.test_s ? number(m.test_s->median) : "") + "," +
-           optional(r.test_error_pct) + "\n";
+           optional(r.test_error_pct) + "," + precision_name(m.key.precision) + "\n";
   }
   return out;
 }
