@@ -146,19 +146,25 @@ ErrorSummary group_summary(const Comparison& c, const Group& g) {
   return summarize_errors(c.compared, [&g](const ComparedRun& r) { return g.holds(r); });
 }
 
+// Each precision over all its configurations, when several were compared: (its name, summary).
+std::vector<std::pair<std::string, ErrorSummary>> precision_summaries(const Comparison& c) {
+  std::vector<std::pair<std::string, ErrorSummary>> out;
+  const std::vector<Precision> precisions = compared_precisions(c);
+  if (precisions.size() < 2) return out;
+  for (Precision p : precisions) {
+    out.emplace_back(precision_name(p),
+                     summarize_errors(c.compared, [p](const ComparedRun& r) { return r.measured.key.precision == p; }));
+  }
+  return out;
+}
+
 std::string format_mape_table(const Comparison& c) {
   if (c.compared.empty()) return "";
   TextTable table({"configurations", "n", "MAPE epoch_s %", "noise floor % (of n with >= 2 runs)",
                    "MAPE after drift %", "explained by noise + drift", "MAPE train_s %", "bias: mean error epoch_s %",
                    "max abs error epoch_s %"});
   for (const Group& g : summary_groups(c)) add_summary_row(table, g.label(), group_summary(c, g));
-  const std::vector<Precision> precisions = compared_precisions(c);
-  if (precisions.size() > 1) {
-    for (Precision p : precisions) {
-      add_summary_row(table, precision_name(p),
-                      summarize_errors(c.compared, [p](const ComparedRun& r) { return r.measured.key.precision == p; }));
-    }
-  }
+  for (const auto& [label, summary] : precision_summaries(c)) add_summary_row(table, label, summary);
   std::vector<Strategy> strategies;
   for (const auto& r : c.compared) {
     if (std::find(strategies.begin(), strategies.end(), r.measured.key.strategy) == strategies.end()) {
@@ -399,14 +405,7 @@ std::vector<std::string> format_group_mape_lines(const Comparison& comparison) {
   };
   std::vector<std::string> lines;
   for (const Group& g : summary_groups(comparison)) lines.push_back(line(g.label(), group_summary(comparison, g)));
-  const std::vector<Precision> precisions = compared_precisions(comparison);
-  if (precisions.size() > 1) {
-    for (Precision p : precisions) {
-      lines.push_back(line(precision_name(p), summarize_errors(comparison.compared, [p](const ComparedRun& r) {
-                             return r.measured.key.precision == p;
-                           })));
-    }
-  }
+  for (const auto& [label, summary] : precision_summaries(comparison)) lines.push_back(line(label, summary));
   return lines;
 }
 
