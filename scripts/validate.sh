@@ -216,7 +216,13 @@ one_node=()
 port=${MASTER_PORT:-29500}
 load() { cut -d' ' -f1 /proc/loadavg; }
 time_left() { if [ -n "$deadline" ]; then echo $((deadline - $(date +%s))); else echo 1000000000; fi; }
-say "$(date -u +%Y-%m-%dT%H:%M:%SZ): $invocation"
+# The environment that changes what is timed (glibc's allocator: docs/VALIDATION.md), recorded in
+# front of the call as a shell would take it, so that the README's list of calls reproduces it.
+timing_env=
+while IFS='=' read -r name value; do
+  timing_env+="$name=$(printf '%q' "$value") "
+done < <(env | grep -E '^(GLIBC_TUNABLES|MALLOC_[A-Z_]+_)=' | sort)
+say "$(date -u +%Y-%m-%dT%H:%M:%SZ): $timing_env$invocation"
 say "$device, $([ "$nodes" -gt 1 ] && echo "$nodes nodes x ")$gpus $([ "$device" = cuda ] && echo GPUs || echo ranks), steps: ${steps[*]}; results in $dir"
 
 has_step() { [[ " ${steps[*]} " == *" $1 "* ]]; }

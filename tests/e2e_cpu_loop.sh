@@ -64,7 +64,7 @@ fi
 grep -q '^\$ .*measure train --strategy ddp --gpus 2 --batch-per-gpu 8 ' "$work/logs/run-1-trainsim-ddp-2x8-w0.log" \
   || fail "a run's log without its command line"
 
-validate --trainers "trainsim pytorch" compare
+GLIBC_TUNABLES=glibc.malloc.mmap_threshold=1073741824 validate --trainers "trainsim pytorch" compare
 for f in report.md comparison.csv predictions.csv predictions.md notes.md; do
   [ -s "$work/validation/$f" ] || fail "missing $f"
 done
@@ -74,6 +74,9 @@ if command -v gnuplot > /dev/null; then
   done
 fi
 grep -q "^- \`runs.csv\`: $expected_runs measured runs: " "$work/README.md" || fail "the folder's README: $(cat "$work/README.md")"
+# The calls as run, the allocator's setting (glibc's, set for the compare call) in front.
+grep -q '^- [0-9TZ:-]*: `GLIBC_TUNABLES=glibc.malloc.mmap_threshold=1073741824 scripts/validate.sh --device cpu ' \
+  "$work/README.md" || fail "the README's calls without the allocator's setting: $(cat "$work/README.md")"
 last=$(tail -n 1 "$work/validation/stdout.txt")
 if [ -n "${TRAINSIM_SANITIZED:-}" ] && [ "$expected_runs" = 5 ] \
    && grep -q "^- ddp:2:8 (pytorch, .*the profile cannot predict it: .*less than half the sum of its timed parts" \
