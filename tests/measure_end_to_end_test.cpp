@@ -93,6 +93,15 @@ TEST_F(MeasureEndToEnd, WritesAFullProfileAndResumesOnlyWhatIsMissing) {
   // The DDP loop body on 1 rank (c10d::Reducer over a 1-rank Gloo group), after the rebuild.
   ASSERT_EQ(m1.ddp_iteration_s.size(), 1u);
   EXPECT_GT(m1.ddp_iteration_s[0], 0.0);
+  // Its excess over the fused iteration is the median ratio of pairs timed back to back (the log
+  // prints it), applied to the case's fused iteration: not a second timing made on its own.
+  const std::string over = " over the fused iteration timed in turn with it; alone ";
+  const size_t at = stderr_.find(over);
+  ASSERT_NE(at, std::string::npos) << stderr_;
+  const size_t open = stderr_.rfind('(', at);
+  ASSERT_NE(open, std::string::npos);
+  const double excess_pct = std::stod(stderr_.substr(open + 1, at - open - 2));  // "+1.2" of "(+1.2%"
+  EXPECT_NEAR((m1.ddp_iteration_s[0] / m1.iteration_s[0] - 1) * 100, excess_pct, 0.051) << stderr_;
   ASSERT_EQ(m1.ddp_buckets.size(), 3u);
   EXPECT_EQ(m1.ddp_buckets[0].bytes, 9461800);
   EXPECT_EQ(m1.ddp_buckets[0].params, (std::vector<int>{61, 60, 58, 59, 57}));

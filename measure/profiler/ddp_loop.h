@@ -16,14 +16,19 @@ namespace trainsim::measure::profiler {
 
 struct DdpLoopTimings {
   double iteration_s = 0;          // median of rep.repeats loop bodies
+  // The loop body over the bare fused iteration, each pair timed back to back: the median of the
+  // pairs' ratios. A slow spell of the machine falls on both timings of a pair, so the ratio is
+  // not its difference; the profile's ddp_iteration_s is this ratio times the fused iteration.
+  double ratio_to_fused = 0;
   std::vector<DdpBucket> buckets;  // the reducer's buckets after its rebuild, launch order
 };
 
 // `description.name` at `batch` on `device` (the model, SGD and inputs of FusedIteration, from
-// `seed`), wrapped in DistributedDataParallel over `communicator` (1 rank, on `device`).
-// max(rep.warmup, 2) untimed iterations first, so that the timed ones run on the rebuilt buckets
-// (iteration 0 reduces one bucket of every parameter; the next forward rebuilds), then the
-// median of rep.repeats. LibTorch errors propagate, out-of-memory included.
+// `seed`), wrapped in DistributedDataParallel over `communicator` (1 rank, on `device`), beside a
+// bare FusedIteration of the same model and inputs. max(rep.warmup, 2) untimed iterations of
+// each first, so that the timed ones run on the rebuilt buckets (iteration 0 reduces one bucket
+// of every parameter; the next forward rebuilds), then rep.repeats rounds of a bare iteration and
+// a loop body, each timed. LibTorch errors propagate, out-of-memory included.
 DdpLoopTimings measure_ddp_iteration(const ModelProfile& description, int64_t batch, const Device& device,
                                      const Repetition& rep, uint64_t seed, Communicator& communicator);
 
