@@ -82,6 +82,13 @@ void add_summary_row(TextTable& table, const std::string& label, const ErrorSumm
                  format_error_percent(s.mean_epoch_error_pct), format_fixed(s.max_abs_epoch_error_pct, 1)});
 }
 
+template <typename T>
+std::vector<T> sorted_unique(std::vector<T> values) {
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  return values;
+}
+
 // Ranks of a configuration: DDP processes; a DataParallel run is one process.
 int ranks_of(const RunKey& key) { return key.strategy == Strategy::kDdp ? key.gpus : 1; }
 
@@ -119,24 +126,17 @@ std::vector<Group> summary_groups(const Comparison& c) {
   std::vector<Group> out;
   for (Precision precision : precisions) {
     std::vector<std::pair<Trainer, int>> groups;
-    std::vector<Trainer> trainers, several;
     for (const auto& r : c.compared) {
-      if (r.measured.key.precision != precision) continue;
-      const std::pair<Trainer, int> g{r.measured.key.trainer, ranks_of(r.measured.key)};
-      if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+      if (r.measured.key.precision == precision) groups.emplace_back(r.measured.key.trainer, ranks_of(r.measured.key));
     }
-    std::sort(groups.begin(), groups.end());
-    for (const auto& [trainer, ranks] : groups) {
-      if (std::find(trainers.begin(), trainers.end(), trainer) == trainers.end()) {
-        trainers.push_back(trainer);
-      } else if (std::find(several.begin(), several.end(), trainer) == several.end()) {
-        several.push_back(trainer);
-      }
-    }
+    groups = sorted_unique(groups);
     const std::optional<Precision> named = precisions.size() > 1 ? std::optional(precision) : std::nullopt;
     for (const auto& [trainer, ranks] : groups) out.push_back({trainer, ranks, named});
-    if (trainers.size() > 1) {
-      for (Trainer trainer : several) out.push_back({trainer, std::nullopt, named});
+    std::vector<Trainer> trainers;
+    for (const auto& g : groups) trainers.push_back(g.first);
+    if (sorted_unique(trainers).size() < 2) continue;  // one trainer: its ranks together are "all"
+    for (Trainer t : sorted_unique(trainers)) {
+      if (std::count(trainers.begin(), trainers.end(), t) > 1) out.push_back({t, std::nullopt, named});
     }
   }
   return out;
@@ -217,13 +217,6 @@ const ComparedRun* find_compared(const Comparison& c, Strategy s, int gpus, int6
     if (r.in_setting && k.strategy == s && k.gpus == gpus && k.batch_per_gpu == batch) return &r;
   }
   return nullptr;
-}
-
-template <typename T>
-std::vector<T> sorted_unique(std::vector<T> values) {
-  std::sort(values.begin(), values.end());
-  values.erase(std::unique(values.begin(), values.end()), values.end());
-  return values;
 }
 
 std::string time_or_oom(const SimResult* r, double SimResult::*field) {
