@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "format/memory_format.h"
 #include "format/precision.h"
 
 namespace trainsim {
@@ -64,6 +65,8 @@ struct MeasurementInfo {
   std::optional<bool> tf32_matmul;
   // The numeric mode every compute timing ran in (`measure --precision`); absent in the file: fp32.
   Precision precision = Precision::kFp32;
+  // The layout of every compute timing's 4-D tensors (`measure --memory-format`); absent: nchw.
+  MemoryFormat memory_format = MemoryFormat::kNchw;
   std::vector<ResumedRun> resumed;  // later runs that added cases, in order; empty: none
 };
 

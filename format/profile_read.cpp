@@ -114,7 +114,7 @@ MachineInfo parse_machine(const Value& value) {
 
 MeasurementInfo parse_measurement(const Value& value) {
   const Map map(value, {"command", "data", "warmup", "repeats", "quick", "cudnn_benchmark",
-                        "tf32_convolutions", "tf32_matmul", "precision", "resumed"});
+                        "tf32_convolutions", "tf32_matmul", "precision", "memory_format", "resumed"});
   MeasurementInfo m;
   m.command = map.required("command").as_string();
   m.data = map.required("data").as_string();
@@ -130,6 +130,11 @@ MeasurementInfo parse_measurement(const Value& value) {
     const auto p = parse_precision(v->as_string());
     if (!p) v->fail("unknown precision " + v->describe() + " (expected " + std::string(kPrecisionNames) + ")");
     m.precision = *p;
+  }
+  if (auto v = map.optional("memory_format")) {
+    const auto f = parse_memory_format(v->as_string());
+    if (!f) v->fail("unknown memory format " + v->describe() + " (expected " + std::string(kMemoryFormatNames) + ")");
+    m.memory_format = *f;
   }
   if (auto resumed = map.optional("resumed")) {
     for (const Value& item : resumed->as_list()) {

@@ -131,6 +131,9 @@ void write_measurement(YamlText& y, const MeasurementInfo& m) {
   flag("tf32_matmul", m.tf32_matmul);
   // Written only when not fp32, so fp32 profiles keep their exact bytes.
   if (m.precision != Precision::kFp32) y.line(1, std::string("precision: ") + precision_name(m.precision));
+  if (m.memory_format != MemoryFormat::kNchw) {
+    y.line(1, std::string("memory_format: ") + memory_format_name(m.memory_format));
+  }
   if (m.resumed.empty()) return;
   y.line(1, "resumed:");
   for (const ResumedRun& r : m.resumed) {

@@ -19,6 +19,7 @@
 #include "format/atomic_write.h"
 #include "format/csv.h"
 #include "format/errors.h"
+#include "format/memory_format.h"
 #include "format/precision.h"
 
 namespace trainsim {
@@ -70,26 +71,37 @@ std::optional<std::string> read_header(const std::string& path) {
   return header;
 }
 
-// Whether `header` (a file's first line) has the precision column; InputError for another header.
-bool has_precision_column(const std::string& path, const std::string& header) {
-  if (header == runs_header_with_precision()) return true;
+// How many of the optional columns (precision, then memory_format) `header` (a file's first line)
+// has; InputError for another header.
+int optional_columns(const std::string& path, const std::string& header) {
+  if (header == runs_header_with_memory_format()) return 2;
+  if (header == runs_header_with_precision()) return 1;
   if (header != runs_header()) {
     throw InputError(path, 1, "header",
                      "expected '" + runs_header() + "' (its last column may be followed by " + kRunsPrecisionColumn +
-                         "), found '" + header + "'");
+                         " and " + kRunsMemoryFormatColumn + "), found '" + header + "'");
   }
-  return false;
+  return 0;
 }
 
-// `content` (a file with runs_header()) with the precision column: the header's and `fp32` in each
-// row, what a row of a file without the column was.
-std::string with_precision_column(const std::string& content) {
+// The optional columns a row needs: the memory format only with the precision before it.
+int columns_needed(const RunRow& row) {
+  if (row.memory_format != memory_format_name(MemoryFormat::kNchw)) return 2;
+  return row.precision != precision_name(Precision::kFp32) ? 1 : 0;
+}
+
+// `content` (a file with `have` optional columns) with `want`: the header's, and in each row the
+// value a row without the column had (`fp32`, `nchw`).
+std::string with_columns(const std::string& content, int have, int want) {
+  std::string fill;
+  if (have < 1 && want >= 1) fill += std::string(",") + precision_name(Precision::kFp32);
+  if (have < 2 && want >= 2) fill += std::string(",") + memory_format_name(MemoryFormat::kNchw);
   std::istringstream in(content);
   std::string out, line;
   std::getline(in, line);
-  out = runs_header_with_precision() + "\n";
+  out = (want == 2 ? runs_header_with_memory_format() : runs_header_with_precision()) + "\n";
   while (std::getline(in, line)) {
-    if (!line.empty()) out += line + ",fp32\n";
+    if (!line.empty()) out += line + fill + "\n";
   }
   return out;
 }
@@ -110,16 +122,16 @@ void append_run_row(const std::string& path, const RunRow& row) {
     buffer << in.rdbuf();
     content = buffer.str();
   }
-  const bool fp32 = row.precision == "fp32";
-  if (content.empty()) content = (fp32 ? runs_header() : runs_header_with_precision()) + "\n";
-  bool precision_column = has_precision_column(path, content.substr(0, content.find('\n')));
+  const int needed = columns_needed(row);
+  if (content.empty()) content = format_runs_header(needed) + "\n";
+  int columns = optional_columns(path, content.substr(0, content.find('\n')));
   if (content.back() != '\n') content += '\n';
-  if (!precision_column && !fp32) {
-    content = with_precision_column(content);
-    precision_column = true;
+  if (columns < needed) {
+    content = with_columns(content, columns, needed);
+    columns = needed;
   }
-  // An fp32 row in a file with the column: the column's value written out.
-  content += format_run_row(row) + (precision_column && fp32 ? ",fp32" : "") + "\n";
+  // A row in a file with more optional columns than it needs: their values written out.
+  content += format_run_row(row, columns) + "\n";
 
   write_file_atomic(path, content);
 }
@@ -131,9 +143,10 @@ RunRow parse_run_row(const std::string& line) {
   } catch (const InputError& e) {
     throw std::invalid_argument("runs row: " + e.message() + ": " + line);
   }
-  if (f.size() != kRunsColumns.size() && f.size() != kRunsColumns.size() + 1) {
+  if (f.size() < kRunsColumns.size() || f.size() > kRunsColumns.size() + 2) {
     throw std::invalid_argument("runs row has " + std::to_string(f.size()) + " columns, not " +
-                                std::to_string(kRunsColumns.size()) + " (or one more, the precision): " + line);
+                                std::to_string(kRunsColumns.size()) +
+                                " (or one or two more, the precision and the memory format): " + line);
   }
   size_t column = 0;
   auto text = [&] { return f[column++]; };
@@ -196,14 +209,27 @@ RunRow parse_run_row(const std::string& line) {
                                   std::string(kPrecisionNames));
     }
   }
+  if (column < f.size()) {
+    r.memory_format = text();
+    if (!parse_memory_format(r.memory_format)) {
+      throw std::invalid_argument("runs row: memory format '" + r.memory_format + "' is not one of " +
+                                  std::string(kMemoryFormatNames));
+    }
+  }
   return r;
 }
 
 void check_runs_header(const std::string& path) {
-  if (const auto header = read_header(path)) has_precision_column(path, *header);
+  if (const auto header = read_header(path)) optional_columns(path, *header);
 }
 
-std::string format_run_row(const RunRow& r) {
+std::string format_runs_header(int extra) {
+  return extra >= 2 ? runs_header_with_memory_format() : extra == 1 ? runs_header_with_precision() : runs_header();
+}
+
+std::string format_run_row(const RunRow& r) { return format_run_row(r, columns_needed(r)); }
+
+std::string format_run_row(const RunRow& r, int extra) {
   std::ostringstream line;
   line << csv::field(r.strategy) << ',' << r.gpus << ',' << r.batch_per_gpu << ',' << r.loader_workers << ','
        << r.train_samples << ',' << number(r.epoch_s) << ',' << number(r.train_s) << ','
@@ -213,7 +239,8 @@ std::string format_run_row(const RunRow& r) {
        << csv::field(r.trainer) << ','
        << r.test_samples << ',' << number(r.test_s) << ',' << number(r.probe_s) << ',' << number(r.load_before)
        << ',' << number(r.load_after);
-  if (r.precision != "fp32") line << ',' << csv::field(r.precision);
+  if (extra >= 1) line << ',' << csv::field(r.precision);
+  if (extra >= 2) line << ',' << csv::field(r.memory_format);
   return line.str();
 }
 

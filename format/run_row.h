@@ -37,32 +37,40 @@ struct RunRow {
   std::optional<double> probe_s;     // the calibration probe timed before the run; empty: --no-probe
   std::optional<double> load_before; // 1-minute load average (/proc/loadavg) before the probe
   std::optional<double> load_after;  // ... and after the run; empty where unreadable
-  std::string precision = "fp32";    // the optional last column (kRunsPrecisionColumn)
+  std::string precision = "fp32";    // the first optional column (kRunsPrecisionColumn)
+  std::string memory_format = "nchw";  // the second (kRunsMemoryFormatColumn)
 };
 
-// One CSV line (no newline), columns as kRunsColumns, then the precision where it is not fp32; a
-// text field holding a comma or a quote is quoted.
+// One CSV line (no newline), columns as kRunsColumns, then the precision where the row is not
+// fp32 or not nchw, then the memory format where it is not nchw; a text field holding a comma or
+// a quote is quoted.
 std::string format_run_row(const RunRow& row);
+// The same with exactly `extra` of the two optional columns (0, 1 or 2) written.
+std::string format_run_row(const RunRow& row, int extra);
+// The header of a file with `extra` of the optional columns.
+std::string format_runs_header(int extra);
 
 // Splits a line written by format_run_row back into a row (format/csv.h: the dialect simulate
 // --compare reads). Throws std::invalid_argument when it does not have kRunsColumns' 23 (or 24,
-// the last a precision), a quote is left open, a number does not parse (counts: whole numbers
-// within range; the optional columns may be empty) or the precision is not one of its names.
+// the last a precision, or 25, then a memory format), a quote is left open, a number does not
+// parse (counts: whole numbers within range; the optional columns may be empty) or the precision
+// or memory format is not one of its names.
 RunRow parse_run_row(const std::string& line);
 
 // Throws trainsim::InputError when `path` exists, is not empty and its first line is neither
-// runs_header() nor runs_header_with_precision() (checked before a run, so a long run never ends
-// on a file it cannot append to).
+// runs_header(), runs_header_with_precision() nor runs_header_with_memory_format() (checked before
+// a run, so a long run never ends on a file it cannot append to).
 void check_runs_header(const std::string& path);
 
 // Appends `row` to the CSV at `path` (parent folders created): under an exclusive flock on
 // `path`.lock, reads the file, checks its header, writes header + rows + the row to a temporary
-// file and renames it over `path`. A new (missing or empty) file gets runs_header() for an fp32
-// row and runs_header_with_precision() for another; a file with the precision column gets the
-// row's precision (fp32 included). A row that is not fp32 for a file without the column gives the
-// file the column first, its rows `fp32` (what they were: the column's absence means fp32), so
-// every precision's runs can share the default file. Another header throws trainsim::InputError
-// naming the file and line 1.
+// file and renames it over `path`. A new (missing or empty) file gets the optional columns its
+// row needs: runs_header() for an fp32 nchw row, runs_header_with_precision() for another
+// precision, runs_header_with_memory_format() for channels_last; a file with a column gets the
+// row's value (fp32 and nchw included). A row that needs a column the file lacks gives the file
+// the column first, its rows `fp32` / `nchw` (what they were: a column's absence means its
+// default), so every precision's and format's runs can share the default file. Another header
+// throws trainsim::InputError naming the file and line 1.
 void append_run_row(const std::string& path, const RunRow& row);
 
 }  // namespace trainsim

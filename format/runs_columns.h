@@ -27,6 +27,11 @@ inline constexpr size_t kRunsRequiredColumns = 7;
 // is not fp32, and add it to a file without it (its rows `fp32`) when such a run comes.
 inline constexpr const char* kRunsPrecisionColumn = "precision";
 
+// An optional column after kRunsPrecisionColumn, only with it: the run's memory format
+// (format/memory_format.h). A file without it holds nchw runs only. A channels_last run gives a
+// file both optional columns (its other rows `fp32` and `nchw` where they lacked them).
+inline constexpr const char* kRunsMemoryFormatColumn = "memory_format";
+
 // kRunsColumns joined by commas: the header line both trainers write.
 inline const std::string& runs_header() {
   static const std::string header = [] {
@@ -40,6 +45,12 @@ inline const std::string& runs_header() {
 // runs_header() with kRunsPrecisionColumn after it.
 inline const std::string& runs_header_with_precision() {
   static const std::string header = runs_header() + "," + kRunsPrecisionColumn;
+  return header;
+}
+
+// runs_header_with_precision() with kRunsMemoryFormatColumn after it.
+inline const std::string& runs_header_with_memory_format() {
+  static const std::string header = runs_header_with_precision() + "," + kRunsMemoryFormatColumn;
   return header;
 }
 

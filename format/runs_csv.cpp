@@ -211,6 +211,14 @@ RowValues parse_row(const Row& row, bool has_trainer_column) {
     }
     v.key.precision = *parsed;
   }
+  if (const std::string format = trim(row.optional_field("memory_format")); !format.empty()) {
+    const auto parsed = parse_memory_format(format);
+    if (!parsed) {
+      throw InputError(file, line, "memory_format",
+                       "'" + format + "' is not one of " + std::string(kMemoryFormatNames));
+    }
+    v.key.memory_format = *parsed;
+  }
   v.key.model = trim(row.optional_field("model"));
   return v;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "format/memory_format.h"
 #include "format/precision.h"
 #include "format/run_shape.h"
 
@@ -26,12 +27,14 @@ struct RunKey {
   int threads = 0;                       // `threads` column (0: not recorded)
   std::string model;                     // `model` column (empty: not recorded, the config's model)
   Precision precision = Precision::kFp32;  // `precision` column (absent or empty: fp32)
+  MemoryFormat memory_format = MemoryFormat::kNchw;  // `memory_format` column (absent or empty: nchw)
 
   bool operator==(const RunKey& other) const {
     return strategy == other.strategy && gpus == other.gpus && batch_per_gpu == other.batch_per_gpu &&
            loader_workers == other.loader_workers && train_samples == other.train_samples &&
            trainer == other.trainer && test_samples == other.test_samples && threads == other.threads &&
-           model == other.model && precision == other.precision;
+           model == other.model && precision == other.precision &&
+           memory_format == other.memory_format;
   }
 };
 

@@ -20,6 +20,8 @@ struct Device {
   int index = 0;  // CUDA device ordinal; 0 on CPU
   // The numeric mode the profiled training steps run in (measure --precision; autocast.h).
   Precision precision = Precision::kFp32;
+  // The layout of their 4-D tensors (measure --memory-format; memory_layout.h).
+  MemoryFormat memory_format = MemoryFormat::kNchw;
 
   torch::Device torch_device() const;
   std::string kind_name() const;  // "cpu" or "cuda"

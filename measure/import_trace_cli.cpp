@@ -97,6 +97,10 @@ int import_trace_main(int argc, char** argv) {
     throw UsageError("--out " + out + " was measured in " + precision_name(profile.measurement.precision) +
                      "; a trace's timings are not marked with a precision (give another --out)");
   }
+  if (profile.measurement.memory_format != MemoryFormat::kNchw) {
+    throw UsageError("--out " + out + " was measured in " + memory_format_name(profile.measurement.memory_format) +
+                     "; a trace's timings are not marked with a memory format (give another --out)");
+  }
   // Another batch size of a network already imported joins it; anything else replaces the entry.
   const auto it = profile.models.find(options.name);
   std::string what = "added";

@@ -91,6 +91,10 @@ po::options_description profile_flags() {
        "the numeric mode of every training-step timing: fp32 (default) or bf16-amp (autocast to "
        "bfloat16 around forward and loss, as torch.autocast; fp32 weights, gradients and optimizer). "
        "Recorded in the profile; --resume refuses a profile measured in the other")
+      ("memory-format", po::value<std::string>()->value_name("nchw|channels_last"),
+       "the layout of every training-step timing's 4-D tensors: nchw (default) or channels_last "
+       "(the model's 4-D weights and each input batch channels-last, as model.to(memory_format="
+       "torch.channels_last)). Recorded in the profile; --resume refuses a profile measured in the other")
       ("seed", po::value<uint64_t>()->value_name("N"), "seed of the random inputs (default 0)");
   return d;
 }
@@ -216,6 +220,14 @@ std::optional<ProfileOptions> parse_profile_options(const std::vector<std::strin
       throw UsageError("--precision: '" + value + "' (expected " + std::string(kPrecisionNames) + ")");
     }
     o.precision = *precision;
+  }
+  if (vm.count("memory-format")) {
+    const std::string value = vm["memory-format"].as<std::string>();
+    const auto format = parse_memory_format(value);
+    if (!format) {
+      throw UsageError("--memory-format: '" + value + "' (expected " + std::string(kMemoryFormatNames) + ")");
+    }
+    o.memory_format = *format;
   }
   if (vm.count("cudnn-benchmark")) {
     const std::string value = vm["cudnn-benchmark"].as<std::string>();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "format/memory_format.h"
 #include "format/precision.h"
 
 namespace trainsim::measure {
@@ -35,6 +36,7 @@ struct ProfileOptions {
   std::set<std::string> skip;            // subset of compute, contention, h2d, loader, collectives, fork, gil
   std::optional<bool> cudnn_benchmark;   // --cudnn-benchmark (cuda only; unset = on, as the course sets it)
   Precision precision = Precision::kFp32;  // --precision: the numeric mode of every training-step timing
+  MemoryFormat memory_format = MemoryFormat::kNchw;  // --memory-format: the layout of their 4-D tensors
   bool quick = false;
   bool resume = false;
   uint64_t seed = 0;

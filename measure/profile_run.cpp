@@ -149,6 +149,7 @@ class ProfileRun {
   void setup() {
     device_ = resolve_device(options_.device);
     device_.precision = options_.precision;
+    device_.memory_format = options_.memory_format;
     // --pytorch first: a bad interpreter or script is a bad flag, reported before anything runs.
     std::string note;
     pytorch_python_ = profiler::choose_pytorch_python(options_.pytorch, note);
@@ -184,7 +185,9 @@ class ProfileRun {
     log("device " + device_.kind_name() + " (" + machine.device_name + "), " +
         std::to_string(machine.threads) + " threads, LibTorch " + machine.libtorch + ", machine " +
         machine.name +
-        (options_.precision == Precision::kFp32 ? "" : std::string(", ") + precision_name(options_.precision)));
+        (options_.precision == Precision::kFp32 ? "" : std::string(", ") + precision_name(options_.precision)) +
+        (options_.memory_format == MemoryFormat::kNchw ? ""
+                                                       : std::string(", ") + memory_format_name(options_.memory_format)));
     if (!note.empty()) log("note: " + note);
     if (options_.resume && fs::exists(out_)) {
       profile_ = load_profile(out_);
@@ -205,6 +208,11 @@ class ProfileRun {
       if (profile_.measurement.precision != options_.precision) {
         throw UsageError("--resume: " + out_ + " was measured in " + precision_name(profile_.measurement.precision) +
                          ", this run's --precision is " + precision_name(options_.precision));
+      }
+      if (profile_.measurement.memory_format != options_.memory_format) {
+        throw UsageError("--resume: " + out_ + " was measured in " +
+                         memory_format_name(profile_.measurement.memory_format) + ", this run's --memory-format is " +
+                         memory_format_name(options_.memory_format));
       }
       log("resuming " + out_);
       resumed_ = !profile_.measurement.command.empty();
@@ -228,6 +236,7 @@ class ProfileRun {
       profile_.measurement.repeats = plan_.repeats;
       profile_.measurement.quick = options_.quick;
       profile_.measurement.precision = options_.precision;
+      profile_.measurement.memory_format = options_.memory_format;
     }
     profile_.measurement.data =
         options_.data_dir.empty() || data::is_synthetic_dir(options_.data_dir) ? "synthetic" : "cifar10";
@@ -592,6 +601,7 @@ class ProfileRun {
     job.seed = options_.seed + static_cast<uint64_t>(job.batch);
     job.timeout_s = kRankTimeoutSeconds;
     job.precision = options_.precision;
+    job.memory_format = options_.memory_format;
     std::vector<ContentionPoint> points;
     const std::vector<double> medians = profiler::run_contention_rounds(
         self_executable(), job, plan_.contention_ranks, /*rounds=*/1, kLaunchTimeout, nullptr);
@@ -680,6 +690,7 @@ class ProfileRun {
     q.loader_workers = plan_.loader_workers;
     q.cudnn_benchmark = options_.cudnn_benchmark.value_or(true);
     q.precision = precision_name(options_.precision);
+    q.memory_format = memory_format_name(options_.memory_format);
     // What starting the workers costs, with as many training processes at once as the host
     // contention case runs (CPU: ranks share the host; a GPU host's ranks each have a device);
     // none with --quick.

@@ -49,6 +49,9 @@
 #   --measure-flags "F"  more flags for the profile, e.g. "--warmup 1 --repeats 3"
 #   --precision P        fp32 (default) or bf16-amp: the profile and every run in it, the config's
 #                        precision: too (docs/PRECISION.md); not with the textbook script (plain)
+#   --memory-format M    nchw (default) or channels_last: the profile and every run in it, the
+#                        config's memory_format: too (docs/PRECISION.md); not with the textbook
+#                        script (plain)
 #   --config FILE        the comparison's simulator config (default DIR/config.yaml, written here
 #                        from the grid)
 #   --no-probe           runs skip the calibration probe (faster; no drift adjustment)
@@ -69,7 +72,7 @@ start=$(date +%s)
 measure=${MEASURE:-build/bin/measure}
 simulate=${SIMULATE:-build/bin/simulate}
 device= gpus= dir= gpu_counts= batches= workers_list= strategies= trainers="pytorch trainsim"
-repeats=3 epochs=2 samples= threads= data=build/validation-data profile_batches= measure_flags= precision=fp32
+repeats=3 epochs=2 samples= threads= data=build/validation-data profile_batches= measure_flags= precision=fp32 memory_format=nchw
 config= probe_flag= run_timeout=1800 deadline= nodes=1 topology= nccl_log= dry_run=
 steps=()
 
@@ -98,6 +101,7 @@ while [ $# -gt 0 ]; do
     --profile-batches) needs "$@"; profile_batches=$2; shift 2 ;;
     --measure-flags) needs "$@"; measure_flags=$2; shift 2 ;;
     --precision) needs "$@"; precision=$2; shift 2 ;;
+    --memory-format) needs "$@"; memory_format=$2; shift 2 ;;
     --config) needs "$@"; config=$2; shift 2 ;;
     --no-probe) probe_flag=--no-probe; shift ;;
     --run-timeout) needs "$@"; whole --run-timeout "$2" 1; run_timeout=$2; shift 2 ;;
@@ -177,6 +181,10 @@ done
 [[ $precision == fp32 || $precision == bf16-amp ]] || die "--precision $precision: expected fp32 or bf16-amp"
 [[ $precision == fp32 || " $trainers " != *" plain "* ]] ||
   die "--precision $precision: the textbook script (plain) runs fp32 only"
+[[ $memory_format == nchw || $memory_format == channels_last ]] ||
+  die "--memory-format $memory_format: expected nchw or channels_last"
+[[ $memory_format == nchw || " $trainers " != *" plain "* ]] ||
+  die "--memory-format $memory_format: the textbook script (plain) runs nchw only"
 profile_batches=${profile_batches:-$(echo $batches | tr ' ' ',')}
 if [ -z "${PYTHON:-}" ]; then
   PYTHON=python3
@@ -244,6 +252,7 @@ if has_step profile; then
                --data "$data" --pytorch "$pytorch_flag" --out "$dir/profile.yaml")
   [ -n "$threads" ] && profile_cmd+=(--threads "$threads")
   [ "$precision" = fp32 ] || profile_cmd+=(--precision "$precision")
+  [ "$memory_format" = nchw ] || profile_cmd+=(--memory-format "$memory_format")
   # shellcheck disable=SC2206  # the user's flags, split as a shell would
   profile_cmd+=($measure_flags)
   [ -z "$dry_run" ] || dry "${profile_cmd[*]}"
@@ -273,6 +282,7 @@ run_command() {
   [ -n "$threads" ] && common+=(--threads "$threads")
   [ -n "$probe_flag" ] && common+=("$probe_flag")
   [ "$precision" = fp32 ] || common+=(--precision "$precision")
+  [ "$memory_format" = nchw ] || common+=(--memory-format "$memory_format")
   # torchrun (--redirects 1 --tee 1 for Debian's torchrun 1.13 on Python 3.11): --standalone on one
   # node; across n nodes one agent a node, the rendezvous (c10d) on the first.
   local torchrun=("$python" -m torch.distributed.run --redirects 1 --tee 1)
@@ -410,6 +420,7 @@ write_config() {
     local first=${trainers%% *}
     echo "trainer: $([ "$first" = trainsim ] && echo trainsim || echo pytorch)  # the tables' trainer"
     [ "$precision" = fp32 ] || echo "precision: $precision"
+    [ "$memory_format" = nchw ] || echo "memory_format: $memory_format"
     [ -n "$samples" ] && echo "dataset: {train_samples: $samples}"
     echo "loader: {workers: ${workers_list%% *}}"
     echo "sweep:"

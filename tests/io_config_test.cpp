@@ -59,6 +59,7 @@ TEST_F(ConfigTest, ReadsEveryKeyAndResolvesProfileRelativeToConfigFolder) {
                                    "loader: {workers: 0, persistent_workers: true, pin_memory: true}\n"
                                    "trainer: trainsim\n"
                                    "precision: bf16-amp\n"
+                                   "memory_format: channels_last\n"
                                    "test_pass: {samples: 2000, batch: 50}\n"
                                    "sweep:\n"
                                    "  strategy: [dp, ddp]\n"
@@ -79,6 +80,8 @@ TEST_F(ConfigTest, ReadsEveryKeyAndResolvesProfileRelativeToConfigFolder) {
   EXPECT_EQ(c.trainer, Trainer::kTrainsim);
   EXPECT_EQ(c.precision, Precision::kBf16Amp);
   EXPECT_EQ(c.precision_line, 7);
+  EXPECT_EQ(c.memory_format, MemoryFormat::kChannelsLast);
+  EXPECT_EQ(c.memory_format_line, 8);
   ASSERT_TRUE(c.test_pass.has_value());
   EXPECT_EQ(c.test_pass->samples, 2000);
   EXPECT_EQ(c.test_pass->batch, 50);
@@ -207,6 +210,8 @@ TEST_F(ConfigTest, OptionalKeysTakeDocumentedDefaultsAndScalarsAreOneElementList
   EXPECT_EQ(c.trainer, Trainer::kPytorch);
   EXPECT_EQ(c.precision, Precision::kFp32);
   EXPECT_EQ(c.precision_line, 0);
+  EXPECT_EQ(c.memory_format, MemoryFormat::kNchw);
+  EXPECT_EQ(c.memory_format_line, 0);
   EXPECT_FALSE(c.test_pass.has_value());  // off unless asked
   EXPECT_EQ(c.strategies, std::vector<Strategy>{Strategy::kDdp});
   EXPECT_EQ(c.gpus, std::vector<int>{2});
@@ -725,6 +730,13 @@ INSTANTIATE_TEST_SUITE_P(
                   "gpu: h100-sxm\nprecision: bf16-amp\n", 4, "precision",
                   "bf16-amp is predicted from a profile measured in it (measure --precision), not with gpu: or "
                   "observations: (the roofline prices fp32 only)"},
+        BadConfig{"UnknownMemoryFormat", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "memory_format: nhwc\n", 3, "memory_format",
+                  "unknown memory format 'nhwc' (expected nchw, channels_last)"},
+        BadConfig{"ChannelsLastWithTheRoofline", "sweep: {strategy: ddp, gpus: 2, batch_per_gpu: 32}\n"
+                  "gpu: h100-sxm\nmemory_format: channels_last\n", 4, "memory_format",
+                  "channels_last is predicted from a profile measured in it (measure --memory-format), not "
+                  "with gpu: or observations: (the roofline knows no memory format)"},
         BadConfig{"PersistentWorkersGivenWord", "loader: {workers: 2, persistent_workers: always}\n", 2,
                   "loader.persistent_workers", "expected true or false, got 'always'"},
         BadConfig{"WarmupNegative", "sweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\nlarge_batch: {warmup_epochs: -1}\n",

@@ -79,6 +79,7 @@ Profile make_profile() {
   p.measurement.tf32_convolutions = true;
   p.measurement.tf32_matmul = false;
   p.measurement.precision = Precision::kBf16Amp;
+  p.measurement.memory_format = MemoryFormat::kChannelsLast;
 
   ModelProfile m;
   m.name = "resnet18-cifar";
@@ -284,6 +285,7 @@ void expect_profiles_equal(const Profile& a, const Profile& b) {
   EXPECT_EQ(a.measurement.tf32_convolutions, b.measurement.tf32_convolutions);
   EXPECT_EQ(a.measurement.tf32_matmul, b.measurement.tf32_matmul);
   EXPECT_EQ(a.measurement.precision, b.measurement.precision);
+  EXPECT_EQ(a.measurement.memory_format, b.measurement.memory_format);
   ASSERT_EQ(a.measurement.resumed.size(), b.measurement.resumed.size());
   for (size_t i = 0; i < a.measurement.resumed.size(); ++i) {
     EXPECT_EQ(a.measurement.resumed[i].command, b.measurement.resumed[i].command);
@@ -1117,6 +1119,9 @@ INSTANTIATE_TEST_SUITE_P(
                    "machine.cpu_cores", "expected an integer, got 'two'"},
         BadProfile{"UnknownPrecision", "  quick: true\n", "  quick: true\n  precision: fp16\n", "precision:",
                    "measurement.precision", "unknown precision 'fp16' (expected fp32, bf16-amp)"},
+        BadProfile{"UnknownMemoryFormat", "  quick: true\n", "  quick: true\n  memory_format: nhwc\n",
+                   "memory_format:", "measurement.memory_format",
+                   "unknown memory format 'nhwc' (expected nchw, channels_last)"},
         BadProfile{"BoolGivenNumber", "quick: true", "quick: 1", "quick:", "measurement.quick",
                    "expected true or false, got '1'"},
         BadProfile{"TrainingUnknownLrRule", "lr_rule: \"constant\"", "lr_rule: \"cosine\"", "cosine",
@@ -1208,6 +1213,25 @@ TEST_F(RequireTest, PrecisionMustBeTheProfiles) {
     EXPECT_EQ(e.key(), "precision");
   }
   profile_.measurement.precision = Precision::kBf16Amp;
+  EXPECT_NO_THROW(require_for_model(profile_, config_));
+}
+
+// Likewise the memory format.
+TEST_F(RequireTest, MemoryFormatMustBeTheProfiles) {
+  config_.memory_format = MemoryFormat::kChannelsLast;
+  EXPECT_EQ(error_message(),
+            "profile reports/x/profile.yaml was measured in nchw (measurement.memory_format), the config "
+            "predicts channels_last: give memory_format: nchw or a profile measured with measure "
+            "--memory-format channels_last");
+  config_.memory_format_line = 9;
+  try {
+    require_for_model(profile_, config_);
+    ADD_FAILURE() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 9);
+    EXPECT_EQ(e.key(), "memory_format");
+  }
+  profile_.measurement.memory_format = MemoryFormat::kChannelsLast;
   EXPECT_NO_THROW(require_for_model(profile_, config_));
 }
 

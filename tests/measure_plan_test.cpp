@@ -125,6 +125,7 @@ TEST(ProfileOptions, RejectsBadFlags) {
   EXPECT_THROW(bad({"--machine", "a/b"}), UsageError);
   EXPECT_THROW(bad({"--cudnn-benchmark", "maybe"}), UsageError);
   EXPECT_THROW(bad({"--precision", "fp16-amp"}), UsageError);
+  EXPECT_THROW(bad({"--memory-format", "nhwc"}), UsageError);
 }
 
 // `--batches 32,32` once measured batch 32 once and said nothing.
@@ -147,6 +148,11 @@ TEST(ProfileOptions, CudnnBenchmarkIsOnUnlessTurnedOff) {
 TEST(ProfileOptions, PrecisionIsFp32UnlessAsked) {
   EXPECT_EQ(parse({}).precision, trainsim::Precision::kFp32);
   EXPECT_EQ(parse({"--precision", "bf16-amp"}).precision, trainsim::Precision::kBf16Amp);
+}
+
+TEST(ProfileOptions, MemoryFormatIsNchwUnlessAsked) {
+  EXPECT_EQ(parse({}).memory_format, trainsim::MemoryFormat::kNchw);
+  EXPECT_EQ(parse({"--memory-format", "channels_last"}).memory_format, trainsim::MemoryFormat::kChannelsLast);
 }
 
 TEST(CollectiveOp, RepeatsShrinkAbove16MiB) {

@@ -27,8 +27,8 @@ else()
   get_filename_component(_trainsim_repo "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
   # MODULE:COST, COST about its seconds on a 2-core machine (ctest -j starts the costliest first:
   # tests/CMakeLists.txt).
-  foreach(_entry IN ITEMS test_model:3 test_dataset:3 test_runs_csv:1 test_train:63 test_train_errors:22
-                          test_train_flags:3 test_profile:112 test_buckets:14 test_export_models:16
+  foreach(_entry IN ITEMS test_model:3 test_dataset:3 test_runs_csv:1 test_train:75 test_train_errors:22
+                          test_train_flags:3 test_profile:125 test_buckets:14 test_export_models:16
                           test_train_model:48 test_plain_ddp:18)
     string(REPLACE ":" ";" _entry "${_entry}")
     list(GET _entry 0 _module)

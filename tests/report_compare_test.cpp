@@ -358,6 +358,33 @@ TEST_F(Join, RowsOfAnotherPrecisionThanTheConfigsAreNotPredicted) {
   }
 }
 
+TEST_F(Join, RowsOfAnotherMemoryFormatThanTheConfigsAreNotPredicted) {
+  // The config (and its profile) is nchw; an empty memory format is nchw too.
+  const std::string header = kHeader + ",precision,memory_format";
+  const Comparison c = join("ddp,1,32,2,1000,2.0,1.0,fp32,channels_last\nddp,1,32,2,1000,2.2,1.0,fp32,\n", header);
+  ASSERT_EQ(c.compared.size(), 1u);
+  EXPECT_EQ(c.compared[0].measured.key.memory_format, MemoryFormat::kNchw);
+  ASSERT_EQ(c.unpredicted.size(), 1u);
+  EXPECT_EQ(c.unpredicted[0].measured.lines, std::vector<int>{2});
+  EXPECT_EQ(c.unpredicted[0].reason, "memory format channels_last, not the config's nchw (the profile's)");
+  // A channels_last config predicts the channels_last rows and leaves the nchw ones out.
+  SweepConfig last = small_config();
+  last.memory_format = MemoryFormat::kChannelsLast;
+  const Comparison l = join("ddp,1,32,2,1000,2.0,1.0,fp32,channels_last\nddp,1,32,2,1000,2.2,1.0,fp32,nchw\n", header,
+                            {}, last);
+  ASSERT_EQ(l.compared.size(), 1u);
+  EXPECT_EQ(l.compared[0].measured.lines, std::vector<int>{2});
+  ASSERT_EQ(l.unpredicted.size(), 1u);
+  EXPECT_EQ(l.unpredicted[0].reason, "memory format nchw, not the config's channels_last (the profile's)");
+  try {
+    join("ddp,1,32,2,1000,2.0,1.0,fp32,nhwc\n", header);
+    ADD_FAILURE() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.key(), "memory_format");
+  }
+}
+
 TEST_F(Join, EachPrecisionIsComparedByItsOwnJoin) {
   // precision: [fp32, bf16-amp]: the tables' join (fp32) and bf16-amp's own, merged.
   SweepConfig fp32 = small_config();

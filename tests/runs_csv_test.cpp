@@ -167,6 +167,42 @@ TEST_F(RunsCsv, PrecisionIsAnOptionalLastColumn) {
   EXPECT_EQ(both.configs[1].key.precision, Precision::kBf16Amp);
 }
 
+// A channels_last run gives a file both optional columns (the memory format only follows the
+// precision); the rows before it are marked fp32 and nchw, what a row without the columns was.
+TEST_F(RunsCsv, MemoryFormatIsAnOptionalColumnAfterThePrecision) {
+  const std::string path = dir_ + "/runs.csv";
+  RunRow bf16 = sample_row();
+  bf16.precision = "bf16-amp";
+  RunRow last = sample_row();
+  last.memory_format = "channels_last";
+  append_run_row(path, sample_row());
+  append_run_row(path, bf16);
+  append_run_row(path, last);
+  append_run_row(path, sample_row());
+  const std::string row = format_run_row(sample_row());
+  EXPECT_EQ(lines_of(path), (std::vector<std::string>{runs_header() + ",precision,memory_format",
+                                                      row + ",fp32,nchw", row + ",bf16-amp,nchw",
+                                                      row + ",fp32,channels_last", row + ",fp32,nchw"}));
+  EXPECT_NO_THROW(check_runs_header(path));
+  EXPECT_EQ(format_run_row(last), row + ",fp32,channels_last");
+  EXPECT_EQ(parse_run_row(row + ",bf16-amp,channels_last").memory_format, "channels_last");
+  EXPECT_EQ(parse_run_row(row + ",bf16-amp,channels_last").precision, "bf16-amp");
+  EXPECT_THROW(parse_run_row(row + ",fp32,nhwc"), std::invalid_argument);
+  EXPECT_THROW(parse_run_row(row + ",fp32,nchw,extra"), std::invalid_argument);
+
+  const RunsTable table = load_runs_csv(path);
+  ASSERT_EQ(table.configs.size(), 3u);  // the format tells the channels_last run apart
+  EXPECT_EQ(table.configs[0].runs, 2);
+  EXPECT_EQ(table.configs[0].key.memory_format, MemoryFormat::kNchw);
+  EXPECT_EQ(table.configs[2].key.memory_format, MemoryFormat::kChannelsLast);
+
+  // A channels_last run into a new file: both columns at once.
+  const std::string fresh = dir_ + "/fresh.csv";
+  append_run_row(fresh, last);
+  EXPECT_EQ(lines_of(fresh), (std::vector<std::string>{runs_header() + ",precision,memory_format",
+                                                       row + ",fp32,channels_last"}));
+}
+
 TEST_F(RunsCsv, FormatsAndParsesTheTwentyThreeColumns) {
   const RunRow r = sample_row();
   const std::string line = format_run_row(r);
@@ -258,7 +294,7 @@ TEST_F(RunsCsv, RejectsTheOldSeventeenColumnHeader) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               path + ":1: header: expected '" + runs_header() +
-                  "' (its last column may be followed by precision), found '" + old + "'");
+                  "' (its last column may be followed by precision and memory_format), found '" + old + "'");
   }
 }
 

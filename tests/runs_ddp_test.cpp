@@ -13,6 +13,7 @@
 
 #include "autocast.h"
 #include "gloo_required.h"
+#include "memory_layout.h"
 #include "comm/communicator.h"
 #include "models/describe.h"
 #include "models/resnet.h"
@@ -205,6 +206,57 @@ TEST(TrainStep, Bf16AmpComputesTheForwardInBfloat16AndKeepsFp32Weights) {
   for (int s = 0; s < 20; ++s) bf16.run(x, y);
   EXPECT_LT(bf16.run(x, y).item<double>(), first_bf16);  // it trains
   EXPECT_EQ(bf16_net->forward(x).scalar_type(), torch::kFloat32);  // no state left behind
+}
+
+// channels_last as model.to(memory_format=torch.channels_last): ResNet-18's 4-D weights are
+// restrided (values unchanged), a channels-last batch gives channels-last activations and
+// gradients, the loss is the nchw model's to rounding, and it trains; nchw changes nothing.
+TEST(TrainStep, ChannelsLastRestridesTheWeightsAndInputsAndComputesTheSameLoss) {
+  torch::manual_seed(5);
+  models::ResNet18 nchw(models::kResnet18Cifar);
+  torch::manual_seed(5);
+  models::ResNet18 last(models::kResnet18Cifar);
+  to_memory_format(*nchw, MemoryFormat::kNchw);
+  to_memory_format(*last, MemoryFormat::kChannelsLast);
+  const auto conv_weights = [](models::ResNet18& m) {
+    std::vector<Tensor> w;
+    for (const Tensor& p : m->parameters()) {
+      if (p.dim() == 4) w.push_back(p);
+    }
+    return w;
+  };
+  const std::vector<Tensor> a = conv_weights(nchw), b = conv_weights(last);
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_FALSE(b.empty());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(a[i].is_contiguous());
+    EXPECT_TRUE(b[i].is_contiguous(at::MemoryFormat::ChannelsLast));
+    if (b[i].size(2) > 1) EXPECT_FALSE(b[i].is_contiguous());  // a 1x1 kernel is both layouts at once
+    EXPECT_TRUE(torch::equal(a[i], b[i]));
+  }
+  const Tensor x = torch::randn({4, 3, 32, 32});
+  const Tensor y = torch::randint(0, 10, {4}, torch::kLong);
+  EXPECT_TRUE(in_memory_format(x, MemoryFormat::kNchw).is_same(x));
+  const Tensor x_last = in_memory_format(x, MemoryFormat::kChannelsLast);
+  EXPECT_TRUE(x_last.is_contiguous(at::MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(torch::equal(x_last, x));
+  const Tensor y_kept = in_memory_format(y, MemoryFormat::kChannelsLast);  // not 4-D: as it was
+  EXPECT_TRUE(y_kept.is_same(y));
+
+  const torch::Device cpu(torch::kCPU);
+  auto nchw_sgd = course_sgd(nchw->parameters());
+  auto last_sgd = course_sgd(last->parameters());
+  TrainStep nchw_step([&](const Tensor& images) { return nchw->forward(images); }, nchw_sgd, nullptr, cpu);
+  TrainStep last_step([&](const Tensor& images) { return last->forward(images); }, last_sgd, nullptr, cpu);
+  const double first_nchw = nchw_step.run(x, y).item<double>();
+  const double first_last = last_step.run(x_last, y).item<double>();
+  EXPECT_NEAR(first_last, first_nchw, 1e-4 * first_nchw);
+  for (const Tensor& w : conv_weights(last)) {
+    EXPECT_TRUE(w.is_contiguous(at::MemoryFormat::ChannelsLast));  // the step kept the layout
+    EXPECT_TRUE(w.grad().is_contiguous(at::MemoryFormat::ChannelsLast));
+  }
+  for (int s = 0; s < 5; ++s) last_step.run(x_last, y);
+  EXPECT_LT(last_step.run(x_last, y).item<double>(), first_last);  // it trains
 }
 
 TEST(TrainStep, TwoRanksMatchOneProcessOnTheWholeBatch) {

@@ -34,6 +34,7 @@ TEST(TrainOptions, Defaults) {
   EXPECT_FALSE(o.quiet);
   EXPECT_TRUE(o.probe);  // the calibration probe runs unless --no-probe
   EXPECT_EQ(o.precision, Precision::kFp32);
+  EXPECT_EQ(o.memory_format, MemoryFormat::kNchw);
 }
 
 TEST(TrainOptions, ReadsEveryFlag) {
@@ -41,7 +42,7 @@ TEST(TrainOptions, ReadsEveryFlag) {
                                  "64", "--workers", "3", "--train-samples", "512", "--epochs",
                                  "3", "--device", "cpu", "--data", "/d", "--threads", "2",
                                  "--seed", "9", "--runs", "r.csv", "--machine", "m", "--quiet", "--no-probe",
-                                 "--precision", "bf16-amp"});
+                                 "--precision", "bf16-amp", "--memory-format", "channels_last"});
   EXPECT_EQ(o.strategy, "dp");
   EXPECT_EQ(o.batch_per_gpu, 64);
   EXPECT_EQ(o.workers, 3);
@@ -56,6 +57,7 @@ TEST(TrainOptions, ReadsEveryFlag) {
   EXPECT_TRUE(o.quiet);
   EXPECT_FALSE(o.probe);
   EXPECT_EQ(o.precision, Precision::kBf16Amp);
+  EXPECT_EQ(o.memory_format, MemoryFormat::kChannelsLast);
 }
 
 TEST(TrainOptions, RejectsBadValuesWithTheFlagName) {
@@ -72,6 +74,7 @@ TEST(TrainOptions, RejectsBadValuesWithTheFlagName) {
       {{"train", "--no-such-flag"}, "no-such-flag"},
       {{"train", "--lr-rule", "cubic"}, "lr-rule"},
       {{"train", "--precision", "fp16"}, "--precision"},
+      {{"train", "--memory-format", "nhwc"}, "--memory-format"},
   };
   for (const auto& [args, flag] : cases) {
     try {
@@ -97,7 +100,7 @@ TEST(TrainOptions, DataParallelOnCpuAllowsOnlyOneDevice) {
 TEST(TrainOptions, WorkerArgumentsRoundTrip) {
   TrainOptions o = parsed({"train", "--gpus", "2", "--batch-per-gpu", "8", "--train-samples",
                            "64", "--device", "cpu", "--threads", "1", "--seed", "5", "--quiet", "--no-probe",
-                           "--precision", "bf16-amp"});
+                           "--precision", "bf16-amp", "--memory-format", "channels_last"});
   Args args = {"train"};
   for (const auto& a : to_worker_args(o)) args.push_back(a);
   for (const char* a : {"--rank", "1", "--world-size", "2", "--store", "/tmp/s"}) args.push_back(a);
@@ -112,6 +115,7 @@ TEST(TrainOptions, WorkerArgumentsRoundTrip) {
   EXPECT_TRUE(w.quiet);
   EXPECT_FALSE(w.probe);
   EXPECT_EQ(w.precision, Precision::kBf16Amp);
+  EXPECT_EQ(w.memory_format, MemoryFormat::kChannelsLast);
   EXPECT_EQ(w.rank, 1);
   EXPECT_EQ(w.world_size, 2);
   EXPECT_EQ(w.store_dir, "/tmp/s");
@@ -161,6 +165,9 @@ TEST(SharedTrainFlags, TheTableIsReadWholeAndEveryFlagIsInTheHelp) {
   std::string precisions;
   for (const std::string& choice : named("precision").choices) precisions += (precisions.empty() ? "" : ", ") + choice;
   EXPECT_EQ(precisions, kPrecisionNames);  // every one parse_precision knows, in its order
+  std::string formats;
+  for (const std::string& choice : named("memory-format").choices) formats += (formats.empty() ? "" : ", ") + choice;
+  EXPECT_EQ(formats, kMemoryFormatNames);
   EXPECT_EQ(named("strategy").choices, (std::vector<std::string>{"ddp", "dp"}));
   EXPECT_EQ(named("workers").min, 0);
 }
@@ -174,6 +181,7 @@ TEST(SharedTrainFlags, TheTablesDefaultsAreTrainOptions) {
   EXPECT_EQ(given.epochs, plain.epochs);
   EXPECT_EQ(given.seed, plain.seed);
   EXPECT_EQ(given.precision, plain.precision);
+  EXPECT_EQ(given.memory_format, plain.memory_format);
   EXPECT_EQ(given.train_samples, plain.train_samples);
   EXPECT_EQ(given.device, plain.device);
   EXPECT_EQ(given.runs_path, plain.runs_path);

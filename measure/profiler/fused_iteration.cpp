@@ -6,6 +6,7 @@
 #include <string>
 
 #include "autocast.h"
+#include "memory_layout.h"
 #include "models/describe.h"
 
 namespace trainsim::measure::profiler {
@@ -34,6 +35,7 @@ std::shared_ptr<models::StagedModel> build_model(const ModelProfile& description
   auto model = models::make_model(description.name, description.num_classes);
   check_stages(*model, description);
   model->module().to(device.torch_device());
+  to_memory_format(model->module(), device.memory_format);
   model->module().train();
   return model;
 }
@@ -49,7 +51,8 @@ FusedIteration::FusedIteration(const ModelProfile& description, int64_t batch, c
   const torch::Device dev = device.torch_device();
   const auto float_options = torch::TensorOptions().dtype(torch::kFloat32).device(dev);
   const models::InputShape input = models::model_input(description.name);
-  images_ = torch::randn({batch, input.channels, input.side, input.side}, float_options);
+  images_ = in_memory_format(torch::randn({batch, input.channels, input.side, input.side}, float_options),
+                             device.memory_format);
   labels_ = torch::randint(0, description.num_classes, {batch},
                            torch::TensorOptions().dtype(torch::kInt64).device(dev));
 }

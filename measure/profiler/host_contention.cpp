@@ -37,6 +37,7 @@ struct WorkerFlags {
   int world_size = 0;
   std::string store_dir;
   std::string precision = "fp32";  // --precision, parsed into job.precision
+  std::string memory_format = "nchw";  // --memory-format, parsed into job.memory_format
 };
 
 WorkerFlags parse_worker_flags(const std::vector<std::string>& args) {
@@ -53,6 +54,7 @@ WorkerFlags parse_worker_flags(const std::vector<std::string>& args) {
       ("input-shape", po::value(&f.job.input_shape), "--script: one sample's input shape")
       ("classes", po::value(&f.job.classes), "--script: the module's classes")
       ("precision", po::value(&f.precision), "fp32 (default) or bf16-amp")
+      ("memory-format", po::value(&f.memory_format), "nchw (default) or channels_last")
       ("timeout", po::value(&f.job.timeout_s)->required(), "seconds")
       ("rank", po::value(&f.rank)->required(), "this rank")
       ("world-size", po::value(&f.world_size)->required(), "ranks")
@@ -68,6 +70,12 @@ WorkerFlags parse_worker_flags(const std::vector<std::string>& args) {
                      std::string(kPrecisionNames) + ")");
   }
   f.job.precision = *precision;
+  const auto format = parse_memory_format(f.memory_format);
+  if (!format) {
+    throw UsageError("worker contention: --memory-format '" + f.memory_format + "' (expected " +
+                     std::string(kMemoryFormatNames) + ")");
+  }
+  f.job.memory_format = *format;
   if (f.world_size < 1 || f.rank < 0 || f.rank >= f.world_size) {
     throw UsageError("worker contention: --rank must be in [0, --world-size)");
   }
@@ -113,7 +121,7 @@ int contention_worker_main(int argc, char** argv) {
     options.timeout = std::chrono::milliseconds(static_cast<int64_t>(f.job.timeout_s * 1000.0));
     auto comm = std::make_unique<Communicator>(make_file_store(f.store_dir + "/filestore", f.world_size), options);
 
-    const Device cpu{DeviceKind::cpu, 0, f.job.precision};
+    const Device cpu{DeviceKind::cpu, 0, f.job.precision, f.job.memory_format};
     const uint64_t seed = f.job.seed + static_cast<uint64_t>(f.rank);
     std::function<void()> iteration;
     std::shared_ptr<torchscript::ScriptModel> script;
@@ -162,6 +170,9 @@ std::vector<std::string> contention_worker_args(const ContentionJob& job) {
           "--timeout", format_double(job.timeout_s)};
   // Only when not fp32, so an fp32 worker's command line is as before.
   if (job.precision != Precision::kFp32) args.insert(args.end(), {"--precision", precision_name(job.precision)});
+  if (job.memory_format != MemoryFormat::kNchw) {
+    args.insert(args.end(), {"--memory-format", memory_format_name(job.memory_format)});
+  }
   if (!job.script.empty()) {
     args.insert(args.end(), {"--script", job.script, "--input-shape", job.input_shape, "--classes",
                              std::to_string(job.classes)});

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "format/memory_format.h"
 #include "format/precision.h"
 
 namespace trainsim::measure::profiler {
@@ -28,6 +29,7 @@ struct ContentionJob {
   std::string input_shape;
   int64_t classes = 0;
   Precision precision = Precision::kFp32;  // the built-in model's forward and loss
+  MemoryFormat memory_format = MemoryFormat::kNchw;  // the built-in model's and its inputs' layout
 };
 
 // `measure worker contention FLAGS --rank R --world-size N --store DIR`; argv[0] is

@@ -10,9 +10,11 @@
 namespace trainsim::measure::profiler {
 
 double run_probe(const Device& device) {
-  // Always fp32: the probe is the machine's speed, compared across profiles and runs of any precision.
+  // Always fp32 and nchw: the probe is the machine's speed, compared across profiles and runs of
+  // any precision and memory format.
   Device fp32 = device;
   fp32.precision = Precision::kFp32;
+  fp32.memory_format = MemoryFormat::kNchw;
   FusedIteration step(models::describe_model(kProbeModel), kProbeBatch, fp32, /*seed=*/0);
   for (int i = 0; i < kProbeWarmup; ++i) step.run();
   std::vector<double> times;

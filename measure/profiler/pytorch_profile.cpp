@@ -220,6 +220,7 @@ std::vector<std::string> pytorch_profile_command(const PytorchRequest& q) {
   }
   // Only when not fp32, so an fp32 profile's command line is as before.
   if (q.precision != "fp32") command.insert(command.end(), {"--precision", q.precision});
+  if (q.memory_format != "nchw") command.insert(command.end(), {"--memory-format", q.memory_format});
   for (const auto& [name, file] : q.scripts) command.insert(command.end(), {"--script", name + "=" + file});
   return command;
 }

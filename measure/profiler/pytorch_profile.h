@@ -44,6 +44,7 @@ struct PytorchRequest {
   bool gil = true;                   // false: --no-gil, no GIL measurement
   bool cudnn_benchmark = true;       // cuda: torch.backends.cudnn.benchmark
   std::string precision = "fp32";    // --precision (format/precision.h's name)
+  std::string memory_format = "nchw";  // --memory-format (format/memory_format.h's name)
   std::string out;                   // the JSON file profile_torch.py writes
 };
 

@@ -37,6 +37,7 @@ import cifar_data
 import cli
 import dataparallel_host
 import machine_name
+from memory_format import MEMORY_FORMATS, convert_input, convert_model
 import probe
 from precision import PRECISIONS, autocast
 import resnet
@@ -145,6 +146,10 @@ def parse_args(argv):
     p.add_argument("--precision", choices=PRECISIONS, default="fp32",
                    help="the loop body's numeric mode: bf16-amp runs forward and loss under "
                         "torch.autocast(dtype=bfloat16) (default fp32)")
+    p.add_argument("--memory-format", choices=MEMORY_FORMATS, default="nchw",
+                   help="the loop body's memory format: channels_last converts the model "
+                        "(model.to(memory_format=torch.channels_last)) and every input batch, as "
+                        "train.py --memory-format does (default nchw)")
     p.add_argument("--out", required=True, metavar="FILE.json")
     p.add_argument("--quiet", action="store_true")
     a = p.parse_args(argv)
@@ -226,17 +231,19 @@ def measure_loader(dataset, batch, workers, batches_for, repeats, log):
 # Iterations
 
 
-def loop_body(net, inputs, targets, precision):
+def loop_body(net, inputs, targets, precision, memory_format):
     """The trainer's loop body (its SGD, loss and per-step reads) on one fixed batch already on
     the device, as a function of no arguments that runs one iteration; in bf16-amp its forward and
-    loss under torch.autocast (bfloat16)."""
+    loss under torch.autocast (bfloat16); in channels_last the batch converted first in every
+    iteration, as train.py converts each batch it takes (`net` converted by the caller)."""
     optimizer = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
     criterion = nn.CrossEntropyLoss()
 
     def body():
+        batch = convert_input(inputs, memory_format)
         optimizer.zero_grad()
         with autocast(inputs.device.type, precision):
-            outputs = net(inputs)
+            outputs = net(batch)
             loss = criterion(outputs, targets)
         loss.backward()
         optimizer.step()
@@ -258,13 +265,13 @@ class TimedBody:
     iterations settle; time() runs one iteration and returns its seconds (CUDA synchronised), and
     keeps the minor page faults it took in `faults` (docs/MEASURE.md "Page faults")."""
 
-    def __init__(self, net, device, batch, warmup, precision):
+    def __init__(self, net, device, batch, warmup, precision, memory_format):
         g = torch.Generator()
         g.manual_seed(batch)
         inputs = torch.randn(batch, 3, 32, 32, generator=g).to(device)
         targets = torch.randint(0, 10, (batch,), generator=g).to(device)
         self.device = device
-        self.body = loop_body(net, inputs, targets, precision)
+        self.body = loop_body(net, inputs, targets, precision, memory_format)
         self.faults = []
         net.train()
         for _ in range(warmup):
@@ -318,7 +325,7 @@ class OneRankGroup:
 
 
 def _fork_cycles(name, scripts, device_kind, threads, batch, workers, data, cycles, barrier, results,
-                 index, worker_start, precision):
+                 index, worker_start, precision, memory_format):
     """One training process (a child of the profiler): the trainer's model under DDP on its own
     1-rank group and its DataLoader with `workers` workers. After a warm-up iteration, `cycles`
     times: wait for the other processes, start the loader's workers (iter), take the first batch,
@@ -336,11 +343,11 @@ def _fork_cycles(name, scripts, device_kind, threads, batch, workers, data, cycl
         group = OneRankGroup(device)
         try:
             torch.manual_seed(0)
-            model = new_model(name, scripts).to(device)
+            model = convert_model(new_model(name, scripts).to(device), memory_format)
             net = DistributedDataParallel(model, device_ids=[0]) if device_kind == "cuda" else \
                 DistributedDataParallel(model)
             step = loop_body(net, torch.randn(batch, 3, 32, 32).to(device),
-                             torch.randint(0, 10, (batch,)).to(device), precision)
+                             torch.randint(0, 10, (batch,)).to(device), precision, memory_format)
             loader = cifar_data.train_loader(data, batch, workers, sampler=None, persistent=False,
                                              generator=cifar_data.seeded_generator(index))
 
@@ -373,7 +380,7 @@ def _fork_cycles(name, scripts, device_kind, threads, batch, workers, data, cycl
 
 
 def measure_fork(name, scripts, device, threads, batches, workers, ranks_list, data, cycles, log,
-                 precision, rank_start=None):
+                 precision, memory_format, rank_start=None):
     """{workers, points: [{ranks, iter_s[], first_batch_s[], cow_s[]}]}: per number of processes k
     that start their workers at once, per batch, the medians over the cycles and processes."""
     # The training processes: `rank_start`, by default forked on CPU with one intra-op thread,
@@ -395,7 +402,7 @@ def measure_fork(name, scripts, device, threads, batches, workers, ranks_list, d
             results = ctx.Queue()
             procs = [ctx.Process(target=_fork_cycles, args=(name, scripts, device.type, threads, b, workers,
                                                             data, cycles, barrier, results, i, worker_start,
-                                                            precision))
+                                                            precision, memory_format))
                      for i in range(k)]
             for p in procs:
                 p.start()
@@ -422,7 +429,7 @@ def measure_fork(name, scripts, device, threads, batches, workers, ranks_list, d
     return {"workers": workers, "points": points}
 
 
-def measure_model(name, scripts, device, batches, warmup, repeats, log, probes, precision):
+def measure_model(name, scripts, device, batches, warmup, repeats, log, probes, precision, memory_format):
     """The loop body per batch, with the plain module and under 1-rank DDP, in rounds: every
     (batch, variant) is built and warmed up first, then each of `repeats` rounds times the
     calibration probe (appended to `probes`) and one iteration of every batch and variant; each
@@ -435,12 +442,13 @@ def measure_model(name, scripts, device, batches, warmup, repeats, log, probes, 
         for b in batches:
             try:
                 torch.manual_seed(0)
-                plain = TimedBody(new_model(name, scripts).to(device), device, b, warmup, precision)
+                plain = TimedBody(convert_model(new_model(name, scripts).to(device), memory_format), device, b,
+                                  warmup, precision, memory_format)
                 torch.manual_seed(0)
-                model = new_model(name, scripts).to(device)
+                model = convert_model(new_model(name, scripts).to(device), memory_format)
                 ddp = DistributedDataParallel(model, device_ids=[device.index]) if device.type == "cuda" \
                     else DistributedDataParallel(model)
-                bodies.append((b, plain, TimedBody(ddp, device, b, warmup, precision)))
+                bodies.append((b, plain, TimedBody(ddp, device, b, warmup, precision, memory_format)))
             except Exception as e:  # noqa: BLE001 (OOM is data; anything else is re-raised)
                 if not is_oom(e):
                     raise
@@ -578,10 +586,12 @@ def run(a):
     fork_ranks = a.fork_ranks if kind == "cpu" else [1]
     train_subset = Subset(dataset, list(range(min(len(dataset), 4096))))
     for name in [] if a.loader_only else a.models:
-        model = measure_model(name, a.scripts, device, a.batches, a.warmup, a.repeats, log, probes, a.precision)
+        model = measure_model(name, a.scripts, device, a.batches, a.warmup, a.repeats, log, probes, a.precision,
+                              a.memory_format)
         if fork_workers and model["batches"]:
             model["fork"] = measure_fork(name, a.scripts, device, a.threads, model["batches"], fork_workers[0],
-                                         fork_ranks, train_subset, a.fork_cycles, log, a.precision, a.rank_start)
+                                         fork_ranks, train_subset, a.fork_cycles, log, a.precision,
+                                         a.memory_format, a.rank_start)
         result["models"][name] = model
     # The probe of the figures' own moments: the median of the one before the loader and the one
     # at the start of every round of the loop timings.

@@ -9,16 +9,20 @@ renamed over FILE. A crash never leaves a torn file and concurrent appenders nev
 COLUMNS is runs.csv's column list of format/runs_columns.h, the one the C++ writer and simulate
 --compare's reader use (tests/pytorch/test_runs_csv.py holds the two lists equal).
 
-Two headers are accepted. HEADER (23 columns) is the one the C++ writer shares; a file with it
-holds ResNet-18 CIFAR rows only (both trainers trained nothing else when it was defined).
-Two more columns may follow HEADER, in this order: `model`, for rows of other models (train.py
---model or --arch), and `precision` (format/runs_columns.h's kRunsPrecisionColumn), for runs in
-another precision than fp32 (--precision bf16-amp; the C++ writer's only extra column). A new file
-gets the columns its row needs (HEADER for a resnet18-cifar fp32 row); a row goes into any file
-whose header has the columns it needs, its `model` and `precision` filled where the columns
-exist. A file without the precision column gets it when a row of another precision comes, its
-rows `fp32` (what a row without the column is), as the C++ writer does; a file without the model
-column still refuses another model's row. simulate --compare reads every such header.
+Six headers are accepted. HEADER (23 columns) is the one the C++ writer shares; a file with it
+holds ResNet-18 CIFAR fp32 nchw rows only (both trainers trained nothing else when it was
+defined). Up to three more columns may follow HEADER, in this order: `model`, for rows of other
+models (train.py --model or --arch); `precision` (format/runs_columns.h's kRunsPrecisionColumn),
+for runs in another precision than fp32 (--precision bf16-amp); and `memory_format`
+(kRunsMemoryFormatColumn), for runs in another memory format than nchw (--memory-format
+channels_last), only after `precision`: HEADER, then `model` or not, then none of the other two,
+`precision`, or both. A new file gets the columns its row needs (HEADER for a resnet18-cifar fp32
+nchw row; a channels_last row needs `precision` too, filled as usual); a row goes into any file
+whose header has the columns it needs, its `model`, `precision` and `memory_format` filled where
+the columns exist. A file without the precision or the memory_format column gets the ones a row
+needs when it comes, its rows `fp32` and `nchw` (what a row without the column is), as the C++
+writer does; a file without the model column still refuses another model's row. simulate
+--compare reads every such header.
 """
 
 import fcntl
@@ -35,20 +39,32 @@ MODEL_COLUMN = "model"
 DEFAULT_MODEL = "resnet18-cifar"  # the model of every row of a file without the model column
 PRECISION_COLUMN = "precision"
 DEFAULT_PRECISION = "fp32"  # the precision of every row of a file without the precision column
+MEMORY_FORMAT_COLUMN = "memory_format"
+DEFAULT_MEMORY_FORMAT = "nchw"  # the memory format of every row of a file without its column
 
 
-def columns(model_column, precision_column):
-    """COLUMNS, then `model` and `precision` where asked: the columns of one of the four headers."""
-    return COLUMNS + [MODEL_COLUMN] * model_column + [PRECISION_COLUMN] * precision_column
+def columns(model_column, precision_column, memory_format_column=False):
+    """COLUMNS, then `model`, `precision` and `memory_format` where asked: the columns of one of
+    the six headers (`memory_format` only with `precision`)."""
+    if memory_format_column and not precision_column:
+        raise ValueError("the %s column comes only after the %s column"
+                         % (MEMORY_FORMAT_COLUMN, PRECISION_COLUMN))
+    return COLUMNS + [MODEL_COLUMN] * model_column + [PRECISION_COLUMN] * precision_column + \
+        [MEMORY_FORMAT_COLUMN] * memory_format_column
 
 
-# Every header a file may have: its text -> (has the model column, has the precision column).
-_HEADERS = {",".join(columns(m, p)): (m, p) for m in (False, True) for p in (False, True)}
+# Every header a file may have: its text -> (has the model column, has the precision column, has
+# the memory_format column).
+_HEADERS = {",".join(columns(m, p, f)): (m, p, f) for m in (False, True)
+            for p, f in ((False, False), (True, False), (True, True))}
 
 
-def _needs(model, precision):
-    """The extra columns a row of `model` in `precision` needs: (model, precision)."""
-    return model != DEFAULT_MODEL, precision != DEFAULT_PRECISION
+def _needs(model, precision, memory_format=DEFAULT_MEMORY_FORMAT):
+    """The extra columns a row of `model` in `precision` and `memory_format` needs: (model,
+    precision, memory_format). The memory_format column brings the precision column with it."""
+    memory_format_column = memory_format != DEFAULT_MEMORY_FORMAT
+    return (model != DEFAULT_MODEL, precision != DEFAULT_PRECISION or memory_format_column,
+            memory_format_column)
 
 
 class RunsFileError(Exception):
@@ -89,28 +105,33 @@ def format_row(fields, columns=None):
     return ",".join(out)
 
 
-def _header_error(path, found, model=DEFAULT_MODEL, precision=DEFAULT_PRECISION):
-    expected = ",".join(columns(*_needs(model, precision)))
+def _header_error(path, found, model=DEFAULT_MODEL, precision=DEFAULT_PRECISION,
+                  memory_format=DEFAULT_MEMORY_FORMAT):
+    expected = ",".join(columns(*_needs(model, precision, memory_format)))
     return RunsFileError("%s:1: header: expected '%s', found '%s'" % (path, expected, found))
 
 
-def _check_header_line(path, line, model, precision=DEFAULT_PRECISION):
-    """The extra columns of the header `line`, (model, precision); RunsFileError unless a row of
-    `model` in `precision` may go under it (a missing precision column is added by the append)."""
+def _check_header_line(path, line, model, precision=DEFAULT_PRECISION,
+                       memory_format=DEFAULT_MEMORY_FORMAT):
+    """The extra columns of the header `line`, (model, precision, memory_format); RunsFileError
+    unless a row of `model` in `precision` and `memory_format` may go under it (a missing
+    precision or memory_format column is added by the append)."""
     has = _HEADERS.get(line)
     if has is None:
-        raise _header_error(path, line, model, precision)
+        raise _header_error(path, line, model, precision, memory_format)
     if model != DEFAULT_MODEL and not has[0]:
         raise RunsFileError("%s:1: header: no model column (the file holds %s rows only); write "
                             "the rows of %s to another file (--runs)" % (path, DEFAULT_MODEL, model))
     return has
 
 
-def _with_precision_column(content):
-    """`content` (a file whose header lacks the precision column) with it: the header's, and
-    DEFAULT_PRECISION in every row."""
+def _with_columns(content, added):
+    """`content` with the columns `added` ((name, default) pairs, in the header's order) after its
+    last: their names in the header, their defaults in every row."""
+    names = "".join("," + name for name, _ in added)
+    defaults = "".join("," + default for _, default in added)
     lines = content.split("\n")
-    out = [lines[0] + "," + PRECISION_COLUMN] + [l + "," + DEFAULT_PRECISION for l in lines[1:] if l]
+    out = [lines[0] + names] + [l + defaults for l in lines[1:] if l]
     return "\n".join(out) + "\n"
 
 
@@ -118,9 +139,11 @@ def _first_line(content):
     return content.split("\n", 1)[0].rstrip("\r")
 
 
-def check_header(path, model=DEFAULT_MODEL, precision=DEFAULT_PRECISION):
+def check_header(path, model=DEFAULT_MODEL, precision=DEFAULT_PRECISION,
+                 memory_format=DEFAULT_MEMORY_FORMAT):
     """Raises RunsFileError unless `path` is missing, empty, or has a header that can take a row
-    of `model` in `precision` (a header without the precision column can: the append adds it)."""
+    of `model` in `precision` and `memory_format` (a header without the precision or the
+    memory_format column can: the append adds them)."""
     try:
         with open(path, "r", encoding="utf-8", errors="replace", newline="") as f:
             first = f.readline()
@@ -130,7 +153,7 @@ def check_header(path, model=DEFAULT_MODEL, precision=DEFAULT_PRECISION):
         raise RunsFileError("%s: cannot read: %s" % (path, e.strerror or e))
     if first == "":
         return
-    _check_header_line(path, _first_line(first), model, precision)
+    _check_header_line(path, _first_line(first), model, precision, memory_format)
 
 
 def append_line(path, line):
@@ -187,18 +210,29 @@ def _append(path, new_header, extend):
 
 
 def append_row(path, fields):
-    """Appends the row `fields` (every column of COLUMNS; `model`, default DEFAULT_MODEL, and
-    `precision`, default DEFAULT_PRECISION, too) under the header the file has, or the one its
-    row needs in a new file."""
+    """Appends the row `fields` (every column of COLUMNS; `model`, default DEFAULT_MODEL,
+    `precision`, default DEFAULT_PRECISION, and `memory_format`, default DEFAULT_MEMORY_FORMAT,
+    too) under the header the file has, with the precision and memory_format columns it lacks
+    and the row needs added, or the one its row needs in a new file."""
     model = fields.get(MODEL_COLUMN) or DEFAULT_MODEL
     precision = fields.get(PRECISION_COLUMN) or DEFAULT_PRECISION
-    full = dict(fields, **{MODEL_COLUMN: model, PRECISION_COLUMN: precision})
+    memory_format = fields.get(MEMORY_FORMAT_COLUMN) or DEFAULT_MEMORY_FORMAT
+    full = dict(fields, **{MODEL_COLUMN: model, PRECISION_COLUMN: precision,
+                           MEMORY_FORMAT_COLUMN: memory_format})
+    needs = _needs(model, precision, memory_format)
 
     def extend(content):
-        has_model, has_precision = _check_header_line(path, _first_line(content), model, precision)
-        if precision != DEFAULT_PRECISION and not has_precision:
-            content, has_precision = _with_precision_column(content), True
-        return content + format_row(full, columns(has_model, has_precision)) + "\n"
+        has_model, has_precision, has_memory_format = _check_header_line(
+            path, _first_line(content), model, precision, memory_format)
+        # The missing columns in the header's order: precision before memory_format.
+        added = [(PRECISION_COLUMN, DEFAULT_PRECISION)] * (needs[1] and not has_precision) + \
+            [(MEMORY_FORMAT_COLUMN, DEFAULT_MEMORY_FORMAT)] * (needs[2] and not has_memory_format)
+        if added:
+            content = _with_columns(content, added)
+            has_precision, has_memory_format = has_precision or needs[1], \
+                has_memory_format or needs[2]
+        return content + format_row(full, columns(has_model, has_precision, has_memory_format)) + \
+            "\n"
 
-    format_row(full, columns(True, True))  # bad fields: no lock
-    _append(path, ",".join(columns(*_needs(model, precision))), extend)
+    format_row(full, columns(True, True, True))  # bad fields: no lock
+    _append(path, ",".join(columns(*needs)), extend)

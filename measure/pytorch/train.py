@@ -32,6 +32,7 @@ import cifar_data
 import cli
 import export_models
 import machine_name
+import memory_format
 import precision
 import probe
 import resnet
@@ -84,7 +85,7 @@ def parse_args(argv):
                      help="stop every epoch after K iterations (partial epochs, for checks)")
     own.add_argument("--test-pass", action="store_true",
                      help="evaluate the test set after every epoch (timed as test_s; under "
-                          "--precision bf16-amp too)")
+                          "--precision bf16-amp and --memory-format channels_last too)")
     own.add_argument("--test-samples", type=positive, default=None, metavar="M",
                      help="with --test-pass: the first M test images (default all)")
     own.add_argument("--lr", type=positive_float, default=0.1, help="SGD learning rate (0.1)")
@@ -324,6 +325,7 @@ def train_epoch(job, a, epoch, net, loader, sampler, optimizer, criterion):
         inputs, targets = next(it)
         wait += time.perf_counter() - tw
         inputs, targets = inputs.to(job.device), targets.to(job.device)
+        inputs = memory_format.convert_input(inputs, a.memory_format)
         optimizer.zero_grad()
         with precision.autocast(job.device.type, a.precision):
             outputs = net(inputs)
@@ -357,6 +359,7 @@ def test_pass(job, a, net, loader, criterion):
     with torch.no_grad():
         for inputs, targets in loader:
             inputs, targets = inputs.to(job.device), targets.to(job.device)
+            inputs = memory_format.convert_input(inputs, a.memory_format)
             with precision.autocast(job.device.type, a.precision):
                 outputs = net(inputs)
                 loss = criterion(outputs, targets)
@@ -380,7 +383,7 @@ def run(a):
         runs_path = a.runs if a.runs is not None else default_runs_path(a.machine, job.kind,
                                                                         a.model_label)
         # before training: never end on a file we cannot append to
-        runs_csv.check_header(runs_path, a.model_label, a.precision)
+        runs_csv.check_header(runs_path, a.model_label, a.precision, a.memory_format)
     # A bad --model file stops every rank here, before the data are read.
     loaded = load_model(a.model, job.device) if a.model is not None else None
 
@@ -405,6 +408,9 @@ def run(a):
     job.init()  # the other ranks wait here while rank 0 runs the probe
 
     model = loaded if loaded is not None else build_model(a, job.device)
+    # Before DDP or DataParallel wraps it: DDP lays out its gradient buckets after the
+    # parameters' strides (memory_format.convert_model).
+    model = memory_format.convert_model(model, a.memory_format)
     if a.strategy == "ddp":
         if job.is_cuda:
             net = DistributedDataParallel(model, device_ids=[job.local_rank])
@@ -469,7 +475,7 @@ def run(a):
             "test_samples": len(test_set) if test_set is not None else 0,
             "test_s": test[0] if test is not None else None,
             "probe_s": probe_s, "load_before": load_before, "load_after": load_after,
-            "model": a.model_label, "precision": a.precision,
+            "model": a.model_label, "precision": a.precision, "memory_format": a.memory_format,
         }
         runs_csv.append_row(runs_path, row)
         full = len(loader)

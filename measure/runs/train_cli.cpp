@@ -110,6 +110,7 @@ RunRow make_row(const TrainOptions& o, const data::ImageSet& set, const EpochMea
   row.trainer = "trainsim";
   row.test_samples = 0;  // no test pass: test_s stays empty
   row.precision = precision_name(o.precision);
+  row.memory_format = memory_format_name(o.memory_format);
   return row;
 }
 
@@ -149,14 +150,15 @@ std::string seconds_or_none(const std::optional<double>& value, const char* unit
 
 void print_summary(const RunRow& r, const std::string& runs_path) {
   std::printf(
-      "train: %s, %d %s x %lld per device, %d loader workers, %lld samples (%s), %d threads%s\n"
+      "train: %s, %d %s x %lld per device, %d loader workers, %lld samples (%s), %d threads%s%s\n"
       "  timed epoch %d/%d: epoch_s %.3f, train_s %.3f, loader_wait_s %.3f, %lld iterations, "
       "%.1f samples/s, loss %.4f, accuracy %.4f\n"
       "  probe %s, load average %s before, %s after\n"
       "  appended to %s\n",
       r.strategy.c_str(), r.gpus, r.device.c_str(), static_cast<long long>(r.batch_per_gpu),
       r.loader_workers, static_cast<long long>(r.train_samples), r.data.c_str(), r.threads,
-      r.precision == "fp32" ? "" : (", " + r.precision).c_str(), r.epochs, r.epochs, r.epoch_s, r.train_s,
+      r.precision == "fp32" ? "" : (", " + r.precision).c_str(),
+      r.memory_format == "nchw" ? "" : (", " + r.memory_format).c_str(), r.epochs, r.epochs, r.epoch_s, r.train_s,
       r.loader_wait_s,
       static_cast<long long>(r.iterations), r.samples_per_s, r.final_loss, r.final_accuracy,
       seconds_or_none(r.probe_s, " s").c_str(), seconds_or_none(r.load_before, "").c_str(),

@@ -77,6 +77,11 @@ TrainOptions validated(const RawOptions& raw, const po::variables_map& vm) {
   const auto precision = parse_precision(*shared_text(vm, "precision"));
   if (!precision) throw std::logic_error("train_flags.json: --precision's choices are not " + std::string(kPrecisionNames));
   o.precision = *precision;
+  const auto format = parse_memory_format(*shared_text(vm, "memory-format"));
+  if (!format) {
+    throw std::logic_error("train_flags.json: --memory-format's choices are not " + std::string(kMemoryFormatNames));
+  }
+  o.memory_format = *format;
   o.runs_path = shared_text(vm, "runs").value_or("");
   o.machine = shared_text(vm, "machine").value_or("");
   o.quiet = shared_switch(vm, "quiet");
@@ -143,6 +148,9 @@ std::vector<std::string> to_worker_args(const TrainOptions& o) {
   warmup << o.warmup_epochs;
   args.insert(args.end(), {"--warmup-epochs", warmup.str()});
   if (o.precision != Precision::kFp32) args.insert(args.end(), {"--precision", precision_name(o.precision)});
+  if (o.memory_format != MemoryFormat::kNchw) {
+    args.insert(args.end(), {"--memory-format", memory_format_name(o.memory_format)});
+  }
   if (o.train_samples) {
     args.insert(args.end(), {"--train-samples", std::to_string(*o.train_samples)});
   }

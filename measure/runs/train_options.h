@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "format/lr_rule.h"
+#include "format/memory_format.h"
 #include "format/precision.h"
 #include "usage_error.h"  // UsageError: main prints `error: <what>` and exits 2
 
@@ -30,6 +31,7 @@ struct TrainOptions {
   int64_t lr_base_batch = 128;
   double warmup_epochs = 5;  // linear-warmup only
   Precision precision = Precision::kFp32;  // forward and loss under autocast for bf16-amp
+  MemoryFormat memory_format = MemoryFormat::kNchw;  // the model and each batch channels-last, or not
   std::string runs_path;  // empty = reports/<machine>/runs.csv
   std::string machine;    // empty = default_machine_name(device)
   bool quiet = false;

@@ -16,6 +16,7 @@
 #include "runs/data_parallel.h"
 #include "runs/ddp.h"
 #include "runs/distributed_sampler.h"
+#include "memory_layout.h"
 #include "runs/train_step.h"
 
 namespace trainsim::measure {
@@ -134,6 +135,7 @@ std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
   torch::manual_seed(options.seed);  // same initial weights everywhere (DDP broadcasts anyway)
   models::ResNet18 model(models::kResnet18Cifar);
   model->to(device);
+  to_memory_format(*model, options.memory_format);
   model->train();
   std::unique_ptr<DistributedDataParallel> ddp_model;
   if (ddp) ddp_model = std::make_unique<DistributedDataParallel>(*model, *communicator);
@@ -217,7 +219,7 @@ std::vector<EpochMeasurement> train_epochs(const TrainOptions& options,
       set_rank_step(step_text);  // for the launcher's errors (launch.h)
 
       // The Q1 train time: H2D copy, forward, backward and update.
-      const auto images = batch->images.to(device);
+      const auto images = in_memory_format(batch->images.to(device), options.memory_format);
       const auto labels = batch->labels.to(device);
       for (auto& group : optimizer.param_groups()) {
         static_cast<torch::optim::SGDOptions&>(group.options()).lr(learning_rate_at(schedule, step));

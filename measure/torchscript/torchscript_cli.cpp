@@ -209,6 +209,10 @@ Profile open_profile(const std::string& out, const MachineInfo& machine, const T
       throw UsageError("--out " + out + " was measured in " + precision_name(profile.measurement.precision) +
                        "; measure torchscript times fp32 only (give another --out)");
     }
+    if (profile.measurement.memory_format != MemoryFormat::kNchw) {
+      throw UsageError("--out " + out + " was measured in " + memory_format_name(profile.measurement.memory_format) +
+                       "; measure torchscript times nchw only (give another --out)");
+    }
     if (profile.models.count(run.name)) say("replacing model " + run.name + " in " + out);
   } else {
     profile.machine = machine;

@@ -687,6 +687,21 @@ void read_scale_out(const Value& scale_out, const TopKeys& keys, const std::stri
     scale_out.fail("needs a profile: give scale_out.profile or the config's profile:");
   }
 }
+void read_memory_format(const Value& format, const TopKeys& keys, SweepConfig& config) {
+  const auto parsed = parse_memory_format(format.as_string());
+  if (!parsed) {
+    format.fail("unknown memory format '" + format.as_string() + "' (expected " + std::string(kMemoryFormatNames) +
+                ")");
+  }
+  // The roofline (gpu:, observations:) has no layout: a format is measured, not derived.
+  if (*parsed != MemoryFormat::kNchw && (keys.gpu || keys.observations)) {
+    format.fail(std::string(memory_format_name(*parsed)) +
+                " is predicted from a profile measured in it (measure --memory-format), not with gpu: or "
+                "observations: (the roofline knows no memory format)");
+  }
+  config.memory_format = *parsed;
+  config.memory_format_line = format.line();
+}
 
 }  // namespace
 
@@ -698,7 +713,7 @@ SweepConfig load_sweep_config(const std::string& path) {
   const Map top(root, {"profile", "model", "trainer", "dataset", "loader", "test_pass", "sweep",
                        "interconnect", "lr_rule", "large_batch", "sync_batchnorm", "gpu", "gpu_catalog",
                        "observations", "held_out", "topology", "collectives", "collectives_log", "scale_out",
-                       "precision"});
+                       "precision", "memory_format"});
   TopKeys keys;
   keys.observations = top.optional("observations");
   keys.held_out = top.optional("held_out");
@@ -717,6 +732,7 @@ SweepConfig load_sweep_config(const std::string& path) {
     }
     if (!precision->is_list()) read_precision(*precision, keys, config);
   }
+  if (auto format = top.optional("memory_format")) read_memory_format(*format, keys, config);
   if (auto loader = top.optional("loader")) read_loader(*loader, config);
   if (auto test = top.optional("test_pass")) config.test_pass = read_test_pass(*test);
   if (keys.sweeps) read_sweep(top.required("sweep"), samples_node, config);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "format/lr_rule.h"
+#include "format/memory_format.h"
 #include "format/precision.h"
 #include "format/run_shape.h"
 #include "io/gpu_catalog.h"
@@ -45,6 +46,9 @@ struct RunSetting {
   // `precision:` (format/precision.h): the numeric mode predicted; the profile must have been
   // measured in it (measurement.precision).
   Precision precision = Precision::kFp32;
+  // `memory_format:` (format/memory_format.h): the layout predicted; the profile must have been
+  // measured in it (measurement.memory_format).
+  MemoryFormat memory_format = MemoryFormat::kNchw;
   std::optional<TestPass> test_pass;  // the per-epoch test pass (SimResult::test_s)
   // PyTorch SyncBatchNorm: per-BatchNorm-layer collectives in forward and backward (DDP with >= 2
   // ranks; dp ignores it with a note).
@@ -139,6 +143,7 @@ struct SweepConfig : RunSetting {
   std::string model = "resnet18-cifar";  // any model the profile holds (described_model: the fit's)
   int model_line = 0;                     // line of `model:` (0: not given)
   int precision_line = 0;  // line of `precision:` (0: not given, fp32)
+  int memory_format_line = 0;  // line of `memory_format:` (0: not given, nchw)
   // `precision:` as a list with `profile:` a map of one profile per precision: the tables predict
   // the first precision (`precision`, from `profile_path`), each other one is predicted beside them
   // from its own profile (docs/PRECISION.md "Several precisions").

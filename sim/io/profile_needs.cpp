@@ -21,6 +21,18 @@ void require_for_model(const Profile& profile, const SweepConfig& config) {
                          ": give precision: " + precision_name(profile.measurement.precision) +
                          " or a profile measured with measure --precision " + precision_name(config.precision));
   }
+  if (profile.measurement.memory_format != config.memory_format) {
+    const bool given = config.memory_format_line > 0;
+    throw InputError(config.file, given ? config.memory_format_line : config.profile_line,
+                     given ? "memory_format" : "profile",
+                     "profile " + config.profile_path + " was measured in " +
+                         memory_format_name(profile.measurement.memory_format) +
+                         " (measurement.memory_format), the config predicts " +
+                         memory_format_name(config.memory_format) + ": give memory_format: " +
+                         memory_format_name(profile.measurement.memory_format) +
+                         " or a profile measured with measure --memory-format " +
+                         memory_format_name(config.memory_format));
+  }
   const auto model_it = profile.models.find(config.model);
   if (model_it == profile.models.end()) {
     std::string names;

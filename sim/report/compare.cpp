@@ -75,7 +75,7 @@ bool same_spec(const RunSpec& a, const RunSpec& b) {
   return a.strategy == b.strategy && a.gpus == b.gpus && a.batch_per_gpu == b.batch_per_gpu &&
          a.train_samples == b.train_samples && a.loader_workers == b.loader_workers && a.trainer == b.trainer &&
          test(a) == test(b) && a.sync_batchnorm == b.sync_batchnorm && a.persistent_workers == b.persistent_workers &&
-         a.pin_memory == b.pin_memory && a.precision == b.precision;
+         a.pin_memory == b.pin_memory && a.precision == b.precision && a.memory_format == b.memory_format;
 }
 
 // Drift and whether noise and drift explain the error.
@@ -120,6 +120,12 @@ Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>&
       out.unpredicted.push_back({m, std::string("precision ") + precision_name(m.key.precision) +
                                         ", not the config's " + precision_name(config.precision) + " (the profile's)" +
                                         (config.other_precisions.empty() ? "" : " or another it lists")});
+      continue;
+    }
+    if (m.key.memory_format != config.memory_format) {
+      out.unpredicted.push_back({m, std::string("memory format ") + memory_format_name(m.key.memory_format) +
+                                        ", not the config's " + memory_format_name(config.memory_format) +
+                                        " (the profile's)"});
       continue;
     }
     if (m.key.threads > 0 && probe.threads > 0 && m.key.threads != probe.threads) {

@@ -191,6 +191,10 @@ std::string format_header(const ReportContext& c) {
                        " (forward and loss under autocast, weights, gradients and the all-reduce in fp32; the "
                        "profile was measured so)");
   }
+  if (c.memory_format != MemoryFormat::kNchw) {
+    out += wrap_bullet(std::string("memory format: ") + memory_format_name(c.memory_format) +
+                       " (the model's 4-D weights and each input batch channels-last; the profile was measured so)");
+  }
   if (!c.other_precisions.empty()) {
     std::string others;
     for (Precision p : c.other_precisions) others += (others.empty() ? "" : ", ") + std::string(precision_name(p));

@@ -11,6 +11,14 @@ import pytorch_test_util as util
 PROFILE = os.path.join(util.PYTORCH_DIR, "profile_torch.py")
 
 
+def load_profile_module():
+    """profile_torch.py as a module of this process (its functions called directly)."""
+    spec = importlib.util.spec_from_file_location("trainsim_profile", PROFILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 class ProfileTest(unittest.TestCase):
     def test_tiny_profile(self):
         with util.TempDir() as d:
@@ -99,11 +107,14 @@ class ProfileTest(unittest.TestCase):
     def test_spawned_training_processes_fork_their_workers(self):
         # As on CUDA: the training processes are fresh interpreters (spawn), and their loader
         # workers still start by the platform's default, as in a rank torchrun started. A spawned
-        # child left to itself spawns its workers too (seconds each, not milliseconds).
+        # child left to itself spawns its workers too (seconds each, not milliseconds). In
+        # channels_last, the memory format reaching the spawned process too (its bodies' layout:
+        # test_channels_last_in_every_timed_body).
         import multiprocessing
         with util.TempDir() as d:
             out, err = self.run_small(d, ["--loader-batches", "1", "--loader-batch", "2", "--loader-workers", "1",
-                                          "--fork-cycles", "1", "--rank-start", "spawn"])
+                                          "--fork-cycles", "1", "--rank-start", "spawn",
+                                          "--memory-format", "channels_last"])
             self.assertIn("1 spawned process(es) starting 1 worker(s) at once (by %s)"
                           % multiprocessing.get_start_method(), err)
             self.assertTrue(os.path.exists(out))
@@ -145,9 +156,7 @@ class ProfileTest(unittest.TestCase):
         self.assertEqual(p["models"], {})
 
     def test_a_probe_that_moves_is_a_warning(self):
-        spec = importlib.util.spec_from_file_location("trainsim_profile", PROFILE)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        module = load_profile_module()
         said = []
         module.probe_drift([1.0, 1.05, 0.98], said.append)
         self.assertEqual(said, [])
@@ -155,6 +164,56 @@ class ProfileTest(unittest.TestCase):
         self.assertEqual(len(said), 1)
         self.assertTrue(said[0].startswith("warning: the calibration probe moved 80% during this profile "
                                            "(0.8600 .. 1.5500 s over 3 probes"), said[0])
+
+    def test_channels_last_in_every_timed_body(self):
+        # The plain and the DDP loop bodies (measure_model) and a fork measurement's training
+        # process (_fork_cycles, called here in this process), ResNet-18's first and last
+        # convolutions watched: under channels_last their weights and every input they see are
+        # channels-last, the models converted before DDP wraps them.
+        import multiprocessing
+        import queue
+        import threading
+        import torch
+        from torch.utils.data import Subset
+        import cifar_data
+        module = load_profile_module()
+        seen = []  # per model built: (input, weight) channels-last, per convolution call
+        build = module.new_model
+
+        def watched(name, scripts):
+            model = build(name, scripts)
+            calls = []
+            seen.append(calls)
+            for conv in (model.conv1, model.layer4[-1].conv2):
+                conv.register_forward_pre_hook(lambda m, inputs: calls.append(tuple(
+                    t.is_contiguous(memory_format=torch.channels_last) for t in (inputs[0], m.weight))))
+            return model
+
+        module.new_model = watched
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            m = module.measure_model("resnet18-cifar", {}, torch.device("cpu"), [2], 0, 1, lambda text: None,
+                                     [], "fp32", "channels_last")
+            self.assertEqual(m["batches"], [2])
+            # Built and run once each (--warmup 0, one round): the plain body, the DDP body; the
+            # third, DataParallel's host mechanisms, runs no training step.
+            self.assertEqual(seen[:2], [[(True, True)] * 2] * 2)
+            del seen[:]
+            with util.TempDir() as d:
+                data = util.make_synthetic(os.path.join(d, "data"), train=10, test=2)
+                dataset = cifar_data.CIFAR10Binary(data, train=True, transform=cifar_data.train_transform())
+                results = queue.Queue()
+                module._fork_cycles("resnet18-cifar", {}, "cpu", None, 2, 0, Subset(dataset, range(4)), 1,
+                                    threading.Barrier(1), results, 0, multiprocessing.get_start_method(),
+                                    "fp32", "channels_last")
+                index, out, _ = results.get_nowait()
+                self.assertNotIsInstance(out, str, out)
+            # The warm-up iteration and the cycle's two.
+            self.assertEqual(seen, [[(True, True)] * 6])
+        finally:
+            module.new_model = build
+            torch.set_num_threads(threads)
 
     def test_bad_flag_is_one_line(self):
         with util.TempDir() as d:
@@ -168,6 +227,11 @@ class ProfileTest(unittest.TestCase):
             self.assertEqual(rc, 2)
             self.assertEqual(len(err.splitlines()), 1, err)
             self.assertTrue(err.startswith("error: ") and "--fork-cycles" in err, err)
+            rc, out, err = util.run([util.PYTHON, PROFILE, "--data", d, "--memory-format", "nhwc",
+                                     "--out", os.path.join(d, "x.json")], cwd=d)
+            self.assertEqual(rc, 2)
+            self.assertEqual(len(err.splitlines()), 1, err)
+            self.assertTrue(err.startswith("error: ") and "--memory-format" in err, err)
             rc, out, err = util.run([util.PYTHON, PROFILE, "--data", d, "--loader-only",
                                      "--loader-batch", "128", "--out", os.path.join(d, "x.json")], cwd=d)
             self.assertEqual(rc, 2)

@@ -30,6 +30,15 @@ def cpp_precision_column():
     return found.group(1)
 
 
+def cpp_memory_format_column():
+    """kRunsMemoryFormatColumn of format/runs_columns.h: the optional column after
+    kRunsPrecisionColumn, only with it."""
+    with open(os.path.join(util.REPO, "format", "runs_columns.h")) as f:
+        found = re.search(r'kRunsMemoryFormatColumn = "([^"]*)"', f.read())
+    assert found, "no kRunsMemoryFormatColumn in format/runs_columns.h"
+    return found.group(1)
+
+
 HEADER = ",".join(cpp_columns())
 
 
@@ -64,6 +73,44 @@ class RunsCsvTest(unittest.TestCase):
         self.assertEqual(len(runs_csv.COLUMNS), 23)
         self.assertEqual(runs_csv.columns(True, False), cpp_columns() + ["model"])
         self.assertEqual(runs_csv.columns(False, True), cpp_columns() + [cpp_precision_column()])
+        self.assertEqual(runs_csv.MEMORY_FORMAT_COLUMN, cpp_memory_format_column())
+        self.assertEqual(runs_csv.columns(False, True, True),
+                         cpp_columns() + [cpp_precision_column(), cpp_memory_format_column()])
+        self.assertEqual(runs_csv.columns(True, True, True), cpp_columns() + [
+            "model", cpp_precision_column(), cpp_memory_format_column()])
+        with self.assertRaises(ValueError):  # memory_format only after precision
+            runs_csv.columns(False, False, True)
+
+    def test_the_six_headers(self):
+        # HEADER, then model or not, then nothing, precision, or precision and memory_format: each
+        # takes a resnet18-cifar fp32 nchw row as it is; anything else is refused.
+        extras = [e + p for e in ("", ",model") for p in ("", ",precision", ",precision,memory_format")]
+        self.assertEqual(set(runs_csv._HEADERS), {HEADER + e for e in extras})
+        for i, extra in enumerate(extras):
+            path = os.path.join(self.dir, "h%d.csv" % i)
+            with open(path, "w") as f:
+                f.write(HEADER + extra + "\n")
+            runs_csv.check_header(path)
+            runs_csv.append_row(path, row())
+            with open(path) as f:
+                self.assertEqual(f.read().split("\n"), [
+                    HEADER + extra, runs_csv.format_row(row()) + {
+                        "": "", ",precision": ",fp32", ",precision,memory_format": ",fp32,nchw",
+                        ",model": ",resnet18-cifar", ",model,precision": ",resnet18-cifar,fp32",
+                        ",model,precision,memory_format": ",resnet18-cifar,fp32,nchw"}[extra], ""])
+        for i, extra in enumerate([",memory_format", ",model,memory_format", ",memory_format,precision",
+                                   ",precision,model", ",precision,memory_format,model"]):
+            path = os.path.join(self.dir, "bad%d.csv" % i)
+            with open(path, "w") as f:
+                f.write(HEADER + extra + "\n")
+            with self.assertRaises(runs_csv.RunsFileError) as e:
+                runs_csv.check_header(path)
+            self.assertEqual(str(e.exception), "%s:1: header: expected '%s', found '%s'"
+                             % (path, HEADER, HEADER + extra))
+            with self.assertRaises(runs_csv.RunsFileError):
+                runs_csv.append_row(path, row(memory_format="channels_last"))
+            with open(path) as f:
+                self.assertEqual(f.read(), HEADER + extra + "\n")  # untouched
 
     def test_precision_is_a_column_of_its_own(self):
         # A bf16-amp run makes a file with the precision column (the C++ writer's header), which
@@ -95,6 +142,65 @@ class RunsCsvTest(unittest.TestCase):
             self.assertEqual(f.read().split("\n")[:3], [HEADER + ",model,precision",
                                                         runs_csv.format_row(row()) + ",vit-tiny,fp32",
                                                         runs_csv.format_row(row()) + ",vit-tiny,bf16-amp"])
+
+    def test_memory_format_is_a_column_after_precision(self):
+        # An nchw row needs neither column; a channels_last row makes a file with precision and
+        # memory_format (the C++ writer's header), which takes nchw rows too.
+        runs_csv.append_row(self.path, row(memory_format="nchw"))
+        self.assertEqual(self.lines(), [HEADER, runs_csv.format_row(row()), ""])
+        fresh = os.path.join(self.dir, "fresh.csv")
+        runs_csv.check_header(fresh, memory_format="channels_last")  # missing: fine
+        runs_csv.append_row(fresh, row(memory_format="channels_last"))
+        runs_csv.append_row(fresh, row(precision="bf16-amp"))
+        with open(fresh) as f:
+            self.assertEqual(f.read().split("\n"), [HEADER + ",precision,memory_format",
+                                                    runs_csv.format_row(row()) + ",fp32,channels_last",
+                                                    runs_csv.format_row(row()) + ",bf16-amp,nchw", ""])
+        # A file with precision only gains memory_format with the first channels_last row, its
+        # rows nchw (what a row without the column is).
+        old = os.path.join(self.dir, "old.csv")
+        runs_csv.append_row(old, row())
+        runs_csv.append_row(old, row(precision="bf16-amp"))
+        runs_csv.check_header(old, precision="bf16-amp", memory_format="channels_last")
+        runs_csv.append_row(old, row(precision="bf16-amp", memory_format="channels_last"))
+        with open(old) as f:
+            self.assertEqual(f.read().split("\n"), [HEADER + ",precision,memory_format",
+                                                    runs_csv.format_row(row()) + ",fp32,nchw",
+                                                    runs_csv.format_row(row()) + ",bf16-amp,nchw",
+                                                    runs_csv.format_row(row()) + ",bf16-amp,channels_last",
+                                                    ""])
+        # A file with neither gains both, its rows fp32 and nchw.
+        plain = os.path.join(self.dir, "plain.csv")
+        runs_csv.append_row(plain, row(gpus=1))
+        runs_csv.append_row(plain, row(memory_format="channels_last"))
+        with open(plain) as f:
+            self.assertEqual(f.read().split("\n"), [HEADER + ",precision,memory_format",
+                                                    runs_csv.format_row(row(gpus=1)) + ",fp32,nchw",
+                                                    runs_csv.format_row(row()) + ",fp32,channels_last", ""])
+        # With the model column: after it, as the precision column is.
+        model = os.path.join(self.dir, "model.csv")
+        runs_csv.append_row(model, row(model="vit-tiny"))
+        runs_csv.append_row(model, row(model="vit-tiny", memory_format="channels_last"))
+        with open(model) as f:
+            self.assertEqual(f.read().split("\n"), [HEADER + ",model,precision,memory_format",
+                                                    runs_csv.format_row(row()) + ",vit-tiny,fp32,nchw",
+                                                    runs_csv.format_row(row()) + ",vit-tiny,fp32,channels_last",
+                                                    ""])
+        # A file without the model column still refuses another model's row, channels_last or not.
+        with self.assertRaises(runs_csv.RunsFileError) as e:
+            runs_csv.check_header(plain, "vit-tiny", memory_format="channels_last")
+        self.assertIn("no model column", str(e.exception))
+        with self.assertRaises(runs_csv.RunsFileError):
+            runs_csv.append_row(self.path, row(model="vit-tiny", memory_format="channels_last"))
+        self.assertEqual(self.lines(), [HEADER, runs_csv.format_row(row()), ""])  # untouched
+        # A header no row can go under names the one a channels_last row needs.
+        bad = os.path.join(self.dir, "bad.csv")
+        with open(bad, "w") as f:
+            f.write("strategy\n")
+        with self.assertRaises(runs_csv.RunsFileError) as e:
+            runs_csv.check_header(bad, memory_format="channels_last")
+        self.assertEqual(str(e.exception), "%s:1: header: expected '%s', found 'strategy'"
+                         % (bad, HEADER + ",precision,memory_format"))
 
     def test_format_is_percent_g_and_empty_for_none(self):
         line = runs_csv.format_row(row())

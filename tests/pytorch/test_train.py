@@ -9,6 +9,7 @@ import unittest
 
 import pytorch_test_util as util
 
+import memory_format
 import runs_csv
 
 TRAIN = os.path.join(util.PYTORCH_DIR, "train.py")
@@ -146,6 +147,66 @@ class TrainRunsTest(unittest.TestCase):
         fp32, _, _ = self.train("fp32-twin", 1, ["--workers", "0", "--no-probe", "--test-pass",
                                                  "--test-samples", "20"], torchrun=False)
         self.assertNotEqual(row["final_loss"], fp32["final_loss"])
+
+    def test_channels_last_says_so_in_its_row(self):
+        # Its own file: a channels_last row needs the precision and memory_format columns.
+        work = os.path.join(self.dir, "channels-last")
+        os.makedirs(work, exist_ok=True)
+        runs = os.path.join(work, "runs.csv")
+        rc, out, err = util.run([util.PYTHON, TRAIN, "--data", self.data, "--runs", runs] + TINY +
+                                ["--workers", "0", "--no-probe", "--memory-format", "channels_last",
+                                 "--test-pass", "--test-samples", "20"], cwd=work)
+        self.assertEqual(rc, 0, "stdout:\n%s\nstderr:\n%s" % (out, err))
+        with open(runs) as f:
+            lines = f.read().split("\n")
+        self.assertEqual(lines[0], HEADER + ",precision,memory_format")
+        self.assertEqual(len(lines), 3)  # header, the row, "" after the final newline
+        row = dict(zip(lines[0].split(","), lines[1].split(",")))
+        self.assertEqual((row["precision"], row["memory_format"]), ("fp32", "channels_last"))
+        self.assertEqual(row["test_samples"], "20")
+        self.assertTrue(math.isfinite(float(row["final_loss"])))
+
+    def test_channels_last_converts_the_model_and_every_batch(self):
+        # train.run in this process, ResNet-18's first and last convolutions watched: under
+        # --memory-format channels_last their weights and every input they see (training steps
+        # and test pass, through DDP) are channels-last, the model converted before DDP wraps it;
+        # nchw leaves every tensor as PyTorch makes it. Both rows go to one file, which gains the
+        # two columns with the channels_last row.
+        import contextlib
+        import io
+        import torch
+        import train
+        seen = {}
+        build = train.build_model
+
+        def watched(a, device):
+            model = build(a, device)
+            for conv in (model.conv1, model.layer4[-1].conv2):
+                conv.register_forward_pre_hook(lambda module, inputs, fmt=a.memory_format: seen.setdefault(
+                    fmt, []).append(tuple(t.is_contiguous(memory_format=torch.channels_last)
+                                          for t in (inputs[0], module.weight))))
+            return model
+
+        runs = os.path.join(self.dir, "in-process", "runs.csv")
+        threads = torch.get_num_threads()
+        train.build_model = watched
+        try:
+            for fmt in memory_format.MEMORY_FORMATS:
+                a = train.parse_args(["--data", self.data, "--runs", runs] + TINY + [
+                    "--workers", "0", "--no-probe", "--memory-format", fmt, "--test-pass",
+                    "--test-samples", "4"])
+                with contextlib.redirect_stdout(io.StringIO()):
+                    train.run(a)
+        finally:
+            train.build_model = build
+            torch.set_num_threads(threads)
+        # 2 training steps and 1 test batch, 2 convolutions each.
+        self.assertEqual(seen, {"nchw": [(False, False)] * 6, "channels_last": [(True, True)] * 6})
+        with open(runs) as f:
+            lines = f.read().split("\n")
+        self.assertEqual(lines[0], HEADER + ",precision,memory_format")
+        self.assertEqual([l.split(",")[-2:] for l in lines[1:3]],
+                         [["fp32", "nchw"], ["fp32", "channels_last"]])
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import unittest
 
 import pytorch_test_util  # noqa: F401  (puts measure/pytorch on the path)
 
+import memory_format
 import precision
 import train
 import train_flags
@@ -41,12 +42,20 @@ class TrainFlagsTest(unittest.TestCase):
         choices = next(f["choices"] for f in self.table if f["name"] == "precision")
         self.assertEqual(list(choices), list(precision.PRECISIONS))
 
+    def test_the_memory_formats_are_the_trainers(self):
+        choices = next(f["choices"] for f in self.table if f["name"] == "memory-format")
+        self.assertEqual(list(choices), list(memory_format.MEMORY_FORMATS))
+        self.assertEqual(train.parse_args(["--data", "/d"]).memory_format, "nchw")
+        a = train.parse_args(["--data", "/d", "--memory-format", "channels_last"])
+        self.assertEqual(a.memory_format, "channels_last")
+
     def test_ranges_are_the_tables(self):
         for args, message in [(["--workers", "-1"], "-1 is below the minimum 0"),
                               (["--batch-per-gpu", "0"], "0 is below the minimum 1"),
                               (["--epochs", "1000001"], "1000001 is too large"),
                               (["--seed", "x"], "'x' is not an integer"),
-                              (["--strategy", "fsdp"], "invalid choice: 'fsdp'")]:
+                              (["--strategy", "fsdp"], "invalid choice: 'fsdp'"),
+                              (["--memory-format", "nhwc"], "invalid choice: 'nhwc'")]:
             with self.assertRaises(train.UsageError) as caught:
                 train.parse_args(["--data", "/d"] + args)
             self.assertIn(message, str(caught.exception))
