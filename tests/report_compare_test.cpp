@@ -426,8 +426,8 @@ TEST_F(Join, EachPrecisionIsComparedByItsOwnJoin) {
       << lines[1];
   EXPECT_EQ(lines[3].rfind("MAPE epoch_s (bf16-amp): 100.0%", 0), 0u) << lines[3];
   const auto csv = format_comparison_csv(c);
-  EXPECT_NE(csv.find(",test_error_pct,precision\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",bf16-amp\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",test_error_pct,precision,memory_format\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",bf16-amp,nchw\n"), std::string::npos) << csv;
 }
 
 TEST_F(Join, RowsOfAnotherModelAreNotPredictedWhereTheFileNamesSeveral) {

@@ -70,7 +70,7 @@ TEST(PredictionsCsv, OneRowPerResultWithFullPrecision) {
   // %.9g keeps 9 significant digits: 12.3456789012 -> 12.3456789, 0.000123456789012 -> 0.000123456789.
   EXPECT_EQ(first,
             "dp,2,4096,8192,7,12.3456789,10,0.000123456789,2.5,2.5,2.3456789,3,false,1.7636684,312871136,125,2,"
-            "2,50000,resnet18-cifar,true,4,,,,,0,,,pytorch,true,,,,,,fp32");  // no target accuracy: its two columns empty
+            "2,50000,resnet18-cifar,true,4,,,,,0,,,pytorch,true,,,,,,fp32,nchw");  // no target accuracy: its two columns empty
   EXPECT_EQ(split(second)[0], "ddp");
   EXPECT_EQ(split(second)[12], "true");   // fits
   EXPECT_EQ(split(second)[20], "false");  // extrapolated
@@ -93,7 +93,7 @@ TEST(PredictionsCsv, ANotRunnableConfigurationHasNoFigures) {
   // columns after them.
   EXPECT_EQ(row,
             "dp,2,32,,,,,,,,,,,,,,1,2,50000,resnet18-cifar,,,,,,,,,DataParallel over 2 devices needs CUDA devices; "
-            "the profile's device is the CPU,trainsim,false,,,,,,fp32");
+            "the profile's device is the CPU,trainsim,false,,,,,,fp32,nchw");
 }
 
 TEST(PredictionsCsv, QuotesTextWithCommas) {

@@ -197,7 +197,7 @@ TEST_F(SimulateProgram, ExactSimulatesEveryIteration) {
     std::stringstream in(rows[i]);
     for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
     if (rows[i].back() == ',') cells.push_back("");  // getline drops a last empty cell
-    ASSERT_EQ(cells.size(), 37u) << rows[i];
+    ASSERT_EQ(cells.size(), 38u) << rows[i];
     EXPECT_EQ(cells[20], "false") << rows[i];
     EXPECT_EQ(cells[21], cells[4]) << rows[i];
   }
@@ -296,14 +296,17 @@ TEST_F(SimulateProgram, SeveralPrecisionsArePredictedSideBySide) {
   // Both precisions' rows, the tables' first; each speedup in the section is fp32's epoch over bf16's.
   const auto rows = lines_of(read_file(out / "predictions.csv"));
   ASSERT_EQ(rows.size(), 9u);
-  EXPECT_EQ(rows[0].substr(rows[0].rfind(',') + 1), "precision");
+  EXPECT_EQ(rows[0].substr(rows[0].rfind(",precision,") + 1), "precision,memory_format");
   std::map<std::string, double> epoch;  // "fp32 ddp,1,32" -> epoch_s
   for (std::size_t i = 1; i < rows.size(); ++i) {
     std::vector<std::string> cells;
     std::stringstream line(rows[i]);
     for (std::string cell; std::getline(line, cell, ',');) cells.push_back(cell);
-    EXPECT_EQ(cells.back(), i <= 4 ? "fp32" : "bf16-amp") << rows[i];
-    epoch[cells.back() + " " + cells[0] + "," + cells[1] + "," + cells[2]] = std::stod(cells[5]);
+    ASSERT_GE(cells.size(), 2u) << rows[i];
+    const std::string& precision = cells[cells.size() - 2];
+    EXPECT_EQ(precision, i <= 4 ? "fp32" : "bf16-amp") << rows[i];
+    EXPECT_EQ(cells.back(), "nchw") << rows[i];
+    epoch[precision + " " + cells[0] + "," + cells[1] + "," + cells[2]] = std::stod(cells[5]);
   }
   for (const std::string cell : {"ddp,1,32", "ddp,2,64"}) {
     const double fp32 = epoch.at("fp32 " + cell), bf16 = epoch.at("bf16-amp " + cell);

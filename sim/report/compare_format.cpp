@@ -25,6 +25,7 @@ std::string setting_label(const RunKey& key) {
                     std::to_string(key.train_samples) + " samples";
   if (key.test_samples > 0) out += ", test " + std::to_string(key.test_samples);
   if (key.precision != Precision::kFp32) out += std::string(", ") + precision_name(key.precision);
+  if (key.memory_format != MemoryFormat::kNchw) out += std::string(", ") + memory_format_name(key.memory_format);
   return out;
 }
 
@@ -416,7 +417,7 @@ std::string format_comparison_csv(const Comparison& comparison) {
       "pred_epoch_s,meas_epoch_s,meas_epoch_s_min,meas_epoch_s_max,epoch_error_pct,"
       "pred_train_s,meas_train_s,meas_train_s_min,meas_train_s_max,train_error_pct,pred_fits,"
       "trainer,test_samples,threads,noise_pct,drift_pct,drift_adjusted_error_pct,explained,"
-      "pred_test_s,meas_test_s,test_error_pct,precision\n";
+      "pred_test_s,meas_test_s,test_error_pct,precision,memory_format\n";
   using csv::number;
   const auto optional = [](const std::optional<double>& value) { return value ? number(*value) : ""; };
   const auto boolean = [](bool value) { return std::string(value ? "true" : "false"); };
@@ -433,7 +434,8 @@ std::string format_comparison_csv(const Comparison& comparison) {
            std::to_string(m.key.threads) + "," + number(m.epoch_s.noise_pct()) + "," + optional(r.drift_pct) + "," +
            optional(r.drift_adjusted_error_pct) + "," + boolean(r.explained) + "," +
            (m.test_s ? number(r.predicted.test_s) : "") + "," + (m.test_s ? number(m.test_s->median) : "") + "," +
-           optional(r.test_error_pct) + "," + precision_name(m.key.precision) + "\n";
+           optional(r.test_error_pct) + "," + precision_name(m.key.precision) + "," +
+           memory_format_name(m.key.memory_format) + "\n";
   }
   return out;
 }

@@ -22,7 +22,8 @@ std::string predictions_csv_header() {
          "exposed_comm_s,loader_stall_s,peak_mem_gib,fits,iteration_s,comm_bytes_per_rank,busbw_gbs,"
          "device_mem_gib,loader_workers,train_samples,model,extrapolated,simulated_iterations,loss_at_k,"
          "epochs_to_target,time_to_target_s,efficiency,sync_bn_s,test_s,not_runnable,trainer,runnable,"
-         "epochs_to_target_accuracy,time_to_target_accuracy_s,first_iteration_peak_mem_gib,epoch_s_lo,epoch_s_hi,precision";
+         "epochs_to_target_accuracy,time_to_target_accuracy_s,first_iteration_peak_mem_gib,epoch_s_lo,epoch_s_hi,precision,"
+         "memory_format";
 }
 
 std::string format_predictions_csv(const std::vector<SimResult>& results, const std::string& model,
@@ -77,6 +78,7 @@ std::string format_predictions_csv_row(const SimResult& r, const std::string& mo
       r.runnable && r.epoch_s_hi > 0 ? number(r.epoch_s_lo) : "",
       r.runnable && r.epoch_s_hi > 0 ? number(r.epoch_s_hi) : "",
       precision_name(r.spec.precision),
+      memory_format_name(r.spec.memory_format),
   };
   for (size_t i = 0; i < cells.size(); ++i) out += (i == 0 ? "" : ",") + cells[i];
   out += "\n";
