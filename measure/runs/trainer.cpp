@@ -11,12 +11,12 @@
 #include "data/loader.h"
 #include "launch.h"
 #include "largebatch/lr_schedule.h"
+#include "memory_layout.h"
 #include "models/describe.h"
 #include "models/resnet.h"
 #include "runs/data_parallel.h"
 #include "runs/ddp.h"
 #include "runs/distributed_sampler.h"
-#include "memory_layout.h"
 #include "runs/train_step.h"
 
 namespace trainsim::measure {

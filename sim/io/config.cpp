@@ -474,6 +474,22 @@ void read_precision(const Value& precision, const TopKeys& keys, SweepConfig& co
   config.precision_line = precision.line();
 }
 
+void read_memory_format(const Value& format, const TopKeys& keys, SweepConfig& config) {
+  const auto parsed = parse_memory_format(format.as_string());
+  if (!parsed) {
+    format.fail("unknown memory format '" + format.as_string() + "' (expected " + std::string(kMemoryFormatNames) +
+                ")");
+  }
+  // The roofline (gpu:, observations:) has no layout: a format is measured, not derived.
+  if (*parsed != MemoryFormat::kNchw && (keys.gpu || keys.observations)) {
+    format.fail(std::string(memory_format_name(*parsed)) +
+                " is predicted from a profile measured in it (measure --memory-format), not with gpu: or "
+                "observations: (the roofline knows no memory format)");
+  }
+  config.memory_format = *parsed;
+  config.memory_format_line = format.line();
+}
+
 // `profile:` as a map {PRECISION: FILE, ...} with `precision:` a list of the same names: the
 // tables predict the list's first precision from its profile, each other one is predicted beside
 // them from its own (SweepConfig::other_precisions; docs/PRECISION.md "Several precisions").
@@ -686,21 +702,6 @@ void read_scale_out(const Value& scale_out, const TopKeys& keys, const std::stri
   if (config.scale_out->profile_path.empty() && config.profile_path.empty()) {
     scale_out.fail("needs a profile: give scale_out.profile or the config's profile:");
   }
-}
-void read_memory_format(const Value& format, const TopKeys& keys, SweepConfig& config) {
-  const auto parsed = parse_memory_format(format.as_string());
-  if (!parsed) {
-    format.fail("unknown memory format '" + format.as_string() + "' (expected " + std::string(kMemoryFormatNames) +
-                ")");
-  }
-  // The roofline (gpu:, observations:) has no layout: a format is measured, not derived.
-  if (*parsed != MemoryFormat::kNchw && (keys.gpu || keys.observations)) {
-    format.fail(std::string(memory_format_name(*parsed)) +
-                " is predicted from a profile measured in it (measure --memory-format), not with gpu: or "
-                "observations: (the roofline knows no memory format)");
-  }
-  config.memory_format = *parsed;
-  config.memory_format_line = format.line();
 }
 
 }  // namespace
