@@ -99,7 +99,7 @@ std::string with_columns(const std::string& content, int have, int want) {
   std::istringstream in(content);
   std::string out, line;
   std::getline(in, line);
-  out = (want == 2 ? runs_header_with_memory_format() : runs_header_with_precision()) + "\n";
+  out = format_runs_header(want) + "\n";
   while (std::getline(in, line)) {
     if (!line.empty()) out += line + fill + "\n";
   }

@@ -135,8 +135,9 @@ std::vector<Group> summary_groups(const Comparison& c) {
     for (const auto& [trainer, ranks] : groups) out.push_back({trainer, ranks, named});
     std::vector<Trainer> trainers;
     for (const auto& g : groups) trainers.push_back(g.first);
-    if (sorted_unique(trainers).size() < 2) continue;  // one trainer: its ranks together are "all"
-    for (Trainer t : sorted_unique(trainers)) {
+    const std::vector<Trainer> distinct = sorted_unique(trainers);
+    if (distinct.size() < 2) continue;  // one trainer: its ranks together are "all"
+    for (Trainer t : distinct) {
       if (std::count(trainers.begin(), trainers.end(), t) > 1) out.push_back({t, std::nullopt, named});
     }
   }
