@@ -1,11 +1,12 @@
 #include "format/yaml_reader.h"
 
-#include <yaml.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/parser.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -18,140 +19,188 @@ namespace {
 
 bool is_quoted(const Node& node) { return node.kind == Node::Kind::scalar && node.quoted; }
 
-// YAML's spellings of null for a plain, untagged scalar (the core schema; "" is `key:`).
-bool is_null_text(const std::string& text) {
-  return text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL";
+// YAML's text is Unicode: UTF-8 here, a byte order mark allowed first. A byte that is not UTF-8,
+// or a character YAML does not allow (C0 and C1 controls but tab, line feed and NEL; surrogates;
+// U+FFFE and U+FFFF), is an error at its line and byte column, before yaml-cpp sees the text (it
+// would take such bytes into a string).
+void check_text(const std::string& file, const std::string& text) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t size = text.size();
+  const bool utf16 = size >= 2 && ((bytes[0] == 0xff && bytes[1] == 0xfe) ||
+                                    (bytes[0] == 0xfe && bytes[1] == 0xff));
+  if (utf16) {
+    throw InputError(file, 1, "", "a YAML file in UTF-16: save it as UTF-8");
+  }
+  int line = 1;
+  size_t line_start = 0;
+  const auto fail = [&](size_t at, const char* problem) {
+    throw InputError(file, line, "",
+                     std::string("YAML syntax error: ") + problem + " at column " +
+                         std::to_string(at - line_start + 1));
+  };
+  size_t i = size >= 3 && bytes[0] == 0xef && bytes[1] == 0xbb && bytes[2] == 0xbf ? 3 : 0;
+  while (i < size) {
+    const unsigned char lead = bytes[i];
+    const size_t width = lead < 0x80 ? 1 : (lead & 0xe0) == 0xc0 ? 2 : (lead & 0xf0) == 0xe0 ? 3
+                                         : (lead & 0xf8) == 0xf0 ? 4 : 0;
+    if (width == 0) fail(i, "invalid leading UTF-8 octet");
+    if (width > size - i) fail(i, "incomplete UTF-8 octet sequence");
+    uint32_t code = width == 1 ? lead : lead & (0x7f >> width);
+    for (size_t k = 1; k < width; ++k) {
+      if ((bytes[i + k] & 0xc0) != 0x80) fail(i + k, "invalid trailing UTF-8 octet");
+      code = (code << 6) | (bytes[i + k] & 0x3f);
+    }
+    const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < least[width]) fail(i, "invalid length of a UTF-8 sequence");
+    if ((code >= 0xd800 && code <= 0xdfff) || code > 0x10ffff) fail(i, "invalid Unicode character");
+    const bool allowed = code == 0x09 || code == 0x0a ||
+                         (code >= 0x20 && code <= 0x7e) || code == 0x85 ||
+                         (code >= 0xa0 && code <= 0xfffd) || code >= 0x10000;
+    if (!allowed) fail(i, "control characters are not allowed");
+    i += width;
+    if (code == 0x0a) {
+      ++line;
+      line_start = i;
+    }
+  }
 }
 
-// libyaml's events into a Node tree. The parser and its event are freed on every path.
-class TreeBuilder {
- public:
-  TreeBuilder(const std::string& file, const std::string& text) : file_(file), text_(text) {
-    yaml_parser_initialize(&parser_);
-    yaml_parser_set_input_string(&parser_, reinterpret_cast<const unsigned char*>(text.data()),
-                                 text.size());
+// YAML's line breaks are LF, CRLF and a lone CR. yaml-cpp 0.7 takes a lone CR for text (a comment
+// would run on over the next line's key), so each break becomes LF first: a scalar's line breaks
+// read as LF in YAML anyway, and the lines are numbered as YAML counts them.
+void normalize_line_breaks(std::string& text) {
+  if (text.find('\r') == std::string::npos) return;
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\r') {
+      out += text[i];
+      continue;
+    }
+    out += '\n';
+    if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
   }
-  ~TreeBuilder() { yaml_parser_delete(&parser_); }
-  TreeBuilder(const TreeBuilder&) = delete;
-  TreeBuilder& operator=(const TreeBuilder&) = delete;
+  text.swap(out);
+}
+
+// The alias at `pos` (its '*'), by name, for the messages.
+std::string alias_name(const std::string& text, int pos) {
+  if (pos < 0 || static_cast<size_t>(pos) >= text.size() || text[pos] != '*') return "";
+  const size_t start = static_cast<size_t>(pos) + 1;
+  const size_t end = text.find_first_of(" \t\r\n,[]{}", start);
+  return text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+// yaml-cpp's events into a Node tree, checked on the way: nesting is bounded, an alias names an
+// anchor defined before it (never a list or map that contains the alias: no cycles in the tree),
+// and the file holds one document. Every problem is an InputError at its line.
+class TreeBuilder : public YAML::EventHandler {
+ public:
+  TreeBuilder(const std::string& file, const std::string& text) : file_(file), text_(text) {}
 
   NodePtr build() {
-    NodePtr root;
-    int documents = 0;
-    for (;;) {
-      Event event(parser_, *this);
-      const yaml_event_t& e = event.get();
-      const int line = static_cast<int>(e.start_mark.line) + 1;
-      switch (e.type) {
-        case YAML_STREAM_END_EVENT:
-          return root ? root : std::make_shared<const Node>();
-        case YAML_DOCUMENT_START_EVENT:
-          if (++documents > 1) {
-            throw InputError(file_, line, "",
-                             "a second YAML document ('---'): one document per file");
-          }
-          break;
-        case YAML_SCALAR_EVENT: {
-          auto node = std::make_shared<Node>();
-          node->line = line;
-          node->text.assign(chars(e.data.scalar.value), e.data.scalar.length);
-          node->quoted = e.data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
-          const bool untagged = e.data.scalar.tag == nullptr;
-          node->kind = !node->quoted && untagged && is_null_text(node->text) ? Node::Kind::null
-                                                                            : Node::Kind::scalar;
-          if (node->kind == Node::Kind::null) node->text.clear();
-          add(node, chars(e.data.scalar.anchor), root);
-          break;
-        }
-        case YAML_ALIAS_EVENT: {
-          const std::string name = chars(e.data.alias.anchor);
-          const auto found = anchors_.find(name);
-          if (found == anchors_.end()) {
-            throw InputError(file_, line, "",
-                             "YAML alias '*" + name + "' names no anchor defined before it");
-          }
-          add(found->second, nullptr, root);
-          break;
-        }
-        case YAML_SEQUENCE_START_EVENT:
-        case YAML_MAPPING_START_EVENT: {
-          if (open_.size() >= static_cast<size_t>(kMaxDepth)) {
-            throw InputError(file_, line, "",
-                             "lists and maps nested deeper than " + std::to_string(kMaxDepth) +
-                                 " levels");
-          }
-          auto node = std::make_shared<Node>();
-          node->line = line;
-          const bool list = e.type == YAML_SEQUENCE_START_EVENT;
-          node->kind = list ? Node::Kind::list : Node::Kind::map;
-          const yaml_char_t* anchor =
-              list ? e.data.sequence_start.anchor : e.data.mapping_start.anchor;
-          open_.push_back({node, anchor ? chars(anchor) : "", nullptr});
-          break;
-        }
-        case YAML_SEQUENCE_END_EVENT:
-        case YAML_MAPPING_END_EVENT: {
-          Open closed = std::move(open_.back());
-          open_.pop_back();
-          // An anchor names its collection once complete: an alias inside it is undefined (no
-          // cycles in the tree).
-          add(closed.node, closed.anchor.empty() ? nullptr : closed.anchor.c_str(), root);
-          break;
-        }
-        default:  // STREAM_START, DOCUMENT_END
-          break;
+    std::istringstream in(text_);
+    try {
+      YAML::Parser parser(in);
+      // At most two documents are asked for, the second only to refuse it: a parser that kept
+      // finding empty documents (yaml-cpp 0.7.0's LoadAll on some input) cannot loop here.
+      if (parser.HandleNextDocument(*this)) {
+        in_second_ = true;
+        parser.HandleNextDocument(*this);
       }
+    } catch (const YAML::Exception& e) {
+      if (e.msg == YAML::ErrorMsg::UNKNOWN_ANCHOR) {
+        alias_error(e.mark, "names no anchor defined before it");
+      }
+      throw InputError(file_, e.mark.line >= 0 ? e.mark.line + 1 : 0, "",
+                       "YAML syntax error: " + e.msg);
     }
+    return root_ ? root_ : std::make_shared<const Node>();
   }
 
-  // The syntax error libyaml reports, at its line (a reader error, e.g. bad UTF-8, has only a
-  // byte offset).
-  [[noreturn]] void syntax_error() const {
-    std::string message = parser_.problem ? parser_.problem : "unreadable YAML";
-    if (parser_.context) message += std::string(" (") + parser_.context + ")";
-    size_t line = parser_.problem_mark.line + 1;
-    if (parser_.error == YAML_READER_ERROR) {
-      // The offset is of the offending byte; the line and column are counted here.
-      const auto at = text_.begin() + static_cast<std::ptrdiff_t>(
-                                          std::min(parser_.problem_offset, text_.size()));
-      line = 1 + static_cast<size_t>(std::count(text_.begin(), at, '\n'));
-      const auto line_start = std::find(std::make_reverse_iterator(at), text_.rend(), '\n').base();
-      message += " at column " + std::to_string(at - line_start + 1);
-    }
-    throw InputError(file_, static_cast<int>(line), "", "YAML syntax error: " + message);
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (!in_second_) return;
+    const bool marker = text_.compare(static_cast<size_t>(std::max(mark.pos, 0)), 3, "---") == 0;
+    throw InputError(file_, line_of(mark), "",
+                     marker ? "a second YAML document ('---'): one document per file"
+                            : "YAML syntax error: text after the end of the document (a second "
+                              "top-level node): one document per file");
   }
+  void OnDocumentEnd() override {}
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    auto node = std::make_shared<Node>();
+    node->line = line_of(mark);
+    add(std::move(node), anchor);
+  }
+
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    // Anchors name their node once it is complete: one still open is a list or map that holds
+    // this alias (a cycle). yaml-cpp itself refuses a name no anchor had before.
+    const auto found = anchors_.find(anchor);
+    if (found == anchors_.end()) alias_error(mark, "names the list or map that holds it");
+    add(found->second, YAML::NullAnchor);
+  }
+
+  // yaml-cpp tags a quoted or block scalar "!", a plain one "?" (and a plain null is OnNull).
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    auto node = std::make_shared<Node>();
+    node->kind = Node::Kind::scalar;
+    node->line = line_of(mark);
+    node->text = value;
+    node->quoted = tag == "!";
+    add(std::move(node), anchor);
+  }
+
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open(mark, Node::Kind::list, anchor);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    open(mark, Node::Kind::map, anchor);
+  }
+  void OnMapEnd() override { close(); }
 
  private:
-  // One parsed event, deleted when it goes out of scope.
-  class Event {
-   public:
-    Event(yaml_parser_t& parser, const TreeBuilder& builder) {
-      if (!yaml_parser_parse(&parser, &event_)) builder.syntax_error();
-    }
-    ~Event() { yaml_event_delete(&event_); }
-    Event(const Event&) = delete;
-    Event& operator=(const Event&) = delete;
-    const yaml_event_t& get() const { return event_; }
-
-   private:
-    yaml_event_t event_{};
-  };
-
   struct Open {
     std::shared_ptr<Node> node;
-    std::string anchor;
+    YAML::anchor_t anchor;
     NodePtr pending_key;  // a map's key waiting for its value
   };
 
-  static const char* chars(const yaml_char_t* text) {
-    return reinterpret_cast<const char*>(text);
+  static int line_of(const YAML::Mark& mark) { return mark.line + 1; }
+
+  [[noreturn]] void alias_error(const YAML::Mark& mark, const std::string& problem) const {
+    throw InputError(file_, line_of(mark), "",
+                     "YAML alias '*" + alias_name(text_, mark.pos) + "' " + problem);
+  }
+
+  void open(const YAML::Mark& mark, Node::Kind kind, YAML::anchor_t anchor) {
+    if (open_.size() >= static_cast<size_t>(kMaxDepth)) {
+      throw InputError(file_, line_of(mark), "",
+                       "lists and maps nested deeper than " + std::to_string(kMaxDepth) +
+                           " levels");
+    }
+    auto node = std::make_shared<Node>();
+    node->kind = kind;
+    node->line = line_of(mark);
+    open_.push_back({std::move(node), anchor, nullptr});
+  }
+
+  void close() {
+    Open closed = std::move(open_.back());
+    open_.pop_back();
+    add(std::move(closed.node), closed.anchor);
   }
 
   // A finished node goes to the open list or map, or becomes the root; its anchor names it.
-  void add(NodePtr node, const char* anchor, NodePtr& root) {
-    if (anchor) anchors_[anchor] = node;
+  void add(NodePtr node, YAML::anchor_t anchor) {
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = node;
     if (open_.empty()) {
-      root = std::move(node);
+      root_ = std::move(node);
       return;
     }
     Open& parent = open_.back();
@@ -167,9 +216,10 @@ class TreeBuilder {
 
   const std::string& file_;
   const std::string& text_;
-  yaml_parser_t parser_{};
+  bool in_second_ = false;
+  NodePtr root_;
   std::vector<Open> open_;
-  std::map<std::string, NodePtr> anchors_;
+  std::map<YAML::anchor_t, NodePtr> anchors_;
 };
 
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -223,7 +273,9 @@ std::string child_path(const std::string& parent, const std::string& key) {
 }
 
 Value Value::load_file(const std::string* file) {
-  const std::string text = read_input_text(*file, "a YAML file");
+  std::string text = read_input_text(*file, "a YAML file");
+  normalize_line_breaks(text);
+  check_text(*file, text);
   return Value(file, TreeBuilder(*file, text).build(), "", /*key_line=*/0, /*anchor_line=*/1);
 }
 

@@ -1,7 +1,7 @@
 #pragma once
-// Private to trainsim_io: strict, line-tracking reading of YAML files on top of libyaml's event
-// parser. Every value carries the file, its 1-based line and its key path ("sweep.gpus[2]"), so
-// each problem becomes one InputError pointing at the offending node.
+// Private to trainsim_format and sim/io: strict, line-tracking reading of YAML files on top of
+// yaml-cpp's event parser. Every value carries the file, its 1-based line and its key path
+// ("sweep.gpus[2]"), so each problem becomes one InputError pointing at the offending node.
 
 #include <cstdint>
 #include <initializer_list>
@@ -14,7 +14,7 @@
 
 namespace trainsim::yaml_io {
 
-// One node of the document tree that Value::load_file builds from libyaml's events. An alias
+// One node of the document tree that Value::load_file builds from yaml-cpp's events. An alias
 // (*name) shares the node of its anchor (&name).
 struct Node {
   enum class Kind { null, scalar, list, map };
@@ -38,9 +38,9 @@ class Value {
       : file_(file), node_(std::move(node)), path_(std::move(path)), key_line_(key_line),
         anchor_line_(anchor_line) {}
 
-  // Reads `path` and parses it. InputError at line 0 when the file cannot be read, at the
-  // parser's line on a YAML syntax error, a second document, an undefined alias or nesting
-  // deeper than kMaxDepth. `file` must outlive every Value made from it.
+  // Reads `path` and parses it. InputError at line 0 when the file cannot be read; at its line
+  // for a byte that is not UTF-8, a control character, a YAML syntax error, a second document,
+  // an alias of no anchor before it, or nesting deeper than kMaxDepth. `file` must outlive every Value made from it.
   static Value load_file(const std::string* file);
 
   const std::string& path() const { return path_; }

@@ -2,7 +2,7 @@
 # All GPU-machine work in a few commands (see docs/MEASURE.md, "GPU machine"):
 #
 #   scripts/gpu-measure.sh fetch-deps     on a development machine with apt: downloads the Debian
-#                                         packages the GPU machine may lack (libyaml, Boost
+#                                         packages the GPU machine may lack (yaml-cpp, Boost
 #                                         program_options, Eigen, GoogleTest) into .deps/debs
 #   scripts/gpu-measure.sh build          configure against the PyTorch wheel's LibTorch (CUDA,
 #                                         NCCL from the nvidia-nccl wheel) and build into build-gpu/
@@ -55,7 +55,7 @@ build_dir=$repo/build-gpu
 deps_debs=$repo/.deps/debs
 deps_root=$repo/.deps/root
 # Debian 12 packages: the -dev packages and the runtime libraries they link.
-deps_packages=(libyaml-dev libyaml-0-2 libboost-program-options-dev
+deps_packages=(libyaml-cpp-dev libyaml-cpp0.7 libboost-program-options-dev
                libboost-program-options1.74-dev libboost-program-options1.74.0 libboost1.74-dev
                libeigen3-dev libgtest-dev nlohmann-json3-dev zlib1g-dev)
 

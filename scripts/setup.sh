@@ -13,9 +13,9 @@ if [ "${1:-}" = "--simulator" ]; then
   shift
 fi
 
-# simulate: a compiler, CMake, Eigen, libyaml, Boost.Program_options, nlohmann-json; gnuplot draws
+# simulate: a compiler, CMake, Eigen, yaml-cpp, Boost.Program_options, nlohmann-json; gnuplot draws
 # its plots. The rest: docs/DEPENDENCIES.md.
-packages=(cmake ninja-build g++ libeigen3-dev libyaml-dev libboost-program-options-dev nlohmann-json3-dev
+packages=(cmake ninja-build g++ libeigen3-dev libyaml-cpp-dev libboost-program-options-dev nlohmann-json3-dev
           gnuplot-nox)
 if ! $simulator_only; then
   packages+=(libgtest-dev libbenchmark-dev libtorch-dev libgloo-dev python3-torch python3-torchvision

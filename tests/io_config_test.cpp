@@ -405,6 +405,30 @@ TEST_F(ConfigTest, DevZeroIsRefusedAtTheSizeLimit) {
   EXPECT_EQ(std::string(e.what()), "/dev/zero: larger than 64 MiB: not a YAML file");
 }
 
+// YAML's three line breaks: LF, CRLF and a lone CR (the last one yaml-cpp 0.7 would take for
+// text, so that a comment ran on over the next key). Lines are numbered by all three.
+TEST_F(ConfigTest, EveryYamlLineBreakEndsALine) {
+  write("profile.yaml", "schema_version: 1\n");
+  const SweepConfig c = load_sweep_config(write(
+      "sweep.yaml", "profile: profile.yaml\r# a comment\rmodel: fashion-cnn\r\n"
+                    "sweep: {strategy: ddp, gpus: 1, batch_per_gpu: 8}\r"));
+  EXPECT_EQ(c.model, "fashion-cnn");
+  EXPECT_EQ(c.model_line, 3);
+  const std::string bad = write("bad.yaml", "profile: profile.yaml\r\n# note\rloader: {worker: 2}\n");
+  EXPECT_EQ(std::string(load_error(bad).what()),
+            bad + ":3: loader.worker: unknown key 'worker' (did you mean 'workers'?)");
+}
+
+// A byte order mark may open a UTF-8 file; a UTF-16 file is refused by name.
+TEST_F(ConfigTest, ByteOrderMarks) {
+  write("profile.yaml", "schema_version: 1\n");
+  const SweepConfig c = load_sweep_config(write(
+      "sweep.yaml", "\xef\xbb\xbfprofile: profile.yaml\nsweep: {strategy: ddp, gpus: 1, batch_per_gpu: 8}\n"));
+  EXPECT_EQ(c.gpus, (std::vector<int>{1}));
+  const std::string utf16 = write("utf16.yaml", std::string("\xff\xfep\0r\0", 6));
+  EXPECT_EQ(std::string(load_error(utf16).what()), utf16 + ":1: a YAML file in UTF-16: save it as UTF-8");
+}
+
 // An alias reads as the node of its anchor.
 TEST_F(ConfigTest, AnAliasReadsAsItsAnchorsNode) {
   write("profile.yaml", "schema_version: 1\n");
@@ -493,15 +517,25 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"SyntaxError", "sweep:\n  gpus: [1, 2\n  strategy: ddp\n", 4, "",
                   "YAML syntax error"},
         // YAML is Unicode: a byte that is not UTF-8, or a control character, is an error at its
-        // line (yaml-cpp, the parser before libyaml, let both through).
+        // line and column (checked on the text: yaml-cpp would take either into a string).
         BadConfig{"Latin1ByteInAComment", "sweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\n"
                   "# caf\xe9 au lait\n", 3, "", "YAML syntax error: invalid trailing UTF-8 octet at column 7"},
         BadConfig{"ControlCharacterInAValue", "dataset: {train_samples: 5\x01}\n", 2, "",
                   "YAML syntax error: control characters are not allowed at column 27"},
+        BadConfig{"OverlongUtf8", "# \xc0\xaf\n", 2, "",
+                  "YAML syntax error: invalid length of a UTF-8 sequence at column 3"},
+        BadConfig{"Utf8Surrogate", "dataset: {train_samples: 5}  # \xed\xa0\x80\n", 2, "",
+                  "YAML syntax error: invalid Unicode character at column 32"},
         BadConfig{"ASecondDocument", "---\nsweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\n", 2,
                   "", "a second YAML document ('---'): one document per file"},
+        // After '...' the document is over: what follows is a second one, not more keys.
+        BadConfig{"KeysAfterTheDocumentsEnd", "...\nsweep: {strategy: ddp, gpus: 1, batch_per_gpu: 32}\n",
+                  3, "", "text after the end of the document (a second top-level node)"},
         BadConfig{"AliasOfNoAnchor", "sweep: {strategy: ddp, gpus: *n, batch_per_gpu: 32}\n", 2, "",
                   "YAML alias '*n' names no anchor defined before it"},
+        // An anchor names its node once the node is complete: no cycles.
+        BadConfig{"AliasInsideItsAnchor", "dataset: &d {train_samples: *d}\n", 2, "",
+                  "YAML alias '*d' names the list or map that holds it"},
         // docs/SCALE.md: topology:, collectives:, collectives_log:.
         BadConfig{"UnknownTopologyPreset", "topology: {preset: dgx-b300}\n", 2, "topology.preset",
                   "unknown preset 'dgx-b300' (known: dgx-a100, dgx-h100"},

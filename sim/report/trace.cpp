@@ -15,7 +15,7 @@ namespace {
 using Json = nlohmann::ordered_json;  // keys in the order they are written
 
 // Compact JSON, as nlohmann writes it: non-ASCII kept as UTF-8, a byte that is not UTF-8 written
-// as U+FFFD (names come from YAML that libyaml has checked, so that does not happen in practice).
+// as U+FFFD (names come from YAML that the reader has checked, so that does not happen in practice).
 std::string dump(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 // Nanoseconds as microseconds with all three fractional digits: 1234567 -> "1234.567".
