@@ -37,10 +37,10 @@
 #include "report/large_batch.h"
 #include "report/plots.h"
 #include "report/report.h"
-#include "report/precision.h"
 #include "report/scale_out.h"
 #include "report/sweep.h"
 #include "report/trace.h"
+#include "report/variants.h"
 #include "train/simulator.h"
 
 namespace po = boost::program_options;
@@ -529,8 +529,8 @@ struct SweepRun {
   const report::ResultGrid& grid;
   const report::ReportExtras& extras;  // extras.large_batch_grid: Q4's own sweep, where it has one
   const std::optional<ScaleOut>& scale_out;
-  const std::vector<report::PrecisionSweep>& precisions;  // the config's other precisions
-  const std::string& precision_text;                      // their section of the report
+  const std::vector<report::VariantSweep>& variants;  // the config's other precisions or formats
+  const std::string& variant_text;                    // their section of the report
   const std::optional<RunsTable>& runs;
   const std::optional<report::Comparison>& comparison;
   AtomicFileWriter* streamed_csv = nullptr;  // a summarised sweep's predictions.csv, streamed
@@ -572,11 +572,12 @@ void write_out_dir(const CommandLine& cl, const SweepRun& r) {
   }
   // Q4's columns join the sweep's rows only when Q4 is about the sweep's own configurations.
   const report::LargeBatchReport* large_batch_columns = r.extras.large_batch_grid ? nullptr : r.extras.large_batch;
-  // The other precisions' rows follow the tables' (the `precision` column tells them apart).
-  std::string precision_rows;
-  for (const report::PrecisionSweep& p : r.precisions) {
+  // The other entries' rows follow the tables' (the `precision` and `memory_format` columns tell
+  // them apart).
+  std::string variant_rows;
+  for (const report::VariantSweep& p : r.variants) {
     for (const SimResult& result : p.grid.all()) {
-      precision_rows += report::format_predictions_csv_row(result, r.device.config.model);
+      variant_rows += report::format_predictions_csv_row(result, r.device.config.model);
     }
   }
   if (r.streamed_csv) {
@@ -587,15 +588,15 @@ void write_out_dir(const CommandLine& cl, const SweepRun& r) {
         rows += report::format_predictions_csv_row(extra, r.device.config.model, large_batch_columns);
       }
     }
-    r.streamed_csv->append(rows + precision_rows);
+    r.streamed_csv->append(rows + variant_rows);
     r.streamed_csv->commit();
   } else {
     report::write_file_atomic(csv, report::format_predictions_csv(predictions, r.device.config.model,
                                                                   large_batch_columns) +
-                                       precision_rows);
+                                       variant_rows);
   }
   report::write_file_atomic(markdown, report::format_predictions_markdown(r.context, r.grid, r.extras) +
-                                          r.precision_text + (r.scale_out ? r.scale_out->text : std::string()));
+                                          r.variant_text + (r.scale_out ? r.scale_out->text : std::string()));
   const std::string notes = (dir / "notes.md").string();
   // Every note of predictions.csv's configurations (the comparison's own ones too).
   report::write_file_atomic(notes, report::format_notes_markdown(r.context, report::ResultGrid(predictions)));
@@ -666,22 +667,32 @@ struct SweepPlan {
   std::optional<SweepConfig> large_batch_config;
   std::optional<Profile> large_batch_own_profile;  // large_batch.profile: Q4's model, curve and times
   std::optional<ScaleOut> scale_out;
-  // The tables' configurations in the config's other precisions, each on its own profile (results
+  // The tables' configurations in the config's other precisions or memory formats, each on its own
+  // profile (results
   // filled in by run()).
-  std::vector<report::PrecisionSweep> precisions;
+  std::vector<report::VariantSweep> variants;
 };
 
-// The other precisions' sweeps, each profile checked to be of its precision and to cover the sweep.
-std::vector<report::PrecisionSweep> plan_precisions(const SweepConfig& config, const SweepConfig& tables) {
-  std::vector<report::PrecisionSweep> out;
-  for (const SweepConfig::PrecisionProfile& other : config.other_precisions) {
-    report::PrecisionSweep p{report::precision_sweep(tables, other), load_profile(other.profile_path),
-                             report::ResultGrid({})};
-    if (p.profile.measurement.precision != other.precision) {
-      throw InputError(config.file, other.line, std::string("profile.") + precision_name(other.precision),
-                       other.profile_path + " was measured in " + precision_name(p.profile.measurement.precision) +
-                           " (measurement.precision), not " + precision_name(other.precision) +
-                           ": give a profile measured with measure --precision " + precision_name(other.precision));
+// The other precisions' or memory formats' sweeps, each profile checked to be measured in its
+// entry and to cover the sweep.
+std::vector<report::VariantSweep> plan_variants(const SweepConfig& config, const SweepConfig& tables) {
+  std::vector<report::VariantSweep> out;
+  for (const SweepConfig::VariantProfile& other : config.other_variants) {
+    report::VariantSweep p{report::variant_sweep(tables, other), load_profile(other.profile_path),
+                           report::ResultGrid({})};
+    const std::string entry = report::variant_name(p.sweep);
+    const MeasurementInfo& m = p.profile.measurement;
+    if (config.variant_axis == SweepConfig::VariantAxis::kPrecision && m.precision != other.precision) {
+      throw InputError(config.file, other.line, "profile." + entry,
+                       other.profile_path + " was measured in " + precision_name(m.precision) +
+                           " (measurement.precision), not " + entry +
+                           ": give a profile measured with measure --precision " + entry);
+    }
+    if (config.variant_axis == SweepConfig::VariantAxis::kMemoryFormat && m.memory_format != other.memory_format) {
+      throw InputError(config.file, other.line, "profile." + entry,
+                       other.profile_path + " was measured in " + memory_format_name(m.memory_format) +
+                           " (measurement.memory_format), not " + entry +
+                           ": give a profile measured with measure --memory-format " + entry);
     }
     require_for_model(p.profile, p.sweep);
     out.push_back(std::move(p));
@@ -713,7 +724,7 @@ SweepPlan plan_sweeps(const Device& device, const std::optional<RunSpec>& trace_
     plan.scale_out = ScaleOut{*scale_sweep, own ? profile : load_profile(scale_sweep->profile_path), std::nullopt, ""};
     require_for_model(plan.scale_out->profile, plan.scale_out->sweep);
   }
-  plan.precisions = plan_precisions(config, plan.tables);
+  plan.variants = plan_variants(config, plan.tables);
   return plan;
 }
 
@@ -740,28 +751,30 @@ void run_scale_out(ScaleOut& scale_out, const SimOptions& options, ProgressLine&
   scale_out.text = report::format_scale_out(scale_out.sweep, scale_out.profile, *scale_out.grid);
 }
 
-// The config's other precisions (precision: a list): each sweep simulated on its own profile, and
-// the report's Precision section ("" when there are none).
-std::string run_precision_sweeps(SweepPlan& plan, const Profile& profile, const report::ResultGrid& grid,
+// The config's other precisions or memory formats (precision: or memory_format: a list): each
+// sweep simulated on its own profile, and the report's Precision or Memory format section ("" when
+// there are none).
+std::string run_variant_sweeps(SweepPlan& plan, const Profile& profile, const report::ResultGrid& grid,
                                  const SimOptions& options, ProgressLine& progress, int threads) {
-  if (plan.precisions.empty()) return "";
-  for (report::PrecisionSweep& p : plan.precisions) {
+  if (plan.variants.empty()) return "";
+  for (report::VariantSweep& p : plan.variants) {
     p.grid = report::ResultGrid(report::run_sweep(p.profile, p.sweep, options, std::ref(progress), {}, threads));
   }
-  return report::format_precision_section(plan.tables, profile, grid, plan.precisions);
+  return report::format_variant_section(plan.tables, profile, grid, plan.variants);
 }
 
 // --compare: the measured runs joined with the predictions, printed with their warnings.
 report::Comparison compare_with_runs(const CommandLine& cl, const SweepPlan& plan, const Profile& profile,
                                      const RunsTable& runs, const report::ResultGrid& grid,
                                      const report::ReportContext& context, const SimOptions& options) {
-  // Each precision's runs against its own profile's predictions (precision: a list).
-  std::vector<std::pair<Precision, report::Comparison>> others;
-  for (const report::PrecisionSweep& p : plan.precisions) {
-    others.emplace_back(p.sweep.precision, join_runs(p.sweep, p.profile, runs, p.grid, options));
+  // Each listed precision's or format's runs against its own profile's predictions.
+  std::vector<std::pair<report::VariantKey, report::Comparison>> others;
+  for (const report::VariantSweep& p : plan.variants) {
+    others.emplace_back(report::VariantKey{p.sweep.precision, p.sweep.memory_format},
+                        join_runs(p.sweep, p.profile, runs, p.grid, options));
   }
   report::Comparison comparison =
-      report::merge_precisions(join_runs(plan.tables, profile, runs, grid, options), std::move(others));
+      report::merge_variants(join_runs(plan.tables, profile, runs, grid, options), std::move(others));
   if (!cl.quiet) std::cout << report::format_comparison(comparison, runs) << std::flush;
   for (const auto& warning : report::comparison_warnings(context, runs)) std::cerr << "warning: " << warning << "\n";
   if (comparison.compared.empty()) {
@@ -844,8 +857,8 @@ int run(int argc, char** argv) {
   extras.without_sync_batchnorm = without_sync ? &*without_sync : nullptr;
 
   if (!cl->quiet) std::cout << report::format_report(context, grid, extras) << std::flush;
-  const std::string precision_text = run_precision_sweeps(plan, profile, grid, options, progress, threads);
-  if (!cl->quiet) std::cout << precision_text << std::flush;
+  const std::string variant_text = run_variant_sweeps(plan, profile, grid, options, progress, threads);
+  if (!cl->quiet) std::cout << variant_text << std::flush;
   std::optional<ScaleOut>& scale_out = plan.scale_out;
   if (scale_out) {
     run_scale_out(*scale_out, options, progress, threads);
@@ -856,7 +869,7 @@ int run(int argc, char** argv) {
   if (runs) comparison = compare_with_runs(*cl, plan, profile, *runs, grid, context, options);
   if (!cl->out_dir.empty()) {
     write_out_dir(*cl, {device, held_out, given.collectives.has_value(), context, grid, extras, scale_out,
-                        plan.precisions, precision_text, runs, comparison, streamed_csv.get()});
+                        plan.variants, variant_text, runs, comparison, streamed_csv.get()});
   }
   if (trace_spec) write_trace(*cl, profile, config, *trace_spec, options);
   if (!held_out.empty() && !cl->quiet) std::cout << "\n" << held_out;

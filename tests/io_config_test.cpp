@@ -332,21 +332,21 @@ TEST_F(ConfigTest, SeveralPrecisionsEachWithItsOwnProfile) {
   EXPECT_EQ(c.precision_line, 1);
   EXPECT_EQ(c.profile_path, fp32);
   EXPECT_EQ(c.profile_line, 4);
-  ASSERT_EQ(c.other_precisions.size(), 1u);
-  EXPECT_EQ(c.other_precisions[0].precision, Precision::kBf16Amp);
-  EXPECT_EQ(c.other_precisions[0].profile_path, bf16);
-  EXPECT_EQ(c.other_precisions[0].line, 3);
+  ASSERT_EQ(c.other_variants.size(), 1u);
+  EXPECT_EQ(c.other_variants[0].precision, Precision::kBf16Amp);
+  EXPECT_EQ(c.other_variants[0].profile_path, bf16);
+  EXPECT_EQ(c.other_variants[0].line, 3);
   // The list's order decides the tables': bf16-amp first.
   const SweepConfig b = load_sweep_config(write("configs/b.yaml", "precision: [bf16-amp, fp32]\nprofile:\n"
                                                                   "  bf16-amp: ../bf16/profile.yaml\n"
                                                                   "  fp32: ../fp32/profile.yaml\n" + sweep));
   EXPECT_EQ(b.precision, Precision::kBf16Amp);
   EXPECT_EQ(b.profile_path, bf16);
-  ASSERT_EQ(b.other_precisions.size(), 1u);
-  EXPECT_EQ(b.other_precisions[0].precision, Precision::kFp32);
+  ASSERT_EQ(b.other_variants.size(), 1u);
+  EXPECT_EQ(b.other_variants[0].precision, Precision::kFp32);
   // A single scalar precision keeps the plain profile: no other precisions.
   EXPECT_TRUE(load_sweep_config(write("configs/c.yaml", "profile: ../fp32/profile.yaml\n" + sweep))
-                  .other_precisions.empty());
+                  .other_variants.empty());
 }
 
 TEST_F(ConfigTest, SeveralPrecisionsAreCheckedAgainstTheirProfiles) {
@@ -359,7 +359,7 @@ TEST_F(ConfigTest, SeveralPrecisionsAreCheckedAgainstTheirProfiles) {
   };
   const std::vector<Case> cases = {
       {"precision: fp32\nprofile: {fp32: ../fp32/profile.yaml}\n", 2, "profile",
-       "a map of profiles, one per precision, needs precision: [NAME, ...] listing its keys"},
+       "a map of profiles needs precision: [NAME, ...] or memory_format: [NAME, ...] listing its keys"},
       {"precision: [fp32, bf16-amp]\nprofile: ../fp32/profile.yaml\n", 1, "precision",
        "a list of precisions needs profile: {PRECISION: FILE, ...}, a profile measured in each"},
       {"precision: [fp32]\nprofile:\n  fp32: ../fp32/profile.yaml\n  bf16-amp: ../fp32/profile.yaml\n", 4,
@@ -380,6 +380,68 @@ TEST_F(ConfigTest, SeveralPrecisionsAreCheckedAgainstTheirProfiles) {
     EXPECT_EQ(e.line(), c.line) << e.what();
     EXPECT_EQ(e.key(), c.key) << e.what();
     EXPECT_NE(e.message().find(c.message), std::string::npos) << e.what();
+  }
+}
+
+// memory_format: a list, as precision: is: the tables' format first, each other from its own
+// profile; the precision (one, or fp32) is the same for every format.
+TEST_F(ConfigTest, SeveralMemoryFormatsEachWithItsProfile) {
+  const std::string nchw = write("nchw/profile.yaml", "schema_version: 1\n");
+  const std::string last = write("cl/profile.yaml", "schema_version: 1\n");
+  const std::string sweep = "sweep: {strategy: ddp, gpus: [1, 2], batch_per_gpu: 32}\n";
+  const SweepConfig c = load_sweep_config(write("configs/a.yaml", "memory_format: [nchw, channels_last]\nprofile:\n"
+                                                                  "  channels_last: ../cl/profile.yaml\n"
+                                                                  "  nchw: ../nchw/profile.yaml\n"
+                                                                  "precision: bf16-amp\n" + sweep));
+  EXPECT_EQ(c.variant_axis, SweepConfig::VariantAxis::kMemoryFormat);
+  EXPECT_EQ(c.memory_format, MemoryFormat::kNchw);
+  EXPECT_EQ(c.memory_format_line, 1);
+  EXPECT_EQ(c.profile_path, nchw);
+  EXPECT_EQ(c.profile_line, 4);
+  EXPECT_EQ(c.precision, Precision::kBf16Amp);
+  ASSERT_EQ(c.other_variants.size(), 1u);
+  EXPECT_EQ(c.other_variants[0].memory_format, MemoryFormat::kChannelsLast);
+  EXPECT_EQ(c.other_variants[0].precision, Precision::kBf16Amp);  // the config's one precision
+  EXPECT_EQ(c.other_variants[0].profile_path, last);
+  EXPECT_EQ(c.other_variants[0].line, 3);
+  // A precision list's entries keep the config's one memory format.
+  const SweepConfig p = load_sweep_config(write("configs/p.yaml", "precision: [fp32, bf16-amp]\nprofile:\n"
+                                                                  "  fp32: ../nchw/profile.yaml\n"
+                                                                  "  bf16-amp: ../cl/profile.yaml\n"
+                                                                  "memory_format: channels_last\n" + sweep));
+  EXPECT_EQ(p.variant_axis, SweepConfig::VariantAxis::kPrecision);
+  ASSERT_EQ(p.other_variants.size(), 1u);
+  EXPECT_EQ(p.other_variants[0].precision, Precision::kBf16Amp);
+  EXPECT_EQ(p.other_variants[0].memory_format, MemoryFormat::kChannelsLast);
+
+  struct Case {
+    std::string yaml;
+    int line;
+    std::string key, message;
+  };
+  const std::vector<Case> cases = {
+      {"memory_format: [nchw, channels_last]\nprofile: ../nchw/profile.yaml\n", 1, "memory_format",
+       "a list of memory formats needs profile: {FORMAT: FILE, ...}, a profile measured in each"},
+      {"memory_format: [nchw]\nprofile:\n  nchw: ../nchw/profile.yaml\n  channels_last: ../cl/profile.yaml\n", 4,
+       "profile.channels_last", "'channels_last' is not a memory format of memory_format: (nchw)"},
+      {"memory_format: [nchw, channels_last]\nprofile:\n  nchw: ../nchw/profile.yaml\n", 3, "profile",
+       "no profile for memory format channels_last"},
+      {"memory_format: [nchw, nhwc]\nprofile:\n  nchw: ../nchw/profile.yaml\n", 1, "memory_format[1]",
+       "unknown memory format 'nhwc'"},
+      {"memory_format: [channels_last, channels_last]\nprofile:\n  channels_last: ../cl/profile.yaml\n", 1,
+       "memory_format[1]", "channels_last is given twice"},
+      {"memory_format: []\nprofile:\n  nchw: ../nchw/profile.yaml\n", 1, "memory_format", "names no memory format"},
+      {"precision: [fp32]\nmemory_format: [nchw]\nprofile:\n  fp32: ../nchw/profile.yaml\n", 2, "memory_format",
+       "list precision: or memory_format:, not both"},
+      {"memory_format: [nchw, channels_last]\nobservations: []\nprofile:\n  nchw: ../nchw/profile.yaml\n"
+       "  channels_last: ../cl/profile.yaml\n", 1, "memory_format[1]", "not with gpu: or observations:"},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& bad = cases[i];
+    const InputError e = load_error(write("configs/bad" + std::to_string(i) + ".yaml", bad.yaml + sweep));
+    EXPECT_EQ(e.line(), bad.line) << e.what();
+    EXPECT_EQ(e.key(), bad.key) << e.what();
+    EXPECT_NE(e.message().find(bad.message), std::string::npos) << e.what();
   }
 }
 

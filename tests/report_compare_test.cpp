@@ -343,9 +343,9 @@ TEST_F(Join, RowsOfAnotherPrecisionThanTheConfigsAreNotPredicted) {
   ASSERT_EQ(c.unpredicted.size(), 1u);
   EXPECT_EQ(c.unpredicted[0].measured.lines, std::vector<int>{2});
   EXPECT_EQ(c.unpredicted[0].reason, "precision bf16-amp, not the config's fp32 (the profile's)");
-  // With other precisions listed (precision: a list), their rows are their own joins' (merge_precisions).
+  // With other precisions listed (precision: a list), their rows are their own joins' (merge_variants).
   SweepConfig several = small_config();
-  several.other_precisions.push_back({Precision::kBf16Amp, "bf16.yaml", 3});
+  several.other_variants.push_back({Precision::kBf16Amp, MemoryFormat::kNchw, "bf16.yaml", 3});
   const Comparison other = join("ddp,1,32,2,1000,2.0,1.0,bf16-amp\n", kHeader + ",precision", {}, several);
   ASSERT_EQ(other.unpredicted.size(), 1u);
   EXPECT_EQ(other.unpredicted[0].reason, "precision bf16-amp, not the config's fp32 (the profile's) or another it lists");
@@ -376,6 +376,14 @@ TEST_F(Join, RowsOfAnotherMemoryFormatThanTheConfigsAreNotPredicted) {
   EXPECT_EQ(l.compared[0].measured.lines, std::vector<int>{2});
   ASSERT_EQ(l.unpredicted.size(), 1u);
   EXPECT_EQ(l.unpredicted[0].reason, "memory format nchw, not the config's channels_last (the profile's)");
+  // With other formats listed (memory_format: a list), their rows are their own joins'.
+  SweepConfig several = small_config();
+  several.variant_axis = SweepConfig::VariantAxis::kMemoryFormat;
+  several.other_variants.push_back({Precision::kFp32, MemoryFormat::kChannelsLast, "cl.yaml", 3});
+  const Comparison other = join("ddp,1,32,2,1000,2.0,1.0,fp32,channels_last\n", header, {}, several);
+  ASSERT_EQ(other.unpredicted.size(), 1u);
+  EXPECT_EQ(other.unpredicted[0].reason,
+            "memory format channels_last, not the config's nchw (the profile's) or another it lists");
   try {
     join("ddp,1,32,2,1000,2.0,1.0,fp32,nhwc\n", header);
     ADD_FAILURE() << "expected InputError";
@@ -388,7 +396,7 @@ TEST_F(Join, RowsOfAnotherMemoryFormatThanTheConfigsAreNotPredicted) {
 TEST_F(Join, EachPrecisionIsComparedByItsOwnJoin) {
   // precision: [fp32, bf16-amp]: the tables' join (fp32) and bf16-amp's own, merged.
   SweepConfig fp32 = small_config();
-  fp32.other_precisions.push_back({Precision::kBf16Amp, "bf16.yaml", 3});
+  fp32.other_variants.push_back({Precision::kBf16Amp, MemoryFormat::kNchw, "bf16.yaml", 3});
   SweepConfig bf16 = small_config();
   bf16.precision = Precision::kBf16Amp;
   const std::string rows =
@@ -402,7 +410,7 @@ TEST_F(Join, EachPrecisionIsComparedByItsOwnJoin) {
   ASSERT_EQ(predicted_specs.size(), 2u);  // a sweep result of another precision is not its
   EXPECT_EQ(predicted_specs[0].precision, Precision::kBf16Amp);
 
-  const Comparison c = merge_precisions(tables, {{Precision::kBf16Amp, bf16_join}});
+  const Comparison c = merge_variants(tables, {{VariantKey{Precision::kBf16Amp, MemoryFormat::kNchw}, bf16_join}});
   ASSERT_EQ(c.compared.size(), 2u);
   EXPECT_EQ(c.compared[0].measured.key.precision, Precision::kFp32);
   EXPECT_TRUE(c.compared[0].in_setting);
@@ -428,6 +436,40 @@ TEST_F(Join, EachPrecisionIsComparedByItsOwnJoin) {
   const auto csv = format_comparison_csv(c);
   EXPECT_NE(csv.find(",test_error_pct,precision,memory_format\n"), std::string::npos) << csv;
   EXPECT_NE(csv.find(",bf16-amp,nchw\n"), std::string::npos) << csv;
+}
+
+TEST_F(Join, EachMemoryFormatIsComparedByItsOwnJoin) {
+  // memory_format: [nchw, channels_last]: the tables' join (nchw) and channels_last's own, merged.
+  SweepConfig nchw = small_config();
+  nchw.variant_axis = SweepConfig::VariantAxis::kMemoryFormat;
+  nchw.other_variants.push_back({Precision::kFp32, MemoryFormat::kChannelsLast, "cl.yaml", 3});
+  SweepConfig last = small_config();
+  last.memory_format = MemoryFormat::kChannelsLast;
+  const std::string header = kHeader + ",precision,memory_format";
+  const std::string rows =
+      "ddp,1,32,2,1000,2.0,1.0,fp32,nchw\n"             // line 2: nchw, in the sweep
+      "ddp,1,32,2,1000,1.5,0.8,fp32,channels_last\n"    // line 3: channels_last, its own join's
+      "ddp,1,32,2,1000,1.5,0.8,bf16-amp,channels_last\n";  // line 4: a precision no entry has
+  const Comparison tables = join(rows, header, {}, nchw);
+  EXPECT_EQ(tables.unpredicted.size(), 2u);
+  const Comparison last_join = join(rows, header, {}, last);
+  const Comparison c =
+      merge_variants(tables, {{VariantKey{Precision::kFp32, MemoryFormat::kChannelsLast}, last_join}});
+  ASSERT_EQ(c.compared.size(), 2u);
+  EXPECT_EQ(c.compared[0].measured.key.memory_format, MemoryFormat::kNchw);
+  EXPECT_TRUE(c.compared[0].in_setting);
+  EXPECT_EQ(c.compared[1].measured.key.memory_format, MemoryFormat::kChannelsLast);
+  EXPECT_FALSE(c.compared[1].in_setting);
+  ASSERT_EQ(c.unpredicted.size(), 1u);  // line 4: bf16-amp, the tables' join's reason
+  EXPECT_EQ(c.unpredicted[0].measured.lines, std::vector<int>{4});
+  EXPECT_EQ(c.unpredicted[0].reason.rfind("precision bf16-amp, not the config's fp32", 0), 0u) << c.unpredicted[0].reason;
+  // Each format's rows, then each format over all its configurations.
+  const std::string table = format_comparison(c, RunsTable{});
+  EXPECT_NE(table.find("| trainsim, 1 rank, fp32 "), std::string::npos) << table;
+  EXPECT_NE(table.find("| trainsim, 1 rank, fp32, channels_last "), std::string::npos) << table;
+  const std::vector<std::string> lines = format_group_mape_lines(c);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[3].rfind("MAPE epoch_s (fp32, channels_last): ", 0), 0u) << lines[3];
 }
 
 TEST_F(Join, RowsOfAnotherModelAreNotPredictedWhereTheFileNamesSeveral) {

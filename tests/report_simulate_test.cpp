@@ -365,6 +365,66 @@ TEST_F(SimulateProgram, SeveralPrecisionsAreComparedEachWithItsOwnProfile) {
   EXPECT_NE(lines_of(run.out).back().find(" over 16 configurations (48 runs); "), std::string::npos) << run.out;
 }
 
+// memory_format: [nchw, channels_last] with a profile measured in each (the 2-core CPU's,
+// reports/cpu-epyc-2c/channels-last): the Memory format section sets the epochs side by side,
+// predictions.csv holds both formats' rows, and --compare on both formats' runs (the folders'
+// files joined) scores each against its own profile, each format's figures those its folder's
+// comparison printed alone.
+TEST_F(SimulateProgram, SeveralMemoryFormatsArePredictedAndComparedSideBySide) {
+  const std::string dir = std::string(TRAINSIM_SOURCE_DIR) + "/reports/cpu-epyc-2c/channels-last/";
+  const std::string rest = "model: resnet18-cifar\ntrainer: trainsim\ndataset: {train_samples: 512}\n"
+                           "loader: {workers: 0}\nsweep: {strategy: ddp, gpus: [1, 2], batch_per_gpu: [32, 64]}\n";
+  const fs::path config = write_config("memory_format: [nchw, channels_last]\nprofile:\n  nchw: " + dir +
+                                       "nchw/profile.yaml\n  channels_last: " + dir + "channels_last/profile.yaml\n" +
+                                       rest);
+  const fs::path out = dir_ / "out";
+  const ProgramRun run = simulate(config.string() + " --out " + out.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("- memory formats: nchw in the tables; channels_last in the Memory format section after"),
+            std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("## Memory format: nchw (the tables') and channels_last"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("| config   | nchw s | channels_last s | channels_last x |"), std::string::npos) << run.out;
+  const auto rows = lines_of(read_file(out / "predictions.csv"));
+  ASSERT_EQ(rows.size(), 9u);
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].substr(rows[i].rfind(",fp32,") + 6), i <= 4 ? "nchw" : "channels_last") << rows[i];
+  }
+
+
+  // channels_last's file has both columns; nchw's rows, written without them, get theirs.
+  const auto last_rows = lines_of(read_file(dir + "channels_last/runs.csv"));
+  const auto nchw_rows = lines_of(read_file(dir + "nchw/runs.csv"));
+  ASSERT_EQ(last_rows[0].substr(last_rows[0].rfind(",precision,") + 1), "precision,memory_format");
+  std::ofstream runs(dir_ / "runs.csv");
+  for (const std::string& row : last_rows) runs << row << "\n";
+  for (std::size_t i = 1; i < nchw_rows.size(); ++i) runs << nchw_rows[i] << ",fp32,nchw\n";
+  runs.close();
+  const ProgramRun compared = simulate(config.string() + " --compare " + (dir_ / "runs.csv").string());
+  ASSERT_EQ(compared.exit_code, 0) << compared.err;
+  for (const std::string group : {"trainsim, 1 rank", "pytorch, 2 ranks", "trainsim, all ranks", "pytorch, all ranks"}) {
+    for (const std::string format : {"nchw", "channels_last"}) {
+      const std::string alone = read_file(dir + format + "/validation/stdout.txt");
+      const std::string prefix = "MAPE epoch_s (" + group + "): ";
+      const std::size_t at = alone.find(prefix);
+      ASSERT_NE(at, std::string::npos) << prefix;
+      const std::string figures = alone.substr(at + prefix.size(), alone.find('\n', at) - at - prefix.size());
+      const std::string label = group + (format == "nchw" ? ", fp32" : ", fp32, channels_last");
+      EXPECT_NE(compared.out.find("MAPE epoch_s (" + label + "): " + figures + "\n"), std::string::npos)
+          << label << ": " << figures << "\n" << compared.out;
+    }
+  }
+  EXPECT_NE(compared.out.find("Measured but not predicted: none."), std::string::npos) << compared.out;
+  EXPECT_NE(lines_of(compared.out).back().find(" over 16 configurations (48 runs); "), std::string::npos)
+      << compared.out;
+
+  // A profile of the other format under a format's key: one line at that key's line.
+  const fs::path wrong = write_config("memory_format: [nchw, channels_last]\nprofile:\n  nchw: " + dir +
+                                      "nchw/profile.yaml\n  channels_last: " + dir + "nchw/profile.yaml\n" + rest);
+  expect_one_line_error(simulate(wrong.string()),
+                        "error: " + wrong.string() + ":4: profile.channels_last: " + dir +
+                            "nchw/profile.yaml was measured in nchw (measurement.memory_format), not channels_last");
+}
+
 TEST_F(SimulateProgram, UnknownStrategyIsOneLineWithFileAndLine) {
   const fs::path config = write_config("profile: " + kFixtureProfile +
                                        "\n"

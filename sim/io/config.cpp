@@ -490,51 +490,78 @@ void read_memory_format(const Value& format, const TopKeys& keys, SweepConfig& c
   config.memory_format_line = format.line();
 }
 
-// `profile:` as a map {PRECISION: FILE, ...} with `precision:` a list of the same names: the
-// tables predict the list's first precision from its profile, each other one is predicted beside
-// them from its own (SweepConfig::other_precisions; docs/PRECISION.md "Several precisions").
-void read_precision_profiles(const Value& profiles, const std::optional<Value>& precision, const TopKeys& keys,
-                             const std::string& path, SweepConfig& config) {
-  if (!precision || !precision->is_list()) {
-    profiles.fail("a map of profiles, one per precision, needs precision: [NAME, ...] listing its keys");
+// `profile:` as a map {NAME: FILE, ...} with `precision:` or `memory_format:` a list of the same
+// names: the tables predict the list's first entry from its profile, each other one is predicted
+// beside them from its own (SweepConfig::other_variants; docs/PRECISION.md "Several precisions").
+void read_variant_profiles(const Value& profiles, const Map& top, const TopKeys& keys, const std::string& path,
+                           SweepConfig& config) {
+  const std::optional<Value> precision = top.optional("precision");
+  const std::optional<Value> format = top.optional("memory_format");
+  const bool precisions = precision && precision->is_list();
+  const bool formats = format && format->is_list();
+  if (precisions && formats) {
+    format->fail("list precision: or memory_format:, not both (profile: holds one profile per entry of one list)");
   }
+  if (!precisions && !formats) {
+    profiles.fail("a map of profiles needs precision: [NAME, ...] or memory_format: [NAME, ...] listing its keys, "
+                  "one profile per precision or memory format");
+  }
+  using Axis = SweepConfig::VariantAxis;
+  config.variant_axis = formats ? Axis::kMemoryFormat : Axis::kPrecision;
+  const Value& list = formats ? *format : *precision;
+  const std::string what = formats ? "memory format" : "precision";
+  const std::string key = formats ? "memory_format" : "precision";
   const Map map(profiles);
   const auto entries = map.entries();
-  const std::vector<Value> items = precision->as_list();
-  if (items.empty()) precision->fail("names no precision: give one or more, each a key of profile:");
-  std::vector<Precision> listed;
-  std::vector<std::string> names;  // listed's, for messages
+  const std::vector<Value> items = list.as_list();
+  if (items.empty()) list.fail("names no " + what + ": give one or more, each a key of profile:");
+  std::vector<std::string> names;  // the listed entries, in order
   for (const Value& item : items) {
-    read_precision(item, keys, config);
-    if (std::find(listed.begin(), listed.end(), config.precision) != listed.end()) {
-      item.fail(std::string(precision_name(config.precision)) + " is given twice");
+    if (formats) {
+      read_memory_format(item, keys, config);
+    } else {
+      read_precision(item, keys, config);
     }
-    listed.push_back(config.precision);
-    names.emplace_back(precision_name(config.precision));
-    const auto entry = std::find_if(entries.begin(), entries.end(), [&](const auto& e) {
-      return e.first == precision_name(config.precision);
-    });
+    const std::string name = variant_name(config.variant_axis, config.precision, config.memory_format);
+    if (std::find(names.begin(), names.end(), name) != names.end()) item.fail(name + " is given twice");
+    names.push_back(name);
+    const auto entry = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.first == name; });
     if (entry == entries.end()) {
-      profiles.fail(std::string("no profile for precision ") + precision_name(config.precision) +
-                    " (give " + precision_name(config.precision) + ": FILE, a profile measured in it)");
+      profiles.fail("no profile for " + what + " " + name + " (give " + name + ": FILE, a profile measured in it)");
     }
     const std::string file = profile_file(entry->second, path);
-    if (listed.size() == 1) {
+    if (names.size() == 1) {
       config.profile_path = file;
       config.profile_line = entry->second.line();
     } else {
-      config.other_precisions.push_back({config.precision, file, entry->second.line()});
+      // The key not listed is filled in once read (finish_variants).
+      config.other_variants.push_back({config.precision, config.memory_format, file, entry->second.line()});
     }
   }
   for (const auto& [name, value] : entries) {
-    const auto parsed = parse_precision(name);
-    if (!parsed || std::find(listed.begin(), listed.end(), *parsed) == listed.end()) {
-      value.fail("'" + name + "' is not a precision of precision: (" + csv::comma_list(names) + ")");
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      value.fail("'" + name + "' is not a " + what + " of " + key + ": (" + csv::comma_list(names) + ")");
     }
   }
-  // The tables' precision: the list's first.
-  config.precision = listed.front();
-  config.precision_line = precision->line();
+  // The tables' entry: the list's first.
+  if (formats) {
+    config.memory_format = *parse_memory_format(names.front());
+    config.memory_format_line = list.line();
+  } else {
+    config.precision = *parse_precision(names.front());
+    config.precision_line = list.line();
+  }
+}
+
+// The other entries of a listed key take the tables' value of the key not listed.
+void finish_variants(SweepConfig& config) {
+  for (SweepConfig::VariantProfile& variant : config.other_variants) {
+    if (config.variant_axis == SweepConfig::VariantAxis::kPrecision) {
+      variant.memory_format = config.memory_format;
+    } else {
+      variant.precision = config.precision;
+    }
+  }
 }
 
 // The profile, the GPU catalog and what is read against it: gpu:, the fit's observations and
@@ -547,7 +574,7 @@ std::optional<GpuCatalog> read_hardware(const Map& top, const TopKeys& keys, con
   const std::optional<Value> profile =
       keys.observations || !keys.sweeps ? top.optional("profile") : top.required("profile");
   if (profile && profile->is_map()) {
-    read_precision_profiles(*profile, top.optional("precision"), keys, path, config);
+    read_variant_profiles(*profile, top, keys, path, config);
   } else if (profile) {
     config.profile_line = profile->line();
     config.profile_path = profile_file(*profile, path);
@@ -727,13 +754,20 @@ SweepConfig load_sweep_config(const std::string& path) {
   const std::optional<GpuCatalog> catalog = read_hardware(top, keys, path, config);
   const std::optional<Value> samples_node = read_model_and_data(top, keys, config);
   if (auto trainer = top.optional("trainer")) config.trainer = trainer_value(*trainer);
+  const bool profile_map = top.optional("profile") && top.optional("profile")->is_map();
   if (auto precision = top.optional("precision")) {
-    if (precision->is_list() && !(top.optional("profile") && top.optional("profile")->is_map())) {
+    if (precision->is_list() && !profile_map) {
       precision->fail("a list of precisions needs profile: {PRECISION: FILE, ...}, a profile measured in each");
     }
     if (!precision->is_list()) read_precision(*precision, keys, config);
   }
-  if (auto format = top.optional("memory_format")) read_memory_format(*format, keys, config);
+  if (auto format = top.optional("memory_format")) {
+    if (format->is_list() && !profile_map) {
+      format->fail("a list of memory formats needs profile: {FORMAT: FILE, ...}, a profile measured in each");
+    }
+    if (!format->is_list()) read_memory_format(*format, keys, config);
+  }
+  finish_variants(config);
   if (auto loader = top.optional("loader")) read_loader(*loader, config);
   if (auto test = top.optional("test_pass")) config.test_pass = read_test_pass(*test);
   if (keys.sweeps) read_sweep(top.required("sweep"), samples_node, config);

@@ -144,15 +144,19 @@ struct SweepConfig : RunSetting {
   int model_line = 0;                     // line of `model:` (0: not given)
   int precision_line = 0;  // line of `precision:` (0: not given, fp32)
   int memory_format_line = 0;  // line of `memory_format:` (0: not given, nchw)
-  // `precision:` as a list with `profile:` a map of one profile per precision: the tables predict
-  // the first precision (`precision`, from `profile_path`), each other one is predicted beside them
-  // from its own profile (docs/PRECISION.md "Several precisions").
-  struct PrecisionProfile {
+  // `precision:` or `memory_format:` as a list with `profile:` a map of one profile per entry:
+  // the tables predict the list's first entry (`precision` or `memory_format`, from
+  // `profile_path`), each other one is predicted beside them from its own profile, in the tables'
+  // setting but for the listed key (docs/PRECISION.md "Several precisions").
+  enum class VariantAxis { kPrecision, kMemoryFormat };
+  VariantAxis variant_axis = VariantAxis::kPrecision;  // which key is the list
+  struct VariantProfile {
     Precision precision = Precision::kFp32;
+    MemoryFormat memory_format = MemoryFormat::kNchw;
     std::string profile_path;  // resolved
     int line = 0;              // its line in `profile:`
   };
-  std::vector<PrecisionProfile> other_precisions;
+  std::vector<VariantProfile> other_variants;
   std::vector<Strategy> strategies;  // empty (with gpus, batch_per_gpu) when no sweep: is given
   std::vector<int> gpus;
   std::vector<int64_t> batch_per_gpu;
@@ -161,6 +165,12 @@ struct SweepConfig : RunSetting {
   std::optional<LargeBatchRequest> large_batch;
   std::optional<ScaleOutRequest> scale_out;
 };
+
+// An entry's name on the axis a list spans: the precision ("bf16-amp") or the memory format
+// ("channels_last").
+inline std::string variant_name(SweepConfig::VariantAxis axis, Precision precision, MemoryFormat format) {
+  return axis == SweepConfig::VariantAxis::kMemoryFormat ? memory_format_name(format) : precision_name(precision);
+}
 
 // What the simulator takes, beyond which a config is refused with a clear error rather than
 // simulated for minutes or out of memory (README "Config format"):

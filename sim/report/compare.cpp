@@ -49,17 +49,24 @@ RunSpec spec_for_measured(const SweepConfig& config, const RunKey& key) {
   return spec;
 }
 
-Comparison merge_precisions(Comparison tables, std::vector<std::pair<Precision, Comparison>> others) {
-  for (auto& [precision, other] : others) {
-    const auto of_precision = [p = precision](const auto& run) { return run.measured.key.precision == p; };
-    tables.unpredicted.erase(std::remove_if(tables.unpredicted.begin(), tables.unpredicted.end(), of_precision),
+std::string variant_label(const VariantKey& key) {
+  return std::string(precision_name(key.precision)) +
+         (key.memory_format == MemoryFormat::kNchw ? "" : std::string(", ") + memory_format_name(key.memory_format));
+}
+
+Comparison merge_variants(Comparison tables, std::vector<std::pair<VariantKey, Comparison>> others) {
+  for (auto& [variant, other] : others) {
+    const auto of_variant = [v = variant](const auto& run) {
+      return VariantKey{run.measured.key.precision, run.measured.key.memory_format} == v;
+    };
+    tables.unpredicted.erase(std::remove_if(tables.unpredicted.begin(), tables.unpredicted.end(), of_variant),
                              tables.unpredicted.end());
     for (ComparedRun& run : other.compared) {
-      run.in_setting = false;  // the side-by-side tables are the tables' precision's
+      run.in_setting = false;  // the side-by-side tables are the tables' entry's
       tables.compared.push_back(std::move(run));
     }
     for (UnpredictedRun& run : other.unpredicted) {
-      if (of_precision(run)) tables.unpredicted.push_back(std::move(run));
+      if (of_variant(run)) tables.unpredicted.push_back(std::move(run));
     }
     tables.unmeasured.insert(tables.unmeasured.end(), other.unmeasured.begin(), other.unmeasured.end());
     tables.extra_predictions.insert(tables.extra_predictions.end(), other.extra_predictions.begin(),
@@ -114,18 +121,22 @@ Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>&
       out.unpredicted.push_back({m, *reason});
       continue;
     }
+    // An entry the config lists besides (precision: or memory_format: a list) is its own join's
+    // (merge_variants); any other precision or format is not predicted.
+    const auto lists = [&](SweepConfig::VariantAxis axis) {
+      return !config.other_variants.empty() && config.variant_axis == axis;
+    };
     if (m.key.precision != config.precision) {
-      // A precision the config lists besides (precision: a list) is its own join's
-      // (merge_precisions); any other is not predicted.
       out.unpredicted.push_back({m, std::string("precision ") + precision_name(m.key.precision) +
                                         ", not the config's " + precision_name(config.precision) + " (the profile's)" +
-                                        (config.other_precisions.empty() ? "" : " or another it lists")});
+                                        (lists(SweepConfig::VariantAxis::kPrecision) ? " or another it lists" : "")});
       continue;
     }
     if (m.key.memory_format != config.memory_format) {
       out.unpredicted.push_back({m, std::string("memory format ") + memory_format_name(m.key.memory_format) +
                                         ", not the config's " + memory_format_name(config.memory_format) +
-                                        " (the profile's)"});
+                                        " (the profile's)" +
+                                        (lists(SweepConfig::VariantAxis::kMemoryFormat) ? " or another it lists" : "")});
       continue;
     }
     if (m.key.threads > 0 && probe.threads > 0 && m.key.threads != probe.threads) {

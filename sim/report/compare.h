@@ -82,12 +82,24 @@ Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>&
                         const std::vector<int64_t>& profiled_batches, const ProbeReference& probe,
                         const Predictor& predict);
 
-// One comparison of several precisions (precision: a list): `tables`, the join of the tables'
-// precision, and each other precision's own join (its sweep, profile, probe and profiled batches).
-// Each measured configuration is taken from the join of its precision; the other precisions' runs
-// come after the tables' and are not in the tables' setting (the side-by-side tables show the
-// tables' precision).
-Comparison merge_precisions(Comparison tables, std::vector<std::pair<Precision, Comparison>> others);
+// A precision and a memory format: what the entries of a config's precision or memory format list
+// differ in, and what a measured run is matched to its entry by.
+struct VariantKey {
+  Precision precision = Precision::kFp32;
+  MemoryFormat memory_format = MemoryFormat::kNchw;
+  bool operator==(const VariantKey& o) const { return precision == o.precision && memory_format == o.memory_format; }
+  bool operator!=(const VariantKey& o) const { return !(*this == o); }
+};
+
+// "bf16-amp", "fp32, channels_last": the precision, and the memory format unless nchw.
+std::string variant_label(const VariantKey& key);
+
+// One comparison of several precisions or memory formats (precision: or memory_format: a list):
+// `tables`, the join of the tables' entry, and each other entry's own join (its sweep, profile,
+// probe and profiled batches). Each measured configuration is taken from the join of its entry;
+// the other entries' runs come after the tables' and are not in the tables' setting (the
+// side-by-side tables show the tables' entry).
+Comparison merge_variants(Comparison tables, std::vector<std::pair<VariantKey, Comparison>> others);
 
 struct ErrorSummary {
   int configs = 0;                     // compared configurations

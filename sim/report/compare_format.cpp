@@ -93,45 +93,48 @@ std::vector<T> sorted_unique(std::vector<T> values) {
 // Ranks of a configuration: DDP processes; a DataParallel run is one process.
 int ranks_of(const RunKey& key) { return key.strategy == Strategy::kDdp ? key.gpus : 1; }
 
-// The precisions of the compared configurations, the tables' first (merge_precisions' order).
-std::vector<Precision> compared_precisions(const Comparison& c) {
-  std::vector<Precision> out;
+VariantKey variant_of(const ComparedRun& r) { return {r.measured.key.precision, r.measured.key.memory_format}; }
+
+// The precisions and memory formats of the compared configurations, the tables' first
+// (merge_variants' order).
+std::vector<VariantKey> compared_variants(const Comparison& c) {
+  std::vector<VariantKey> out;
   for (const auto& r : c.compared) {
-    if (std::find(out.begin(), out.end(), r.measured.key.precision) == out.end()) out.push_back(r.measured.key.precision);
+    if (std::find(out.begin(), out.end(), variant_of(r)) == out.end()) out.push_back(variant_of(r));
   }
   return out;
 }
 
 // A row of the MAPE table and a summary line: one trainer on one rank count (all its ranks when
-// `ranks` is nullopt), in one precision when several were compared.
+// `ranks` is nullopt), in one precision and memory format when several were compared.
 struct Group {
   Trainer trainer;
   std::optional<int> ranks;
-  std::optional<Precision> precision;
+  std::optional<VariantKey> variant;
 
   bool holds(const ComparedRun& r) const {
     return r.measured.key.trainer == trainer && (!ranks || ranks_of(r.measured.key) == *ranks) &&
-           (!precision || r.measured.key.precision == *precision);
+           (!variant || variant_of(r) == *variant);
   }
   std::string label() const {
     return std::string(to_string(trainer)) + ", " + (ranks ? counted(*ranks, "rank") : std::string("all ranks")) +
-           (precision ? std::string(", ") + precision_name(*precision) : std::string());
+           (variant ? ", " + variant_label(*variant) : std::string());
   }
 };
 
-// Per precision (when several), each (trainer, ranks) group of the compared configurations, then
-// each trainer over all its ranks when both trainers were compared and it on several rank counts
-// (with one trainer, the precision's or the comparison's "all" row is that).
+// Per precision and memory format (when several), each (trainer, ranks) group of the compared
+// configurations, then each trainer over all its ranks when both trainers were compared and it on
+// several rank counts (with one trainer, the entry's or the comparison's "all" row is that).
 std::vector<Group> summary_groups(const Comparison& c) {
-  const std::vector<Precision> precisions = compared_precisions(c);
+  const std::vector<VariantKey> variants = compared_variants(c);
   std::vector<Group> out;
-  for (Precision precision : precisions) {
+  for (const VariantKey& variant : variants) {
     std::vector<std::pair<Trainer, int>> groups;
     for (const auto& r : c.compared) {
-      if (r.measured.key.precision == precision) groups.emplace_back(r.measured.key.trainer, ranks_of(r.measured.key));
+      if (variant_of(r) == variant) groups.emplace_back(r.measured.key.trainer, ranks_of(r.measured.key));
     }
     groups = sorted_unique(groups);
-    const std::optional<Precision> named = precisions.size() > 1 ? std::optional(precision) : std::nullopt;
+    const std::optional<VariantKey> named = variants.size() > 1 ? std::optional(variant) : std::nullopt;
     for (const auto& [trainer, ranks] : groups) out.push_back({trainer, ranks, named});
     std::vector<Trainer> trainers;
     for (const auto& g : groups) trainers.push_back(g.first);
@@ -148,14 +151,15 @@ ErrorSummary group_summary(const Comparison& c, const Group& g) {
   return summarize_errors(c.compared, [&g](const ComparedRun& r) { return g.holds(r); });
 }
 
-// Each precision over all its configurations, when several were compared: (its name, summary).
-std::vector<std::pair<std::string, ErrorSummary>> precision_summaries(const Comparison& c) {
+// Each precision and memory format over all its configurations, when several were compared: (its
+// label, summary).
+std::vector<std::pair<std::string, ErrorSummary>> variant_summaries(const Comparison& c) {
   std::vector<std::pair<std::string, ErrorSummary>> out;
-  const std::vector<Precision> precisions = compared_precisions(c);
-  if (precisions.size() < 2) return out;
-  for (Precision p : precisions) {
-    out.emplace_back(precision_name(p),
-                     summarize_errors(c.compared, [p](const ComparedRun& r) { return r.measured.key.precision == p; }));
+  const std::vector<VariantKey> variants = compared_variants(c);
+  if (variants.size() < 2) return out;
+  for (const VariantKey& v : variants) {
+    out.emplace_back(variant_label(v),
+                     summarize_errors(c.compared, [v](const ComparedRun& r) { return variant_of(r) == v; }));
   }
   return out;
 }
@@ -166,7 +170,7 @@ std::string format_mape_table(const Comparison& c) {
                    "MAPE after drift %", "explained by noise + drift", "MAPE train_s %", "bias: mean error epoch_s %",
                    "max abs error epoch_s %"});
   for (const Group& g : summary_groups(c)) add_summary_row(table, g.label(), group_summary(c, g));
-  for (const auto& [label, summary] : precision_summaries(c)) add_summary_row(table, label, summary);
+  for (const auto& [label, summary] : variant_summaries(c)) add_summary_row(table, label, summary);
   std::vector<Strategy> strategies;
   for (const auto& r : c.compared) {
     if (std::find(strategies.begin(), strategies.end(), r.measured.key.strategy) == strategies.end()) {
@@ -400,7 +404,7 @@ std::vector<std::string> format_group_mape_lines(const Comparison& comparison) {
   };
   std::vector<std::string> lines;
   for (const Group& g : summary_groups(comparison)) lines.push_back(line(g.label(), group_summary(comparison, g)));
-  for (const auto& [label, summary] : precision_summaries(comparison)) lines.push_back(line(label, summary));
+  for (const auto& [label, summary] : variant_summaries(comparison)) lines.push_back(line(label, summary));
   return lines;
 }
 

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "format/csv.h"
 #include "format/metrics.h"
 #include "report/format.h"
 
@@ -117,7 +118,10 @@ ReportContext make_report_context(const SweepConfig& config, const Profile& prof
   const auto model = profile.models.find(config.model);
   c.param_bytes = model == profile.models.end() ? 0 : model->second.param_bytes();
   c.exact = exact;
-  for (const SweepConfig::PrecisionProfile& other : config.other_precisions) c.other_precisions.push_back(other.precision);
+  c.variant_axis = config.variant_axis;
+  for (const SweepConfig::VariantProfile& other : config.other_variants) {
+    c.other_variants.push_back(variant_name(config.variant_axis, other.precision, other.memory_format));
+  }
   c.strategies = config.strategies;
   c.gpus = config.gpus;
   c.batches = config.batch_per_gpu;
@@ -195,11 +199,12 @@ std::string format_header(const ReportContext& c) {
     out += wrap_bullet(std::string("memory format: ") + memory_format_name(c.memory_format) +
                        " (the model's 4-D weights and each input batch channels-last; the profile was measured so)");
   }
-  if (!c.other_precisions.empty()) {
-    std::string others;
-    for (Precision p : c.other_precisions) others += (others.empty() ? "" : ", ") + std::string(precision_name(p));
-    out += wrap_bullet(std::string("precisions: ") + precision_name(c.precision) + " in the tables; " + others +
-                       " in the Precision section after them, each from its own profile");
+  if (!c.other_variants.empty()) {
+    const bool formats = c.variant_axis == SweepConfig::VariantAxis::kMemoryFormat;
+    out += wrap_bullet(std::string(formats ? "memory formats: " : "precisions: ") +
+                       variant_name(c.variant_axis, c.precision, c.memory_format) + " in the tables; " +
+                       csv::comma_list(c.other_variants) + " in the " +
+                       (formats ? "Memory format" : "Precision") + " section after them, each from its own profile");
   }
   out += wrap_bullet(std::string("trainer: ") + to_string(c.trainer) +
                      (c.trainer == Trainer::kPytorch ? " (the PyTorch reference trainer's loop and DataLoader)"

@@ -34,7 +34,9 @@ struct ReportContext : RunSetting {
   std::string model;
   int64_t param_bytes = 0;        // the model's fp32 parameter bytes (course Q3.2 message size)
   bool exact = false;             // --exact: every iteration simulated
-  std::vector<Precision> other_precisions;  // predicted beside the tables (the config's precision list)
+  // Predicted beside the tables: the other entries of the config's precision or memory format list.
+  SweepConfig::VariantAxis variant_axis = SweepConfig::VariantAxis::kPrecision;
+  std::vector<std::string> other_variants;
   // A sweep too large to print in full (simulate summarises it): what the tables show of it and
   // what the whole sweep gave; printed in the header. Empty: the tables show the whole sweep.
   std::string summary;
