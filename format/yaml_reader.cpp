@@ -19,7 +19,7 @@ namespace {
 
 bool is_quoted(const Node& node) { return node.kind == Node::Kind::scalar && node.quoted; }
 
-// YAML's text is Unicode: UTF-8 here, a byte order mark allowed first. A byte that is not UTF-8,
+// YAML's text is Unicode: UTF-8 here (a byte order mark taken off first). A byte that is not UTF-8,
 // or a character YAML does not allow (C0 and C1 controls but tab, line feed and NEL; surrogates;
 // U+FFFE and U+FFFF), is an error at its line and byte column, before yaml-cpp sees the text (it
 // would take such bytes into a string).
@@ -38,7 +38,7 @@ void check_text(const std::string& file, const std::string& text) {
                      std::string("YAML syntax error: ") + problem + " at column " +
                          std::to_string(at - line_start + 1));
   };
-  size_t i = size >= 3 && bytes[0] == 0xef && bytes[1] == 0xbb && bytes[2] == 0xbf ? 3 : 0;
+  size_t i = 0;
   while (i < size) {
     const unsigned char lead = bytes[i];
     const size_t width = lead < 0x80 ? 1 : (lead & 0xe0) == 0xc0 ? 2 : (lead & 0xf0) == 0xe0 ? 3
@@ -63,6 +63,12 @@ void check_text(const std::string& file, const std::string& text) {
       line_start = i;
     }
   }
+}
+
+// A UTF-8 byte order mark is a signature, not text: off before yaml-cpp reads the text, so that
+// its positions (an alias's name, a '---') are the text's.
+void remove_byte_order_mark(std::string& text) {
+  if (text.compare(0, 3, "\xef\xbb\xbf") == 0) text.erase(0, 3);
 }
 
 // YAML's line breaks are LF, CRLF and a lone CR. yaml-cpp 0.7 takes a lone CR for text (a comment
@@ -274,6 +280,7 @@ std::string child_path(const std::string& parent, const std::string& key) {
 
 Value Value::load_file(const std::string* file) {
   std::string text = read_input_text(*file, "a YAML file");
+  remove_byte_order_mark(text);
   normalize_line_breaks(text);
   check_text(*file, text);
   return Value(file, TreeBuilder(*file, text).build(), "", /*key_line=*/0, /*anchor_line=*/1);

@@ -487,6 +487,12 @@ TEST_F(ConfigTest, ByteOrderMarks) {
   const SweepConfig c = load_sweep_config(write(
       "sweep.yaml", "\xef\xbb\xbfprofile: profile.yaml\nsweep: {strategy: ddp, gpus: 1, batch_per_gpu: 8}\n"));
   EXPECT_EQ(c.gpus, (std::vector<int>{1}));
+  // The mark is not text: an alias's name and a '---' are found behind it.
+  const std::string alias = write("alias.yaml", "\xef\xbb\xbfprofile: profile.yaml\nsweep: {gpus: *n}\n");
+  EXPECT_EQ(std::string(load_error(alias).what()), alias + ":2: YAML alias '*n' names no anchor defined before it");
+  const std::string second = write("second.yaml", "\xef\xbb\xbfprofile: profile.yaml\n---\nsweep: {}\n");
+  EXPECT_EQ(std::string(load_error(second).what()),
+            second + ":2: a second YAML document ('---'): one document per file");
   const std::string utf16 = write("utf16.yaml", std::string("\xff\xfep\0r\0", 6));
   EXPECT_EQ(std::string(load_error(utf16).what()), utf16 + ":1: a YAML file in UTF-16: save it as UTF-8");
 }
