@@ -93,7 +93,7 @@ void normalize_line_breaks(std::string& text) {
 std::string alias_name(const std::string& text, int pos) {
   if (pos < 0 || static_cast<size_t>(pos) >= text.size() || text[pos] != '*') return "";
   const size_t start = static_cast<size_t>(pos) + 1;
-  const size_t end = text.find_first_of(" \t\r\n,[]{}", start);
+  const size_t end = text.find_first_of(" \t\n,[]{}", start);  // line breaks are LF by now
   return text.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 

@@ -40,7 +40,8 @@ class Value {
 
   // Reads `path` and parses it. InputError at line 0 when the file cannot be read; at its line
   // for a byte that is not UTF-8, a control character, a YAML syntax error, a second document,
-  // an alias of no anchor before it, or nesting deeper than kMaxDepth. `file` must outlive every Value made from it.
+  // an alias of no anchor before it, or nesting deeper than kMaxDepth. `file` must outlive every
+  // Value made from it.
   static Value load_file(const std::string* file);
 
   const std::string& path() const { return path_; }

@@ -668,8 +668,7 @@ struct SweepPlan {
   std::optional<Profile> large_batch_own_profile;  // large_batch.profile: Q4's model, curve and times
   std::optional<ScaleOut> scale_out;
   // The tables' configurations in the config's other precisions or memory formats, each on its own
-  // profile (results
-  // filled in by run()).
+  // profile (results filled in by run()).
   std::vector<report::VariantSweep> variants;
 };
 
@@ -682,17 +681,14 @@ std::vector<report::VariantSweep> plan_variants(const SweepConfig& config, const
                            report::ResultGrid({})};
     const std::string entry = report::variant_name(p.sweep);
     const MeasurementInfo& m = p.profile.measurement;
-    if (config.variant_axis == SweepConfig::VariantAxis::kPrecision && m.precision != other.precision) {
+    const std::string measured = variant_name(config.variant_axis, m.precision, m.memory_format);
+    if (measured != entry) {
+      const bool formats = config.variant_axis == SweepConfig::VariantAxis::kMemoryFormat;
       throw InputError(config.file, other.line, "profile." + entry,
-                       other.profile_path + " was measured in " + precision_name(m.precision) +
-                           " (measurement.precision), not " + entry +
-                           ": give a profile measured with measure --precision " + entry);
-    }
-    if (config.variant_axis == SweepConfig::VariantAxis::kMemoryFormat && m.memory_format != other.memory_format) {
-      throw InputError(config.file, other.line, "profile." + entry,
-                       other.profile_path + " was measured in " + memory_format_name(m.memory_format) +
-                           " (measurement.memory_format), not " + entry +
-                           ": give a profile measured with measure --memory-format " + entry);
+                       other.profile_path + " was measured in " + measured +
+                           (formats ? " (measurement.memory_format)" : " (measurement.precision)") + ", not " +
+                           entry + ": give a profile measured with measure " +
+                           (formats ? "--memory-format " : "--precision ") + entry);
     }
     require_for_model(p.profile, p.sweep);
     out.push_back(std::move(p));

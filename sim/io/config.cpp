@@ -754,7 +754,8 @@ SweepConfig load_sweep_config(const std::string& path) {
   const std::optional<GpuCatalog> catalog = read_hardware(top, keys, path, config);
   const std::optional<Value> samples_node = read_model_and_data(top, keys, config);
   if (auto trainer = top.optional("trainer")) config.trainer = trainer_value(*trainer);
-  const bool profile_map = top.optional("profile") && top.optional("profile")->is_map();
+  const std::optional<Value> profile = top.optional("profile");
+  const bool profile_map = profile && profile->is_map();
   if (auto precision = top.optional("precision")) {
     if (precision->is_list() && !profile_map) {
       precision->fail("a list of precisions needs profile: {PRECISION: FILE, ...}, a profile measured in each");

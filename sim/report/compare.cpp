@@ -116,16 +116,16 @@ Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>&
                         const std::vector<int64_t>& profiled_batches, const ProbeReference& probe,
                         const Predictor& predict) {
   Comparison out;
+  // An entry the config lists besides (precision: or memory_format: a list) is its own join's
+  // (merge_variants); any other precision or format is not predicted.
+  const auto lists = [&](SweepConfig::VariantAxis axis) {
+    return !config.other_variants.empty() && config.variant_axis == axis;
+  };
   for (const MeasuredConfig& m : runs.configs) {
     if (const auto reason = other_model(config.model, runs, m.key)) {
       out.unpredicted.push_back({m, *reason});
       continue;
     }
-    // An entry the config lists besides (precision: or memory_format: a list) is its own join's
-    // (merge_variants); any other precision or format is not predicted.
-    const auto lists = [&](SweepConfig::VariantAxis axis) {
-      return !config.other_variants.empty() && config.variant_axis == axis;
-    };
     if (m.key.precision != config.precision) {
       out.unpredicted.push_back({m, std::string("precision ") + precision_name(m.key.precision) +
                                         ", not the config's " + precision_name(config.precision) + " (the profile's)" +
