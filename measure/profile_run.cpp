@@ -387,6 +387,10 @@ class ProfileRun {
     if (profile_.collectives.source.empty()) profile_.collectives.source = "measured";
     if (!options_.nccl_tests_log.empty()) {
       const CollectiveCurve curve = parse_nccl_tests_log(options_.nccl_tests_log);
+      if (curve.op != "all_reduce") {
+        throw UsageError("--nccl-tests-log " + options_.nccl_tests_log + " is a log of " + curve.op +
+                         "_perf: the profile takes an all_reduce_perf log");
+      }
       insert_curve(curve);
       profile_.collectives.source = "nccl-tests:" + options_.nccl_tests_log;
       log("all_reduce for " + std::to_string(curve.ranks) + " ranks from " + options_.nccl_tests_log +

@@ -167,6 +167,15 @@ TEST_F(ConfigTest, TopologyPresetsAndTheCollectivesTableNeedNoSweep) {
     const std::string text = std::string("topology: {gpu: t4, nccl: \"") + bad + "\"}\ncollectives: {}\n";
     EXPECT_THROW(load_sweep_config(write("nccl.yaml", text)), InputError) << bad;
   }
+  // `nccl_algo:` NCCL_ALGO's list, one name or several; none: every algorithm.
+  EXPECT_TRUE(shortform.topology->nccl_algo.empty());
+  EXPECT_EQ(load_sweep_config(write("algo.yaml", "topology: {preset: hgx-h100, nccl_algo: ring}\ncollectives: {}\n"))
+                .topology->nccl_algo,
+            std::vector<std::string>{"ring"});
+  const SweepConfig two = load_sweep_config(
+      write("algo.yaml", "topology: {preset: hgx-h100, nccl_algo: [tree, ring]}\ncollectives: {}\n"));
+  EXPECT_EQ(two.topology->nccl_algo, (std::vector<std::string>{"tree", "ring"}));
+  EXPECT_NE(two.topology->describe().find("NCCL's algorithms: tree, ring"), std::string::npos) << two.topology->describe();
 }
 
 TEST_F(ConfigTest, WithoutObservationsTheProfileIsRequired) {
@@ -619,6 +628,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "must be >= 1, got 0"},
         BadConfig{"TopologyCoresPastAnyServer", "topology: {preset: hgx-h100, cpu_cores: 100000}\n", 2,
                   "topology.cpu_cores", "must be <= 65536, got 100000"},
+        BadConfig{"UnknownNcclAlgorithm", "topology: {preset: hgx-h100, nccl_algo: [ring, collnet]}\n", 2,
+                  "topology.nccl_algo[1]", "unknown NCCL algorithm 'collnet' (expected ring, tree, nvls or nvls_tree)"},
+        BadConfig{"NcclAlgoWithoutRing", "topology: {preset: hgx-h100, nccl_algo: nvls}\n", 2, "topology.nccl_algo",
+                  "must include ring: it is the one algorithm NCCL runs every collective with"},
         BadConfig{"CollectivesWithoutTopology", "collectives: {op: all_reduce}\n", 2, "collectives",
                   "give topology: too"},
         BadConfig{"CollectivesUnknownOp", "topology: {preset: dgx-h100}\ncollectives: {op: all_to_all}\n", 3,

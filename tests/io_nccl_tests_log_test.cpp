@@ -143,4 +143,81 @@ TEST(NcclTestsLog, SizesMustAscend) {
   EXPECT_THROW(parse_nccl_tests_log_text(text, "order.log"), InputError);
 }
 
+// The collective of a log: the binary its text names, checked against what its columns say
+// (nccl-tests' src/<op>.cu byte counts).
+const std::string kFourRanks =
+    "#  Rank  0 Group 0 Pid 1 on a device 0 [0x1] GPU\n"
+    "#  Rank  1 Group 0 Pid 1 on a device 1 [0x2] GPU\n"
+    "#  Rank  2 Group 0 Pid 1 on a device 2 [0x3] GPU\n"
+    "#  Rank  3 Group 0 Pid 1 on a device 3 [0x4] GPU\n"
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_nccl_tests_log_text(text, "op.log");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(NcclTestsLog, AnAllGatherLogIsReadAsOneWithItsEmptyRowsSkipped) {
+  // 4 ranks, float: sizes below 16 bytes print 0 (no element per rank); count is per rank.
+  const std::string text = "# Collective test starting: all_gather_perf\n" + kFourRanks +
+                           "           0             0     float    none      -1     9.00    0.00    0.00      0     9.10    0.00    0.00      0\n"
+                           "          16             1     float    none      -1    12.00    0.00    0.00      0    12.10    0.00    0.00      0\n"
+                           "        4096           256     float    none      -1    13.00    0.32    0.24      0    13.10    0.31    0.23      0\n";
+  const auto curve = parse_nccl_tests_log_text(text, "ag.log");
+  EXPECT_EQ(curve.op, "all_gather");
+  EXPECT_EQ(curve.ranks, 4);
+  ASSERT_EQ(curve.points.size(), 2u);
+  EXPECT_DOUBLE_EQ(curve.points[0].bytes, 16);
+  EXPECT_DOUBLE_EQ(curve.points[1].time_s, 13e-6);
+  // Without the binary's name the same columns could be alltoall_perf's.
+  EXPECT_EQ(error_of(kFourRanks + "        4096           256     float    none      -1    13.00    0.32    0.24      0    13.10    0.31    0.23      0\n"),
+            "op.log:6: nccl-tests-log: the columns fit all_gather_perf and alltoall_perf alike: name the binary in a "
+            "comment line, e.g. '# all_gather_perf'");
+}
+
+TEST(NcclTestsLog, TheColumnsTellReduceScatterBroadcastAndReduceApart) {
+  const auto op_of = [](const std::string& row) { return parse_nccl_tests_log_text(kFourRanks + row, "op.log").op; };
+  EXPECT_EQ(op_of("        4096           256     float     sum      -1    13.00    0.32    0.24      0    13.10    0.31    0.23      0\n"),
+            "reduce_scatter");
+  EXPECT_EQ(op_of("        4096          1024     float     sum      -1    13.00    0.32    0.24      0    13.10    0.31    0.23      0\n"),
+            "all_reduce");
+  EXPECT_EQ(op_of("        4096          1024     float    none       0    13.00    0.32    0.32      0    13.10    0.31    0.31      0\n"),
+            "broadcast");
+  EXPECT_EQ(op_of("        4096          2048      half     sum       0    13.00    0.32    0.32      0    13.10    0.31    0.31      0\n"),
+            "reduce");
+  // An all-reduce's size is its count's bytes: 4096 bytes of 512 floats is no collective.
+  EXPECT_EQ(error_of(kFourRanks + "        4096           512     float     sum      -1    13.00    0.32    0.24      0    13.10    0.31    0.23      0\n"),
+            "op.log:6: nccl-tests-log: cannot tell which collective this is from its columns (size, count, type, "
+            "redop, root): name the binary in a comment line, e.g. '# all_reduce_perf'");
+}
+
+TEST(NcclTestsLog, ABlankRootIsNoRoot) {
+  // Releases that print no root as blanks: the time is then the 5th column, not the 6th.
+  const auto curve = parse_nccl_tests_log_text(
+      kFourRanks + "        4096          1024     float     sum             13.00    0.32    0.47      0    13.10    0.31    0.47      0\n",
+      "blank.log");
+  EXPECT_EQ(curve.op, "all_reduce");
+  ASSERT_EQ(curve.points.size(), 1u);
+  EXPECT_DOUBLE_EQ(curve.points[0].time_s, 13e-6);
+}
+
+TEST(NcclTestsLog, TheNamedBinaryMustMatchTheColumnsAndBeModelled) {
+  const std::string all_reduce_row =
+      "        4096          1024     float     sum      -1    13.00    0.32    0.47      0    13.10    0.31    0.47      0\n";
+  EXPECT_EQ(error_of("# command: ./build/all_gather_perf -b 8 -e 128M -f 2 -g 4\n" + kFourRanks + all_reduce_row),
+            "op.log:7: nccl-tests-log: the columns are those of all_reduce_perf, but line 1 names all_gather_perf");
+  EXPECT_EQ(error_of("# command: ./build/alltoall_perf -g 4\n" + kFourRanks + all_reduce_row),
+            "op.log:1: nccl-tests-log: alltoall_perf is not a collective trainsim models (all_reduce, all_gather, "
+            "reduce_scatter, broadcast, reduce)");
+  EXPECT_EQ(error_of("# all_reduce_perf\n" + kFourRanks + "# broadcast_perf\n" + all_reduce_row),
+            "op.log:7: nccl-tests-log: names broadcast_perf after all_reduce_perf (line 1): one log is one collective");
+  // A name inside another word is not the binary.
+  EXPECT_EQ(parse_nccl_tests_log_text("# my_all_gather_perf_notes\n" + kFourRanks + all_reduce_row, "op.log").op,
+            "all_reduce");
+}
+
 }  // namespace

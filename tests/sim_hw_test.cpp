@@ -413,6 +413,27 @@ TEST(NcclModel, NvlinkSharpNeedsNvswitchesAndComputeCapability9) {
   EXPECT_FALSE(trainsim::hw::nccl_cluster(t).nvls);
 }
 
+// NCCL_ALGO (topology nccl_algo:): the tuner chooses among the algorithms it allows only.
+TEST(NcclModel, NcclAlgoRestrictsTheTunersChoice) {
+  trainsim::Topology t;
+  t.gpus_per_node = 8;
+  t.fabric = trainsim::Fabric::kNvswitch;
+  t.gpu.link.nvlink_links = 18;
+  t.gpu.compute_capability = 9.0;
+  const double big = 1 << 30;
+  EXPECT_EQ(trainsim::hw::nccl_cluster(t).time(NcclOp::kAllReduce, big, 8).algorithm, NcclAlgorithm::kNvls);
+  t.nccl_algo = {"ring"};
+  const trainsim::hw::NcclCluster ring_only = trainsim::hw::nccl_cluster(t);
+  EXPECT_TRUE(ring_only.system(8).allows(NcclAlgorithm::kRing));
+  EXPECT_FALSE(ring_only.system(8).allows(NcclAlgorithm::kNvls));
+  EXPECT_EQ(ring_only.time(NcclOp::kAllReduce, big, 8).algorithm, NcclAlgorithm::kRing);
+  EXPECT_EQ(ring_only.time(NcclOp::kAllReduce, big, 8).seconds,
+            nccl_seconds(NcclOp::kAllReduce, big, ring_only.system(8), NcclAlgorithm::kRing, NcclProtocol::kSimple));
+  t.nccl_algo = {"ring", "tree"};
+  EXPECT_TRUE(trainsim::hw::nccl_cluster(t).system(8).allows(NcclAlgorithm::kTree));
+  EXPECT_FALSE(trainsim::hw::nccl_cluster(t).system(8).allows(NcclAlgorithm::kNvlsTree));
+}
+
 // A cluster's own log calibrating the model (hw/nccl_calibration.h).
 using trainsim::CurvePoint;
 using trainsim::hw::bounding_link;
@@ -510,7 +531,7 @@ TEST(NcclCalibration, AClustersLogPricesItsRankCountAndCalibratesTheRest) {
   truth.overhead_s = 10e-6;
   truth.bandwidth_scale = 0.5;
   trainsim::CollectiveCurve log{"all_reduce", 4, synthetic_log(cluster.system(4), truth)};
-  cluster.all_reduce_log = log;
+  cluster.log = log;
   cluster.calibration = fit_nccl_calibration(NcclOp::kAllReduce, cluster.system(4), log.points);
   const trainsim::hw::CollectiveModel model(trainsim::CollectivesProfile{}, std::nullopt,
                                             trainsim::hw::AllReduceAlgorithm::kRing, cluster);

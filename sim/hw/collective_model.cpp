@@ -12,8 +12,8 @@ CollectiveModel::CollectiveModel(const CollectivesProfile& profile,
                                  std::optional<InterconnectAssumption> assumption,
                                  AllReduceAlgorithm algorithm, std::optional<NcclCluster> cluster)
     : assumption_(std::move(assumption)), algorithm_(algorithm), cluster_(std::move(cluster)) {
-  // A cluster's own nccl-tests log prices all-reduces on its rank count.
-  if (cluster_ && cluster_->all_reduce_log) log_curve_.emplace(cluster_->all_reduce_log->points);
+  // A cluster's own nccl-tests log prices its collective on its rank count.
+  if (cluster_ && cluster_->log) log_curve_.emplace(cluster_->log->points);
   for (const CollectiveCurve& c : profile.curves) {
     try {
       curves_.emplace(std::make_pair(c.op, c.ranks), MeasuredCurve(c.points));
@@ -54,7 +54,7 @@ CollectiveModel::Method CollectiveModel::resolve(CollectiveOp op, int ranks, boo
     }
     return m;  // kFree when no 1-rank curve was measured
   }
-  if (cluster_ && log_curve_ && op == CollectiveOp::kAllReduce && ranks == cluster_->all_reduce_log->ranks) {
+  if (cluster_ && log_curve_ && collective_name(op) == cluster_->log->op && ranks == cluster_->log->ranks) {
     m.source = Source::kMeasured;
     m.curve = &*log_curve_;
     if (with_note) m.note = prefix() + "the cluster's nccl-tests log";

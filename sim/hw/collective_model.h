@@ -7,7 +7,7 @@
 //     (nothing to exchange).
 //  2. a topology (config `topology:`): NCCL's cost model on it, the tuner's fastest algorithm
 //     and protocol (hw/nccl_model.h); measured multi-rank curves describe another machine.
-//     An all-reduce on the rank count of the cluster's nccl-tests log (collectives_log:): the log;
+//     The collective of the cluster's nccl-tests log (collectives_log:) on its rank count: the log;
 //     everything else on that cluster: the model calibrated by the log (hw/nccl_calibration.h).
 //     The config's interconnect with override_measured: its alpha and busbw ("assumed").
 //  3. the measured curve of `op` on n ranks: interpolated (MeasuredCurve).
@@ -67,7 +67,7 @@ class CollectiveModel {
   std::optional<InterconnectAssumption> assumption_;
   AllReduceAlgorithm algorithm_;
   std::optional<NcclCluster> cluster_;
-  std::optional<MeasuredCurve> log_curve_;  // cluster_->all_reduce_log
+  std::optional<MeasuredCurve> log_curve_;  // cluster_->log
 };
 
 }  // namespace trainsim::hw

@@ -155,6 +155,14 @@ const char* to_string(NcclOp op) {
   return "?";
 }
 
+NcclOp nccl_op(const std::string& name) {
+  for (NcclOp op :
+       {NcclOp::kAllReduce, NcclOp::kBroadcast, NcclOp::kReduce, NcclOp::kAllGather, NcclOp::kReduceScatter}) {
+    if (name == to_string(op)) return op;
+  }
+  throw std::invalid_argument("unknown collective '" + name + "'");
+}
+
 NcclTable nccl_table(const NcclRelease& r) {
   const auto at_least = [&](int major, int minor) { return r.major > major || (r.major == major && r.minor >= minor); };
   if (at_least(2, 26)) return NcclTable::k2_26;
@@ -262,6 +270,7 @@ NcclTime nccl_fastest(NcclOp op, double bytes, const NcclSystem& sys) {
   NcclTime best;
   best.seconds = -1;
   for (NcclAlgorithm a : {NcclAlgorithm::kTree, NcclAlgorithm::kRing, NcclAlgorithm::kNvls, NcclAlgorithm::kNvlsTree}) {
+    if (!sys.allows(a)) continue;
     for (NcclProtocol p : {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple}) {
       const NcclParts parts = nccl_parts(op, bytes, sys, a, p);
       if (parts.latency_s < 0) continue;
@@ -302,6 +311,7 @@ NcclSystem NcclCluster::system(int ranks) const {
   sys.inter_gbs = sys.nodes > 1 ? inter_gbs : 0;
   sys.sm80 = sm80;
   sys.nvls = nvls;
+  sys.algorithms = algorithms;
   sys.nccl = nccl;
   return sys;
 }
@@ -317,19 +327,20 @@ NcclCalibration log_calibration(const NcclCluster& c) {
     NcclCalibration calibration;
   };
   thread_local std::optional<Fitted> last;
-  const CollectiveCurve& log = *c.all_reduce_log;
+  const CollectiveCurve& log = *c.log;
   const auto same = [&](const NcclCluster& o) {
     const auto same_point = [](const CurvePoint& a, const CurvePoint& b) {
       return a.bytes == b.bytes && a.time_s == b.time_s;
     };
     return o.gpus_per_node == c.gpus_per_node && o.nvlink == c.nvlink && o.intra_gbs == c.intra_gbs &&
-           o.inter_gbs == c.inter_gbs && o.sm80 == c.sm80 && o.nvls == c.nvls && o.nccl == c.nccl &&
-           o.all_reduce_log->ranks == log.ranks &&
-           std::equal(o.all_reduce_log->points.begin(), o.all_reduce_log->points.end(), log.points.begin(),
+           o.inter_gbs == c.inter_gbs && o.sm80 == c.sm80 && o.nvls == c.nvls &&
+           o.algorithms == c.algorithms && o.nccl == c.nccl &&
+           o.log->op == log.op && o.log->ranks == log.ranks &&
+           std::equal(o.log->points.begin(), o.log->points.end(), log.points.begin(),
                       log.points.end(), same_point);
   };
   if (!last || !same(last->cluster)) {
-    last = Fitted{c, fit_nccl_calibration(NcclOp::kAllReduce, c.system(log.ranks), log.points)};
+    last = Fitted{c, fit_nccl_calibration(nccl_op(log.op), c.system(log.ranks), log.points)};
   }
   return last->calibration;
 }
@@ -345,6 +356,15 @@ NcclCluster nccl_cluster(const Topology& t) {
   // NVLink SHARP: NVSwitches and compute capability 9.0 or later (search.cc: NVS nodes, ccMin >= 90).
   c.nvls = t.fabric == Fabric::kNvswitch && cc && *cc >= 9.0 - 1e-9;
   if (t.nccl) c.nccl = nccl_table(*t.nccl);
+  if (!t.nccl_algo.empty()) {
+    c.algorithms = 0;
+    for (NcclAlgorithm a :
+         {NcclAlgorithm::kTree, NcclAlgorithm::kRing, NcclAlgorithm::kNvls, NcclAlgorithm::kNvlsTree}) {
+      if (std::find(t.nccl_algo.begin(), t.nccl_algo.end(), to_string(a)) != t.nccl_algo.end()) {
+        c.algorithms |= 1u << static_cast<int>(a);
+      }
+    }
+  }
   if (t.fabric == Fabric::kPcie) {
     c.intra_gbs = nccl_pcie_gbs(t.gpu.link.pcie_generation, t.gpu.link.pcie_lanes);
   } else {
@@ -353,8 +373,8 @@ NcclCluster nccl_cluster(const Topology& t) {
     c.intra_gbs = nccl_nvlink_gbs(t.gpu.link.nvlink_links, cc.value_or(8.0));
   }
   if (t.nic) c.inter_gbs = t.nic->nics_per_node(t.gpus_per_node) * t.nic->gbps / 8;
-  c.all_reduce_log = t.all_reduce_log;
-  if (c.all_reduce_log && c.all_reduce_log->ranks >= 2 && c.all_reduce_log->points.size() >= 3) {
+  c.log = t.collectives_log;
+  if (c.log && c.log->ranks >= 2 && c.log->points.size() >= 3) {
     c.calibration = log_calibration(c);
   }
   return c;

@@ -68,7 +68,9 @@ namespace trainsim::hw {
 enum class NcclOp { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter };
 enum class NcclAlgorithm { kTree, kRing, kNvls, kNvlsTree };
 enum class NcclProtocol { kLL, kLL128, kSimple };
+constexpr unsigned kAllNcclAlgorithms = 0xFu;
 const char* to_string(NcclOp op);         // "all_reduce", "broadcast", ...
+NcclOp nccl_op(const std::string& name);  // to_string's inverse; std::invalid_argument for another name
 const char* to_string(NcclAlgorithm a);   // "tree", "ring", "nvls", "nvls_tree"
 const char* to_string(NcclProtocol p);    // "LL", "LL128", "Simple"
 
@@ -90,6 +92,9 @@ struct NcclSystem {
   bool sm80 = false;       // every GPU has compute capability 8.0 (NCCL's A100 refinements)
   bool nvls = false;       // NVSwitch and compute capability >= 9.0: NVLink SHARP (NVLS)
   NcclTable nccl = kNewestNccl;  // whose constants
+  // The algorithms the tuner may choose (NCCL_ALGO; Topology::nccl_algo), a bit per NcclAlgorithm.
+  unsigned algorithms = kAllNcclAlgorithms;
+  bool allows(NcclAlgorithm a) const { return (algorithms >> static_cast<int>(a)) & 1u; }
   int ranks() const { return nodes * gpus_per_node; }
 };
 
@@ -133,10 +138,11 @@ struct NcclCluster {
   double inter_gbs = 0;  // per node; 0: no NICs (one node only)
   bool sm80 = false;
   bool nvls = false;     // NcclSystem::nvls
+  unsigned algorithms = kAllNcclAlgorithms;  // NcclSystem::algorithms
   NcclTable nccl = kNewestNccl;
   std::string name;      // Topology::describe(), for notes
-  std::optional<CollectiveCurve> all_reduce_log;  // Topology::all_reduce_log
-  std::optional<NcclCalibration> calibration;     // fitted to all_reduce_log (3 sizes or more)
+  std::optional<CollectiveCurve> log;          // Topology::collectives_log
+  std::optional<NcclCalibration> calibration;  // fitted to log (3 sizes or more)
   // Throws std::invalid_argument for ranks spanning nodes without NICs.
   NcclSystem system(int ranks) const;
   // `op` on `ranks`: NCCL's choice, priced with the calibration where there is one.

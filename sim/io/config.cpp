@@ -24,6 +24,8 @@ const char* to_string(Fabric f) {
 }
 
 std::string Topology::describe() const {
+  std::string algo_text;
+  for (const std::string& a : nccl_algo) algo_text += (algo_text.empty() ? ", NCCL's algorithms: " : ", ") + a;
   char nic_text[96] = "";
   if (nic) {
     std::snprintf(nic_text, sizeof nic_text, ", %d x %g Gb/s NICs per node", nic->nics_per_node(gpus_per_node),
@@ -32,7 +34,7 @@ std::string Topology::describe() const {
   return std::to_string(nodes) + " x " + (preset.empty() ? std::string("node") : preset) + ": " +
          std::to_string(gpus_per_node) + " x " + gpu.key + " per node, " + to_string(fabric) +
          (fabric == Fabric::kPcie ? (p2p ? " (peer-to-peer)" : " (through host memory)") : "") + nic_text +
-         (cpu_cores > 0 ? ", " + std::to_string(cpu_cores) + " logical CPUs per node" : std::string());
+         (cpu_cores > 0 ? ", " + std::to_string(cpu_cores) + " logical CPUs per node" : std::string()) + algo_text;
 }
 
 namespace {
@@ -307,7 +309,8 @@ std::optional<Topology> preset_topology(const std::string& name, const GpuCatalo
 }
 
 Topology parse_topology(const Value& value, const GpuCatalog& catalog) {
-  const Map map(value, {"preset", "gpu", "nodes", "gpus_per_node", "fabric", "p2p", "nic", "nccl", "cpu_cores"});
+  const Map map(value, {"preset", "gpu", "nodes", "gpus_per_node", "fabric", "p2p", "nic", "nccl", "nccl_algo",
+                        "cpu_cores"});
   Topology t;
   bool have_gpu = false;
   if (auto preset = map.optional("preset")) {
@@ -366,6 +369,22 @@ Topology parse_topology(const Value& value, const GpuCatalog& catalog) {
       nccl->fail("expected an NCCL release such as \"2.26\" or \"2.4.2\", got '" + text + "'");
     }
     t.nccl = r;
+  }
+  if (auto algo = map.optional("nccl_algo")) {
+    // NCCL_ALGO's list, e.g. ring or [ring, tree].
+    for (const Value& item : algo->as_list(/*scalar_as_list=*/true)) {
+      const std::string name = item.as_string();
+      if (name != "ring" && name != "tree" && name != "nvls" && name != "nvls_tree") {
+        item.fail("unknown NCCL algorithm '" + name + "' (expected ring, tree, nvls or nvls_tree)");
+      }
+      if (std::find(t.nccl_algo.begin(), t.nccl_algo.end(), name) != t.nccl_algo.end()) {
+        item.fail("'" + name + "' is listed twice");
+      }
+      t.nccl_algo.push_back(name);
+    }
+    if (std::find(t.nccl_algo.begin(), t.nccl_algo.end(), "ring") == t.nccl_algo.end()) {
+      algo->fail("must include ring: it is the one algorithm NCCL runs every collective with");
+    }
   }
   if (auto nic = map.optional("nic")) {
     const Map nic_map(*nic, {"gbps", "per", "count"});
@@ -608,11 +627,11 @@ std::optional<GpuCatalog> read_hardware(const Map& top, const TopKeys& keys, con
   if (auto log = top.optional("collectives_log")) {
     if (!keys.topology) log->fail("an nccl-tests log is the collective curve of a topology: give topology: too");
     const std::string text = log->as_string();
-    if (text.empty()) log->fail("must name an all_reduce_perf log file");
-    config.topology->all_reduce_log_path = resolve_path(path, text);
-    config.topology->all_reduce_log = parse_nccl_tests_log(config.topology->all_reduce_log_path);
-    if (config.topology->all_reduce_log->ranks != config.topology->gpus()) {
-      log->fail("the log ran on " + std::to_string(config.topology->all_reduce_log->ranks) + " ranks, the topology has " +
+    if (text.empty()) log->fail("must name an nccl-tests log file (all_reduce_perf, all_gather_perf, ...)");
+    config.topology->collectives_log_path = resolve_path(path, text);
+    config.topology->collectives_log = parse_nccl_tests_log(config.topology->collectives_log_path);
+    if (config.topology->collectives_log->ranks != config.topology->gpus()) {
+      log->fail("the log ran on " + std::to_string(config.topology->collectives_log->ranks) + " ranks, the topology has " +
                 std::to_string(config.topology->gpus()) + " GPUs");
     }
   }

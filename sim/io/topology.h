@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "io/gpu_catalog.h"
 #include "format/profile.h"
@@ -43,10 +44,13 @@ struct Topology {
   // `nccl:` the NCCL release whose cost model prices collectives (hw/nccl_model.h); none: the
   // newest the model has.
   std::optional<NcclRelease> nccl;
+  // `nccl_algo:` the algorithms NCCL may choose from, as NCCL_ALGO restricts them ("ring", "tree",
+  // "nvls", "nvls_tree"; ring always among them); empty: all that NCCL's tuner considers.
+  std::vector<std::string> nccl_algo;
   // `collectives_log:` (an nccl-tests all_reduce_perf log of this cluster): its all-reduce curve
   // prices all-reduces on its rank count instead of the model; none: not given.
-  std::optional<CollectiveCurve> all_reduce_log;
-  std::string all_reduce_log_path;
+  std::optional<CollectiveCurve> collectives_log;
+  std::string collectives_log_path;
 
   int gpus() const { return nodes * gpus_per_node; }
   // e.g. "2 x dgx-h100: 8 x h100-sxm per node, nvswitch, 8 x 400 Gb/s NICs per node, 224 logical

@@ -20,29 +20,30 @@ std::string printf_string(const char* format, double a) {
   return text;
 }
 
-}  // namespace
-
-hw::NcclOp nccl_op(const std::string& name) {
-  if (name == "all_reduce") return hw::NcclOp::kAllReduce;
-  if (name == "broadcast") return hw::NcclOp::kBroadcast;
-  if (name == "reduce") return hw::NcclOp::kReduce;
-  if (name == "all_gather") return hw::NcclOp::kAllGather;
-  if (name == "reduce_scatter") return hw::NcclOp::kReduceScatter;
-  throw std::invalid_argument("unknown collective '" + name + "'");
+// nccl-tests' elements per rank's call: all-gather and reduce-scatter split the printed size (the
+// larger buffer) over the ranks (src/all_gather.cu, reduce_scatter.cu); the others send it whole.
+double split_ranks(hw::NcclOp op, int ranks) {
+  return op == hw::NcclOp::kAllGather || op == hw::NcclOp::kReduceScatter ? ranks : 1;
 }
 
+}  // namespace
+
 bool uses_calibration(const CollectivesRequest& request, const hw::NcclCluster& cluster) {
-  return cluster.calibration && request.op != "all_reduce";
+  return cluster.calibration && cluster.log && request.op != cluster.log->op;
 }
 
 std::vector<CollectiveRow> predict_collectives(const CollectivesRequest& request, const Topology& topology) {
-  const hw::NcclOp op = nccl_op(request.op);
+  const hw::NcclOp op = hw::nccl_op(request.op);
   hw::NcclCluster cluster = hw::nccl_cluster(topology);
   if (!uses_calibration(request, cluster)) cluster.calibration.reset();  // the catalog's figures alone
   std::vector<CollectiveRow> rows;
+  const double split = split_ranks(op, topology.gpus());
   for (double size = request.min_bytes; size <= request.max_bytes * (1 + 1e-12); size *= request.factor) {
     CollectiveRow row;
-    row.bytes = std::max(kFloatBytes, std::floor(size / kFloatBytes) * kFloatBytes);
+    // nccl-tests' size for this request: whole float32 elements per rank (a size below one
+    // element a rank prints 0 bytes and moves nothing: not a row here).
+    row.bytes = std::floor(size / kFloatBytes / split) * kFloatBytes * split;
+    if (row.bytes <= 0) continue;
     row.time = cluster.time(op, row.bytes, topology.gpus());
     row.algbw_gbs = row.time.seconds > 0 ? row.bytes / row.time.seconds / 1e9 : 0;
     row.busbw_gbs = row.algbw_gbs * hw::nccl_bus_factor(op, topology.gpus());
@@ -78,6 +79,7 @@ struct HeldOut {
 };
 
 std::optional<HeldOut> held_out(const CollectiveCurve& log, const hw::NcclSystem& system) {
+  const hw::NcclOp op = hw::nccl_op(log.op);
   std::vector<CurvePoint> sorted = log.points;
   std::sort(sorted.begin(), sorted.end(), [](const CurvePoint& a, const CurvePoint& b) { return a.bytes < b.bytes; });
   std::vector<CurvePoint> halves[2];
@@ -86,7 +88,7 @@ std::optional<HeldOut> held_out(const CollectiveCurve& log, const hw::NcclSystem
   try {
     for (int h = 0; h < 2; ++h) {
       for (const CurvePoint& p : halves[h]) out.half_bytes[h].push_back(p.bytes);
-      out.fitted_without[h] = hw::fit_nccl_calibration(hw::NcclOp::kAllReduce, system, halves[1 - h]);
+      out.fitted_without[h] = hw::fit_nccl_calibration(op, system, halves[1 - h]);
     }
   } catch (const std::invalid_argument&) {
     return std::nullopt;  // too few sizes to hold half out
@@ -113,17 +115,17 @@ struct ErrorMean {
 std::string format_collectives_table(const CollectivesRequest& request, const Topology& topology,
                                      const std::vector<CollectiveRow>& rows) {
   const CollectiveCurve* log =
-      request.op == "all_reduce" && topology.all_reduce_log ? &*topology.all_reduce_log : nullptr;
+      topology.collectives_log && request.op == topology.collectives_log->op ? &*topology.collectives_log : nullptr;
   const hw::NcclCluster cluster = hw::nccl_cluster(topology);
   const hw::NcclSystem system = cluster.system(topology.gpus());
   const std::optional<HeldOut> calibrated = log ? held_out(*log, system) : std::nullopt;
   std::string out = "# trainsim: " + request.op + " on " + std::to_string(topology.gpus()) + " GPUs, " +
                     topology.describe() + "\n# NCCL's cost model (docs/SCALE.md), NCCL " + hw::to_string(cluster.nccl) +
                     "'s constants" +
-                    (uses_calibration(request, cluster) ? ", calibrated by the log " + topology.all_reduce_log_path
+                    (uses_calibration(request, cluster) ? ", calibrated by the log " + topology.collectives_log_path
                                                         : std::string()) +
                     ": predicted, not measured" +
-                    (log ? "; beside it the measured log " + topology.all_reduce_log_path : std::string()) + "\n";
+                    (log ? "; beside it the measured log " + topology.collectives_log_path : std::string()) + "\n";
   if (calibrated) {
     out += "# calibrated: the model calibrated to the log's other half of sizes (every second size, alternating)\n";
   }
@@ -143,11 +145,12 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
   out += line;
   const bool rooted = request.op == "broadcast" || request.op == "reduce";
   const bool reduces = request.op == "all_reduce" || request.op == "reduce" || request.op == "reduce_scatter";
-  const double factor = hw::nccl_bus_factor(nccl_op(request.op), topology.gpus());
+  const double factor = hw::nccl_bus_factor(hw::nccl_op(request.op), topology.gpus());
   ErrorMean busbw_error, time_error, calibrated_busbw_error, calibrated_time_error;
   for (const CollectiveRow& r : rows) {
     std::snprintf(line, sizeof line, " %11.0f %13.0f %9s %7s %7d %10.2f %8.2f %8.2f  %-9s %-8s", r.bytes,
-                  r.bytes / kFloatBytes, "float", reduces ? "sum" : "none", rooted ? 0 : -1, r.time.seconds * 1e6,
+                  r.bytes / kFloatBytes / split_ranks(hw::nccl_op(request.op), topology.gpus()), "float",
+                  reduces ? "sum" : "none", rooted ? 0 : -1, r.time.seconds * 1e6,
                   r.algbw_gbs, r.busbw_gbs, hw::to_string(r.time.algorithm), hw::to_string(r.time.protocol));
     out += line;
     const double measured = log ? logged_seconds(*log, r.bytes) : -1;
@@ -160,7 +163,7 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
       out += line;
       if (r.bytes >= 64.0 * 1024 * 1024) busbw_error.add(e_busbw);
       if (r.bytes < 1024.0 * 1024) time_error.add(e_time);
-      const double held = calibrated ? calibrated->seconds(hw::NcclOp::kAllReduce, r.bytes, system) : -1;
+      const double held = calibrated ? calibrated->seconds(hw::nccl_op(request.op), r.bytes, system) : -1;
       if (held > 0) {
         const double held_busbw = r.bytes / held / 1e9 * factor;
         const double c_time = relative_error(held, measured);

@@ -33,7 +33,6 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
 std::string format_collectives_csv(const CollectivesRequest& request, const Topology& topology,
                                    const std::vector<CollectiveRow>& rows);
 
-hw::NcclOp nccl_op(const std::string& name);  // a CollectivesRequest::op
 bool uses_calibration(const CollectivesRequest& request, const hw::NcclCluster& cluster);
 
 }  // namespace trainsim::report
