@@ -632,6 +632,14 @@ INSTANTIATE_TEST_SUITE_P(
                   "topology.nccl_algo[1]", "unknown NCCL algorithm 'collnet' (expected ring, tree, nvls or nvls_tree)"},
         BadConfig{"NcclAlgoWithoutRing", "topology: {preset: hgx-h100, nccl_algo: nvls}\n", 2, "topology.nccl_algo",
                   "must include ring: it is the one algorithm NCCL runs every collective with"},
+        BadConfig{"CollectivesLogOfAnotherOp",
+                  "topology: {gpu: h100-sxm, gpus_per_node: 8}\ncollectives: {op: all_reduce, log: "
+                  TRAINSIM_SOURCE_DIR "/reports/published/nccl-tests/nccl-h100sxm-8gpu-together-ring-nccl2262-all_gather.log}\n",
+                  3, "collectives.log", "is a log of all_gather_perf, and op is all_reduce"},
+        BadConfig{"CollectivesLogOfOtherRanks",
+                  "topology: {gpu: h100-sxm, gpus_per_node: 4}\ncollectives: {op: all_gather, log: "
+                  TRAINSIM_SOURCE_DIR "/reports/published/nccl-tests/nccl-h100sxm-8gpu-together-ring-nccl2262-all_gather.log}\n",
+                  3, "collectives.log", "the log ran on 8 ranks, the topology has 4 GPUs"},
         BadConfig{"CollectivesWithoutTopology", "collectives: {op: all_reduce}\n", 2, "collectives",
                   "give topology: too"},
         BadConfig{"CollectivesUnknownOp", "topology: {preset: dgx-h100}\ncollectives: {op: all_to_all}\n", 3,

@@ -731,6 +731,32 @@ TEST_F(SimulateProgram, ABroadcastTableIsCalibratedByTheClustersAllReduceLog) {
   EXPECT_GT(time_us(dir_ / "calibrated" / "collectives.csv"), time_us(dir_ / "plain" / "collectives.csv"));
 }
 
+// A measured log of another collective (collectives.log:): compared with the catalog's figures
+// alone, and with the model the cluster's all-reduce log calibrates (issue 57, item 4).
+TEST_F(SimulateProgram, AnAllGatherLogIsPredictedFromTheClustersAllReduceLog) {
+  const std::string published = std::string(TRAINSIM_SOURCE_DIR) + "/reports/published/nccl-tests/";
+  const std::string all_reduce = published + "nccl-h100sxm-8gpu-together-ring-nccl2262-all_reduce.log";
+  const std::string all_gather = published + "nccl-h100sxm-8gpu-together-ring-nccl2262-all_gather.log";
+  const std::string topology =
+      "topology: {gpu: h100-sxm, gpus_per_node: 8, fabric: nvswitch, nccl: \"2.26.2\", nccl_algo: ring}\n";
+  const std::string request = "collectives: {op: all_gather, min_bytes: 8, max_bytes: 8G, log: " + all_gather + "}\n";
+  const ProgramRun alone = simulate(write_config(topology + request).string() + " --out " + (dir_ / "alone").string());
+  const ProgramRun both = simulate(write_config(topology + request + "collectives_log: " + all_reduce + "\n").string() +
+                                   " --out " + (dir_ / "both").string());
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_NE(alone.out.find("beside it the measured log " + all_gather), std::string::npos) << alone.out;
+  EXPECT_EQ(alone.out.find("calibrated"), std::string::npos) << alone.out;
+  EXPECT_NE(alone.out.find("busbw error at >= 64 MiB: "), std::string::npos) << alone.out;
+  // With the cluster's all-reduce log: the same catalog predictions, and the calibrated ones beside.
+  EXPECT_EQ(read_file(dir_ / "alone" / "collectives.csv"), read_file(dir_ / "both" / "collectives.csv"));
+  EXPECT_NE(both.out.find("# calibrated: the model calibrated by the cluster's all_reduce log " + all_reduce),
+            std::string::npos) << both.out;
+  EXPECT_NE(both.out.find("calibrated time error below 1 MiB: "), std::string::npos) << both.out;
+  // nccl-tests' all-gather sizes: whole floats per rank (8 ranks: 32 bytes first), count per rank.
+  EXPECT_NE(both.out.find("\n          32             1     float    none      -1"), std::string::npos) << both.out;
+}
+
 TEST_F(SimulateProgram, ASweepSpansNodesOfATopology) {
   const fs::path config = write_config("profile: " + kFixtureProfile +
                                        "\ntopology: {preset: dgx-h100, nodes: 4}\n"

@@ -425,8 +425,8 @@ double parse_bytes(const Value& value) {
   return std::stod(digits) * scale;
 }
 
-CollectivesRequest parse_collectives(const Value& value) {
-  const Map map(value, {"op", "min_bytes", "max_bytes", "factor"});
+CollectivesRequest parse_collectives(const Value& value, const std::string& config_path, const Topology& topology) {
+  const Map map(value, {"op", "min_bytes", "max_bytes", "factor", "log"});
   CollectivesRequest c;
   if (auto op = map.optional("op")) {
     c.op = op->as_string();
@@ -441,6 +441,17 @@ CollectivesRequest parse_collectives(const Value& value) {
   if (auto factor = map.optional("factor")) {
     c.factor = factor->as_double(/*min=*/0);
     if (c.factor <= 1) factor->fail("must be > 1, got " + factor->describe());
+  }
+  if (auto log = map.optional("log")) {
+    const std::string text = log->as_string();
+    if (text.empty()) log->fail("must name an nccl-tests log of " + c.op);
+    c.log_path = resolve_path(config_path, text);
+    c.log = parse_nccl_tests_log(c.log_path);
+    if (c.log->op != c.op) log->fail("is a log of " + c.log->op + "_perf, and op is " + c.op);
+    if (c.log->ranks != topology.gpus()) {
+      log->fail("the log ran on " + std::to_string(c.log->ranks) + " ranks, the topology has " +
+                std::to_string(topology.gpus()) + " GPUs");
+    }
   }
   return c;
 }
@@ -637,7 +648,7 @@ std::optional<GpuCatalog> read_hardware(const Map& top, const TopKeys& keys, con
   }
   if (keys.collectives) {
     if (!keys.topology) keys.collectives->fail("the collectives table is of a topology: give topology: too");
-    config.collectives = parse_collectives(*keys.collectives);
+    config.collectives = parse_collectives(*keys.collectives, path, *config.topology);
   }
   if (keys.held_out) {
     const std::vector<Value> items = keys.held_out->as_list();

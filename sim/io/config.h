@@ -123,6 +123,10 @@ struct CollectivesRequest {
   double min_bytes = 8;
   double max_bytes = 128.0 * 1024 * 1024;
   double factor = 2;              // each size is the previous one times this
+  // `log:` a measured nccl-tests log of `op` on the topology's GPUs, compared with and never
+  // fitted; the table's predictions are then the catalog's figures alone (docs/SCALE.md).
+  std::optional<CollectiveCurve> log;
+  std::string log_path;
 };
 
 // The config: the run setting of all its configurations, the sweep's axes and what else it asks.

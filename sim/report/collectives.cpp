@@ -29,7 +29,7 @@ double split_ranks(hw::NcclOp op, int ranks) {
 }  // namespace
 
 bool uses_calibration(const CollectivesRequest& request, const hw::NcclCluster& cluster) {
-  return cluster.calibration && cluster.log && request.op != cluster.log->op;
+  return cluster.calibration && cluster.log && request.op != cluster.log->op && !request.log;
 }
 
 std::vector<CollectiveRow> predict_collectives(const CollectivesRequest& request, const Topology& topology) {
@@ -114,20 +114,31 @@ struct ErrorMean {
 
 std::string format_collectives_table(const CollectivesRequest& request, const Topology& topology,
                                      const std::vector<CollectiveRow>& rows) {
-  const CollectiveCurve* log =
-      topology.collectives_log && request.op == topology.collectives_log->op ? &*topology.collectives_log : nullptr;
+  // The measured log beside the predictions: the request's own (log:), else the cluster's log
+  // where it is of this op. The calibrated columns: with log:, the cluster's log's calibration
+  // as a whole (another file predicting this one); else the log's own, held out by halves.
+  const CollectiveCurve* log = request.log ? &*request.log
+                               : topology.collectives_log && request.op == topology.collectives_log->op
+                                   ? &*topology.collectives_log
+                                   : nullptr;
+  const std::string& log_path = request.log ? request.log_path : topology.collectives_log_path;
   const hw::NcclCluster cluster = hw::nccl_cluster(topology);
   const hw::NcclSystem system = cluster.system(topology.gpus());
-  const std::optional<HeldOut> calibrated = log ? held_out(*log, system) : std::nullopt;
+  const std::optional<HeldOut> calibrated = log && !request.log ? held_out(*log, system) : std::nullopt;
+  const hw::NcclCalibration* other = request.log && cluster.calibration ? &*cluster.calibration : nullptr;
   std::string out = "# trainsim: " + request.op + " on " + std::to_string(topology.gpus()) + " GPUs, " +
                     topology.describe() + "\n# NCCL's cost model (docs/SCALE.md), NCCL " + hw::to_string(cluster.nccl) +
                     "'s constants" +
                     (uses_calibration(request, cluster) ? ", calibrated by the log " + topology.collectives_log_path
                                                         : std::string()) +
                     ": predicted, not measured" +
-                    (log ? "; beside it the measured log " + topology.collectives_log_path : std::string()) + "\n";
+                    (log ? "; beside it the measured log " + log_path : std::string()) + "\n";
   if (calibrated) {
     out += "# calibrated: the model calibrated to the log's other half of sizes (every second size, alternating)\n";
+  }
+  if (other) {
+    out += "# calibrated: the model calibrated by the cluster's " + cluster.log->op + " log " +
+           topology.collectives_log_path + " (all its sizes), predicting the measured log\n";
   }
   if (cluster.calibration) {
     out += "# the whole log's calibration, for every other op and rank count: " + hw::describe(*cluster.calibration) +
@@ -139,7 +150,7 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
                 "root", "time", "algbw", "busbw", "algorithm", "protocol");
   out += line;
   out += log ? "   measured time  busbw   error time  busbw" : "";
-  out += calibrated ? "   calibrated time  busbw   error time  busbw\n" : "\n";
+  out += calibrated || other ? "   calibrated time  busbw   error time  busbw\n" : "\n";
   std::snprintf(line, sizeof line, "#%11s %13s %9s %7s %7s %10s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)",
                 "(GB/s)", "(GB/s)");
   out += line;
@@ -163,7 +174,10 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
       out += line;
       if (r.bytes >= 64.0 * 1024 * 1024) busbw_error.add(e_busbw);
       if (r.bytes < 1024.0 * 1024) time_error.add(e_time);
-      const double held = calibrated ? calibrated->seconds(hw::nccl_op(request.op), r.bytes, system) : -1;
+      const hw::NcclOp op = hw::nccl_op(request.op);
+      const double held = calibrated ? calibrated->seconds(op, r.bytes, system)
+                          : other    ? hw::nccl_calibrated(op, r.bytes, system, *other).seconds
+                                     : -1;
       if (held > 0) {
         const double held_busbw = r.bytes / held / 1e9 * factor;
         const double c_time = relative_error(held, measured);
@@ -185,7 +199,7 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
     out += "busbw error at >= 64 MiB: " + busbw_error.str() + "\n";
     out += "time error below 1 MiB: " + time_error.str() + "\n";
   }
-  if (calibrated) {
+  if (calibrated || other) {
     out += "calibrated busbw error at >= 64 MiB: " + calibrated_busbw_error.str() + "\n";
     out += "calibrated time error below 1 MiB: " + calibrated_time_error.str() + "\n";
   }
