@@ -167,6 +167,14 @@ TEST_F(ConfigTest, TopologyPresetsAndTheCollectivesTableNeedNoSweep) {
     const std::string text = std::string("topology: {gpu: t4, nccl: \"") + bad + "\"}\ncollectives: {}\n";
     EXPECT_THROW(load_sweep_config(write("nccl.yaml", text)), InputError) << bad;
   }
+  // `pcie: {switches}`: the GPUs of a node under each PCIe switch.
+  const SweepConfig switched = load_sweep_config(write(
+      "switch.yaml", "topology: {gpu: t4, gpus_per_node: 4, fabric: pcie, p2p: false, pcie: {switches: 2}}\n"
+                     "collectives: {}\n"));
+  EXPECT_EQ(switched.topology->pcie_switches, 2);
+  EXPECT_NE(switched.topology->describe().find("(through host memory), 2 GPUs per PCIe switch"), std::string::npos)
+      << switched.topology->describe();
+  EXPECT_EQ(shortform.topology->pcie_switches, 0);
   // `nccl_algo:` NCCL_ALGO's list, one name or several; none: every algorithm.
   EXPECT_TRUE(shortform.topology->nccl_algo.empty());
   EXPECT_EQ(load_sweep_config(write("algo.yaml", "topology: {preset: hgx-h100, nccl_algo: ring}\ncollectives: {}\n"))
@@ -632,6 +640,11 @@ INSTANTIATE_TEST_SUITE_P(
                   "topology.nccl_algo[1]", "unknown NCCL algorithm 'collnet' (expected ring, tree, nvls or nvls_tree)"},
         BadConfig{"NcclAlgoWithoutRing", "topology: {preset: hgx-h100, nccl_algo: nvls}\n", 2, "topology.nccl_algo",
                   "must include ring: it is the one algorithm NCCL runs every collective with"},
+        BadConfig{"PcieSwitchesOnNvlink", "topology: {preset: hgx-h100, pcie: {switches: 2}}\n", 2, "topology.pcie",
+                  "describes a PCIe node's switches, and the fabric is nvswitch"},
+        BadConfig{"PcieSwitchesSplitUnevenly",
+                  "topology: {gpu: t4, gpus_per_node: 4, fabric: pcie, pcie: {switches: 3}}\n", 2,
+                  "topology.pcie.switches", "4 GPUs per node do not split evenly over 3 switches"},
         BadConfig{"CollectivesLogOfAnotherOp",
                   "topology: {gpu: h100-sxm, gpus_per_node: 8}\ncollectives: {op: all_reduce, log: "
                   TRAINSIM_SOURCE_DIR "/reports/published/nccl-tests/nccl-h100sxm-8gpu-together-ring-nccl2262-all_gather.log}\n",

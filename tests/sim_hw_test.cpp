@@ -171,6 +171,8 @@ using trainsim::hw::nccl_fastest;
 using trainsim::hw::nccl_nvlink_gbs;
 using trainsim::hw::nccl_pcie_gbs;
 using trainsim::hw::nccl_seconds;
+using trainsim::hw::nccl_parts;
+using trainsim::hw::uplink_flows;
 using trainsim::hw::NcclAlgorithm;
 using trainsim::hw::NcclOp;
 using trainsim::hw::NcclProtocol;
@@ -411,6 +413,47 @@ TEST(NcclModel, NvlinkSharpNeedsNvswitchesAndComputeCapability9) {
   t.gpu.compute_capability = 9.0;
   t.fabric = trainsim::Fabric::kNvlinkMesh;
   EXPECT_FALSE(trainsim::hw::nccl_cluster(t).nvls);
+}
+
+// Peer-to-peer off under one PCIe switch: the GPUs' paths to host memory share the switch's link.
+TEST(NcclModel, GpusUnderOneSwitchShareItsLinkThroughHostMemory) {
+  trainsim::Topology t;
+  t.gpus_per_node = 2;
+  t.fabric = trainsim::Fabric::kPcie;
+  t.gpu.link.pcie_generation = 3;
+  t.gpu.link.pcie_lanes = 16;
+  t.p2p = false;
+  const double big = 1 << 30;
+  const auto simple_ring = [&](NcclOp op) {
+    return nccl_seconds(op, big, trainsim::hw::nccl_cluster(t).system(2), NcclAlgorithm::kRing, NcclProtocol::kSimple);
+  };
+  const double own_paths_all_reduce = simple_ring(NcclOp::kAllReduce);
+  const double own_paths_broadcast = simple_ring(NcclOp::kBroadcast);
+  t.pcie_switches = 1;
+  const trainsim::hw::NcclSystem shared = trainsim::hw::nccl_cluster(t).system(2);
+  EXPECT_EQ(shared.gpus_per_uplink, 2);
+  // Both GPUs send and receive at once in a ring: the link carries 2 transfers each way, so the
+  // 1 GiB transfer takes twice as long (12 GB/s for Gen3 x16, 6 each); the broadcast's chain 1.
+  EXPECT_EQ(uplink_flows(NcclOp::kAllReduce, shared), 2);
+  EXPECT_EQ(uplink_flows(NcclOp::kAllGather, shared), 2);
+  EXPECT_EQ(uplink_flows(NcclOp::kBroadcast, shared), 1);
+  const auto transfer = [&](NcclOp op, const trainsim::hw::NcclSystem& s) {
+    return nccl_parts(op, big, s, NcclAlgorithm::kRing, NcclProtocol::kSimple).transfer_s;
+  };
+  EXPECT_NEAR(transfer(NcclOp::kAllReduce, shared), big / (6e9 * 2.0 / 2.0), 1e-9);
+  EXPECT_GT(simple_ring(NcclOp::kAllReduce), 1.9 * own_paths_all_reduce);
+  EXPECT_DOUBLE_EQ(simple_ring(NcclOp::kBroadcast), own_paths_broadcast);
+  // 8 GPUs on 2 switches of 4: 4 transfers each way, for the chain too (a switch in its middle).
+  t.gpus_per_node = 8;
+  t.pcie_switches = 2;
+  const trainsim::hw::NcclSystem two_switches = trainsim::hw::nccl_cluster(t).system(8);
+  EXPECT_EQ(uplink_flows(NcclOp::kAllReduce, two_switches), 4);
+  EXPECT_EQ(uplink_flows(NcclOp::kBroadcast, two_switches), 4);
+  // 3 of the 8 ranks fill one switch first: 3 transfers.
+  EXPECT_EQ(uplink_flows(NcclOp::kAllReduce, trainsim::hw::nccl_cluster(t).system(3)), 3);
+  // Peer-to-peer on: the switch carries GPU-to-GPU traffic itself.
+  t.p2p = true;
+  EXPECT_EQ(trainsim::hw::nccl_cluster(t).system(8).gpus_per_uplink, 1);
 }
 
 // NCCL_ALGO (topology nccl_algo:): the tuner chooses among the algorithms it allows only.

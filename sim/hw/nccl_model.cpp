@@ -213,7 +213,8 @@ NcclParts nccl_parts(NcclOp op, double bytes, const NcclSystem& sys, NcclAlgorit
   const Constants& c = constants(sys.nccl);
 
   // Bus bandwidth: the ring's slowest hop, then each algorithm's and protocol's share of it.
-  double bus = nodes == 1 ? sys.intra_gbs : std::min(sys.intra_gbs, sys.inter_gbs);
+  const double intra = sys.intra_gbs / uplink_flows(op, sys);
+  double bus = nodes == 1 ? intra : std::min(intra, sys.inter_gbs);
   if (sys.sm80 && c.sm80_cap > 0) bus = std::min(bus, c.sm80_cap);
   if (algorithm == NcclAlgorithm::kRing) {
     if (protocol == NcclProtocol::kLL) {
@@ -259,6 +260,16 @@ NcclParts nccl_parts(NcclOp op, double bytes, const NcclSystem& sys, NcclAlgorit
     latency_us += 2 * ((ppn - 1) * intra_us + floor_log2(nodes) * inter_us);
   }
   return NcclParts{latency_us * 1e-6, bytes / (algbw_gbs * 1e9)};
+}
+
+int uplink_flows(NcclOp op, const NcclSystem& sys) {
+  const int k = sys.gpus_per_uplink;
+  if (k <= 1) return 1;
+  // A broadcast or reduce is a chain: on one switch its root receives nothing and its last GPU
+  // sends nothing, so k - 1 transfers cross the switch's link each way; a ring's every GPU sends
+  // and receives at once: k.
+  const bool chain = op == NcclOp::kBroadcast || op == NcclOp::kReduce;
+  return chain && sys.nodes == 1 && k == sys.gpus_per_node ? k - 1 : k;
 }
 
 double nccl_seconds(NcclOp op, double bytes, const NcclSystem& sys, NcclAlgorithm a, NcclProtocol p) {
@@ -308,6 +319,7 @@ NcclSystem NcclCluster::system(int ranks) const {
   }
   sys.nvlink = nvlink;
   sys.intra_gbs = intra_gbs;
+  sys.gpus_per_uplink = std::min(gpus_per_switch, sys.gpus_per_node);  // a node's GPUs fill a switch first
   sys.inter_gbs = sys.nodes > 1 ? inter_gbs : 0;
   sys.sm80 = sm80;
   sys.nvls = nvls;
@@ -333,6 +345,7 @@ NcclCalibration log_calibration(const NcclCluster& c) {
       return a.bytes == b.bytes && a.time_s == b.time_s;
     };
     return o.gpus_per_node == c.gpus_per_node && o.nvlink == c.nvlink && o.intra_gbs == c.intra_gbs &&
+           o.gpus_per_switch == c.gpus_per_switch &&
            o.inter_gbs == c.inter_gbs && o.sm80 == c.sm80 && o.nvls == c.nvls &&
            o.algorithms == c.algorithms && o.nccl == c.nccl &&
            o.log->op == log.op && o.log->ranks == log.ranks &&
@@ -367,6 +380,7 @@ NcclCluster nccl_cluster(const Topology& t) {
   }
   if (t.fabric == Fabric::kPcie) {
     c.intra_gbs = nccl_pcie_gbs(t.gpu.link.pcie_generation, t.gpu.link.pcie_lanes);
+    if (!t.p2p && t.pcie_switches > 0) c.gpus_per_switch = t.gpus_per_node / t.pcie_switches;
   } else {
     c.nvlink = true;
     // No compute capability in the catalog entry: NCCL's default per-link figure (8.0's).

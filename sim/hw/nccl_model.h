@@ -51,7 +51,12 @@
 //
 // Peer-to-peer off (`p2p: false`): NCCL routes GPU to GPU through the CPU (paths.cc,
 // addInterStep): the path's bandwidth is the smaller of the two PCIe paths to the CPU, so it is
-// rated like peer-to-peer, and its latency is PCIe's. The one penalty NCCL's search applies is on
+// rated like peer-to-peer, and its latency is PCIe's. Where k GPUs share a PCIe switch
+// (`pcie: {switches}`), their paths to the CPU cross the switch's one link (rated like a GPU's):
+// the intra-node bandwidth is divided by the transfers that cross it at once each way
+// (uplink_flows: a ring's k, a chain's k - 1 on a one-switch node). NCCL's search (search.cc
+// followPath) reserves a ring's bandwidth on every link its paths cross, for every op alike; a
+// broadcast's chain leaves one of those transfers idle (docs/SCALE.md: the 2-GPU logs show it). The one penalty NCCL's search applies is on
 // Intel x86 root complexes (search.cc followPath, topo.h INTEL_P2P_OVERHEAD: the PCIe links carry
 // 6/5 of the bandwidth); the topology does not name its CPU, so that is not modelled.
 //
@@ -88,6 +93,9 @@ struct NcclSystem {
   int gpus_per_node = 1;
   bool nvlink = false;     // the intra-node path is NVLink (else PCIe)
   double intra_gbs = 0;    // per GPU per direction, NCCL's rating of the intra-node path (GB/s)
+  // Peer-to-peer off, GPUs under shared PCIe switches: the GPUs of the node whose host-memory
+  // traffic crosses one switch's link to the CPU (rated intra_gbs); 1: each GPU its own path.
+  int gpus_per_uplink = 1;
   double inter_gbs = 0;    // per node per direction, all its NICs together (GB/s); 0: one node
   bool sm80 = false;       // every GPU has compute capability 8.0 (NCCL's A100 refinements)
   bool nvls = false;       // NVSwitch and compute capability >= 9.0: NVLink SHARP (NVLS)
@@ -115,6 +123,9 @@ struct NcclTime {
 // but all-reduce, LL128 without NVLink). 0 for one rank or no bytes. nccl_parts: the same in its
 // two terms (both negative when NCCL would not run it).
 double nccl_seconds(NcclOp op, double bytes, const NcclSystem& system, NcclAlgorithm a, NcclProtocol p);
+// The transfers of `op` that cross one PCIe switch's link to the CPU at once, each way (1 where
+// each GPU has its own path).
+int uplink_flows(NcclOp op, const NcclSystem& system);
 NcclParts nccl_parts(NcclOp op, double bytes, const NcclSystem& system, NcclAlgorithm a, NcclProtocol p);
 // The tuner's choice: the fastest (algorithm, protocol) NCCL would run.
 NcclTime nccl_fastest(NcclOp op, double bytes, const NcclSystem& system);
@@ -135,6 +146,7 @@ struct NcclCluster {
   int gpus_per_node = 1;
   bool nvlink = false;
   double intra_gbs = 0;  // NcclSystem::intra_gbs
+  int gpus_per_switch = 1;  // NcclSystem::gpus_per_uplink on a full node
   double inter_gbs = 0;  // per node; 0: no NICs (one node only)
   bool sm80 = false;
   bool nvls = false;     // NcclSystem::nvls

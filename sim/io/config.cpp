@@ -33,7 +33,9 @@ std::string Topology::describe() const {
   }
   return std::to_string(nodes) + " x " + (preset.empty() ? std::string("node") : preset) + ": " +
          std::to_string(gpus_per_node) + " x " + gpu.key + " per node, " + to_string(fabric) +
-         (fabric == Fabric::kPcie ? (p2p ? " (peer-to-peer)" : " (through host memory)") : "") + nic_text +
+         (fabric == Fabric::kPcie ? (p2p ? " (peer-to-peer)" : " (through host memory)") : "") +
+         (pcie_switches > 0 ? ", " + std::to_string(gpus_per_node / pcie_switches) + " GPUs per PCIe switch" : "") +
+         nic_text +
          (cpu_cores > 0 ? ", " + std::to_string(cpu_cores) + " logical CPUs per node" : std::string()) + algo_text;
 }
 
@@ -309,8 +311,8 @@ std::optional<Topology> preset_topology(const std::string& name, const GpuCatalo
 }
 
 Topology parse_topology(const Value& value, const GpuCatalog& catalog) {
-  const Map map(value, {"preset", "gpu", "nodes", "gpus_per_node", "fabric", "p2p", "nic", "nccl", "nccl_algo",
-                        "cpu_cores"});
+  const Map map(value, {"preset", "gpu", "nodes", "gpus_per_node", "fabric", "p2p", "pcie", "nic", "nccl",
+                        "nccl_algo", "cpu_cores"});
   Topology t;
   bool have_gpu = false;
   if (auto preset = map.optional("preset")) {
@@ -356,6 +358,18 @@ Topology parse_topology(const Value& value, const GpuCatalog& catalog) {
         .fail(std::string("fabric ") + to_string(t.fabric) + " needs NVLink, and " + t.gpu.key + " has none");
   }
   if (auto p2p = map.optional("p2p")) t.p2p = p2p->as_bool();
+  if (auto pcie = map.optional("pcie")) {
+    const Map pcie_map(*pcie, {"switches"});
+    const Value switches = pcie_map.required("switches");
+    if (t.fabric != Fabric::kPcie) {
+      pcie->fail(std::string("describes a PCIe node's switches, and the fabric is ") + to_string(t.fabric));
+    }
+    t.pcie_switches = switches.as_int(/*min=*/1);
+    if (t.pcie_switches > t.gpus_per_node || t.gpus_per_node % t.pcie_switches != 0) {
+      switches.fail(std::to_string(t.gpus_per_node) + " GPUs per node do not split evenly over " +
+                    std::to_string(t.pcie_switches) + " switches");
+    }
+  }
   if (auto cores = map.optional("cpu_cores")) t.cpu_cores = static_cast<int>(cores->as_int64(/*min=*/1, /*max=*/kMaxNodeCpuCores));
   if (auto nccl = map.optional("nccl")) {
     // "MAJOR.MINOR" or "MAJOR.MINOR.PATCH", e.g. "2.26" or "2.4.2".

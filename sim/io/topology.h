@@ -36,6 +36,9 @@ struct Topology {
   int gpus_per_node = 1;
   Fabric fabric = Fabric::kPcie;
   bool p2p = true;          // PCIe peer-to-peer; false: through host memory
+  // `pcie: {switches: N}` the PCIe switches a PCIe node's GPUs sit under, gpus_per_node / N each,
+  // each switch one link of the GPUs' own rating to the CPU; 0: not given (each GPU its own path).
+  int pcie_switches = 0;
   std::optional<Nic> nic;   // between nodes; required with nodes > 1
   // `cpu_cores:` the logical CPUs of one node, as `nproc` counts them (SMT threads included: the
   // meaning of a profile's machine.cpu_cores); its ranks' host threads and loader workers share
