@@ -683,12 +683,19 @@ std::vector<report::VariantSweep> plan_variants(const SweepConfig& config, const
     const MeasurementInfo& m = p.profile.measurement;
     const std::string measured = variant_name(config.variant_axis, m.precision, m.memory_format);
     if (measured != entry) {
-      const bool formats = config.variant_axis == SweepConfig::VariantAxis::kMemoryFormat;
+      const SweepConfig::VariantAxis axis = config.variant_axis;
+      const std::string field = axis == SweepConfig::VariantAxis::kMemoryFormat ? "measurement.memory_format"
+                                : axis == SweepConfig::VariantAxis::kPrecision  ? "measurement.precision"
+                                                                                : "measurement.precision, memory_format";
+      const std::string flags = axis == SweepConfig::VariantAxis::kMemoryFormat
+                                    ? "--memory-format " + entry
+                                : axis == SweepConfig::VariantAxis::kPrecision
+                                    ? "--precision " + entry
+                                    : std::string("--precision ") + precision_name(p.sweep.precision) +
+                                          " --memory-format " + memory_format_name(p.sweep.memory_format);
       throw InputError(config.file, other.line, "profile." + entry,
-                       other.profile_path + " was measured in " + measured +
-                           (formats ? " (measurement.memory_format)" : " (measurement.precision)") + ", not " +
-                           entry + ": give a profile measured with measure " +
-                           (formats ? "--memory-format " : "--precision ") + entry);
+                       other.profile_path + " was measured in " + measured + " (" + field + "), not " + entry +
+                           ": give a profile measured with measure " + flags);
     }
     require_for_model(p.profile, p.sweep);
     out.push_back(std::move(p));

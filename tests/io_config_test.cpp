@@ -400,6 +400,47 @@ TEST_F(ConfigTest, SeveralPrecisionsAreCheckedAgainstTheirProfiles) {
   }
 }
 
+// precision: and memory_format: both lists: every precision in every format, each with its profile
+// under PRECISION/FORMAT, the tables' entry each list's first.
+TEST_F(ConfigTest, PrecisionsAndMemoryFormatsCrossed) {
+  for (const char* f : {"a", "b", "c", "d"}) write(std::string(f) + "/profile.yaml", "schema_version: 1\n");
+  const std::string sweep = "sweep: {strategy: ddp, gpus: [1, 2], batch_per_gpu: 32}\n";
+  const std::string lists = "precision: [bf16-amp, fp32]\nmemory_format: [channels_last, nchw]\nprofile:\n";
+  const SweepConfig c = load_sweep_config(write("configs/x.yaml", lists +
+                                                                  "  fp32/nchw: ../a/profile.yaml\n"
+                                                                  "  fp32/channels_last: ../b/profile.yaml\n"
+                                                                  "  bf16-amp/nchw: ../c/profile.yaml\n"
+                                                                  "  bf16-amp/channels_last: ../d/profile.yaml\n" +
+                                                                  sweep));
+  EXPECT_EQ(c.variant_axis, SweepConfig::VariantAxis::kBoth);
+  EXPECT_EQ(c.precision, Precision::kBf16Amp);
+  EXPECT_EQ(c.memory_format, MemoryFormat::kChannelsLast);
+  EXPECT_EQ(c.precision_line, 1);
+  EXPECT_EQ(c.memory_format_line, 2);
+  EXPECT_EQ(c.profile_line, 7);
+  ASSERT_EQ(c.other_variants.size(), 3u);
+  const std::vector<std::string> others = {"bf16-amp/nchw", "fp32/channels_last", "fp32/nchw"};
+  const std::vector<int> lines = {6, 5, 4};
+  for (std::size_t i = 0; i < others.size(); ++i) {
+    const SweepConfig::VariantProfile& v = c.other_variants[i];
+    EXPECT_EQ(variant_name(c.variant_axis, v.precision, v.memory_format), others[i]);
+    EXPECT_EQ(v.line, lines[i]);
+  }
+  // Every pair needs its profile; a key that is no pair of the lists is refused.
+  const InputError missing = load_error(write("configs/y.yaml", lists + "  fp32/nchw: ../a/profile.yaml\n" + sweep));
+  EXPECT_EQ(missing.key(), "profile");
+  EXPECT_NE(missing.message().find("no profile for precision/memory format bf16-amp/channels_last"), std::string::npos)
+      << missing.what();
+  const InputError extra = load_error(write("configs/z.yaml", "precision: [fp32]\nmemory_format: [nchw]\nprofile:\n"
+                                                              "  fp32/nchw: ../a/profile.yaml\n"
+                                                              "  fp32/channels_last: ../b/profile.yaml\n" + sweep));
+  EXPECT_EQ(extra.line(), 5);
+  EXPECT_NE(extra.message().find("'fp32/channels_last' is not a precision/memory format of precision: x "
+                                 "memory_format: (fp32/nchw)"),
+            std::string::npos)
+      << extra.what();
+}
+
 // memory_format: a list, as precision: is: the tables' format first, each other from its own
 // profile; the precision (one, or fp32) is the same for every format.
 TEST_F(ConfigTest, SeveralMemoryFormatsEachWithItsProfile) {
@@ -448,8 +489,8 @@ TEST_F(ConfigTest, SeveralMemoryFormatsEachWithItsProfile) {
       {"memory_format: [channels_last, channels_last]\nprofile:\n  channels_last: ../cl/profile.yaml\n", 1,
        "memory_format[1]", "channels_last is given twice"},
       {"memory_format: []\nprofile:\n  nchw: ../nchw/profile.yaml\n", 1, "memory_format", "names no memory format"},
-      {"precision: [fp32]\nmemory_format: [nchw]\nprofile:\n  fp32: ../nchw/profile.yaml\n", 2, "memory_format",
-       "list precision: or memory_format:, not both"},
+      {"precision: [fp32]\nmemory_format: [nchw]\nprofile:\n  fp32: ../nchw/profile.yaml\n", 4, "profile",
+       "no profile for precision/memory format fp32/nchw (give fp32/nchw: FILE"},
       {"memory_format: [nchw, channels_last]\nobservations: []\nprofile:\n  nchw: ../nchw/profile.yaml\n"
        "  channels_last: ../cl/profile.yaml\n", 1, "memory_format[1]", "not with gpu: or observations:"},
   };

@@ -363,6 +363,35 @@ TEST_F(SimulateProgram, SeveralPrecisionsAreComparedEachWithItsOwnProfile) {
   EXPECT_NE(run.out.find("Measured but not predicted: none."), std::string::npos) << run.out;
   EXPECT_EQ(lines_of(run.out).back().rfind("MAPE epoch_s: ", 0), 0u);
   EXPECT_NE(lines_of(run.out).back().find(" over 16 configurations (48 runs); "), std::string::npos) << run.out;
+
+  // The same two profiles as precision x memory format (one format listed): the same join, the
+  // profiles under PRECISION/FORMAT, the section named for both keys.
+  const fs::path crossed = write_config("precision: [fp32, bf16-amp]\nmemory_format: [nchw]\nprofile:\n  fp32/nchw: " +
+                                        dir + "fp32/profile.yaml\n  bf16-amp/nchw: " + dir +
+                                        "bf16/profile.yaml\nmodel: resnet18-cifar\ntrainer: trainsim\n"
+                                        "dataset: {train_samples: 512}\nloader: {workers: 0}\n"
+                                        "sweep: {strategy: ddp, gpus: [1, 2], batch_per_gpu: [32, 64]}\n");
+  const ProgramRun both = simulate(crossed.string() + " --compare " + (dir_ / "runs.csv").string());
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_NE(both.out.find("## Precision and memory format: fp32/nchw (the tables') and bf16-amp/nchw"),
+            std::string::npos) << both.out;
+  EXPECT_NE(both.out.find("| config   | fp32/nchw s | bf16-amp/nchw s | bf16-amp/nchw x |"), std::string::npos)
+      << both.out;
+  const auto summary = [](const std::string& out) { return out.substr(out.find("MAPE epoch_s (")); };
+  EXPECT_EQ(summary(both.out), summary(run.out));
+  // A profile measured in another precision than its key says: one line at that key.
+  const fs::path wrong = write_config("precision: [fp32, bf16-amp]\nmemory_format: [nchw]\nprofile:\n"
+                                      "  fp32/nchw: " + dir + "fp32/profile.yaml\n  bf16-amp/nchw: " + dir +
+                                      "fp32/profile.yaml\nmodel: resnet18-cifar\n"
+                                      "sweep: {strategy: ddp, gpus: [1], batch_per_gpu: [32]}\n");
+  const ProgramRun refused = simulate(wrong.string());
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find(wrong.string() + ":5: profile.bf16-amp/nchw: " + dir +
+                             "fp32/profile.yaml was measured in fp32/nchw (measurement.precision, memory_format), "
+                             "not bf16-amp/nchw: give a profile measured with measure --precision bf16-amp "
+                             "--memory-format nchw"),
+            std::string::npos)
+      << refused.err;
 }
 
 // memory_format: [nchw, channels_last] with a profile measured in each (the 2-core CPU's,

@@ -543,31 +543,44 @@ void read_variant_profiles(const Value& profiles, const Map& top, const TopKeys&
   const std::optional<Value> format = top.optional("memory_format");
   const bool precisions = precision && precision->is_list();
   const bool formats = format && format->is_list();
-  if (precisions && formats) {
-    format->fail("list precision: or memory_format:, not both (profile: holds one profile per entry of one list)");
-  }
   if (!precisions && !formats) {
     profiles.fail("a map of profiles needs precision: [NAME, ...] or memory_format: [NAME, ...] listing its keys, "
                   "one profile per precision or memory format");
   }
   using Axis = SweepConfig::VariantAxis;
-  config.variant_axis = formats ? Axis::kMemoryFormat : Axis::kPrecision;
-  const Value& list = formats ? *format : *precision;
-  const std::string what = formats ? "memory format" : "precision";
-  const std::string key = formats ? "memory_format" : "precision";
+  config.variant_axis = precisions && formats ? Axis::kBoth : formats ? Axis::kMemoryFormat : Axis::kPrecision;
+  const std::string what = precisions && formats ? "precision/memory format" : formats ? "memory format" : "precision";
   const Map map(profiles);
   const auto entries = map.entries();
-  const std::vector<Value> items = list.as_list();
-  if (items.empty()) list.fail("names no " + what + ": give one or more, each a key of profile:");
-  std::vector<std::string> names;  // the listed entries, in order
-  for (const Value& item : items) {
-    if (formats) {
-      read_memory_format(item, keys, config);
-    } else {
-      read_precision(item, keys, config);
+  // Each listed key's values, in order (one list, or both: every precision with every format).
+  const auto read_list = [&](const Value& list, const std::string& noun, auto read) {
+    std::vector<std::string> names;
+    const std::vector<Value> items = list.as_list();
+    if (items.empty()) list.fail("names no " + noun + ": give one or more, each a key of profile:");
+    for (const Value& item : items) {
+      read(item, keys, config);
+      const std::string name = noun == "precision" ? precision_name(config.precision)
+                                                   : memory_format_name(config.memory_format);
+      if (std::find(names.begin(), names.end(), name) != names.end()) item.fail(name + " is given twice");
+      names.push_back(name);
     }
-    const std::string name = variant_name(config.variant_axis, config.precision, config.memory_format);
-    if (std::find(names.begin(), names.end(), name) != names.end()) item.fail(name + " is given twice");
+    return names;
+  };
+  const std::vector<std::string> precision_names =
+      precisions ? read_list(*precision, "precision", read_precision) : std::vector<std::string>{};
+  const std::vector<std::string> format_names =
+      formats ? read_list(*format, "memory format", read_memory_format) : std::vector<std::string>{};
+  // The single value of a key not listed is the config's (finish_variants fills it in).
+  std::vector<std::pair<Precision, MemoryFormat>> combos;
+  for (const std::string& p : precisions ? precision_names : std::vector<std::string>{precision_name(config.precision)}) {
+    for (const std::string& f :
+         formats ? format_names : std::vector<std::string>{memory_format_name(config.memory_format)}) {
+      combos.emplace_back(*parse_precision(p), *parse_memory_format(f));
+    }
+  }
+  std::vector<std::string> names;  // the entries, in order: the tables' first
+  for (const auto& [p, f] : combos) {
+    const std::string name = variant_name(config.variant_axis, p, f);
     names.push_back(name);
     const auto entry = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.first == name; });
     if (entry == entries.end()) {
@@ -578,33 +591,33 @@ void read_variant_profiles(const Value& profiles, const Map& top, const TopKeys&
       config.profile_path = file;
       config.profile_line = entry->second.line();
     } else {
-      // The key not listed is filled in once read (finish_variants).
-      config.other_variants.push_back({config.precision, config.memory_format, file, entry->second.line()});
+      config.other_variants.push_back({p, f, file, entry->second.line()});
     }
   }
   for (const auto& [name, value] : entries) {
     if (std::find(names.begin(), names.end(), name) == names.end()) {
-      value.fail("'" + name + "' is not a " + what + " of " + key + ": (" + csv::comma_list(names) + ")");
+      const std::string listed = precisions && formats ? "precision: x memory_format:"
+                                 : formats              ? "memory_format:"
+                                                        : "precision:";
+      value.fail("'" + name + "' is not a " + what + " of " + listed + " (" + csv::comma_list(names) + ")");
     }
   }
-  // The tables' entry: the list's first.
+  // The tables' entry: each list's first.
+  if (precisions) {
+    config.precision = combos.front().first;
+    config.precision_line = precision->line();
+  }
   if (formats) {
-    config.memory_format = *parse_memory_format(names.front());
-    config.memory_format_line = list.line();
-  } else {
-    config.precision = *parse_precision(names.front());
-    config.precision_line = list.line();
+    config.memory_format = combos.front().second;
+    config.memory_format_line = format->line();
   }
 }
 
 // The other entries of a listed key take the tables' value of the key not listed.
 void finish_variants(SweepConfig& config) {
   for (SweepConfig::VariantProfile& variant : config.other_variants) {
-    if (config.variant_axis == SweepConfig::VariantAxis::kPrecision) {
-      variant.memory_format = config.memory_format;
-    } else {
-      variant.precision = config.precision;
-    }
+    if (config.variant_axis == SweepConfig::VariantAxis::kPrecision) variant.memory_format = config.memory_format;
+    if (config.variant_axis == SweepConfig::VariantAxis::kMemoryFormat) variant.precision = config.precision;
   }
 }
 

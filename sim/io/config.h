@@ -148,12 +148,12 @@ struct SweepConfig : RunSetting {
   int model_line = 0;                     // line of `model:` (0: not given)
   int precision_line = 0;  // line of `precision:` (0: not given, fp32)
   int memory_format_line = 0;  // line of `memory_format:` (0: not given, nchw)
-  // `precision:` or `memory_format:` as a list with `profile:` a map of one profile per entry:
-  // the tables predict the list's first entry (`precision` or `memory_format`, from
+  // `precision:` or `memory_format:` as a list (or both, crossed) with `profile:` a map of one
+  // profile per entry: the tables predict the first entry (`precision` and `memory_format`, from
   // `profile_path`), each other one is predicted beside them from its own profile, in the tables'
-  // setting but for the listed key (docs/PRECISION.md "Several precisions").
-  enum class VariantAxis { kPrecision, kMemoryFormat };
-  VariantAxis variant_axis = VariantAxis::kPrecision;  // which key is the list
+  // setting but for the listed keys (docs/PRECISION.md "Several precisions").
+  enum class VariantAxis { kPrecision, kMemoryFormat, kBoth };
+  VariantAxis variant_axis = VariantAxis::kPrecision;  // which key is the list (kBoth: both are)
   struct VariantProfile {
     Precision precision = Precision::kFp32;
     MemoryFormat memory_format = MemoryFormat::kNchw;
@@ -170,10 +170,31 @@ struct SweepConfig : RunSetting {
   std::optional<ScaleOutRequest> scale_out;
 };
 
-// An entry's name on the axis a list spans: the precision ("bf16-amp") or the memory format
-// ("channels_last").
+// An entry's name on the axis a list spans: the precision ("bf16-amp"), the memory format
+// ("channels_last"), or both ("bf16-amp/channels_last", a key of profile: when both are lists).
 inline std::string variant_name(SweepConfig::VariantAxis axis, Precision precision, MemoryFormat format) {
-  return axis == SweepConfig::VariantAxis::kMemoryFormat ? memory_format_name(format) : precision_name(precision);
+  switch (axis) {
+    case SweepConfig::VariantAxis::kPrecision: return precision_name(precision);
+    case SweepConfig::VariantAxis::kMemoryFormat: return memory_format_name(format);
+    case SweepConfig::VariantAxis::kBoth: break;
+  }
+  return std::string(precision_name(precision)) + "/" + memory_format_name(format);
+}
+
+// How a report names an axis: "precision", "memory format", "precision and memory format"; and its
+// section's title: "Precision", "Memory format", "Precision and memory format".
+inline std::string variant_axis_noun(SweepConfig::VariantAxis axis) {
+  switch (axis) {
+    case SweepConfig::VariantAxis::kPrecision: return "precision";
+    case SweepConfig::VariantAxis::kMemoryFormat: return "memory format";
+    case SweepConfig::VariantAxis::kBoth: break;
+  }
+  return "precision and memory format";
+}
+inline std::string variant_axis_title(SweepConfig::VariantAxis axis) {
+  std::string noun = variant_axis_noun(axis);
+  noun[0] = static_cast<char>(noun[0] - 'a' + 'A');
+  return noun;
 }
 
 // What the simulator takes, beyond which a config is refused with a clear error rather than

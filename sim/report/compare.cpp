@@ -119,7 +119,8 @@ Comparison compare_runs(const SweepConfig& config, const std::vector<SimResult>&
   // An entry the config lists besides (precision: or memory_format: a list) is its own join's
   // (merge_variants); any other precision or format is not predicted.
   const auto lists = [&](SweepConfig::VariantAxis axis) {
-    return !config.other_variants.empty() && config.variant_axis == axis;
+    return !config.other_variants.empty() &&
+           (config.variant_axis == axis || config.variant_axis == SweepConfig::VariantAxis::kBoth);
   };
   for (const MeasuredConfig& m : runs.configs) {
     if (const auto reason = other_model(config.model, runs, m.key)) {
