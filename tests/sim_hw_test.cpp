@@ -398,12 +398,18 @@ TEST(NcclModel, NvlsTreeAcrossNodes) {
               79e-6 + big / 80e9, 1e-12);
 }
 
-TEST(NcclModel, NvlinkSharpNeedsNvswitchesAndComputeCapability9) {
+// One node of 8 GPUs of 18 NVLinks and compute capability 9.0 on NVSwitches, as a topology.
+trainsim::Topology hgx_h100_topology() {
   trainsim::Topology t;
   t.gpus_per_node = 8;
   t.fabric = trainsim::Fabric::kNvswitch;
   t.gpu.link.nvlink_links = 18;
   t.gpu.compute_capability = 9.0;
+  return t;
+}
+
+TEST(NcclModel, NvlinkSharpNeedsNvswitchesAndComputeCapability9) {
+  trainsim::Topology t = hgx_h100_topology();
   EXPECT_TRUE(trainsim::hw::nccl_cluster(t).nvls);
   EXPECT_TRUE(trainsim::hw::nccl_cluster(t).system(8).nvls);
   t.gpu.compute_capability = 8.0;  // A100 on NVSwitch
@@ -458,11 +464,7 @@ TEST(NcclModel, GpusUnderOneSwitchShareItsLinkThroughHostMemory) {
 
 // NCCL_ALGO (topology nccl_algo:): the tuner chooses among the algorithms it allows only.
 TEST(NcclModel, NcclAlgoRestrictsTheTunersChoice) {
-  trainsim::Topology t;
-  t.gpus_per_node = 8;
-  t.fabric = trainsim::Fabric::kNvswitch;
-  t.gpu.link.nvlink_links = 18;
-  t.gpu.compute_capability = 9.0;
+  trainsim::Topology t = hgx_h100_topology();
   const double big = 1 << 30;
   EXPECT_EQ(trainsim::hw::nccl_cluster(t).time(NcclOp::kAllReduce, big, 8).algorithm, NcclAlgorithm::kNvls);
   t.nccl_algo = {"ring"};
