@@ -215,6 +215,11 @@ TEST(NcclTestsLog, TheNamedBinaryMustMatchTheColumnsAndBeModelled) {
             "reduce_scatter, broadcast, reduce)");
   EXPECT_EQ(error_of("# all_reduce_perf\n" + kFourRanks + "# broadcast_perf\n" + all_reduce_row),
             "op.log:7: nccl-tests-log: names broadcast_perf after all_reduce_perf (line 1): one log is one collective");
+  // An MPI build's binary is the same collective.
+  EXPECT_EQ(parse_nccl_tests_log_text("# Collective test starting: all_reduce_perf_mpi\n" + kFourRanks + all_reduce_row,
+                                      "op.log")
+                .op,
+            "all_reduce");
   // A name inside another word is not the binary.
   EXPECT_EQ(parse_nccl_tests_log_text("# my_all_gather_perf_notes\n" + kFourRanks + all_reduce_row, "op.log").op,
             "all_reduce");

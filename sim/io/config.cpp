@@ -668,9 +668,10 @@ std::optional<GpuCatalog> read_hardware(const Map& top, const TopKeys& keys, con
     if (text.empty()) log->fail("must name an nccl-tests log file (all_reduce_perf, all_gather_perf, ...)");
     config.topology->collectives_log_path = resolve_path(path, text);
     config.topology->collectives_log = parse_nccl_tests_log(config.topology->collectives_log_path);
-    if (config.topology->collectives_log->ranks != config.topology->gpus()) {
-      log->fail("the log ran on " + std::to_string(config.topology->collectives_log->ranks) + " ranks, the topology has " +
-                std::to_string(config.topology->gpus()) + " GPUs");
+    // A log of some of the cluster's GPUs (one node of several) calibrates the model for all of them.
+    if (config.topology->collectives_log->ranks > config.topology->gpus()) {
+      log->fail("the log ran on " + std::to_string(config.topology->collectives_log->ranks) +
+                " ranks, more than the topology's " + std::to_string(config.topology->gpus()) + " GPUs");
     }
   }
   if (keys.collectives) {

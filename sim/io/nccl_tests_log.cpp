@@ -69,12 +69,15 @@ bool identifier_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-// The nccl-tests binaries a line names as words ("all_gather_perf", "./build/broadcast_perf").
+// The nccl-tests binaries a line names as words ("all_gather_perf", "./build/broadcast_perf", or
+// an MPI build's "all_gather_perf_mpi").
 std::vector<std::string> binaries_named(const std::string& line) {
   std::vector<std::string> out;
   constexpr std::string_view kSuffix = "_perf";
+  constexpr std::string_view kMpi = "_mpi";
   for (auto at = line.find(kSuffix); at != std::string::npos; at = line.find(kSuffix, at + 1)) {
-    const auto end = at + kSuffix.size();
+    auto end = at + kSuffix.size();
+    if (line.compare(end, kMpi.size(), kMpi) == 0) end += kMpi.size();
     if (end < line.size() && identifier_char(line[end])) continue;
     auto begin = at;
     while (begin > 0 && identifier_char(line[begin - 1])) --begin;

@@ -28,14 +28,16 @@ double split_ranks(hw::NcclOp op, int ranks) {
 
 }  // namespace
 
-bool uses_calibration(const CollectivesRequest& request, const hw::NcclCluster& cluster) {
-  return cluster.calibration && cluster.log && request.op != cluster.log->op && !request.log;
+bool uses_calibration(const CollectivesRequest& request, const Topology& topology, const hw::NcclCluster& cluster) {
+  // The log's own op on its own rank count is the log, compared with the catalog's figures.
+  const bool the_log = cluster.log && request.op == cluster.log->op && cluster.log->ranks == topology.gpus();
+  return cluster.calibration && !the_log && !request.log;
 }
 
 std::vector<CollectiveRow> predict_collectives(const CollectivesRequest& request, const Topology& topology) {
   const hw::NcclOp op = hw::nccl_op(request.op);
   hw::NcclCluster cluster = hw::nccl_cluster(topology);
-  if (!uses_calibration(request, cluster)) cluster.calibration.reset();  // the catalog's figures alone
+  if (!uses_calibration(request, topology, cluster)) cluster.calibration.reset();  // the catalog's figures alone
   std::vector<CollectiveRow> rows;
   const double split = split_ranks(op, topology.gpus());
   for (double size = request.min_bytes; size <= request.max_bytes * (1 + 1e-12); size *= request.factor) {
@@ -118,7 +120,8 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
   // where it is of this op. The calibrated columns: with log:, the cluster's log's calibration
   // as a whole (another file predicting this one); else the log's own, held out by halves.
   const CollectiveCurve* log = request.log ? &*request.log
-                               : topology.collectives_log && request.op == topology.collectives_log->op
+                               : topology.collectives_log && request.op == topology.collectives_log->op &&
+                                         topology.collectives_log->ranks == topology.gpus()
                                    ? &*topology.collectives_log
                                    : nullptr;
   const std::string& log_path = request.log ? request.log_path : topology.collectives_log_path;
@@ -129,7 +132,7 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
   std::string out = "# trainsim: " + request.op + " on " + std::to_string(topology.gpus()) + " GPUs, " +
                     topology.describe() + "\n# NCCL's cost model (docs/SCALE.md), NCCL " + hw::to_string(cluster.nccl) +
                     "'s constants" +
-                    (uses_calibration(request, cluster) ? ", calibrated by the log " + topology.collectives_log_path
+                    (uses_calibration(request, topology, cluster) ? ", calibrated by the log " + topology.collectives_log_path
                                                         : std::string()) +
                     ": predicted, not measured" +
                     (log ? "; beside it the measured log " + log_path : std::string()) + "\n";

@@ -18,10 +18,10 @@ struct CollectiveRow {
   double busbw_gbs = 0;    // algbw x nccl-tests' factor
 };
 
-// The sizes min, min x factor, ... <= max, each a whole number of float32 elements (nccl-tests'
-// float type), and the predicted row of each: NCCL's model on the catalog's figures for the
-// all-reduce a `collectives_log:` is compared with, the model calibrated by that log for every
-// other op (uses_calibration).
+// The sizes min, min x factor, ... <= max, each a whole number of float32 elements per rank
+// (nccl-tests' float type), and the predicted row of each: NCCL's model on the catalog's figures
+// for the log's own op and rank count and with `collectives.log`, else the model calibrated by the
+// cluster's log where there is one (uses_calibration).
 std::vector<CollectiveRow> predict_collectives(const CollectivesRequest& request, const Topology& topology);
 
 // nccl-tests' layout: size, count, type, redop, root, time (us), algbw, busbw (GB/s), then the
@@ -33,6 +33,8 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
 std::string format_collectives_csv(const CollectivesRequest& request, const Topology& topology,
                                    const std::vector<CollectiveRow>& rows);
 
-bool uses_calibration(const CollectivesRequest& request, const hw::NcclCluster& cluster);
+// Whether the table's predictions are the model calibrated by the cluster's log: any op or rank
+// count but the log's own, and not with a log of the table's own (CollectivesRequest::log).
+bool uses_calibration(const CollectivesRequest& request, const Topology& topology, const hw::NcclCluster& cluster);
 
 }  // namespace trainsim::report
