@@ -204,6 +204,9 @@ struct CollectiveCurve {
   std::string op;
   int ranks = 0;
   std::vector<CurvePoint> points;
+  // An nccl-tests log's GPUs launched by one thread per call (its header's `nGpus`); 0: not
+  // known (a measured curve: not written to or read from profiles).
+  int gpus_per_thread = 0;
 };
 
 struct CollectivesProfile {

@@ -167,8 +167,10 @@ TEST(NcclTestsLog, AnAllGatherLogIsReadAsOneWithItsEmptyRowsSkipped) {
                            "           0             0     float    none      -1     9.00    0.00    0.00      0     9.10    0.00    0.00      0\n"
                            "          16             1     float    none      -1    12.00    0.00    0.00      0    12.10    0.00    0.00      0\n"
                            "        4096           256     float    none      -1    13.00    0.32    0.24      0    13.10    0.31    0.23      0\n";
-  const auto curve = parse_nccl_tests_log_text(text, "ag.log");
+  const auto curve = parse_nccl_tests_log_text(
+      "# nThread 1 nGpus 4 minBytes 8 maxBytes 4096 step: 2(factor) warmup iters: 5 iters: 20\n" + text, "ag.log");
   EXPECT_EQ(curve.op, "all_gather");
+  EXPECT_EQ(curve.gpus_per_thread, 4);  // one thread launched the 4 GPUs
   EXPECT_EQ(curve.ranks, 4);
   ASSERT_EQ(curve.points.size(), 2u);
   EXPECT_DOUBLE_EQ(curve.points[0].bytes, 16);

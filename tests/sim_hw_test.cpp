@@ -583,13 +583,29 @@ TEST(NcclCalibration, AClustersLogPricesItsRankCountAndCalibratesTheRest) {
   using trainsim::hw::CollectiveOp;
   // The log's own rank count: the log, interpolated.
   EXPECT_NEAR(model.seconds(CollectiveOp::kAllReduce, 4, log.points[3].bytes), log.points[3].time_s, 1e-12);
-  // Another rank count and another op: the calibrated model.
+  // Another rank count and another op: the calibrated model, DDP's all-reduce launched by a
+  // process per GPU, DataParallel's broadcast by one process for its 3 GPUs.
   EXPECT_NEAR(model.seconds(CollectiveOp::kAllReduce, 2, 1e6),
-              nccl_calibrated(NcclOp::kAllReduce, 1e6, cluster.system(2), truth).seconds, 1e-9);
+              nccl_calibrated(NcclOp::kAllReduce, 1e6, cluster.system(2), truth, 1).seconds, 1e-9);
   EXPECT_NEAR(model.seconds(CollectiveOp::kBroadcast, 3, 1e6),
-              nccl_calibrated(NcclOp::kBroadcast, 1e6, cluster.system(3), truth).seconds, 1e-9);
+              nccl_calibrated(NcclOp::kBroadcast, 1e6, cluster.system(3), truth, 3).seconds, 1e-9);
   EXPECT_NE(model.note(CollectiveOp::kBroadcast, 3).find("calibrated by the cluster's nccl-tests log: overhead 10.0 us"),
             std::string::npos);
+}
+
+// A log run with one thread driving its GPUs (nGpus 4): its per-call overhead is 4 launches, and
+// a call launching g GPUs pays g / 4 of it; 0 prices the call as the log ran.
+TEST(NcclCalibration, TheOverheadScalesWithTheGpusOneThreadLaunches) {
+  const NcclSystem s = pcie4();
+  NcclCalibration c;
+  c.overhead_s = 20e-6;
+  c.gpus_per_thread = 4;
+  const double bytes = 8;
+  const double model = nccl_fastest(NcclOp::kAllReduce, bytes, s).seconds;
+  EXPECT_NEAR(nccl_calibrated(NcclOp::kAllReduce, bytes, s, c).seconds, model + 20e-6, 1e-12);
+  EXPECT_NEAR(nccl_calibrated(NcclOp::kAllReduce, bytes, s, c, 4).seconds, model + 20e-6, 1e-12);
+  EXPECT_NEAR(nccl_calibrated(NcclOp::kAllReduce, bytes, s, c, 1).seconds, model + 5e-6, 1e-12);
+  EXPECT_NEAR(nccl_calibrated(NcclOp::kAllReduce, bytes, s, c, 8).seconds, model + 40e-6, 1e-12);
 }
 
 }  // namespace nccl

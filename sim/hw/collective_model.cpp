@@ -135,7 +135,10 @@ double CollectiveModel::seconds(CollectiveOp op, int ranks, double bytes) const 
     case Source::kFree: return 0.0;
     case Source::kMeasured: return m.curve->time_at(bytes);
     case Source::kFormula: return formula_seconds(op, ranks, bytes, m.alpha_beta);
-    case Source::kNccl: return cluster_->time(to_nccl(op), bytes, ranks).seconds;
+    case Source::kNccl:
+      // DDP's all-reduces come from a process per GPU; DataParallel's broadcasts and reduces from
+      // one process that launches every GPU's part (a calibration's per-call overhead scales so).
+      return cluster_->time(to_nccl(op), bytes, ranks, op == CollectiveOp::kAllReduce ? 1 : ranks).seconds;
   }
   return 0.0;
 }

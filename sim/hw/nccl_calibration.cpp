@@ -1,6 +1,7 @@
 #include "hw/nccl_calibration.h"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -63,11 +64,13 @@ NcclCalibration fit_nccl_calibration(NcclOp op, const NcclSystem& log_system, co
   return c;
 }
 
-NcclTime nccl_calibrated(NcclOp op, double bytes, const NcclSystem& system, const NcclCalibration& c) {
+NcclTime nccl_calibrated(NcclOp op, double bytes, const NcclSystem& system, const NcclCalibration& c,
+                         int gpus_per_thread) {
   NcclTime t = nccl_fastest(op, bytes, system);
   if (!(t.seconds > 0)) return t;
   const double bandwidth = bounding_link(system) == c.link ? c.bandwidth_scale : 1.0;
-  t.parts.latency_s = c.overhead_s + c.latency_scale * t.parts.latency_s;
+  const double launches = gpus_per_thread > 0 ? static_cast<double>(gpus_per_thread) / std::max(1, c.gpus_per_thread) : 1.0;
+  t.parts.latency_s = launches * c.overhead_s + c.latency_scale * t.parts.latency_s;
   t.parts.transfer_s /= bandwidth;
   t.seconds = t.parts.latency_s + t.parts.transfer_s;
   return t;
@@ -75,8 +78,10 @@ NcclTime nccl_calibrated(NcclOp op, double bytes, const NcclSystem& system, cons
 
 std::string describe(const NcclCalibration& c) {
   char text[200];
-  std::snprintf(text, sizeof text, "overhead %.1f us, latency x%.2f, %s bandwidth x%.2f (fit over %d sizes: %.1f%% rms)",
-                c.overhead_s * 1e6, c.latency_scale, to_string(c.link), c.bandwidth_scale, c.points,
+  const std::string launches =
+      c.gpus_per_thread > 1 ? " (" + std::to_string(c.gpus_per_thread) + " GPUs launched a call)" : "";
+  std::snprintf(text, sizeof text, "overhead %.1f us%s, latency x%.2f, %s bandwidth x%.2f (fit over %d sizes: %.1f%% rms)",
+                c.overhead_s * 1e6, launches.c_str(), c.latency_scale, to_string(c.link), c.bandwidth_scale, c.points,
                 100 * c.rms_relative_error);
   return text;
 }

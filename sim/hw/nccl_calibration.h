@@ -6,7 +6,8 @@
 // (hw/nccl_model.h); the cluster then delivers that choice at its own speed:
 //   t = overhead + latency_scale x latency(a, p) + transfer(a, p) / bandwidth_scale
 // overhead:        seconds per call outside NCCL's model (the kernel launch and the host's work;
-//                  in a log run with nGpus > 1, one thread launches every GPU's part),
+//                  in a log run with nGpus > 1, one thread launches every GPU's part: the
+//                  overhead of a call launching g GPUs is g / nGpus of the log's),
 // latency_scale:   NCCL's base and hop latencies on this cluster,
 // bandwidth_scale: the algorithm bandwidth of the link class that bounds the log's ring
 //                  (bounding_link).
@@ -37,8 +38,10 @@ const char* to_string(LinkClass c);  // "intra-node", "inter-node"
 // std::invalid_argument with fewer than 3 usable points (bytes > 0, time > 0) or one rank.
 NcclCalibration fit_nccl_calibration(NcclOp op, const NcclSystem& log_system, const std::vector<CurvePoint>& points);
 
-// NCCL's choice on `system` (nccl_fastest), priced with the calibration.
-NcclTime nccl_calibrated(NcclOp op, double bytes, const NcclSystem& system, const NcclCalibration& calibration);
+// NCCL's choice on `system` (nccl_fastest), priced with the calibration, for a call whose thread
+// launches `gpus_per_thread` GPUs: the overhead scales with them from the log's (0: as the log ran).
+NcclTime nccl_calibrated(NcclOp op, double bytes, const NcclSystem& system, const NcclCalibration& calibration,
+                         int gpus_per_thread = 0);
 
 // "overhead 40.1 us, latency x1.05, intra-node bandwidth x0.74 (fit over 25 sizes: 6.2% rms)"
 std::string describe(const NcclCalibration& calibration);

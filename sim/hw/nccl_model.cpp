@@ -348,12 +348,13 @@ NcclCalibration log_calibration(const NcclCluster& c) {
            o.gpus_per_switch == c.gpus_per_switch &&
            o.inter_gbs == c.inter_gbs && o.sm80 == c.sm80 && o.nvls == c.nvls &&
            o.algorithms == c.algorithms && o.nccl == c.nccl &&
-           o.log->op == log.op && o.log->ranks == log.ranks &&
+           o.log->op == log.op && o.log->ranks == log.ranks && o.log->gpus_per_thread == log.gpus_per_thread &&
            std::equal(o.log->points.begin(), o.log->points.end(), log.points.begin(),
                       log.points.end(), same_point);
   };
   if (!last || !same(last->cluster)) {
     last = Fitted{c, fit_nccl_calibration(nccl_op(log.op), c.system(log.ranks), log.points)};
+    last->calibration.gpus_per_thread = std::max(1, log.gpus_per_thread);
   }
   return last->calibration;
 }
@@ -394,9 +395,9 @@ NcclCluster nccl_cluster(const Topology& t) {
   return c;
 }
 
-NcclTime NcclCluster::time(NcclOp op, double bytes, int ranks) const {
+NcclTime NcclCluster::time(NcclOp op, double bytes, int ranks, int gpus_per_thread) const {
   const NcclSystem sys = system(ranks);
-  return calibration ? nccl_calibrated(op, bytes, sys, *calibration) : nccl_fastest(op, bytes, sys);
+  return calibration ? nccl_calibrated(op, bytes, sys, *calibration, gpus_per_thread) : nccl_fastest(op, bytes, sys);
 }
 
 }  // namespace trainsim::hw

@@ -133,7 +133,10 @@ NcclTime nccl_fastest(NcclOp op, double bytes, const NcclSystem& system);
 // A cluster's own log's calibration of the model (hw/nccl_calibration.h).
 enum class LinkClass { kIntraNode, kInterNode };
 struct NcclCalibration {
+  // Per call, outside NCCL's model: mostly the host's launch of the call's kernels, one per GPU
+  // the calling thread drives, so it is for a call launching `gpus_per_thread` GPUs (the log's).
   double overhead_s = 0;
+  int gpus_per_thread = 1;
   double latency_scale = 1;
   double bandwidth_scale = 1;
   LinkClass link = LinkClass::kIntraNode;  // the link class bandwidth_scale rates
@@ -157,8 +160,9 @@ struct NcclCluster {
   std::optional<NcclCalibration> calibration;  // fitted to log (3 sizes or more)
   // Throws std::invalid_argument for ranks spanning nodes without NICs.
   NcclSystem system(int ranks) const;
-  // `op` on `ranks`: NCCL's choice, priced with the calibration where there is one.
-  NcclTime time(NcclOp op, double bytes, int ranks) const;
+  // `op` on `ranks`: NCCL's choice, priced with the calibration where there is one, for a call
+  // whose thread launches `gpus_per_thread` GPUs (0: as the calibrating log ran).
+  NcclTime time(NcclOp op, double bytes, int ranks, int gpus_per_thread = 0) const;
 };
 
 // NCCL's view of a topology: intra-node per GPU NVLink (links x NCCL's per-link figure) over

@@ -153,7 +153,10 @@ CollectiveCurve parse_nccl_tests_log_text(const std::string& text, const std::st
     }
     if (line[first] == '#') {
       const auto tokens = tokens_of(line.substr(first + 1));
-      if (tokens.size() >= 2 && tokens[0] == "Rank" && all_digits(tokens[1])) {
+      if (tokens.size() >= 4 && tokens[0] == "nThread" && tokens[2] == "nGpus" && all_digits(tokens[3]) &&
+          tokens[3].size() <= 7) {
+        curve.gpus_per_thread = std::stoi(tokens[3]);
+      } else if (tokens.size() >= 2 && tokens[0] == "Rank" && all_digits(tokens[1])) {
         if (tokens[1].size() > 7) fail("rank " + tokens[1] + " is beyond any nccl-tests run");
         ranks.insert(std::stoi(tokens[1]));
       } else if (!tokens.empty() && tokens[0] == "size") {

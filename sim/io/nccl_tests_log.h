@@ -26,7 +26,7 @@
 namespace trainsim {
 
 // The log's curve (op as above, out-of-place time per size), ranks = the number of distinct
-// "# Rank" headers. Throws InputError(path, line, "nccl-tests-log", what) on a data line that
+// "# Rank" headers, gpus_per_thread = the "# nThread T nGpus G" header's G (0 without it). Throws InputError(path, line, "nccl-tests-log", what) on a data line that
 // does not parse, a line with wrong elements (#wrong > 0, or error > 1e-3), no rank header, no
 // data line, a collective trainsim does not model, or one the text and the columns disagree on.
 CollectiveCurve parse_nccl_tests_log(const std::string& path);

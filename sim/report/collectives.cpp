@@ -46,7 +46,8 @@ std::vector<CollectiveRow> predict_collectives(const CollectivesRequest& request
     // element a rank prints 0 bytes and moves nothing: not a row here).
     row.bytes = std::floor(size / kFloatBytes / split) * kFloatBytes * split;
     if (row.bytes <= 0) continue;
-    row.time = cluster.time(op, row.bytes, topology.gpus());
+    // With a log to compare with, each call launches as many GPUs as that log's did.
+    row.time = cluster.time(op, row.bytes, topology.gpus(), request.log ? request.log->gpus_per_thread : 0);
     row.algbw_gbs = row.time.seconds > 0 ? row.bytes / row.time.seconds / 1e9 : 0;
     row.busbw_gbs = row.algbw_gbs * hw::nccl_bus_factor(op, topology.gpus());
     rows.push_back(row);
@@ -179,7 +180,7 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
       if (r.bytes < 1024.0 * 1024) time_error.add(e_time);
       const hw::NcclOp op = hw::nccl_op(request.op);
       const double held = calibrated ? calibrated->seconds(op, r.bytes, system)
-                          : other    ? hw::nccl_calibrated(op, r.bytes, system, *other).seconds
+                          : other    ? hw::nccl_calibrated(op, r.bytes, system, *other, request.log->gpus_per_thread).seconds
                                      : -1;
       if (held > 0) {
         const double held_busbw = r.bytes / held / 1e9 * factor;
