@@ -69,7 +69,8 @@ NcclTime nccl_calibrated(NcclOp op, double bytes, const NcclSystem& system, cons
   NcclTime t = nccl_fastest(op, bytes, system);
   if (!(t.seconds > 0)) return t;
   const double bandwidth = bounding_link(system) == c.link ? c.bandwidth_scale : 1.0;
-  const double launches = gpus_per_thread > 0 ? static_cast<double>(gpus_per_thread) / std::max(1, c.gpus_per_thread) : 1.0;
+  const double launches =
+      gpus_per_thread > 0 ? static_cast<double>(gpus_per_thread) / std::max(1, c.gpus_per_thread) : 1.0;
   t.parts.latency_s = launches * c.overhead_s + c.latency_scale * t.parts.latency_s;
   t.parts.transfer_s /= bandwidth;
   t.seconds = t.parts.latency_s + t.parts.transfer_s;

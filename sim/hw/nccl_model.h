@@ -56,9 +56,10 @@
 // the intra-node bandwidth is divided by the transfers that cross it at once each way
 // (uplink_flows: a ring's k, a chain's k - 1 on a one-switch node). NCCL's search (search.cc
 // followPath) reserves a ring's bandwidth on every link its paths cross, for every op alike; a
-// broadcast's chain leaves one of those transfers idle (docs/SCALE.md: the 2-GPU logs show it). The one penalty NCCL's search applies is on
-// Intel x86 root complexes (search.cc followPath, topo.h INTEL_P2P_OVERHEAD: the PCIe links carry
-// 6/5 of the bandwidth); the topology does not name its CPU, so that is not modelled.
+// broadcast's chain leaves one of those transfers idle (docs/SCALE.md: the 2-GPU logs show it).
+// The one penalty NCCL's search applies is on Intel x86 root complexes (search.cc followPath,
+// topo.h INTEL_P2P_OVERHEAD: the PCIe links carry 6/5 of the bandwidth); the topology does not
+// name its CPU, so that is not modelled.
 //
 // nccl-tests' bus bandwidth: busbw = algbw x factor, factor all-reduce 2(n-1)/n, all-gather and
 // reduce-scatter (n-1)/n, broadcast and reduce 1.

@@ -572,9 +572,12 @@ void read_variant_profiles(const Value& profiles, const Map& top, const TopKeys&
       formats ? read_list(*format, "memory format", read_memory_format) : std::vector<std::string>{};
   // The single value of a key not listed is the config's (finish_variants fills it in).
   std::vector<std::pair<Precision, MemoryFormat>> combos;
-  for (const std::string& p : precisions ? precision_names : std::vector<std::string>{precision_name(config.precision)}) {
-    for (const std::string& f :
-         formats ? format_names : std::vector<std::string>{memory_format_name(config.memory_format)}) {
+  const std::vector<std::string> each_precision =
+      precisions ? precision_names : std::vector<std::string>{precision_name(config.precision)};
+  const std::vector<std::string> each_format =
+      formats ? format_names : std::vector<std::string>{memory_format_name(config.memory_format)};
+  for (const std::string& p : each_precision) {
+    for (const std::string& f : each_format) {
       combos.emplace_back(*parse_precision(p), *parse_memory_format(f));
     }
   }

@@ -26,9 +26,10 @@
 namespace trainsim {
 
 // The log's curve (op as above, out-of-place time per size), ranks = the number of distinct
-// "# Rank" headers, gpus_per_thread = the "# nThread T nGpus G" header's G (0 without it). Throws InputError(path, line, "nccl-tests-log", what) on a data line that
-// does not parse, a line with wrong elements (#wrong > 0, or error > 1e-3), no rank header, no
-// data line, a collective trainsim does not model, or one the text and the columns disagree on.
+// "# Rank" headers, gpus_per_thread = the "# nThread T nGpus G" header's G (0 without it).
+// Throws InputError(path, line, "nccl-tests-log", what) on a data line that does not parse, a
+// line with wrong elements (#wrong > 0, or error > 1e-3), no rank header, no data line, a
+// collective trainsim does not model, or one the text and the columns disagree on.
 CollectiveCurve parse_nccl_tests_log(const std::string& path);
 // The same on text already read; `name` is the file name used in errors.
 CollectiveCurve parse_nccl_tests_log_text(const std::string& text, const std::string& name);

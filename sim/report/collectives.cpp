@@ -126,6 +126,7 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
                                    ? &*topology.collectives_log
                                    : nullptr;
   const std::string& log_path = request.log ? request.log_path : topology.collectives_log_path;
+  const hw::NcclOp op = hw::nccl_op(request.op);
   const hw::NcclCluster cluster = hw::nccl_cluster(topology);
   const hw::NcclSystem system = cluster.system(topology.gpus());
   const std::optional<HeldOut> calibrated = log && !request.log ? held_out(*log, system) : std::nullopt;
@@ -133,8 +134,9 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
   std::string out = "# trainsim: " + request.op + " on " + std::to_string(topology.gpus()) + " GPUs, " +
                     topology.describe() + "\n# NCCL's cost model (docs/SCALE.md), NCCL " + hw::to_string(cluster.nccl) +
                     "'s constants" +
-                    (uses_calibration(request, topology, cluster) ? ", calibrated by the log " + topology.collectives_log_path
-                                                        : std::string()) +
+                    (uses_calibration(request, topology, cluster)
+                         ? ", calibrated by the log " + topology.collectives_log_path
+                         : std::string()) +
                     ": predicted, not measured" +
                     (log ? "; beside it the measured log " + log_path : std::string()) + "\n";
   if (calibrated) {
@@ -160,11 +162,12 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
   out += line;
   const bool rooted = request.op == "broadcast" || request.op == "reduce";
   const bool reduces = request.op == "all_reduce" || request.op == "reduce" || request.op == "reduce_scatter";
-  const double factor = hw::nccl_bus_factor(hw::nccl_op(request.op), topology.gpus());
+  const double factor = hw::nccl_bus_factor(op, topology.gpus());
+  const double split = split_ranks(op, topology.gpus());
   ErrorMean busbw_error, time_error, calibrated_busbw_error, calibrated_time_error;
   for (const CollectiveRow& r : rows) {
     std::snprintf(line, sizeof line, " %11.0f %13.0f %9s %7s %7d %10.2f %8.2f %8.2f  %-9s %-8s", r.bytes,
-                  r.bytes / kFloatBytes / split_ranks(hw::nccl_op(request.op), topology.gpus()), "float",
+                  r.bytes / kFloatBytes / split, "float",
                   reduces ? "sum" : "none", rooted ? 0 : -1, r.time.seconds * 1e6,
                   r.algbw_gbs, r.busbw_gbs, hw::to_string(r.time.algorithm), hw::to_string(r.time.protocol));
     out += line;
@@ -178,10 +181,10 @@ std::string format_collectives_table(const CollectivesRequest& request, const To
       out += line;
       if (r.bytes >= 64.0 * 1024 * 1024) busbw_error.add(e_busbw);
       if (r.bytes < 1024.0 * 1024) time_error.add(e_time);
-      const hw::NcclOp op = hw::nccl_op(request.op);
-      const double held = calibrated ? calibrated->seconds(op, r.bytes, system)
-                          : other    ? hw::nccl_calibrated(op, r.bytes, system, *other, request.log->gpus_per_thread).seconds
-                                     : -1;
+      const double held =
+          calibrated ? calibrated->seconds(op, r.bytes, system)
+          : other    ? hw::nccl_calibrated(op, r.bytes, system, *other, request.log->gpus_per_thread).seconds
+                     : -1;
       if (held > 0) {
         const double held_busbw = r.bytes / held / 1e9 * factor;
         const double c_time = relative_error(held, measured);
