@@ -591,6 +591,15 @@ TEST(NcclCalibration, AClustersLogPricesItsRankCountAndCalibratesTheRest) {
               nccl_calibrated(NcclOp::kBroadcast, 1e6, cluster.system(3), truth, 3).seconds, 1e-9);
   EXPECT_NE(model.note(CollectiveOp::kBroadcast, 3).find("calibrated by the cluster's nccl-tests log: overhead 10.0 us"),
             std::string::npos);
+  // A log run with one thread for its 4 GPUs: DDP's all-reduce (a process per GPU) on its rank
+  // count is the calibrated model with one launch, not the log's curve with its 4.
+  trainsim::hw::NcclCluster one_thread = cluster;
+  one_thread.log->gpus_per_thread = 4;
+  one_thread.calibration->gpus_per_thread = 4;
+  const trainsim::hw::CollectiveModel ddp(trainsim::CollectivesProfile{}, std::nullopt,
+                                          trainsim::hw::AllReduceAlgorithm::kRing, one_thread);
+  EXPECT_NEAR(ddp.seconds(CollectiveOp::kAllReduce, 4, 1e6),
+              nccl_calibrated(NcclOp::kAllReduce, 1e6, cluster.system(4), *one_thread.calibration, 1).seconds, 1e-9);
 }
 
 // A log run with one thread driving its GPUs (nGpus 4): its per-call overhead is 4 launches, and

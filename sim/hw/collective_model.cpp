@@ -54,7 +54,12 @@ CollectiveModel::Method CollectiveModel::resolve(CollectiveOp op, int ranks, boo
     }
     return m;  // kFree when no 1-rank curve was measured
   }
-  if (cluster_ && log_curve_ && collective_name(op) == cluster_->log->op && ranks == cluster_->log->ranks) {
+  // The log itself where the call launches its GPUs as the log's calls did: not for DDP's
+  // all-reduce (a process per GPU) from a log whose one thread launched several (nGpus > 1).
+  const bool launched_alike =
+      op != CollectiveOp::kAllReduce || !cluster_ || !cluster_->log || cluster_->log->gpus_per_thread <= 1;
+  if (cluster_ && log_curve_ && collective_name(op) == cluster_->log->op && ranks == cluster_->log->ranks &&
+      launched_alike) {
     m.source = Source::kMeasured;
     m.curve = &*log_curve_;
     if (with_note) m.note = prefix() + "the cluster's nccl-tests log";

@@ -7,7 +7,8 @@
 //     (nothing to exchange).
 //  2. a topology (config `topology:`): NCCL's cost model on it, the tuner's fastest algorithm
 //     and protocol (hw/nccl_model.h); measured multi-rank curves describe another machine.
-//     The collective of the cluster's nccl-tests log (collectives_log:) on its rank count: the log;
+//     The collective of the cluster's nccl-tests log (collectives_log:) on its rank count: the log
+//     (but DDP's all-reduce from a log run with one thread for several GPUs: the calibrated model);
 //     everything else on that cluster: the model calibrated by the log (hw/nccl_calibration.h).
 //     The config's interconnect with override_measured: its alpha and busbw ("assumed").
 //  3. the measured curve of `op` on n ranks: interpolated (MeasuredCurve).
