@@ -694,6 +694,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "topology: {gpu: h100-sxm, gpus_per_node: 4}\ncollectives: {op: all_gather, log: "
                   TRAINSIM_SOURCE_DIR "/reports/published/nccl-tests/nccl-h100sxm-8gpu-together-ring-nccl2262-all_gather.log}\n",
                   3, "collectives.log", "the log ran on 8 ranks, the topology has 4 GPUs"},
+        BadConfig{"ClusterLogOfMoreRanksThanTheTopology",
+                  "topology: {gpu: h100-sxm, gpus_per_node: 4}\ncollectives_log: " TRAINSIM_SOURCE_DIR
+                  "/reports/published/nccl-tests/nccl-h100sxm-8gpu-together-ring-nccl2262-all_reduce.log\n",
+                  3, "collectives_log", "the log ran on 8 ranks, more than the topology's 4 GPUs"},
         BadConfig{"CollectivesWithoutTopology", "collectives: {op: all_reduce}\n", 2, "collectives",
                   "give topology: too"},
         BadConfig{"CollectivesUnknownOp", "topology: {preset: dgx-h100}\ncollectives: {op: all_to_all}\n", 3,

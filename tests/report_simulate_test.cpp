@@ -786,6 +786,27 @@ TEST_F(SimulateProgram, AnAllGatherLogIsPredictedFromTheClustersAllReduceLog) {
   EXPECT_NE(both.out.find("\n          32             1     float    none      -1"), std::string::npos) << both.out;
 }
 
+// A log of one node (4 ranks) calibrates a cluster of two: its own op on 8 ranks is the calibrated
+// model (not compared with the 4-rank log), on 4 ranks the catalog's figures beside the log.
+TEST_F(SimulateProgram, AOneNodeLogCalibratesTwoNodes) {
+  const std::string log = std::string(TRAINSIM_SOURCE_DIR) +
+                          "/reports/published/nccl-tests/nccl-h100sxm-4gpu-snellius-nccl2223-all_reduce.log";
+  const std::string request = "collectives: {op: all_reduce, min_bytes: 8, max_bytes: 1M}\ncollectives_log: " + log + "\n";
+  const ProgramRun two = simulate(
+      write_config("topology: {gpu: h100-sxm, nodes: 2, gpus_per_node: 4, fabric: nvlink-mesh, nic: {gbps: 200, "
+                   "per: gpu}}\n" + request).string());
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_NE(two.out.find("all_reduce on 8 GPUs"), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("constants, calibrated by the log " + log), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find(" us (4 GPUs launched a call), latency x"), std::string::npos) << two.out;
+  EXPECT_EQ(two.out.find("measured time"), std::string::npos) << two.out;
+  const ProgramRun one = simulate(
+      write_config("topology: {gpu: h100-sxm, nodes: 1, gpus_per_node: 4, fabric: nvlink-mesh}\n" + request).string());
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out.find("constants, calibrated by the log"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("beside it the measured log " + log), std::string::npos) << one.out;
+}
+
 TEST_F(SimulateProgram, ASweepSpansNodesOfATopology) {
   const fs::path config = write_config("profile: " + kFixtureProfile +
                                        "\ntopology: {preset: dgx-h100, nodes: 4}\n"
