@@ -683,19 +683,11 @@ std::vector<report::VariantSweep> plan_variants(const SweepConfig& config, const
     const MeasurementInfo& m = p.profile.measurement;
     const std::string measured = variant_name(config.variant_axis, m.precision, m.memory_format);
     if (measured != entry) {
-      const SweepConfig::VariantAxis axis = config.variant_axis;
-      const std::string field = axis == SweepConfig::VariantAxis::kMemoryFormat ? "measurement.memory_format"
-                                : axis == SweepConfig::VariantAxis::kPrecision  ? "measurement.precision"
-                                                                                : "measurement.precision, memory_format";
-      const std::string flags = axis == SweepConfig::VariantAxis::kMemoryFormat
-                                    ? "--memory-format " + entry
-                                : axis == SweepConfig::VariantAxis::kPrecision
-                                    ? "--precision " + entry
-                                    : std::string("--precision ") + precision_name(p.sweep.precision) +
-                                          " --memory-format " + memory_format_name(p.sweep.memory_format);
       throw InputError(config.file, other.line, "profile." + entry,
-                       other.profile_path + " was measured in " + measured + " (" + field + "), not " + entry +
-                           ": give a profile measured with measure " + flags);
+                       other.profile_path + " was measured in " + measured + " (" +
+                           variant_axis_words(config.variant_axis).field + "), not " + entry +
+                           ": give a profile measured with measure " +
+                           variant_measure_flags(config.variant_axis, p.sweep.precision, p.sweep.memory_format));
     }
     require_for_model(p.profile, p.sweep);
     out.push_back(std::move(p));

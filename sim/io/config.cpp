@@ -439,6 +439,16 @@ double parse_bytes(const Value& value) {
   return std::stod(digits) * scale;
 }
 
+// An nccl-tests log a key names (collectives.log, collectives_log): resolved against the config's
+// folder into `resolved`, and read.
+CollectiveCurve read_nccl_tests_log(const Value& key, const std::string& config_path, const std::string& empty_message,
+                                    std::string& resolved) {
+  const std::string text = key.as_string();
+  if (text.empty()) key.fail(empty_message);
+  resolved = resolve_path(config_path, text);
+  return parse_nccl_tests_log(resolved);
+}
+
 CollectivesRequest parse_collectives(const Value& value, const std::string& config_path, const Topology& topology) {
   const Map map(value, {"op", "min_bytes", "max_bytes", "factor", "log"});
   CollectivesRequest c;
@@ -457,10 +467,7 @@ CollectivesRequest parse_collectives(const Value& value, const std::string& conf
     if (c.factor <= 1) factor->fail("must be > 1, got " + factor->describe());
   }
   if (auto log = map.optional("log")) {
-    const std::string text = log->as_string();
-    if (text.empty()) log->fail("must name an nccl-tests log of " + c.op);
-    c.log_path = resolve_path(config_path, text);
-    c.log = parse_nccl_tests_log(c.log_path);
+    c.log = read_nccl_tests_log(*log, config_path, "must name an nccl-tests log of " + c.op, c.log_path);
     if (c.log->op != c.op) log->fail("is a log of " + c.log->op + "_perf, and op is " + c.op);
     if (c.log->ranks != topology.gpus()) {
       log->fail("the log ran on " + std::to_string(c.log->ranks) + " ranks, the topology has " +
@@ -549,37 +556,35 @@ void read_variant_profiles(const Value& profiles, const Map& top, const TopKeys&
   }
   using Axis = SweepConfig::VariantAxis;
   config.variant_axis = precisions && formats ? Axis::kBoth : formats ? Axis::kMemoryFormat : Axis::kPrecision;
-  const std::string what = precisions && formats ? "precision/memory format" : formats ? "memory format" : "precision";
+  const VariantAxisWords words = variant_axis_words(config.variant_axis);
   const Map map(profiles);
   const auto entries = map.entries();
-  // Each listed key's values, in order (one list, or both: every precision with every format).
-  const auto read_list = [&](const Value& list, const std::string& noun, auto read) {
-    std::vector<std::string> names;
+  // A listed key's values, in order: `read` parses an item into the config, `value` reads it back.
+  const auto read_list = [&](const Value& list, const std::string& noun, auto read, auto value, auto name_of) {
+    std::vector<decltype(value())> values;
     const std::vector<Value> items = list.as_list();
     if (items.empty()) list.fail("names no " + noun + ": give one or more, each a key of profile:");
     for (const Value& item : items) {
       read(item, keys, config);
-      const std::string name = noun == "precision" ? precision_name(config.precision)
-                                                   : memory_format_name(config.memory_format);
-      if (std::find(names.begin(), names.end(), name) != names.end()) item.fail(name + " is given twice");
-      names.push_back(name);
+      if (std::find(values.begin(), values.end(), value()) != values.end()) {
+        item.fail(std::string(name_of(value())) + " is given twice");
+      }
+      values.push_back(value());
     }
-    return names;
+    return values;
   };
-  const std::vector<std::string> precision_names =
-      precisions ? read_list(*precision, "precision", read_precision) : std::vector<std::string>{};
-  const std::vector<std::string> format_names =
-      formats ? read_list(*format, "memory format", read_memory_format) : std::vector<std::string>{};
-  // The single value of a key not listed is the config's (finish_variants fills it in).
+  // A key not listed has the config's one value (finish_variants fills it in once it is read).
+  const std::vector<Precision> each_precision =
+      precisions ? read_list(*precision, "precision", read_precision, [&] { return config.precision; }, precision_name)
+                 : std::vector<Precision>{config.precision};
+  const std::vector<MemoryFormat> each_format =
+      formats ? read_list(*format, "memory format", read_memory_format, [&] { return config.memory_format; },
+                          memory_format_name)
+              : std::vector<MemoryFormat>{config.memory_format};
+  // Every precision with every format (one of them a single value unless both are lists).
   std::vector<std::pair<Precision, MemoryFormat>> combos;
-  const std::vector<std::string> each_precision =
-      precisions ? precision_names : std::vector<std::string>{precision_name(config.precision)};
-  const std::vector<std::string> each_format =
-      formats ? format_names : std::vector<std::string>{memory_format_name(config.memory_format)};
-  for (const std::string& p : each_precision) {
-    for (const std::string& f : each_format) {
-      combos.emplace_back(*parse_precision(p), *parse_memory_format(f));
-    }
+  for (Precision p : each_precision) {
+    for (MemoryFormat f : each_format) combos.emplace_back(p, f);
   }
   std::vector<std::string> names;  // the entries, in order: the tables' first
   for (const auto& [p, f] : combos) {
@@ -587,7 +592,8 @@ void read_variant_profiles(const Value& profiles, const Map& top, const TopKeys&
     names.push_back(name);
     const auto entry = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.first == name; });
     if (entry == entries.end()) {
-      profiles.fail("no profile for " + what + " " + name + " (give " + name + ": FILE, a profile measured in it)");
+      profiles.fail(std::string("no profile for ") + words.entry + " " + name + " (give " + name +
+                    ": FILE, a profile measured in it)");
     }
     const std::string file = profile_file(entry->second, path);
     if (names.size() == 1) {
@@ -599,10 +605,7 @@ void read_variant_profiles(const Value& profiles, const Map& top, const TopKeys&
   }
   for (const auto& [name, value] : entries) {
     if (std::find(names.begin(), names.end(), name) == names.end()) {
-      const std::string listed = precisions && formats ? "precision: x memory_format:"
-                                 : formats              ? "memory_format:"
-                                                        : "precision:";
-      value.fail("'" + name + "' is not a " + what + " of " + listed + " (" + csv::comma_list(names) + ")");
+      value.fail("'" + name + "' is not a " + words.entry + " of " + words.keys + " (" + csv::comma_list(names) + ")");
     }
   }
   // The tables' entry: each list's first.
@@ -667,10 +670,9 @@ std::optional<GpuCatalog> read_hardware(const Map& top, const TopKeys& keys, con
   if (keys.topology) config.topology = parse_topology(*keys.topology, *catalog);
   if (auto log = top.optional("collectives_log")) {
     if (!keys.topology) log->fail("an nccl-tests log is the collective curve of a topology: give topology: too");
-    const std::string text = log->as_string();
-    if (text.empty()) log->fail("must name an nccl-tests log file (all_reduce_perf, all_gather_perf, ...)");
-    config.topology->collectives_log_path = resolve_path(path, text);
-    config.topology->collectives_log = parse_nccl_tests_log(config.topology->collectives_log_path);
+    config.topology->collectives_log =
+        read_nccl_tests_log(*log, path, "must name an nccl-tests log file (all_reduce_perf, all_gather_perf, ...)",
+                            config.topology->collectives_log_path);
     // A log of some of the cluster's GPUs (one node of several) calibrates the model for all of them.
     if (config.topology->collectives_log->ranks > config.topology->gpus()) {
       log->fail("the log ran on " + std::to_string(config.topology->collectives_log->ranks) +

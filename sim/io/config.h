@@ -181,20 +181,41 @@ inline std::string variant_name(SweepConfig::VariantAxis axis, Precision precisi
   return std::string(precision_name(precision)) + "/" + memory_format_name(format);
 }
 
-// How a report names an axis: "precision", "memory format", "precision and memory format"; and its
-// section's title: "Precision", "Memory format", "Precision and memory format".
-inline std::string variant_axis_noun(SweepConfig::VariantAxis axis) {
+// How messages and the report name an axis, each field for kPrecision / kMemoryFormat / kBoth.
+struct VariantAxisWords {
+  const char* noun;    // "precision" / "memory format" / "precision and memory format"
+  const char* title;   // the report's section: "Precision" / "Memory format" / "Precision and memory format"
+  const char* plural;  // "precisions" / "memory formats" / "precisions and memory formats"
+  const char* entry;   // an entry in errors: "precision" / "memory format" / "precision/memory format"
+  const char* keys;    // the listed keys: "precision:" / "memory_format:" / "precision: x memory_format:"
+  const char* field;   // a profile's: "measurement.precision" / "measurement.memory_format" / both
+};
+inline VariantAxisWords variant_axis_words(SweepConfig::VariantAxis axis) {
   switch (axis) {
-    case SweepConfig::VariantAxis::kPrecision: return "precision";
-    case SweepConfig::VariantAxis::kMemoryFormat: return "memory format";
+    case SweepConfig::VariantAxis::kPrecision:
+      return {"precision", "Precision", "precisions", "precision", "precision:", "measurement.precision"};
+    case SweepConfig::VariantAxis::kMemoryFormat:
+      return {"memory format", "Memory format", "memory formats", "memory format", "memory_format:",
+              "measurement.memory_format"};
     case SweepConfig::VariantAxis::kBoth: break;
   }
-  return "precision and memory format";
+  return {"precision and memory format", "Precision and memory format", "precisions and memory formats",
+          "precision/memory format", "precision: x memory_format:", "measurement.precision, memory_format"};
 }
-inline std::string variant_axis_title(SweepConfig::VariantAxis axis) {
-  std::string noun = variant_axis_noun(axis);
-  noun[0] = static_cast<char>(noun[0] - 'a' + 'A');
-  return noun;
+
+// measure's flags that profile an entry of the axis: "--precision bf16-amp", "--memory-format
+// channels_last" or both; without values ("--precision --memory-format") where `values` is false.
+inline std::string variant_measure_flags(SweepConfig::VariantAxis axis, Precision precision, MemoryFormat format,
+                                         bool values = true) {
+  std::string flags;
+  if (axis != SweepConfig::VariantAxis::kMemoryFormat) {
+    flags += std::string("--precision") + (values ? std::string(" ") + precision_name(precision) : "");
+  }
+  if (axis != SweepConfig::VariantAxis::kPrecision) {
+    flags += std::string(flags.empty() ? "" : " ") + "--memory-format" +
+             (values ? std::string(" ") + memory_format_name(format) : "");
+  }
+  return flags;
 }
 
 // What the simulator takes, beyond which a config is refused with a clear error rather than

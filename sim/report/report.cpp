@@ -200,11 +200,9 @@ std::string format_header(const ReportContext& c) {
                        " (the model's 4-D weights and each input batch channels-last; the profile was measured so)");
   }
   if (!c.other_variants.empty()) {
-    const std::string plural = c.variant_axis == SweepConfig::VariantAxis::kMemoryFormat ? "memory formats: "
-                               : c.variant_axis == SweepConfig::VariantAxis::kPrecision ? "precisions: "
-                                                                                      : "precisions and memory formats: ";
-    out += wrap_bullet(plural + variant_name(c.variant_axis, c.precision, c.memory_format) + " in the tables; " +
-                       csv::comma_list(c.other_variants) + " in the " + variant_axis_title(c.variant_axis) +
+    const VariantAxisWords words = variant_axis_words(c.variant_axis);
+    out += wrap_bullet(std::string(words.plural) + ": " + variant_name(c.variant_axis, c.precision, c.memory_format) +
+                       " in the tables; " + csv::comma_list(c.other_variants) + " in the " + words.title +
                        " section after them, each from its own profile");
   }
   out += wrap_bullet(std::string("trainer: ") + to_string(c.trainer) +

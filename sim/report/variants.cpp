@@ -33,7 +33,8 @@ bool timed(const SimResult* r) { return r != nullptr && r->runnable && r->fits &
 std::string format_variant_section(const SweepConfig& tables, const Profile& profile, const ResultGrid& grid,
                                    const std::vector<VariantSweep>& others) {
   const SweepConfig::VariantAxis axis = tables.variant_axis;
-  const std::string what = variant_axis_noun(axis);
+  const VariantAxisWords words = variant_axis_words(axis);
+  const std::string what = words.noun;
   const std::string first = variant_name(tables);
   std::vector<std::string> epoch_headers = {"config", first + " s"};
   std::vector<std::string> share_headers = {"config", first};
@@ -59,7 +60,7 @@ std::string format_variant_section(const SweepConfig& tables, const Profile& pro
     }
     shares.add_row(share_cells);
   }
-  std::string out = "## " + variant_axis_title(axis) + ": " + first + " (the tables') and";
+  std::string out = std::string("## ") + words.title + ": " + first + " (the tables') and";
   for (std::size_t i = 0; i < others.size(); ++i) {
     out += (i == 0 ? " " : i + 1 == others.size() ? " and " : ", ") + variant_name(others[i].sweep);
   }
@@ -70,10 +71,8 @@ std::string format_variant_section(const SweepConfig& tables, const Profile& pro
   };
   out += source(first, tables.profile_path, profile.machine);
   for (const VariantSweep& o : others) out += source(variant_name(o.sweep), o.sweep.profile_path, o.profile.machine);
-  const std::string flags = axis == SweepConfig::VariantAxis::kMemoryFormat ? "measure --memory-format"
-                            : axis == SweepConfig::VariantAxis::kPrecision   ? "measure --precision"
-                                                                             : "measure --precision --memory-format";
-  out += wrap_bullet("each " + what + " is predicted from a profile measured in it (" + flags +
+  const std::string flags = variant_measure_flags(axis, tables.precision, tables.memory_format, /*values=*/false);
+  out += wrap_bullet("each " + what + " is predicted from a profile measured in it (measure " + flags +
                      "), the configurations and their setting the tables'") +
          "\n";
   out += "Epoch time by " + what + ":\n\n" + epochs.to_markdown() + "\n";
